@@ -1,0 +1,81 @@
+"""The one exception users see: :class:`CoarsenError`.
+
+Every stage raises it for input outside the supported subset (or for anything
+it cannot handle correctly), so that a user never meets a bare internal
+traceback and never gets a silently wrong gradient.  The message names the
+construct, shows the source line with a caret under it, and says what to
+write instead.
+"""
+
+from __future__ import annotations
+
+
+class CoarsenError(Exception):
+    """A user-facing compile or call error.
+
+    Parameters
+    ----------
+    construct : str
+        What was found, in the user's words ("try/except", "lambda", ...).
+    line, col : int or None
+        1-based line and 0-based column in the user's source (the notebook
+        cell, for a function defined in a cell).
+    source_line : str or None
+        The text of that line, shown with a caret under ``col``.
+    hint : str
+        What to do instead.
+    filename : str or None
+        Where the source came from, if known.
+
+    Example
+    -------
+    >>> err = CoarsenError("lambda", 2, 8, "    f = lambda t: t * 2", "define a function")
+    >>> print(err)  # doctest: +NORMALIZE_WHITESPACE
+    unsupported construct 'lambda' at line 2, column 8:
+        f = lambda t: t * 2
+            ^
+    hint: define a function
+    """
+
+    def __init__(
+        self,
+        construct: str,
+        line: int | None = None,
+        col: int | None = None,
+        source_line: str | None = None,
+        hint: str = "",
+        filename: str | None = None,
+        message: str | None = None,
+    ) -> None:
+        self.construct = construct
+        self.line = line
+        self.col = col
+        self.source_line = source_line
+        self.hint = hint
+        self.filename = filename
+        self.message = message or f"unsupported construct {construct!r}"
+        super().__init__(self._format())
+
+    def _format(self) -> str:
+        where = ""
+        if self.line is not None:
+            where = f" at line {self.line}"
+            if self.col is not None:
+                where += f", column {self.col + 1}"
+            if self.filename:
+                where += f" of {self.filename}"
+        parts = [f"{self.message}{where}" + (":" if self.source_line else "")]
+        if self.source_line is not None:
+            text = self.source_line.rstrip("\n")
+            parts.append("    " + text)
+            if self.col is not None:
+                # Keep tabs so that the caret lines up under the construct.
+                pad = "".join(c if c == "\t" else " " for c in text[: self.col])
+                parts.append("    " + pad + "^")
+        if self.hint:
+            parts.append(f"hint: {self.hint}")
+        return "\n".join(parts)
+
+    def short(self) -> str:
+        """The message without the class name, as a notebook shows it."""
+        return self._format()
