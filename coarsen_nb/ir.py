@@ -75,8 +75,8 @@ class Undef:
 @dataclass(frozen=True)
 class BinOp:
     op: str
-    left: "Expr"
-    right: "Expr"
+    left: Expr
+    right: Expr
 
     def __str__(self) -> str:
         return f"{_wrap(self.left, self.op)} {self.op} {_wrap(self.right, self.op, right=True)}"
@@ -85,7 +85,7 @@ class BinOp:
 @dataclass(frozen=True)
 class UnaryOp:
     op: str
-    operand: "Expr"
+    operand: Expr
 
     def __str__(self) -> str:
         sep = " " if self.op == "not" else ""
@@ -98,8 +98,8 @@ class Compare:
     """One comparison; chains ``a < b < c`` become ``and`` of two."""
 
     op: str
-    left: "Expr"
-    right: "Expr"
+    left: Expr
+    right: Expr
 
     def __str__(self) -> str:
         return f"{_wrap(self.left, 'cmp')} {self.op} {_wrap(self.right, 'cmp', right=True)}"
@@ -108,7 +108,7 @@ class Compare:
 @dataclass(frozen=True)
 class BoolOp:
     op: str
-    values: tuple["Expr", ...]
+    values: tuple[Expr, ...]
 
     def __str__(self) -> str:
         return f" {self.op} ".join(_wrap(v, self.op) for v in self.values)
@@ -118,9 +118,9 @@ class BoolOp:
 class IfExp:
     """``body if test else orelse``: only the selected operand is evaluated."""
 
-    test: "Expr"
-    body: "Expr"
-    orelse: "Expr"
+    test: Expr
+    body: Expr
+    orelse: Expr
 
     def __str__(self) -> str:
         return f"({self.body} if {self.test} else {self.orelse})"
@@ -131,7 +131,7 @@ class Call:
     """A primitive call; ``func`` is a canonical name of :mod:`coarsen_nb.primitives`."""
 
     func: str
-    args: tuple["Expr", ...]
+    args: tuple[Expr, ...]
 
     def __str__(self) -> str:
         return f"{self.func}({', '.join(map(str, self.args))})"
@@ -141,8 +141,8 @@ class Call:
 class Index:
     """``value[index]``; a tuple index is ``x[i, j]``."""
 
-    value: "Expr"
-    index: tuple["Expr", ...]
+    value: Expr
+    index: tuple[Expr, ...]
 
     def __str__(self) -> str:
         return f"{_wrap(self.value, 'atom')}[{', '.join(map(str, self.index))}]"
@@ -152,7 +152,7 @@ class Index:
 class Attr:
     """``value.attr``; only ``shape``, ``size`` and ``ndim`` are supported."""
 
-    value: "Expr"
+    value: Expr
     attr: str
 
     def __str__(self) -> str:
@@ -163,9 +163,9 @@ class Attr:
 class Update:
     """The array ``array`` with ``array[index] = value``: a new version, not a mutation."""
 
-    array: "Expr"
-    index: tuple["Expr", ...]
-    value: "Expr"
+    array: Expr
+    index: tuple[Expr, ...]
+    value: Expr
 
     def __str__(self) -> str:
         return f"update({self.array}, [{', '.join(map(str, self.index))}], {self.value})"
@@ -175,7 +175,7 @@ class Update:
 class Tuple:
     """A tuple value; only returned (``return a, b``), never indexed or unpacked."""
 
-    elts: tuple["Expr", ...]
+    elts: tuple[Expr, ...]
 
     def __str__(self) -> str:
         return "(" + ", ".join(map(str, self.elts)) + ("," if len(self.elts) == 1 else "") + ")"
@@ -188,9 +188,9 @@ class Tuple:
 class Gamma:
     """γ(p, a, b): ``a`` if ``p`` else ``b``, at the join of an ``if``."""
 
-    pred: "Expr"
-    if_true: "Expr"
-    if_false: "Expr"
+    pred: Expr
+    if_true: Expr
+    if_false: Expr
 
     def __str__(self) -> str:
         return f"γ({self.pred}, {self.if_true}, {self.if_false})"
@@ -201,8 +201,8 @@ class Mu:
     """μ(init, next) at the header of loop ``loop``: v₀ = init, v_{k+1} = next."""
 
     loop: str
-    init: "Expr"
-    next: "Expr"
+    init: Expr
+    next: Expr
 
     def __str__(self) -> str:
         return f"μ[{self.loop}]({self.init}, {self.next})"
@@ -213,7 +213,7 @@ class Eta:
     """η(v): the value of loop-carried ``v`` when loop ``loop`` exits (v_N)."""
 
     loop: str
-    value: "Expr"
+    value: Expr
 
     def __str__(self) -> str:
         return f"η[{self.loop}]({self.value})"
@@ -223,7 +223,7 @@ Expr = Union[Name, Const, Undef, BinOp, UnaryOp, Compare, BoolOp, IfExp, Call, I
              Attr, Update, Tuple, Gamma, Mu, Eta]
 
 
-def _wrap(e: "Expr", ctx: str, right: bool = False) -> str:
+def _wrap(e: Expr, ctx: str, right: bool = False) -> str:
     """Parenthesize ``e`` when it binds less tightly than its context."""
     mine = _precedence(e)
     theirs = _PREC.get(ctx, 99 if ctx == "atom" else 0)
@@ -235,7 +235,7 @@ def _wrap(e: "Expr", ctx: str, right: bool = False) -> str:
     return text
 
 
-def _precedence(e: "Expr") -> int:
+def _precedence(e: Expr) -> int:
     if isinstance(e, BinOp):
         return _PREC[e.op]
     if isinstance(e, UnaryOp):
@@ -249,7 +249,7 @@ def _precedence(e: "Expr") -> int:
     return 100
 
 
-def children(e: "Expr") -> tuple["Expr", ...]:
+def children(e: Expr) -> tuple[Expr, ...]:
     """The direct sub-expressions of ``e``, in evaluation order."""
     if isinstance(e, (Name, Const, Undef)):
         return ()
@@ -280,7 +280,7 @@ def children(e: "Expr") -> tuple["Expr", ...]:
     raise TypeError(f"not an IR expression: {e!r}")
 
 
-def names_used(e: "Expr") -> list[str]:
+def names_used(e: Expr) -> list[str]:
     """Every variable read by ``e``, in order, with repeats."""
     if isinstance(e, Name):
         return [e.id]
@@ -290,7 +290,7 @@ def names_used(e: "Expr") -> list[str]:
     return out
 
 
-def rename(e: "Expr", mapping) -> "Expr":
+def rename(e: Expr, mapping) -> Expr:
     """``e`` with every ``Name`` replaced by ``mapping(name) -> Expr``."""
     if isinstance(e, Name):
         return mapping(e.id)

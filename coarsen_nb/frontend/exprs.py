@@ -1,0 +1,210 @@
+"""Python expressions → IR expressions, with the subset check.
+
+The translator is a base class of the CFG builder in :mod:`.parse`: a call to
+a helper function defined in the same source is inlined, which emits blocks,
+so expression translation needs the builder.  Everything outside the subset
+raises :class:`~coarsen_nb.errors.CoarsenError` at the offending node.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from coarsen_nb import ir, primitives
+from coarsen_nb.frontend.source import _MISSING, Unit
+
+_BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
+           ast.Mod: "%", ast.Pow: "**", ast.MatMult: "@"}
+_BITWISE = (ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift, ast.RShift)
+_CMPOPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
+
+_REJECT = {
+    ast.Lambda: ("lambda", "define a helper function with `def` in the same cell; it is inlined"),
+    ast.GeneratorExp: ("generator expression", "write a `for` loop that accumulates the result"),
+    ast.ListComp: ("list comprehension", "fill an array made by np.zeros(n) in a `for` loop"),
+    ast.SetComp: ("set comprehension", "write a `for` loop"),
+    ast.DictComp: ("dict comprehension", "write a `for` loop"),
+    ast.List: ("list literal", "use separate scalar variables, or an array made by np.zeros(n)"),
+    ast.Dict: ("dict literal", "use separate variables"),
+    ast.Set: ("set literal", "use separate variables"),
+    ast.JoinedStr: ("string literal", "remove strings from the function; print outside it"),
+    ast.NamedExpr: ("walrus (:=)", "assign the value in its own statement first"),
+    ast.Await: ("await", "write a plain synchronous function"),
+    ast.Yield: ("yield", "return a value; generators are not differentiable here"),
+    ast.YieldFrom: ("yield", "return a value; generators are not differentiable here"),
+    ast.Starred: ("starred assignment", "name each value"),
+    ast.Slice: ("slice", "loop over the indices instead (`for i in range(a, b)`)"),
+}
+
+
+class ExprTranslator:
+    """Mixin: ``self.unit`` is the function being translated, ``self.locals`` its variable names."""
+
+    unit: Unit
+    locals: set[str]
+    rename: dict[str, str]
+
+    # -- entry point ---------------------------------------------------------
+
+    def expr(self, node: ast.AST) -> ir.Expr:
+        method = getattr(self, "_e_" + type(node).__name__, None)
+        if method is None:
+            construct, hint = _REJECT.get(type(node), (type(node).__name__, "rewrite it with the supported subset"))
+            raise self.unit.error(construct, node, hint)
+        return method(node)
+
+    # -- atoms ---------------------------------------------------------------
+
+    def _e_Constant(self, node: ast.Constant) -> ir.Expr:
+        v = node.value
+        if isinstance(v, (bool, int, float)):
+            return ir.Const(v)
+        if isinstance(v, str):
+            raise self.unit.error("string literal", node, "remove strings from the function")
+        if v is None:
+            raise self.unit.error("None", node, "use a number; None has no derivative")
+        raise self.unit.error(type(v).__name__ + " literal", node, "use a float")
+
+    def _e_Name(self, node: ast.Name) -> ir.Expr:
+        name = node.id
+        if name in self.locals:
+            return ir.Name(self.rename.get(name, name))
+        if name in ("True", "False"):
+            return ir.Const(name == "True")
+        value = self.unit.resolve.constant(name)
+        if value is not _MISSING:
+            return ir.Const(value)
+        raise self.unit.error(f"unknown name {name!r}", node,
+                              "pass it as a parameter, or define it as a number before the function",
+                              message=f"unknown name {name!r}")
+
+    def _e_Tuple(self, node: ast.Tuple) -> ir.Expr:
+        raise self.unit.error("tuple", node, "tuples may only be assigned (`a, b = ...`) or returned")
+
+    # -- operators -----------------------------------------------------------
+
+    def _e_BinOp(self, node: ast.BinOp) -> ir.Expr:
+        if isinstance(node.op, _BITWISE):
+            raise self.unit.error("bitwise operator", node, "use `and`/`or`/`not` for conditions")
+        return ir.BinOp(_BINOPS[type(node.op)], self.expr(node.left), self.expr(node.right))
+
+    def _e_UnaryOp(self, node: ast.UnaryOp) -> ir.Expr:
+        if isinstance(node.op, ast.Invert):
+            raise self.unit.error("bitwise operator", node, "use `not` for conditions")
+        op = {ast.USub: "-", ast.UAdd: "+", ast.Not: "not"}[type(node.op)]
+        operand = self.expr(node.operand)
+        if op == "-" and isinstance(operand, ir.Const) and not isinstance(operand.value, bool):
+            return ir.Const(-operand.value)
+        return ir.UnaryOp(op, operand)
+
+    def _e_Compare(self, node: ast.Compare) -> ir.Expr:
+        parts = []
+        left = self.expr(node.left)
+        for op, right_node in zip(node.ops, node.comparators, strict=True):
+            if isinstance(op, (ast.Is, ast.IsNot)):
+                raise self.unit.error("'is' comparison", node, "compare numbers with == or !=")
+            if isinstance(op, (ast.In, ast.NotIn)):
+                raise self.unit.error("'in' comparison", node, "compare with == in a loop")
+            right = self.expr(right_node)
+            parts.append(ir.Compare(_CMPOPS[type(op)], left, right))
+            left = right
+        return parts[0] if len(parts) == 1 else ir.BoolOp("and", tuple(parts))
+
+    def _e_BoolOp(self, node: ast.BoolOp) -> ir.Expr:
+        op = "and" if isinstance(node.op, ast.And) else "or"
+        return ir.BoolOp(op, tuple(self.expr(v) for v in node.values))
+
+    def _e_IfExp(self, node: ast.IfExp) -> ir.Expr:
+        return ir.IfExp(self.expr(node.test), self.expr(node.body), self.expr(node.orelse))
+
+    # -- indexing and attributes ----------------------------------------------
+
+    def _e_Subscript(self, node: ast.Subscript) -> ir.Expr:
+        value = self.expr(node.value)
+        return ir.Index(value, self.index(node.slice))
+
+    def index(self, node: ast.AST) -> tuple[ir.Expr, ...]:
+        elts = node.elts if isinstance(node, ast.Tuple) else [node]
+        out = []
+        for e in elts:
+            if isinstance(e, ast.Slice):
+                raise self.unit.error("slice", e, "loop over the indices instead (`for i in range(a, b)`)")
+            out.append(self.expr(e))
+        return tuple(out)
+
+    def _e_Attribute(self, node: ast.Attribute) -> ir.Expr:
+        if isinstance(node.value, ast.Name) and node.value.id not in self.locals:
+            mod = self.unit.resolve.module(node.value.id)
+            if mod is not None:
+                if node.attr in primitives.CONSTANTS:
+                    return ir.Const(primitives.CONSTANTS[node.attr])
+                raise self.unit.error(f"{node.value.id}.{node.attr}", node,
+                                      "call it, or use one of the supported functions",
+                                      message=f"unsupported use of {node.value.id}.{node.attr}")
+        if node.attr in ("shape", "size", "ndim"):
+            return ir.Attr(self.expr(node.value), node.attr)
+        raise self.unit.error(f"attribute '{node.attr}'", node, "only .shape, .size and .ndim are supported")
+
+    # -- calls ---------------------------------------------------------------
+
+    def _e_Call(self, node: ast.Call) -> ir.Expr:
+        if node.keywords:
+            raise self.unit.error("keyword arguments", node.keywords[0] if hasattr(node.keywords[0], "lineno")
+                                  else node, "pass arguments by position")
+        for a in node.args:
+            if isinstance(a, ast.Starred):
+                raise self.unit.error("*args", a, "pass each argument by position")
+        func = node.func
+        if isinstance(func, ast.Attribute):
+            base = func.value
+            mod = self.unit.resolve.module(base.id) if isinstance(base, ast.Name) and base.id not in self.locals \
+                else None
+            if mod is not None:
+                prim = primitives.lookup(mod, func.attr)
+                if prim is None:
+                    raise self.unit.error(f"unknown function '{base.id}.{func.attr}'", node,
+                                          "use a supported math/np function, or write it with loops",
+                                          message=f"unsupported function {base.id}.{func.attr}")
+                return self._primitive(prim.name, node)
+            if func.attr == "copy" and not node.args:
+                return ir.Call("copy", (self.expr(base),))
+            raise self.unit.error("method call", node,
+                                  f"call the function instead (e.g. np.{func.attr}(x)); only x.copy() is a method here")
+        if isinstance(func, ast.Name):
+            name = func.id
+            if name in self.locals:
+                raise self.unit.error("method call", node, "call only named functions, not variables")
+            if name == self.unit.node.name or name in self.inlining:
+                raise self.unit.error("recursion", node, "write the recursion as a loop")
+            helper = self.unit.resolve.helper(name)
+            if helper is not None:
+                return self.inline(helper, node)
+            imported = self.unit.resolve.imported_primitive(name)
+            prim = primitives.lookup("np", imported) if imported else primitives.lookup(None, name)
+            if name == "range":
+                raise self.unit.error("range outside a for loop", node, "use range only as `for i in range(...)`")
+            if prim is None:
+                raise self.unit.error(f"unknown function '{name}'", node,
+                                      "only math/np functions, abs/min/max/len and helpers defined in the same "
+                                      "cell can be called", message=f"unknown function {name!r}")
+            return self._primitive(prim.name, node)
+        raise self.unit.error("call of an expression", node, "call a named function")
+
+    def _primitive(self, name: str, node: ast.Call) -> ir.Expr:
+        prim = primitives.PRIMITIVES[name]
+        args = tuple(self.expr(a) for a in node.args)
+        if name == "sum" and len(args) == 1 and isinstance(node.func, ast.Name):
+            pass  # builtin sum over an array: the same reduction as np.sum
+        if len(args) not in prim.nargs and not (name in ("min", "max") and len(args) >= 2):
+            raise self.unit.error(f"{name} with {len(args)} arguments", node,
+                                  f"{name} takes {' or '.join(map(str, prim.nargs))} positional arguments",
+                                  message=f"wrong number of arguments to {name}")
+        if name in ("min", "max") and len(args) == 1:
+            name = "amin" if name == "min" else "amax"
+        return ir.Call(name, args)
+
+    # Implemented by the CFG builder.
+    inlining: tuple[str, ...] = ()
+
+    def inline(self, helper: Unit, node: ast.Call) -> ir.Expr:  # pragma: no cover - overridden
+        raise NotImplementedError

@@ -1,0 +1,605 @@
+"""Python source → a structured CFG of basic blocks (:class:`coarsen_nb.ir.Function`).
+
+The pass checks the supported subset (DESIGN.md, "Supported Python") and
+raises :class:`~coarsen_nb.errors.CoarsenError` at the first construct outside
+it.  It keeps control flow *structured*, which later passes rely on:
+
+* every ``if`` is a diamond: a block ending in ``branch``, two arms, one join;
+* every loop has a pre-header, one header (the only block with a back edge
+  into it, two predecessors) whose ``branch`` is the only way out, a latch
+  that jumps back, and one exit;
+* ``break``, ``continue`` and ``return`` set boolean flags (``$brk1``,
+  ``$cont1``, ``$done``) instead of jumping; the statements after one run under
+  ``if not flag``, and loop conditions test the flags.  This is how a
+  ``while`` with a ``break`` becomes a loop whose trip count N is data
+  dependent (the forward run records it) while every join keeps an exact
+  two-way predicate for gating;
+* several ``return`` s assign ``$ret``; the single exit block returns it;
+* helper functions of the same source are inlined at their call sites with
+  their variables prefixed (``h1:x``), so no call survives except primitives;
+* ``for i in range(a, b, s)`` evaluates a, b, s once in the pre-header and
+  counts with a hidden counter ``$kN``; ``for v in x`` counts over ``len(x)``.
+  The header carries a :class:`~coarsen_nb.ir.LoopInfo` saying so.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+
+from coarsen_nb import ir
+from coarsen_nb.errors import CoarsenError
+from coarsen_nb.frontend.exprs import ExprTranslator
+from coarsen_nb.frontend.source import Unit, unit_from_function, units_from_source
+
+_CONSTRUCTORS = ("zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "copy")
+
+
+def parse(fn_or_source, name: str | None = None, namespace: dict | None = None) -> ir.Function:
+    """Translate a function (object or source text) to a structured CFG.
+
+    Parameters
+    ----------
+    fn_or_source : function or str
+        A plain Python function, or source text (e.g. a notebook cell) holding
+        one or more ``def`` s; the others are helpers that get inlined.
+    name : str, optional
+        With source text, which function to compile (default: the last one).
+    namespace : dict, optional
+        With source text, the namespace it runs in (numeric globals, helpers).
+
+    Example
+    -------
+    >>> fn = parse("def f(x):\\n    return x * x\\n")
+    >>> print(fn)  # doctest: +NORMALIZE_WHITESPACE
+    def f(x):
+    entry:
+        $ret = x * x
+        jump exit
+    exit:
+        return $ret
+    """
+    if isinstance(fn_or_source, str):
+        units = units_from_source(fn_or_source, namespace)
+        if not units:
+            raise CoarsenError("no function", hint="the cell must define a function with `def`",
+                               message="no function definition found")
+        if name is None:
+            name = list(units)[-1]
+        if name not in units:
+            raise CoarsenError(name, hint=f"functions defined here: {', '.join(units)}",
+                               message=f"no function named {name!r}")
+        unit = units[name]
+    else:
+        unit = unit_from_function(fn_or_source)
+    return _Builder(unit).build()
+
+
+def _scan(body: list[ast.stmt], loop_level: bool = True) -> set[str]:
+    """Which of break/continue/return can leave ``body`` (not counting nested loops' own)."""
+    found: set[str] = set()
+    for s in body:
+        for node in _walk_no_defs(s):
+            if isinstance(node, ast.Return):
+                found.add("return")
+        found |= _scan_loop_exits(s)
+    return found
+
+
+def _scan_loop_exits(s: ast.stmt) -> set[str]:
+    if isinstance(s, ast.Break):
+        return {"break"}
+    if isinstance(s, ast.Continue):
+        return {"continue"}
+    if isinstance(s, (ast.For, ast.While)):
+        return set()
+    out: set[str] = set()
+    for child in ast.iter_child_nodes(s):
+        if isinstance(child, ast.stmt):
+            out |= _scan_loop_exits(child)
+    return out
+
+
+def _walk_no_defs(node: ast.AST):
+    yield node
+    for child in ast.iter_child_nodes(node):
+        if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            yield from _walk_no_defs(child)
+
+
+def _assigned_names(fdef: ast.FunctionDef) -> set[str]:
+    names = {a.arg for a in fdef.args.args + fdef.args.posonlyargs}
+    for node in _walk_no_defs(fdef):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+    return names
+
+
+class _Frame:
+    """What the builder knows about the function (or inlined helper) being translated."""
+
+    def __init__(self, unit: Unit, prefix: str, ret_arity: int = 0):
+        self.unit = unit
+        self.prefix = prefix
+        self.locals = _assigned_names(unit.node)
+        self.rename = {v: prefix + v for v in self.locals} if prefix else {}
+        self.ret = [prefix + "$ret"] if ret_arity == 0 else [f"{prefix}$ret{k}" for k in range(ret_arity)]
+        self.done = prefix + "$done"
+        self.loops: list[tuple[str, str]] = []   # (break flag, continue flag) of enclosing loops
+        self.written: set[str] = set()
+
+
+class _Builder(ExprTranslator):
+    def __init__(self, unit: Unit):
+        self.frame = _Frame(unit, "")
+        self.order: list[str] = []
+        self.blocks: dict[str, dict] = {}
+        self.counter = itertools.count(1)
+        self.cur: str | None = None
+        self.inlining: tuple[str, ...] = ()
+
+    # ExprTranslator reads these three from the current frame.
+    @property
+    def unit(self) -> Unit:
+        return self.frame.unit
+
+    @property
+    def locals(self) -> set[str]:
+        return self.frame.locals
+
+    @property
+    def rename(self) -> dict[str, str]:
+        return self.frame.rename
+
+    # -- blocks ----------------------------------------------------------------
+
+    def new_block(self, label: str) -> str:
+        self.order.append(label)
+        self.blocks[label] = {"stmts": [], "term": None, "loop": None}
+        return label
+
+    def fresh(self, kind: str) -> str:
+        return f"{kind}{next(self.counter)}"
+
+    def emit(self, target: str, value: ir.Expr, node: ast.AST | None = None) -> None:
+        line = (node.lineno + self.unit.source.first_line - 1) if node is not None and hasattr(node, "lineno") else 0
+        col = node.col_offset + self.unit.indent if node is not None and hasattr(node, "col_offset") else 0
+        self.blocks[self.cur]["stmts"].append(ir.Assign(target, value, line, col))
+
+    def terminate(self, term: ir.Terminator) -> None:
+        self.blocks[self.cur]["term"] = term
+
+    def temp(self, value: ir.Expr, kind: str = "t", node: ast.AST | None = None) -> ir.Expr:
+        """``value`` as a name (constants and names stay as they are)."""
+        if isinstance(value, (ir.Const, ir.Name)):
+            return value
+        name = self.frame.prefix + f"${kind}{next(self.counter)}"
+        self.emit(name, value, node)
+        return ir.Name(name)
+
+    # -- the function ------------------------------------------------------------
+
+    def build(self) -> ir.Function:
+        node = self.unit.node
+        self._check_signature(node)
+        self.cur = self.new_block("entry")
+        body = self._body_without_docstring(node.body)
+        if not any(isinstance(n, ast.Return) for n in _walk_no_defs(node)):
+            raise self.unit.error("missing return", node, "return the value to differentiate",
+                                  message=f"function {node.name!r} has no return statement")
+        self._start_frame()
+        self.stmts(body)
+        self._check_writes(node)
+        exit_label = self.new_block("exit")
+        self._jump(exit_label)
+        self.cur = exit_label
+        self.terminate(ir.Return(ir.Name(self.frame.ret[0])))
+        blocks = tuple(ir.Block(lbl, tuple(b["stmts"]), b["term"], (), b["loop"]) for lbl, b in
+                       ((lbl, self.blocks[lbl]) for lbl in self.order))
+        params = tuple(a.arg for a in node.args.args)
+        return ir.Function(node.name, params, blocks, "entry", self.unit.source)
+
+    def _start_frame(self) -> None:
+        # `$ret = undef` kills liveness: without it a helper inlined in a loop
+        # would carry its stale return value around the loop as a φ.
+        for r in self.frame.ret:
+            self.emit(r, ir.Undef())
+        self.emit(self.frame.done, ir.Const(False))
+
+    def _check_signature(self, node: ast.FunctionDef) -> None:
+        a = node.args
+        if a.vararg:
+            raise self.unit.error("*args", a.vararg, "list every parameter by name")
+        if a.kwarg:
+            raise self.unit.error("**kwargs", a.kwarg, "list every parameter by name")
+        if a.kwonlyargs:
+            raise self.unit.error("keyword-only parameters", a.kwonlyargs[0], "make them positional")
+        if a.defaults:
+            raise self.unit.error("default parameter values", a.defaults[0],
+                                  "remove the default; pass every argument when calling")
+        if a.posonlyargs:
+            raise self.unit.error("positional-only marker", a.posonlyargs[0], "remove the `/`")
+
+    @staticmethod
+    def _body_without_docstring(body: list[ast.stmt]) -> list[ast.stmt]:
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                and isinstance(body[0].value.value, str):
+            return body[1:]
+        return body
+
+    def _jump(self, target: str) -> None:
+        if self.cur is not None and self.blocks[self.cur]["term"] is None:
+            self.terminate(ir.Jump(target))
+
+    # -- statements ---------------------------------------------------------------
+
+    def stmts(self, body: list[ast.stmt]) -> set[str]:
+        """Lower ``body``; return the exits (break/continue/return) it may take."""
+        exits: set[str] = set()
+        for k, s in enumerate(body):
+            taken, definite = self.stmt(s)
+            exits |= taken
+            rest = body[k + 1:]
+            if definite or not rest:
+                break
+            if taken:
+                flags = self._flags(taken)
+                cond = ir.UnaryOp("not", flags[0] if len(flags) == 1 else ir.BoolOp("or", tuple(flags)))
+                exits |= self._guarded(cond, rest, s)
+                break
+        return exits
+
+    def _flags(self, taken: set[str]) -> list[ir.Expr]:
+        out = []
+        if "break" in taken:
+            out.append(ir.Name(self.frame.loops[-1][0]))
+        if "continue" in taken:
+            out.append(ir.Name(self.frame.loops[-1][1]))
+        if "return" in taken:
+            out.append(ir.Name(self.frame.done))
+        return out
+
+    def _guarded(self, cond: ir.Expr, rest: list[ast.stmt], node: ast.AST) -> set[str]:
+        n = next(self.counter)
+        then, join = self.new_block(f"rest{n}"), f"rest{n}.join"
+        c = self.temp(cond, "c", None)
+        self.terminate(ir.Branch(c, then, join, 0))
+        self.cur = then
+        exits = self.stmts(rest)
+        self._jump(join)
+        self.new_block(join)
+        self.cur = join
+        return exits
+
+    def stmt(self, s: ast.stmt) -> tuple[set[str], bool]:
+        method = getattr(self, "_s_" + type(s).__name__, None)
+        if method is None:
+            construct, hint = _STMT_REJECT.get(type(s), (type(s).__name__, "rewrite it with the supported subset"))
+            raise self.unit.error(construct, s, hint)
+        return method(s)
+
+    def _s_Pass(self, s):
+        return set(), False
+
+    def _s_Expr(self, s: ast.Expr):
+        if isinstance(s.value, ast.Constant) and isinstance(s.value.value, str):
+            return set(), False     # a string used as a comment
+        self.expr(s.value)          # checked, then dropped: it has no effect
+        return set(), False
+
+    def _s_Assign(self, s: ast.Assign):
+        if len(s.targets) > 1:
+            value = self.temp(self.expr(s.value), "t", s)
+            for t in s.targets:
+                self._assign(t, value, s)
+        else:
+            self._assign(s.targets[0], None, s)
+        return set(), False
+
+    def _s_AnnAssign(self, s: ast.AnnAssign):
+        if s.value is not None:
+            self._assign(s.target, None, s, value_node=s.value)
+        return set(), False
+
+    def _assign(self, target: ast.AST, value: ir.Expr | None, s: ast.stmt, value_node: ast.AST | None = None):
+        value_node = value_node if value_node is not None else getattr(s, "value", None)
+        if isinstance(target, ast.Name):
+            v = value if value is not None else self.expr(value_node)
+            self.emit(self.rename.get(target.id, target.id), v, s)
+        elif isinstance(target, ast.Tuple):
+            for e in target.elts:
+                if not isinstance(e, ast.Name):
+                    construct = "starred assignment" if isinstance(e, ast.Starred) else "nested tuple assignment"
+                    raise self.unit.error(construct, e, "assign each name separately")
+            if value is None and isinstance(value_node, ast.Tuple):
+                parts = [self.expr(e) for e in value_node.elts]
+            else:
+                v = value if value is not None else self.expr(value_node)
+                if not isinstance(v, ir.Tuple):
+                    raise self.unit.error("tuple unpacking", s,
+                                          "unpack only a tuple written out (`a, b = b, a`) or a helper's tuple return")
+                parts = list(v.elts)
+            if len(parts) != len(target.elts):
+                raise self.unit.error("tuple unpacking", s, "use as many names as values",
+                                      message=f"cannot unpack {len(parts)} values into {len(target.elts)} names")
+            temps = [self.temp(p, "t", s) for p in parts]
+            for e, t in zip(target.elts, temps, strict=True):
+                self.emit(self.rename.get(e.id, e.id), t, s)
+        elif isinstance(target, ast.Subscript):
+            self._store(target, value if value is not None else self.expr(value_node), s)
+        elif isinstance(target, ast.Attribute):
+            raise self.unit.error("attribute assignment", target, "assign to a plain variable")
+        elif isinstance(target, ast.Starred):
+            raise self.unit.error("starred assignment", target, "name each value")
+        else:
+            raise self.unit.error(type(target).__name__ + " assignment", target, "assign to a plain variable")
+
+    def _store(self, target: ast.Subscript, value: ir.Expr, s: ast.stmt) -> None:
+        if not isinstance(target.value, ast.Name):
+            raise self.unit.error("nested subscript assignment", target, "write `out[i, j] = v`")
+        name = target.value.id
+        if name not in self.locals or name in {a.arg for a in self.unit.node.args.args}:
+            raise self.unit.error("write into a parameter array", target,
+                                  f"make a fresh array first, e.g. `{name}2 = np.copy({name})`, and write into that")
+        self.frame.written.add(name)
+        index = self.index(target.slice)
+        var = self.rename.get(name, name)
+        self.emit(var, ir.Update(ir.Name(var), index, value), s)
+
+    def _s_AugAssign(self, s: ast.AugAssign):
+        from coarsen_nb.frontend.exprs import _BINOPS, _BITWISE
+        if isinstance(s.op, _BITWISE):
+            raise self.unit.error("bitwise operator", s, "use arithmetic operators")
+        op = _BINOPS[type(s.op)]
+        rhs = self.expr(s.value)
+        if isinstance(s.target, ast.Name):
+            current = self.expr(ast.copy_location(ast.Name(s.target.id, ast.Load()), s.target))
+            self.emit(self.rename.get(s.target.id, s.target.id), ir.BinOp(op, current, rhs), s)
+        elif isinstance(s.target, ast.Subscript):
+            load = ast.copy_location(ast.Subscript(s.target.value, s.target.slice, ast.Load()), s.target)
+            self._store(s.target, ir.BinOp(op, self.expr(load), rhs), s)
+        else:
+            raise self.unit.error("attribute assignment", s.target, "assign to a plain variable")
+        return set(), False
+
+    def _s_Return(self, s: ast.Return):
+        if s.value is None:
+            raise self.unit.error("return without a value", s, "return the value to differentiate")
+        f = self.frame
+        if len(f.ret) > 1:
+            parts = [self.expr(e) for e in s.value.elts]  # arity checked by inline()
+            for name, p in zip(f.ret, parts, strict=True):
+                self.emit(name, p, s)
+        elif isinstance(s.value, ast.Tuple):
+            self.emit(f.ret[0], ir.Tuple(tuple(self.expr(e) for e in s.value.elts)), s)
+        else:
+            self.emit(f.ret[0], self.expr(s.value), s)
+        self.emit(f.done, ir.Const(True), s)
+        return {"return"}, True
+
+    def _s_Break(self, s):
+        if not self.frame.loops:
+            raise self.unit.error("break outside a loop", s, "remove it")
+        self.emit(self.frame.loops[-1][0], ir.Const(True), s)
+        return {"break"}, True
+
+    def _s_Continue(self, s):
+        if not self.frame.loops:
+            raise self.unit.error("continue outside a loop", s, "remove it")
+        self.emit(self.frame.loops[-1][1], ir.Const(True), s)
+        return {"continue"}, True
+
+    def _s_If(self, s: ast.If):
+        n = next(self.counter)
+        cond = self.temp(self.expr(s.test), "c", s.test)
+        then, other, join = f"if{n}.then", f"if{n}.else", f"if{n}.join"
+        self.terminate(ir.Branch(cond, then, other if s.orelse else join, s.lineno))
+        self.new_block(then)
+        self.cur = then
+        t_exits, t_def = self._arm(s.body)
+        self._jump(join)
+        e_exits, e_def = set(), False
+        if s.orelse:
+            self.new_block(other)
+            self.cur = other
+            e_exits, e_def = self._arm(s.orelse)
+            self._jump(join)
+        self.new_block(join)
+        self.cur = join
+        return t_exits | e_exits, t_def and e_def
+
+    def _arm(self, body):
+        exits = self.stmts(body)
+        definite = bool(body) and _ends_definitely(body)
+        return exits, definite
+
+    # -- loops ---------------------------------------------------------------------
+
+    def _s_While(self, s: ast.While):
+        if s.orelse:
+            raise self.unit.error("while/else", s, "set a flag in the loop and test it after the loop")
+        n = next(self.counter)
+        exits = _scan(s.body)
+        brk, cont = self.frame.prefix + f"$brk{n}", self.frame.prefix + f"$cont{n}"
+        if "break" in exits:
+            self.emit(brk, ir.Const(False))
+        head, body, latch, exit_ = f"while{n}.head", f"while{n}.body", f"while{n}.latch", f"while{n}.exit"
+        self._jump(head)
+        self.new_block(head)
+        self.cur = head
+        test = self.expr(s.test)
+        if self.cur != head:
+            raise self.unit.error("helper with control flow in a while condition", s.test,
+                                  "compute the condition into a variable at the end of the loop body")
+        cond = self.temp(self._loop_cond(test, exits, brk), "c", s.test)
+        self.terminate(ir.Branch(cond, body, exit_, s.lineno))
+        self.blocks[head]["loop"] = ir.LoopInfo("while", s.lineno + self.unit.source.first_line - 1,
+                                                body, latch, exit_, early_exit="break" in exits or "return" in exits)
+        self._loop_body(s, body, latch, head, brk, cont, exits)
+        self.new_block(exit_)
+        self.cur = exit_
+        return exits - {"break", "continue"}, False
+
+    def _loop_cond(self, test: ir.Expr, exits: set[str], brk: str) -> ir.Expr:
+        guards = []
+        if "return" in exits:
+            guards.append(ir.UnaryOp("not", ir.Name(self.frame.done)))
+        if "break" in exits:
+            guards.append(ir.UnaryOp("not", ir.Name(brk)))
+        return ir.BoolOp("and", (*guards, test)) if guards else test
+
+    def _loop_body(self, s, body, latch, head, brk, cont, exits):
+        self.new_block(body)
+        self.cur = body
+        if "continue" in exits:
+            self.emit(cont, ir.Const(False))
+        self.frame.loops.append((brk, cont))
+        self.stmts(self._target_then(s) if isinstance(s, ast.For) else s.body)
+        self.frame.loops.pop()
+        self._jump(latch)
+        self.new_block(latch)
+        self.cur = latch
+        if isinstance(s, ast.For):
+            counter, step = self._for_counter
+            self.emit(counter, ir.BinOp("+", ir.Name(counter), step))
+        self.terminate(ir.Jump(head))
+
+    def _s_For(self, s: ast.For):
+        if s.orelse:
+            raise self.unit.error("for/else", s, "set a flag in the loop and test it after the loop")
+        if not isinstance(s.target, ast.Name):
+            raise self.unit.error("for with a tuple target", s.target, "loop over an index: `for i in range(n)`")
+        n = next(self.counter)
+        counter = self.frame.prefix + f"$k{n}"
+        start, stop, step, seq = self._range_of(s, n)
+        exits = _scan(s.body)
+        brk, cont = self.frame.prefix + f"$brk{n}", self.frame.prefix + f"$cont{n}"
+        if "break" in exits:
+            self.emit(brk, ir.Const(False))
+        self.emit(counter, start)
+        head, body, latch, exit_ = f"for{n}.head", f"for{n}.body", f"for{n}.latch", f"for{n}.exit"
+        self._jump(head)
+        self.new_block(head)
+        self.cur = head
+        if isinstance(step, ir.Const):
+            test = ir.Compare("<" if step.value > 0 else ">", ir.Name(counter), stop)
+        else:
+            test = ir.BoolOp("or", (
+                ir.BoolOp("and", (ir.Compare(">", step, ir.Const(0)), ir.Compare("<", ir.Name(counter), stop))),
+                ir.BoolOp("and", (ir.Compare("<", step, ir.Const(0)), ir.Compare(">", ir.Name(counter), stop)))))
+        cond = self.temp(self._loop_cond(test, exits, brk), "c", s.iter)
+        self.terminate(ir.Branch(cond, body, exit_, s.lineno))
+        self.blocks[head]["loop"] = ir.LoopInfo(
+            "range", s.lineno + self.unit.source.first_line - 1, body, latch, exit_, counter, start, stop, step,
+            early_exit="break" in exits or "return" in exits)
+        saved = getattr(self, "_for_counter", None)
+        self._for_counter = (counter, step)
+        self._for_seq = seq
+        self._for_target = s
+        self._loop_body(s, body, latch, head, brk, cont, exits)
+        self._for_counter = saved
+        self.new_block(exit_)
+        self.cur = exit_
+        return exits - {"break", "continue"}, False
+
+    def _target_then(self, s: ast.For) -> list[ast.stmt]:
+        counter = self._for_counter[0]
+        target = self.rename.get(s.target.id, s.target.id)
+        seq = self._for_seq
+        value = ir.Name(counter) if seq is None else ir.Index(seq, (ir.Name(counter),))
+        self.emit(target, value, s.target)
+        return s.body
+
+    def _range_of(self, s: ast.For, n: int):
+        it = s.iter
+        if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range" \
+                and "range" not in self.locals:
+            if it.keywords or not 1 <= len(it.args) <= 3:
+                raise self.unit.error("range with these arguments", it, "use range(stop), range(start, stop) "
+                                      "or range(start, stop, step)")
+            args = [self.expr(a) for a in it.args]
+            if len(args) == 1:
+                args = [ir.Const(0), args[0]]
+            if len(args) == 2:
+                args.append(ir.Const(1))
+            if isinstance(args[2], ir.Const) and args[2].value == 0:
+                raise self.unit.error("range with step 0", it.args[2], "use a non-zero step")
+            start, stop, step = (self.temp(a, kind, it) for a, kind in zip(args, ("start", "stop", "step"),
+                                                                          strict=True))
+            return start, stop, step, None
+        if isinstance(it, (ast.Name, ast.Subscript, ast.Attribute)) and not (
+                isinstance(it, ast.Call)):
+            seq = self.temp(self.expr(it), "seq", it)
+            stop = self.temp(ir.Call("len", (seq,)), "stop", it)
+            return ir.Const(0), stop, ir.Const(1), seq
+        raise self.unit.error("for over a non-range iterable", it,
+                              "loop over range(...) or directly over an array: `for i in range(len(x))`")
+
+    # -- helpers ---------------------------------------------------------------------
+
+    def inline(self, helper: Unit, node: ast.Call) -> ir.Expr:
+        fdef = helper.node
+        params = [a.arg for a in fdef.args.args]
+        args = [self.expr(a) for a in node.args]
+        if len(args) != len(params):
+            raise self.unit.error(f"call to {fdef.name}", node, f"{fdef.name} takes {len(params)} arguments",
+                                  message=f"wrong number of arguments to {fdef.name}")
+        returns = [r for r in _walk_no_defs(fdef) if isinstance(r, ast.Return)]
+        arities = {len(r.value.elts) if isinstance(r.value, ast.Tuple) else 0 for r in returns if r.value}
+        if not returns or len(arities) != 1:
+            raise helper.error("helper returns", fdef, "return one value, or tuples of one length, on every path")
+        arity = arities.pop()
+        prefix = f"{fdef.name}{next(self.counter)}:"
+        outer = self.frame
+        self.frame = _Frame(helper, prefix, arity)
+        self.inlining = (*self.inlining, outer.unit.node.name)
+        try:
+            self._check_signature(fdef)
+            for p, a in zip(params, args, strict=True):
+                self.emit(prefix + p, a, node)
+            self._start_frame()
+            self.stmts(self._body_without_docstring(fdef.body))
+            self._check_writes(fdef)
+            rets = [ir.Name(r) for r in self.frame.ret]
+        finally:
+            self.frame = outer
+            self.inlining = self.inlining[:-1]
+        return rets[0] if arity == 0 else ir.Tuple(tuple(rets))
+
+    def _check_writes(self, fdef: ast.FunctionDef) -> None:
+        """A written array must be fresh: no alias of it may be read after a write."""
+        for node in _walk_no_defs(fdef):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name):
+                names = [t.id for t in node.targets if isinstance(t, ast.Name)]
+                if node.value.id in self.frame.written or any(n in self.frame.written for n in names):
+                    raise self.unit.error("array alias", node,
+                                          f"write `np.copy({node.value.id})`: plain assignment would share the "
+                                          "array, and writes into it would change both names")
+
+
+def _ends_definitely(body: list[ast.stmt]) -> bool:
+    last = body[-1]
+    if isinstance(last, (ast.Return, ast.Break, ast.Continue)):
+        return True
+    if isinstance(last, ast.If) and last.orelse:
+        return _ends_definitely(last.body) and _ends_definitely(last.orelse)
+    return False
+
+
+_STMT_REJECT = {
+    ast.Try: ("try/except", "remove it; guard risky operations with if/else"),
+    ast.With: ("with", "remove the with-block; compile only the numeric code"),
+    ast.AsyncWith: ("async function", "write a plain synchronous function"),
+    ast.AsyncFor: ("async function", "write a plain synchronous function"),
+    ast.FunctionDef: ("nested function", "define the helper at the top level of the cell; it is inlined"),
+    ast.AsyncFunctionDef: ("nested function", "define the helper at the top level of the cell"),
+    ast.ClassDef: ("class definition", "define classes outside the compiled function"),
+    ast.Global: ("global", "pass the value as a parameter and return the new value"),
+    ast.Nonlocal: ("nonlocal", "pass the value as a parameter and return the new value"),
+    ast.Delete: ("del", "just stop using the variable"),
+    ast.Import: ("import", "import at the top of the cell, outside the function"),
+    ast.ImportFrom: ("import", "import at the top of the cell, outside the function"),
+    ast.Raise: ("raise", "check inputs before calling the compiled function"),
+    ast.Assert: ("assert", "check inputs before calling the compiled function"),
+    ast.Match: ("match", "use if/elif/else"),
+}

@@ -1,0 +1,71 @@
+"""The *Code* and *IR* views: generated module, export box, SSA text.
+
+Syntax highlighting uses Pygments with inline styles, so the HTML needs no
+stylesheet from the frontend.  Export goes through ``Coarsened.export`` (an
+atomic write) and never replaces a file unless the user ticked the confirm
+box for this one click.
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+import ipywidgets as w
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import PythonLexer
+
+_BOX = "max-height:420px;overflow:auto;border:1px solid #ddd;padding:4px;font-size:12px"
+
+
+def source_html(source: str) -> str:
+    """The generated module as highlighted, scrollable HTML."""
+    code = highlight(source, PythonLexer(), HtmlFormatter(noclasses=True, nobackground=True))
+    return f"<div class='coarsen-source' style='{_BOX}'>{code}</div>"
+
+
+def ir_html(ssa: str, gated: str) -> str:
+    """The SSA form and its gated form (γ, μ, η) side by side in the page flow."""
+    def block(title: str, text: str) -> str:
+        return f"<b>{title}</b><pre style='{_BOX}'>{html.escape(text)}</pre>"
+
+    return block("SSA", ssa) + block("gated SSA (γ at joins, μ at loop headers, η at exits)", gated)
+
+
+class ExportBox:
+    """File name, overwrite confirmation, Export button and a status line.
+
+    ``current`` is a zero-argument callable returning the ``Coarsened`` on
+    screen, so the export follows the Tuning tab.
+    """
+
+    def __init__(self, current, default_name: str) -> None:
+        self._current = current
+        self.filename = w.Text(value=default_name, description="file", layout=w.Layout(width="360px"))
+        self.confirm = w.Checkbox(value=False, description="overwrite if it exists", indent=False)
+        self.button = w.Button(description="Export", icon="download", button_style="primary")
+        self.status = w.HTML()
+        self.button.on_click(lambda _: self.export())
+        self.widget = w.VBox([w.HBox([self.filename, self.button, self.confirm]), self.status])
+
+    def export(self) -> Path | None:
+        """Write the module; returns the path written, or None (and says why)."""
+        path = Path(self.filename.value).expanduser()
+        if not path.is_absolute():
+            path = Path.cwd() / path
+        try:
+            self._current().export(path, overwrite=self.confirm.value)
+        except FileExistsError:
+            self.status.value = (
+                f"<span style='color:#b45309'>{html.escape(str(path))} exists; tick "
+                "“overwrite if it exists” to replace it</span>"
+            )
+            return None
+        except OSError as err:
+            self.status.value = f"<span style='color:#b91c1c'>{html.escape(str(err))}</span>"
+            return None
+        # Confirmation is for one write only: the next click asks again.
+        self.confirm.value = False
+        self.status.value = f"wrote <code class='coarsen-exported'>{html.escape(str(path))}</code>"
+        return path

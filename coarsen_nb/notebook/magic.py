@@ -1,0 +1,183 @@
+"""The ``%%coarsen`` cell magic: parse options, compile, bind, hand to the views.
+
+The magic is deliberately thin (STYLE.md, habit 8).  It
+
+1. runs the cell in the user namespace, so that helpers, imports and the plain
+   Python function itself exist (the last is the oracle for ``--check``);
+2. compiles the cell's main function with :func:`coarsen_nb.runtime.coarsen`,
+   reusing an earlier compilation when nothing that affects it changed (the
+   cache key is a hash of the cell text, the compile options and the
+   coarsen_nb version, as Cython's ``%%cython`` does);
+3. binds a :class:`~coarsen_nb.notebook.bound.Bound` under the function's name;
+4. shows the widget view in a Jupyter frontend, or a text summary in a
+   terminal (or with ``--no-widgets``).
+
+A :class:`~coarsen_nb.errors.CoarsenError` is the user's mistake, not ours, so
+it is shown as its short message with the caret and no traceback.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from IPython.core.magic import Magics, cell_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+
+import coarsen_nb
+from coarsen_nb.errors import CoarsenError
+from coarsen_nb.notebook.bound import Bound
+
+
+class CoarsenCellError(Exception):
+    """A compile error raised out of a ``%%coarsen`` cell.
+
+    It wraps the :class:`CoarsenError` (kept as ``.error``) only to give
+    IPython a ``_render_traceback_``: the frames of the compiler say nothing to
+    a notebook user, while the cell still fails, so that "Run All" stops
+    before cells that would use the function that did not compile.
+    """
+
+    def __init__(self, error: CoarsenError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"CoarsenError: {self.error}"]
+
+
+@dataclass(frozen=True)
+class CompileOptions:
+    """Everything in the magic's line that changes the compiled result."""
+
+    wrt: tuple[str, ...] | None
+    backend: str
+    max_soi: int | None
+    reuse: int | None
+    per_block: bool
+    name: str | None
+
+    def cache_key(self, cell: str) -> str:
+        """A hash of everything that affects a compilation of ``cell``."""
+        blob = json.dumps(
+            {"cell": cell, "options": asdict(self), "version": coarsen_nb.__version__},
+            sort_keys=True,
+        )
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _names(text: str) -> tuple[str, ...]:
+    names = tuple(part.strip() for part in text.split(",") if part.strip())
+    if not names:
+        raise ValueError("--wrt needs at least one parameter name")
+    return names
+
+
+@magics_class
+class CoarsenMagics(Magics):
+    """Holds the compilation cache and the counters tests and users can read.
+
+    ``compilations`` counts calls into the compiler, ``cache_hits`` the cells
+    answered from the cache; both only ever grow.
+    """
+
+    def __init__(self, shell) -> None:
+        super().__init__(shell)
+        self._cache: dict[str, object] = {}
+        self.compilations = 0
+        self.cache_hits = 0
+
+    @magic_arguments()
+    @argument("--wrt", type=_names, default=None, metavar="a,b",
+              help="parameters to differentiate with respect to (default: all)")
+    @argument("--backend", choices=("numpy", "cupy"), default="numpy",
+              help="array library of the generated code")
+    @argument("--max-soi", type=int, default=None, metavar="L",
+              help="size cap L of a segment of interest (1: operator-level AD)")
+    @argument("--reuse", type=int, default=None, metavar="R",
+              help="reuse threshold R: a value used more often ends an SOI")
+    @argument("--per-block", action="store_true",
+              help="never let an SOI cross a basic block (per-block AD baseline)")
+    @argument("--export", default=None, metavar="PATH",
+              help="also write the generated module to PATH (replacing it)")
+    @argument("--no-widgets", action="store_true",
+              help="print a text summary instead of the interactive view")
+    @argument("--check", action="store_true",
+              help="on the first .grad call, compare with central finite differences")
+    @argument("--force", action="store_true", help="recompile even if the cache has this cell")
+    @argument("--name", default=None, metavar="FUNC",
+              help="the function to compile (default: the cell's last def)")
+    @cell_magic
+    def coarsen(self, line: str, cell: str):
+        """Compile the cell's function to fast gradient code and bind it.
+
+        The cell runs as ordinary Python first; then its function (the last
+        ``def``, or ``--name``) is compiled by coarsening optimization and
+        bound under its name with ``f(...)``, ``f.grad(...)``,
+        ``f.value_and_grad(...)`` and the reports of ``coarsen_nb.coarsen``.
+        """
+        args = parse_argstring(self.coarsen, line)
+        options = CompileOptions(
+            wrt=args.wrt, backend=args.backend, max_soi=args.max_soi,
+            reuse=args.reuse, per_block=args.per_block, name=args.name,
+        )
+        user_ns = self.shell.user_ns
+        exec(compile(cell, self.shell.compile.cache(cell), "exec"), user_ns)
+
+        compiled, cached = self._compile(cell, options, force=args.force)
+        plain = user_ns.get(compiled.name)
+        bound = Bound(compiled, reference=plain if callable(plain) else None, check=args.check)
+        user_ns[compiled.name] = bound
+
+        exported = None
+        if args.export:
+            exported = Path(args.export).expanduser().resolve()
+            compiled.export(exported, overwrite=True)
+        self._show(bound, cached=cached, exported=exported, widgets=not args.no_widgets)
+
+    def _compile(self, cell: str, options: CompileOptions, force: bool):
+        from coarsen_nb.runtime import coarsen
+
+        key = options.cache_key(cell)
+        if not force and key in self._cache:
+            self.cache_hits += 1
+            return self._cache[key], True
+        try:
+            compiled = coarsen(
+                cell, wrt=options.wrt, backend=options.backend, max_soi=options.max_soi,
+                reuse=options.reuse, per_block=options.per_block, name=options.name,
+                namespace=self.shell.user_ns,
+            )
+        except CoarsenError as err:
+            raise CoarsenCellError(err) from None
+        self.compilations += 1
+        self._cache[key] = compiled
+        return compiled, False
+
+    def _show(self, bound: Bound, *, cached: bool, exported: Path | None, widgets: bool) -> None:
+        # A kernel means a frontend that can render widgets (JupyterLab,
+        # Notebook, VS Code, nbclient); terminal IPython has none.
+        if widgets and getattr(self.shell, "kernel", None) is not None:
+            from IPython.display import display
+
+            from coarsen_nb.notebook.widgets import CoarsenView
+
+            display(CoarsenView(bound, cached=cached, exported=exported).widget)
+        else:
+            from coarsen_nb.notebook.text import summary
+
+            print(summary(bound.compiled, cached=cached, exported=exported), file=sys.stdout)
+
+
+def register(ipython) -> CoarsenMagics:
+    """Register ``%%coarsen`` with ``ipython``; returns the magics instance.
+
+    Returning it lets a caller (and the tests) read ``compilations`` and
+    ``cache_hits`` without reaching into IPython's registry.
+    """
+    magics = CoarsenMagics(ipython)
+    ipython.register_magics(magics)
+    return magics

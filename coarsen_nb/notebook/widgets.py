@@ -1,0 +1,235 @@
+"""The Jupyter view of a compilation: five tabs built from plain data.
+
+*Derivatives* (LaTeX via MathJax), *SOI graph* (DOT rendered in the browser by
+Graphviz compiled to WebAssembly, from ``graphviz-anywidget``: no system
+Graphviz binary), *Tuning* (L, R and per-block; each change re-selects through
+``Coarsened.retune`` and redraws the other tabs), *Code* (the generated module
+and an export box) and *IR* (SSA and gated SSA).
+
+The view reads only what the compiled object exposes (``sois``,
+``discontinuities``, ``soi_graph()``, ``cost``, ``source``, ``ssa``,
+``gated``); the only calls it makes are ``retune`` and, for *measure*,
+``grad``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import time
+from pathlib import Path
+
+import ipywidgets as w
+
+from coarsen_nb.errors import CoarsenError
+from coarsen_nb.notebook.code import ExportBox, ir_html, source_html
+from coarsen_nb.notebook.derivatives import derivatives_html
+from coarsen_nb.notebook.format import fmt_knob, fmt_number, fmt_seconds
+
+#: Slider position meaning "no cap" (shown as ∞) for L and R.
+KNOB_MAX = 64
+#: Seconds of quiet after the last slider change before retuning.
+DEBOUNCE_S = 0.3
+TAB_TITLES = ("Derivatives", "SOI graph", "Tuning", "Code", "IR")
+
+
+class CoarsenView:
+    """The tabs for one bound function; ``widget`` is what the magic displays.
+
+    Parameters
+    ----------
+    bound : coarsen_nb.notebook.bound.Bound
+        Retuning swaps ``bound.compiled``, so the user's name follows the view.
+    """
+
+    def __init__(self, bound, *, cached: bool = False, exported: Path | None = None) -> None:
+        self.bound = bound
+        self._selections = {_knobs(bound.compiled): bound.compiled}
+        c = bound.compiled
+        self.header = w.HTML()
+        self._note = " · from cache" if cached else ""
+        if exported is not None:
+            self._note += f" · exported to <code>{html.escape(str(exported))}</code>"
+
+        self.derivatives = w.HTMLMath()
+        self.graph, self._graph_widget = _graph_view()
+        self.cost = w.HTML()
+        self.measured = w.HTML()
+        self.status = w.HTML()
+        self.max_soi = _knob_slider("L (max SOI size)", c.max_soi)
+        self.reuse = _knob_slider("R (reuse threshold)", c.reuse)
+        self.per_block = w.ToggleButton(value=bool(c.per_block), description="per block", icon="th")
+        self.measure_button = w.Button(description="measure", icon="clock-o")
+        self.source = w.HTML()
+        self.export_box = ExportBox(lambda: self.bound.compiled, f"{c.name}_coarsened.py")
+        self.ir = w.HTML()
+
+        self._debounce = Debounce(DEBOUNCE_S, self._retune)
+        for control in (self.max_soi, self.reuse, self.per_block):
+            control.observe(lambda _: self._debounce(), names="value")
+        self.measure_button.on_click(lambda _: self.measure())
+
+        tuning = w.VBox([
+            _knob_row(self.max_soi), _knob_row(self.reuse),
+            w.HBox([self.per_block, self.measure_button]),
+            self.status, self.cost, self.measured,
+        ])
+        code = w.VBox([self.export_box.widget, self.source])
+        self.tabs = w.Tab(children=[self.derivatives, self.graph, tuning, code, self.ir])
+        for i, title in enumerate(TAB_TITLES):
+            self.tabs.set_title(i, title)
+        self.widget = w.VBox([self.header, self.tabs])
+        self.widget.add_class("coarsen-view")
+        self._render()
+
+    # -- tuning ---------------------------------------------------------------
+
+    def _retune(self) -> None:
+        """Select SOIs again for the sliders' knobs and redraw every tab."""
+        knobs = (_knob_value(self.max_soi), _knob_value(self.reuse), self.per_block.value)
+        compiled = self._selections.get(knobs)
+        if compiled is None:
+            self.status.value = "<i>re-selecting…</i>"
+            try:
+                compiled = self.bound.compiled.retune(
+                    max_soi=knobs[0], reuse=knobs[1], per_block=knobs[2]
+                )
+            except CoarsenError as err:
+                self.status.value = f"<pre style='color:#b91c1c'>{html.escape(str(err))}</pre>"
+                return
+            self._selections[knobs] = compiled
+        self.bound.compiled = compiled
+        self._render()
+
+    def measure(self) -> dict[str, float] | None:
+        """Time the gradient on the user's last arguments, here and at L = 1."""
+        args = self.bound.last_args
+        if args is None:
+            self.measured.value = f"<i>call {self.bound.compiled.name}(…) or .grad(…) first</i>"
+            return None
+        current = self.bound.compiled
+        baseline_knobs = (1, current.reuse, current.per_block)
+        baseline = self._selections.get(baseline_knobs)
+        if baseline is None:
+            baseline = current.retune(max_soi=1)
+            self._selections[baseline_knobs] = baseline
+        times = {"this selection": _best_time(current.grad, args), "L = 1": _best_time(baseline.grad, args)}
+        ratio = times["L = 1"] / times["this selection"]
+        self.measured.value = (
+            "<b>measured gradient time</b> (best of 5): "
+            + ", ".join(f"{k} {fmt_seconds(v)}" for k, v in times.items())
+            + f" — <b class='coarsen-speedup'>{ratio:.2f}×</b> vs L = 1"
+        )
+        self.cost.value = _cost_table(current.cost.as_dict(), baseline.cost.as_dict())
+        return times
+
+    # -- drawing --------------------------------------------------------------
+
+    def _render(self) -> None:
+        c = self.bound.compiled
+        n = len(c.sois)
+        knobs = f"L={fmt_knob(c.max_soi)}, R={fmt_knob(c.reuse)}" + (", per block" if c.per_block else "")
+        self.header.value = (
+            f"<b>{html.escape(c.name)}</b>: gradient w.r.t. {html.escape(', '.join(c.wrt))} · "
+            f"{n} SOI{'s' if n != 1 else ''} ({knobs}){self._note}"
+        )
+        self.derivatives.value = derivatives_html(c.sois, c.discontinuities)
+        dot = c.soi_graph().source
+        if self._graph_widget is not None:
+            self._graph_widget.dot_source = dot
+        else:
+            self.graph.children[1].value = f"<pre>{html.escape(dot)}</pre>"
+        self.status.value = f"{n} SOIs with {knobs}; <code>{html.escape(c.name)}</code> now uses this selection"
+        self.cost.value = _cost_table(c.cost.as_dict())
+        self.measured.value = ""
+        self.source.value = source_html(c.source)
+        self.ir.value = ir_html(c.ssa, c.gated)
+
+
+class Debounce:
+    """Call ``fn`` once, ``delay`` seconds after the last of a burst of triggers.
+
+    Inside a kernel the comm handlers run on its asyncio loop, so a timer on
+    that loop fires between messages, never concurrently with user code.
+    Without a running loop (a plain script, the tests) it calls at once.
+    """
+
+    def __init__(self, delay: float, fn) -> None:
+        self.delay, self.fn = delay, fn
+        self._handle = None
+
+    def __call__(self) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.fn()
+            return
+        if self._handle is not None:
+            self._handle.cancel()
+        self._handle = loop.call_later(self.delay, self.fn)
+
+
+def _graph_view():
+    """The SOI graph widget and its DOT-holding child (None without the package)."""
+    try:
+        from graphviz_anywidget import graphviz_widget
+    except ImportError:
+        note = w.HTML("<i>pip install graphviz-anywidget to draw this graph; its DOT text:</i>")
+        return w.VBox([note, w.HTML()]), None
+    box = graphviz_widget("digraph {}", controls=["zoom", "search"])
+    return box, box.children[-1]
+
+
+def _knob_slider(description: str, value: int | None) -> w.IntSlider:
+    # readout=False: the label beside it shows ∞ at the top position.
+    return w.IntSlider(
+        value=KNOB_MAX if value is None else min(value, KNOB_MAX), min=1, max=KNOB_MAX,
+        description=description, readout=False, continuous_update=False,
+        style={"description_width": "150px"}, layout=w.Layout(width="480px"),
+    )
+
+
+def _knob_row(slider: w.IntSlider) -> w.HBox:
+    label = w.Label(fmt_knob(_knob_value(slider)))
+    slider.observe(lambda change: setattr(label, "value", fmt_knob(_knob_value(slider))), names="value")
+    return w.HBox([slider, label])
+
+
+def _knob_value(slider: w.IntSlider) -> int | None:
+    return None if slider.value >= KNOB_MAX else slider.value
+
+
+def _knobs(c) -> tuple:
+    return (c.max_soi, c.reuse, bool(c.per_block))
+
+
+def _best_time(fn, args, repeat: int = 5) -> float:
+    fn(*args)  # warm-up: first-call specialization is not what we measure
+    number, elapsed = 1, 0.0
+    while True:
+        start = time.perf_counter()
+        for _ in range(number):
+            fn(*args)
+        elapsed = time.perf_counter() - start
+        if elapsed > 0.02 or number >= 10_000:
+            break
+        number *= 10
+    best = elapsed / number
+    for _ in range(repeat - 1):
+        start = time.perf_counter()
+        for _ in range(number):
+            fn(*args)
+        best = min(best, (time.perf_counter() - start) / number)
+    return best
+
+
+def _cost_table(cost: dict, baseline: dict | None = None) -> str:
+    head = "<tr><th style='text-align:left'>cost model</th><th>this selection</th>"
+    head += "<th>L = 1</th></tr>" if baseline is not None else "</tr>"
+    rows = []
+    for key, value in cost.items():
+        cells = f"<td>{html.escape(str(key))}</td><td style='text-align:right'>{fmt_number(value)}</td>"
+        if baseline is not None:
+            cells += f"<td style='text-align:right'>{fmt_number(baseline.get(key, ''))}</td>"
+        rows.append(f"<tr>{cells}</tr>")
+    return f"<table class='coarsen-cost'>{head}{''.join(rows)}</table>"
