@@ -1,0 +1,54 @@
+"""Real workloads for coarsen_nb, one module each, written as a notebook user writes them.
+
+Every module ``kernels/<name>.py`` holds
+
+* ``META`` — ``name`` (also the main function's name), ``wrt`` (parameter names
+  differentiated, in order), ``sizes`` / ``quick_sizes`` (benchmark sizes for
+  ``make_inputs``), ``test_size`` (small enough that the plain function runs
+  well under a second), ``size_name`` (what the size counts), ``loop_kind``,
+  ``paper`` (one of Shen et al.'s OOPSLA 2021 applications) and
+  ``description``;
+* the main function: plain loops inside coarsen_nb's supported subset,
+  returning one float;
+* ``grad(*args)`` — a hand-written, analytical gradient w.r.t. ``META["wrt"]``
+  in that order (one value if one name, else a tuple): the practical speed
+  limit the benchmarks compare against;
+* ``make_inputs(size, seed=0)`` — the positional arguments, deterministic per
+  seed.
+
+``loop_kind`` says which part of the phi-calculus a kernel leans on:
+``closed-form`` (reductions, Σ with γ inside), ``linear-recurrence``
+(v ← a·v + b_k, e.g. Horner), ``nested`` / ``nested-branch`` (nested Σ, with γ),
+``triangular-branch`` (``range(i + 1, n)`` with a branch), ``carried-state``
+(a loop carrying the previous element), ``recurrence`` (nonlinear μ with no
+closed form), ``array-recurrence`` (the same over whole arrays) and
+``while-break`` (trip count recorded by the forward run).
+"""
+
+from importlib import import_module
+
+NAMES = (
+    "bgd_hyperopt",
+    "hookean_spring",
+    "hmc",
+    "brachistochrone",
+    "black_scholes",
+    "piecewise_sum",
+    "rosenbrock",
+    "horner_fit",
+    "pendulum",
+    "pendulum_batch",
+    "logreg_nll",
+    "gmm",
+    "pairwise_energy",
+)
+
+KERNELS = {name: import_module(f"{__name__}.{name}") for name in NAMES}
+
+
+def function(mod):
+    """The kernel's main function: the one named like ``META["name"]``."""
+    return getattr(mod, mod.META["name"])
+
+
+__all__ = ["KERNELS", "NAMES", "function"]
