@@ -202,3 +202,12 @@ def test_checker_rejects_what_the_subset_excludes():
     text = "\n".join(problems)
     for needle in ("ListComp", "index", "keyword", "writes only", "method call", "constant", "GLOBAL"):
         assert needle in text, needle
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_frontend_accepts_the_main_function(name):
+    """Beyond the static rules: coarsen_nb's own frontend parses each kernel to a verified SSA form."""
+    from coarsen_nb.frontend.parse import parse
+    from coarsen_nb.frontend.ssa import to_ssa, verify
+
+    verify(to_ssa(parse(function(KERNELS[name]))))
