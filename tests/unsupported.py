@@ -1,0 +1,321 @@
+"""Programs outside the supported subset, one construct each, with where the error must point.
+
+Each :class:`UnsupportedCase` holds source text (a cell), the construct name
+the frontend must report (``CoarsenError.construct``, verbatim), and the
+1-based line and 0-based column of the offending AST node in that text.
+``node`` names the AST node type found at that position, so the expected
+position can be checked against :mod:`ast` itself, independently of the
+frontend.
+
+Which node is "offending": the statement for statements (``try``, ``with``,
+``global``, ``for``/``else`` ...); the expression for expressions (``lambda``,
+a literal, a comparison, a call); the ``arg`` for parameters; the inner
+``def`` for nested functions; the call for recursion; the decorator
+expression for decorators; the assignment target for writes.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class UnsupportedCase:
+    id: str
+    construct: str
+    source: str
+    line: int
+    col: int
+    node: str       # the ast node type at (line, col)
+
+
+def _case(id_, construct, source, line, col, node):
+    return UnsupportedCase(id_, construct, textwrap.dedent(source), line, col, node)
+
+
+UNSUPPORTED: list[UnsupportedCase] = [
+    _case("try", "try/except", """\
+        def f(x):
+            try:
+                y = 1.0 / x
+            except ZeroDivisionError:
+                y = 0.0
+            return y
+        """, 2, 4, "Try"),
+    _case("try_star", "try/except", """\
+        def f(x):
+            y = x
+            try:
+                y = 1.0 / x
+            except* ZeroDivisionError:
+                y = 0.0
+            return y
+        """, 3, 4, "TryStar"),
+    _case("with", "with", """\
+        def f(x):
+            with x:
+                y = x * 2.0
+            return y
+        """, 2, 4, "With"),
+    _case("lambda", "lambda", """\
+        def f(x):
+            g = lambda t: t * 2.0
+            return x
+        """, 2, 8, "Lambda"),
+    _case("nested_def", "nested function", """\
+        def f(x):
+            y = x + 1.0
+            def g(t):
+                return t * t
+            return g(y)
+        """, 3, 4, "FunctionDef"),
+    _case("class", "class definition", """\
+        def f(x):
+            class Box:
+                pass
+            return x
+        """, 2, 4, "ClassDef"),
+    _case("genexp", "generator expression", """\
+        def f(x):
+            total = sum(v * v for v in x)
+            return total
+        """, 2, 15, "GeneratorExp"),
+    _case("listcomp", "list comprehension", """\
+        def f(x):
+            ys = [2.0 * v for v in x]
+            return x[0]
+        """, 2, 9, "ListComp"),
+    _case("setcomp", "set comprehension", """\
+        def f(x):
+            s = {v for v in x}
+            return x[0]
+        """, 2, 8, "SetComp"),
+    _case("dictcomp", "dict comprehension", """\
+        def f(x):
+            d = {v: v for v in x}
+            return x[0]
+        """, 2, 8, "DictComp"),
+    _case("global", "global", """\
+        SCALE = 2.0
+
+
+        def f(x):
+            global SCALE
+            return x * SCALE
+        """, 5, 4, "Global"),
+    _case("nonlocal", "nonlocal", """\
+        def f(x):
+            nonlocal y
+            y = x
+            return y
+        """, 2, 4, "Nonlocal"),
+    _case("recursion", "recursion", """\
+        def f(x, n):
+            if n <= 0:
+                return x
+            return f(x * 0.5, n - 1)
+        """, 4, 11, "Call"),
+    _case("recursion_mutual", "recursion", """\
+        def g(x):
+            return 2.0 * f(x)
+
+
+        def f(x):
+            return g(x) + 1.0
+        """, 2, 17, "Call"),
+    _case("yield", "yield", """\
+        def f(x):
+            yield x
+            return x
+        """, 2, 4, "Yield"),
+    _case("del", "del", """\
+        def f(x):
+            y = x * 2.0
+            del y
+            return x
+        """, 3, 4, "Delete"),
+    _case("attr_assign", "attribute assignment", """\
+        def f(x):
+            out = np.zeros(3)
+            out.flags = 1.0
+            return x
+        """, 3, 4, "Attribute"),
+    _case("varargs", "*args", """\
+        def f(x, *rest):
+            return x
+        """, 1, 10, "arg"),
+    _case("kwargs", "**kwargs", """\
+        def f(x, **opts):
+            return x
+        """, 1, 11, "arg"),
+    _case("kwonly", "keyword-only parameters", """\
+        def f(x, *, scale):
+            return x * scale
+        """, 1, 12, "arg"),
+    _case("default", "default parameter values", """\
+        def f(x, scale=2.0):
+            return x * scale
+        """, 1, 9, "arg"),
+    _case("import", "import", """\
+        def f(x):
+            import math
+            return math.sin(x)
+        """, 2, 4, "Import"),
+    _case("import_from", "import", """\
+        def f(x):
+            from math import sin
+            return sin(x)
+        """, 2, 4, "ImportFrom"),
+    _case("raise", "raise", """\
+        def f(x):
+            if x < 0.0:
+                raise ValueError(x)
+            return x
+        """, 3, 8, "Raise"),
+    _case("assert", "assert", """\
+        def f(x):
+            assert x > 0.0
+            return x
+        """, 2, 4, "Assert"),
+    _case("async_def", "async function", """\
+        async def f(x):
+            return x
+        """, 1, 0, "AsyncFunctionDef"),
+    _case("await", "await", """\
+        def f(x):
+            y = await x
+            return y
+        """, 2, 8, "Await"),
+    _case("string", "string literal", """\
+        def f(x):
+            label = "energy"
+            return x
+        """, 2, 12, "Constant"),
+    _case("list_literal", "list literal", """\
+        def f(x):
+            v = [x, 2.0 * x]
+            return x
+        """, 2, 8, "List"),
+    _case("dict_literal", "dict literal", """\
+        def f(x):
+            d = {1: x}
+            return x
+        """, 2, 8, "Dict"),
+    _case("slice", "slice", """\
+        def f(x):
+            y = np.sum(x[1:3])
+            return y
+        """, 2, 17, "Slice"),
+    _case("for_zip", "for over a non-range iterable", """\
+        def f(x, y):
+            s = 0.0
+            for a in zip(x, y):
+                s += 1.0
+            return s
+        """, 3, 13, "Call"),
+    _case("for_else", "for/else", """\
+        def f(x):
+            s = 0.0
+            for i in range(3):
+                s += x
+            else:
+                s = -s
+            return s
+        """, 3, 4, "For"),
+    _case("while_else", "while/else", """\
+        def f(x):
+            k = 0
+            while k < 3:
+                k += 1
+            else:
+                k = -1
+            return x * k
+        """, 3, 4, "While"),
+    _case("walrus", "walrus (:=)", """\
+        def f(x):
+            if (y := x * 2.0) > 1.0:
+                return y
+            return x
+        """, 2, 8, "NamedExpr"),
+    _case("match", "match", """\
+        def f(x, n):
+            match n:
+                case 1:
+                    return x
+            return -x
+        """, 2, 4, "Match"),
+    _case("keyword_args", "keyword arguments", """\
+        def f(x):
+            return np.sum(x, axis=0)
+        """, 2, 21, "keyword"),
+    _case("print", "unknown function 'print'", """\
+        def f(x):
+            print(x)
+            return x
+        """, 2, 4, "Call"),
+    _case("sorted", "unknown function 'sorted'", """\
+        def f(x):
+            y = sorted(x)
+            return y[0]
+        """, 2, 8, "Call"),
+    _case("method_call", "method call", """\
+        def f(x):
+            return x.sum()
+        """, 2, 11, "Call"),
+    _case("bitwise", "bitwise operator", """\
+        def f(n):
+            return n & 1
+        """, 2, 11, "BinOp"),
+    _case("bitwise_aug", "bitwise operator", """\
+        def f(n):
+            n |= 1
+            return n
+        """, 2, 4, "AugAssign"),
+    _case("is", "'is' comparison", """\
+        def f(x, y):
+            if x is y:
+                return x
+            return y
+        """, 2, 7, "Compare"),
+    _case("in", "'in' comparison", """\
+        def f(x, y):
+            if x in y:
+                return x
+            return 0.0
+        """, 2, 7, "Compare"),
+    _case("starred", "starred assignment", """\
+        def f(x):
+            a, *b = x
+            return a
+        """, 2, 7, "Starred"),
+    _case("param_write", "write into a parameter array", """\
+        def f(x):
+            x[0] = 1.0
+            return x[0]
+        """, 2, 4, "Subscript"),
+    _case("param_write_aug", "write into a parameter array", """\
+        def f(x, n):
+            for i in range(n):
+                x[i] += 1.0
+            return x[0]
+        """, 3, 8, "Subscript"),
+    _case("decorator", "decorator", """\
+        @staticmethod
+        def f(x):
+            return x
+        """, 1, 1, "Name"),
+    _case("in_helper", "lambda", """\
+        def h(t):
+            g = lambda u: u
+            return t
+
+
+        def f(x):
+            return h(x) * 2.0
+        """, 2, 8, "Lambda"),
+]
+
+UNSUPPORTED_IDS: list[str] = [c.id for c in UNSUPPORTED]
+
+assert len(set(UNSUPPORTED_IDS)) == len(UNSUPPORTED_IDS), "case ids must be unique"
