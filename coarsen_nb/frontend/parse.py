@@ -169,6 +169,11 @@ class _Builder(ExprTranslator):
     def terminate(self, term: ir.Terminator) -> None:
         self.blocks[self.cur]["term"] = term
 
+    def _copy(self, value: ir.Expr, node: ast.AST | None) -> ir.Name:
+        name = self.frame.prefix + f"$t{next(self.counter)}"
+        self.emit(name, value, node)
+        return ir.Name(name)
+
     def temp(self, value: ir.Expr, kind: str = "t", node: ast.AST | None = None) -> ir.Expr:
         """``value`` as a name (constants and names stay as they are)."""
         if isinstance(value, (ir.Const, ir.Name)):
@@ -214,8 +219,12 @@ class _Builder(ExprTranslator):
             raise self.unit.error("**kwargs", a.kwarg, "list every parameter by name")
         if a.kwonlyargs:
             raise self.unit.error("keyword-only parameters", a.kwonlyargs[0], "make them positional")
+        names = [p.arg for p in a.args]
+        for k, p in enumerate(a.args):
+            if p.arg in names[:k]:
+                raise self.unit.error("duplicate parameter", p, f"rename the second {p.arg!r}")
         if a.defaults:
-            raise self.unit.error("default parameter values", a.defaults[0],
+            raise self.unit.error("default parameter values", a.args[len(a.args) - len(a.defaults)],
                                   "remove the default; pass every argument when calling")
         if a.posonlyargs:
             raise self.unit.error("positional-only marker", a.posonlyargs[0], "remove the `/`")
@@ -322,7 +331,8 @@ class _Builder(ExprTranslator):
             if len(parts) != len(target.elts):
                 raise self.unit.error("tuple unpacking", s, "use as many names as values",
                                       message=f"cannot unpack {len(parts)} values into {len(target.elts)} names")
-            temps = [self.temp(p, "t", s) for p in parts]
+            # Every value is copied first: `a, b = b, a` must read both before writing either.
+            temps = [p if isinstance(p, ir.Const) else self._copy(p, s) for p in parts]
             for e, t in zip(target.elts, temps, strict=True):
                 self.emit(self.rename.get(e.id, e.id), t, s)
         elif isinstance(target, ast.Subscript):
@@ -551,12 +561,13 @@ class _Builder(ExprTranslator):
         arity = arities.pop()
         prefix = f"{fdef.name}{next(self.counter)}:"
         outer = self.frame
+        # Parameter bindings belong to the call site (the caller's line numbers).
+        for p, a in zip(params, args, strict=True):
+            self.emit(prefix + p, a, node)
         self.frame = _Frame(helper, prefix, arity)
         self.inlining = (*self.inlining, outer.unit.node.name)
         try:
             self._check_signature(fdef)
-            for p, a in zip(params, args, strict=True):
-                self.emit(prefix + p, a, node)
             self._start_frame()
             self.stmts(self._body_without_docstring(fdef.body))
             self._check_writes(fdef)
@@ -588,6 +599,7 @@ def _ends_definitely(body: list[ast.stmt]) -> bool:
 
 _STMT_REJECT = {
     ast.Try: ("try/except", "remove it; guard risky operations with if/else"),
+    ast.TryStar: ("try/except", "remove it; guard risky operations with if/else"),
     ast.With: ("with", "remove the with-block; compile only the numeric code"),
     ast.AsyncWith: ("async function", "write a plain synchronous function"),
     ast.AsyncFor: ("async function", "write a plain synchronous function"),

@@ -107,7 +107,7 @@ def unit_from_function(fn) -> Unit:
         raise CoarsenError(type(fn).__name__, hint="pass a plain Python function defined with `def`",
                            message=f"cannot compile an object of type {type(fn).__name__!r}")
     if fn.__closure__:
-        raise CoarsenError("closure", fn.__code__.co_firstlineno, 0, None,
+        raise CoarsenError("nested function", fn.__code__.co_firstlineno, 0, None,
                            "define the function at the top level of the cell or module",
                            fn.__code__.co_filename, message="unsupported construct 'nested function'")
     try:
