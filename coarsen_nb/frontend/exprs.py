@@ -86,7 +86,11 @@ class ExprTranslator:
     def _e_BinOp(self, node: ast.BinOp) -> ir.Expr:
         if isinstance(node.op, _BITWISE):
             raise self.unit.error("bitwise operator", node, "use `and`/`or`/`not` for conditions")
-        return ir.BinOp(_BINOPS[type(node.op)], self.expr(node.left), self.expr(node.right))
+        op = _BINOPS[type(node.op)]
+        left, right = self.expr(node.left), self.expr(node.right)
+        if op == "@":
+            return self.temp(ir.BinOp(op, self.temp(left, "a", node), self.temp(right, "a", node)), "p", node)
+        return ir.BinOp(op, left, right)
 
     def _e_UnaryOp(self, node: ast.UnaryOp) -> ir.Expr:
         if isinstance(node.op, ast.Invert):
@@ -142,7 +146,7 @@ class ExprTranslator:
                                       "call it, or use one of the supported functions",
                                       message=f"unsupported use of {node.value.id}.{node.attr}")
         if node.attr in ("shape", "size", "ndim"):
-            return ir.Attr(self.expr(node.value), node.attr)
+            return self.temp(ir.Attr(self.expr(node.value), node.attr), "p", node)
         raise self.unit.error(f"attribute '{node.attr}'", node, "only .shape, .size and .ndim are supported")
 
     # -- calls ---------------------------------------------------------------
@@ -167,7 +171,7 @@ class ExprTranslator:
                                           message=f"unsupported function {base.id}.{func.attr}")
                 return self._primitive(prim.name, node)
             if func.attr == "copy" and not node.args:
-                return ir.Call("copy", (self.expr(base),))
+                return self.temp(ir.Call("copy", (self.expr(base),)), "p", node)
             raise self.unit.error("method call", node,
                                   f"call the function instead (e.g. np.{func.attr}(x)); only x.copy() is a method here")
         if isinstance(func, ast.Name):
@@ -201,10 +205,18 @@ class ExprTranslator:
                                   message=f"wrong number of arguments to {name}")
         if name in ("min", "max") and len(args) == 1:
             name = "amin" if name == "min" else "amax"
+        if primitives.PRIMITIVES[name].kind in ("reduction", "constructor", "opaque") or name in ("len", "int"):
+            # A-normal form for opaque steps: the step and each operand get their own
+            # names, so the arithmetic around and inside stays symbolic.
+            args = tuple(self.temp(a, "a", node) for a in args)
+            return self.temp(ir.Call(name, args), "p", node)
         return ir.Call(name, args)
 
     # Implemented by the CFG builder.
     inlining: tuple[str, ...] = ()
+
+    def temp(self, value: ir.Expr, kind: str = "t", node: ast.AST | None = None) -> ir.Expr:  # pragma: no cover
+        raise NotImplementedError
 
     def inline(self, helper: Unit, node: ast.Call) -> ir.Expr:  # pragma: no cover - overridden
         raise NotImplementedError

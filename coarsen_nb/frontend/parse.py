@@ -354,7 +354,7 @@ class _Builder(ExprTranslator):
         self.frame.written.add(name)
         index = self.index(target.slice)
         var = self.rename.get(name, name)
-        self.emit(var, ir.Update(ir.Name(var), index, value), s)
+        self.emit(var, ir.Update(ir.Name(var), index, self.temp(value, "v", s)), s)
 
     def _s_AugAssign(self, s: ast.AugAssign):
         from coarsen_nb.frontend.exprs import _BINOPS, _BITWISE

@@ -11,11 +11,21 @@ the two things only the notebook needs:
 
 The *Tuning* view swaps ``compiled`` when the user moves a slider, so the name
 in the notebook always means the selection on screen.
+
+The compiler selects SOIs and generates code on the first call, for that
+call's argument types, so a view drawn when the cell ran has little to show.
+``on_specialize`` lets it redraw when a call produced a new specialization
+(seen as a new ``source`` text: public data, no private state).
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+import numpy as np
+
+from coarsen_nb.errors import CoarsenError
+from coarsen_nb.notebook.format import effective_reuse, fmt_knob, fmt_wrt
 
 
 class Bound:
@@ -37,22 +47,40 @@ class Bound:
         self.last_args: tuple | None = None
         self.check_report = None
         self._check_pending = check
+        self._listeners: list = []
+        self._seen_source = _source_or_none(compiled)
+
+    def on_specialize(self, callback) -> None:
+        """Call ``callback()`` after a call that compiled a new specialization."""
+        self._listeners.append(callback)
 
     def __call__(self, *args):
         self.last_args = args
-        return self.compiled(*args)
+        value = self.compiled(*args)
+        self._notify()
+        return value
 
     def grad(self, *args):
         self.last_args = args
         grads = self.compiled.grad(*args)
+        self._notify()
         self._maybe_check(args, grads)
         return grads
 
     def value_and_grad(self, *args):
         self.last_args = args
         value, grads = self.compiled.value_and_grad(*args)
+        self._notify()
         self._maybe_check(args, grads)
         return value, grads
+
+    def _notify(self) -> None:
+        source = _source_or_none(self.compiled)
+        if source is self._seen_source:
+            return
+        self._seen_source = source
+        for callback in self._listeners:
+            callback()
 
     def _maybe_check(self, args: tuple, grads) -> None:
         if not self._check_pending:
@@ -62,8 +90,8 @@ class Bound:
         self._check_pending = False
         reference = self.reference if self.reference is not None else self.compiled
         self.check_report = check_gradient(
-            reference, args, self.compiled.wrt, grads, name=self.compiled.name,
-            independent=self.reference is not None,
+            reference, args, wrt_names(self.compiled, args), grads, name=self.compiled.name,
+            params=self.compiled.params, independent=self.reference is not None,
         )
         print(self.check_report)
 
@@ -79,4 +107,28 @@ class Bound:
 
     def __repr__(self) -> str:
         c = self.compiled
-        return f"<coarsened {c.name}({', '.join(c.wrt)} ...) max_soi={c.max_soi} reuse={c.reuse}>"
+        return (
+            f"<coarsened {c.name}({', '.join(c.params)}): gradient w.r.t. {fmt_wrt(c.wrt)} "
+            f"(L={fmt_knob(c.max_soi)}, R={effective_reuse(c)}{', per block' if c.per_block else ''})>"
+        )
+
+
+def _source_or_none(compiled):
+    try:
+        return compiled.source
+    except CoarsenError:  # not called yet: nothing generated
+        return None
+
+
+def wrt_names(compiled, args) -> tuple[str, ...]:
+    """The names the gradient is taken for.
+
+    ``Coarsened.wrt`` is None when the user did not name them; the compiler
+    then takes every float parameter, which this mirrors from the arguments.
+    """
+    if compiled.wrt:
+        return tuple(compiled.wrt)
+    return tuple(
+        p for p, a in zip(compiled.params, args, strict=True)
+        if isinstance(a, float | np.floating) or getattr(getattr(a, "dtype", None), "kind", "") == "f"
+    )

@@ -60,7 +60,9 @@ class CheckReport:
         return "\n".join(lines)
 
 
-def check_gradient(reference, args, wrt, grads, *, name: str, independent: bool = True) -> CheckReport:
+def check_gradient(
+    reference, args, wrt, grads, *, name: str, params=None, independent: bool = True
+) -> CheckReport:
     """Compare ``grads`` (as ``Coarsened.grad`` returns them) with finite differences.
 
     Example
@@ -74,7 +76,7 @@ def check_gradient(reference, args, wrt, grads, *, name: str, independent: bool 
     wrt = tuple(wrt)
     if len(wrt) == 1:
         grads = (grads,)
-    positions = _positions(reference, wrt)
+    positions = [list(params).index(n) for n in wrt] if params else _positions(reference, wrt)
     params = tuple(
         _check_param(reference, list(args), pos, np.asarray(g, dtype=np.float64), pname)
         for pname, pos, g in zip(wrt, positions, grads, strict=True)

@@ -16,6 +16,8 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
+from coarsen_nb.errors import CoarsenError
+
 _BOX = "max-height:420px;overflow:auto;border:1px solid #ddd;padding:4px;font-size:12px"
 
 
@@ -47,6 +49,8 @@ class ExportBox:
         self.button = w.Button(description="Export", icon="download", button_style="primary")
         self.status = w.HTML()
         self.button.on_click(lambda _: self.export())
+        self.filename.add_class("coarsen-export-name")
+        self.button.add_class("coarsen-export")
         self.widget = w.VBox([w.HBox([self.filename, self.button, self.confirm]), self.status])
 
     def export(self) -> Path | None:
@@ -61,6 +65,9 @@ class ExportBox:
                 f"<span style='color:#b45309'>{html.escape(str(path))} exists; tick "
                 "“overwrite if it exists” to replace it</span>"
             )
+            return None
+        except CoarsenError as err:  # e.g. nothing generated before the first call
+            self.status.value = f"<pre style='color:#b91c1c'>{html.escape(str(err))}</pre>"
             return None
         except OSError as err:
             self.status.value = f"<span style='color:#b91c1c'>{html.escape(str(err))}</span>"

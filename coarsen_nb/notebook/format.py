@@ -4,10 +4,23 @@ from __future__ import annotations
 
 import numbers
 
+#: What ``coarsen`` uses when ``reuse`` is None (see coarsen_nb.runtime.coarsen).
+DEFAULT_REUSE = 2
+
+
+def effective_reuse(compiled) -> int:
+    """The reuse threshold R in force for ``compiled``."""
+    return DEFAULT_REUSE if compiled.reuse is None else compiled.reuse
+
 
 def fmt_knob(value) -> str:
     """A tuning knob: ``None`` means no cap, shown as ∞."""
     return "∞" if value is None else str(value)
+
+
+def fmt_wrt(wrt) -> str:
+    """The differentiated parameters; ``None`` means the compiler's default."""
+    return ", ".join(wrt) if wrt else "every float parameter"
 
 
 def fmt_number(value) -> str:

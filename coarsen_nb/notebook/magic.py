@@ -102,7 +102,7 @@ class CoarsenMagics(Magics):
     @argument("--per-block", action="store_true",
               help="never let an SOI cross a basic block (per-block AD baseline)")
     @argument("--export", default=None, metavar="PATH",
-              help="also write the generated module to PATH (replacing it)")
+              help="write the generated module to PATH (replacing it) once generated, on the first call")
     @argument("--no-widgets", action="store_true",
               help="print a text summary instead of the interactive view")
     @argument("--check", action="store_true",
@@ -135,7 +135,7 @@ class CoarsenMagics(Magics):
         exported = None
         if args.export:
             exported = Path(args.export).expanduser().resolve()
-            compiled.export(exported, overwrite=True)
+            _export_when_generated(bound, exported)
         self._show(bound, cached=cached, exported=exported, widgets=not args.no_widgets)
 
     def _compile(self, cell: str, options: CompileOptions, force: bool):
@@ -170,6 +170,22 @@ class CoarsenMagics(Magics):
             from coarsen_nb.notebook.text import summary
 
             print(summary(bound.compiled, cached=cached, exported=exported), file=sys.stdout)
+
+
+def _export_when_generated(bound: Bound, path: Path) -> None:
+    """Keep ``path`` holding the generated module: now if there is one, else after each new one.
+
+    The compiler generates code on the first call (it depends on the argument
+    types), so a fresh cell has nothing to write yet.
+    """
+    def write() -> None:
+        bound.compiled.export(path, overwrite=True)
+
+    bound.on_specialize(write)
+    try:
+        write()
+    except CoarsenError:  # nothing generated before the first call
+        pass
 
 
 def register(ipython) -> CoarsenMagics:

@@ -10,27 +10,38 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from coarsen_nb.notebook.format import fmt_knob, fmt_number
+from coarsen_nb.errors import CoarsenError
+from coarsen_nb.notebook.format import effective_reuse, fmt_knob, fmt_number, fmt_wrt
 
 
 def summary(compiled, *, cached: bool = False, exported: Path | None = None) -> str:
     """A few lines describing ``compiled`` (a ``Coarsened``)."""
-    sois = list(compiled.sois)
-    head = (
-        f"{compiled.name}: gradient w.r.t. {', '.join(compiled.wrt)}; "
-        f"{len(sois)} SOI{'s' if len(sois) != 1 else ''} "
-        f"(L={fmt_knob(compiled.max_soi)}, R={fmt_knob(compiled.reuse)}"
-        f"{', per block' if compiled.per_block else ''})"
-        f"{' [cached]' if cached else ''}"
+    knobs = (
+        f"L={fmt_knob(compiled.max_soi)}, R={effective_reuse(compiled)}"
+        f"{', per block' if compiled.per_block else ''}"
     )
-    lines = [head]
+    head = (
+        f"{compiled.name}({', '.join(compiled.params)}): gradient w.r.t. {fmt_wrt(compiled.wrt)} "
+        f"({knobs}){' [cached]' if cached else ''}"
+    )
+    try:
+        sois, discontinuities = list(compiled.sois), list(compiled.discontinuities)
+    except CoarsenError:
+        # SOIs depend on the argument types, so they exist after the first call.
+        return "\n".join([
+            head,
+            f"  SOIs, derivatives and code are made on the first call, for its argument types;"
+            f" then see {compiled.name}.sois, .source",
+            *(["  export with --export after a call: nothing generated yet"] if exported else []),
+        ])
+    lines = [head + f": {len(sois)} SOI{'s' if len(sois) != 1 else ''}"]
     for soi in sois:
         lines.append(
             f"  SOI {soi.index}: lines {_span(soi.lines)}  "
             f"{', '.join(soi.inputs)} -> {', '.join(soi.outputs)}  "
             f"({len(soi.derivatives)} derivative{'s' if len(soi.derivatives) != 1 else ''})"
         )
-    for d in compiled.discontinuities:
+    for d in discontinuities:
         lines.append(
             f"  warning: line {d.line}: `{d.predicate}` depends on {', '.join(d.inputs)}; "
             "the gradient ignores the jump there"

@@ -24,9 +24,9 @@ import ipywidgets as w
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.notebook.code import ExportBox, ir_html, source_html
 from coarsen_nb.notebook.derivatives import derivatives_html
-from coarsen_nb.notebook.format import fmt_knob, fmt_number, fmt_seconds
+from coarsen_nb.notebook.format import effective_reuse, fmt_knob, fmt_number, fmt_seconds, fmt_wrt
 
-#: Slider position meaning "no cap" (shown as ∞) for L and R.
+#: Top of the L slider, meaning "no cap" (shown as ∞), and of the R slider.
 KNOB_MAX = 64
 #: Seconds of quiet after the last slider change before retuning.
 DEBOUNCE_S = 0.3
@@ -49,15 +49,15 @@ class CoarsenView:
         self.header = w.HTML()
         self._note = " · from cache" if cached else ""
         if exported is not None:
-            self._note += f" · exported to <code>{html.escape(str(exported))}</code>"
+            self._note += f" · exports to <code>{html.escape(str(exported))}</code>"
 
         self.derivatives = w.HTMLMath()
         self.graph, self._graph_widget = _graph_view()
         self.cost = w.HTML()
         self.measured = w.HTML()
         self.status = w.HTML()
-        self.max_soi = _knob_slider("L (max SOI size)", c.max_soi)
-        self.reuse = _knob_slider("R (reuse threshold)", c.reuse)
+        self.max_soi = _slider("L (max SOI size)", KNOB_MAX if c.max_soi is None else c.max_soi)
+        self.reuse = _slider("R (reuse threshold)", effective_reuse(c))
         self.per_block = w.ToggleButton(value=bool(c.per_block), description="per block", icon="th")
         self.measure_button = w.Button(description="measure", icon="clock-o")
         self.source = w.HTML()
@@ -70,7 +70,7 @@ class CoarsenView:
         self.measure_button.on_click(lambda _: self.measure())
 
         tuning = w.VBox([
-            _knob_row(self.max_soi), _knob_row(self.reuse),
+            _slider_row(self.max_soi, _max_soi_value), _slider_row(self.reuse, _reuse_value),
             w.HBox([self.per_block, self.measure_button]),
             self.status, self.cost, self.measured,
         ])
@@ -79,14 +79,20 @@ class CoarsenView:
         for i, title in enumerate(TAB_TITLES):
             self.tabs.set_title(i, title)
         self.widget = w.VBox([self.header, self.tabs])
-        self.widget.add_class("coarsen-view")
+        # Stable CSS hooks for the browser test and for users' own styling.
+        for widget, cls in ((self.widget, "coarsen-view"), (self.header, "coarsen-header"),
+                            (self.derivatives, "coarsen-derivatives"), (self.graph, "coarsen-graph"),
+                            (self.max_soi, "coarsen-L"), (self.reuse, "coarsen-R"),
+                            (self.measure_button, "coarsen-measure")):
+            widget.add_class(cls)
         self._render()
+        bound.on_specialize(self._render)
 
     # -- tuning ---------------------------------------------------------------
 
     def _retune(self) -> None:
         """Select SOIs again for the sliders' knobs and redraw every tab."""
-        knobs = (_knob_value(self.max_soi), _knob_value(self.reuse), self.per_block.value)
+        knobs = (_max_soi_value(self.max_soi), _reuse_value(self.reuse), self.per_block.value)
         compiled = self._selections.get(knobs)
         if compiled is None:
             self.status.value = "<i>re-selecting…</i>"
@@ -97,6 +103,14 @@ class CoarsenView:
             except CoarsenError as err:
                 self.status.value = f"<pre style='color:#b91c1c'>{html.escape(str(err))}</pre>"
                 return
+            except Exception as err:
+                # A timer callback's exception only reaches the kernel's log:
+                # say it where the user is looking, then let it propagate.
+                self.status.value = (
+                    f"<pre style='color:#b91c1c'>internal error while retuning: "
+                    f"{html.escape(type(err).__name__)}: {html.escape(str(err))}</pre>"
+                )
+                raise
             self._selections[knobs] = compiled
         self.bound.compiled = compiled
         self._render()
@@ -108,7 +122,7 @@ class CoarsenView:
             self.measured.value = f"<i>call {self.bound.compiled.name}(…) or .grad(…) first</i>"
             return None
         current = self.bound.compiled
-        baseline_knobs = (1, current.reuse, current.per_block)
+        baseline_knobs = (1, *_knobs(current)[1:])
         baseline = self._selections.get(baseline_knobs)
         if baseline is None:
             baseline = current.retune(max_soi=1)
@@ -127,23 +141,48 @@ class CoarsenView:
 
     def _render(self) -> None:
         c = self.bound.compiled
-        n = len(c.sois)
-        knobs = f"L={fmt_knob(c.max_soi)}, R={fmt_knob(c.reuse)}" + (", per block" if c.per_block else "")
-        self.header.value = (
-            f"<b>{html.escape(c.name)}</b>: gradient w.r.t. {html.escape(', '.join(c.wrt))} · "
-            f"{n} SOI{'s' if n != 1 else ''} ({knobs}){self._note}"
+        knobs = f"L={fmt_knob(c.max_soi)}, R={_knobs(c)[1]}" + (", per block" if c.per_block else "")
+        head = f"<b>{html.escape(c.name)}</b>: gradient w.r.t. {html.escape(fmt_wrt(c.wrt))} · "
+        self.ir.value = ir_html(c.ssa, c.gated)
+        self.measured.value = ""
+        try:
+            sois, discontinuities, source = c.sois, c.discontinuities, c.source
+        except CoarsenError:
+            # Not called yet: SOIs depend on the argument types.  Bound redraws
+            # this view after the first call.
+            self._render_waiting(c, head + f"SOIs chosen on the first call ({knobs}){self._note}")
+            return
+        n = len(sois)
+        self.header.value = head + f"{n} SOI{'s' if n != 1 else ''} ({knobs}){self._note}"
+        if discontinuities:
+            k = len(discontinuities)
+            self.header.value += (
+                f" · <span style='color:#b45309'>⚠ {k} parametric discontinuit{'ies' if k > 1 else 'y'}</span>"
+            )
+        self.derivatives.value = derivatives_html(sois, discontinuities)
+        self._set_dot(c.soi_graph().source)
+        self.status.value = f"{n} SOIs with {knobs}; <code>{html.escape(c.name)}</code> now uses this selection"
+        self.cost.value = _cost_table(c.cost.as_dict())
+        self.source.value = source_html(source)
+
+    def _render_waiting(self, c, header: str) -> None:
+        self.header.value = header
+        call = f"{html.escape(c.name)}(…)"
+        waiting = (
+            f"<i>{html.escape(c.name)} is specialized to its argument types on the first call: "
+            f"call <code>{call}</code> or <code>{html.escape(c.name)}.grad(…)</code> and this view fills in.</i>"
         )
-        self.derivatives.value = derivatives_html(c.sois, c.discontinuities)
-        dot = c.soi_graph().source
+        self.derivatives.value = waiting
+        self._set_dot(f'digraph {{ waiting [shape=plaintext label="call {c.name}(...) first"] }}')
+        self.status.value = f"<code>{html.escape(c.name)}</code> uses this selection from its next call"
+        self.cost.value = ""
+        self.source.value = waiting
+
+    def _set_dot(self, dot: str) -> None:
         if self._graph_widget is not None:
             self._graph_widget.dot_source = dot
         else:
             self.graph.children[1].value = f"<pre>{html.escape(dot)}</pre>"
-        self.status.value = f"{n} SOIs with {knobs}; <code>{html.escape(c.name)}</code> now uses this selection"
-        self.cost.value = _cost_table(c.cost.as_dict())
-        self.measured.value = ""
-        self.source.value = source_html(c.source)
-        self.ir.value = ir_html(c.ssa, c.gated)
 
 
 class Debounce:
@@ -180,27 +219,31 @@ def _graph_view():
     return box, box.children[-1]
 
 
-def _knob_slider(description: str, value: int | None) -> w.IntSlider:
-    # readout=False: the label beside it shows ∞ at the top position.
+def _slider(description: str, value: int) -> w.IntSlider:
+    # readout=False: the label beside it shows ∞ at the top of L.
     return w.IntSlider(
-        value=KNOB_MAX if value is None else min(value, KNOB_MAX), min=1, max=KNOB_MAX,
+        value=max(1, min(value, KNOB_MAX)), min=1, max=KNOB_MAX,
         description=description, readout=False, continuous_update=False,
         style={"description_width": "150px"}, layout=w.Layout(width="480px"),
     )
 
 
-def _knob_row(slider: w.IntSlider) -> w.HBox:
-    label = w.Label(fmt_knob(_knob_value(slider)))
-    slider.observe(lambda change: setattr(label, "value", fmt_knob(_knob_value(slider))), names="value")
+def _slider_row(slider: w.IntSlider, value) -> w.HBox:
+    label = w.Label(fmt_knob(value(slider)))
+    slider.observe(lambda _: setattr(label, "value", fmt_knob(value(slider))), names="value")
     return w.HBox([slider, label])
 
 
-def _knob_value(slider: w.IntSlider) -> int | None:
+def _max_soi_value(slider: w.IntSlider) -> int | None:
     return None if slider.value >= KNOB_MAX else slider.value
 
 
+def _reuse_value(slider: w.IntSlider) -> int:
+    return slider.value
+
+
 def _knobs(c) -> tuple:
-    return (c.max_soi, c.reuse, bool(c.per_block))
+    return (c.max_soi, effective_reuse(c), bool(c.per_block))
 
 
 def _best_time(fn, args, repeat: int = 5) -> float:
@@ -224,12 +267,14 @@ def _best_time(fn, args, repeat: int = 5) -> float:
 
 
 def _cost_table(cost: dict, baseline: dict | None = None) -> str:
-    head = "<tr><th style='text-align:left'>cost model</th><th>this selection</th>"
-    head += "<th>L = 1</th></tr>" if baseline is not None else "</tr>"
+    td = "<td style='padding:2px 12px;text-align:right'>"
+    th = "<th style='padding:2px 12px;text-align:right'>"
+    head = f"<tr><th style='text-align:left'>cost model</th>{th}this selection</th>"
+    head += f"{th}L = 1</th></tr>" if baseline is not None else "</tr>"
     rows = []
     for key, value in cost.items():
-        cells = f"<td>{html.escape(str(key))}</td><td style='text-align:right'>{fmt_number(value)}</td>"
+        cells = f"<td>{html.escape(str(key))}</td>{td}{fmt_number(value)}</td>"
         if baseline is not None:
-            cells += f"<td style='text-align:right'>{fmt_number(baseline.get(key, ''))}</td>"
+            cells += f"{td}{fmt_number(baseline.get(key, ''))}</td>"
         rows.append(f"<tr>{cells}</tr>")
     return f"<table class='coarsen-cost'>{head}{''.join(rows)}</table>"

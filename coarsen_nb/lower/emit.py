@@ -1,0 +1,590 @@
+"""Printing a kernel's SymPy DAG as vectorized array code (or plain ``math``).
+
+The printer works on *levels*.  The root level is scalar code.  A reduction
+node ``RSum(body, k, a, b, s)`` evaluated at level L opens a child level
+with one point per (point of L, k in range(a, b, s)): index arrays are built
+once (``arange``, or ``repeat`` + offsets for triangular bounds), the body
+is evaluated on all points at once, and the result is reduced back to L
+(``sum`` at the root, a reshape or ``bincount`` below).  Elementwise array
+code is the level ``elem`` under the root.
+
+Every node is computed at its *natural* level — the deepest enclosing level
+whose index it depends on — and memoized there, so an invariant factor is
+computed once and shared (CSE by structural equality of SymPy nodes), then
+broadcast down with the level's segment map.
+
+Branches never leak: a ``Piecewise`` whose predicate varies over the level
+evaluates each arm on a *masked* level holding only its points (inside
+``if xp.any(mask):``), and a scalar predicate becomes a real ``if``.  Nothing
+is hoisted out of an arm, so no NaN, inf or warning can come from the
+elements (or the scalar case) that did not take it.  ``and``/``or`` keep
+Python's short-circuit order the same way.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import sympy as sp
+
+from coarsen_nb.phi import forms
+from coarsen_nb.symbolic.levels import ELEM, Deps
+
+_FUNCS = {  # sympy class -> (array namespace attribute, math attribute)
+    sp.sin: ("sin", "sin"), sp.cos: ("cos", "cos"), sp.tan: ("tan", "tan"), sp.asin: ("arcsin", "asin"),
+    sp.acos: ("arccos", "acos"), sp.atan: ("arctan", "atan"), sp.sinh: ("sinh", "sinh"),
+    sp.cosh: ("cosh", "cosh"), sp.tanh: ("tanh", "tanh"), sp.exp: ("exp", "exp"), sp.log: ("log", "log"),
+    forms.Log1p: ("log1p", "log1p"), forms.Expm1: ("expm1", "expm1"), sp.floor: ("floor", "floor"),
+    sp.ceiling: ("ceil", "ceil"),
+}
+
+
+class Level:
+    """A set of points at which values are arrays of one length (see the module docstring)."""
+
+    _ids = itertools.count()
+
+    def __init__(self, parent: Level | None, kind: str, binder=None, seg: str | None = None,
+                 size: str | None = None, mask: str | None = None):
+        self.parent, self.kind, self.binder = parent, kind, binder
+        self.seg, self.size, self.mask = seg, size, mask
+        self.index_code: dict = {}          # binder symbol -> code of its index array at this level
+        self.memo: dict = {}
+        self.children: dict = {}
+        self.rect: str | None = None        # count per parent point when bounds do not vary
+        self.id = next(Level._ids)
+
+    def ancestors(self):
+        lv = self
+        while lv is not None:
+            yield lv
+            lv = lv.parent
+
+    @property
+    def depth(self) -> int:
+        return sum(1 for _ in self.ancestors()) - 1
+
+
+class Printer:
+    """Emit statements computing SymPy expressions of one kernel.
+
+    ``leaf(symbol) -> (code, is_array)`` names the kernel's inputs;
+    ``reads`` maps read symbols to (array code, index exprs); ``temps`` maps
+    temp symbols to their expressions.
+    """
+
+    def __init__(self, xp: str, leaf, reads: dict, temps: dict, indent: int = 1, namer=None,
+                 elem_shape: str | None = None, exprs=()):
+        self.xp = xp
+        self.leaf = leaf
+        self.reads = reads
+        self.temps = temps
+        self.lines: list[str] = []
+        self.indent = indent
+        self.counter = itertools.count(1)
+        self.namer = namer or (lambda hint: f"_t{next(self.counter)}")
+        self.root = Level(None, "root")
+        self.elem: Level | None = None
+        self.elem_shape: str | None = None
+        self.uses_math = False
+        self.uses_erf = False
+        self.deps = Deps(temps, reads, self._array_leaf, exprs)
+        if elem_shape is not None:
+            self._ensure_elem(elem_shape)
+
+    # -- statements ----------------------------------------------------------------
+
+    def emit(self, line: str) -> None:
+        self.lines.append("    " * self.indent + line)
+
+    def fresh(self, hint: str = "t") -> str:
+        return self.namer(hint)
+
+    # -- levels ----------------------------------------------------------------------------
+
+    def level_for(self, binders) -> Level:
+        """The level varying over ``binders`` (created outer loop first, shared with earlier code)."""
+        if ELEM in binders:
+            return self.elem
+        order = list(self.deps.ranges)
+        lv = self.root
+        for k in sorted((b for b in binders if b in self.deps.ranges),
+                        key=lambda b: (self.deps._nest(b), -order.index(b))):
+            a, b, s = self.deps.ranges[k]
+            lv = self._child(lv, k, a, b, s)
+        return lv
+
+    def natural(self, e, ctx: Level) -> Level:
+        d = self.deps(e)
+        lv = ctx
+        while lv.kind in ("range", "elem") and lv.binder not in d:
+            lv = lv.parent
+        return lv
+
+    def bcast(self, code: str, src: Level, dst: Level) -> str:
+        if src is dst or src.kind == "root":
+            return code
+        path = []
+        for lv in dst.ancestors():
+            if lv is src:
+                break
+            path.append(lv)
+        else:
+            raise AssertionError("broadcast from a level that is not an ancestor")
+        for lv in reversed(path):
+            if lv.kind == "range" and lv.seg:
+                code = f"{code}[{lv.seg}]"
+            elif lv.kind == "mask":
+                code = f"{code}[{lv.mask}]"
+        return code
+
+    def _array_leaf(self, s) -> bool:
+        if s in self.temps or s in self.reads or s in self.deps.ranges:
+            return False
+        try:
+            return self.leaf(s)[1]
+        except KeyError:
+            return False
+
+    def _ensure_elem(self, shape_code: str) -> Level:
+        if self.elem is None:
+            self.elem = Level(self.root, "elem", binder=ELEM, size=shape_code)
+            self.elem_shape = shape_code
+        return self.elem
+
+    # -- values ----------------------------------------------------------------------------
+
+    def value(self, e, ctx: Level | None = None) -> str:
+        """Code for ``e`` valid at level ``ctx`` (default: root), emitting statements as needed."""
+        ctx = ctx or self.root
+        e = sp.sympify(e)
+        if ctx is self.root and ELEM in self.deps(e):
+            ctx = self.elem
+        nat = self.natural(e, ctx)
+        for lv in nat.ancestors():
+            if e in lv.memo:
+                return self.bcast(lv.memo[e], lv, ctx)
+        code = self._compute(e, nat)
+        if not _is_atom_code(code):
+            name = self.fresh("t")
+            self.emit(f"{name} = {code}")
+            code = name
+        nat.memo[e] = code
+        return self.bcast(code, nat, ctx)
+
+    def _compute(self, e, lv: Level) -> str:
+        if isinstance(e, sp.Symbol):
+            return self._symbol(e, lv)
+        if e.is_Number or e in (sp.pi, sp.E, sp.oo, -sp.oo, sp.zoo, sp.nan):
+            return _number(e)
+        if e in (sp.true, sp.false):
+            return "True" if e == sp.true else "False"
+        array = lv.kind != "root" and not (lv.kind == "cond")
+        if isinstance(e, forms._Reduction):
+            return self._reduce(e, lv)
+        if isinstance(e, forms.RWrite):
+            return self._write(e, lv)
+        if isinstance(e, sp.ITE):
+            return self._piecewise(sp.Piecewise((e.args[1], e.args[0]), (e.args[2], True)), lv)
+        if isinstance(e, sp.Piecewise):
+            return self._piecewise(e, lv)
+        if isinstance(e, forms.ElemSum):
+            return f"{self.xp}.sum({self.value(e.args[0], self.elem)})"
+        if isinstance(e, (forms.ProdExcept, forms.ArgOneHot)):
+            return self._segment_op(e, lv)
+        if isinstance(e, forms.Gather):
+            whole = self.value(e.args[0], self.root)
+            return f"{whole}[{', '.join(self.value(i, lv) for i in e.args[1:])}]"
+        if isinstance(e, forms.Unwritten):
+            return self._unwritten(e, lv)
+        if isinstance(e, (forms.AndThen, forms.OrElse)):
+            return self._short_circuit(e, lv)
+        return self._op(e, lv, array or self._is_array_level(lv))
+
+    def _is_array_level(self, lv: Level) -> bool:
+        return any(a.kind in ("range", "elem") for a in lv.ancestors())
+
+    def _symbol(self, s: sp.Symbol, lv: Level) -> str:
+        for a in lv.ancestors():
+            if s in a.index_code:
+                return self.bcast(a.index_code[s], a, lv)
+        if s in self.temps:
+            return self.value(self.temps[s], lv)
+        if s in self.deps.ranges:
+            raise AssertionError(f"index {s} used outside its loop level")
+        if s in self.reads:
+            arr, idx = self.reads[s]
+            codes = [self.value(i, lv) for i in idx]
+            if self._is_array_level(lv):
+                return f"{arr}[{', '.join(codes)}]"
+            return f"{arr}[{', '.join(f'int({c})' if not _is_int_literal(c) else c for c in codes)}]"
+        code, is_array = self.leaf(s)
+        if is_array:
+            elem = self._ensure_elem(f"{code}.shape")
+            return self.bcast(code, elem, lv) if lv is not elem else code
+        return code
+
+    # -- operators -------------------------------------------------------------------------
+
+    def _op(self, e, lv: Level, array: bool) -> str:
+        xp = self.xp
+        if isinstance(e, sp.Mul):
+            return self._mul(e, lv, array)
+        if isinstance(e, sp.Pow):
+            return self._pow(e.base, e.exp, lv, array)
+        a = [self.value(x, lv) for x in e.args]
+        if isinstance(e, sp.Add):
+            out = a[0]
+            for code in a[1:]:
+                if code.startswith("-") and not code.startswith("-("):
+                    out = f"{out} - {code[1:]}"
+                else:
+                    out = f"{out} + {code}"
+            return f"({out})"
+        if isinstance(e, sp.Abs):
+            return f"{xp}.abs({a[0]})" if array else f"abs({a[0]})"
+        if isinstance(e, sp.sign):
+            return f"{xp}.sign({a[0]})" if array else f"(({a[0]}) > 0) - (({a[0]}) < 0)"
+        if type(e) in _FUNCS:
+            np_name, m_name = _FUNCS[type(e)]
+            if array:
+                return f"{xp}.{np_name}({', '.join(a)})"
+            self.uses_math = True
+            return f"math.{m_name}({', '.join(a)})"
+        if isinstance(e, sp.atan2):
+            if array:
+                return f"{xp}.arctan2({a[0]}, {a[1]})"
+            self.uses_math = True
+            return f"math.atan2({a[0]}, {a[1]})"
+        if isinstance(e, forms.Erf):
+            if array:
+                self.uses_erf = True
+                return f"_erf({a[0]})"
+            self.uses_math = True
+            return f"math.erf({a[0]})"
+        if isinstance(e, forms.Softplus):
+            if array:
+                return f"{xp}.logaddexp(0.0, {a[0]})"
+            self.uses_math = True
+            return f"_softplus({a[0]})"
+        if isinstance(e, forms.Sigmoid):
+            if array:
+                return f"{xp}.exp(-{xp}.logaddexp(0.0, -({a[0]})))"
+            self.uses_math = True
+            return f"_sigmoid({a[0]})"
+        if isinstance(e, sp.Mod):
+            return f"({a[0]} % {a[1]})"
+        if isinstance(e, sp.Heaviside):
+            return f"{xp}.heaviside({a[0]}, 0.5)" if array else f"(1.0 if {a[0]} > 0 else 0.0 if {a[0]} < 0 else 0.5)"
+        if isinstance(e, sp.DiracDelta):
+            return "0.0"
+        if isinstance(e, sp.Max) or isinstance(e, sp.Min):
+            fn = ("maximum" if isinstance(e, sp.Max) else "minimum")
+            if array:
+                out = a[0]
+                for c in a[1:]:
+                    out = f"{xp}.{fn}({out}, {c})"
+                return out
+            return f"{'max' if isinstance(e, sp.Max) else 'min'}({', '.join(a)})"
+        if isinstance(e, sp.core.relational.Relational):
+            return f"({a[0]} {e.rel_op} {a[1]})"
+        if isinstance(e, sp.Not):
+            return f"(~{a[0]})" if array else f"(not {a[0]})"
+        if isinstance(e, sp.And):
+            return "(" + (" & " if array else " and ").join(a) + ")"
+        if isinstance(e, sp.Or):
+            return "(" + (" | " if array else " or ").join(a) + ")"
+        raise NotImplementedError(f"no printer for {type(e).__name__}: {e}")
+
+    def _mul(self, e, lv: Level, array: bool) -> str:
+        num, den, sign = [], [], ""
+        for f in e.args:
+            if f == -1:
+                sign = "-"
+            elif isinstance(f, sp.Pow) and f.exp.is_Number and f.exp < 0:
+                den.append(self._pow(f.base, -f.exp, lv, array))
+            else:
+                num.append(self.value(f, lv))
+        text = " * ".join(num) if num else ("1.0" if den else "1")
+        if den:
+            d = den[0] if len(den) == 1 else "(" + " * ".join(den) + ")"
+            text = f"{text} / {d}"
+        return f"{sign}({text})" if sign else f"({text})"
+
+    def _pow(self, base, exp, lv: Level, array: bool) -> str:
+        b = self.value(base, lv)
+        if exp == sp.Rational(1, 2):
+            if not array:
+                self.uses_math = True
+            return f"{self.xp + '.sqrt' if array else 'math.sqrt'}({b})"
+        if exp == sp.Rational(-1, 2):
+            if not array:
+                self.uses_math = True
+            return f"(1.0 / {self.xp + '.sqrt' if array else 'math.sqrt'}({b}))"
+        if exp == -1:
+            return f"(1.0 / {b})"
+        if exp == 1:
+            return b
+        if exp == 2:
+            return f"({b} * {b})" if _is_atom_code(b) else f"({b})**2"
+        x = self.value(exp, lv)
+        return f"({b})**({x})"
+
+    # -- structured nodes ----------------------------------------------------------------
+
+    def _child(self, lv: Level, k, a, b, s) -> Level:
+        key = (k, a, b, s)
+        if key in lv.children:
+            return lv.children[key]
+        a_c, b_c, s_c = self.value(a, lv), self.value(b, lv), self.value(s, lv)
+        kname = _ident(str(k))
+        varying = bool((self.deps(a) | self.deps(b)) & self._varying_binders(lv))
+        if lv.kind in ("root", "cond") or not self._is_array_level(lv):
+            idx = self.fresh(kname)
+            self.emit(f"{idx} = {self.xp}.arange({a_c}, {b_c}, {s_c})")
+            child = Level(lv, "range", binder=k, seg=None, size=f"{idx}.shape[0]")
+        elif not varying:
+            n_parent = self._size(lv)
+            cnt = self.fresh("n")
+            rng = self.fresh(kname)
+            seg = self.fresh("seg")
+            idx = self.fresh(kname)
+            self.emit(f"{rng} = {self.xp}.arange({a_c}, {b_c}, {s_c})")
+            self.emit(f"{cnt} = {rng}.shape[0]")
+            self.emit(f"{seg} = {self.xp}.repeat({self.xp}.arange({n_parent}), {cnt})")
+            self.emit(f"{idx} = {self.xp}.tile({rng}, {n_parent})")
+            child = Level(lv, "range", binder=k, seg=seg, size=f"{idx}.shape[0]")
+            child.rect = cnt
+        else:
+            n_parent = self._size(lv)
+            cnt, seg, off, pos, idx = (self.fresh(h) for h in ("n", "seg", "off", "pos", kname))
+            self.emit(f"{cnt} = {self.xp}.maximum(0, -(({a_c}) - ({b_c})) // ({s_c})) + "
+                      f"{self.xp}.zeros({n_parent}, dtype=int)")
+            self.emit(f"{seg} = {self.xp}.repeat({self.xp}.arange({n_parent}), {cnt})")
+            self.emit(f"{off} = {self.xp}.cumsum({cnt}) - {cnt}")
+            self.emit(f"{pos} = {self.xp}.arange({seg}.shape[0]) - {off}[{seg}]")
+            a_here = f"({a_c})[{seg}]" if self.deps(a) & self._varying_binders(lv) else a_c
+            self.emit(f"{idx} = {a_here} + ({s_c}) * {pos}")
+            child = Level(lv, "range", binder=k, seg=seg, size=f"{idx}.shape[0]")
+        child.index_code[k] = idx
+        lv.children[key] = child
+        return child
+
+    def _varying_binders(self, lv: Level) -> set:
+        return {a.binder for a in lv.ancestors() if a.binder is not None}
+
+    def _size(self, lv: Level) -> str:
+        if lv.size is not None:
+            return lv.size
+        raise AssertionError("level without a size")
+
+    def _reduce(self, e, lv: Level) -> str:
+        body, k, a, b, s = e.args
+        child = self._child(lv, k, a, b, s)
+        vals = self.value(body, child)
+        if not self.deps(body) & ({k} | self._varying_binders(child)):
+            vals = f"({vals}) + {self.xp}.zeros({child.size})"
+        xp = self.xp
+        kind = e.kind
+        if not self._is_array_level(lv):
+            if kind == "sum":
+                return f"{xp}.sum({vals})"
+            if kind == "prod":
+                return f"{xp}.prod({vals})"
+            self.uses_math = True
+            return f"{xp}.{kind}({vals}, initial={'-' if kind == 'max' else ''}math.inf)"
+        n_parent = self._size(lv)
+        if child.rect is not None:
+            red = {"sum": "sum", "prod": "prod", "max": "max", "min": "min"}[kind]
+            extra = "" if kind in ("sum", "prod") else f", initial={'-' if kind == 'max' else ''}math.inf"
+            if extra:
+                self.uses_math = True
+            return f"({vals}).reshape({n_parent}, {child.rect}).{red}(axis=1{extra})"
+        if kind == "sum":
+            return f"{xp}.bincount({child.seg}, weights={vals}, minlength={n_parent})"
+        out = self.fresh("r")
+        init = {"prod": "1.0", "max": "-math.inf", "min": "math.inf"}[kind]
+        ufunc = {"prod": "multiply", "max": "maximum", "min": "minimum"}[kind]
+        self.uses_math = True
+        self.emit(f"{out} = {xp}.full({n_parent}, {init})")
+        self.emit(f"{xp}.{ufunc}.at({out}, {child.seg}, {vals})")
+        return out
+
+    def _write(self, e, lv: Level) -> str:
+        init, body, k, a, b, s, *idx = e.args
+        if self._is_array_level(lv):
+            raise NotImplementedError("array writes below the top loop level")
+        child = self._child(lv, k, a, b, s)
+        vals = self.value(body, child)
+        where = ", ".join(self.value(i, child) for i in idx)
+        out = self.fresh("w")
+        self.emit(f"{out} = {self.xp}.array({self.value(init, lv)}, dtype=float)")
+        self.emit(f"{out}[{where}] = {vals}")
+        return out
+
+    def _segment_op(self, e, lv: Level) -> str:
+        """Exclusive products or arg-extremum indicators of ``body`` within each segment of k."""
+        body, k, a, b, s = e.args[:5]
+        if lv.binder != k:
+            raise NotImplementedError("segment operation away from its level")
+        v = self.value(body, lv)
+        xp = self.xp
+        parent = lv.parent
+        rows = "1" if parent.kind == "root" else parent.size
+        cols = f"{lv.size}" if parent.kind == "root" else lv.rect
+        if cols is None:
+            raise NotImplementedError("products and extrema over triangular loops")
+        vv = self.fresh("v")
+        self.emit(f"{vv} = ({v} + {xp}.zeros({lv.size})).reshape({rows}, {cols})")
+        out = self.fresh("x")
+        if isinstance(e, forms.ProdExcept):
+            ones = f"{xp}.ones(({rows}, 1))"
+            self.emit(f"{out} = ({xp}.cumprod({xp}.concatenate([{ones}, {vv}[:, :-1]], axis=1), axis=1) * "
+                      f"{xp}.cumprod({xp}.concatenate([{ones}, {vv}[:, :0:-1]], axis=1), axis=1)[:, ::-1]).ravel()")
+            return out
+        pick = "argmax" if e.args[5] > 0 else "argmin"
+        self.emit(f"{out} = {xp}.zeros(({rows}, {cols}))")
+        self.emit(f"if {cols} > 0:")
+        self.emit(f"    {out}[{xp}.arange({rows}), {xp}.{pick}({vv}, axis=1)] = 1.0")
+        self.emit(f"{out} = {out}.ravel()")
+        return out
+
+    def _unwritten(self, e, lv: Level) -> str:
+        body, k, a, b, s, *idx = e.args
+        child = self._child(lv, k, a, b, s)
+        out = self.fresh("u")
+        self.emit(f"{out} = {self.xp}.array({self.value(body, self.root)}, dtype=float)")
+        self.emit(f"{out}[{', '.join(self.value(i, child) for i in idx)}] = 0.0")
+        return out
+
+    def _piecewise(self, e: sp.Piecewise, lv: Level) -> str:
+        clauses = list(e.args)
+        if lv.kind in ("root", "cond") and not self._is_array_level(lv):
+            return self._scalar_piecewise(clauses, lv)
+        out = self.fresh("pw")
+        size = self._size(lv) if lv.kind != "elem" else lv.size
+        integer = all(getattr(c[0], "is_integer", False) for c in clauses)
+        boolean = all(isinstance(c[0], sp.logic.boolalg.Boolean) and not isinstance(c[0], sp.Expr)
+                      for c in clauses)
+        dtype = ", dtype=bool" if boolean else ", dtype=int" if integer else ""
+        self.emit(f"{out} = {self.xp}.empty({size}{dtype})")
+        remaining = None
+        for k, (expr, cond) in enumerate(clauses):
+            last = k == len(clauses) - 1 or cond == sp.true
+            if last:
+                m = f"~{remaining}" if remaining else None
+                if m is None:
+                    self.emit(f"{out}[...] = {self.value(expr, lv)}")
+                    break
+                mname = self.fresh("m")
+                self.emit(f"{mname} = {m}")
+            else:
+                c_code = self.value(cond, lv)
+                if c_code in ("True", "False"):
+                    c_code = f"{self.xp}.full({size}, {c_code})"
+                mname = self.fresh("m")
+                if remaining:
+                    self.emit(f"{mname} = ~{remaining} & ({c_code})")
+                    nxt = self.fresh("m")
+                    self.emit(f"{nxt} = {remaining} | {mname}")
+                else:
+                    self.emit(f"{mname} = {self.xp}.asarray({c_code}, dtype=bool)")
+                    nxt = mname
+            self._masked_assign(out, mname, expr, lv)
+            if last:
+                break
+            remaining = nxt
+        return out
+
+    def _masked_assign(self, out: str, mask: str, expr, lv: Level) -> None:
+        sub = Level(lv, "mask", mask=mask, size=f"{self.xp}.count_nonzero({mask})")
+        sub.index_code = {}
+        self.emit(f"if {self.xp}.any({mask}):")
+        self.indent += 1
+        code = self.value(expr, sub)
+        self.emit(f"{out}[{mask}] = {code}")
+        self.indent -= 1
+
+    def _scalar_piecewise(self, clauses, lv: Level) -> str:
+        out = self.fresh("pw")
+        for k, (expr, cond) in enumerate(clauses):
+            if cond == sp.true or k == len(clauses) - 1:
+                if k == 0:
+                    return self.value(expr, lv)
+                self.emit("else:")
+            else:
+                c = self.value(cond, lv)
+                self.emit(f"{'if' if k == 0 else 'elif'} {c}:")
+            self.indent += 1
+            sub = Level(lv, "cond")
+            self.emit(f"{out} = {self.value(expr, sub)}")
+            self.indent -= 1
+            if cond == sp.true:
+                break
+        return out
+
+    def _short_circuit(self, e, lv: Level) -> str:
+        is_and = isinstance(e, forms.AndThen)
+        if not self._is_array_level(lv):
+            out = self.fresh("b")
+            first = self.value(e.args[0], lv)
+            self.emit(f"{out} = bool({first})")
+            for a in e.args[1:]:
+                self.emit(f"if {'' if is_and else 'not '}{out}:")
+                self.indent += 1
+                sub = Level(lv, "cond")
+                self.emit(f"{out} = bool({self.value(a, sub)})")
+                self.indent -= 1
+            return out
+        out = self.fresh("b")
+        first = self.value(e.args[0], lv)
+        self.emit(f"{out} = {self.xp}.array({first}, dtype=bool) + {self.xp}.zeros({self._size(lv)}, dtype=bool)")
+        for a in e.args[1:]:
+            sel = self.fresh("m")
+            self.emit(f"{sel} = {out}.copy()" if is_and else f"{sel} = ~{out}")
+            sub = Level(lv, "mask", mask=sel, size=f"{self.xp}.count_nonzero({sel})")
+            self.emit(f"if {self.xp}.any({sel}):")
+            self.indent += 1
+            self.emit(f"{out}[{sel}] = {self.value(a, sub)}")
+            self.indent -= 1
+        return out
+
+
+
+def _number(e) -> str:
+    if e == sp.oo:
+        return "math.inf"
+    if e == -sp.oo:
+        return "-math.inf"
+    if e is sp.nan:
+        return "math.nan"
+    if e == sp.pi:
+        return repr(math.pi)
+    if e == sp.E:
+        return repr(math.e)
+    if e.is_Integer:
+        return str(int(e))
+    v = float(e)
+    return repr(v)
+
+
+def _is_atom_code(code: str) -> bool:
+    return code.replace("_", "").replace(".", "").isalnum() or _is_number(code)
+
+
+def _is_number(code: str) -> bool:
+    try:
+        float(code)
+        return True
+    except ValueError:
+        return False
+
+
+def _is_int_literal(code: str) -> bool:
+    return code.lstrip("-").isdigit()
+
+
+def _ident(name: str) -> str:
+    out = "".join(c if c.isalnum() else "_" for c in name).strip("_")
+    return out or "v"

@@ -1,0 +1,533 @@
+"""The glue: a :class:`~coarsen_nb.plan.Plan` → one Python module's source text.
+
+The outer level is algorithmic differentiation at SOI granularity.  The
+module defines
+
+* ``NAME(*params)`` — the forward function;
+* ``NAME_vjp(*params, _bar=1.0)`` — the forward sweep (recording what the
+  reverse sweep needs), then the SOIs' VJPs in reverse order; returns
+  ``(value, gradients in wrt order)``;
+* ``NAME_jvp(*params, *tangents)`` — tangents carried forward with the values.
+
+Only branch decisions and loop states are recorded: a branch's predicate is
+a value the reverse sweep can read, and an iterated loop stores its μ state
+once per iteration (never one entry per operation); the reverse sweep
+re-runs an iteration's body from its stored state and then its VJP.
+
+The module imports only NumPy (or CuPy) and ``math`` — never coarsen_nb.
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from coarsen_nb import ir, primitives
+from coarsen_nb.errors import CoarsenError
+from coarsen_nb.lower.emit import Printer
+from coarsen_nb.lower.names import Names
+from coarsen_nb.plan import CondStep, IterStep, KernelStep, Plan, PrimStep
+from coarsen_nb.symbolic.diff import vjp as kernel_vjp
+
+_HELPERS = {
+    "_softplus": '''def _softplus(z):
+    """log(1 + exp(z)) without overflow."""
+    return z + math.log1p(math.exp(-z)) if z > 0 else math.log1p(math.exp(z))
+''',
+    "_sigmoid": '''def _sigmoid(z):
+    """1 / (1 + exp(-z)) without overflow."""
+    if z >= 0:
+        return 1.0 / (1.0 + math.exp(-z))
+    ez = math.exp(z)
+    return ez / (1.0 + ez)
+''',
+    "_erf": '''def _erf(x):
+    """erf of an array: math.erf on each element (NumPy has no erf)."""
+    x = xp.asarray(x, dtype=float)
+    return xp.asarray([math.erf(v) for v in x.ravel().tolist()]).reshape(x.shape)
+''',
+    "_prod_except": '''def _prod_except(a):
+    """Products of all other elements, without division (zero-safe)."""
+    v = xp.ravel(a)
+    one = xp.ones(1)
+    pre = xp.cumprod(xp.concatenate([one, v[:-1]]))
+    suf = xp.cumprod(xp.concatenate([one, v[::-1][:-1]]))[::-1]
+    return (pre * suf).reshape(xp.shape(a))
+''',
+}
+
+
+def active_names(plan: Plan, wrt: tuple[str, ...]) -> set[str]:
+    """SSA values that depend on a differentiated parameter (activity analysis)."""
+    active = set(wrt)
+
+    def float_typed(name: str) -> bool:
+        t = plan.types.get(name)
+        return t is not None and t.kind == "float"
+
+    def walk(steps) -> bool:
+        changed = False
+        for s in steps:
+            if isinstance(s, KernelStep):
+                if set(s.kernel.inputs) & active:
+                    for o in s.kernel.outputs:
+                        if float_typed(o.name) and o.name not in active:
+                            active.add(o.name)
+                            changed = True
+            elif isinstance(s, PrimStep):
+                if _differentiable_prim(s.expr) and set(ir.names_used(s.expr)) & active and float_typed(s.name) \
+                        and s.name not in active:
+                    active.add(s.name)
+                    changed = True
+            elif isinstance(s, CondStep):
+                changed |= walk(s.then) | walk(s.orelse)
+                for name, a, b in s.gammas:
+                    if (set(ir.names_used(a)) | set(ir.names_used(b))) & active and float_typed(name) \
+                            and name not in active:
+                        active.add(name)
+                        changed = True
+            else:
+                for name, init, nxt in s.mus:
+                    if (set(ir.names_used(init)) | set(ir.names_used(nxt))) & active and float_typed(name) \
+                            and name not in active:
+                        active.add(name)
+                        changed = True
+                changed |= walk(s.header) | walk(s.body)
+                for out, mu in s.etas:
+                    if mu in active and out not in active:
+                        active.add(out)
+                        changed = True
+        return changed
+
+    while walk(plan.steps):
+        pass
+    return active
+
+
+def _differentiable_prim(e: ir.Expr) -> bool:
+    """Whether an opaque step can carry a derivative (constructors, shapes and lengths cannot)."""
+    if isinstance(e, ir.Call):
+        return e.func not in ("len", "int", "zeros", "ones", "empty", "zeros_like", "ones_like",
+                              "empty_like", "sign", "floor", "ceil")
+    return not isinstance(e, ir.Attr)
+
+
+class ModuleWriter:
+    """Writes the forward, VJP and JVP functions of one plan."""
+
+    def __init__(self, plan: Plan, wrt: tuple[str, ...], xp_module: str = "numpy", header: str = ""):
+        self.plan = plan
+        self.wrt = wrt
+        self.xp_module = xp_module
+        self.header = header
+        self.names = Names(plan.params)
+        self.helpers: set[str] = set()
+        self.uses_math = False
+        self.active = active_names(plan, wrt)
+        self.lines: list[str] = []
+        self.indent = 1
+
+    # -- assembling ------------------------------------------------------------------------
+
+    def source(self) -> str:
+        fwd = self._function(self.plan.name, list(self.plan.params), self._forward_body)
+        rev = self._function(f"{self.plan.name}_vjp", list(self.plan.params) + ["_bar=1.0"], self._vjp_body)
+        tan = self._jvp_source()
+        head = [f'"""{self.header}"""' if self.header else '"""Generated by coarsen_nb."""', "",
+                "import math", "", f"import {self.xp_module} as xp", ""]
+        parts = ["\n".join(head)]
+        for h in sorted(self.helpers):
+            parts.append(_HELPERS[h])
+        parts += [fwd, rev] + ([tan] if tan else [])
+        return "\n\n".join(p.rstrip("\n") for p in parts) + "\n"
+
+    def _function(self, name: str, params: list[str], body) -> str:
+        self.lines = []
+        self.indent = 1
+        body()
+        sig = ", ".join(self.names(p) if "=" not in p else p for p in params)
+        return f"def {name}({sig}):\n" + "\n".join(self.lines) + "\n"
+
+    def emit(self, line: str) -> None:
+        self.lines.append("    " * self.indent + line)
+
+    def py(self, name: str) -> str:
+        return self.names(name)
+
+    def is_array(self, name: str) -> bool:
+        t = self.plan.types.get(name)
+        return bool(t is not None and t.is_array)
+
+    # -- expressions of the IR (opaque steps, control) ------------------------------------
+
+    def code(self, e: ir.Expr) -> str:
+        """An IR expression as Python (for opaque steps and control values)."""
+        if isinstance(e, ir.Name):
+            return self.py(e.id)
+        if isinstance(e, ir.Const):
+            return repr(e.value)
+        if isinstance(e, ir.Undef):
+            return "None"
+        if isinstance(e, ir.BinOp):
+            return f"({self.code(e.left)} {e.op} {self.code(e.right)})"
+        if isinstance(e, ir.UnaryOp):
+            return f"({e.op}{' ' if e.op == 'not' else ''}{self.code(e.operand)})"
+        if isinstance(e, ir.Compare):
+            return f"({self.code(e.left)} {e.op} {self.code(e.right)})"
+        if isinstance(e, ir.BoolOp):
+            return "(" + f" {e.op} ".join(self.code(v) for v in e.values) + ")"
+        if isinstance(e, ir.IfExp):
+            return f"({self.code(e.body)} if {self.code(e.test)} else {self.code(e.orelse)})"
+        if isinstance(e, ir.Index):
+            return f"{self.code(e.value)}[{', '.join(self.code(i) for i in e.index)}]"
+        if isinstance(e, ir.Attr):
+            return f"{self.code(e.value)}.{e.attr}"
+        if isinstance(e, ir.Tuple):
+            return "(" + ", ".join(self.code(v) for v in e.elts) + ("," if len(e.elts) == 1 else "") + ")"
+        if isinstance(e, ir.Call):
+            return self._call_code(e)
+        raise CoarsenError(str(e), message=f"cannot lower {e}")
+
+    def _call_code(self, e: ir.Call) -> str:
+        args = [self.code(a) for a in e.args]
+        f = e.func
+        if f == "len":
+            return f"len({args[0]})"
+        if f in ("int", "float"):
+            return f"{f}({args[0]})"
+        if f == "copy":
+            return f"xp.array({args[0]}, dtype=float)"
+        if f in ("min", "max"):
+            return f"{f}({', '.join(args)})"
+        if f == "abs":
+            return f"abs({args[0]})"
+        if f == "erf":
+            self.helpers.add("_erf")
+            return f"_erf({args[0]})"
+        p = primitives.PRIMITIVES[f]
+        return f"xp.{p.numpy}({', '.join(args)})"
+
+    # -- forward ---------------------------------------------------------------------------------
+
+    def _forward_body(self) -> None:
+        self.steps(self.plan.steps, tape=False)
+        self.emit(f"return {self.code(self.plan.result)}")
+
+    def steps(self, steps, tape: bool) -> None:
+        for s in steps:
+            if isinstance(s, KernelStep):
+                self.kernel(s.kernel)
+            elif isinstance(s, PrimStep):
+                self.prim(s)
+            elif isinstance(s, CondStep):
+                self.cond(s, tape)
+            else:
+                self.iterate(s, tape)
+
+    def printer(self, kernel, extra_leaves=None, extra_temps=None, extra_reads=None) -> Printer:
+        leaves = {s: (self.py(n), self.is_array(n)) for s, n in list(kernel.scalars.items()) +
+                  list(kernel.arrays.items())}
+        leaves.update(extra_leaves or {})
+        reads = {r.symbol: (self.py(r.array), r.index) for r in kernel.reads}
+        reads.update(extra_reads or {})
+        temps = dict(kernel.body)
+        temps.update(extra_temps or {})
+        first_array = next((n for n in kernel.arrays.values()), None)
+        return Printer("xp", lambda s: leaves[s], reads, temps, indent=self.indent, namer=self.names.fresh,
+                       elem_shape=f"{self.py(first_array)}.shape" if first_array else None,
+                       exprs=[o.symbol for o in kernel.outputs])
+
+    def kernel(self, k) -> None:
+        where = f" (line{'s' if len(k.lines) > 1 else ''} {', '.join(map(str, k.lines))})" if k.lines else ""
+        self.emit(f"# SOI {k.index}{where}{': ' + k.note if k.note else ''}")
+        pr = self.printer(k)
+        for o in k.outputs:
+            pr.emit(f"{self.py(o.name)} = {pr.value(o.symbol)}")
+        self._absorb(pr)
+
+    def _absorb(self, pr: Printer) -> None:
+        self.lines += pr.lines
+        if pr.uses_erf:
+            self.helpers.add("_erf")
+        text = "\n".join(pr.lines)
+        for h in ("_softplus", "_sigmoid"):
+            if h + "(" in text:
+                self.helpers.add(h)
+
+    def prim(self, s: PrimStep) -> None:
+        e = s.expr
+        if isinstance(e, ir.Update):
+            tmp = self.names.fresh("upd")
+            self.emit(f"{tmp} = xp.array({self.code(e.array)}, dtype=float)")
+            self.emit(f"{tmp}[{', '.join(self.code(i) for i in e.index)}] = {self.code(e.value)}")
+            self.emit(f"{self.py(s.name)} = {tmp}")
+            return
+        self.emit(f"{self.py(s.name)} = {self.code(e)}")
+
+    def cond(self, s: CondStep, tape: bool) -> None:
+        self.emit(f"if {self.py(s.cond)}:")
+        self.indent += 1
+        self.steps(s.then, tape)
+        for name, a, _ in s.gammas:
+            self.emit(f"{self.py(name)} = {self.code(a)}")
+        self.emit("pass") if not s.then and not s.gammas else None
+        self.indent -= 1
+        self.emit("else:")
+        self.indent += 1
+        self.steps(s.orelse, tape)
+        for name, _, b in s.gammas:
+            self.emit(f"{self.py(name)} = {self.code(b)}")
+        self.emit("pass") if not s.orelse and not s.gammas else None
+        self.indent -= 1
+
+    def _state(self, s: IterStep) -> str:
+        names = [self.py(n) for n, _, _ in s.mus]
+        return ", ".join(names) + ("," if len(names) == 1 else "")
+
+    def tape_name(self, s: IterStep) -> str:
+        return "_tape_" + self.py(s.label)
+
+    def iterate(self, s: IterStep, tape: bool) -> None:
+        self.emit(f"# loop at line {s.line}, run iteration by iteration{': ' + s.note if s.note else ''}")
+        if s.mus:
+            self.emit(f"{self._state(s)} = {', '.join(self.code(i) for _, i, _ in s.mus)}")
+        if tape:
+            self.emit(f"{self.tape_name(s)} = []")
+        self.emit("while True:")
+        self.indent += 1
+        self.steps(s.header, tape=False)
+        self.emit(f"if not {self.py(s.cond)}:")
+        self.emit("    break")
+        if tape:
+            self.emit(f"{self.tape_name(s)}.append(({self._state(s)}))")
+        self.steps(s.body, tape)
+        if s.mus:
+            self.emit(f"{self._state(s)} = {', '.join(self.code(x) for _, _, x in s.mus)}")
+        self.indent -= 1
+        for out, mu in s.etas:
+            self.emit(f"{self.py(out)} = {self.py(mu)}")
+
+    # -- reverse ---------------------------------------------------------------------------------
+
+    def _vjp_body(self) -> None:
+        for p in self.plan.params:
+            if p in self.active:
+                self._zero(p)
+        self.steps(self.plan.steps, tape=True)
+        result = self.plan.result
+        self.emit(f"_value = {self.code(result)}")
+        if isinstance(result, ir.Name) and result.id in self.active:
+            self._zero_region(self.plan.steps)
+            self.emit(f"{self.names.bar(result.id)} = {self.names.bar(result.id)} + _bar")
+            self.reverse(self.plan.steps)
+        grads = []
+        for p in self.wrt:
+            grads.append(self.names.bar(p) if p in self.active else
+                         (f"xp.zeros(xp.shape({self.py(p)}))" if self.is_array(p) else "0.0"))
+        self.emit(f"return _value, ({', '.join(grads)}{',' if len(grads) == 1 else ''})")
+
+    def _zero(self, name: str) -> None:
+        b = self.names.bar(name)
+        self.emit(f"{b} = xp.zeros(xp.shape({self.py(name)}))" if self.is_array(name) else f"{b} = 0.0")
+
+    def _defined(self, steps) -> list[str]:
+        out = []
+        for s in steps:
+            if isinstance(s, KernelStep):
+                out += s.kernel.output_names
+            elif isinstance(s, PrimStep):
+                out.append(s.name)
+            elif isinstance(s, CondStep):
+                out += [g[0] for g in s.gammas]
+            else:
+                out += [e[0] for e in s.etas]
+        return out
+
+    def _zero_region(self, steps) -> None:
+        for name in self._defined(steps):
+            if name in self.active:
+                self._zero(name)
+
+    def reverse(self, steps) -> None:
+        for s in reversed(steps):
+            if isinstance(s, KernelStep):
+                self.kernel_reverse(s.kernel)
+            elif isinstance(s, PrimStep):
+                self.prim_reverse(s)
+            elif isinstance(s, CondStep):
+                self.cond_reverse(s)
+            else:
+                self.iterate_reverse(s)
+
+    def kernel_reverse(self, k) -> None:
+        outs = {o.name: sp.Symbol("bar:" + o.name, real=True) for o in k.outputs if o.name in self.active}
+        if not outs or not (set(k.inputs) & self.active):
+            return
+        v = kernel_vjp(k, self.active, outs)
+        self.emit(f"# SOI {k.index}: adjoint")
+        leaves = {sym: (self.names.bar(name), self.is_array(name)) for name, sym in outs.items()}
+        pr = self.printer(k, extra_leaves=leaves, extra_temps=v.temps)
+        for name, e in v.scalars:
+            pr.emit(f"{self.names.bar(name)} += {pr.value(e)}")
+        for name, e in v.arrays:
+            pr.emit(f"{self.names.bar(name)} += {pr.value(e)}")
+        for name, idx, e in v.scatters:
+            self._scatter(pr, name, idx, e)
+        self._absorb(pr)
+
+    def _scatter(self, pr: Printer, name: str, idx, e) -> None:
+        binders = set(pr.deps(e)).union(*(pr.deps(sp.sympify(i)) for i in idx))
+        lv = pr.level_for(binders)
+        val = pr.value(e, lv)
+        codes = [pr.value(sp.sympify(i), lv) for i in idx]
+        b = self.names.bar(name)
+        if lv.kind == "root":
+            pr.emit(f"{b}[{', '.join(f'int({c})' for c in codes)}] += {val}")
+        elif len(codes) == 1:
+            pr.emit(f"{b} += xp.bincount({codes[0]} % {b}.shape[0], weights={val} + xp.zeros({lv.size}), "
+                    f"minlength={b}.shape[0])")
+        else:
+            pr.emit(f"xp.add.at({b}, ({', '.join(codes)}), {val})")
+
+    def prim_reverse(self, s: PrimStep) -> None:
+        if s.name not in self.active:
+            return
+        e, bo = s.expr, self.names.bar(s.name)
+
+        def acc(x: ir.Expr, contribution: str) -> None:
+            if isinstance(x, ir.Name) and x.id in self.active:
+                self.emit(f"{self.names.bar(x.id)} += {contribution}")
+
+        if isinstance(e, ir.Call):
+            a = e.args
+            f = e.func
+            if f in ("sum", "copy", "float"):
+                acc(a[0], bo)
+            elif f == "full":
+                acc(a[1], f"xp.sum({bo})")
+            elif f == "mean":
+                acc(a[0], f"{bo} / xp.size({self.code(a[0])})")
+            elif f == "prod":
+                self.helpers.add("_prod_except")
+                acc(a[0], f"{bo} * _prod_except({self.code(a[0])})")
+            elif f in ("amax", "amin"):
+                if isinstance(a[0], ir.Name) and a[0].id in self.active:
+                    pick = "argmax" if f == "amax" else "argmin"
+                    self.emit(f"{self.names.bar(a[0].id)}.flat[xp.{pick}({self.code(a[0])})] += {bo}")
+            elif f in ("dot", "matmul"):
+                self._matmul_reverse(a[0], a[1], bo)
+            else:
+                raise CoarsenError(f, message=f"no derivative rule for {f}() on line {s.line}",
+                                   hint="this primitive ends a segment; rewrite it with loops")
+            return
+        if isinstance(e, ir.BinOp) and e.op == "@":
+            self._matmul_reverse(e.left, e.right, bo)
+            return
+        if isinstance(e, ir.Index):
+            if isinstance(e.value, ir.Name) and e.value.id in self.active:
+                self.emit(f"{self.names.bar(e.value.id)}[{', '.join(self.code(i) for i in e.index)}] += {bo}")
+            return
+        if isinstance(e, ir.Update):
+            idx = ", ".join(self.code(i) for i in e.index)
+            if isinstance(e.value, ir.Name) and e.value.id in self.active:
+                acc(e.value, f"{bo}[{idx}]")
+            if isinstance(e.array, ir.Name) and e.array.id in self.active:
+                tmp = self.names.fresh("ub")
+                self.emit(f"{tmp} = xp.array({bo}, dtype=float)")
+                self.emit(f"{tmp}[{idx}] = 0.0")
+                acc(e.array, tmp)
+            return
+        if isinstance(e, ir.Name):
+            acc(e, bo)
+            return
+        raise CoarsenError(str(e), message=f"no derivative rule for `{e}` on line {s.line}",
+                           hint="rewrite this step with arithmetic on scalars or arrays")
+
+    def _matmul_reverse(self, x: ir.Expr, y: ir.Expr, bo: str) -> None:
+        xs, ys = self.code(x), self.code(y)
+        if isinstance(x, ir.Name) and x.id in self.active:
+            self.emit(f"{self.names.bar(x.id)} += _mm_left({bo}, {ys}, {xs})")
+            self.helpers.add("_mm")
+        if isinstance(y, ir.Name) and y.id in self.active:
+            self.emit(f"{self.names.bar(y.id)} += _mm_right({bo}, {xs}, {ys})")
+            self.helpers.add("_mm")
+
+    def cond_reverse(self, s: CondStep) -> None:
+        self.emit(f"if {self.py(s.cond)}:")
+        for arm, pick in ((s.then, 1), (s.orelse, 2)):
+            self.indent += 1
+            self._zero_region(arm)
+            for g in s.gammas:
+                src = g[pick]
+                if g[0] in self.active and isinstance(src, ir.Name) and src.id in self.active:
+                    self.emit(f"{self.names.bar(src.id)} += {self.names.bar(g[0])}")
+            self.reverse(arm)
+            self.emit("pass")
+            self.indent -= 1
+            if pick == 1:
+                self.emit("else:")
+
+    def iterate_reverse(self, s: IterStep) -> None:
+        active_mus = [(n, i, x) for n, i, x in s.mus if n in self.active]
+        for out, mu in s.etas:
+            if mu in self.active:
+                self.emit(f"{self.names.bar(mu)} = {self.names.bar(out)}")
+        eta_mus = {mu for _, mu in s.etas}
+        for n, _, _ in active_mus:
+            if n not in eta_mus:
+                self._zero(n)
+        tape = self.tape_name(s)
+        k = self.names.fresh("k")
+        self.emit(f"for {k} in range(len({tape}) - 1, -1, -1):")
+        self.indent += 1
+        self.emit(f"{self._state(s)} = {tape}[{k}]")
+        self.steps(s.header, tape=False)
+        self.steps(s.body, tape=True)
+        carried = []
+        for n, _, _ in active_mus:
+            c = self.names.fresh("carry")
+            carried.append((n, c))
+            self.emit(f"{c} = {self.names.bar(n)}")
+            self._zero(n)
+        self._zero_region(list(s.header) + list(s.body))
+        for (n, _, nxt), (_, c) in zip(active_mus, carried, strict=True):
+            if isinstance(nxt, ir.Name) and nxt.id in self.active:
+                self.emit(f"{self.names.bar(nxt.id)} += {c}")
+        self.reverse(s.body)
+        self.reverse(s.header)
+        self.indent -= 1
+        for n, init, _ in active_mus:
+            if isinstance(init, ir.Name) and init.id in self.active:
+                self.emit(f"{self.names.bar(init.id)} += {self.names.bar(n)}")
+
+    # -- forward mode ------------------------------------------------------------------------------
+
+    def _jvp_source(self) -> str | None:
+        """The JVP function, written by :mod:`coarsen_nb.lower.tangent` (None until it can be)."""
+        try:
+            from coarsen_nb.lower.tangent import write_jvp
+        except ImportError:
+            return None
+        return write_jvp(self)
+
+
+_HELPERS["_mm"] = '''def _mm_left(g, y, x):
+    """Adjoint of x in x @ y, for vectors and matrices."""
+    if xp.ndim(x) == 1 and xp.ndim(y) == 1:
+        return g * y
+    if xp.ndim(x) == 1:
+        return y @ g
+    if xp.ndim(y) == 1:
+        return xp.outer(g, y)
+    return g @ y.T
+
+
+def _mm_right(g, x, y):
+    """Adjoint of y in x @ y, for vectors and matrices."""
+    if xp.ndim(x) == 1 and xp.ndim(y) == 1:
+        return g * x
+    if xp.ndim(x) == 1:
+        return xp.outer(x, g)
+    if xp.ndim(y) == 1:
+        return x.T @ g
+    return x.T @ g
+'''

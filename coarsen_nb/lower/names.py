@@ -1,0 +1,61 @@
+"""SSA names → readable, unique Python identifiers for generated code."""
+
+from __future__ import annotations
+
+import keyword
+
+RESERVED = {"xp", "math", "np", "cupy"}
+
+
+class Names:
+    """``s.2`` → ``s_2``, ``$k1.2`` → ``k1_2``, ``h3:x.1`` → ``h3_x_1``; unique and stable."""
+
+    def __init__(self, params=()):
+        self.map: dict[str, str] = {}
+        self.taken: set[str] = set(RESERVED)
+        for p in params:
+            self(p)
+
+    def __call__(self, name: str) -> str:
+        if name in self.map:
+            return self.map[name]
+        base = "".join(c if c.isalnum() or c == "_" else "_" for c in name).strip("_") or "v"
+        if base[0].isdigit():
+            base = "v" + base
+        cand = base
+        k = 1
+        while cand in self.taken or keyword.iskeyword(cand):
+            k += 1
+            cand = f"{base}_{k}" if not base.endswith("_") else f"{base}{k}"
+        self.taken.add(cand)
+        self.map[name] = cand
+        return cand
+
+    def bar(self, name: str) -> str:
+        """The adjoint variable of SSA value ``name``."""
+        return self._derived("b_", name)
+
+    def tangent(self, name: str) -> str:
+        return self._derived("d_", name)
+
+    def _derived(self, prefix: str, name: str) -> str:
+        key = prefix + "\0" + name
+        if key not in self.map:
+            base = prefix + self(name)
+            cand, k = base, 1
+            while cand in self.taken:
+                k += 1
+                cand = f"{base}_{k}"
+            self.taken.add(cand)
+            self.map[key] = cand
+        return self.map[key]
+
+    def fresh(self, hint: str) -> str:
+        base = "_" + "".join(c if c.isalnum() else "_" for c in hint).strip("_")
+        k = 1
+        cand = f"{base}{k}"
+        while cand in self.taken:
+            k += 1
+            cand = f"{base}{k}"
+        self.taken.add(cand)
+        return cand

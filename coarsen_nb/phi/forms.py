@@ -1,0 +1,266 @@
+"""SymPy node types for the lifted forms of loops.
+
+A closed-form loop is a *reduction over an index range*.  We keep our own
+small node classes instead of :class:`sympy.Sum` because the index range has
+a step, its upper bound is exclusive (Python's ``range``), and the lowering
+needs to see the structure as is (SymPy's ``Sum`` tries to evaluate itself).
+
+* ``RSum(body, k, start, stop, step)``  Σ over k in range(start, stop, step)
+* ``RProd(...)``, ``RMax(...)``, ``RMin(...)`` likewise with ×, max, min
+* ``RWrite(init, body, k, start, stop, step, i1, ...)``: ``init`` with
+  ``[i1, ...] = body`` at every k — the closed form of an ``out[i] = ...`` loop
+* ``Softplus(z)`` = log(1 + exp(z)), printed as a guarded form
+
+Their ``body`` is usually a temp symbol of a kernel (see :mod:`coarsen_nb.plan`);
+:meth:`Kernel.exprs` substitutes temps, so a printed SOI shows the whole Σ.
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+REDUCTIONS = {}
+
+
+class _Reduction(sp.Function):
+    """Base class: not evaluated, printed as the big operator."""
+
+    kind = ""
+    symbol = ""
+
+    @classmethod
+    def eval(cls, *args):
+        return None
+
+    @property
+    def body(self):
+        return self.args[0]
+
+    @property
+    def index(self):
+        return self.args[1]
+
+    @property
+    def bounds(self):
+        return self.args[2], self.args[3], self.args[4]
+
+    def _latex(self, printer):
+        body, k, start, stop, step = self.args[:5]
+        step_txt = "" if step == 1 else rf",\ \mathrm{{step}}\ {printer._print(step)}"
+        return (rf"{self.symbol}_{{{printer._print(k)}={printer._print(start)}}}^{{{printer._print(stop - 1)}"
+                rf"{step_txt}}} \left({printer._print(body)}\right)")
+
+    def _sympystr(self, printer):
+        body, k, start, stop, step = self.args[:5]
+        return f"{self.kind}({printer._print(body)}, {k} in range({start}, {stop}, {step}))"
+
+
+def _register(cls):
+    REDUCTIONS[cls.kind] = cls
+    return cls
+
+
+@_register
+class RSum(_Reduction):
+    kind, symbol, nargs = "sum", r"\sum", 5
+
+
+@_register
+class RProd(_Reduction):
+    kind, symbol, nargs = "prod", r"\prod", 5
+
+
+@_register
+class RMax(_Reduction):
+    kind, symbol, nargs = "max", r"\max", 5
+
+
+@_register
+class RMin(_Reduction):
+    kind, symbol, nargs = "min", r"\min", 5
+
+
+class RWrite(sp.Function):
+    """``init`` with ``init[idx] = body`` for every k in range: an array value."""
+
+    @classmethod
+    def eval(cls, *args):
+        return None
+
+    def _latex(self, printer):
+        init, body, k, start, stop, step, *idx = self.args
+        ind = ", ".join(printer._print(i) for i in idx)
+        return (rf"{printer._print(init)}\left[{ind}\right] \leftarrow {printer._print(body)}"
+                rf"\ \forall\, {printer._print(k)} \in [{printer._print(start)}, {printer._print(stop)})")
+
+
+class Softplus(sp.Function):
+    """log(1 + exp(z)), lowered as a guarded, overflow-free form."""
+
+    nargs = 1
+
+    def fdiff(self, argindex=1):
+        return Sigmoid(self.args[0])
+
+    def _latex(self, printer):
+        return rf"\operatorname{{softplus}}\left({printer._print(self.args[0])}\right)"
+
+
+class Sigmoid(sp.Function):
+    """1 / (1 + exp(-z)), lowered without overflow."""
+
+    nargs = 1
+
+    def fdiff(self, argindex=1):
+        z = self.args[0]
+        return Sigmoid(z) * (1 - Sigmoid(z))
+
+    def _latex(self, printer):
+        return rf"\sigma\left({printer._print(self.args[0])}\right)"
+
+
+class Log1p(sp.Function):
+    nargs = 1
+
+    def fdiff(self, argindex=1):
+        return 1 / (1 + self.args[0])
+
+    def _latex(self, printer):
+        return rf"\operatorname{{log1p}}\left({printer._print(self.args[0])}\right)"
+
+
+class Expm1(sp.Function):
+    nargs = 1
+
+    def fdiff(self, argindex=1):
+        return sp.exp(self.args[0])
+
+    def _latex(self, printer):
+        return rf"\operatorname{{expm1}}\left({printer._print(self.args[0])}\right)"
+
+
+class Erf(sp.Function):
+    """erf, kept as our own node so that lowering picks a NumPy-only implementation."""
+
+    nargs = 1
+
+    def fdiff(self, argindex=1):
+        z = self.args[0]
+        return 2 / sp.sqrt(sp.pi) * sp.exp(-z**2)
+
+    def _latex(self, printer):
+        return rf"\operatorname{{erf}}\left({printer._print(self.args[0])}\right)"
+
+
+def stabilize(e: sp.Expr) -> sp.Expr:
+    """Rewrite numerically fragile patterns: log(1+exp(z)) → softplus(z), log(1+x) → log1p(x)."""
+
+    def rule(node):
+        if isinstance(node, sp.log) and isinstance(node.args[0], sp.Add):
+            a = node.args[0]
+            if len(a.args) == 2 and sp.S.One in a.args:
+                other = a.args[0] if a.args[1] == 1 else a.args[1]
+                if isinstance(other, sp.exp):
+                    return Softplus(other.args[0])
+                return Log1p(other)
+        return node
+
+    return e.replace(lambda n: isinstance(n, sp.log), rule)
+
+
+class AndThen(sp.logic.boolalg.BooleanFunction):
+    """``a and b`` with Python's order kept: ``b`` is only evaluated where ``a`` holds.
+
+    SymPy's ``And`` sorts its arguments, which would lose the guard in
+    ``x > 0 and log(x) < 1``; lowering evaluates ``b`` under the mask of ``a``.
+    """
+
+    @classmethod
+    def eval(cls, *args):
+        if any(a == sp.false for a in args):
+            return sp.false
+        rest = [a for a in args if a != sp.true]
+        if not rest:
+            return sp.true
+        if len(rest) == 1:
+            return rest[0]
+        if len(rest) != len(args):
+            return cls(*rest)
+        return None
+
+
+class OrElse(sp.logic.boolalg.BooleanFunction):
+    """``a or b`` with Python's order kept: ``b`` is only evaluated where ``a`` fails."""
+
+    @classmethod
+    def eval(cls, *args):
+        if any(a == sp.true for a in args):
+            return sp.true
+        rest = [a for a in args if a != sp.false]
+        if not rest:
+            return sp.false
+        if len(rest) == 1:
+            return rest[0]
+        if len(rest) != len(args):
+            return cls(*rest)
+        return None
+
+
+# ---- nodes that only derivative code uses ----------------------------------------
+
+
+class ElemSum(sp.Function):
+    """Σ over all elements of an elementwise array value (the adjoint of a broadcast scalar)."""
+
+    nargs = 1
+
+    @classmethod
+    def eval(cls, *args):
+        return None
+
+    def _latex(self, printer):
+        return rf"\sum_{{\mathrm{{elements}}}} {printer._print(self.args[0])}"
+
+
+class ProdExcept(sp.Function):
+    """Π_{l ≠ k} g_l over the range of ``k``: the zero-safe partial of a product (no division)."""
+
+    nargs = 5
+
+    @classmethod
+    def eval(cls, *args):
+        return None
+
+    def _latex(self, printer):
+        body, k = self.args[:2]
+        return rf"\prod_{{l \ne {printer._print(k)}}} \left({printer._print(body)}\right)_l"
+
+
+class ArgOneHot(sp.Function):
+    """1 at the first arg-max (arg-min) of ``body`` over the range of ``k``, else 0."""
+
+    nargs = 6
+
+    @classmethod
+    def eval(cls, *args):
+        return None
+
+    def _latex(self, printer):
+        body, k = self.args[:2]
+        return rf"\mathbb{{1}}\left[{printer._print(k)} = \arg\max {printer._print(body)}\right]"
+
+
+class Gather(sp.Function):
+    """``array[i1, ...]`` of an array-valued symbol inside a level (adjoint of a write)."""
+
+    @classmethod
+    def eval(cls, *args):
+        return None
+
+
+class Unwritten(sp.Function):
+    """``array`` with zeros where the write loop ``(k, start, stop, step, idx...)`` stored values."""
+
+    @classmethod
+    def eval(cls, *args):
+        return None

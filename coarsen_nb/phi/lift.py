@@ -1,0 +1,375 @@
+"""Gated tree → :class:`~coarsen_nb.plan.Plan`: SOIs lifted to SymPy.
+
+Three modes give the three points of the design space in one pipeline:
+
+``"phi"``       the phi-calculus: γ → ``Piecewise`` inside a kernel, loops whose
+                μs have a closed form (see :mod:`.recurrences`) → reductions over
+                an index range, everything else iterated with symbolic bodies;
+``"block"``     SOIs never cross a φ (the paper's "without phi-calculus"
+                ablation): straight-line code of one block per kernel, ``if`` s as
+                real branches, every loop iterated;
+``"operator"``  L = 1: every operation its own kernel — classic operator-level AD.
+
+A kernel is closed (and a new one opened) at every opaque step, iterated loop
+and real branch, and when it reaches ``max_soi`` operations; a value used
+more than ``reuse`` times is kept as a named temp of its kernel instead of
+being substituted into its users (the reuse-centric rule).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import sympy as sp
+
+from coarsen_nb import ir
+from coarsen_nb.errors import CoarsenError
+from coarsen_nb.phi import recurrences
+from coarsen_nb.phi.gate import GatedFunction, If, Let, Loop
+from coarsen_nb.phi.symbols import NotSymbolic, symbol, to_sympy
+from coarsen_nb.phi.types import T
+from coarsen_nb.plan import CondStep, IterStep, Kernel, KernelStep, Output, Plan, PrimStep, Read
+
+_OPAQUE_CALLS = {"sum", "mean", "prod", "amax", "amin", "dot", "matmul", "len", "int", "zeros", "ones", "empty",
+                 "full", "zeros_like", "ones_like", "empty_like", "copy"}
+
+
+def lift(g: GatedFunction, types: dict[str, T], mode: str = "phi", max_soi: float | None = None,
+         reuse: float | None = None) -> Plan:
+    """Lift the gated function ``g`` with value types ``types`` into a plan of SOIs."""
+    if mode not in ("phi", "block", "operator"):
+        raise ValueError(f"unknown lifting mode {mode!r}")
+    lifter = _Lifter(g, types, mode, math.inf if max_soi is None else max_soi,
+                     math.inf if reuse is None else reuse)
+    steps = lifter.region(g.body)
+    return Plan(g.name, g.params, tuple(steps), g.result, types)
+
+
+def use_counts(g: GatedFunction) -> Counter:
+    """How many times each SSA name is read in ``g`` (the reuse measure)."""
+    counts: Counter = Counter(ir.names_used(g.result))
+
+    def walk(nodes) -> None:
+        for n in nodes:
+            if isinstance(n, Let):
+                counts.update(ir.names_used(n.value))
+            elif isinstance(n, If):
+                counts[n.cond] += 1
+                walk(n.then)
+                walk(n.orelse)
+                walk(n.gammas)
+            else:
+                walk(n.mus)
+                walk(n.header)
+                counts[n.cond] += 1
+                walk(n.body)
+                walk(n.etas)
+                for e in (n.info.start, n.info.stop, n.info.step):
+                    if e is not None:
+                        counts.update(ir.names_used(e))
+
+    walk(g.body)
+    return counts
+
+
+class _KernelBuilder:
+    """The open kernel of a region: straight-line values being merged into one SOI."""
+
+    def __init__(self, lifter: _Lifter):
+        self.lifter = lifter
+        self.scalars: dict[sp.Symbol, str] = {}
+        self.arrays: dict[sp.Symbol, str] = {}
+        self.reads: dict[tuple, Read] = {}
+        self.body: list[tuple[sp.Symbol, sp.Basic]] = []
+        self.env: dict[str, sp.Basic] = {}          # SSA name -> expression inside this kernel
+        self.defined: list[str] = []                # SSA names this kernel defines, in order
+        self.lines: list[int] = []
+        self.ops = 0
+        self.note = ""
+
+    def empty(self) -> bool:
+        return not self.defined
+
+    def input(self, name: str) -> sp.Basic:
+        if name in self.env:
+            return self.env[name]
+        t = self.lifter.types.get(name)
+        if t is None or t.kind in ("undef", "shape", "tuple"):
+            raise NotSymbolic(f"{name} has no scalar value")
+        s = symbol(name, t.kind)
+        if t.is_array:
+            self.arrays[s] = name
+        else:
+            self.scalars[s] = name
+        self.env[name] = s
+        return s
+
+    def read(self, array: str, index: tuple) -> sp.Symbol:
+        key = (array, index)
+        if key not in self.reads:
+            k = len(self.reads) + 1
+            s = sp.Symbol(f"{array}[{', '.join(map(str, index))}]#{k}", real=True)
+            self.reads[key] = Read(s, array, index)
+        return self.reads[key].symbol
+
+    def index_read(self, array: str, index: tuple) -> sp.Symbol:
+        """``array[index]`` as a :class:`Read` symbol; ``array`` must come from outside the kernel."""
+        t = self.lifter.types.get(array)
+        if array in self.defined or t is None or not t.is_array or len(index) != t.ndim:
+            raise NotSymbolic("not an element read")
+        for i in index:
+            if isinstance(i, sp.Basic) and not (i.is_integer or i.is_Integer):
+                raise NotSymbolic("non-integer index")
+        return self.read(array, index)
+
+    def snapshot(self):
+        return (dict(self.scalars), dict(self.arrays), dict(self.reads), list(self.body), dict(self.env),
+                list(self.defined), list(self.lines), self.ops, self.note)
+
+    def restore(self, snap) -> None:
+        (self.scalars, self.arrays, self.reads, self.body, self.env, self.defined, self.lines, self.ops,
+         self.note) = snap
+
+    def define(self, name: str, expr: sp.Basic, line: int, materialize: bool) -> None:
+        self.ops += int(sp.count_ops(expr)) if isinstance(expr, sp.Basic) else 0
+        if materialize and isinstance(expr, sp.Expr) and not expr.is_Atom:
+            s = symbol(name, self.lifter.types[name].kind)
+            self.body.append((s, expr))
+            expr = s
+        self.env[name] = expr
+        self.defined.append(name)
+        if line:
+            self.lines.append(line)
+
+    def temp(self, name: str, expr: sp.Basic, kind: str = "float") -> sp.Symbol:
+        s = symbol(name, kind)
+        self.body.append((s, expr))
+        return s
+
+    def close(self, live_after: set[str]) -> Kernel | None:
+        """The finished kernel; outputs are the values read after it."""
+        outs = []
+        for name in self.defined:
+            if name not in live_after:
+                continue
+            e = self.env[name]
+            if isinstance(e, sp.Symbol) and any(s == e for s, _ in self.body):
+                outs.append(Output(name, e))
+            else:
+                s = symbol(name + "'", self.lifter.types[name].kind) if isinstance(e, sp.Symbol) else \
+                    symbol(name, self.lifter.types[name].kind)
+                self.body.append((s, e))
+                outs.append(Output(name, s))
+        if not outs:
+            return None
+        k = Kernel(0, (), dict(self.scalars), dict(self.arrays), tuple(self.reads.values()), list(self.body),
+                   tuple(outs), tuple(sorted(set(self.lines))), self.note)
+        return k
+
+
+class _Lifter:
+    def __init__(self, g: GatedFunction, types: dict[str, T], mode: str, max_soi: float, reuse: float):
+        self.g = g
+        self.types = types
+        self.mode = mode
+        self.max_soi = max_soi
+        self.reuse = reuse
+        self.uses = use_counts(g)
+        self.live_after_cache: dict[int, set[str]] = {}
+
+    # -- regions -----------------------------------------------------------------
+
+    def region(self, nodes, tail_uses: set[str] | None = None) -> list:
+        """Steps for ``nodes``; ``tail_uses`` are names read after the region."""
+        nodes = list(nodes)
+        tail = set(tail_uses or set()) | set(ir.names_used(self.g.result))
+        later = _uses_after(nodes, tail)
+        steps: list = []
+        kb = _KernelBuilder(self)
+
+        def flush(k: int) -> None:
+            nonlocal kb
+            if not kb.empty():
+                kern = kb.close(later[k])
+                if kern is not None:
+                    steps.append(KernelStep(kern))
+            kb = _KernelBuilder(self)
+
+        for k, n in enumerate(nodes):
+            if isinstance(n, Let):
+                if self._opaque(n):
+                    flush(k)
+                    steps.append(PrimStep(n.name, n.value, n.line))
+                    continue
+                if self.mode == "operator" and not kb.empty():
+                    flush(k)
+                try:
+                    expr = to_sympy(n.value, kb.input, kb.index_read)
+                except NotSymbolic:
+                    flush(k)
+                    steps.append(PrimStep(n.name, n.value, n.line))
+                    continue
+                kb.define(n.name, expr, n.line, self._materialize(n.name))
+                if kb.ops >= self.max_soi:
+                    flush(k + 1)
+            elif isinstance(n, If):
+                if self.mode == "phi" and self._pure(n):
+                    try:
+                        self._if_into(kb, n)
+                        if kb.ops >= self.max_soi:
+                            flush(k + 1)
+                        continue
+                    except NotSymbolic:
+                        pass
+                flush(k)
+                steps.append(self._cond(n, later[k + 1]))
+            else:
+                if self.mode == "phi" and not n.info.early_exit:
+                    closed = recurrences.closed_form(self, kb, n)
+                    if closed:
+                        if kb.ops >= self.max_soi:
+                            flush(k + 1)
+                        continue
+                flush(k)
+                steps.append(self._iterate(n, later[k + 1]))
+        flush(len(nodes))
+        return steps
+
+    def _materialize(self, name: str) -> bool:
+        return self.mode != "phi" or self.uses[name] > self.reuse
+
+    def _opaque(self, n: Let) -> bool:
+        v = n.value
+        if isinstance(v, ir.Call) and v.func in _OPAQUE_CALLS:
+            return True
+        if isinstance(v, ir.BinOp) and v.op == "@":
+            return True
+        if isinstance(v, (ir.Update, ir.Attr, ir.Tuple)):
+            return True
+        if isinstance(v, ir.Index):
+            t = self.types.get(n.name)
+            base = self.types.get(v.value.id) if isinstance(v.value, ir.Name) else None
+            return t is None or t.is_array or t.kind == "shape" or base is None or base.kind == "shape"
+        t = self.types.get(n.name)
+        return t is not None and t.kind in ("shape", "tuple")
+
+    def _pure(self, n: If) -> bool:
+        def ok(nodes) -> bool:
+            for m in nodes:
+                if isinstance(m, Loop):
+                    return False
+                if isinstance(m, If) and not ok(m.then + m.orelse):
+                    return False
+                if isinstance(m, Let) and self._opaque(m):
+                    return False
+            return True
+
+        return ok(n.then) and ok(n.orelse)
+
+    def _if_into(self, kb: _KernelBuilder, n: If) -> None:
+        """Merge a pure ``if`` into the open kernel: arm values inline into γ Piecewise."""
+        saved = dict(kb.env)
+        arm_env: dict[str, sp.Basic] = {}
+
+        def arm(nodes):
+            for m in nodes:
+                if isinstance(m, Let):
+                    arm_env[m.name] = to_sympy(m.value, lookup, index)
+                else:
+                    arm(m.then)
+                    arm(m.orelse)
+                    for gm in m.gammas:
+                        arm_env[gm.name] = to_sympy(gm.value, lookup, index)
+
+        def lookup(name: str):
+            return arm_env[name] if name in arm_env else kb.input(name)
+
+        def index(array, idx):
+            if array in arm_env:
+                raise NotSymbolic("read of an array made in the branch")
+            return kb.index_read(array, idx)
+
+        arm(n.then)
+        arm(n.orelse)
+        for gm in n.gammas:
+            expr = to_sympy(gm.value, lookup, index)
+            kb.define(gm.name, expr, gm.line, self._materialize(gm.name))
+        kb.env.update({k: v for k, v in saved.items() if k not in kb.env})
+
+    # -- real branches and iterated loops ----------------------------------------------
+
+    def _cond(self, n: If, after: set[str]) -> CondStep:
+        gam_uses = set()
+        for gm in n.gammas:
+            gam_uses |= set(ir.names_used(gm.value))
+        then = self.region(n.then, after | gam_uses)
+        orelse = self.region(n.orelse, after | gam_uses)
+        gammas = tuple((gm.name, gm.value.if_true, gm.value.if_false) for gm in n.gammas)
+        return CondStep(n.cond, tuple(then), tuple(orelse), gammas, n.line)
+
+    def _iterate(self, n: Loop, after: set[str]) -> IterStep:
+        nexts = set()
+        for m in n.mus:
+            nexts |= set(ir.names_used(m.value.next))
+        header = self.region(n.header, nexts | {n.cond} | set(_names_read(n.body)) | after)
+        body = self.region(n.body, nexts | {m.name for m in n.mus})
+        mus = tuple((m.name, m.value.init, m.value.next) for m in n.mus)
+        etas = tuple((e.name, e.value.value.id) for e in n.etas)
+        return IterStep(n.label, mus, tuple(header), n.cond, tuple(body), etas, n.info.line)
+
+
+def _names_read(nodes) -> list[str]:
+    out: list[str] = []
+    for n in nodes:
+        if isinstance(n, Let):
+            out += ir.names_used(n.value)
+        elif isinstance(n, If):
+            out.append(n.cond)
+            out += _names_read(n.then) + _names_read(n.orelse) + _names_read(n.gammas)
+        else:
+            out += _names_read(n.mus) + _names_read(n.header) + [n.cond] + _names_read(n.body) + \
+                _names_read(n.etas)
+            for e in (n.info.start, n.info.stop, n.info.step):
+                if e is not None:
+                    out += ir.names_used(e)
+    return out
+
+
+def _uses_after(nodes: list, tail: set[str]) -> list[set[str]]:
+    """For each position k, the names read by nodes[k:] or after the region."""
+    out = [set() for _ in range(len(nodes) + 1)]
+    acc = set(tail)
+    out[len(nodes)] = set(acc)
+    for k in range(len(nodes) - 1, -1, -1):
+        acc |= set(_names_read([nodes[k]]))
+        out[k] = set(acc)
+    return out
+
+
+def check_defined(plan: Plan) -> None:
+    """Every step's inputs are defined before it (a lifting post-condition)."""
+    defined = set(plan.params)
+
+    def walk(steps, scope):
+        scope = set(scope)
+        for s in steps:
+            if isinstance(s, KernelStep):
+                for name in s.kernel.inputs:
+                    if name not in scope:
+                        raise CoarsenError("internal", message=f"SOI {s.kernel.index} reads {name} before it is defined")
+                scope |= set(s.kernel.output_names)
+            elif isinstance(s, PrimStep):
+                scope.add(s.name)
+            elif isinstance(s, CondStep):
+                walk(s.then, scope)
+                walk(s.orelse, scope)
+                scope |= {g[0] for g in s.gammas}
+            else:
+                inner = scope | {m[0] for m in s.mus}
+                inner = walk(s.header, inner)
+                walk(s.body, inner)
+                scope |= {e[0] for e in s.etas}
+        return scope
+
+    walk(plan.steps, defined)

@@ -1,0 +1,261 @@
+"""Loop μs → closed forms (the phi-calculus for loops).
+
+A ``for k in range(a, b, s)`` loop without an early exit is lifted without
+unrolling: its body is lifted once to SymPy with k as a symbol, each μ's
+``next`` is matched against the classes below, and each η becomes a closed
+form over the index range (a reduction node of :mod:`.forms`).  The body's
+size — never the trip count — decides the size of the result.
+
+=========  ==============================  ======================================
+class      μ: v ← ...                      η: v_N =
+=========  ==============================  ======================================
+counter    k + s                           (the index k itself inside the body)
+sum        v + g(k)                        init + Σ_k g(k)
+product    v · g(k)                        init · Π_k g(k)
+max / min  max(v, g(k)), γ(g > v, g, v)     max(init, max_k g(k))
+linear C6  a·v + b   (a, b invariant)      aᴺ·init + Σ_p b·a^{N-1-p}
+linear C7  a·v + b(k) (a invariant)        aᴺ·init + Σ_p b(k_p)·a^{N-1-p}
+write      update(v, [i(k)], g(k))         init with [i(k)] = g(k) for every k
+=========  ==============================  ======================================
+
+g, a, b must not depend on any μ of the loop (other than through k).  Inner
+loops nest: an inner closed form is a reduction whose bounds may depend on the
+outer k (triangular loops).  A loop that fits none of these (a nonlinear
+recurrence, C8 with a(k), an early exit) is left to be iterated with a
+symbolic body — :class:`~coarsen_nb.plan.IterStep`.
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from coarsen_nb import ir
+from coarsen_nb.phi.forms import RMax, RMin, RProd, RSum, RWrite
+from coarsen_nb.phi.gate import If, Let, Loop
+from coarsen_nb.phi.symbols import NotSymbolic, gamma, to_sympy
+
+
+class _Write:
+    """The lifted ``update(array, [idx], value)`` of a body, until its μ is classified."""
+
+    def __init__(self, base: str, index: tuple, value: sp.Basic):
+        self.base, self.index, self.value = base, index, value
+
+
+def closed_form(lifter, kb, loop: Loop) -> bool:
+    """Lift ``loop`` into the open kernel ``kb`` as closed forms; False (kb unchanged) if it has none."""
+    snap = kb.snapshot()
+    try:
+        env = _lift_loop(lifter, kb, loop, _Scope(kb))
+    except NotSymbolic:
+        kb.restore(snap)
+        return False
+    for name, expr in env.items():
+        kb.define(name, expr, loop.line, materialize=False)
+    kb.lines.append(loop.line)
+    return True
+
+
+class _Scope:
+    """Name lookup inside nested loop bodies: local values first, then the enclosing scope."""
+
+    def __init__(self, kb, parent: _Scope | None = None, invariant_arrays: bool = True):
+        self.kb = kb
+        self.parent = parent
+        self.env: dict[str, object] = {}
+        self.local: set[str] = set()   # names defined in this loop (not invariant)
+
+    def lookup(self, name: str):
+        if name in self.env:
+            v = self.env[name]
+            if isinstance(v, _Write):
+                raise NotSymbolic("array being written")
+            return v
+        return self.parent.lookup(name) if self.parent else self.kb.input(name)
+
+    def defined_here(self, name: str) -> bool:
+        s = self
+        while s is not None:
+            if name in s.local:
+                return True
+            s = s.parent
+        return False
+
+    def index(self, array: str, idx: tuple):
+        if self.defined_here(array):
+            raise NotSymbolic("read of an array that the loop changes")
+        return self.kb.index_read(array, idx)
+
+
+def _lift_loop(lifter, kb, loop: Loop, outer: _Scope) -> dict[str, sp.Basic]:
+    """The closed forms of ``loop``'s ηs, as {eta name: expression} in ``outer``'s terms."""
+    info = loop.info
+    if info.kind != "range" or info.early_exit:
+        raise NotSymbolic("not a counted loop")
+    start, stop, step = (to_sympy(e, outer.lookup, outer.index) for e in (info.start, info.stop, info.step))
+    if not step.is_Integer:
+        raise NotSymbolic("symbolic step")
+    k = sp.Symbol(info.counter, integer=True)
+    scope = _Scope(kb, outer)
+    scope.env[info.counter] = k
+    states: dict[str, sp.Symbol] = {}
+    for m in loop.mus:
+        scope.local.add(m.name)
+        if m.name != info.counter:
+            states[m.name] = sp.Symbol("μ:" + m.name, real=True)
+            scope.env[m.name] = states[m.name]
+    _body(lifter, kb, loop.body, scope)
+    result: dict[str, sp.Basic] = {}
+    etas = {e.value.value.id: e.name for e in loop.etas}
+    trip = sp.Max(0, sp.ceiling((stop - start) / step))
+    for m in loop.mus:
+        if m.name == info.counter:
+            if m.name in etas:
+                raise NotSymbolic("counter used after the loop")
+            continue
+        nxt = m.value.next
+        if not isinstance(nxt, ir.Name):
+            raise NotSymbolic("constant μ")
+        value = scope.env.get(nxt.id) if nxt.id in scope.env else outer.lookup(nxt.id)
+        init = None if isinstance(m.value.init, ir.Undef) else to_sympy(m.value.init, outer.lookup, outer.index)
+        eta = _classify(lifter, kb, m.name, states, value, init, k, (start, stop, step), trip)
+        if m.name in etas:
+            result[etas[m.name]] = eta
+        # a μ whose value is only used inside the loop (an accumulator nobody reads) needs no η
+    return result
+
+
+def _body(lifter, kb, nodes, scope: _Scope) -> None:
+    for n in nodes:
+        if isinstance(n, Let):
+            scope.local.add(n.name)
+            v = n.value
+            if isinstance(v, ir.Update) and isinstance(v.array, ir.Name):
+                idx = tuple(to_sympy(i, scope.lookup, scope.index) for i in v.index)
+                val = to_sympy(v.value, scope.lookup, scope.index)
+                scope.env[n.name] = _Write(v.array.id, idx, val)
+                continue
+            if lifter._opaque(n):
+                raise NotSymbolic("opaque step in the loop body")
+            scope.env[n.name] = to_sympy(v, scope.lookup, scope.index)
+        elif isinstance(n, If):
+            if not lifter._pure(n):
+                raise NotSymbolic("impure branch")
+            _body(lifter, kb, n.then, scope)
+            _body(lifter, kb, n.orelse, scope)
+            for gm in n.gammas:
+                scope.local.add(gm.name)
+                g = gm.value
+                a, b = g.if_true, g.if_false
+                wa = isinstance(a, ir.Name) and isinstance(scope.env.get(a.id), _Write)
+                wb = isinstance(b, ir.Name) and isinstance(scope.env.get(b.id), _Write)
+                if wa or wb:
+                    raise NotSymbolic("conditional array write")
+                scope.env[gm.name] = to_sympy(g, scope.lookup, scope.index)
+        else:
+            inner = _Scope(kb, scope)
+            env = _lift_loop(lifter, kb, n, inner)
+            for name, expr in env.items():
+                scope.local.add(name)
+                scope.env[name] = expr
+
+
+def _strip(expr, v, op: str):
+    """``g`` with ``expr == v op g`` (distributing over Piecewise, F2), or None."""
+    if isinstance(expr, sp.Piecewise):
+        parts = []
+        for e, c in expr.args:
+            g = _strip(e, v, op)
+            if g is None:
+                return None
+            parts.append((g, c))
+        return sp.Piecewise(*parts)
+    if expr == v:
+        return sp.Integer(0) if op == "+" else sp.Integer(1)
+    if op == "+" and isinstance(expr, sp.Add) and v in expr.args:
+        return expr - v
+    if op == "*" and isinstance(expr, sp.Mul) and v in expr.args:
+        return expr / v
+    return None
+
+
+def _classify(lifter, kb, name, states, value, init, k, rng, trip):
+    v = states[name]
+    others = set(states.values())
+    start, stop, step = rng
+    if isinstance(value, _Write):
+        if value.base != name:
+            raise NotSymbolic("write into another array")
+        if any((sp.sympify(i).free_symbols | value.value.free_symbols) & others for i in value.index):
+            raise NotSymbolic("write depends on loop state")
+        if value.value.free_symbols & others:
+            raise NotSymbolic("write depends on loop state")
+        if init is None:
+            raise NotSymbolic("write into an undefined array")
+        g = kb.temp(f"g:{name}", value.value)
+        return kb.temp(f"w:{name}", RWrite(init, g, k, start, stop, step, *value.index))
+    if init is None:
+        raise NotSymbolic("accumulator without an initial value")
+    if isinstance(value, sp.logic.boolalg.Boolean) and not isinstance(value, sp.Expr):
+        raise NotSymbolic("boolean state")
+    if _elementwise(kb, value):
+        raise NotSymbolic("array-valued accumulator")
+    # sum, product
+    for op, node in (("+", RSum), ("*", RProd)):
+        g = _strip(value, v, op)
+        if g is not None and not (g.free_symbols & others):
+            g = sp.piecewise_fold(g)
+            gs = kb.temp(f"g:{name}", g)
+            red = kb.temp(f"{node.kind}:{name}", node(gs, k, start, stop, step))
+            return init + red if op == "+" else init * red
+    # max / min: Max(v, g) or γ(g > v, g, v)
+    ext = _extremum(value, v)
+    if ext is not None:
+        kind, g = ext
+        if not (g.free_symbols & others):
+            gs = kb.temp(f"g:{name}", g)
+            node = RMax if kind == "max" else RMin
+            red = kb.temp(f"{kind}:{name}", node(gs, k, start, stop, step))
+            return (sp.Max if kind == "max" else sp.Min)(init, red)
+    # linear with an invariant coefficient: v <- a*v + b(k)   (C6, C7)
+    expanded = sp.expand(value) if not value.has(sp.Piecewise) else value
+    if expanded.is_polynomial(v) and sp.degree(expanded, v) == 1:
+        a = expanded.coeff(v, 1)
+        b = expanded.coeff(v, 0)
+        if not ((a.free_symbols | b.free_symbols) & others) and k not in a.free_symbols and not _reads(kb, a):
+            p = (k - start) / step
+            bs = kb.temp(f"b:{name}", b * a ** (trip - 1 - p))
+            red = kb.temp(f"sum:{name}", RSum(bs, k, start, stop, step))
+            return a ** trip * init + red
+    raise NotSymbolic("no closed form")
+
+
+def _extremum(value, v):
+    """("max"|"min", g) if ``value`` is max(v, g) or min(v, g) written as a γ, else None."""
+    if not (isinstance(value, sp.Piecewise) and len(value.args) == 2):
+        return None
+    (first, c), (second, _) = value.args
+    if v not in (first, second) or first == second:
+        return None
+    g = second if first == v else first
+    if not isinstance(c, (sp.StrictGreaterThan, sp.GreaterThan, sp.StrictLessThan, sp.LessThan)):
+        return None
+    if {c.lhs, c.rhs} != {v, g}:
+        return None
+    greater = c.rel_op in (">", ">=")
+    lhs_is_first = c.lhs == first
+    # cond true  <=>  first > second  (when greater and lhs is first, or not greater and lhs is second)
+    first_wins_when_larger = greater == lhs_is_first
+    return ("max" if first_wins_when_larger else "min"), g
+
+
+def _elementwise(kb, e) -> bool:
+    return bool(e.free_symbols & set(kb.arrays))
+
+
+def _reads(kb, e) -> bool:
+    syms = {r.symbol for r in kb.reads.values()}
+    return bool(e.free_symbols & syms)
+
+
+__all__ = ["closed_form", "gamma"]

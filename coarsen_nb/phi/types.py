@@ -1,0 +1,178 @@
+"""Type inference over the gated tree, for one argument signature.
+
+Lifting needs to know, for every SSA value, whether it is a float, an int, a
+bool or an array (and of which rank): an array is lifted as an elementwise
+symbol, an int has no derivative, a bool is a predicate.  The runtime
+specializes a compiled function per signature, so the types here are exact.
+
+A type is a :class:`T`: ``kind`` in ``{"float", "int", "bool", "shape"}`` and
+``ndim`` (0 for scalars; for ``"shape"`` the length of the tuple).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from coarsen_nb import ir, primitives
+from coarsen_nb.errors import CoarsenError
+from coarsen_nb.phi.gate import GatedFunction, If, Let
+
+
+@dataclass(frozen=True)
+class T:
+    kind: str
+    ndim: int = 0
+
+    @property
+    def is_array(self) -> bool:
+        return self.kind != "shape" and self.ndim > 0
+
+    @property
+    def differentiable(self) -> bool:
+        return self.kind == "float"
+
+    def __str__(self) -> str:
+        return f"{self.kind}[{self.ndim}]" if self.ndim else self.kind
+
+
+FLOAT, INT, BOOL = T("float"), T("int"), T("bool")
+BOTTOM = T("undef")
+
+
+def join(a: T, b: T) -> T:
+    if a == BOTTOM:
+        return b
+    if b == BOTTOM:
+        return a
+    if a.kind == "shape" or b.kind == "shape":
+        return a if a.kind == "shape" else b
+    ndim = max(a.ndim, b.ndim)
+    if a.kind == b.kind:
+        return T(a.kind, ndim)
+    if {a.kind, b.kind} <= {"int", "bool"}:
+        return T("int", ndim)
+    return T("float", ndim)
+
+
+def signature_of(args) -> tuple[T, ...]:
+    """The type of each positional argument (a NumPy array, a float, an int, a bool)."""
+    out = []
+    for a in args:
+        ndim = getattr(a, "ndim", 0)
+        dtype = getattr(a, "dtype", None)
+        if isinstance(a, bool) or (dtype is not None and dtype.kind == "b"):
+            out.append(T("bool", ndim))
+        elif isinstance(a, int) or (dtype is not None and dtype.kind in "iu"):
+            out.append(T("int", ndim))
+        else:
+            out.append(T("float", ndim))
+    return tuple(out)
+
+
+def infer(g: GatedFunction, sig: tuple[T, ...]) -> dict[str, T]:
+    """The type of every name of ``g`` given the parameter types ``sig``."""
+    env: dict[str, T] = dict(zip(g.params, sig, strict=True))
+
+    def walk(nodes) -> None:
+        for n in nodes:
+            if isinstance(n, Let):
+                env[n.name] = expr_type(n.value, env)
+            elif isinstance(n, If):
+                walk(n.then)
+                walk(n.orelse)
+                for gm in n.gammas:
+                    env[gm.name] = join(expr_type(gm.value.if_true, env), expr_type(gm.value.if_false, env))
+            else:
+                for m in n.mus:
+                    env[m.name] = expr_type(m.value.init, env)
+                for _ in range(4):      # to a fixed point: int counters may become floats, scalars arrays
+                    before = {m.name: env[m.name] for m in n.mus}
+                    walk(n.header)
+                    walk(n.body)
+                    for m in n.mus:
+                        env[m.name] = join(env[m.name], expr_type(m.value.next, env))
+                    if all(before[k] == env[k] for k in before):
+                        break
+                for e in n.etas:
+                    env[e.name] = env[e.value.value.id]
+
+    walk(g.body)
+    env["$result"] = expr_type(g.result, env)
+    return env
+
+
+def expr_type(e: ir.Expr, env: dict[str, T]) -> T:
+    if isinstance(e, ir.Name):
+        return env.get(e.id, BOTTOM)
+    if isinstance(e, ir.Const):
+        v = e.value
+        return BOOL if isinstance(v, bool) else INT if isinstance(v, int) else FLOAT
+    if isinstance(e, ir.Undef):
+        return BOTTOM
+    if isinstance(e, ir.BinOp):
+        a, b = expr_type(e.left, env), expr_type(e.right, env)
+        if e.op == "@":
+            nd = max(0, a.ndim + b.ndim - 2)
+            return T("float", nd)
+        t = join(a, b)
+        if t.kind == "bool":
+            t = T("int", t.ndim)
+        if e.op == "/" and t.kind == "int":
+            t = T("float", t.ndim)
+        return t
+    if isinstance(e, ir.UnaryOp):
+        t = expr_type(e.operand, env)
+        return T("bool", t.ndim) if e.op == "not" else (T("int", t.ndim) if t.kind == "bool" else t)
+    if isinstance(e, ir.Compare):
+        return T("bool", max(expr_type(e.left, env).ndim, expr_type(e.right, env).ndim))
+    if isinstance(e, ir.BoolOp):
+        ts = [expr_type(v, env) for v in e.values]
+        return T("bool", max(t.ndim for t in ts))
+    if isinstance(e, (ir.IfExp, ir.Gamma)):
+        a = e.body if isinstance(e, ir.IfExp) else e.if_true
+        b = e.orelse if isinstance(e, ir.IfExp) else e.if_false
+        return join(expr_type(a, env), expr_type(b, env))
+    if isinstance(e, ir.Index):
+        base = expr_type(e.value, env)
+        if base.kind == "shape":
+            return INT
+        if len(e.index) > base.ndim:
+            raise CoarsenError("indexing", message=f"too many indices for an array of rank {base.ndim}: {e}")
+        return T(base.kind if base.kind != "undef" else "float", base.ndim - len(e.index))
+    if isinstance(e, ir.Attr):
+        base = expr_type(e.value, env)
+        return T("shape", base.ndim) if e.attr == "shape" else INT
+    if isinstance(e, ir.Update):
+        return T("float", expr_type(e.array, env).ndim)
+    if isinstance(e, ir.Tuple):
+        return T("tuple", len(e.elts))
+    if isinstance(e, ir.Call):
+        return _call_type(e, [expr_type(a, env) for a in e.args])
+    if isinstance(e, ir.Eta):
+        return expr_type(e.value, env)
+    raise TypeError(e)
+
+
+def _call_type(e: ir.Call, args: list[T]) -> T:
+    p = primitives.PRIMITIVES[e.func]
+    if e.func in ("len", "int"):
+        return INT
+    if e.func == "float":
+        return FLOAT
+    if p.kind == "reduction":
+        return FLOAT
+    if p.kind == "constructor":
+        a = args[0]
+        nd = a.ndim if a.kind == "shape" or e.func.endswith("_like") or e.func == "copy" else 0 if \
+            a.kind == "tuple" else 1
+        if a.kind == "tuple":
+            nd = a.ndim
+        return T("float", nd if e.func.endswith("_like") or e.func == "copy" or a.kind in ("shape", "tuple") else 1)
+    if e.func in ("dot", "matmul"):
+        return T("float", max(0, args[0].ndim + args[1].ndim - 2))
+    nd = max((a.ndim for a in args if a.kind != "shape"), default=0)
+    if p.kind == "shape":
+        return T("float", nd) if e.func in ("sign", "floor", "ceil") else T("int", nd)
+    if e.func in ("min", "max", "abs") and all(a.kind == "int" for a in args):
+        return T("int", nd)
+    return T("float", nd)

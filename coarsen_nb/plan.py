@@ -1,0 +1,233 @@
+"""The lifted program: SOIs as symbolic kernels, glued by control steps.
+
+This is what :mod:`coarsen_nb.phi.lift` produces, :mod:`coarsen_nb.soi.select`
+regroups, :mod:`coarsen_nb.symbolic.diff` differentiates and
+:mod:`coarsen_nb.lower` prints.
+
+A :class:`Kernel` is one segment of interest: a *scalar body* — an ordered
+DAG of SymPy expressions over scalar symbols — evaluated over a *domain*:
+
+* no dims and no array inputs: plain scalar code;
+* no dims, array inputs: elementwise over those arrays (one symbol stands for
+  every element);
+* dims (a loop nest over ``range`` s, possibly triangular): the body is
+  evaluated for every point of the iteration space at once; array elements
+  read at index expressions of the dims are :class:`Read` s; each output
+  *combines* its per-point values: ``sum``/``prod``/``max``/``min`` onto an
+  initial value (the closed forms of μ), or ``write`` into a fresh array
+  (``out[i] = ...`` loops).
+
+Control that cannot be made symbolic stays as steps: :class:`CondStep` (a
+real ``if`` on a scalar predicate) and :class:`IterStep` (a loop that runs
+iteration by iteration — a recurrence without closed form, or every loop at
+L = 1).  :class:`PrimStep` is an opaque primitive (``dot``, ``@``, array
+reductions, gathers, scatters, constructors) with a hand-written rule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import sympy as sp
+
+from coarsen_nb import ir
+
+
+@dataclass(frozen=True)
+class Dim:
+    """One loop of a kernel's domain: ``index`` over ``range(start, stop, step)``."""
+
+    index: sp.Symbol
+    start: sp.Expr
+    stop: sp.Expr
+    step: sp.Expr
+
+    def __str__(self) -> str:
+        return f"{self.index} in range({self.start}, {self.stop}, {self.step})"
+
+
+@dataclass(frozen=True)
+class Read:
+    """``symbol`` stands for ``array[index]`` at every point of the domain."""
+
+    symbol: sp.Symbol
+    array: str
+    index: tuple
+
+    def __str__(self) -> str:
+        return f"{self.symbol} = {self.array}[{', '.join(map(str, self.index))}]"
+
+
+@dataclass(frozen=True)
+class Output:
+    """An SSA value the kernel defines.
+
+    ``combine`` is ``"value"`` (the body symbol itself), ``"sum"``,
+    ``"prod"``, ``"max"``, ``"min"`` (over the domain, onto ``init``) or
+    ``"write"`` (``init`` copied, then ``init[write_index] = value`` over the
+    domain).
+    """
+
+    name: str
+    symbol: sp.Symbol
+    combine: str = "value"
+    init: str | None = None
+    write_index: tuple = ()
+
+    def __str__(self) -> str:
+        if self.combine == "value":
+            return f"{self.name} = {self.symbol}"
+        if self.combine == "write":
+            return f"{self.name} = write({self.init}, [{', '.join(map(str, self.write_index))}], {self.symbol})"
+        return f"{self.name} = {self.combine}({self.init}, {self.symbol})"
+
+
+@dataclass
+class Kernel:
+    """One SOI as a symbolic kernel (see the module docstring)."""
+
+    index: int
+    dims: tuple[Dim, ...]
+    scalars: dict                   # Symbol -> SSA name, invariant over the domain
+    arrays: dict                    # Symbol -> SSA name, read elementwise (no dims)
+    reads: tuple[Read, ...]
+    body: list                      # [(Symbol, Expr)] in dependency order
+    outputs: tuple[Output, ...]
+    lines: tuple[int, ...] = ()
+    note: str = ""                  # how it was formed (closed form kind, ...)
+    types: dict = field(default_factory=dict)   # SSA name -> phi.types.T for inputs and outputs
+
+    @property
+    def inputs(self) -> list[str]:
+        names = list(self.scalars.values()) + list(self.arrays.values()) + [r.array for r in self.reads]
+        names += [o.init for o in self.outputs if o.init]
+        return list(dict.fromkeys(names))
+
+    @property
+    def output_names(self) -> list[str]:
+        return [o.name for o in self.outputs]
+
+    def exprs(self) -> dict[str, sp.Expr]:
+        """Each output as one SymPy expression over the inputs (body inlined)."""
+        sub: dict = {}
+        for sym, e in self.body:
+            sub[sym] = e.xreplace(sub)
+        return {o.name: sub.get(o.symbol, o.symbol) for o in self.outputs}
+
+    def ops(self) -> int:
+        """Operation count of the body (SymPy ``count_ops`` of every temp)."""
+        return sum(int(sp.count_ops(e)) for _, e in self.body)
+
+    def __str__(self) -> str:
+        head = f"soi {self.index}"
+        if self.dims:
+            head += " over " + ", ".join(map(str, self.dims))
+        if self.note:
+            head += f"  [{self.note}]"
+        lines = [head]
+        lines += [f"  in  {s} = {n}" for s, n in self.scalars.items()]
+        lines += [f"  in  {s} = {n}[...]" for s, n in self.arrays.items()]
+        lines += [f"  in  {r}" for r in self.reads]
+        lines += [f"  {s} = {e}" for s, e in self.body]
+        lines += [f"  out {o}" for o in self.outputs]
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class KernelStep:
+    kernel: Kernel
+
+    def lines(self, indent: str = "") -> list[str]:
+        return [indent + ln for ln in str(self.kernel).splitlines()]
+
+
+@dataclass(frozen=True)
+class PrimStep:
+    """An opaque primitive: ``name = func(args)`` with a hand-written derivative rule."""
+
+    name: str
+    expr: ir.Expr
+    line: int = 0
+
+    def lines(self, indent: str = "") -> list[str]:
+        return [f"{indent}prim {self.name} = {self.expr}"]
+
+
+@dataclass(frozen=True)
+class CondStep:
+    """A real ``if`` on the scalar predicate ``cond``; ``gammas`` are (name, then-name, else-name)."""
+
+    cond: str
+    then: tuple
+    orelse: tuple
+    gammas: tuple
+    line: int = 0
+
+    def lines(self, indent: str = "") -> list[str]:
+        out = [f"{indent}if {self.cond}:"]
+        out += [ln for s in self.then for ln in s.lines(indent + "    ")] or [indent + "    pass"]
+        out.append(f"{indent}else:")
+        out += [ln for s in self.orelse for ln in s.lines(indent + "    ")] or [indent + "    pass"]
+        out += [f"{indent}{n} = γ({self.cond}, {a}, {b})" for n, a, b in self.gammas]
+        return out
+
+
+@dataclass(frozen=True)
+class IterStep:
+    """A loop run iteration by iteration: state ``mus`` (name, init, next), condition from ``header``."""
+
+    label: str
+    mus: tuple                      # (name, init Expr, next Expr) with Name/Const operands
+    header: tuple
+    cond: str
+    body: tuple
+    etas: tuple                     # (out-name, mu-name)
+    line: int = 0
+    note: str = ""
+
+    def lines(self, indent: str = "") -> list[str]:
+        out = [f"{indent}loop {self.label}" + (f"  [{self.note}]" if self.note else "")]
+        out += [f"{indent}  {n} = μ({i}, {x})" for n, i, x in self.mus]
+        out += [ln for s in self.header for ln in s.lines(indent + "  ")]
+        out.append(f"{indent}  while {self.cond}:")
+        out += [ln for s in self.body for ln in s.lines(indent + "    ")]
+        out += [f"{indent}{o} = η({m})" for o, m in self.etas]
+        return out
+
+
+Step = KernelStep | PrimStep | CondStep | IterStep
+
+
+@dataclass
+class Plan:
+    """The whole lifted function."""
+
+    name: str
+    params: tuple[str, ...]
+    steps: tuple
+    result: ir.Expr
+    types: dict
+    discontinuities: list = field(default_factory=list)
+
+    def kernels(self) -> list[Kernel]:
+        out: list[Kernel] = []
+
+        def walk(steps) -> None:
+            for s in steps:
+                if isinstance(s, KernelStep):
+                    out.append(s.kernel)
+                elif isinstance(s, CondStep):
+                    walk(s.then)
+                    walk(s.orelse)
+                elif isinstance(s, IterStep):
+                    walk(s.header)
+                    walk(s.body)
+
+        walk(self.steps)
+        return out
+
+    def __str__(self) -> str:
+        lines = [f"def {self.name}({', '.join(self.params)}):"]
+        lines += [ln for s in self.steps for ln in s.lines("    ")]
+        lines.append(f"    return {self.result}")
+        return "\n".join(lines)

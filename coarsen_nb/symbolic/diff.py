@@ -1,0 +1,161 @@
+"""Derivatives of one SOI: its VJP (reverse) and JVP (forward), symbolically.
+
+Inside a kernel the derivative is symbolic: SymPy differentiates each temp's
+expression (``Piecewise`` included — C2: the derivative distributes into γ),
+and the chain rule runs over the kernel's temps, so a value used many times
+is differentiated once (no swell).  The phi-calculus rules for the loop
+forms are explicit:
+
+=================  ========================================================
+form               reverse rule (adjoint ``b`` of the form given)
+=================  ========================================================
+Σ_k g              b(g_k) = b                  (broadcast over k)
+Π_k g              b(g_k) = b · Π_{l≠k} g_l     (prefix/suffix products: zero-safe)
+max_k g, min_k g   b(g_k) = b · [k = argmax]
+write(v, [i_k], g) b(g_k) = b[i_k];  b(v) = b with zeros at the i_k
+x[i(k)] (a read)   b(x)[i(k)] += b(read)        (a scatter)
+=================  ========================================================
+
+A contribution that varies over loop indices its target does not vary over
+is summed over them (:meth:`~coarsen_nb.symbolic.levels.Deps.reduce_to`).
+The result is again a set of SymPy expressions over the same kernel, which
+the printer lowers with the same machinery as the forward code (so forward
+values are shared with the derivative through CSE).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import sympy as sp
+
+from coarsen_nb.phi import forms
+from coarsen_nb.plan import Kernel
+from coarsen_nb.symbolic.levels import Deps
+
+
+@dataclass
+class KernelVJP:
+    """Adjoint contributions of one kernel to its inputs.
+
+    ``scalars``/``arrays``: (SSA name, expression) to add to that input's
+    adjoint; ``scatters``: (array SSA name, index expressions, expression)
+    to add at those indices over the expression's level.
+    """
+
+    temps: dict
+    reads: dict
+    scalars: list = field(default_factory=list)
+    arrays: list = field(default_factory=list)
+    scatters: list = field(default_factory=list)
+
+    def exprs(self) -> dict[str, sp.Expr]:
+        """Each contribution as one expression (temps inlined), for display."""
+        sub: dict = {}
+        for s, e in self.temps.items():
+            sub[s] = e.xreplace(sub)
+        out = {}
+        for name, e in self.scalars + self.arrays:
+            out[name] = e.xreplace(sub)
+        for name, idx, e in self.scatters:
+            key = f"{name}[{', '.join(map(str, idx))}]"
+            out[key] = e.xreplace(sub)
+        return out
+
+
+def kernel_deps(kernel: Kernel, temps: dict, reads: dict, extra_arrays=()) -> Deps:
+    arrays = set(kernel.arrays) | set(extra_arrays)
+    return Deps(temps, reads, lambda s: s in arrays)
+
+
+def active_symbols(kernel: Kernel, active: set[str]) -> set:
+    """Symbols of ``kernel`` whose value depends on an active (differentiated) input."""
+    act = {s for s, n in list(kernel.scalars.items()) + list(kernel.arrays.items()) if n in active}
+    act |= {r.symbol for r in kernel.reads if r.array in active}
+    for s, e in kernel.body:
+        if e.free_symbols & act or any(isinstance(a, sp.Symbol) and a in act for a in e.atoms(sp.Symbol)):
+            act.add(s)
+    return act
+
+
+def vjp(kernel: Kernel, active: set[str], out_bars: dict) -> KernelVJP:
+    """The VJP of ``kernel``: ``out_bars`` maps output names to adjoint symbols (leaves)."""
+    temps = dict(kernel.body)
+    reads = {r.symbol: (r.array, r.index) for r in kernel.reads}
+    act = active_symbols(kernel, active)
+    bar_leaves = {b for b in out_bars.values()}
+    deps = kernel_deps(kernel, temps, reads, [b for n, b in out_bars.items() if _is_array_out(kernel, n)])
+    bar: dict = {}
+
+    def add(u, c) -> None:
+        if c == 0:
+            return
+        bar.setdefault(u, []).append(deps.reduce_to(c, deps(u)))
+
+    for o in kernel.outputs:
+        if o.name in out_bars and o.symbol in act:
+            add(o.symbol, out_bars[o.name])
+
+    out_temps = dict(temps)
+    for t, e in reversed(kernel.body):
+        if t not in bar:
+            continue
+        b = sp.Symbol(f"b:{t.name}", real=True)
+        out_temps[b] = sp.Add(*bar.pop(t))
+        deps.cache.pop(b, None)
+        deps.temps = out_temps
+        _rule(e, b, act, add, deps)
+    out = KernelVJP(out_temps, reads)
+    deps.temps = out_temps
+    for s, name in kernel.scalars.items():
+        if s in bar and name in active:
+            out.scalars.append((name, _finish(s, bar.pop(s), out_temps)))
+    for s, name in kernel.arrays.items():
+        if s in bar and name in active:
+            out.arrays.append((name, _finish(s, bar.pop(s), out_temps)))
+    for r in kernel.reads:
+        if r.symbol in bar and r.array in active:
+            out.scatters.append((r.array, r.index, _finish(r.symbol, bar.pop(r.symbol), out_temps)))
+    del bar_leaves
+    return out
+
+
+def _is_array_out(kernel: Kernel, name: str) -> bool:
+    t = kernel.types.get(name)
+    return bool(t is not None and t.is_array)
+
+
+def _finish(sym, parts, temps) -> sp.Expr:
+    b = sp.Symbol(f"b:{sym.name}", real=True)
+    temps[b] = sp.Add(*parts)
+    return b
+
+
+def _rule(e, b, act, add, deps) -> None:
+    """Add the contributions of temp ``e`` (with adjoint ``b``) to its operands."""
+    if isinstance(e, forms._Reduction):
+        body, k, lo, hi, st = e.args
+        if e.kind == "sum":
+            weight = b
+        elif e.kind == "prod":
+            weight = b * forms.ProdExcept(body, k, lo, hi, st)
+        else:
+            weight = b * forms.ArgOneHot(body, k, lo, hi, st, sp.Integer(1 if e.kind == "max" else -1))
+        deps.scan(weight)
+        _chain(body, weight, act, add)
+        return
+    if isinstance(e, forms.RWrite):
+        init, body, k, lo, hi, st, *idx = e.args
+        if init in act:
+            add(init, forms.Unwritten(b, k, lo, hi, st, *idx))
+        _chain(body, forms.Gather(b, *idx), act, add)
+        return
+    _chain(e, b, act, add)
+
+
+def _chain(e, weight, act, add) -> None:
+    """Contributions ``weight · ∂e/∂u`` for every active symbol u of ``e``."""
+    for u in sorted(e.free_symbols & act, key=str):
+        d = sp.diff(e, u)
+        if d != 0:
+            add(u, weight * d)

@@ -1,0 +1,96 @@
+"""Which loop indices (and elementwise arrays) a kernel expression varies over.
+
+Both the derivative pass and the printer need this: a value that varies over
+the index k of a reduction lives on that reduction's level; its adjoint
+contribution to a value that does not vary over k must be summed over k.
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from coarsen_nb.phi import forms
+
+ELEM = sp.Symbol("@elem")
+
+
+class Deps:
+    """Dependency sets over a kernel's temps, reads and leaves.
+
+    ``array_leaf(symbol) -> bool`` says whether a leaf is an elementwise array.
+    """
+
+    def __init__(self, temps: dict, reads: dict, array_leaf, exprs=()):
+        self.temps = temps
+        self.reads = reads
+        self.array_leaf = array_leaf
+        self.cache: dict = {}
+        self.ranges: dict = {}          # binder -> (start, stop, step)
+        for e in list(temps.values()) + list(exprs):
+            self.scan(e)
+
+    def scan(self, e) -> None:
+        """Record the ranges of the binders inside ``e``."""
+        for node in sp.preorder_traversal(e):
+            if isinstance(node, (forms._Reduction, forms.ProdExcept)):
+                self.ranges[node.args[1]] = tuple(node.args[2:5])
+            elif isinstance(node, forms.ArgOneHot):
+                self.ranges[node.args[1]] = tuple(node.args[2:5])
+            elif isinstance(node, (forms.RWrite, forms.Unwritten)):
+                j = 2 if isinstance(node, forms.RWrite) else 1
+                self.ranges[node.args[j]] = tuple(node.args[j + 1:j + 4])
+
+    def __call__(self, e) -> frozenset:
+        if e in self.cache:
+            return self.cache[e]
+        out: set = set()
+        if isinstance(e, sp.Symbol):
+            if e in self.temps:
+                out |= self(self.temps[e])
+            elif e in self.reads:
+                for i in self.reads[e][1]:
+                    out |= self(sp.sympify(i))
+            elif e in self.ranges:
+                # an inner index exists once per point of the loops its range depends on
+                out.add(e)
+                for bound in self.ranges[e]:
+                    out |= self(sp.sympify(bound))
+            elif self.array_leaf(e):
+                out.add(ELEM)
+        elif isinstance(e, forms._Reduction):
+            body, k, a, b, s = e.args
+            out |= (self(body) - {k}) | self(a) | self(b) | self(s)
+        elif isinstance(e, forms.RWrite):
+            init, body, k, a, b, s, *idx = e.args
+            inner = self(body).union(*(self(sp.sympify(i)) for i in idx))
+            out |= (self(init) - {ELEM}) | (inner - {k}) | self(a) | self(b)
+        elif isinstance(e, forms.Gather):
+            out |= set().union(*(self(sp.sympify(i)) for i in e.args[1:]))
+        elif isinstance(e, forms.Unwritten):
+            body, k, a, b, s, *idx = e.args
+            out |= self(a) | self(b) | (set().union(*(self(sp.sympify(i)) for i in idx)) - {k})
+        elif isinstance(e, forms.ElemSum):
+            out |= self(e.args[0]) - {ELEM}
+        elif isinstance(e, sp.Basic):
+            for a in e.args:
+                out |= self(a)
+        self.cache[e] = frozenset(out)
+        return self.cache[e]
+
+    def _nest(self, k) -> int:
+        a, b, s = self.ranges[k]
+        outer = (self(a) | self(b) | self(s)) & set(self.ranges)
+        return 1 + max((self._nest(j) for j in outer), default=0)
+
+    def reduce_to(self, c, target_deps: frozenset):
+        """``c`` summed over every binder it varies over that the target does not."""
+        extra = self(c) - target_deps
+        binders = [b for b in extra if b in self.ranges]
+        order = list(self.ranges)
+        # innermost first: deeper nesting, then the binder created first (inner loops are lifted first)
+        for k in sorted(binders, key=lambda b: (-self._nest(b), order.index(b))):
+            a, b, s = self.ranges[k]
+            c = forms.RSum(c, k, a, b, s)
+        if ELEM in extra:
+            c = forms.ElemSum(c)
+        return c

@@ -1,0 +1,36 @@
+"""Reference derivatives for tests: central finite differences in float64."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def _as_float(v):
+    return v.astype(float) if isinstance(v, np.ndarray) else float(v)
+
+
+def finite_difference(fn, args: tuple, wrt_index: int, eps: float = 1e-6):
+    """Central differences of scalar ``fn(*args)`` w.r.t. argument ``wrt_index`` (scalar or array)."""
+    args = [np.array(a, dtype=float) if isinstance(a, np.ndarray) else a for a in args]
+    x = args[wrt_index]
+    if isinstance(x, np.ndarray):
+        g = np.zeros_like(x, dtype=float)
+        for idx in np.ndindex(x.shape):
+            h = eps * max(1.0, abs(x[idx]))
+            plus = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+            minus = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+            plus[wrt_index][idx] += h
+            minus[wrt_index][idx] -= h
+            g[idx] = (fn(*plus) - fn(*minus)) / (2 * h)
+        return g
+    h = eps * max(1.0, abs(x))
+    plus, minus = list(args), list(args)
+    plus[wrt_index] = x + h
+    minus[wrt_index] = x - h
+    return (fn(*plus) - fn(*minus)) / (2 * h)
+
+
+def assert_close(got, want, rtol=1e-6, atol=1e-7, what=""):
+    got, want = np.asarray(got, dtype=float), np.asarray(want, dtype=float)
+    assert got.shape == want.shape, f"{what}: shape {got.shape} != {want.shape}"
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, err_msg=what)
