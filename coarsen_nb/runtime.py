@@ -105,6 +105,7 @@ class Coarsened:
         self.per_block = per_block
         self._cache: dict = {}
         self._last: Compiled | None = None
+        self._last_shapes: tuple = ()
         self.__doc__ = getattr(fn_or_source, "__doc__", None)
         self.__name__ = self.name
 
@@ -143,6 +144,7 @@ class Coarsened:
 
     def _specialize(self, args) -> Compiled:
         self._check_args(args)
+        self._last_shapes = tuple(getattr(a, "shape", ()) for a in args)
         sig = signature_of(args)
         hit = self._cache.get(sig)
         if hit is not None:
@@ -244,6 +246,41 @@ class Coarsened:
     def plan(self):
         return self._compiled().plan
 
+    @property
+    def sois(self) -> list:
+        """The selected SOIs: inputs, outputs, source lines, SymPy expressions and derivatives."""
+        from coarsen_nb.soi.report import records
+
+        c = self._compiled()
+        return records(c.plan, c.wrt)
+
+    @property
+    def discontinuities(self) -> list:
+        """Branches and loop exits whose predicate depends on a differentiated input.
+
+        The derivative ignores the jump there (it is the derivative of the
+        branch taken); no operator-level tool tells you this.
+        """
+        from coarsen_nb.phi.discontinuities import find
+
+        wrt = self._last.wrt if self._last is not None else (self.wrt or self.params)
+        return find(self._gated, wrt)
+
+    def soi_graph(self):
+        """A ``graphviz.Digraph`` of the SOI partition (one coloured cluster per SOI)."""
+        from coarsen_nb.soi.graph import soi_graph
+
+        c = self._compiled()
+        return soi_graph(c.plan, self._gated, c.wrt, self.discontinuities)
+
+    @property
+    def cost(self):
+        """The cost model's figures for this selection and the last argument shapes."""
+        from coarsen_nb.soi.cost import estimate
+
+        c = self._compiled()
+        return estimate(c.plan, c.wrt, self._last_shapes)
+
     def export(self, path, overwrite: bool = False) -> str:
         """Write the generated module as a standalone file (atomically)."""
         path = os.fspath(path)
@@ -272,6 +309,7 @@ class Coarsened:
                         _front=(self._cfg, self._ssa, self._gated))
         if self._last is not None:
             new._compile_like(self._last.signature)
+            new._last_shapes = self._last_shapes
         return new
 
     def _compile_like(self, sig) -> None:
