@@ -162,9 +162,12 @@ class Printer:
         if ctx is self.root and ELEM in self.deps(e):
             ctx = self.elem
         nat = self.natural(e, ctx)
+        d = self.deps(e)
         for lv in nat.ancestors():
             if e in lv.memo:
                 return self.bcast(lv.memo[e], lv, ctx)
+            if lv.binder is not None and lv.binder in d:
+                break   # above here the same index is bound by an outer loop (shadowed)
         code = self._compute(e, nat)
         if not _is_atom_code(code):
             name = self.fresh("t")
@@ -245,7 +248,7 @@ class Printer:
         if isinstance(e, sp.Abs):
             return f"{xp}.abs({a[0]})" if array else f"abs({a[0]})"
         if isinstance(e, sp.sign):
-            return f"{xp}.sign({a[0]})" if array else f"(({a[0]}) > 0) - (({a[0]}) < 0)"
+            return f"{xp}.sign({a[0]})" if array else f"(1.0 if {a[0]} > 0 else (-1.0 if {a[0]} < 0 else 0.0))"
         if type(e) in _FUNCS:
             np_name, m_name = _FUNCS[type(e)]
             if array:

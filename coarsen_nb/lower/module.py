@@ -370,16 +370,24 @@ class ModuleWriter:
             pr.emit(f"{self.names.bar(name)} += {pr.value(e)}")
         for name, e in v.arrays:
             pr.emit(f"{self.names.bar(name)} += {pr.value(e)}")
-        for name, idx, e in v.scatters:
-            self._scatter(pr, name, idx, e)
+        for name, idx, e, level in v.scatters:
+            self._scatter(pr, name, idx, e, level)
         self._absorb(pr)
 
-    def _scatter(self, pr: Printer, name: str, idx, e) -> None:
-        binders = set(pr.deps(e)).union(*(pr.deps(sp.sympify(i)) for i in idx))
+    def _scatter(self, pr: Printer, name: str, idx, e, level) -> None:
+        binders = set(level) | set(pr.deps(e)).union(*(pr.deps(sp.sympify(i)) for i in idx))
         lv = pr.level_for(binders)
         val = pr.value(e, lv)
-        codes = [pr.value(sp.sympify(i), lv) for i in idx]
         b = self.names.bar(name)
+        if not set().union(*(pr.deps(sp.sympify(i)) for i in idx)) and lv.kind != "root":
+            # the same element at every point of the level: add the level's sum once
+            codes = [pr.value(sp.sympify(i)) for i in idx]
+            pr.emit(f"{b}[{', '.join(f'int({c})' for c in codes)}] += xp.sum({val} + xp.zeros({lv.size}))")
+            return
+        codes = [pr.value(sp.sympify(i), lv) for i in idx]
+        if lv.kind != "root":
+            codes = [c if pr.deps(sp.sympify(i)) else f"({c} + xp.zeros({lv.size}, dtype=int))"
+                     for c, i in zip(codes, idx, strict=True)]
         if lv.kind == "root":
             pr.emit(f"{b}[{', '.join(f'int({c})' for c in codes)}] += {val}")
         elif len(codes) == 1:

@@ -119,7 +119,7 @@ class _KernelBuilder:
         if array in self.defined or t is None or not t.is_array or len(index) != t.ndim:
             raise NotSymbolic("not an element read")
         for i in index:
-            if isinstance(i, sp.Basic) and not (i.is_integer or i.is_Integer):
+            if isinstance(i, sp.Basic) and (i.is_integer is False or isinstance(i, sp.Float)):
                 raise NotSymbolic("non-integer index")
         return self.read(array, index)
 
@@ -208,7 +208,14 @@ class _Lifter:
                     expr = to_sympy(n.value, kb.input, kb.index_read)
                 except NotSymbolic:
                     flush(k)
-                    steps.append(PrimStep(n.name, n.value, n.line))
+                    value = self._split_reads(n, steps)
+                    kb = _KernelBuilder(self)
+                    try:
+                        expr = to_sympy(value, kb.input, kb.index_read)
+                    except NotSymbolic:
+                        steps.append(PrimStep(n.name, value, n.line))
+                        continue
+                    kb.define(n.name, expr, n.line, self._materialize(n.name))
                     continue
                 kb.define(n.name, expr, n.line, self._materialize(n.name))
                 if kb.ops >= self.max_soi:
@@ -235,6 +242,25 @@ class _Lifter:
                 steps.append(self._iterate(n, later[k + 1]))
         flush(len(nodes))
         return steps
+
+    def _split_reads(self, n: Let, steps: list) -> ir.Expr:
+        """Make each element read of ``n`` an opaque gather step of its own; the rest stays symbolic."""
+        from coarsen_nb.phi.types import expr_type
+
+        count = [0]
+
+        def sub(e: ir.Expr) -> ir.Expr:
+            if isinstance(e, ir.Index):
+                count[0] += 1
+                name = f"{n.name}#r{count[0]}"
+                self.types[name] = expr_type(e, self.types)
+                steps.append(PrimStep(name, e, n.line))
+                return ir.Name(name)
+            if isinstance(e, (ir.Name, ir.Const, ir.Undef)):
+                return e
+            return _map_children(e, sub)
+
+        return sub(n.value)
 
     def _materialize(self, name: str) -> bool:
         return self.mode != "phi" or self.uses[name] > self.reuse
@@ -317,6 +343,25 @@ class _Lifter:
         mus = tuple((m.name, m.value.init, m.value.next) for m in n.mus)
         etas = tuple((e.name, e.value.value.id) for e in n.etas)
         return IterStep(n.label, mus, tuple(header), n.cond, tuple(body), etas, n.info.line)
+
+
+def _map_children(e: ir.Expr, f) -> ir.Expr:
+    """``e`` with ``f`` applied to each direct sub-expression."""
+    if isinstance(e, ir.BinOp):
+        return ir.BinOp(e.op, f(e.left), f(e.right))
+    if isinstance(e, ir.Compare):
+        return ir.Compare(e.op, f(e.left), f(e.right))
+    if isinstance(e, ir.UnaryOp):
+        return ir.UnaryOp(e.op, f(e.operand))
+    if isinstance(e, ir.BoolOp):
+        return ir.BoolOp(e.op, tuple(f(v) for v in e.values))
+    if isinstance(e, ir.IfExp):
+        return ir.IfExp(f(e.test), f(e.body), f(e.orelse))
+    if isinstance(e, ir.Call):
+        return ir.Call(e.func, tuple(f(a) for a in e.args))
+    if isinstance(e, ir.Gamma):
+        return ir.Gamma(f(e.pred), f(e.if_true), f(e.if_false))
+    return e
 
 
 def _names_read(nodes) -> list[str]:

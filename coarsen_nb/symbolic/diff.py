@@ -57,7 +57,7 @@ class KernelVJP:
         out = {}
         for name, e in self.scalars + self.arrays:
             out[name] = e.xreplace(sub)
-        for name, idx, e in self.scatters:
+        for name, idx, e, _ in self.scatters:
             key = f"{name}[{', '.join(map(str, idx))}]"
             out[key] = e.xreplace(sub)
         return out
@@ -87,14 +87,23 @@ def vjp(kernel: Kernel, active: set[str], out_bars: dict) -> KernelVJP:
     deps = kernel_deps(kernel, temps, reads, [b for n, b in out_bars.items() if _is_array_out(kernel, n)])
     bar: dict = {}
 
-    def add(u, c) -> None:
+    read_syms = set(reads)
+
+    def add(u, c, level=frozenset()) -> None:
+        """Add contribution ``c``, which holds at every point of ``level`` (and of its own deps)."""
         if c == 0:
             return
-        bar.setdefault(u, []).append(deps.reduce_to(c, deps(u)))
+        level = frozenset(level) | deps(c)
+        if u in read_syms:
+            # A read's adjoint is scattered at the contribution's own level: the
+            # scatter sums over the loops the index does not mention.
+            bar.setdefault(u, []).append((c, level))
+            return
+        bar.setdefault(u, []).append(deps.reduce_to(c, deps(u), level))
 
     for o in kernel.outputs:
         if o.name in out_bars and o.symbol in act:
-            add(o.symbol, out_bars[o.name])
+            add(o.symbol, out_bars[o.name], deps(o.symbol))
 
     out_temps = dict(temps)
     for t, e in reversed(kernel.body):
@@ -104,7 +113,7 @@ def vjp(kernel: Kernel, active: set[str], out_bars: dict) -> KernelVJP:
         out_temps[b] = sp.Add(*bar.pop(t))
         deps.cache.pop(b, None)
         deps.temps = out_temps
-        _rule(e, b, act, add, deps)
+        _rule(e, b, act, add, deps, deps(t))
     out = KernelVJP(out_temps, reads)
     deps.temps = out_temps
     for s, name in kernel.scalars.items():
@@ -115,7 +124,13 @@ def vjp(kernel: Kernel, active: set[str], out_bars: dict) -> KernelVJP:
             out.arrays.append((name, _finish(s, bar.pop(s), out_temps)))
     for r in kernel.reads:
         if r.symbol in bar and r.array in active:
-            out.scatters.append((r.array, r.index, _finish(r.symbol, bar.pop(r.symbol), out_temps)))
+            # one scatter per level: parts at different levels must not be added before scattering
+            by_level: dict = {}
+            for part, level in bar.pop(r.symbol):
+                by_level.setdefault(level, []).append(part)
+            for k, (level, parts) in enumerate(by_level.items()):
+                sym = r.symbol if k == 0 else sp.Symbol(f"{r.symbol.name}@{k}", real=True)
+                out.scatters.append((r.array, r.index, _finish(sym, parts, out_temps), level))
     del bar_leaves
     return out
 
@@ -131,8 +146,8 @@ def _finish(sym, parts, temps) -> sp.Expr:
     return b
 
 
-def _rule(e, b, act, add, deps) -> None:
-    """Add the contributions of temp ``e`` (with adjoint ``b``) to its operands."""
+def _rule(e, b, act, add, deps, level) -> None:
+    """Add the contributions of temp ``e`` (with adjoint ``b``, at ``level``) to its operands."""
     if isinstance(e, forms._Reduction):
         body, k, lo, hi, st = e.args
         if e.kind == "sum":
@@ -142,20 +157,20 @@ def _rule(e, b, act, add, deps) -> None:
         else:
             weight = b * forms.ArgOneHot(body, k, lo, hi, st, sp.Integer(1 if e.kind == "max" else -1))
         deps.scan(weight)
-        _chain(body, weight, act, add)
+        _chain(body, weight, act, add, deps(body))
         return
     if isinstance(e, forms.RWrite):
         init, body, k, lo, hi, st, *idx = e.args
         if init in act:
-            add(init, forms.Unwritten(b, k, lo, hi, st, *idx))
-        _chain(body, forms.Gather(b, *idx), act, add)
+            add(init, forms.Unwritten(b, k, lo, hi, st, *idx), level)
+        _chain(body, forms.Gather(b, *idx), act, add, deps(body))
         return
-    _chain(e, b, act, add)
+    _chain(e, b, act, add, level)
 
 
-def _chain(e, weight, act, add) -> None:
-    """Contributions ``weight · ∂e/∂u`` for every active symbol u of ``e``."""
+def _chain(e, weight, act, add, level) -> None:
+    """Contributions ``weight · ∂e/∂u`` for every active symbol u of ``e``, holding at ``level``."""
     for u in sorted(e.free_symbols & act, key=str):
         d = sp.diff(e, u)
         if d != 0:
-            add(u, weight * d)
+            add(u, weight * d, level)

@@ -82,9 +82,9 @@ class Deps:
         outer = (self(a) | self(b) | self(s)) & set(self.ranges)
         return 1 + max((self._nest(j) for j in outer), default=0)
 
-    def reduce_to(self, c, target_deps: frozenset):
-        """``c`` summed over every binder it varies over that the target does not."""
-        extra = self(c) - target_deps
+    def reduce_to(self, c, target_deps: frozenset, level=frozenset()):
+        """``c`` (holding at every point of ``level``) summed over the binders the target does not vary over."""
+        extra = (self(c) | frozenset(level)) - target_deps
         binders = [b for b in extra if b in self.ranges]
         order = list(self.ranges)
         # innermost first: deeper nesting, then the binder created first (inner loops are lifted first)
