@@ -1,0 +1,255 @@
+"""The benchmark harness measures what it claims and never passes off a bad figure as a time.
+
+A tiny kernel module (with deliberately broken "methods" as adapters) is
+written into a temporary directory, because workers are separate processes
+that import kernels and adapters by name.  No assertion is about speed: the
+machine is shared and noisy; these tests check structure, the correctness
+guard, the time limits, error capture and the report files.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+import textwrap
+import uuid
+
+import numpy as np
+import pytest
+
+from benchmarks import cli, harness, memory, report
+from benchmarks.measure import Config, compare
+from benchmarks.peers import METHODS, Method, rebind
+
+TINY = '''
+import math
+import os
+import signal
+import time
+
+import numpy as np
+
+from benchmarks.peers import Bound, _as_tuple
+
+META = dict(name="tiny", wrt=("x",), sizes=(4, 6), quick_sizes=(4,), test_size=4)
+
+
+def _term(v):
+    return math.sin(v) * v
+
+
+def tiny(x):
+    s = 0.0
+    for i in range(len(x)):
+        s += _term(x[i])
+    return s
+
+
+def grad(x):
+    return np.cos(x) * x + np.sin(x)
+
+
+def make_inputs(size, seed=0):
+    return (np.random.default_rng(seed).standard_normal(size),)
+
+
+def _bound(mod, args, g):
+    return Bound(grad=g, forward=lambda: mod.tiny(*args), grads_to_numpy=lambda r: _as_tuple(r, 1))
+
+
+def wrong(fn, mod, args, wrt_idx):
+    return _bound(mod, args, lambda: 1.01 * mod.grad(*args))
+
+
+def slow(fn, mod, args, wrt_idx):
+    def g():
+        time.sleep(60)
+    return _bound(mod, args, g)
+
+
+def stuck(fn, mod, args, wrt_idx):
+    # Ignores the in-process alarm, like a call stuck in C: only the parent's kill ends it.
+    signal.signal(signal.SIGALRM, signal.SIG_IGN)
+    return slow(fn, mod, args, wrt_idx)
+
+
+def crash(fn, mod, args, wrt_idx):
+    def g():
+        os._exit(3)
+    return _bound(mod, args, g)
+
+
+def raises(fn, mod, args, wrt_idx):
+    def g():
+        raise ValueError("deliberate failure\\nsecond line")
+    return _bound(mod, args, g)
+
+
+def writer(x):
+    out = np.zeros(len(x))
+    for i in range(len(x)):
+        out[i] = x[i] * x[i]
+    return np.sum(out)
+'''
+
+FAST = Config(timeout_s=5.0, budget_s=0.01, target_repeat_s=0.0005, min_repeats=1, max_repeats=3,
+              memory_max_call_s=1.0)
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    """Import the tiny kernel under a unique name from a temp dir on sys.path (workers inherit it)."""
+    import sys
+
+    d = tmp_path_factory.mktemp("tinyk")
+    name = f"tiny_{uuid.uuid4().hex[:8]}"
+    (d / f"{name}.py").write_text(textwrap.dedent(TINY))
+    sys.path.insert(0, str(d))
+    try:
+        yield importlib.import_module(name)
+    finally:
+        sys.path.remove(str(d))
+
+
+def _method(mod, fn_name, **kw):
+    return Method(fn_name, f"{mod.__name__}:{fn_name}", **kw)
+
+
+def _run(mod, methods, cfg=FAST, tmp_path=None):
+    tasks = harness.plan({"tiny": mod}, methods, quick=True)
+    log = str(tmp_path / "workers.log") if tmp_path is not None else None
+    recs = harness.run(tasks, cfg, log_path=log)
+    harness.ratios(recs)
+    return {r["method"]: r for r in recs}
+
+
+def test_hand_written_record_structure(tiny, tmp_path):
+    recs = _run(tiny, [], tmp_path=tmp_path)
+    r = recs["hand-written"]
+    assert r["status"] == "ok", r
+    assert r["kernel"] == "tiny" and r["size"] == 4
+    for key in ("build_s", "first_grad_s", "grad_s", "fwd_s"):
+        assert isinstance(r[key], float) and r[key] > 0
+    assert r["grad_calls"] >= 1 and r["fwd_calls"] >= 1
+    assert r["grad_ratio"] == pytest.approx(1.0)
+    assert r["max_rel_err"] == 0.0
+    assert isinstance(r["peak_bytes"], int)
+    assert r["allocs"] is None or r["allocs"] >= 1
+
+
+def test_wrong_gradient_is_flagged_and_not_timed(tiny, tmp_path):
+    r = _run(tiny, [_method(tiny, "wrong", numpy_based=True)], tmp_path=tmp_path)["wrong"]
+    assert r["status"] == "wrong"
+    assert "differs from hand-written" in r["message"]
+    assert r["grad_s"] is None and r["fwd_s"] is None
+    notes = report._Notes()
+    assert "**WRONG**" in report.status_cell(r, notes, 5.0)
+
+
+def test_slow_method_is_reported_over_the_limit(tiny, tmp_path):
+    cfg = Config(**{**FAST.__dict__, "timeout_s": 0.5})
+    recs = _run(tiny, [_method(tiny, "slow")], cfg, tmp_path)
+    r = recs["slow"]
+    assert r["status"] == "timeout"
+    assert "first gradient call" in r["message"] and "0.5 s" in r["message"]
+    assert report.status_cell(r, report._Notes(), 0.5).startswith("> 0.5 s")
+
+
+def test_call_stuck_beyond_the_alarm_is_killed_and_the_run_continues(tiny, tmp_path, monkeypatch):
+    monkeypatch.setattr(harness, "KILL_GRACE_S", 0.5)
+    cfg = Config(**{**FAST.__dict__, "timeout_s": 0.5})
+    stuck = _method(tiny, "stuck")
+    tasks = harness.plan({"tiny": tiny}, [stuck], quick=True)
+    tasks += [(tiny.__name__, "tiny", 6, METHODS["hand-written"])]
+    recs = harness.run(tasks, cfg, log_path=str(tmp_path / "w.log"))
+    assert recs[1]["status"] == "timeout" and "killed after" in recs[1]["message"]
+    assert recs[2]["status"] == "ok"
+
+
+def test_crash_and_exception_are_reported_not_raised(tiny, tmp_path):
+    recs = _run(tiny, [_method(tiny, "crash"), _method(tiny, "raises")], tmp_path=tmp_path)
+    assert recs["crash"]["status"] == "error" and "worker died" in recs["crash"]["message"]
+    assert recs["raises"]["status"] == "error"
+    assert recs["raises"]["message"] == "ValueError: deliberate failure"
+
+
+def test_missing_peer_is_unavailable(tiny, tmp_path):
+    m = Method("ghost", "benchmarks.peers:hand_written", requires=("no_such_module_for_bench",))
+    r = _run(tiny, [m], tmp_path=tmp_path)["ghost"]
+    assert r["status"] == "unavailable" and "not installed" in r["message"]
+
+
+def test_installed_peers_agree_on_the_tiny_kernel(tiny, tmp_path):
+    """autograd and JAX adapters (when installed) run the same loop and match the hand-written gradient.
+
+    torch and tangent are left to ``python -m benchmarks --quick``: their imports alone
+    would take most of this file's time budget.
+    """
+    names = [m for m in ("autograd", "jax", "jax jit")
+             if importlib.util.find_spec(METHODS[m].requires[0]) is not None]
+    if not names:
+        pytest.skip("no peer installed")
+    recs = _run(tiny, names, Config(**{**FAST.__dict__, "timeout_s": 20.0}), tmp_path)
+    for m in names:
+        assert recs[m]["status"] == "ok", recs[m]
+        assert recs[m]["max_rel_err"] < 1e-6
+
+
+def test_in_place_write_is_unsupported_for_immutable_arrays(tiny):
+    pytest.importorskip("autograd")
+    from benchmarks.peers import Unsupported, autograd_peer
+
+    with pytest.raises(Unsupported, match=r"out\[i\].*immutable"):
+        autograd_peer(tiny.writer, tiny, (np.ones(3),), [0])
+
+
+def test_rebind_reaches_same_module_helpers(tiny):
+    calls = []
+
+    class Spy:
+        def sin(self, v):
+            calls.append(v)
+            return 0.0
+
+        def __getattr__(self, name):
+            import math
+            return getattr(math, name)
+
+    f = rebind(tiny.tiny, math=Spy())
+    assert f(np.ones(3)) == 0.0 and len(calls) == 3
+    assert tiny.tiny(np.ones(3)) != 0.0          # the original is untouched
+
+
+def test_compare_catches_shape_and_nonfinite_mismatches():
+    ok, _, _ = compare((np.ones(3),), (np.ones(3) * (1 + 1e-9),), 1e-6)
+    assert ok
+    assert not compare((np.ones(2),), (np.ones(3),), 1e-6)[0]
+    assert not compare((np.array([1.0, np.nan]),), (np.ones(2),), 1e-6)[0]
+    assert not compare((np.ones(3) * 1.001,), (np.ones(3),), 1e-6)[0]
+
+
+def test_memory_figures():
+    assert memory.peak_bytes(lambda: np.ones(100_000)) >= 800_000
+    n = memory.count_numpy_allocations(lambda: np.sum(np.ones(1000) * 2.0))
+    if n is None:
+        pytest.skip(memory.UNAVAILABLE_REASON)
+    assert n >= 2
+
+
+def test_report_files_are_written(tiny, tmp_path):
+    res = cli.run_benchmarks({"tiny": tiny}, [_method(tiny, "wrong", numpy_based=True)], FAST,
+                             tmp_path / "out", quick=True, progress=False, log_path=str(tmp_path / "w.log"))
+    md = res["markdown"].read_text()
+    assert res["markdown"].name == "RESULTS-quick.md"
+    assert "| kernel | size | hand-written | wrong |" in md
+    assert "**WRONG**" in md and "Machine:" in md and "numpy" in md
+    assert res["plot"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    data = json.loads(res["json"].read_text())
+    assert {r["method"] for r in data["records"]} == {"hand-written", "wrong"}
+
+
+def test_cli_rejects_unknown_names_and_normalizes_method_names():
+    assert cli.parse_methods("jax-JIT, coarsen_nb-L=1") == ["jax jit", "coarsen_nb L=1"]
+    assert cli.main(["--methods", "nonesuch", "--no-progress"]) == 2
+    assert cli.main(["--kernels", "nonesuch", "--no-progress"]) == 2
