@@ -115,6 +115,19 @@ class Printer:
             lv = self._child(lv, k, a, b, s)
         return lv
 
+    def affine_slice(self, index, lv: Level):
+        """(lo, n, step) code when ``index`` is k + c for the top-level loop k of ``lv``, else None."""
+        if lv.kind != "range" or lv.parent is None or lv.parent.kind != "root" or lv.seg:
+            return None
+        k = lv.binder
+        off = sp.simplify(sp.sympify(index) - k)
+        if self.deps(off) or not off.is_integer and off.is_integer is not None:
+            return None
+        a, _, s = self.deps.ranges[k]
+        if not (sp.sympify(s).is_Integer and sp.sympify(s) > 0):
+            return None
+        return self.value(a + off, self.root), lv.size, self.value(s, self.root)
+
     def natural(self, e, ctx: Level) -> Level:
         d = self.deps(e)
         lv = ctx
@@ -218,6 +231,9 @@ class Printer:
             raise AssertionError(f"index {s} used outside its loop level")
         if s in self.reads:
             arr, idx = self.reads[s]
+            fast = self.affine_slice(idx[0], lv) if len(idx) == 1 else None
+            if fast is not None:
+                return f"_take({arr}, {', '.join(fast)})"
             codes = [self.value(i, lv) for i in idx]
             if self._is_array_level(lv):
                 return f"{arr}[{', '.join(codes)}]"

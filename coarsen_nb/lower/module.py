@@ -26,6 +26,7 @@ from coarsen_nb.errors import CoarsenError
 from coarsen_nb.lower.emit import Printer
 from coarsen_nb.lower.names import Names
 from coarsen_nb.plan import CondStep, IterStep, KernelStep, Plan, PrimStep
+from coarsen_nb.symbolic.diff import active_symbols
 from coarsen_nb.symbolic.diff import vjp as kernel_vjp
 
 _HELPERS = {
@@ -69,8 +70,9 @@ def active_names(plan: Plan, wrt: tuple[str, ...]) -> set[str]:
         for s in steps:
             if isinstance(s, KernelStep):
                 if set(s.kernel.inputs) & active:
+                    varying = active_symbols(s.kernel, active)
                     for o in s.kernel.outputs:
-                        if float_typed(o.name) and o.name not in active:
+                        if float_typed(o.name) and o.name not in active and o.symbol in varying:
                             active.add(o.name)
                             changed = True
             elif isinstance(s, PrimStep):
@@ -125,6 +127,7 @@ class ModuleWriter:
         self.active = active_names(plan, wrt)
         self.lines: list[str] = []
         self.indent = 1
+        self._printers: dict = {}
 
     # -- assembling ------------------------------------------------------------------------
 
@@ -215,7 +218,7 @@ class ModuleWriter:
     def steps(self, steps, tape: bool) -> None:
         for s in steps:
             if isinstance(s, KernelStep):
-                self.kernel(s.kernel)
+                self.kernel(s.kernel, tape)
             elif isinstance(s, PrimStep):
                 self.prim(s)
             elif isinstance(s, CondStep):
@@ -232,24 +235,30 @@ class ModuleWriter:
         temps = dict(kernel.body)
         temps.update(extra_temps or {})
         first_array = next((n for n in kernel.arrays.values()), None)
-        return Printer("xp", lambda s: leaves[s], reads, temps, indent=self.indent, namer=self.names.fresh,
-                       elem_shape=f"{self.py(first_array)}.shape" if first_array else None,
-                       exprs=[o.symbol for o in kernel.outputs])
+        pr = Printer("xp", lambda s: leaves[s], reads, temps, indent=self.indent, namer=self.names.fresh,
+                     elem_shape=f"{self.py(first_array)}.shape" if first_array else None,
+                     exprs=[o.symbol for o in kernel.outputs])
+        pr.leaf_map = leaves
+        return pr
 
-    def kernel(self, k) -> None:
+    def kernel(self, k, tape: bool = False) -> None:
         where = f" (line{'s' if len(k.lines) > 1 else ''} {', '.join(map(str, k.lines))})" if k.lines else ""
         self.emit(f"# SOI {k.index}{where}{': ' + k.note if k.note else ''}")
         pr = self.printer(k)
         for o in k.outputs:
             pr.emit(f"{self.py(o.name)} = {pr.value(o.symbol)}")
         self._absorb(pr)
+        if tape:
+            # The adjoint continues with this printer: the primal values it needs are
+            # already computed (shared through CSE), not recomputed.
+            self._printers[id(k)] = pr
 
     def _absorb(self, pr: Printer) -> None:
         self.lines += pr.lines
         if pr.uses_erf:
             self.helpers.add("_erf")
         text = "\n".join(pr.lines)
-        for h in ("_softplus", "_sigmoid"):
+        for h in ("_softplus", "_sigmoid", "_take", "_scatter_add"):
             if h + "(" in text:
                 self.helpers.add(h)
 
@@ -365,7 +374,15 @@ class ModuleWriter:
         v = kernel_vjp(k, self.active, outs)
         self.emit(f"# SOI {k.index}: adjoint")
         leaves = {sym: (self.names.bar(name), self.is_array(name)) for name, sym in outs.items()}
-        pr = self.printer(k, extra_leaves=leaves, extra_temps=v.temps)
+        pr = self._printers.pop(id(k), None)
+        if pr is None:
+            pr = self.printer(k, extra_leaves=leaves, extra_temps=v.temps)
+        else:
+            pr.lines, pr.indent = [], self.indent
+            pr.leaf_map.update(leaves)
+            pr.temps.update(v.temps)
+            for e in v.temps.values():
+                pr.deps.scan(e)
         for name, e in v.scalars:
             pr.emit(f"{self.names.bar(name)} += {pr.value(e)}")
         for name, e in v.arrays:
@@ -383,6 +400,11 @@ class ModuleWriter:
             # the same element at every point of the level: add the level's sum once
             codes = [pr.value(sp.sympify(i)) for i in idx]
             pr.emit(f"{b}[{', '.join(f'int({c})' for c in codes)}] += xp.sum({val} + xp.zeros({lv.size}))")
+            return
+        fast = pr.affine_slice(idx[0], lv) if len(idx) == 1 else None
+        if fast is not None:
+            lo, n, step = fast
+            pr.emit(f"_scatter_add({b}, {lo}, {n}, {step}, {val})")
             return
         codes = [pr.value(sp.sympify(i), lv) for i in idx]
         if lv.kind != "root":
@@ -497,7 +519,7 @@ class ModuleWriter:
             self.emit(f"{c} = {self.names.bar(n)}")
             self._zero(n)
         self._zero_region(list(s.header) + list(s.body))
-        for (n, _, nxt), (_, c) in zip(active_mus, carried, strict=True):
+        for (_, _, nxt), (_, c) in zip(active_mus, carried, strict=True):
             if isinstance(nxt, ir.Name) and nxt.id in self.active:
                 self.emit(f"{self.names.bar(nxt.id)} += {c}")
         self.reverse(s.body)
@@ -517,6 +539,23 @@ class ModuleWriter:
             return None
         return write_jvp(self)
 
+
+_HELPERS["_take"] = '''def _take(x, lo, n, step):
+    """x[lo + step*k] for k < n: a view when the range is in bounds, Python's indexing otherwise."""
+    hi = lo + step * (n - 1)
+    if n > 0 and step > 0 and 0 <= lo and hi < x.shape[0]:
+        return x[lo:hi + 1:step]
+    return x[lo + step * xp.arange(n)]
+'''
+
+_HELPERS["_scatter_add"] = '''def _scatter_add(b, lo, n, step, v):
+    """b[lo + step*k] += v[k] for k < n (the adjoint of _take)."""
+    hi = lo + step * (n - 1)
+    if n > 0 and step > 0 and 0 <= lo and hi < b.shape[0]:
+        b[lo:hi + 1:step] += v
+    elif n > 0:
+        xp.add.at(b, (lo + step * xp.arange(n)) % b.shape[0], xp.broadcast_to(v, (n,)))
+'''
 
 _HELPERS["_mm"] = '''def _mm_left(g, y, x):
     """Adjoint of x in x @ y, for vectors and matrices."""

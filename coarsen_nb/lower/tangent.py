@@ -1,0 +1,154 @@
+"""The forward-mode function ``NAME_jvp(*params, *tangents)`` of a generated module.
+
+Values and tangents run together in one sweep: each SOI prints its primal
+and its symbolic JVP with one printer (shared subexpressions once), opaque
+steps use their tangent rules, branches follow the primal decision, and an
+iterated loop carries its tangent state with its state — the tangent
+recurrence Dv_{k+1} = ∂f/∂v · Dv_k + ∂f/∂θ, one coarse step per iteration.
+"""
+
+from __future__ import annotations
+
+from coarsen_nb import ir
+from coarsen_nb.errors import CoarsenError
+from coarsen_nb.lower.module import ModuleWriter, _differentiable_prim
+from coarsen_nb.plan import CondStep, IterStep, PrimStep
+from coarsen_nb.symbolic.jvp import jvp as kernel_jvp
+
+
+def write_jvp(writer: ModuleWriter) -> str:
+    """Source of the JVP function for ``writer``'s plan."""
+    tw = _TangentWriter.__new__(_TangentWriter)
+    tw.__dict__.update(writer.__dict__)
+    params = list(writer.plan.params) + [tw.names.tangent(p) for p in writer.wrt]
+    tw.lines, tw.indent = [], 1
+    tw._body()
+    sig = ", ".join(tw.names(p) if p in writer.plan.params else p for p in params)
+    return f"def {writer.plan.name}_jvp({sig}):\n" + "\n".join(tw.lines) + "\n"
+
+
+class _TangentWriter(ModuleWriter):
+    def d(self, e: ir.Expr) -> str:
+        """The tangent of an IR operand (0.0 when it does not depend on wrt)."""
+        if isinstance(e, ir.Name) and e.id in self.active:
+            return self.names.tangent(e.id)
+        if isinstance(e, ir.Name) and self.is_array(e.id):
+            return f"xp.zeros(xp.shape({self.code(e)}))"
+        return "0.0"
+
+    def _body(self) -> None:
+        self.steps(self.plan.steps, tape=False)
+        r = self.plan.result
+        self.emit(f"return {self.code(r)}, {self.d(r)}")
+
+    def kernel(self, k, tape: bool = False) -> None:
+        if not (set(k.inputs) & self.active):
+            super().kernel(k)
+            return
+        j = kernel_jvp(k, self.active)
+        where = f" (lines {', '.join(map(str, k.lines))})" if k.lines else ""
+        self.emit(f"# SOI {k.index}{where}: value and tangent")
+        leaves = {s: (self.names.tangent(n), self.is_array(n)) for s, n in j.tangent_leaves.items()}
+        leaves.update({s: (f"xp.zeros(xp.shape({self.py(n)}))", True) for s, n in j.zero_leaves.items()})
+        reads = {s: (self.names.tangent(a), idx) for s, (a, idx) in j.reads.items()}
+        pr = self.printer(k, extra_leaves=leaves, extra_temps=j.temps, extra_reads=reads)
+        for o in k.outputs:
+            pr.emit(f"{self.py(o.name)} = {pr.value(o.symbol)}")
+        done = set()
+        for name, e in j.outputs:
+            pr.emit(f"{self.names.tangent(name)} = {pr.value(e)}")
+            done.add(name)
+        for o in k.outputs:
+            if o.name in self.active and o.name not in done:
+                pr.emit(f"{self.names.tangent(o.name)} = 0.0")
+        self._absorb(pr)
+
+    def prim(self, s: PrimStep) -> None:
+        super().prim(s)
+        if s.name not in self.active or not _differentiable_prim(s.expr):
+            return
+        e, dn = s.expr, self.names.tangent(s.name)
+        if isinstance(e, ir.Name):
+            self.emit(f"{dn} = {self.d(e)}")
+            return
+        if isinstance(e, ir.Index):
+            base = self._arr(e.value)
+            self.emit(f"{dn} = {base}[{', '.join(self.code(i) for i in e.index)}]")
+            return
+        if isinstance(e, ir.Update):
+            tmp = self.names.fresh("du")
+            base = self.d(e.array)
+            self.emit(f"{tmp} = xp.array({base}, dtype=float) + xp.zeros(xp.shape({self.code(e.array)}))")
+            self.emit(f"{tmp}[{', '.join(self.code(i) for i in e.index)}] = {self.d(e.value)}")
+            self.emit(f"{dn} = {tmp}")
+            return
+        if isinstance(e, ir.BinOp) and e.op == "@":
+            a, b = e.left, e.right
+            self.emit(f"{dn} = xp.matmul({self._arr(a)}, {self.code(b)}) + xp.matmul({self.code(a)}, {self._arr(b)})")
+            return
+        if isinstance(e, ir.Call):
+            a, f = e.args, e.func
+            rules = {
+                "sum": lambda: f"xp.sum({self.d(a[0])} + xp.zeros(xp.shape({self.code(a[0])})))",
+                "mean": lambda: f"xp.mean({self.d(a[0])} + xp.zeros(xp.shape({self.code(a[0])})))",
+                "copy": lambda: f"xp.array({self.d(a[0])}, dtype=float) + xp.zeros(xp.shape({self.code(a[0])}))",
+                "float": lambda: self.d(a[0]),
+                "full": lambda: f"xp.full({self.code(a[0])}, {self.d(a[1])})",
+                "prod": lambda: self._prod(a[0]),
+                "amax": lambda: f"xp.ravel({self._arr(a[0])})[xp.argmax({self.code(a[0])})]",
+                "amin": lambda: f"xp.ravel({self._arr(a[0])})[xp.argmin({self.code(a[0])})]",
+                "dot": lambda: f"xp.dot({self._arr(a[0])}, {self.code(a[1])}) + "
+                               f"xp.dot({self.code(a[0])}, {self._arr(a[1])})",
+                "matmul": lambda: f"xp.matmul({self._arr(a[0])}, {self.code(a[1])}) + "
+                                  f"xp.matmul({self.code(a[0])}, {self._arr(a[1])})",
+            }
+            if f in rules:
+                self.emit(f"{dn} = {rules[f]()}")
+                return
+        raise CoarsenError(str(e), message=f"no tangent rule for `{e}` on line {s.line}",
+                           hint="rewrite this step with arithmetic on scalars or arrays")
+
+    def _arr(self, e: ir.Expr) -> str:
+        """The tangent of an array operand, as an array even when it is zero."""
+        return f"({self.d(e)} + xp.zeros(xp.shape({self.code(e)})))"
+
+    def _prod(self, a: ir.Expr) -> str:
+        self.helpers.add("_prod_except")
+        return f"xp.sum({self._arr(a)} * _prod_except({self.code(a)}))"
+
+    def cond(self, s: CondStep, tape: bool) -> None:
+        self.emit(f"if {self.py(s.cond)}:")
+        for arm, pick in ((s.then, 1), (s.orelse, 2)):
+            self.indent += 1
+            self.steps(arm, tape)
+            for g in s.gammas:
+                self.emit(f"{self.py(g[0])} = {self.code(g[pick])}")
+                if g[0] in self.active:
+                    self.emit(f"{self.names.tangent(g[0])} = {self.d(g[pick])}")
+            self.emit("pass")
+            self.indent -= 1
+            if pick == 1:
+                self.emit("else:")
+
+    def iterate(self, s: IterStep, tape: bool) -> None:
+        act = [(n, i, x) for n, i, x in s.mus if n in self.active]
+        self.emit(f"# loop at line {s.line}: state and tangent state, iteration by iteration")
+        names = [self.py(n) for n, _, _ in s.mus] + [self.names.tangent(n) for n, _, _ in act]
+        inits = [self.code(i) for _, i, _ in s.mus] + [self.d(i) for _, i, _ in act]
+        nexts = [self.code(x) for _, _, x in s.mus] + [self.d(x) for _, _, x in act]
+        state = ", ".join(names) + ("," if len(names) == 1 else "")
+        if names:
+            self.emit(f"{state} = {', '.join(inits)}")
+        self.emit("while True:")
+        self.indent += 1
+        self.steps(s.header, tape=False)
+        self.emit(f"if not {self.py(s.cond)}:")
+        self.emit("    break")
+        self.steps(s.body, tape=False)
+        if names:
+            self.emit(f"{state} = {', '.join(nexts)}")
+        self.indent -= 1
+        for out, mu in s.etas:
+            self.emit(f"{self.py(out)} = {self.py(mu)}")
+            if mu in self.active:
+                self.emit(f"{self.names.tangent(out)} = {self.names.tangent(mu)}")
