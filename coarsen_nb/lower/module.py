@@ -244,6 +244,13 @@ class ModuleWriter:
     def kernel(self, k, tape: bool = False) -> None:
         where = f" (line{'s' if len(k.lines) > 1 else ''} {', '.join(map(str, k.lines))})" if k.lines else ""
         self.emit(f"# SOI {k.index}{where}{': ' + k.note if k.note else ''}")
+        if self.xp_module == "cupy":
+            from coarsen_nb.lower.cupy import forward_lines
+
+            fused = forward_lines(self, k)     # one fused GPU kernel for the whole SOI
+            if fused is not None:
+                self.lines += fused
+                return
         pr = self.printer(k)
         for o in k.outputs:
             pr.emit(f"{self.py(o.name)} = {pr.value(o.symbol)}")
@@ -374,6 +381,14 @@ class ModuleWriter:
         v = kernel_vjp(k, self.active, outs)
         self.emit(f"# SOI {k.index}: adjoint")
         leaves = {sym: (self.names.bar(name), self.is_array(name)) for name, sym in outs.items()}
+        if self.xp_module == "cupy":
+            from coarsen_nb.lower.cupy import reverse_lines
+
+            fused = reverse_lines(self, k, v, leaves)
+            if fused is not None:
+                self._printers.pop(id(k), None)
+                self.lines += fused
+                return
         pr = self._printers.pop(id(k), None)
         if pr is None:
             pr = self.printer(k, extra_leaves=leaves, extra_temps=v.temps)
