@@ -32,7 +32,7 @@ from coarsen_nb import ir
 from coarsen_nb.phi.gate import GatedFunction, If, Let, Loop
 
 _KINKS = ("min", "max", "abs")
-_EXIT_FLAG = re.compile(r"^(.*\$)(brk|done)\d+(\.\d+)*$")
+_EXIT_FLAG = re.compile(r"^(.*\$)(brk\d+|done)(\.\d+)*(\.out)?$")
 
 
 @dataclass(frozen=True)
@@ -128,7 +128,9 @@ class _Finder:
             if isinstance(n, Let):
                 self._kinks(n.value, n.line)
             elif isinstance(n, If):
-                deps = self.dep.get(n.cond, frozenset())
+                # A test on break/return flags only (``if not returned:``) repeats a jump
+                # already reported where the flag was set.
+                deps = self._own_deps(ir.Name(n.cond), set())
                 if deps:
                     exit_ = loop is not None and n.gammas and all(_is_exit_flag(gm.name) for gm in n.gammas)
                     self._add(self._line_of(n.cond, n.line), self._readable(n.cond), deps,
@@ -205,7 +207,7 @@ def _is_exit_flag(name: str) -> bool:
 def _user_name(name: str) -> str:
     """``w.2.out`` → ``w``; ``$brk3.2`` → ``break``; ``$k4.2`` (a loop counter) stays a temp name."""
     base = name.split(".")[0]
-    m = re.match(r"^(.*)\$(brk|done)\d+$", base)
+    m = re.match(r"^(.*)\$(brk\d+|done)$", base)
     if m:
-        return "break" if m.group(2) == "brk" else "returned"
+        return "returned" if m.group(2) == "done" else "break"
     return base

@@ -53,8 +53,8 @@ def records(plan: Plan, wrt: tuple[str, ...]) -> list[SOIRecord]:
     >>> f = cn.coarsen("def f(x):\\n    y = x * x\\n    return y + x\\n")
     >>> _ = f.grad(2.0)
     >>> r = records(f.plan, ("x",))[0]
-    >>> r.derivatives
-    {'x': \\bar{$ret.1}*(2*x + 1)}
+    >>> list(r.derivatives)
+    ['x']
     """
     active = active_names(plan, tuple(wrt))
     return [_record(k, active) for k in plan.kernels()]
