@@ -216,6 +216,8 @@ def _graph_view():
         note = w.HTML("<i>pip install graphviz-anywidget to draw this graph; its DOT text:</i>")
         return w.VBox([note, w.HTML()]), None
     box = graphviz_widget("digraph {}", controls=["zoom", "search"])
+    # Large graphs scroll inside the tab; zoom and search are the way around them.
+    box.layout = w.Layout(max_height="720px", overflow="auto")
     return box, box.children[-1]
 
 

@@ -1,0 +1,141 @@
+"""``%%coarsen`` in a real IPython shell, against the real compiler.
+
+The oracle for gradients is central finite differences of the plain Python
+function, computed here (not by ``--check``, which is under test too).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from IPython import get_ipython
+from IPython.core.magic_arguments import parse_argstring
+from IPython.testing.globalipapp import start_ipython
+
+from coarsen_nb.notebook.bound import Bound
+from coarsen_nb.notebook.magic import CoarsenCellError, register
+
+SOFTPLUS_SUM = """\
+def {name}(x, t):
+    s = 0.0
+    for i in range(len(x)):
+        s += np.log(1.0 + np.exp(t * x[i]))
+    return s * t
+"""
+
+BAD_CELL = """\
+def broken(x):
+    try:
+        return np.log(x)
+    except ValueError:
+        return 0.0
+"""
+
+
+@pytest.fixture
+def shell():
+    """The global test shell with ``%%coarsen`` freshly registered (fresh counters)."""
+    start_ipython()  # once per process; later calls return None
+    ip = get_ipython()
+    ip.run_cell("import numpy as np")
+    return ip, register(ip)
+
+
+def _fd(fn, args, pos, h=1e-6):
+    """Central differences of ``fn`` in argument ``pos`` (scalar or array)."""
+    x = np.asarray(args[pos], dtype=np.float64)
+    grad = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        moved = [list(args), list(args)]
+        for sign, a in zip((1, -1), moved, strict=True):
+            y = x.copy()
+            y[i] += sign * h
+            a[pos] = y if x.ndim else float(y)
+        grad[i] = (fn(*moved[0]) - fn(*moved[1])) / (2 * h)
+    return grad if x.ndim else float(grad)
+
+
+def test_every_option_is_parsed_and_documented(shell):
+    _, magics = shell
+    args = parse_argstring(
+        magics.coarsen,
+        "--wrt a,b --backend cupy --max-soi 3 --reuse 2 --per-block --export out.py "
+        "--no-widgets --check --force --name g",
+    )
+    assert args.wrt == ("a", "b") and args.backend == "cupy"
+    assert (args.max_soi, args.reuse, args.per_block) == (3, 2, True)
+    assert args.export == "out.py" and args.name == "g"
+    assert args.no_widgets and args.check and args.force
+    doc = magics.coarsen.__doc__  # what `%%coarsen?` shows
+    for option in ("--wrt", "--backend", "--max-soi", "--reuse", "--per-block", "--export",
+                   "--no-widgets", "--check", "--force", "--name"):
+        assert option in doc
+
+
+def test_function_is_bound_and_its_gradient_matches_finite_differences(shell, capsys):
+    ip, _ = shell
+    cell = SOFTPLUS_SUM.format(name="softsum")
+    result = ip.run_cell_magic("coarsen", "--wrt x,t --no-widgets", cell)
+    assert result is None
+    f = ip.user_ns["softsum"]
+    assert isinstance(f, Bound) and f.name == "softsum" and tuple(f.wrt) == ("x", "t")
+    plain = f.reference
+    x, t = np.array([0.3, -1.2, 2.0, 0.7]), 0.8
+    np.testing.assert_allclose(f(x, t), plain(x, t), rtol=1e-12)
+    gx, gt = f.grad(x, t)
+    np.testing.assert_allclose(gx, _fd(plain, (x, t), 0), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(gt, _fd(plain, (x, t), 1), rtol=1e-6, atol=1e-8)
+    assert "softsum" in capsys.readouterr().out  # the text summary names the function
+
+
+def test_check_prints_a_finite_difference_report_on_first_grad(shell, capsys):
+    ip, _ = shell
+    ip.run_cell_magic("coarsen", "--wrt t --check --no-widgets", SOFTPLUS_SUM.format(name="checked"))
+    capsys.readouterr()
+    f = ip.user_ns["checked"]
+    f.grad(np.array([0.1, 0.2]), 1.5)
+    report = capsys.readouterr().out
+    assert "central differences" in report and "all gradients agree" in report
+    assert f.check_report.ok
+    f.grad(np.array([0.1, 0.2]), 1.5)
+    assert capsys.readouterr().out == ""  # only the first call is checked
+
+
+def test_rerun_hits_the_cache_and_force_or_new_options_recompile(shell):
+    ip, magics = shell
+    cell = SOFTPLUS_SUM.format(name="cached")
+    ip.run_cell_magic("coarsen", "--wrt t --no-widgets", cell)
+    assert (magics.compilations, magics.cache_hits) == (1, 0)
+    ip.run_cell_magic("coarsen", "--wrt t --no-widgets", cell)
+    assert (magics.compilations, magics.cache_hits) == (1, 1)
+    ip.run_cell_magic("coarsen", "--wrt t --no-widgets --check", cell)  # views only: still cached
+    assert (magics.compilations, magics.cache_hits) == (1, 2)
+    ip.run_cell_magic("coarsen", "--wrt t --no-widgets --force", cell)
+    ip.run_cell_magic("coarsen", "--wrt t --max-soi 1 --no-widgets", cell)
+    ip.run_cell_magic("coarsen", "--wrt t --no-widgets", cell + "\n")  # the text changed
+    assert (magics.compilations, magics.cache_hits) == (4, 2)
+
+
+def test_coarsen_error_is_shown_short_with_caret_and_no_traceback(shell, capsys):
+    ip, _ = shell
+    result = ip.run_cell("%%coarsen --no-widgets\n" + BAD_CELL)
+    assert isinstance(result.error_in_exec, CoarsenCellError)
+    shown = capsys.readouterr()
+    text = shown.out + shown.err
+    assert "CoarsenError" in text and "^" in text and "line 2" in text
+    assert "Traceback" not in text and "magic.py" not in text
+
+
+def test_export_option_writes_a_standalone_module(shell, tmp_path):
+    ip, _ = shell
+    target = tmp_path / "softsum_module.py"
+    ip.run_cell_magic("coarsen", f"--wrt t --no-widgets --export {target}", SOFTPLUS_SUM.format(name="exp"))
+    assert not target.exists()  # code is generated on the first call, for its argument types
+    ip.user_ns["exp"].grad(np.array([0.5, 1.5]), 0.3)
+    text = target.read_text()
+    compile(text, str(target), "exec")
+    assert "import coarsen_nb" not in text and "from coarsen_nb" not in text
+    # Re-running the cell (a cache hit, already specialized) replaces the file at once.
+    target.write_text("stale")
+    ip.run_cell_magic("coarsen", f"--wrt t --no-widgets --export {target}", SOFTPLUS_SUM.format(name="exp"))
+    assert target.read_text() == text
