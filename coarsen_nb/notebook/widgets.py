@@ -127,7 +127,7 @@ class CoarsenView:
         if baseline is None:
             baseline = current.retune(max_soi=1)
             self._selections[baseline_knobs] = baseline
-        times = {"this selection": _best_time(current.grad, args), "L = 1": _best_time(baseline.grad, args)}
+        times = _best_times({"this selection": current.grad, "L = 1": baseline.grad}, args)
         ratio = times["L = 1"] / times["this selection"]
         self.measured.value = (
             "<b>measured gradient time</b> (best of 5): "
@@ -248,23 +248,31 @@ def _knobs(c) -> tuple:
     return (c.max_soi, effective_reuse(c), bool(c.per_block))
 
 
-def _best_time(fn, args, repeat: int = 5) -> float:
-    fn(*args)  # warm-up: first-call specialization is not what we measure
-    number, elapsed = 1, 0.0
-    while True:
-        start = time.perf_counter()
-        for _ in range(number):
-            fn(*args)
-        elapsed = time.perf_counter() - start
-        if elapsed > 0.02 or number >= 10_000:
-            break
-        number *= 10
-    best = elapsed / number
-    for _ in range(repeat - 1):
-        start = time.perf_counter()
-        for _ in range(number):
-            fn(*args)
-        best = min(best, (time.perf_counter() - start) / number)
+def _best_times(fns: dict, args, rounds: int = 5) -> dict[str, float]:
+    """Best seconds per call of each function, measured in alternating rounds.
+
+    Alternating spreads a busy machine's noise over all contenders instead of
+    charging it to whichever ran during the busy spell.
+    """
+    numbers = {}
+    for key, fn in fns.items():
+        fn(*args)  # warm-up: first-call specialization is not what we measure
+        number = 1
+        while True:
+            start = time.perf_counter()
+            for _ in range(number):
+                fn(*args)
+            if time.perf_counter() - start > 0.02 or number >= 10_000:
+                break
+            number *= 10
+        numbers[key] = number
+    best = dict.fromkeys(fns, float("inf"))
+    for _ in range(rounds):
+        for key, fn in fns.items():
+            start = time.perf_counter()
+            for _ in range(numbers[key]):
+                fn(*args)
+            best[key] = min(best[key], (time.perf_counter() - start) / numbers[key])
     return best
 
 
