@@ -161,7 +161,7 @@ class Coarsened:
     def _compile(self, sig: tuple[T, ...]) -> Compiled:
         from coarsen_nb.lower.module import ModuleWriter
         from coarsen_nb.phi.lift import check_defined, lift
-        from coarsen_nb.soi.select import number_kernels
+        from coarsen_nb.soi.select import number_kernels, prune
 
         types = infer(self._gated, sig)
         wrt = self.wrt or tuple(p for p, t in zip(self.params, sig, strict=True) if t.kind == "float")
@@ -172,6 +172,7 @@ class Coarsened:
                                    hint="pass a float (e.g. 2.0 instead of 2) or leave it out of wrt")
         reuse = 2 if self.reuse is None else self.reuse
         plan = lift(self._gated, types, self.mode, self.max_soi, reuse)
+        prune(plan)
         number_kernels(plan)
         check_defined(plan)
         xp = "cupy" if self.backend == "cupy" else "numpy"

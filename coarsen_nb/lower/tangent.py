@@ -39,7 +39,8 @@ class _TangentWriter(ModuleWriter):
     def _body(self) -> None:
         self.steps(self.plan.steps, tape=False)
         r = self.plan.result
-        self.emit(f"return {self.code(r)}, {self.d(r)}")
+        tangent = "(" + ", ".join(self.d(e) for e in r.elts) + ",)" if isinstance(r, ir.Tuple) else self.d(r)
+        self.emit(f"return {self.code(r)}, {tangent}")
 
     def kernel(self, k, tape: bool = False) -> None:
         if not (set(k.inputs) & self.active):
@@ -70,6 +71,9 @@ class _TangentWriter(ModuleWriter):
         e, dn = s.expr, self.names.tangent(s.name)
         if isinstance(e, ir.Name):
             self.emit(f"{dn} = {self.d(e)}")
+            return
+        if isinstance(e, ir.Tuple):
+            self.emit(f"{dn} = ({', '.join(self.d(v) for v in e.elts)},)")
             return
         if isinstance(e, ir.Index):
             base = self._arr(e.value)

@@ -168,6 +168,49 @@ class _KernelBuilder:
         return k
 
 
+class _HoistContext:
+    """Loop-invariant sums found inside an iterated loop, to be computed once before it."""
+
+    def __init__(self, lifter: _Lifter, loop: Loop):
+        from coarsen_nb.phi.gate import _defined_in
+
+        self.lifter = lifter
+        self.loop_defined = _defined_in(loop)
+        self.kb = _KernelBuilder(lifter)
+        self.kb.note = f"loop-invariant sums hoisted out of the loop at line {loop.line}"
+        self.names: dict = {}
+
+    def sum_of(self, h, k, rng, kb, reads) -> str:
+        """The name of Σ_k h computed before the loop (shared when the same sum appears twice)."""
+        from coarsen_nb.phi.forms import RSum
+        from coarsen_nb.phi.types import FLOAT
+
+        hb = self.kb
+        sub = {}
+        for s in (h.free_symbols | set().union(*(sp.sympify(b).free_symbols for b in rng))):
+            if s in reads:
+                sub[s] = hb.read(reads[s].array, reads[s].index)
+            elif s in kb.scalars:
+                sub[s] = hb.input(kb.scalars[s])
+        body = h.xreplace(sub)
+        bounds = tuple(sp.sympify(b).xreplace(sub) for b in rng)
+        key = (body, k, bounds)
+        if key not in self.names:
+            name = f"$sum{len(self.names) + 1}:{self.lifter.hoist_count()}"
+            self.lifter.types[name] = FLOAT
+            g = hb.temp(name + ":g", body)
+            hb.define(name, RSum(g, k, *bounds), self.kb_line(), materialize=False)
+            self.names[key] = name
+        return self.names[key]
+
+    def kb_line(self) -> int:
+        return 0
+
+    def steps(self) -> list:
+        kern = self.kb.close(set(self.names.values()))
+        return [KernelStep(kern)] if kern is not None else []
+
+
 class _Lifter:
     def __init__(self, g: GatedFunction, types: dict[str, T], mode: str, max_soi: float, reuse: float):
         self.g = g
@@ -176,7 +219,12 @@ class _Lifter:
         self.max_soi = max_soi
         self.reuse = reuse
         self.uses = use_counts(g)
-        self.live_after_cache: dict[int, set[str]] = {}
+        self.hoist_stack: list[_HoistContext] = []
+        self._hoists = 0
+
+    def hoist_count(self) -> int:
+        self._hoists += 1
+        return self._hoists
 
     # -- regions -----------------------------------------------------------------
 
@@ -239,7 +287,7 @@ class _Lifter:
                             flush(k + 1)
                         continue
                 flush(k)
-                steps.append(self._iterate(n, later[k + 1]))
+                steps += self._iterate(n, later[k + 1])
         flush(len(nodes))
         return steps
 
@@ -334,15 +382,24 @@ class _Lifter:
         gammas = tuple((gm.name, gm.value.if_true, gm.value.if_false) for gm in n.gammas)
         return CondStep(n.cond, tuple(then), tuple(orelse), gammas, n.line)
 
-    def _iterate(self, n: Loop, after: set[str]) -> IterStep:
+    def _iterate(self, n: Loop, after: set[str]) -> list:
+        """The loop as an IterStep, preceded by the invariant sums hoisted out of its body."""
         nexts = set()
         for m in n.mus:
             nexts |= set(ir.names_used(m.value.next))
-        header = self.region(n.header, nexts | {n.cond} | set(_names_read(n.body)) | after)
-        body = self.region(n.body, nexts | {m.name for m in n.mus})
+        ctx = _HoistContext(self, n)
+        if self.mode == "phi":
+            self.hoist_stack.append(ctx)
+        try:
+            header = self.region(n.header, nexts | {n.cond} | set(_names_read(n.body)) | after)
+            body = self.region(n.body, nexts | {m.name for m in n.mus})
+        finally:
+            if self.mode == "phi":
+                self.hoist_stack.pop()
         mus = tuple((m.name, m.value.init, m.value.next) for m in n.mus)
         etas = tuple((e.name, e.value.value.id) for e in n.etas)
-        return IterStep(n.label, mus, tuple(header), n.cond, tuple(body), etas, n.info.line)
+        note = f"{len(ctx.names)} invariant sums hoisted before it" if ctx.names else ""
+        return ctx.steps() + [IterStep(n.label, mus, tuple(header), n.cond, tuple(body), etas, n.info.line, note)]
 
 
 def _map_children(e: ir.Expr, f) -> ir.Expr:
@@ -402,7 +459,8 @@ def check_defined(plan: Plan) -> None:
             if isinstance(s, KernelStep):
                 for name in s.kernel.inputs:
                     if name not in scope:
-                        raise CoarsenError("internal", message=f"SOI {s.kernel.index} reads {name} before it is defined")
+                        raise CoarsenError("internal",
+                                           message=f"SOI {s.kernel.index} reads {name} before it is defined")
                 scope |= set(s.kernel.output_names)
             elif isinstance(s, PrimStep):
                 scope.add(s.name)

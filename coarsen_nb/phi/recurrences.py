@@ -64,6 +64,7 @@ class _Scope:
         self.parent = parent
         self.env: dict[str, object] = {}
         self.local: set[str] = set()   # names defined in this loop (not invariant)
+        self.lagged: set[str] = set()  # μs that hold the previous iteration's value
 
     def lookup(self, name: str):
         if name in self.env:
@@ -108,7 +109,10 @@ def _lift_loop(lifter, kb, loop: Loop, outer: _Scope) -> dict[str, sp.Basic]:
     result: dict[str, sp.Basic] = {}
     etas = {e.value.value.id: e.name for e in loop.etas}
     trip = sp.Max(0, sp.ceiling((stop - start) / step))
+    _resolve_lagged(kb, loop, scope, states, outer, k, (start, stop, step), trip, etas, result)
     for m in loop.mus:
+        if m.name in scope.lagged:
+            continue
         if m.name == info.counter:
             if m.name in etas:
                 raise NotSymbolic("counter used after the loop")
@@ -123,6 +127,103 @@ def _lift_loop(lifter, kb, loop: Loop, outer: _Scope) -> dict[str, sp.Basic]:
             result[etas[m.name]] = eta
         # a μ whose value is only used inside the loop (an accumulator nobody reads) needs no η
     return result
+
+
+def hoist_sum(lifter, kb, g, k, rng):
+    """Σ_k g with g = Σ_t m_t(v) · h_t(k): hoist each Σ_k h_t out of the enclosing iterated loop.
+
+    Inside a loop that runs iteration by iteration (BGDHyperOpt's descent), a
+    sum over the records whose summand is a polynomial in the loop's variables
+    (w, b) factors into loop-invariant sums (Σ x², Σ x, Σ x·y) computed once
+    before the loop, turning O(K·M) work into O(M + K).  Returns the factored
+    expression, or None when the sum does not factor this way.
+    """
+    ctx = lifter.hoist_stack[-1] if lifter.hoist_stack else None
+    if ctx is None:
+        return None
+    start, stop, step = rng
+    variant = {s for s, name in kb.scalars.items() if name in ctx.loop_defined}
+    bounds_syms = set().union(*(sp.sympify(b).free_symbols for b in rng))
+    temps = {t for t, _ in kb.body}
+    if (bounds_syms & (variant | temps)) or (g.free_symbols & temps) or g.has(sp.Piecewise):
+        return None
+    if any(name in ctx.loop_defined for s, name in kb.scalars.items() if s in bounds_syms):
+        return None
+    gens = sorted(g.free_symbols & variant, key=str)
+    try:
+        terms = sp.Poly(sp.expand(g), *gens).terms() if gens else [((), g)]
+    except sp.PolynomialError:
+        return None
+    if len(terms) > 8:
+        return None
+    reads = {r.symbol: r for r in kb.reads.values()}
+    arrays = set(kb.arrays)
+    total = sp.Integer(0)
+    for monom, coeff in terms:
+        if coeff.free_symbols & (variant | arrays):
+            return None
+        for sym in coeff.free_symbols:
+            if sym in reads and reads[sym].array in ctx.loop_defined:
+                return None
+        name = ctx.sum_of(coeff, k, rng, kb, reads)
+        term = kb.input(name)
+        for gen, power in zip(gens, monom, strict=True):
+            term = term * gen ** power
+        total += term
+    return total
+
+
+def _resolve_lagged(kb, loop, scope, states, outer, k, rng, trip, etas, result) -> None:
+    """μs whose ``next`` reads no state hold the previous iteration's value of a body expression:
+    v_k = init at the first iteration, else g(k - step).  Substituting that form makes the
+    loops that carry "the previous element" (y_prev = y[i]) closed forms too."""
+    start, stop, step = rng
+    subst: dict = {}
+    for m in loop.mus:
+        if m.name == loop.info.counter or not isinstance(m.value.next, ir.Name):
+            continue
+        nxt = scope.env.get(m.value.next.id)
+        if nxt is None or isinstance(nxt, _Write) or not isinstance(nxt, sp.Expr):
+            continue
+        if _depends_on(kb, nxt, set(states.values())) or isinstance(m.value.init, ir.Undef):
+            continue
+        if kb.lifter.types.get(m.name) is None or kb.lifter.types[m.name].is_array:
+            continue
+        init = to_sympy(m.value.init, outer.lookup, outer.index)
+        prev = _shift(kb, nxt, k, step)
+        subst[states[m.name]] = gamma(sp.Eq(k, start), init, prev)
+        scope.lagged.add(m.name)
+        if m.name in etas:
+            last = start + (trip - 1) * step
+            result[etas[m.name]] = gamma(sp.Gt(trip, 0), _at(kb, nxt, k, last), init)
+    if not subst:
+        return
+    for name, v in list(scope.env.items()):
+        if isinstance(v, sp.Basic):
+            scope.env[name] = v.xreplace(subst)
+        elif isinstance(v, _Write):
+            scope.env[name] = _Write(v.base, tuple(sp.sympify(i).xreplace(subst) for i in v.index),
+                                     v.value.xreplace(subst))
+
+
+def _shift(kb, e, k, step):
+    """``e`` one iteration earlier: k -> k - step, reads re-indexed (no temps may depend on k)."""
+    return _at(kb, e, k, k - step)
+
+
+def _at(kb, e, k, value):
+    """``e`` with loop index ``k`` set to ``value`` (reads re-indexed)."""
+    temps = {s for s, _ in kb.body}
+    sub: dict = {}
+    for s in e.free_symbols:
+        if s in temps and _depends_on(kb, s, k):
+            raise NotSymbolic("a nested loop's value cannot be shifted")
+        for r in list(kb.reads.values()):
+            if r.symbol == s and any(k in sp.sympify(i).free_symbols for i in r.index):
+                idx = tuple(sp.sympify(i).subs(k, value) for i in r.index)
+                sub[s] = kb.read(r.array, idx)
+    sub[k] = value
+    return e.xreplace(sub)
 
 
 def _body(lifter, kb, nodes, scope: _Scope) -> None:
@@ -186,9 +287,7 @@ def _classify(lifter, kb, name, states, value, init, k, rng, trip):
     if isinstance(value, _Write):
         if value.base != name:
             raise NotSymbolic("write into another array")
-        if any((sp.sympify(i).free_symbols | value.value.free_symbols) & others for i in value.index):
-            raise NotSymbolic("write depends on loop state")
-        if value.value.free_symbols & others:
+        if any(_depends_on(kb, i, others) for i in value.index) or _depends_on(kb, value.value, others):
             raise NotSymbolic("write depends on loop state")
         if init is None:
             raise NotSymbolic("write into an undefined array")
@@ -203,8 +302,12 @@ def _classify(lifter, kb, name, states, value, init, k, rng, trip):
     # sum, product
     for op, node in (("+", RSum), ("*", RProd)):
         g = _strip(value, v, op)
-        if g is not None and not (g.free_symbols & others):
+        if g is not None and not _depends_on(kb, g, others):
             g = sp.piecewise_fold(g)
+            if op == "+":
+                hoisted = hoist_sum(lifter, kb, g, k, rng)
+                if hoisted is not None:
+                    return init + hoisted
             gs = kb.temp(f"g:{name}", g)
             red = kb.temp(f"{node.kind}:{name}", node(gs, k, start, stop, step))
             return init + red if op == "+" else init * red
@@ -212,7 +315,7 @@ def _classify(lifter, kb, name, states, value, init, k, rng, trip):
     ext = _extremum(value, v)
     if ext is not None:
         kind, g = ext
-        if not (g.free_symbols & others):
+        if not _depends_on(kb, g, others):
             gs = kb.temp(f"g:{name}", g)
             node = RMax if kind == "max" else RMin
             red = kb.temp(f"{kind}:{name}", node(gs, k, start, stop, step))
@@ -222,7 +325,7 @@ def _classify(lifter, kb, name, states, value, init, k, rng, trip):
     if expanded.is_polynomial(v) and sp.degree(expanded, v) == 1:
         a = expanded.coeff(v, 1)
         b = expanded.coeff(v, 0)
-        if not ((a.free_symbols | b.free_symbols) & others) and k not in a.free_symbols and not _reads(kb, a):
+        if not _depends_on(kb, a, others) and not _depends_on(kb, b, others) and not _depends_on(kb, a, k):
             p = (k - start) / step
             bs = kb.temp(f"b:{name}", b * a ** (trip - 1 - p))
             red = kb.temp(f"sum:{name}", RSum(bs, k, start, stop, step))
@@ -253,9 +356,28 @@ def _elementwise(kb, e) -> bool:
     return bool(e.free_symbols & set(kb.arrays))
 
 
-def _reads(kb, e) -> bool:
-    syms = {r.symbol for r in kb.reads.values()}
-    return bool(e.free_symbols & syms)
+def _depends_on(kb, e, k) -> bool:
+    """Whether ``e`` varies with ``k`` — a loop index or a set of state symbols — directly,
+    through a read's index, or through a temp of the kernel."""
+    reads = {r.symbol: r for r in kb.reads.values()}
+    temps = dict(kb.body)
+    seen: set = set()
+    targets = set(k) if isinstance(k, (set, frozenset)) else {k}
+
+    def dep(x) -> bool:
+        for s in x.free_symbols:
+            if s in targets:
+                return True
+            if s in seen:
+                continue
+            seen.add(s)
+            if s in reads and any(targets & sp.sympify(i).free_symbols for i in reads[s].index):
+                return True
+            if s in temps and dep(temps[s]):
+                return True
+        return False
+
+    return dep(sp.sympify(e))
 
 
 __all__ = ["closed_form", "gamma"]

@@ -25,7 +25,7 @@ class T:
 
     @property
     def is_array(self) -> bool:
-        return self.kind != "shape" and self.ndim > 0
+        return self.kind not in ("shape", "tuple") and self.ndim > 0
 
     @property
     def differentiable(self) -> bool:
@@ -83,6 +83,7 @@ def infer(g: GatedFunction, sig: tuple[T, ...]) -> dict[str, T]:
                 for gm in n.gammas:
                     env[gm.name] = join(expr_type(gm.value.if_true, env), expr_type(gm.value.if_false, env))
             else:
+                _check_range(n, env)
                 for m in n.mus:
                     env[m.name] = expr_type(m.value.init, env)
                 for _ in range(4):      # to a fixed point: int counters may become floats, scalars arrays
@@ -99,6 +100,22 @@ def infer(g: GatedFunction, sig: tuple[T, ...]) -> dict[str, T]:
     walk(g.body)
     env["$result"] = expr_type(g.result, env)
     return env
+
+
+def _check_range(loop, env: dict[str, T]) -> None:
+    """``range`` takes integers: a float bound is Python's TypeError, never a silent loop."""
+    info = loop.info
+    if info.kind != "range":
+        return
+    for what, e in (("start", info.start), ("stop", info.stop), ("step", info.step)):
+        t = expr_type(e, env) if e is not None else INT
+        if t.kind not in ("int", "bool", "undef") or t.ndim:
+            names = sorted({n.split(".")[0].split(":")[-1] for n in ir.names_used(e) if not n.startswith("$")})
+            shown = ", ".join(repr(n) for n in names) or str(e)
+            raise CoarsenError("range", info.line, None, None,
+                               "pass an int (e.g. 3, not 3.0), or convert with int(...)",
+                               message=f"range() {what} must be an integer, but {shown} is {t} "
+                                       f"(the loop at line {info.line})")
 
 
 def expr_type(e: ir.Expr, env: dict[str, T]) -> T:

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import math
 
-from coarsen_nb.plan import Plan
+from coarsen_nb import ir
+from coarsen_nb.plan import CondStep, IterStep, KernelStep, Plan, PrimStep
 
 #: The defaults, chosen by the (L, R) grid benchmark on kernels/ (see README).
 DEFAULT_MAX_SOI = None
@@ -53,3 +54,59 @@ def describe(max_soi, reuse, per_block: bool) -> str:
     cap = "∞" if max_soi is None or max_soi == math.inf else str(max_soi)
     r = "∞" if reuse is None or reuse == math.inf else str(reuse)
     return f"L = {cap}, R = {r}"
+
+
+def prune(plan: Plan) -> Plan:
+    """Drop SOI outputs and opaque steps whose values nothing reads (e.g. a loop counter's start
+    once the loop became a closed form), so the generated code has no dead assignments."""
+    while True:
+        used = _reads(plan.steps) | set(ir.names_used(plan.result))
+        changed = False
+
+        def walk(steps) -> tuple:
+            nonlocal changed
+            out = []
+            for s in steps:
+                if isinstance(s, KernelStep):
+                    outs = tuple(o for o in s.kernel.outputs if o.name in used)
+                    if len(outs) != len(s.kernel.outputs):
+                        changed = True
+                        s.kernel.outputs = outs
+                    if outs:
+                        out.append(s)
+                elif isinstance(s, PrimStep):
+                    if s.name in used:
+                        out.append(s)
+                    else:
+                        changed = True
+                elif isinstance(s, CondStep):
+                    out.append(CondStep(s.cond, walk(s.then), walk(s.orelse), s.gammas, s.line))
+                else:
+                    out.append(IterStep(s.label, s.mus, walk(s.header), s.cond, walk(s.body), s.etas, s.line,
+                                        s.note))
+            return tuple(out)
+
+        plan.steps = walk(plan.steps)
+        if not changed:
+            return plan
+
+
+def _reads(steps) -> set[str]:
+    out: set[str] = set()
+    for s in steps:
+        if isinstance(s, KernelStep):
+            out |= set(s.kernel.inputs)
+        elif isinstance(s, PrimStep):
+            out |= set(ir.names_used(s.expr))
+        elif isinstance(s, CondStep):
+            out.add(s.cond)
+            out |= _reads(s.then) | _reads(s.orelse)
+            for _, a, b in s.gammas:
+                out |= set(ir.names_used(a)) | set(ir.names_used(b))
+        else:
+            for _, init, nxt in s.mus:
+                out |= set(ir.names_used(init)) | set(ir.names_used(nxt))
+            out.add(s.cond)
+            out |= _reads(s.header) | _reads(s.body)
+            out |= {mu for _, mu in s.etas}
+    return out

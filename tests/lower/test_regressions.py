@@ -51,3 +51,58 @@ def test_invariant_index_read_inside_a_reduction_scatters_every_iteration():
     x = np.array([1.5, -0.5, 2.0])
     f = cn.coarsen(invariant_read_in_sum)
     assert_close(f.grad(x), finite_difference(invariant_read_in_sum, (x,), 0))
+
+
+def previous_element(y, h):
+    t = 0.0
+    prev = 0.0
+    for yi in y:
+        t += (yi - prev) ** 2 + h * yi
+        prev = yi
+    return t + prev
+
+
+def test_previous_element_state_is_a_closed_form_and_exact():
+    """A μ that holds the last iteration's value (prev = y[i]) lifts to y[i - 1]; no iterated loop remains."""
+    y = np.array([0.3, -1.1, 2.4, 0.9])
+    f = cn.coarsen(previous_element)
+    gy, gh = f.grad(y, 0.7)
+    assert_close(gy, finite_difference(previous_element, (y, 0.7), 0))
+    assert_close(gh, finite_difference(previous_element, (y, 0.7), 1))
+    assert "run iteration by iteration" not in f.source
+    assert_close(f(np.zeros(0), 0.7), previous_element(np.zeros(0), 0.7))
+
+
+def descent(lr, x, y, steps):
+    w = 0.0
+    b = 0.0
+    for _ in range(steps):
+        gw = 0.0
+        gb = 0.0
+        for i in range(len(x)):
+            r = w * x[i] + b - y[i]
+            gw += r * x[i]
+            gb += r
+        w = w - lr * gw
+        b = b - lr * gb
+    return w + b
+
+
+def test_invariant_sums_are_hoisted_out_of_an_iterated_loop():
+    """The records loop inside the descent factors into sums computed once before it (O(M + K))."""
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=6), rng.normal(size=6)
+    f = cn.coarsen(descent, wrt=("lr",))
+    assert_close(f.grad(0.05, x, y, 7), finite_difference(descent, (0.05, x, y, 7), 0))
+    assert "hoisted" in str(f.plan)
+    loop_body = f.source.split("while True:")[1].split("return")[0]
+    assert "xp.sum" not in loop_body.split("_vjp")[0]
+
+
+def test_a_loop_whose_increment_reads_its_state_through_an_inner_sum_is_not_a_sum():
+    """w <- w - lr * Σ_i (w x_i + b - y_i) x_i: the increment depends on w and b through the inner
+    loop's closed form, so the outer loop is a recurrence, not a sum (this was once lifted as one)."""
+    rng = np.random.default_rng(4)
+    x, y = rng.normal(size=5), rng.normal(size=5)
+    f = cn.coarsen(descent, wrt=("lr",))
+    assert_close(f(0.05, x, y, 9), descent(0.05, x, y, 9), rtol=1e-12)
