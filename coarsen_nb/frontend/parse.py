@@ -204,6 +204,10 @@ class _Builder(ExprTranslator):
         params = tuple(a.arg for a in node.args.args)
         return ir.Function(node.name, params, blocks, "entry", self.unit.source)
 
+    def _line(self, node: ast.AST) -> int:
+        """``node``'s line in the user's numbering (file or cell), as every IR position is."""
+        return node.lineno + self.unit.source.first_line - 1
+
     def _start_frame(self) -> None:
         # `$ret = undef` kills liveness: without it a helper inlined in a loop
         # would carry its stale return value around the loop as a φ.
@@ -403,7 +407,7 @@ class _Builder(ExprTranslator):
         n = next(self.counter)
         cond = self.temp(self.expr(s.test), "c", s.test)
         then, other, join = f"if{n}.then", f"if{n}.else", f"if{n}.join"
-        self.terminate(ir.Branch(cond, then, other if s.orelse else join, s.lineno))
+        self.terminate(ir.Branch(cond, then, other if s.orelse else join, self._line(s)))
         self.new_block(then)
         self.cur = then
         t_exits, t_def = self._arm(s.body)
@@ -442,7 +446,7 @@ class _Builder(ExprTranslator):
             raise self.unit.error("helper with control flow in a while condition", s.test,
                                   "compute the condition into a variable at the end of the loop body")
         cond = self.temp(self._loop_cond(test, exits, brk), "c", s.test)
-        self.terminate(ir.Branch(cond, body, exit_, s.lineno))
+        self.terminate(ir.Branch(cond, body, exit_, self._line(s)))
         self.blocks[head]["loop"] = ir.LoopInfo("while", s.lineno + self.unit.source.first_line - 1,
                                                 body, latch, exit_, early_exit="break" in exits or "return" in exits)
         self._loop_body(s, body, latch, head, brk, cont, exits)
@@ -498,7 +502,7 @@ class _Builder(ExprTranslator):
                 ir.BoolOp("and", (ir.Compare(">", step, ir.Const(0)), ir.Compare("<", ir.Name(counter), stop))),
                 ir.BoolOp("and", (ir.Compare("<", step, ir.Const(0)), ir.Compare(">", ir.Name(counter), stop)))))
         cond = self.temp(self._loop_cond(test, exits, brk), "c", s.iter)
-        self.terminate(ir.Branch(cond, body, exit_, s.lineno))
+        self.terminate(ir.Branch(cond, body, exit_, self._line(s)))
         self.blocks[head]["loop"] = ir.LoopInfo(
             "range", s.lineno + self.unit.source.first_line - 1, body, latch, exit_, counter, start, stop, step,
             early_exit="break" in exits or "return" in exits)

@@ -136,7 +136,7 @@ class Printer:
         return lv
 
     def bcast(self, code: str, src: Level, dst: Level) -> str:
-        if src is dst or src.kind == "root":
+        if src is dst or src.kind == "root" or _is_number(code) or code in ("True", "False"):
             return code
         path = []
         for lv in dst.ancestors():
@@ -178,7 +178,8 @@ class Printer:
         d = self.deps(e)
         for lv in nat.ancestors():
             if e in lv.memo:
-                return self.bcast(lv.memo[e], lv, ctx)
+                # a value that varies over nothing is a scalar: it broadcasts by itself
+                return self.bcast(lv.memo[e], lv, ctx) if d else lv.memo[e]
             if lv.binder is not None and lv.binder in d:
                 break   # above here the same index is bound by an outer loop (shadowed)
         code = self._compute(e, nat)
@@ -187,7 +188,7 @@ class Printer:
             self.emit(f"{name} = {code}")
             code = name
         nat.memo[e] = code
-        return self.bcast(code, nat, ctx)
+        return self.bcast(code, nat, ctx) if d else code
 
     def _compute(self, e, lv: Level) -> str:
         if isinstance(e, sp.Symbol):
@@ -202,7 +203,7 @@ class Printer:
         if isinstance(e, forms.RWrite):
             return self._write(e, lv)
         if isinstance(e, sp.ITE):
-            return self._piecewise(sp.Piecewise((e.args[1], e.args[0]), (e.args[2], True)), lv)
+            return self._piecewise(forms.Gamma((e.args[1], e.args[0]), (e.args[2], True)), lv)
         if isinstance(e, sp.Piecewise):
             return self._piecewise(e, lv)
         if isinstance(e, forms.ElemSum):
@@ -292,6 +293,10 @@ class Printer:
                 return f"{xp}.exp(-{xp}.logaddexp(0.0, -({a[0]})))"
             self.uses_math = True
             return f"_sigmoid({a[0]})"
+        if isinstance(e, forms.PowInt):
+            if array:
+                return f"{xp}.power({a[0]}, {a[1]})"
+            return f"_ipow({a[0]}, {a[1]})"
         if isinstance(e, sp.Mod):
             return f"({a[0]} % {a[1]})"
         if isinstance(e, sp.Heaviside):
@@ -390,6 +395,14 @@ class Printer:
         lv.children[key] = child
         return child
 
+    def _may_be_scalar(self, e) -> bool:
+        """Whether ``e`` may evaluate to a scalar though it depends on a loop index: a branch
+        chosen by a scalar predicate can be an invariant expression."""
+        if isinstance(e, sp.Symbol) and e in self.temps:
+            e = self.temps[e]
+        return any(isinstance(n, sp.Piecewise) for n in sp.preorder_traversal(e)) if isinstance(e, sp.Basic) \
+            else False
+
     def _varying_binders(self, lv: Level) -> set:
         return {a.binder for a in lv.ancestors() if a.binder is not None}
 
@@ -402,8 +415,10 @@ class Printer:
         body, k, a, b, s = e.args
         child = self._child(lv, k, a, b, s)
         vals = self.value(body, child)
-        if not self.deps(body) & ({k} | self._varying_binders(child)):
-            vals = f"({vals}) + {self.xp}.zeros({child.size})"
+        if not self.deps(body) & ({k} | self._varying_binders(child)) or self._may_be_scalar(body):
+            # a value that is one number for every point (an invariant body, or a branch whose
+            # predicate is a scalar) still counts once per point
+            vals = f"{self.xp}.broadcast_to({vals}, ({child.size},))"
         xp = self.xp
         kind = e.kind
         if not self._is_array_level(lv):
@@ -459,8 +474,10 @@ class Printer:
         out = self.fresh("x")
         if isinstance(e, forms.ProdExcept):
             ones = f"{xp}.ones(({rows}, 1))"
-            self.emit(f"{out} = ({xp}.cumprod({xp}.concatenate([{ones}, {vv}[:, :-1]], axis=1), axis=1) * "
-                      f"{xp}.cumprod({xp}.concatenate([{ones}, {vv}[:, :0:-1]], axis=1), axis=1)[:, ::-1]).ravel()")
+            # exclusive prefix and suffix products: no division, so exact zeros are safe
+            self.emit(f"{out} = ({xp}.cumprod({xp}.concatenate([{ones}, {vv}], axis=1), axis=1)[:, :-1] * "
+                      f"{xp}.cumprod({xp}.concatenate([{ones}, {vv}[:, ::-1]], axis=1), axis=1)[:, :-1][:, ::-1]"
+                      f").ravel()")
             return out
         pick = "argmax" if e.args[5] > 0 else "argmin"
         self.emit(f"{out} = {xp}.zeros(({rows}, {cols}))")
@@ -479,7 +496,9 @@ class Printer:
 
     def _piecewise(self, e: sp.Piecewise, lv: Level) -> str:
         clauses = list(e.args)
-        if lv.kind in ("root", "cond") and not self._is_array_level(lv):
+        varying = self._varying_binders(lv) | {ELEM}
+        if not self._is_array_level(lv) or not any(self.deps(c) & varying for _, c in clauses):
+            # the predicate is one value for the whole level: a real `if`
             return self._scalar_piecewise(clauses, lv)
         out = self.fresh("pw")
         size = self._size(lv) if lv.kind != "elem" else lv.size

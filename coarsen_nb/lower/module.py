@@ -50,8 +50,8 @@ _HELPERS = {
     """Products of all other elements, without division (zero-safe)."""
     v = xp.ravel(a)
     one = xp.ones(1)
-    pre = xp.cumprod(xp.concatenate([one, v[:-1]]))
-    suf = xp.cumprod(xp.concatenate([one, v[::-1][:-1]]))[::-1]
+    pre = xp.cumprod(xp.concatenate([one, v]))[:-1]
+    suf = xp.cumprod(xp.concatenate([one, v[::-1]]))[:-1][::-1]
     return (pre * suf).reshape(xp.shape(a))
 ''',
 }
@@ -173,7 +173,9 @@ class ModuleWriter:
         if isinstance(e, ir.Const):
             return repr(e.value)
         if isinstance(e, ir.Undef):
-            return "None"
+            # never read on a path where it matters (φ(a, undef) = a); a number keeps the
+            # eager parts of lowered boolean logic from failing on it
+            return "0.0"
         if isinstance(e, ir.BinOp):
             return f"({self.code(e.left)} {e.op} {self.code(e.right)})"
         if isinstance(e, ir.UnaryOp):
@@ -269,7 +271,7 @@ class ModuleWriter:
         if pr.uses_erf:
             self.helpers.add("_erf")
         text = "\n".join(pr.lines)
-        for h in ("_softplus", "_sigmoid", "_take", "_scatter_add"):
+        for h in ("_softplus", "_sigmoid", "_take", "_scatter_add", "_ipow"):
             if h + "(" in text:
                 self.helpers.add(h)
 
@@ -560,6 +562,14 @@ class ModuleWriter:
             return None
         return write_jvp(self)
 
+
+_HELPERS["_ipow"] = '''def _ipow(a, m):
+    """a**m for an integer m >= 0, inf on overflow like the loop it replaces (not OverflowError)."""
+    try:
+        return float(a) ** int(m)
+    except OverflowError:
+        return math.copysign(math.inf, a) if int(m) % 2 else math.inf
+'''
 
 _HELPERS["_take"] = '''def _take(x, lo, n, step):
     """x[lo + step*k] for k < n: a view when the range is in bounds, Python's indexing otherwise."""

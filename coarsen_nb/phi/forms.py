@@ -264,3 +264,74 @@ class Unwritten(sp.Function):
     @classmethod
     def eval(cls, *args):
         return None
+
+
+class PowInt(sp.Function):
+    """a**m for an integer exponent m >= 0 that varies (aᴺ and a^{N-1-p} of the linear closed forms).
+
+    Its derivative m·a**max(m - 1, 0) is exact and finite at a = 0 for every m,
+    where SymPy's m·a**m/a would be 0/0 for the term with m = 0.
+    """
+
+    nargs = 2
+
+    @classmethod
+    def eval(cls, a, m):
+        if a.is_Number and m.is_Integer:
+            return a ** m
+        if m == 0:
+            return sp.Integer(1)
+        if m == 1:
+            return a
+        return None
+
+    def _eval_is_real(self):
+        return self.args[0].is_real
+
+    def _eval_is_extended_real(self):
+        return self.args[0].is_extended_real
+
+    def fdiff(self, argindex=1):
+        a, m = self.args
+        if argindex == 1:
+            return m * PowInt(a, sp.Max(m - 1, 0))
+        return PowInt(a, m) * sp.log(a)
+
+    def _latex(self, printer):
+        return f"{{{printer._print(self.args[0])}}}^{{{printer._print(self.args[1])}}}"
+
+
+def _and_set(self):
+    out = self.args[0].as_set()
+    for a in self.args[1:]:
+        out = out.intersect(a.as_set())
+    return out
+
+
+def _or_set(self):
+    out = self.args[0].as_set()
+    for a in self.args[1:]:
+        out = out.union(a.as_set())
+    return out
+
+
+# SymPy's Piecewise simplifies univariate conditions through their sets.
+AndThen._eval_as_set = _and_set
+OrElse._eval_as_set = _or_set
+AndThen.to_nnf = lambda self, simplify=True: sp.And(*self.args).to_nnf(simplify)
+OrElse.to_nnf = lambda self, simplify=True: sp.Or(*self.args).to_nnf(simplify)
+
+
+class Gamma(sp.Piecewise):
+    """γ(p, a, b) as a Piecewise that SymPy never re-canonicalizes.
+
+    SymPy's Piecewise rewrites its conditions on every construction, and for
+    some conditions (floats on both sides of a relation, nested min/max) that
+    rewriting never reaches a fixed point.  A γ keeps its predicate as lifted;
+    the derivative still distributes into it (C2) through Piecewise's rules,
+    and every printer treats it as the Piecewise it is.
+    """
+
+    @classmethod
+    def eval(cls, *args):
+        return None

@@ -24,7 +24,6 @@ from collections import Counter
 import sympy as sp
 
 from coarsen_nb import ir
-from coarsen_nb.errors import CoarsenError
 from coarsen_nb.phi import recurrences
 from coarsen_nb.phi.gate import GatedFunction, If, Let, Loop
 from coarsen_nb.phi.symbols import NotSymbolic, symbol, to_sympy
@@ -459,8 +458,7 @@ def check_defined(plan: Plan) -> None:
             if isinstance(s, KernelStep):
                 for name in s.kernel.inputs:
                     if name not in scope:
-                        raise CoarsenError("internal",
-                                           message=f"SOI {s.kernel.index} reads {name} before it is defined")
+                        raise AssertionError(f"SOI {s.kernel.index} reads {name} before it is defined")
                 scope |= set(s.kernel.output_names)
             elif isinstance(s, PrimStep):
                 scope.add(s.name)

@@ -30,7 +30,7 @@ from __future__ import annotations
 import sympy as sp
 
 from coarsen_nb import ir
-from coarsen_nb.phi.forms import RMax, RMin, RProd, RSum, RWrite
+from coarsen_nb.phi.forms import Gamma, PowInt, RMax, RMin, RProd, RSum, RWrite
 from coarsen_nb.phi.gate import If, Let, Loop
 from coarsen_nb.phi.symbols import NotSymbolic, gamma, to_sympy
 
@@ -65,6 +65,7 @@ class _Scope:
         self.env: dict[str, object] = {}
         self.local: set[str] = set()   # names defined in this loop (not invariant)
         self.lagged: set[str] = set()  # μs that hold the previous iteration's value
+        self.binders: set = set(parent.binders) if parent else set()   # indices of enclosing loops
 
     def lookup(self, name: str):
         if name in self.env:
@@ -99,6 +100,8 @@ def _lift_loop(lifter, kb, loop: Loop, outer: _Scope) -> dict[str, sp.Basic]:
     k = sp.Symbol(info.counter, integer=True)
     scope = _Scope(kb, outer)
     scope.env[info.counter] = k
+    scope.binders.add(k)
+    triangular = bool(set().union(*(sp.sympify(b).free_symbols for b in (start, stop, step))) & outer.binders)
     states: dict[str, sp.Symbol] = {}
     for m in loop.mus:
         scope.local.add(m.name)
@@ -122,7 +125,8 @@ def _lift_loop(lifter, kb, loop: Loop, outer: _Scope) -> dict[str, sp.Basic]:
             raise NotSymbolic("constant μ")
         value = scope.env.get(nxt.id) if nxt.id in scope.env else outer.lookup(nxt.id)
         init = None if isinstance(m.value.init, ir.Undef) else to_sympy(m.value.init, outer.lookup, outer.index)
-        eta = _classify(lifter, kb, m.name, states, value, init, k, (start, stop, step), trip)
+        eta = _classify(lifter, kb, m.name, states, value, init, k, (start, stop, step), trip, triangular,
+                        outer.binders)
         if m.name in etas:
             result[etas[m.name]] = eta
         # a μ whose value is only used inside the loop (an accumulator nobody reads) needs no η
@@ -270,7 +274,7 @@ def _strip(expr, v, op: str):
             if g is None:
                 return None
             parts.append((g, c))
-        return sp.Piecewise(*parts)
+        return Gamma(*parts)
     if expr == v:
         return sp.Integer(0) if op == "+" else sp.Integer(1)
     if op == "+" and isinstance(expr, sp.Add) and v in expr.args:
@@ -280,7 +284,7 @@ def _strip(expr, v, op: str):
     return None
 
 
-def _classify(lifter, kb, name, states, value, init, k, rng, trip):
+def _classify(lifter, kb, name, states, value, init, k, rng, trip, triangular=False, binders=frozenset()):
     v = states[name]
     others = set(states.values())
     start, stop, step = rng
@@ -301,25 +305,28 @@ def _classify(lifter, kb, name, states, value, init, k, rng, trip):
         raise NotSymbolic("array-valued accumulator")
     # sum, product
     for op, node in (("+", RSum), ("*", RProd)):
+        if op == "*" and triangular:
+            continue    # segmented products of a triangular nest are iterated (see lower.emit)
         g = _strip(value, v, op)
         if g is not None and not _depends_on(kb, g, others):
-            g = sp.piecewise_fold(g)
             if op == "+":
-                hoisted = hoist_sum(lifter, kb, g, k, rng)
+                hoisted = None if _depends_on(kb, g, set(binders)) or triangular else \
+                    hoist_sum(lifter, kb, g, k, rng)
                 if hoisted is not None:
                     return init + hoisted
             gs = kb.temp(f"g:{name}", g)
             red = kb.temp(f"{node.kind}:{name}", node(gs, k, start, stop, step))
             return init + red if op == "+" else init * red
     # max / min: Max(v, g) or γ(g > v, g, v)
-    ext = _extremum(value, v)
+    ext = None if triangular else _extremum(value, v)
     if ext is not None:
         kind, g = ext
         if not _depends_on(kb, g, others):
             gs = kb.temp(f"g:{name}", g)
             node = RMax if kind == "max" else RMin
             red = kb.temp(f"{kind}:{name}", node(gs, k, start, stop, step))
-            return (sp.Max if kind == "max" else sp.Min)(init, red)
+            # Python's max(m, g) keeps m on a tie, and so does `if g > m: m = g`
+            return gamma(init >= red, init, red) if kind == "max" else gamma(init <= red, init, red)
     # linear with an invariant coefficient: v <- a*v + b(k)   (C6, C7)
     expanded = sp.expand(value) if not value.has(sp.Piecewise) else value
     if expanded.is_polynomial(v) and sp.degree(expanded, v) == 1:
@@ -327,9 +334,9 @@ def _classify(lifter, kb, name, states, value, init, k, rng, trip):
         b = expanded.coeff(v, 0)
         if not _depends_on(kb, a, others) and not _depends_on(kb, b, others) and not _depends_on(kb, a, k):
             p = (k - start) / step
-            bs = kb.temp(f"b:{name}", b * a ** (trip - 1 - p))
+            bs = kb.temp(f"b:{name}", b * PowInt(a, trip - 1 - p))
             red = kb.temp(f"sum:{name}", RSum(bs, k, start, stop, step))
-            return a ** trip * init + red
+            return PowInt(a, trip) * init + red
     raise NotSymbolic("no closed form")
 
 
@@ -343,10 +350,14 @@ def _extremum(value, v):
     g = second if first == v else first
     if not isinstance(c, (sp.StrictGreaterThan, sp.GreaterThan, sp.StrictLessThan, sp.LessThan)):
         return None
-    if {c.lhs, c.rhs} != {v, g}:
+    diff = sp.expand(c.lhs - c.rhs)
+    if diff == sp.expand(first - second):
+        lhs_is_first = True
+    elif diff == sp.expand(second - first):
+        lhs_is_first = False
+    else:
         return None
     greater = c.rel_op in (">", ">=")
-    lhs_is_first = c.lhs == first
     # cond true  <=>  first > second  (when greater and lhs is first, or not greater and lhs is second)
     first_wins_when_larger = greater == lhs_is_first
     return ("max" if first_wins_when_larger else "min"), g

@@ -88,7 +88,7 @@ def to_sympy(e: ir.Expr, lookup, index=None) -> sp.Basic:
             return a
         return sp.Not(a)
     if isinstance(e, ir.Compare):
-        return _CMP[e.op](rec(e.left), rec(e.right))
+        return compare(e.op, rec(e.left), rec(e.right))
     if isinstance(e, ir.BoolOp):
         vals = [rec(v) for v in e.values]
         return forms.AndThen(*vals) if e.op == "and" else forms.OrElse(*vals)
@@ -111,18 +111,39 @@ def to_sympy(e: ir.Expr, lookup, index=None) -> sp.Basic:
     raise NotSymbolic(type(e).__name__)
 
 
+def compare(op: str, a, b):
+    """``a op b`` as SymPy, kept as written: rewriting it (say to ``a - b op 0``) lets SymPy
+    cancel terms, and ``b > b - a`` must stay False when ``b - a`` rounds to ``b``."""
+    return _CMP[op](a, b, evaluate=False) if not (a.is_Number and b.is_Number) else _CMP[op](a, b)
+
+
+def is_boolean(x) -> bool:
+    """Whether a lifted value is a truth value (a predicate, a flag, a bool-typed SSA value)."""
+    if isinstance(x, sp.logic.boolalg.BooleanAtom):
+        return True
+    if isinstance(x, sp.Symbol):
+        return x.is_real is None and x.is_integer is None
+    if isinstance(x, sp.Piecewise):
+        return all(is_boolean(e) for e, _ in x.args)
+    return isinstance(x, sp.logic.boolalg.Boolean) and not isinstance(x, sp.Expr)
+
+
 def gamma(p, a, b):
-    """γ(p, a, b) as SymPy: F1 (equal operands collapse), booleans as logic, else Piecewise."""
+    """γ(p, a, b) as SymPy: F1 (equal operands collapse), truth values as ITE, else a Gamma.
+
+    Truth values never go into a Piecewise: SymPy's rewrites of a Piecewise of
+    booleans (``~Piecewise`` → ITE) assume conditions it has canonicalized, and
+    γ keeps its predicate as written.
+    """
     if a == b:
         return a
     if p == sp.true:
         return a
     if p == sp.false:
         return b
-    if isinstance(a, sp.logic.boolalg.Boolean) and isinstance(b, sp.logic.boolalg.Boolean) and not (
-            isinstance(a, sp.Symbol) and a.is_real) and not isinstance(a, sp.Expr):
-        return sp.Or(sp.And(p, a), sp.And(sp.Not(p), b))
-    return sp.Piecewise((a, p), (b, True))
+    if is_boolean(a) or is_boolean(b):
+        return sp.ITE(p, a, b)   # lowered like a γ: only the selected operand is evaluated
+    return forms.Gamma((a, p), (b, True))
 
 
 def _call(e: ir.Call, rec):

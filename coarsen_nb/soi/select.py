@@ -63,7 +63,7 @@ def prune(plan: Plan) -> Plan:
         used = _reads(plan.steps) | set(ir.names_used(plan.result))
         changed = False
 
-        def walk(steps) -> tuple:
+        def walk(steps, used=used) -> tuple:
             nonlocal changed
             out = []
             for s in steps:

@@ -157,13 +157,14 @@ def _rule(e, b, act, add, deps, level) -> None:
         else:
             weight = b * forms.ArgOneHot(body, k, lo, hi, st, sp.Integer(1 if e.kind == "max" else -1))
         deps.scan(weight)
-        _chain(body, weight, act, add, deps(body))
+        # the summand lives at every point of k's range, even where it does not mention k
+        _chain(body, weight, act, add, deps(body) | deps(k))
         return
     if isinstance(e, forms.RWrite):
         init, body, k, lo, hi, st, *idx = e.args
         if init in act:
             add(init, forms.Unwritten(b, k, lo, hi, st, *idx), level)
-        _chain(body, forms.Gather(b, *idx), act, add, deps(body))
+        _chain(body, forms.Gather(b, *idx), act, add, deps(body) | deps(k))
         return
     _chain(e, b, act, add, level)
 
@@ -171,6 +172,14 @@ def _rule(e, b, act, add, deps, level) -> None:
 def _chain(e, weight, act, add, level) -> None:
     """Contributions ``weight · ∂e/∂u`` for every active symbol u of ``e``, holding at ``level``."""
     for u in sorted(e.free_symbols & act, key=str):
-        d = sp.diff(e, u)
+        d = _tidy(sp.diff(e, u))
         if d != 0:
             add(u, weight * d, level)
+
+
+def _tidy(d):
+    """N·t**N/t → N·t**(N-1): SymPy's derivative of a symbolic power divides by the base,
+    which is a 0/0 at t = 0 (Horner at the origin, C6 with a zero multiplier)."""
+    if any(isinstance(p, sp.Pow) and not p.exp.is_Number for p in d.atoms(sp.Pow)):
+        return sp.powsimp(d, deep=True)
+    return d

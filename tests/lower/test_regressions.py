@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from gradcheck import assert_close, finite_difference
 
@@ -106,3 +108,31 @@ def test_a_loop_whose_increment_reads_its_state_through_an_inner_sum_is_not_a_su
     x, y = rng.normal(size=5), rng.normal(size=5)
     f = cn.coarsen(descent, wrt=("lr",))
     assert_close(f(0.05, x, y, 9), descent(0.05, x, y, 9), rtol=1e-12)
+
+
+def branch_on_invariant_inside_sum(a, b):
+    w = a
+    for i in range(4):
+        a += math.tanh(math.sin(w) * (b if b < 1.0 else i * 0.25))
+    return 3.0 * a
+
+
+def test_a_sum_whose_branch_picks_an_invariant_value_counts_every_iteration():
+    """The summand depends on i only in the branch not taken: the taken branch is one number for
+    every i, and the sum (and its adjoint) must still count it four times."""
+    f = cn.coarsen(branch_on_invariant_inside_sum)
+    ga, gb = f.grad(0.0137, 0.0137)
+    assert_close(ga, finite_difference(branch_on_invariant_inside_sum, (0.0137, 0.0137), 0))
+    assert_close(gb, finite_difference(branch_on_invariant_inside_sum, (0.0137, 0.0137), 1))
+
+
+def float_rounding_in_predicate(a, b):
+    if not (b if a < a else b) > (b - a):
+        return a
+    return b
+
+
+def test_predicates_keep_their_floating_point_meaning():
+    """b > b - a is False when b - a rounds to b; lifting must not rewrite it to a > 0."""
+    f = cn.coarsen(float_rounding_in_predicate)
+    assert f(1e-113, 1.0) == float_rounding_in_predicate(1e-113, 1.0)
