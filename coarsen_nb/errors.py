@@ -79,3 +79,7 @@ class CoarsenError(Exception):
     def short(self) -> str:
         """The message without the class name, as a notebook shows it."""
         return self._format()
+
+    def _render_traceback_(self) -> list[str]:
+        """IPython shows this instead of a traceback: the user's error, not our internals."""
+        return [f"CoarsenError: {self._format()}"]
