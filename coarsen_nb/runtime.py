@@ -43,6 +43,7 @@ class Compiled:
     jvp: object
     wrt: tuple
     cost: object = None
+    grad: object = None            # gradients only (no primal value computed that they do not need)
     missing: str | None = None     # why the module could not be loaded (e.g. CuPy absent)
 
 
@@ -218,7 +219,7 @@ class Coarsened:
             # backend="cupy" without CuPy: the source is still there to read and export.
             return Compiled(sig, plan, source, filename, None, None, None, wrt, missing=str(exc))
         return Compiled(sig, plan, source, filename, env[self.name], env[self.name + "_vjp"],
-                        env.get(self.name + "_jvp"), wrt)
+                        env.get(self.name + "_jvp"), wrt, grad=env.get(self.name + "_grad"))
 
     # -- calling -----------------------------------------------------------------------------
 
@@ -236,7 +237,11 @@ class Coarsened:
 
     def grad(self, *args):
         """The gradient with respect to ``wrt`` (in wrt order)."""
-        return self.value_and_grad(*args)[1]
+        c = self._specialize(args)
+        if c.grad is None or not _scalar_result(c):
+            return self.value_and_grad(*args)[1]
+        grads = c.grad(*args)
+        return grads[0] if len(grads) == 1 else grads
 
     def vjp(self, *args):
         """``(value, pullback)``: ``pullback(cotangent)`` gives the wrt gradients."""

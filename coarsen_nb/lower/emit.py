@@ -89,6 +89,7 @@ class Printer:
         self.elem_shape: str | None = None
         self.uses_math = False
         self.uses_erf = False
+        self._masks: dict = {}
         self.deps = Deps(temps, reads, self._array_leaf, exprs)
         if elem_shape is not None:
             self._ensure_elem(elem_shape)
@@ -508,36 +509,43 @@ class Printer:
         dtype = ", dtype=bool" if boolean else ", dtype=int" if integer else ""
         self.emit(f"{out} = {self.xp}.empty({size}{dtype})")
         remaining = None
+        seen: tuple = ()
         for k, (expr, cond) in enumerate(clauses):
             last = k == len(clauses) - 1 or cond == sp.true
-            if last:
-                m = f"~{remaining}" if remaining else None
-                if m is None:
-                    self.emit(f"{out}[...] = {self.value(expr, lv)}")
-                    break
-                mname = self.fresh("m")
-                self.emit(f"{mname} = {m}")
+            if last and remaining is None:
+                self.emit(f"{out}[...] = {self.value(expr, lv)}")
+                break
+            # A branch with the same predicate as an earlier one (the adjoint's Piecewise mirrors
+            # the forward's) reuses its mask and its masked level: compressed operands are shared.
+            key = (lv.id, seen, None if last else cond)
+            if key in self._masks:
+                mname, nxt, sub = self._masks[key]
             else:
-                c_code = self.value(cond, lv)
-                if c_code in ("True", "False"):
-                    c_code = f"{self.xp}.full({size}, {c_code})"
-                mname = self.fresh("m")
-                if remaining:
-                    self.emit(f"{mname} = ~{remaining} & ({c_code})")
-                    nxt = self.fresh("m")
-                    self.emit(f"{nxt} = {remaining} | {mname}")
+                if last:
+                    mname, nxt = self.fresh("m"), None
+                    self.emit(f"{mname} = ~{remaining}")
                 else:
-                    self.emit(f"{mname} = {self.xp}.asarray({c_code}, dtype=bool)")
-                    nxt = mname
-            self._masked_assign(out, mname, expr, lv)
+                    c_code = self.value(cond, lv)
+                    if c_code in ("True", "False"):
+                        c_code = f"{self.xp}.full({size}, {c_code})"
+                    mname = self.fresh("m")
+                    if remaining:
+                        self.emit(f"{mname} = ~{remaining} & ({c_code})")
+                        nxt = self.fresh("m")
+                        self.emit(f"{nxt} = {remaining} | {mname}")
+                    else:
+                        self.emit(f"{mname} = {self.xp}.asarray({c_code}, dtype=bool)")
+                        nxt = mname
+                sub = Level(lv, "mask", mask=mname, size=f"{self.xp}.count_nonzero({mname})")
+                self._masks[key] = (mname, nxt, sub)
+            self._masked_assign(out, mname, expr, sub)
             if last:
                 break
             remaining = nxt
+            seen = (*seen, cond)
         return out
 
-    def _masked_assign(self, out: str, mask: str, expr, lv: Level) -> None:
-        sub = Level(lv, "mask", mask=mask, size=f"{self.xp}.count_nonzero({mask})")
-        sub.index_code = {}
+    def _masked_assign(self, out: str, mask: str, expr, sub: Level) -> None:
         self.emit(f"if {self.xp}.any({mask}):")
         self.indent += 1
         code = self.value(expr, sub)

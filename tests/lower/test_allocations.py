@@ -4,7 +4,7 @@ lifted to closed forms (one array expression per SOI, no tape).
 Measure: the peak number of live Python allocation blocks
 (``sys.getallocatedblocks``, sampled at every line of the generated module
 via ``sys.settrace``) above the count before the call — the minimum over
-three calls.  Equal up to one block of interpreter noise.  NumPy array *objects* are blocks; their data buffers are not,
+seven calls.  Equal up to one block of interpreter noise.  NumPy array *objects* are blocks; their data buffers are not,
 so an array of 10⁴ elements counts as one allocation, like one of 10³.  An
 iterated loop's tape holds one state per iteration, so for those the count
 grows with the trip count; ``test_iterated_loops_report`` measures and prints
@@ -40,7 +40,7 @@ _PREFIX = tempfile.gettempdir().rstrip("/") + "/coarsen_nb_"
 def peak_live_blocks(fn, *args) -> int:
     fn(*args)
     counts = []
-    for _ in range(3):
+    for _ in range(7):   # the minimum over several calls: a stray allocation by the interpreter is not ours
         peak = [0]
 
         def tracer(frame, event, arg, peak=peak):
