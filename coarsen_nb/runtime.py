@@ -109,6 +109,7 @@ class Coarsened:
         self._cache: dict = {}
         self._last: Compiled | None = None
         self._last_shapes: tuple = ()
+        self._last_ints: dict = {}
         self.fallback: str | None = None    # why a finer SOI selection had to be used, if one was
         self.__doc__ = getattr(fn_or_source, "__doc__", None)
         self.__name__ = self.name
@@ -149,6 +150,8 @@ class Coarsened:
     def _specialize(self, args) -> Compiled:
         self._check_args(args)
         self._last_shapes = tuple(getattr(a, "shape", ()) for a in args)
+        self._last_ints = {p: int(a) for p, a in zip(self.params, args, strict=True)
+                           if isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_))}
         sig = signature_of(args)
         hit = self._cache.get(sig)
         if hit is None:
@@ -317,7 +320,7 @@ class Coarsened:
         from coarsen_nb.soi.cost import estimate
 
         c = self._compiled()
-        return estimate(c.plan, c.wrt, self._last_shapes)
+        return estimate(c.plan, c.wrt, self._last_shapes, ints=self._last_ints)
 
     def export(self, path, overwrite: bool = False) -> str:
         """Write the generated module as a standalone file (atomically)."""
@@ -348,6 +351,7 @@ class Coarsened:
         if self._last is not None:
             new._compile_like(self._last.signature)
             new._last_shapes = self._last_shapes
+            new._last_ints = self._last_ints
         return new
 
     def _compile_like(self, sig) -> None:
