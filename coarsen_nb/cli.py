@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import re
 import sys
 import time
 
@@ -157,9 +158,17 @@ def demo(argv) -> int:
     print("\nThe symbolic derivative of piecewise_sum (one SOI, the loop as a closed-form sum):")
     for s in f.sois:
         for name, e in s.derivatives.items():
-            print(f"  {name} += {e}")
+            print(f"  {_readable(name)} += {_readable(str(e))}")
     print(f"\nGenerated modules (NumPy only) written to {os.path.abspath(a.out)}/")
     return 1 if failures else 0
+
+
+def _readable(text: str) -> str:
+    """SSA spellings as a user reads them: x[$k1.2]#1 -> x[k1], \\bar{$ret.2} -> d(result)."""
+    text = re.sub(r"\\bar\{\$ret\.\d+\}", "dresult", text)
+    text = re.sub(r"#\d+", "", text)
+    text = re.sub(r"\$([A-Za-z]+\d*)\.\d+", r"\1", text)
+    return re.sub(r"([A-Za-z_]\w*)\.\d+", r"\1", text)
 
 
 def _time(fn, args, budget: float = 0.2) -> float:

@@ -7,15 +7,14 @@ regroups, :mod:`coarsen_nb.symbolic.diff` differentiates and
 A :class:`Kernel` is one segment of interest: a *scalar body* — an ordered
 DAG of SymPy expressions over scalar symbols — evaluated over a *domain*:
 
-* no dims and no array inputs: plain scalar code;
-* no dims, array inputs: elementwise over those arrays (one symbol stands for
+* no array inputs: plain scalar code;
+* array inputs: elementwise over those arrays (one symbol stands for
   every element);
-* dims (a loop nest over ``range`` s, possibly triangular): the body is
-  evaluated for every point of the iteration space at once; array elements
-  read at index expressions of the dims are :class:`Read` s; each output
-  *combines* its per-point values: ``sum``/``prod``/``max``/``min`` onto an
-  initial value (the closed forms of μ), or ``write`` into a fresh array
-  (``out[i] = ...`` loops).
+* closed-form loops are reduction nodes inside the body (``RSum`` etc. of
+  :mod:`coarsen_nb.phi.forms`, each over its own index range, possibly
+  triangular): the printer evaluates a node's body at every point of its
+  range at once; array elements read at index expressions of the loop
+  indices are :class:`Read` s.
 
 Control that cannot be made symbolic stays as steps: :class:`CondStep` (a
 real ``if`` on a scalar predicate) and :class:`IterStep` (a loop that runs
@@ -34,19 +33,6 @@ from coarsen_nb import ir
 
 
 @dataclass(frozen=True)
-class Dim:
-    """One loop of a kernel's domain: ``index`` over ``range(start, stop, step)``."""
-
-    index: sp.Symbol
-    start: sp.Expr
-    stop: sp.Expr
-    step: sp.Expr
-
-    def __str__(self) -> str:
-        return f"{self.index} in range({self.start}, {self.stop}, {self.step})"
-
-
-@dataclass(frozen=True)
 class Read:
     """``symbol`` stands for ``array[index]`` at every point of the domain."""
 
@@ -60,26 +46,17 @@ class Read:
 
 @dataclass(frozen=True)
 class Output:
-    """An SSA value the kernel defines.
+    """An SSA value the kernel defines: the value of body symbol ``symbol``.
 
-    ``combine`` is ``"value"`` (the body symbol itself), ``"sum"``,
-    ``"prod"``, ``"max"``, ``"min"`` (over the domain, onto ``init``) or
-    ``"write"`` (``init`` copied, then ``init[write_index] = value`` over the
-    domain).
+    Loop forms (Σ, Π, max/min, writes) are nodes inside the body
+    (:mod:`coarsen_nb.phi.forms`), so an output is always a plain value.
     """
 
     name: str
     symbol: sp.Symbol
-    combine: str = "value"
-    init: str | None = None
-    write_index: tuple = ()
 
     def __str__(self) -> str:
-        if self.combine == "value":
-            return f"{self.name} = {self.symbol}"
-        if self.combine == "write":
-            return f"{self.name} = write({self.init}, [{', '.join(map(str, self.write_index))}], {self.symbol})"
-        return f"{self.name} = {self.combine}({self.init}, {self.symbol})"
+        return f"{self.name} = {self.symbol}"
 
 
 @dataclass
@@ -87,9 +64,8 @@ class Kernel:
     """One SOI as a symbolic kernel (see the module docstring)."""
 
     index: int
-    dims: tuple[Dim, ...]
     scalars: dict                   # Symbol -> SSA name, invariant over the domain
-    arrays: dict                    # Symbol -> SSA name, read elementwise (no dims)
+    arrays: dict                    # Symbol -> SSA name, read elementwise
     reads: tuple[Read, ...]
     body: list                      # [(Symbol, Expr)] in dependency order
     outputs: tuple[Output, ...]
@@ -100,7 +76,6 @@ class Kernel:
     @property
     def inputs(self) -> list[str]:
         names = list(self.scalars.values()) + list(self.arrays.values()) + [r.array for r in self.reads]
-        names += [o.init for o in self.outputs if o.init]
         return list(dict.fromkeys(names))
 
     @property
@@ -120,8 +95,6 @@ class Kernel:
 
     def __str__(self) -> str:
         head = f"soi {self.index}"
-        if self.dims:
-            head += " over " + ", ".join(map(str, self.dims))
         if self.note:
             head += f"  [{self.note}]"
         lines = [head]

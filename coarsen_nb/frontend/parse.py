@@ -75,7 +75,7 @@ def parse(fn_or_source, name: str | None = None, namespace: dict | None = None) 
     return _Builder(unit).build()
 
 
-def _scan(body: list[ast.stmt], loop_level: bool = True) -> set[str]:
+def _scan(body: list[ast.stmt]) -> set[str]:
     """Which of break/continue/return can leave ``body`` (not counting nested loops' own)."""
     found: set[str] = set()
     for s in body:

@@ -335,3 +335,6 @@ class Gamma(sp.Piecewise):
     @classmethod
     def eval(cls, *args):
         return None
+
+    def _sympystr(self, printer):
+        return "γ(" + ", ".join(f"{printer._print(e)} if {printer._print(c)}" for e, c in self.args) + ")"

@@ -162,7 +162,7 @@ class _KernelBuilder:
                 outs.append(Output(name, s))
         if not outs:
             return None
-        k = Kernel(0, (), dict(self.scalars), dict(self.arrays), tuple(self.reads.values()), list(self.body),
+        k = Kernel(0, dict(self.scalars), dict(self.arrays), tuple(self.reads.values()), list(self.body),
                    tuple(outs), tuple(sorted(set(self.lines))), self.note)
         return k
 

@@ -135,7 +135,7 @@ def test_rosenbrock_is_one_reduction_forward_and_one_scatter_adjoint():
 
 
 def _toy_kernel(body, outputs, arrays=None, scalars=None, reads=()):
-    return Kernel(index=7, dims=(), scalars=scalars or {}, arrays=arrays or {}, reads=tuple(reads), body=body,
+    return Kernel(index=7, scalars=scalars or {}, arrays=arrays or {}, reads=tuple(reads), body=body,
                   outputs=tuple(outputs), lines=(3, 4))
 
 
