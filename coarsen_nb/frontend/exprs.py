@@ -197,8 +197,6 @@ class ExprTranslator:
     def _primitive(self, name: str, node: ast.Call) -> ir.Expr:
         prim = primitives.PRIMITIVES[name]
         args = tuple(self.expr(a) for a in node.args)
-        if name == "sum" and len(args) == 1 and isinstance(node.func, ast.Name):
-            pass  # builtin sum over an array: the same reduction as np.sum
         if len(args) not in prim.nargs and not (name in ("min", "max") and len(args) >= 2):
             raise self.unit.error(f"{name} with {len(args)} arguments", node,
                                   f"{name} takes {' or '.join(map(str, prim.nargs))} positional arguments",
