@@ -29,6 +29,7 @@ import math
 import sympy as sp
 
 from coarsen_nb.phi import forms
+from coarsen_nb.phi.symbols import is_boolean
 from coarsen_nb.symbolic.levels import ELEM, Deps
 
 _FUNCS = {  # sympy class -> (array namespace attribute, math attribute)
@@ -504,8 +505,7 @@ class Printer:
         out = self.fresh("pw")
         size = self._size(lv) if lv.kind != "elem" else lv.size
         integer = all(getattr(c[0], "is_integer", False) for c in clauses)
-        boolean = all(isinstance(c[0], sp.logic.boolalg.Boolean) and not isinstance(c[0], sp.Expr)
-                      for c in clauses)
+        boolean = all(is_boolean(c[0]) for c in clauses)
         dtype = ", dtype=bool" if boolean else ", dtype=int" if integer else ""
         self.emit(f"{out} = {self.xp}.empty({size}{dtype})")
         remaining = None
