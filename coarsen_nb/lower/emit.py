@@ -37,7 +37,7 @@ _FUNCS = {  # sympy class -> (array namespace attribute, math attribute)
     sp.acos: ("arccos", "acos"), sp.atan: ("arctan", "atan"), sp.sinh: ("sinh", "sinh"),
     sp.cosh: ("cosh", "cosh"), sp.tanh: ("tanh", "tanh"), sp.exp: ("exp", "exp"), sp.log: ("log", "log"),
     forms.Log1p: ("log1p", "log1p"), forms.Expm1: ("expm1", "expm1"), sp.floor: ("floor", "floor"),
-    sp.ceiling: ("ceil", "ceil"),
+    sp.ceiling: ("ceil", "ceil"), sp.atan2: ("arctan2", "atan2"),
 }
 
 
@@ -89,7 +89,6 @@ class Printer:
         self.elem: Level | None = None
         self.elem_shape: str | None = None
         self.uses_math = False
-        self.uses_erf = False
         self._masks: dict = {}
         self.deps = Deps(temps, reads, self._array_leaf, exprs)
         if elem_shape is not None:
@@ -274,14 +273,8 @@ class Printer:
                 return f"{xp}.{np_name}({', '.join(a)})"
             self.uses_math = True
             return f"math.{m_name}({', '.join(a)})"
-        if isinstance(e, sp.atan2):
-            if array:
-                return f"{xp}.arctan2({a[0]}, {a[1]})"
-            self.uses_math = True
-            return f"math.atan2({a[0]}, {a[1]})"
         if isinstance(e, forms.Erf):
             if array:
-                self.uses_erf = True
                 return f"_erf({a[0]})"
             self.uses_math = True
             return f"math.erf({a[0]})"

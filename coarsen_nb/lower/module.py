@@ -325,10 +325,8 @@ class ModuleWriter:
 
     def _absorb(self, pr: Printer) -> None:
         self.lines += pr.lines
-        if pr.uses_erf:
-            self.helpers.add("_erf")
         text = "\n".join(pr.lines)
-        for h in ("_softplus", "_sigmoid", "_take", "_scatter_add", "_ipow"):
+        for h in ("_softplus", "_sigmoid", "_erf", "_take", "_scatter_add", "_ipow"):
             if h + "(" in text:
                 self.helpers.add(h)
 

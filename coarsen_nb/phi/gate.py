@@ -232,28 +232,7 @@ class _Gater:
 
 def prune_etas(g: GatedFunction) -> GatedFunction:
     """Drop η definitions nobody reads (every loop value got one by default)."""
-    used: set[str] = set(ir.names_used(g.result))
-
-    def collect(nodes) -> None:
-        for n in nodes:
-            if isinstance(n, Let):
-                used.update(ir.names_used(n.value))
-            elif isinstance(n, If):
-                used.add(n.cond)
-                collect(n.then)
-                collect(n.orelse)
-                collect(n.gammas)
-            else:
-                collect(n.mus)
-                collect(n.header)
-                used.add(n.cond)
-                collect(n.body)
-                collect(n.etas)
-                for e in (n.info.start, n.info.stop, n.info.step):
-                    if e is not None:
-                        used.update(ir.names_used(e))
-
-    collect(g.body)
+    used = set(ir.names_used(g.result)) | set(names_read(g.body))
 
     def strip(nodes) -> tuple:
         out = []
@@ -267,6 +246,24 @@ def prune_etas(g: GatedFunction) -> GatedFunction:
         return tuple(out)
 
     return GatedFunction(g.name, g.params, strip(g.body), g.result, g.source)
+
+
+def names_read(nodes) -> list[str]:
+    """Every name the nodes read (operands, predicates, loop bounds), in order, with repeats."""
+    out: list[str] = []
+    for n in nodes:
+        if isinstance(n, Let):
+            out += ir.names_used(n.value)
+        elif isinstance(n, If):
+            out.append(n.cond)
+            out += names_read(n.then) + names_read(n.orelse) + names_read(n.gammas)
+        else:
+            out += names_read(n.mus) + names_read(n.header) + [n.cond] + names_read(n.body) + \
+                names_read(n.etas)
+            for e in (n.info.start, n.info.stop, n.info.step):
+                if e is not None:
+                    out += ir.names_used(e)
+    return out
 
 
 def verify_tree(g: GatedFunction) -> None:

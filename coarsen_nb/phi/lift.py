@@ -25,7 +25,7 @@ import sympy as sp
 
 from coarsen_nb import ir
 from coarsen_nb.phi import recurrences
-from coarsen_nb.phi.gate import GatedFunction, If, Let, Loop
+from coarsen_nb.phi.gate import GatedFunction, If, Let, Loop, names_read
 from coarsen_nb.phi.symbols import NotSymbolic, symbol, to_sympy
 from coarsen_nb.phi.types import T
 from coarsen_nb.plan import CondStep, IterStep, Kernel, KernelStep, Output, Plan, PrimStep, Read
@@ -47,29 +47,7 @@ def lift(g: GatedFunction, types: dict[str, T], mode: str = "phi", max_soi: floa
 
 def use_counts(g: GatedFunction) -> Counter:
     """How many times each SSA name is read in ``g`` (the reuse measure)."""
-    counts: Counter = Counter(ir.names_used(g.result))
-
-    def walk(nodes) -> None:
-        for n in nodes:
-            if isinstance(n, Let):
-                counts.update(ir.names_used(n.value))
-            elif isinstance(n, If):
-                counts[n.cond] += 1
-                walk(n.then)
-                walk(n.orelse)
-                walk(n.gammas)
-            else:
-                walk(n.mus)
-                walk(n.header)
-                counts[n.cond] += 1
-                walk(n.body)
-                walk(n.etas)
-                for e in (n.info.start, n.info.stop, n.info.step):
-                    if e is not None:
-                        counts.update(ir.names_used(e))
-
-    walk(g.body)
-    return counts
+    return Counter(ir.names_used(g.result) + names_read(g.body))
 
 
 class _KernelBuilder:
@@ -390,7 +368,7 @@ class _Lifter:
         if self.mode == "phi":
             self.hoist_stack.append(ctx)
         try:
-            header = self.region(n.header, nexts | {n.cond} | set(_names_read(n.body)) | after)
+            header = self.region(n.header, nexts | {n.cond} | set(names_read(n.body)) | after)
             body = self.region(n.body, nexts | {m.name for m in n.mus})
         finally:
             if self.mode == "phi":
@@ -420,30 +398,13 @@ def _map_children(e: ir.Expr, f) -> ir.Expr:
     return e
 
 
-def _names_read(nodes) -> list[str]:
-    out: list[str] = []
-    for n in nodes:
-        if isinstance(n, Let):
-            out += ir.names_used(n.value)
-        elif isinstance(n, If):
-            out.append(n.cond)
-            out += _names_read(n.then) + _names_read(n.orelse) + _names_read(n.gammas)
-        else:
-            out += _names_read(n.mus) + _names_read(n.header) + [n.cond] + _names_read(n.body) + \
-                _names_read(n.etas)
-            for e in (n.info.start, n.info.stop, n.info.step):
-                if e is not None:
-                    out += ir.names_used(e)
-    return out
-
-
 def _uses_after(nodes: list, tail: set[str]) -> list[set[str]]:
     """For each position k, the names read by nodes[k:] or after the region."""
     out = [set() for _ in range(len(nodes) + 1)]
     acc = set(tail)
     out[len(nodes)] = set(acc)
     for k in range(len(nodes) - 1, -1, -1):
-        acc |= set(_names_read([nodes[k]]))
+        acc |= set(names_read([nodes[k]]))
         out[k] = set(acc)
     return out
 
