@@ -27,6 +27,7 @@ import itertools
 import math
 
 import sympy as sp
+from sympy.functions.elementary.piecewise import ExprCondPair
 
 from coarsen_nb.phi import forms
 from coarsen_nb.phi.symbols import is_boolean
@@ -39,6 +40,14 @@ _FUNCS = {  # sympy class -> (array namespace attribute, math attribute)
     forms.Log1p: ("log1p", "log1p"), forms.Expm1: ("expm1", "expm1"), sp.floor: ("floor", "floor"),
     sp.ceiling: ("ceil", "ceil"), sp.atan2: ("arctan2", "atan2"),
 }
+
+
+# Arms of a branch evaluated on all points (``Printer._cheap_and_total``): operations that are
+# finite for every finite operand, and at most this many of them over all arms together.
+_WHERE_MAX_OPS = 12
+_TOTAL_NODES = (sp.Add, sp.Mul, sp.sin, sp.cos, sp.tanh, sp.atan, sp.Abs, sp.sign, sp.Max, sp.Min,
+                sp.core.relational.Relational, sp.And, sp.Or, sp.Not, sp.Piecewise, ExprCondPair, forms.Sigmoid,
+                forms.Softplus, forms.Erf)
 
 
 class Level:
@@ -254,15 +263,22 @@ class Printer:
             return self._mul(e, lv, array)
         if isinstance(e, sp.Pow):
             return self._pow(e.base, e.exp, lv, array)
-        a = [self.value(x, lv) for x in e.args]
         if isinstance(e, sp.Add):
-            out = a[0]
-            for code in a[1:]:
-                if code.startswith("-") and not code.startswith("-("):
-                    out = f"{out} - {code[1:]}"
-                else:
-                    out = f"{out} + {code}"
+            common = _common_coefficient(e)
+            if common is not None:
+                # SymPy distributes numbers over sums (200*(a - b) -> 200*a - 200*b); printed as
+                # 200 * (a - b), the sum is one node that other multiples of it share
+                c, prim = common
+                return f"({_number(c)} * {self.value(prim, lv)})"
+            # a - b, not a + (-b): the negated term is one value (shared with other uses of b)
+            terms = sorted(e.args, key=lambda x: x.could_extract_minus_sign())
+            out = ""
+            for x in terms:
+                neg = x.could_extract_minus_sign()
+                code = self.value(-x if neg else x, lv)
+                out = (f"-{code}" if neg else code) if not out else f"{out} {'-' if neg else '+'} {code}"
             return f"({out})"
+        a = [self.value(x, lv) for x in e.args]
         if isinstance(e, sp.Abs):
             return f"{xp}.abs({a[0]})" if array else f"abs({a[0]})"
         if isinstance(e, sp.sign):
@@ -309,7 +325,8 @@ class Printer:
         if isinstance(e, sp.core.relational.Relational):
             return f"({a[0]} {e.rel_op} {a[1]})"
         if isinstance(e, sp.Not):
-            return f"(~{a[0]})" if array else f"(not {a[0]})"
+            # not ~: on a Python bool (a scalar predicate at an array level) ~True is -2
+            return f"{xp}.logical_not({a[0]})" if array else f"(not {a[0]})"
         if isinstance(e, sp.And):
             return "(" + (" & " if array else " and ").join(a) + ")"
         if isinstance(e, sp.Or):
@@ -317,8 +334,13 @@ class Printer:
         raise NotImplementedError(f"no printer for {type(e).__name__}: {e}")
 
     def _mul(self, e, lv: Level, array: bool) -> str:
+        if e.args[0] == -1:
+            # -(a*b) as the negation of the product a*b: one shared node when a*b is used elsewhere
+            return f"-{self.value(-e, lv)}"
         num, den, sign = [], [], ""
         for f in e.args:
+            if f == 1 and len(e.args) > 1:
+                continue        # a Float 1.0 coefficient (0.5 * 2.0) multiplies nothing
             if f == -1:
                 sign = "-"
             elif isinstance(f, sp.Pow) and f.exp.is_Number and f.exp < 0:
@@ -362,7 +384,10 @@ class Printer:
         if lv.kind in ("root", "cond") or not self._is_array_level(lv):
             idx = self.fresh(kname)
             self.emit(f"{idx} = {self.xp}.arange({a_c}, {b_c}, {s_c})")
-            child = Level(lv, "range", binder=k, seg=None, size=f"{idx}.shape[0]")
+            # the trip count as a number, so that the index array is dropped when only its length is used
+            cnt = self.fresh("n")
+            self.emit(f"{cnt} = {_trip_count(a, b, s, a_c, b_c, s_c)}")
+            child = Level(lv, "range", binder=k, seg=None, size=cnt)
         elif not varying:
             n_parent = self._size(lv)
             cnt = self.fresh("n")
@@ -378,7 +403,7 @@ class Printer:
         else:
             n_parent = self._size(lv)
             cnt, seg, off, pos, idx = (self.fresh(h) for h in ("n", "seg", "off", "pos", kname))
-            self.emit(f"{cnt} = {self.xp}.maximum(0, -(({a_c}) - ({b_c})) // ({s_c})) + "
+            self.emit(f"{cnt} = {self.xp}.maximum(0, -((({a_c}) - ({b_c})) // ({s_c}))) + "
                       f"{self.xp}.zeros({n_parent}, dtype=int)")
             self.emit(f"{seg} = {self.xp}.repeat({self.xp}.arange({n_parent}), {cnt})")
             self.emit(f"{off} = {self.xp}.cumsum({cnt}) - {cnt}")
@@ -409,6 +434,13 @@ class Printer:
     def _reduce(self, e, lv: Level) -> str:
         body, k, a, b, s = e.args
         child = self._child(lv, k, a, b, s)
+        if e.kind == "sum":
+            rp = self.rect_product(body, child)
+            if rp is not None:
+                # Σ_j A[i, j]·h[j]·g[i]: a matrix-vector product on the block of A, no flattened copy
+                m, g, h = rp
+                mv = f"{self.xp}.sum({m}, axis=1)" if h is None else f"({m} @ {h})"
+                return mv if g is None else f"({mv} * {g})"
         vals = self.value(body, child)
         if not self.deps(body) & ({k} | self._varying_binders(child)) or self._may_be_scalar(body):
             # a value that is one number for every point (an invariant body, or a branch whose
@@ -439,6 +471,78 @@ class Printer:
         self.emit(f"{out} = {xp}.full({n_parent}, {init})")
         self.emit(f"{xp}.{ufunc}.at({out}, {child.seg}, {vals})")
         return out
+
+    # -- dense two-level nests -------------------------------------------------------------------
+
+    def rect_product(self, e, child: Level):
+        """``(M, g, h)`` when ``e`` at the rectangular level ``child`` (loop j, unit step, inside a
+        top-level loop i, unit step) is a product of reads ``A[i + c, j + c']`` of 2-D arrays
+        (whose blocks multiply to the ``(n_i, n_j)`` array ``M``), factors of i alone (their
+        product ``g`` at the outer level, or None) and factors of j alone (``h``, a vector over j,
+        or None); otherwise None.  Then Σ_j is ``(M @ h) * g`` and the adjoint scattered over j
+        is ``(g @ M) * h``: BLAS on views instead of flattened gathers, tiles and bincounts."""
+        lv = child.parent
+        if (child.kind != "range" or child.rect is None or lv is None or lv.kind != "range"
+                or lv.parent is not self.root or lv.seg):
+            return None
+        i, j = lv.binder, child.binder
+        ri, rj = self.deps.ranges[i], self.deps.ranges[j]
+        if ri[2] != 1 or rj[2] != 1 or self.deps(rj[0]) or self.deps(rj[1]):
+            return None
+        blocks, fi, fj = [], [], []
+        for f in self._factors(e):
+            d = self.deps(f) - {ELEM}
+            if d - {i, j}:
+                return None
+            if d == {i, j}:
+                blk = self._block_read(f, i, j)
+                if blk is None:
+                    return None
+                blocks.append(blk)
+            elif j in d:
+                fj.append(f)
+            else:
+                fi.append(f)
+        if not blocks:
+            return None
+        jl = self._child(self.root, j, *rj)
+        m = blocks[0] if len(blocks) == 1 else "(" + " * ".join(blocks) + ")"
+        g = self.value(sp.Mul(*fi), lv) if fi else None
+        h = self.value(sp.Mul(*fj), jl) if fj else None
+        # a factor that may be one number (invariant, or a branch on a scalar) becomes a vector
+        if g is not None and (not self.deps(sp.Mul(*fi)) & {i} or self._may_be_scalar(sp.Mul(*fi))):
+            g = f"({g} + {self.xp}.zeros({lv.size}))"
+        if h is not None and self._may_be_scalar(sp.Mul(*fj)):
+            h = f"({h} + {self.xp}.zeros({jl.size}))"
+        return m, g, h
+
+    def _factors(self, e) -> list:
+        """The factors of a product, looking through the temps that name its parts."""
+        if isinstance(e, sp.Symbol) and e in self.temps:
+            return self._factors(self.temps[e])
+        if isinstance(e, sp.Mul):
+            return [g for a in e.args for g in self._factors(a)]
+        return [e]
+
+    def _block_read(self, f, i, j):
+        """``_block(A, lo_i, n_i, lo_j, n_j)`` for a read ``A[i + c, j + c']`` (else None)."""
+        if not isinstance(f, sp.Symbol) or f not in self.reads:
+            return None
+        arr, idx = self.reads[f]
+        args = self._block_read_index(idx, i, j)
+        return None if args is None else f"_block({arr}, {args})"
+
+    def _block_read_index(self, idx, i, j):
+        """``lo_i, n_i, lo_j, n_j`` of the block that ``[i + c, j + c']`` covers (else None)."""
+        if len(idx) != 2:
+            return None
+        ci, cj = sp.sympify(idx[0]) - i, sp.sympify(idx[1]) - j
+        if self.deps(ci) or self.deps(cj) or i in ci.free_symbols or j in cj.free_symbols:
+            return None
+        (ai, bi, _), (aj, bj, _) = self.deps.ranges[i], self.deps.ranges[j]
+        lo_i, lo_j = self.value(ai + ci), self.value(aj + cj)
+        n_i, n_j = self.value(sp.Max(0, bi - ai)), self.value(sp.Max(0, bj - aj))
+        return f"{lo_i}, {n_i}, {lo_j}, {n_j}"
 
     def _write(self, e, lv: Level) -> str:
         init, body, k, a, b, s, *idx = e.args
@@ -495,6 +599,8 @@ class Printer:
         if not self._is_array_level(lv) or not any(self.deps(c) & varying for _, c in clauses):
             # the predicate is one value for the whole level: a real `if`
             return self._scalar_piecewise(clauses, lv)
+        if self._cheap_and_total(clauses):
+            return self._where(clauses, lv)
         out = self.fresh("pw")
         size = self._size(lv) if lv.kind != "elem" else lv.size
         integer = all(getattr(c[0], "is_integer", False) for c in clauses)
@@ -538,6 +644,56 @@ class Printer:
             seen = (*seen, cond)
         return out
 
+    def _cheap_and_total(self, clauses) -> bool:
+        """Whether every arm may be evaluated on *all* points of the level: the arms are cheap
+        (a few operations together) and *total* — no division, root, log, exp or inexact power
+        that could raise, warn or give NaN on a point of another branch, and no array read that
+        the predicates do not already make (an arm's index could be out of range elsewhere).
+        Then one ``where`` over both values costs less than compressing operands per branch."""
+        cond_reads = set()
+        for _, cond in clauses:
+            cond_reads |= {s for s in self._expanded_atoms(cond) if s in self.reads}
+        budget = [_WHERE_MAX_OPS]
+
+        def total(e) -> bool:
+            if isinstance(e, sp.Symbol):
+                if e in self.temps:
+                    return total(self.temps[e])
+                return e not in self.reads or e in cond_reads
+            if e.is_Number or e in (sp.true, sp.false, sp.pi, sp.E):
+                return True
+            budget[0] -= 1
+            if budget[0] < 0:
+                return False
+            if isinstance(e, sp.Pow):
+                if not (e.exp.is_Integer and e.exp >= 0):
+                    return False
+            elif not isinstance(e, _TOTAL_NODES):
+                return False
+            return all(total(a) for a in e.args)
+
+        return all(total(expr) for expr, _ in clauses)
+
+    def _expanded_atoms(self, e) -> set:
+        out, todo = set(), [e]
+        while todo:
+            for s in sp.sympify(todo.pop()).free_symbols:
+                if s in out:
+                    continue
+                out.add(s)
+                if s in self.temps:
+                    todo.append(self.temps[s])
+        return out
+
+    def _where(self, clauses, lv: Level) -> str:
+        """``where(p1, a1, where(p2, a2, a3))``: every arm on every point (see ``_cheap_and_total``)."""
+        last = next((k for k, (_, c) in enumerate(clauses) if c == sp.true), len(clauses) - 1)
+        conds = [self.value(cond, lv) for _, cond in clauses[:last]]
+        code = self.value(clauses[last][0], lv)
+        for cond, (expr, _) in reversed(list(zip(conds, clauses[:last], strict=True))):
+            code = f"{self.xp}.where({cond}, {self.value(expr, lv)}, {code})"
+        return code
+
     def _masked_assign(self, out: str, mask: str, expr, sub: Level) -> None:
         self.emit(f"if {self.xp}.any({mask}):")
         self.indent += 1
@@ -565,7 +721,8 @@ class Printer:
 
     def _short_circuit(self, e, lv: Level) -> str:
         is_and = isinstance(e, forms.AndThen)
-        if not self._is_array_level(lv):
+        if not self._is_array_level(lv) or not self.deps(e) & (self._varying_binders(lv) | {ELEM}):
+            # one truth value for the whole level (also inside a masked arm): Python's own and/or
             out = self.fresh("b")
             first = self.value(e.args[0], lv)
             self.emit(f"{out} = bool({first})")
@@ -589,6 +746,22 @@ class Printer:
             self.indent -= 1
         return out
 
+
+
+def _common_coefficient(e: sp.Add):
+    """``(c, a - b)`` for ``c*a - c*b`` (every term a multiple of ±c, c ≠ 1), else None."""
+    parts = [t.as_coeff_Mul() for t in e.args]
+    c = abs(parts[0][0])
+    if c == 1 or c == 0 or any(abs(k) != c or not k.is_Number for k, _ in parts):
+        return None
+    return c, sp.Add(*[rest if k > 0 else -rest for k, rest in parts])
+
+
+def _trip_count(a, b, s, a_c: str, b_c: str, s_c: str) -> str:
+    """``len(range(a, b, s))`` as arithmetic (valid for NumPy and CuPy integers too)."""
+    if s == 1:
+        return f"max(0, {b_c})" if a == 0 else f"max(0, {b_c} - ({a_c}))"
+    return f"max(0, -((({a_c}) - ({b_c})) // ({s_c})))"
 
 
 def _number(e) -> str:

@@ -179,6 +179,7 @@ class ModuleWriter:
         self.indent = 1
         self._printers: dict = {}
         self._grad_only = False
+        self._unit_bars: set[str] = set()
         self._needed: set | None = None    # in NAME_grad: the values some later step reads
 
     # -- assembling ------------------------------------------------------------------------
@@ -326,7 +327,7 @@ class ModuleWriter:
     def _absorb(self, pr: Printer) -> None:
         self.lines += pr.lines
         text = "\n".join(pr.lines)
-        for h in ("_softplus", "_sigmoid", "_erf", "_take", "_scatter_add", "_ipow"):
+        for h in ("_softplus", "_sigmoid", "_erf", "_take", "_scatter_add", "_ipow", "_block"):  # _block_add too
             if h + "(" in text:
                 self.helpers.add(h)
 
@@ -406,7 +407,11 @@ class ModuleWriter:
             self._zero_region(self.plan.steps)
             self.emit(f"{self.names.bar(result.id)} = {self.names.bar(result.id)} + "
                       f"{'1.0' if grad_only else '_bar'}")
-            self.reverse(self.plan.steps)
+            # NAME_grad seeds the result's adjoint with exactly 1: until a later step that reads
+            # the result adds to it, the derivative expressions use the number, not the variable.
+            self._unit_bars = {result.id} if grad_only else set()
+            self.reverse(self.plan.steps, top=True)
+            self._unit_bars = set()
         grads = []
         for p in self.wrt:
             grads.append(self.names.bar(p) if p in self.active else
@@ -436,7 +441,7 @@ class ModuleWriter:
             if name in self.active:
                 self._zero(name)
 
-    def reverse(self, steps) -> None:
+    def reverse(self, steps, top: bool = False) -> None:
         for s in reversed(steps):
             if isinstance(s, KernelStep):
                 self.kernel_reverse(s.kernel)
@@ -446,14 +451,18 @@ class ModuleWriter:
                 self.cond_reverse(s)
             else:
                 self.iterate_reverse(s)
+            if top and self._unit_bars:
+                self._unit_bars -= _reads_of([s])
 
     def kernel_reverse(self, k) -> None:
-        outs = {o.name: sp.Symbol("bar:" + o.name, real=True) for o in k.outputs if o.name in self.active}
+        outs = {o.name: sp.Integer(1) if o.name in self._unit_bars else sp.Symbol("bar:" + o.name, real=True)
+                for o in k.outputs if o.name in self.active}
         if not outs or not (set(k.inputs) & self.active):
             return
         v = kernel_vjp(k, self.active, outs)
         self.emit(f"# SOI {k.index}: adjoint")
-        leaves = {sym: (self.names.bar(name), self.is_array(name)) for name, sym in outs.items()}
+        leaves = {sym: (self.names.bar(name), self.is_array(name)) for name, sym in outs.items()
+                  if isinstance(sym, sp.Symbol)}
         if self.xp_module == "cupy":
             from coarsen_nb.lower.cupy import reverse_lines
 
@@ -482,6 +491,8 @@ class ModuleWriter:
     def _scatter(self, pr: Printer, name: str, idx, e, level) -> None:
         binders = set(level) | set(pr.deps(e)).union(*(pr.deps(sp.sympify(i)) for i in idx))
         lv = pr.level_for(binders)
+        if self._rect_scatter(pr, name, idx, e, lv):
+            return
         val = pr.value(e, lv)
         b = self.names.bar(name)
         if not set().union(*(pr.deps(sp.sympify(i)) for i in idx)) and lv.kind != "root":
@@ -505,6 +516,38 @@ class ModuleWriter:
                     f"minlength={b}.shape[0])")
         else:
             pr.emit(f"xp.add.at({b}, ({', '.join(codes)}), {val})")
+
+    def _rect_scatter(self, pr: Printer, name: str, idx, e, lv) -> bool:
+        """The adjoint of a dense two-level nest (see ``Printer.rect_product``) without flattening:
+        into ``w[j + c]`` it is ``(g @ M) * h``, into ``A[i + c, j + c']`` the block ``M * g ⊗ h``."""
+        rp = pr.rect_product(e, lv)
+        if rp is None:
+            return False
+        m, g, h = rp
+        i, j = lv.parent.binder, lv.binder
+        b = self.names.bar(name)
+        idx = [sp.sympify(x) for x in idx]
+        if len(idx) == 1 and pr.deps(idx[0]) == {j}:
+            fast = pr.affine_slice(idx[0], pr.level_for({j}))
+            if fast is None:
+                return False
+            col = f"xp.sum({m}, axis=0)" if g is None else f"({g} @ {m})"
+            val = col if h is None else f"({col} * {h})"
+            lo, n, step = fast
+            pr.emit(f"_scatter_add({b}, {lo}, {n}, {step}, {val})")
+            return True
+        if len(idx) == 2 and pr.deps(idx[0]) == {i} and pr.deps(idx[1]) == {j}:
+            blk = pr._block_read_index(idx, i, j)
+            if blk is None:
+                return False
+            val = m
+            if g is not None:
+                val = f"{val} * ({g})[:, None]"
+            if h is not None:
+                val = f"{val} * ({h})[None, :]"
+            pr.emit(f"_block_add({b}, {blk}, {val})")
+            return True
+        return False
 
     def prim_reverse(self, s: PrimStep) -> None:
         if s.name not in self.active:
@@ -651,6 +694,23 @@ _HELPERS["_scatter_add"] = '''def _scatter_add(b, lo, n, step, v):
         b[lo:hi + 1:step] += v
     elif n > 0:
         xp.add.at(b, (lo + step * xp.arange(n)) % b.shape[0], xp.broadcast_to(v, (n,)))
+'''
+
+_HELPERS["_block"] = '''def _block(x, lo0, n0, lo1, n1):
+    """x[lo0 + i, lo1 + j] for i < n0, j < n1 as an (n0, n1) array: a view when in bounds."""
+    if 0 <= lo0 and lo0 + n0 <= x.shape[0] and 0 <= lo1 and lo1 + n1 <= x.shape[1]:
+        return x[lo0:lo0 + n0, lo1:lo1 + n1]
+    return x[(lo0 + xp.arange(n0))[:, None], (lo1 + xp.arange(n1))[None, :]]
+
+
+def _block_add(b, lo0, n0, lo1, n1, v):
+    """b[lo0 + i, lo1 + j] += v[i, j] (the adjoint of _block)."""
+    if 0 <= lo0 and lo0 + n0 <= b.shape[0] and 0 <= lo1 and lo1 + n1 <= b.shape[1]:
+        b[lo0:lo0 + n0, lo1:lo1 + n1] += v
+    else:
+        i = (lo0 + xp.arange(n0))[:, None] % b.shape[0]
+        j = (lo1 + xp.arange(n1))[None, :] % b.shape[1]
+        xp.add.at(b, (i + 0 * j, j + 0 * i), xp.broadcast_to(v, (n0, n1)))
 '''
 
 _HELPERS["_mm"] = '''def _mm_left(g, y, x):

@@ -322,6 +322,9 @@ class _Model:
             return ("int", shp[0] if shp else (int(v[1]) if v[0] == "arr" else None))
         if f in ("int", "bool", "float") and args and args[0][0] == "int":
             return args[0]
+        if f in ("max", "min") and isinstance(e.func, ast.Name) and args and all(a[0] == "int" for a in args):
+            vals = [a[1] for a in args]      # a trip count: max(0, b - a)
+            return ("int", None if None in vals else (max if f == "max" else min)(vals))
         if f == "arange":
             ints = [a[1] if a[0] == "int" else None for a in args]
             if None in ints:

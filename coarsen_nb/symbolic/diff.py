@@ -109,10 +109,14 @@ def vjp(kernel: Kernel, active: set[str], out_bars: dict) -> KernelVJP:
     for t, e in reversed(kernel.body):
         if t not in bar:
             continue
-        b = sp.Symbol(f"b:{t.name}", real=True)
-        out_temps[b] = sp.Add(*bar.pop(t))
-        deps.cache.pop(b, None)
-        deps.temps = out_temps
+        total = sp.Add(*bar.pop(t))
+        if total.is_Number:
+            b = total       # a constant adjoint (the gradient's unit seed) folds into the products
+        else:
+            b = sp.Symbol(f"b:{t.name}", real=True)
+            out_temps[b] = total
+            deps.cache.pop(b, None)
+            deps.temps = out_temps
         _rule(e, b, act, add, deps, deps(t))
     out = KernelVJP(out_temps, reads)
     deps.temps = out_temps

@@ -76,7 +76,7 @@ CLOSED = {
     "for_over_array": (for_over_array, lambda n: (np.linspace(-1.0, 1.0, n),)),
     "rosenbrock": (rosenbrock, lambda n: (np.linspace(-1.0, 1.0, n),)),
     "horner": (horner, lambda n: (np.linspace(-1.0, 1.0, n), 0.5)),
-    "product_with_zero": (product_with_zero, lambda n: (np.linspace(0.5, 1.5, n),)),
+    "product_with_zero": (product_with_zero, lambda n: (np.linspace(0.9, 1.1, n),)),  # no overflow: a warning allocates
     "running_max": (running_max, lambda n: (np.sin(np.arange(n, dtype=float)),)),
     "sum_range": (sum_range, lambda n: (0.3, n)),
 }

@@ -136,3 +136,48 @@ def test_predicates_keep_their_floating_point_meaning():
     """b > b - a is False when b - a rounds to b; lifting must not rewrite it to a > 0."""
     f = cn.coarsen(float_rounding_in_predicate)
     assert f(1e-113, 1.0) == float_rounding_in_predicate(1e-113, 1.0)
+
+
+def triangular_with_step(x):
+    s = 0.0
+    for i in range(len(x)):
+        for j in range(i, len(x), 2):      # a stride that does not divide the span
+            s += x[i] * math.sin(x[j])
+    for k in range(len(x) - 1, 0, -3):     # a negative stride at the root
+        s += x[k] * x[k]
+    return s
+
+
+def test_trip_counts_of_strided_ranges_round_up():
+    """``len(range(a, b, s))`` is ceil((b − a) / s): the count was once printed as
+    ``-(a - b) // s``, which is the floor, and dropped the last point of every strided inner range."""
+    f = cn.coarsen(triangular_with_step)
+    for n in (1, 2, 5, 6, 7):
+        x = np.linspace(0.2, 1.3, n)
+        assert_close(f(x), triangular_with_step(x), rtol=1e-12)
+        assert_close(f.grad(x), finite_difference(triangular_with_step, (x,), 0))
+
+
+def invariant_short_circuit_in_a_masked_arm(x, b):
+    s = 0.0
+    for i in range(len(x)):
+        if x[i] > 0.0:
+            if not (b > 0.5 and b < 2.0):     # one truth value for every i, tested inside a per-element arm
+                s += x[i] * b
+            else:
+                s += 2.0 * x[i]
+        else:
+            s += x[i] * x[i]
+    return s
+
+
+def test_an_invariant_and_inside_a_masked_arm_is_one_python_bool():
+    """The short-circuit ``and`` was printed as an array over the arm's points and then tested
+    with a scalar ``if`` (ValueError); a negated Python bool was printed ``~True`` (== -2)."""
+    x = np.array([0.3, -1.2, 2.0, 0.7, -0.1])
+    f = cn.coarsen(invariant_short_circuit_in_a_masked_arm, wrt=("x", "b"))
+    for b in (0.3, 1.0, 3.0):
+        assert_close(f(x, b), invariant_short_circuit_in_a_masked_arm(x, b), rtol=1e-12)
+        gx, gb = f.grad(x, b)
+        assert_close(gx, finite_difference(invariant_short_circuit_in_a_masked_arm, (x, b), 0))
+        assert_close(gb, finite_difference(invariant_short_circuit_in_a_masked_arm, (x, b), 1))

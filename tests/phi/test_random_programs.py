@@ -30,9 +30,13 @@ def _main(source: str):
     return ns[name]
 
 
-def _generic(v):
-    """``v`` moved off round values by a fixed, irrational-looking offset."""
-    return v + 0.0137 * (1.0 + np.abs(v)) if isinstance(v, (float, np.ndarray)) else v
+def _generic(v, k=0):
+    """``v`` (argument number ``k``) moved off round values by a fixed, irrational-looking offset
+    that differs per argument and per element, so equal inputs (a = b = 0) do not become a tie of
+    ``min(a, b)`` — a kink whose one-sided slopes can differ by less than the kink filter sees."""
+    if isinstance(v, np.ndarray):
+        return v + 0.0137 * (1.0 + np.abs(v)) * (1.0 + 0.1234 * k + 0.0719 * np.arange(v.size).reshape(v.shape))
+    return v + 0.0137 * (1.0 + abs(v)) * (1.0 + 0.1234 * k) if isinstance(v, float) else v
 
 
 def _one_sided(fn, args, i, eps):
@@ -63,7 +67,7 @@ def test_forward_and_gradient_match_python_and_fd(p):
     # Derivatives are compared at a generic point: hypothesis likes inputs such as a = x = 0 that sit
     # exactly on a branch boundary, where the derivative of the branch taken (what every AD tool
     # returns, and what f.discontinuities warns about) differs from the limit FD sees on both sides.
-    args = tuple(_generic(v) if k in p.wrt else v for k, v in zip(p.params, p.args, strict=True))
+    args = tuple(_generic(v, n) if k in p.wrt else v for n, (k, v) in enumerate(zip(p.params, p.args, strict=True)))
     p = Program(p.source, args, p.params, p.wrt) if args != p.args else p
     grads = f.grad(*p.args)
     grads = grads if isinstance(grads, tuple) else (grads,)
