@@ -30,9 +30,11 @@ import math
 from coarsen_nb import ir
 from coarsen_nb.plan import CondStep, IterStep, KernelStep, Plan, PrimStep
 
-#: The defaults, chosen by the (L, R) grid benchmark on kernels/ (see README).
+#: The defaults, chosen by the (L, R) grid benchmark on kernels/ (see README).  R = 1: a value read
+#: twice is computed once; in scalar loops SymPy's CSE does not always find the inlined copies again
+#: (bgd_hyperopt recomputed lr*g/m for w - dw and |dw|: 1.4x slower at R = 2).
 DEFAULT_MAX_SOI = None
-DEFAULT_REUSE = 2
+DEFAULT_REUSE = 1
 
 
 def mode_of(max_soi, per_block: bool) -> str:
