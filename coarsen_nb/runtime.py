@@ -64,7 +64,8 @@ def coarsen(fn_or_source, wrt=None, backend: str = "numpy", max_soi=None, reuse=
         operator-level AD.  Default: no cap.
     reuse : int, optional
         Reuse threshold R: a value read more than R times is kept as a named
-        temp instead of being substituted into its users.  Default: 2.
+        temp instead of being substituted into its users.  Default: 1
+        (``coarsen_nb.soi.select.DEFAULT_REUSE``).
     per_block : bool
         SOIs never cross a φ (the paper's "without phi-calculus" ablation).
 
@@ -167,7 +168,7 @@ class Coarsened:
     def _compile(self, sig: tuple[T, ...]) -> Compiled:
         from coarsen_nb.lower.module import ModuleWriter
         from coarsen_nb.phi.lift import check_defined, lift
-        from coarsen_nb.soi.select import number_kernels, prune
+        from coarsen_nb.soi.select import DEFAULT_REUSE, number_kernels, prune
 
         types = infer(self._gated, sig)
         wrt = self.wrt or tuple(p for p, t in zip(self.params, sig, strict=True) if t.kind == "float")
@@ -176,7 +177,7 @@ class Coarsened:
             if t.kind != "float":
                 raise CoarsenError(w, message=f"cannot differentiate with respect to {w!r}: it is {t}",
                                    hint="pass a float (e.g. 2.0 instead of 2) or leave it out of wrt")
-        reuse = 2 if self.reuse is None else self.reuse
+        reuse = DEFAULT_REUSE if self.reuse is None else self.reuse
         xp = "cupy" if self.backend == "cupy" else "numpy"
         # An SOI the symbolic stages cannot handle falls back to a finer selection, and says so:
         # never a wrong gradient, never a bare internal traceback.

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numbers
 
-#: What ``coarsen`` uses when ``reuse`` is None (see coarsen_nb.runtime.coarsen).
-DEFAULT_REUSE = 2
+from coarsen_nb.soi.select import DEFAULT_REUSE  # what ``coarsen`` uses when ``reuse`` is None
 
 
 def effective_reuse(compiled) -> int:

@@ -11,7 +11,8 @@ Three modes give the three points of the design space in one pipeline:
 ``"operator"``  L = 1: every operation its own kernel — classic operator-level AD.
 
 A kernel is closed (and a new one opened) at every opaque step, iterated loop
-and real branch, and when it reaches ``max_soi`` operations; a value used
+and real branch; a run of values past ``max_soi`` operations is split after
+its most-used value and small neighbours are merged again; a value used
 more than ``reuse`` times is kept as a named temp of its kernel instead of
 being substituted into its users (the reuse-centric rule).
 """
@@ -198,6 +199,7 @@ class _Lifter:
         self.uses = use_counts(g)
         self.hoist_stack: list[_HoistContext] = []
         self._hoists = 0
+        self.iterated = 0        # depth of iterated loop bodies around the region being lifted
 
     def hoist_count(self) -> int:
         self._hoists += 1
@@ -206,67 +208,160 @@ class _Lifter:
     # -- regions -----------------------------------------------------------------
 
     def region(self, nodes, tail_uses: set[str] | None = None) -> list:
-        """Steps for ``nodes``; ``tail_uses`` are names read after the region."""
+        """Steps for ``nodes``; ``tail_uses`` are names read after the region.
+
+        A *run* is a maximal sequence of nodes that can share one SOI (values, pure ``if`` s and
+        closed-form loops); opaque steps, real branches and iterated loops end it.  With a finite
+        cap L a run is cut into SOIs as it grows (:meth:`_cut`) and its small neighbours are merged
+        when it ends (:meth:`_merge`); with L = ∞ a run is one SOI.
+        """
         nodes = list(nodes)
         tail = set(tail_uses or set()) | set(ir.names_used(self.g.result))
         later = _uses_after(nodes, tail)
         steps: list = []
         kb = _KernelBuilder(self)
+        start = 0               # first node of the open kernel
+        pieces: list = []       # node ranges [a, b) of the current run already cut at the cap
+        rewritten: dict = {}    # node index -> the Let as lifted (element reads split off)
 
         def flush(k: int) -> None:
-            nonlocal kb
-            if not kb.empty():
+            """End the run at node ``k``: emit its SOIs (one unless the cap cut it)."""
+            nonlocal kb, pieces
+            if pieces:
+                for a, b in self._merge(nodes, pieces + ([(start, k)] if not kb.empty() else []), rewritten):
+                    kern = self._lift_range(nodes, a, b, rewritten).close(later[b])
+                    if kern is not None:
+                        steps.append(KernelStep(kern))
+            elif not kb.empty():
                 kern = kb.close(later[k])
                 if kern is not None:
                     steps.append(KernelStep(kern))
             kb = _KernelBuilder(self)
+            pieces = []
 
-        for k, n in enumerate(nodes):
+        k = 0
+        while k < len(nodes):
+            n = nodes[k]
+            if isinstance(n, Let) and self.mode == "operator" and not kb.empty():
+                flush(k)
+                start = k
+            if kb.empty():
+                start = k
+            if self._join(kb, n):
+                if kb.ops > self.max_soi and k > start:
+                    # Oversized: cut the run after its most-used value and lift the rest afresh.
+                    j = self._cut(nodes, start, k)
+                    pieces.append((start, j + 1))
+                    kb = _KernelBuilder(self)
+                    k = start = j + 1
+                    continue
+                if kb.ops >= self.max_soi:
+                    pieces.append((start, k + 1))
+                    kb = _KernelBuilder(self)
+                    start = k + 1
+                k += 1
+                continue
+            flush(k)
+            start = k
             if isinstance(n, Let):
                 if self._opaque(n):
-                    flush(k)
                     steps.append(PrimStep(n.name, n.value, n.line))
+                    k += 1
                     continue
-                if self.mode == "operator" and not kb.empty():
-                    flush(k)
+                value = self._split_reads(n, steps)
                 try:
-                    expr = to_sympy(n.value, kb.input, kb.index_read)
+                    expr = to_sympy(value, kb.input, kb.index_read)
                 except NotSymbolic:
-                    flush(k)
-                    value = self._split_reads(n, steps)
                     kb = _KernelBuilder(self)
-                    try:
-                        expr = to_sympy(value, kb.input, kb.index_read)
-                    except NotSymbolic:
-                        steps.append(PrimStep(n.name, value, n.line))
-                        continue
-                    kb.define(n.name, expr, n.line, self._materialize(n.name))
+                    steps.append(PrimStep(n.name, value, n.line))
+                    k += 1
                     continue
+                rewritten[k] = Let(n.name, value, n.line)
                 kb.define(n.name, expr, n.line, self._materialize(n.name))
                 if kb.ops >= self.max_soi:
-                    flush(k + 1)
+                    pieces.append((k, k + 1))
+                    kb = _KernelBuilder(self)
+                    start = k + 1
             elif isinstance(n, If):
-                if self.mode == "phi" and self._pure(n):
-                    try:
-                        self._if_into(kb, n)
-                        if kb.ops >= self.max_soi:
-                            flush(k + 1)
-                        continue
-                    except NotSymbolic:
-                        pass
-                flush(k)
                 steps.append(self._cond(n, later[k + 1]))
             else:
-                if self.mode == "phi" and not n.info.early_exit:
-                    closed = recurrences.closed_form(self, kb, n)
-                    if closed:
-                        if kb.ops >= self.max_soi:
-                            flush(k + 1)
-                        continue
-                flush(k)
                 steps += self._iterate(n, later[k + 1])
+            k += 1
         flush(len(nodes))
         return steps
+
+    def _join(self, kb: _KernelBuilder, n) -> bool:
+        """Add node ``n`` to the open kernel ``kb``; False when ``n`` cannot join an SOI there."""
+        if isinstance(n, Let):
+            if self._opaque(n):
+                return False
+            try:
+                expr = to_sympy(n.value, kb.input, kb.index_read)
+            except NotSymbolic:
+                return False
+            kb.define(n.name, expr, n.line, self._materialize(n.name))
+            return True
+        if isinstance(n, If):
+            if self.mode == "phi" and self._pure(n) and not self._scalar_branch_in_iterated_loop(n):
+                try:
+                    self._if_into(kb, n)
+                    return True
+                except NotSymbolic:
+                    pass
+            return False
+        return self.mode == "phi" and not n.info.early_exit and bool(recurrences.closed_form(self, kb, n))
+
+    def _scalar_branch_in_iterated_loop(self, n: If) -> bool:
+        """Whether ``n`` stays a real branch although it could be a γ ``Piecewise`` in the open SOI.
+
+        Inside an iterated loop body the values are scalars and no φ-crossing SOI vectorizes anything;
+        a Piecewise there only makes every derivative of the SOI carry both arms, and the arms'
+        common subexpressions (``exp(m - a)`` of a running log-sum-exp) are evaluated once per
+        derivative.  A real branch evaluates one arm once (measured on kernels/gmm: the default was
+        1.09x slower than per-block for this reason alone).  Like the reuse rule it keeps shared work
+        shared, so R = ∞ (and so L = R = ∞, the fully symbolic baseline) turns it off.
+        """
+        arrays = any(self.types.get(gm.name) is None or self.types[gm.name].is_array for gm in n.gammas)
+        return self.iterated > 0 and self.reuse < math.inf and not arrays
+
+    def _lift_range(self, nodes: list, a: int, b: int, rewritten: dict) -> _KernelBuilder:
+        """``nodes[a:b]`` lifted into one fresh kernel (NotSymbolic if one of them cannot join it)."""
+        kb = _KernelBuilder(self)
+        for i in range(a, b):
+            if not self._join(kb, rewritten.get(i, nodes[i])):
+                raise NotSymbolic(f"node {i} cannot join an SOI starting at node {a}")
+        return kb
+
+    def _cut(self, nodes: list, a: int, k: int) -> int:
+        """Where to cut the oversized run ``nodes[a:k + 1]``: after the node whose value is read most
+        often inside it (the paper's split at the most-used value; materializing that value removes
+        the most inlined copies).  Ties go to the later node, so the first SOI stays as large as it
+        can; the cut is always before ``k``, the node that made the run exceed L."""
+        inside = Counter(names_read(nodes[a:k + 1]))
+
+        def score(i: int) -> tuple:
+            return max((inside[name] for name in _defines(nodes[i])), default=0), i
+
+        return max(range(a, k), key=score)
+
+    def _merge(self, nodes: list, pieces: list, rewritten: dict) -> list:
+        """Merge neighbouring pieces of one run while the merged SOI has at most L operations
+        (a cut can leave small SOIs next to each other, e.g. when the most-used value is early).
+        Operator mode (L = 1) keeps every operation its own SOI, constants and copies included."""
+        if self.mode == "operator":
+            return pieces
+        out = [pieces[0]]
+        for a, b in pieces[1:]:
+            a0 = out[-1][0]
+            try:
+                fits = self._lift_range(nodes, a0, b, rewritten).ops <= self.max_soi
+            except NotSymbolic:
+                fits = False
+            if fits:
+                out[-1] = (a0, b)
+            else:
+                out.append((a, b))
+        return out
 
     def _split_reads(self, n: Let, steps: list) -> ir.Expr:
         """Make each element read of ``n`` an opaque gather step of its own; the rest stays symbolic."""
@@ -367,16 +462,27 @@ class _Lifter:
         ctx = _HoistContext(self, n)
         if self.mode == "phi":
             self.hoist_stack.append(ctx)
+        self.iterated += 1
         try:
             header = self.region(n.header, nexts | {n.cond} | set(names_read(n.body)) | after)
             body = self.region(n.body, nexts | {m.name for m in n.mus})
         finally:
+            self.iterated -= 1
             if self.mode == "phi":
                 self.hoist_stack.pop()
         mus = tuple((m.name, m.value.init, m.value.next) for m in n.mus)
         etas = tuple((e.name, e.value.value.id) for e in n.etas)
         note = f"{len(ctx.names)} invariant sums hoisted before it" if ctx.names else ""
         return ctx.steps() + [IterStep(n.label, mus, tuple(header), n.cond, tuple(body), etas, n.info.line, note)]
+
+
+def _defines(n) -> list[str]:
+    """The SSA names node ``n`` defines that later nodes can read (a Let's name, γs, ηs)."""
+    if isinstance(n, Let):
+        return [n.name]
+    if isinstance(n, If):
+        return [gm.name for gm in n.gammas]
+    return [e.name for e in n.etas]
 
 
 def _map_children(e: ir.Expr, f) -> ir.Expr:

@@ -23,8 +23,11 @@ and its reverse ``for`` over the tape) multiply their body by the trip
 count, from the loop's counter and bound when both are known at entry;
 otherwise (``while`` conditions, ``break``, an int parameter whose value is
 not given) the count is *unknown*: 1 is used and the loop is listed in
-``unknown_trips``.  Masked branch arms (``if xp.any(m):``) are assumed taken
-on half the elements; a scalar ``if`` counts each arm at weight one half.
+``unknown_trips``.  Index arrays and masks derived from ``arange`` and
+ints carry their values (evaluated with NumPy up to ``KNOWN_LIMIT``
+elements), so triangular segment sizes (``repeat`` by per-row counts) and
+index masks (``k == 0``) are exact; a data mask (``r < 2.5``) is assumed
+true on half the elements; a scalar ``if`` counts each arm at weight one half.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ import ast
 import math
 from dataclasses import asdict, dataclass, field
 
+import numpy as np
 import sympy as sp
 
 from coarsen_nb.lower.module import ModuleWriter
@@ -88,8 +92,34 @@ def estimate(plan: Plan, wrt: tuple[str, ...], shapes: tuple, ints: dict | None 
     return Cost(model.ops[0], model.ops[1], model.allocs, model.bytes, len(plan.kernels()), model.unknown)
 
 
-# Abstract values: ("scalar",), ("int", value-or-None), ("tuple", (ints...)), ("arr", size, is_mask)
+# Abstract values: ("scalar",), ("int", value-or-None), ("tuple", (ints...)), ("arr", size, is_mask[, values]).
+# Index arrays and masks the lowering derives from ``arange`` and int arguments (the segment counts of a
+# triangular loop, ``k == 0`` of a first-iteration branch) carry their values, evaluated with NumPy, so
+# the sizes that depend on them (``repeat`` by per-segment counts, a masked gather) are exact; data
+# masks (``r < 2.5``) have no values and count as MASK_FRACTION of their elements.
 _S = ("scalar",)
+KNOWN_LIMIT = 2_000_000        # largest index array whose values the model evaluates
+
+
+def _arr(values, mask: bool = False):
+    """An abstract array of known ``values`` (values dropped above KNOWN_LIMIT, the size kept)."""
+    values = np.asarray(values)
+    return ("arr", float(values.size), mask, values if values.size <= KNOWN_LIMIT else None)
+
+
+def _known(v):
+    """The concrete value of an abstract int or array, or None."""
+    if v[0] == "int":
+        return v[1]
+    if v[0] == "arr" and len(v) > 3:
+        return v[3]
+    return None
+
+
+_ARRAY_OPS = {ast.Add: np.add, ast.Sub: np.subtract, ast.Mult: np.multiply, ast.FloorDiv: np.floor_divide,
+              ast.Mod: np.mod, ast.BitAnd: np.bitwise_and, ast.BitOr: np.bitwise_or}
+_COMPARE_OPS = {ast.Eq: np.equal, ast.NotEq: np.not_equal, ast.Lt: np.less, ast.LtE: np.less_equal,
+                ast.Gt: np.greater, ast.GtE: np.greater_equal}
 
 
 class _Model:
@@ -145,7 +175,9 @@ class _Model:
         elif isinstance(s, ast.If):
             test = s.test
             if isinstance(test, ast.Call) and _fname(test) == "any":
-                self.block(s.body, mult)
+                m = _known(self.ev(test.args[0])) if test.args else None
+                if m is None or np.any(m):
+                    self.block(s.body, mult)
             elif isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
                 self.block(s.body, mult)                  # `if not cond: break` (no work)
             else:
@@ -254,14 +286,25 @@ class _Model:
                 except (KeyError, ZeroDivisionError):
                     return ("int", None)
             mask = isinstance(e.op, (ast.BitAnd, ast.BitOr)) and (a[0] == "arr" and a[2] or b[0] == "arr" and b[2])
+            ka, kb = _known(a), _known(b)
+            if "arr" in (a[0], b[0]) and ka is not None and kb is not None and type(e.op) in _ARRAY_OPS:
+                with np.errstate(all="ignore"):
+                    return _arr(_ARRAY_OPS[type(e.op)](ka, kb), mask)
             return self.join([a, b], mask)
         if isinstance(e, ast.UnaryOp):
             a = self.ev(e.operand)
             if a[0] == "int" and a[1] is not None and isinstance(e.op, ast.USub):
                 return ("int", -a[1])
-            return a if a[0] == "arr" else _S
+            if a[0] == "arr" and _known(a) is not None and isinstance(e.op, (ast.USub, ast.Invert)):
+                return _arr(-_known(a) if isinstance(e.op, ast.USub) else ~_known(a), a[2])
+            return a[:3] if a[0] == "arr" else _S
         if isinstance(e, ast.Compare):
-            return self.join([self.ev(e.left)] + [self.ev(c) for c in e.comparators], True)
+            vals = [self.ev(e.left)] + [self.ev(c) for c in e.comparators]
+            known = [_known(v) for v in vals]
+            if len(vals) == 2 and "arr" in (vals[0][0], vals[1][0]) and all(k is not None for k in known) and \
+                    type(e.ops[0]) in _COMPARE_OPS:
+                return _arr(_COMPARE_OPS[type(e.ops[0])](*known), True)
+            return self.join(vals, True)
         if isinstance(e, ast.BoolOp):
             return self.join([self.ev(v) for v in e.values], True)
         if isinstance(e, ast.IfExp):
@@ -299,6 +342,11 @@ class _Model:
         parts = idx.elts if isinstance(idx, ast.Tuple) else [idx]
         vals = [self.ev(p) for p in parts]
         arrs = [v for v in vals if v[0] == "arr"]
+        if len(parts) == 1 and arrs and _known(arrs[0]) is not None:
+            idx_vals = _known(arrs[0])
+            if _known(base) is not None:
+                return _arr(_known(base)[idx_vals])
+            return ("arr", float(np.count_nonzero(idx_vals)) if arrs[0][2] else float(idx_vals.size), False)
         if arrs:
             size = max(v[1] for v in arrs)
             if any(v[2] for v in arrs):
@@ -329,13 +377,27 @@ class _Model:
             ints = [a[1] if a[0] == "int" else None for a in args]
             if None in ints:
                 return ("arr", 1.0, False)
-            return ("arr", float(len(range(*ints))), False)
+            n = len(range(*ints))
+            return _arr(np.arange(*ints)) if n <= KNOWN_LIMIT else ("arr", float(n), False)
+        if f == "zeros" and "dtype" in kw and args[0][0] == "int" and args[0][1] is not None:
+            return _arr(np.zeros(args[0][1], dtype=int))
         if f in ("zeros", "ones", "empty", "full"):
             return ("arr", self._count(args[0]), False)
+        if f in ("maximum", "minimum") and len(args) == 2 and all(_known(a) is not None for a in args) and \
+                "arr" in (args[0][0], args[1][0]):
+            return _arr((np.maximum if f == "maximum" else np.minimum)(_known(args[0]), _known(args[1])))
+        if f == "cumsum" and args and _known(args[0]) is not None and args[0][0] == "arr":
+            return _arr(np.cumsum(_known(args[0])))
         if f == "shape":
             v = args[0]
             shp = self.env.get(e.args[0].id + "#shape") if isinstance(e.args[0], ast.Name) else None
             return ("tuple", shp if shp else ((int(v[1]),) if v[0] == "arr" else ()))
+        if f == "repeat" and args[1][0] == "arr" and _known(args[1]) is not None:
+            counts = np.asarray(_known(args[1])).astype(int)
+            size = int(counts.sum())
+            if _known(args[0]) is not None and args[0][0] == "arr" and size <= KNOWN_LIMIT:
+                return _arr(np.repeat(_known(args[0]), counts))
+            return ("arr", float(size), False)
         if f == "repeat":
             n = args[0][1] if args[0][0] == "arr" else 1.0
             k = args[1][1] if args[1][0] == "int" and args[1][1] is not None else 1.0
@@ -359,7 +421,11 @@ class _Model:
             return ("int", None) if f == "count_nonzero" else _S
         if f in ("asarray", "array"):
             v = args[0] if args else _S
-            return ("arr", v[1], "bool" in ast.unparse(e)) if v[0] == "arr" else v
+            if v[0] != "arr":
+                return v
+            is_bool = "bool" in ast.unparse(e)
+            return _arr(_known(v).astype(bool) if is_bool else _known(v), is_bool) if _known(v) is not None \
+                else ("arr", v[1], is_bool)
         if f == "ravel" and isinstance(e.func, ast.Attribute):
             return self.ev(e.func.value)
         if f == "copy" and isinstance(e.func, ast.Attribute):

@@ -8,6 +8,9 @@ they print like the paper's formulae; ``cse`` and ``derivative_ops`` show
 the size of the derivative *after* common-subexpression elimination, which
 is the number the reuse-centric selection is meant to keep small (a value
 used k times and kept as a temp is differentiated once, not k times).
+``derivative_ops_raw`` is the size *before* CSE, with the temps the
+selection materialized kept as temps: the paper's expression swell, which
+CSE in the generated code may or may not undo.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ class SOIRecord:
     note: str = ""
     ops: int = 0                               # forward body, after CSE
     derivative_ops: int = 0                    # derivatives, after CSE (replacements included)
+    derivative_ops_raw: int = 0                # derivatives before CSE, materialized temps kept as temps
 
     def __str__(self) -> str:
         head = f"SOI {self.index} (lines {', '.join(map(str, self.lines)) or '-'})"
@@ -64,8 +68,14 @@ def _record(kernel, active: set[str]) -> SOIRecord:
     exprs = kernel.exprs()
     outs = {o.name: sp.Symbol(f"\\bar{{{o.name}}}", real=True) for o in kernel.outputs if o.name in active}
     derivs: dict = {}
+    raw = 0
     if outs and set(kernel.inputs) & active:
-        derivs = vjp(kernel, active, outs).exprs()
+        v = vjp(kernel, active, outs)
+        derivs = v.exprs()
+        forward = {s for s, _ in kernel.body}
+        raw = sum(int(sp.count_ops(e)) for s, e in v.temps.items() if s not in forward) + \
+            sum(int(sp.count_ops(e)) for _, e in v.scalars + v.arrays) + \
+            sum(int(sp.count_ops(c[2])) for c in v.scatters)
     repl, reduced = sp.cse(list(derivs.values()), optimizations=None) if derivs else ([], [])
     fwd_repl, fwd_reduced = sp.cse(list(exprs.values())) if exprs else ([], [])
     return SOIRecord(
@@ -79,6 +89,7 @@ def _record(kernel, active: set[str]) -> SOIRecord:
         note=kernel.note,
         ops=_ops(fwd_repl, fwd_reduced),
         derivative_ops=_ops(repl, reduced),
+        derivative_ops_raw=raw,
     )
 
 

@@ -4,8 +4,12 @@ The selection itself happens while lifting (:mod:`coarsen_nb.phi.lift`), in
 one bottom-up pass over the region tree, because whether a loop or a branch
 can join its neighbours is only known once it has been lifted:
 
-* a straight-line value joins the open SOI; the SOI is closed when it
-  reaches the size cap **L** (``max_soi`` operations);
+* a straight-line value joins the open SOI, which grows up to the size
+  cap **L** (``max_soi`` operations); when a value would take it past L,
+  the run is split after the value read most often inside it (that value
+  is materialized once instead of inlined into each user), the rest is
+  lifted afresh, and when the run ends neighbouring pieces are merged
+  again while the merged SOI has at most L operations;
 * a value read more than **R** times (``reuse``) stays a named temp of its
   SOI — materialized once — instead of being substituted into its users, so
   its derivative is taken once (no swell, no reuse deprivation);
@@ -26,9 +30,11 @@ import math
 from coarsen_nb import ir
 from coarsen_nb.plan import CondStep, IterStep, KernelStep, Plan, PrimStep
 
-#: The defaults, chosen by the (L, R) grid benchmark on kernels/ (see README).
+#: The defaults, chosen by the (L, R) grid benchmark on kernels/ (see README).  R = 1: a value read
+#: twice is computed once; in scalar loops SymPy's CSE does not always find the inlined copies again
+#: (bgd_hyperopt recomputed lr*g/m for w - dw and |dw|: 1.4x slower at R = 2).
 DEFAULT_MAX_SOI = None
-DEFAULT_REUSE = 2
+DEFAULT_REUSE = 1
 
 
 def mode_of(max_soi, per_block: bool) -> str:
