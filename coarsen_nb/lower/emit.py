@@ -546,21 +546,29 @@ class Printer:
         self.indent -= 1
 
     def _scalar_piecewise(self, clauses, lv: Level) -> str:
+        """A real ``if``; a later clause's predicate is computed in the ``else`` of the earlier
+        ones (nested), so it is only evaluated where Python would evaluate it."""
         out = self.fresh("pw")
+        depth = 0
+        cond_lv = lv
         for k, (expr, cond) in enumerate(clauses):
-            if cond == sp.true or k == len(clauses) - 1:
-                if k == 0:
-                    return self.value(expr, lv)
-                self.emit("else:")
-            else:
-                c = self.value(cond, lv)
-                self.emit(f"{'if' if k == 0 else 'elif'} {c}:")
+            last = cond == sp.true or k == len(clauses) - 1
+            if last and k == 0:
+                return self.value(expr, lv)
+            if not last:
+                c = self.value(cond, cond_lv)
+                self.emit(f"if {c}:")
             self.indent += 1
-            sub = Level(lv, "cond")
+            sub = Level(cond_lv, "cond")
             self.emit(f"{out} = {self.value(expr, sub)}")
             self.indent -= 1
-            if cond == sp.true:
+            if last:
                 break
+            self.emit("else:")
+            self.indent += 1
+            depth += 1
+            cond_lv = Level(cond_lv, "cond")
+        self.indent -= depth
         return out
 
     def _short_circuit(self, e, lv: Level) -> str:

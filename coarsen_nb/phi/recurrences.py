@@ -15,6 +15,7 @@ product    v · g(k)                        init · Π_k g(k)
 max / min  max(v, g(k)), γ(g > v, g, v)     max(init, max_k g(k))
 linear C6  a·v + b   (a, b invariant)      aᴺ·init + Σ_p b·a^{N-1-p}
 linear C7  a·v + b(k) (a invariant)        aᴺ·init + Σ_p b(k_p)·a^{N-1-p}
+power C9   a·v**b (a, b invariant)         a^{(bᴺ-1)/(b-1)}·init^{bᴺ}  (see _power_closed_form)
 write      update(v, [i(k)], g(k))         init with [i(k)] = g(k) for every k
 =========  ==============================  ======================================
 
@@ -337,7 +338,64 @@ def _classify(lifter, kb, name, states, value, init, k, rng, trip, triangular=Fa
             bs = kb.temp(f"b:{name}", b * PowInt(a, trip - 1 - p))
             red = kb.temp(f"sum:{name}", RSum(bs, k, start, stop, step))
             return PowInt(a, trip) * init + red
+    power = _power(value, v)
+    if power is not None:
+        a, b = power
+        if not (_depends_on(kb, a, others | {k}) or _depends_on(kb, b, others | {k})):
+            return _power_closed_form(kb, name, a, b, init, k, rng, trip)
     raise NotSymbolic("no closed form")
+
+
+def _power(value, v):
+    """(a, b) if ``value`` is a·v**b with a, b free of v (C9), else None."""
+    if isinstance(value, sp.Pow) and value.base == v:
+        a, p = sp.Integer(1), value
+    elif isinstance(value, sp.Mul):
+        powers = [f for f in value.args if isinstance(f, sp.Pow) and f.base == v]
+        if len(powers) != 1:
+            return None
+        p = powers[0]
+        a = value / p
+    else:
+        return None
+    if v in a.free_symbols or v in p.exp.free_symbols:
+        return None
+    return a, p.exp
+
+
+def _power_closed_form(kb, name, a, b, init, k, rng, trip):
+    """v_N of v ← a·v**b (C9): a^S·init^{bᴺ} with S = Σ_{p<N} bᵖ = (bᴺ − 1)/(b − 1).
+
+    Domain.  For an integer b both exponents are integers, so the form holds for
+    every sign of a and init; with a literal b ≥ 2 they are non-negative and
+    :class:`PowInt` keeps the derivative finite at a = 0 or init = 0.  For any
+    other b (a symbol, a fraction) the form holds wherever the loop stays real:
+    for positive a and init with every b, and for negative ones only when b is
+    integral at run time — then bᴺ and S are integral floats and ``**`` of a
+    negative base is exact; where it is not, the loop itself leaves the reals
+    (Python gives a complex number) and so does the form.
+
+    For a b that is not a literal, S is the sum Σ_{p<N} bᵖ itself (one array
+    reduction, not unrolled): the quotient is 0/0 at b = 1, and a Piecewise on
+    b = 1 would give the wrong ∂/∂b there.  N = 0 is its own case (S = 0, and
+    ∂/∂a of a^S would divide by a = 0).
+    """
+    start, stop, step = rng
+    if b.is_Float and b == int(b):
+        b = sp.Integer(int(b))
+    if b.is_Integer and b in (0, 1):
+        raise NotSymbolic("degenerate power recurrence")  # lagged or product forms, never here
+    if b.is_Integer and b >= 2:
+        return _pow_int(a, (b ** trip - 1) / (b - 1)) * PowInt(init, b ** trip)
+    if b.is_Integer:
+        s = (b ** trip - 1) / (b - 1)
+    else:
+        s = kb.temp(f"sum:{name}", RSum(kb.temp(f"g:{name}", PowInt(b, (k - start) / step)), k, start, stop, step))
+    return Gamma((init, sp.Eq(trip, 0)), ((a ** s if a != 1 else 1) * init ** (b ** trip), True))
+
+
+def _pow_int(a, m):
+    return sp.Integer(1) if a == 1 else PowInt(a, m)
 
 
 def _extremum(value, v):
