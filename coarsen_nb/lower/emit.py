@@ -209,8 +209,13 @@ class Printer:
             return self._piecewise(e, lv)
         if isinstance(e, forms.ElemSum):
             return f"{self.xp}.sum({self.value(e.args[0], self.elem)})"
-        if isinstance(e, (forms.ProdExcept, forms.ArgOneHot)):
+        if isinstance(e, forms.RLin):
+            a, b, k, lo, hi, st = e.args
+            return self._reduce(forms.RSum(b * forms.ProdAfter(a, k, lo, hi, st), k, lo, hi, st), lv)
+        if isinstance(e, (forms.ProdExcept, forms.ArgOneHot, forms.ProdAfter)):
             return self._segment_op(e, lv)
+        if isinstance(e, forms.LinState):
+            return self._lin_state(e, lv)
         if isinstance(e, forms.Gather):
             whole = self.value(e.args[0], self.root)
             return f"{whole}[{', '.join(self.value(i, lv) for i in e.args[1:])}]"
@@ -452,21 +457,32 @@ class Printer:
         self.emit(f"{out}[{where}] = {vals}")
         return out
 
-    def _segment_op(self, e, lv: Level) -> str:
-        """Exclusive products or arg-extremum indicators of ``body`` within each segment of k."""
-        body, k, a, b, s = e.args[:5]
+    def _segment_shape(self, k, lv: Level) -> tuple[str, str]:
+        """(rows, cols) of the values at level ``lv`` of ``k`` as one row per segment."""
         if lv.binder != k:
             raise NotImplementedError("segment operation away from its level")
-        v = self.value(body, lv)
-        xp = self.xp
         parent = lv.parent
         rows = "1" if parent.kind == "root" else parent.size
         cols = f"{lv.size}" if parent.kind == "root" else lv.rect
         if cols is None:
             raise NotImplementedError("products and extrema over triangular loops")
+        return rows, cols
+
+    def _segment_op(self, e, lv: Level) -> str:
+        """Exclusive products or arg-extremum indicators of ``body`` within each segment of k."""
+        body, k, a, b, s = e.args[:5]
+        rows, cols = self._segment_shape(k, lv)
+        v = self.value(body, lv)
+        xp = self.xp
         vv = self.fresh("v")
         self.emit(f"{vv} = ({v} + {xp}.zeros({lv.size})).reshape({rows}, {cols})")
         out = self.fresh("x")
+        ones = f"{xp}.ones(({rows}, 1))"
+        if isinstance(e, forms.ProdAfter):
+            # exclusive suffix products: a reversed cumulative product, no division
+            self.emit(f"{out} = {xp}.cumprod({xp}.concatenate([{ones}, {vv}[:, ::-1]], axis=1), axis=1)"
+                      f"[:, :-1][:, ::-1].ravel()")
+            return out
         if isinstance(e, forms.ProdExcept):
             ones = f"{xp}.ones(({rows}, 1))"
             # exclusive prefix and suffix products: no division, so exact zeros are safe
@@ -479,6 +495,24 @@ class Printer:
         self.emit(f"if {cols} > 0:")
         self.emit(f"    {out}[{xp}.arange({rows}), {xp}.{pick}({vv}, axis=1)] = 1.0")
         self.emit(f"{out} = {out}.ravel()")
+        return out
+
+    def _lin_state(self, e, lv: Level) -> str:
+        """State of v ← a·v + b before each step of k, from 0, per segment: a Hillis–Steele scan of the
+        affine maps (a, b) ∘ (a', b') = (a·a', a·b' + b), ⌈log₂ N⌉ passes of products and sums."""
+        a, b, k = e.args[:3]
+        rows, cols = self._segment_shape(k, lv)
+        xp = self.xp
+        ca, cb = self.value(a, lv), self.value(b, lv)
+        sa, sb, sh, out = self.fresh("sa"), self.fresh("sb"), self.fresh("sh"), self.fresh("st")
+        self.emit(f"{sa} = ({ca} + {xp}.zeros({lv.size})).reshape({rows}, {cols})")
+        self.emit(f"{sb} = ({cb} + {xp}.zeros({lv.size})).reshape({rows}, {cols})")
+        self.emit(f"{sh} = 1")
+        self.emit(f"while {sh} < {sb}.shape[1]:")
+        self.emit(f"    {sb}[:, {sh}:] = {sa}[:, {sh}:] * {sb}[:, :-{sh}] + {sb}[:, {sh}:]")
+        self.emit(f"    {sa}[:, {sh}:] = {sa}[:, {sh}:] * {sa}[:, :-{sh}]")
+        self.emit(f"    {sh} *= 2")
+        self.emit(f"{out} = {xp}.concatenate([{xp}.zeros(({rows}, 1)), {sb}[:, :-1]], axis=1).ravel()")
         return out
 
     def _unwritten(self, e, lv: Level) -> str:

@@ -15,6 +15,7 @@ product    v · g(k)                        init · Π_k g(k)
 max / min  max(v, g(k)), γ(g > v, g, v)     max(init, max_k g(k))
 linear C6  a·v + b   (a, b invariant)      aᴺ·init + Σ_p b·a^{N-1-p}
 linear C7  a·v + b(k) (a invariant)        aᴺ·init + Σ_p b(k_p)·a^{N-1-p}
+linear C8  a(k)·v + b(k)                    init·Π_k a(k) + Σ_k b(k)·Π_{j>k} a(j)   (RLin)
 power C9   a·v**b (a, b invariant)         a^{(bᴺ-1)/(b-1)}·init^{bᴺ}  (see _power_closed_form)
 write      update(v, [i(k)], g(k))         init with [i(k)] = g(k) for every k
 =========  ==============================  ======================================
@@ -22,7 +23,7 @@ write      update(v, [i(k)], g(k))         init with [i(k)] = g(k) for every k
 g, a, b must not depend on any μ of the loop (other than through k).  Inner
 loops nest: an inner closed form is a reduction whose bounds may depend on the
 outer k (triangular loops).  A loop that fits none of these (a nonlinear
-recurrence, C8 with a(k), an early exit) is left to be iterated with a
+recurrence, an early exit, C8 in a triangular nest) is left to be iterated with a
 symbolic body — :class:`~coarsen_nb.plan.IterStep`.
 """
 
@@ -31,7 +32,7 @@ from __future__ import annotations
 import sympy as sp
 
 from coarsen_nb import ir
-from coarsen_nb.phi.forms import Gamma, PowInt, RMax, RMin, RProd, RSum, RWrite
+from coarsen_nb.phi.forms import Gamma, PowInt, RLin, RMax, RMin, RProd, RSum, RWrite
 from coarsen_nb.phi.gate import If, Let, Loop
 from coarsen_nb.phi.symbols import NotSymbolic, gamma, to_sympy
 
@@ -338,6 +339,12 @@ def _classify(lifter, kb, name, states, value, init, k, rng, trip, triangular=Fa
             bs = kb.temp(f"b:{name}", b * PowInt(a, trip - 1 - p))
             red = kb.temp(f"sum:{name}", RSum(bs, k, start, stop, step))
             return PowInt(a, trip) * init + red
+        if not triangular and not _depends_on(kb, a, others) and not _depends_on(kb, b, others):
+            # C8: the coefficient varies with k
+            at = kb.temp(f"a:{name}", a)
+            bt = kb.temp(f"b:{name}", b)
+            prod = kb.temp(f"prod:{name}", RProd(at, k, start, stop, step))
+            return init * prod + kb.temp(f"lin:{name}", RLin(at, bt, k, start, stop, step))
     power = _power(value, v)
     if power is not None:
         a, b = power

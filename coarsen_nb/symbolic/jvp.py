@@ -11,6 +11,7 @@ form              tangent
 Π_k g             Σ_k ġ_k · Π_{l≠k} g_l        (zero-safe)
 max_k g           Σ_k ġ_k · [k = argmax]
 write(v, i, g)    write(v̇, i, ġ)
+RLin(a, g) (C8)   RLin(a, ȧ·v_k + ġ)   (the same recurrence driven by the tangents; v_k: LinState)
 x[i(k)]           ẋ[i(k)]  (a read of the tangent array)
 ================  ==============================================
 """
@@ -85,6 +86,12 @@ def _tangent(e, dot: dict, act: set):
             return forms.RSum(gdot * forms.ProdExcept(body, k, lo, hi, st), k, lo, hi, st)
         sign = sp.Integer(1 if e.kind == "max" else -1)
         return forms.RSum(gdot * forms.ArgOneHot(body, k, lo, hi, st, sign), k, lo, hi, st)
+    if isinstance(e, forms.RLin):
+        a, g, k, lo, hi, st = e.args
+        adot = dot.get(a) if isinstance(a, sp.Symbol) else _tangent(a, dot, act)
+        gdot = dot.get(g) if isinstance(g, sp.Symbol) else _tangent(g, dot, act)
+        drive = (gdot or sp.Integer(0)) + (adot * forms.LinState(a, g, k, lo, hi, st) if adot else 0)
+        return None if drive == 0 else forms.RLin(a, drive, k, lo, hi, st)
     if isinstance(e, forms.RWrite):
         init, body, k, lo, hi, st, *idx = e.args
         gdot = dot.get(body) if isinstance(body, sp.Symbol) else _tangent(body, dot, act)
