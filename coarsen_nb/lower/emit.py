@@ -457,62 +457,69 @@ class Printer:
         self.emit(f"{out}[{where}] = {vals}")
         return out
 
-    def _segment_shape(self, k, lv: Level) -> tuple[str, str]:
-        """(rows, cols) of the values at level ``lv`` of ``k`` as one row per segment."""
-        if lv.binder != k:
-            raise NotImplementedError("segment operation away from its level")
+    def _segments(self, code: str, k, lv: Level):
+        """``code`` (values at level ``lv``) as a 2-D array with one row per segment of ``k``.
+
+        Returns (name, rows, cols, flat) with ``flat(x)`` the code that turns a result of that
+        shape back into ``lv``'s order.  Usually k is ``lv``'s own index; when ``lv`` is a
+        rectangular loop j opened under k's level (an adjoint summed over an outer index j
+        inside k's level), the layout is (k, j) and the segments are its columns.
+        """
+        xp = self.xp
+        name = self.fresh("v")
         parent = lv.parent
-        rows = "1" if parent.kind == "root" else parent.size
-        cols = f"{lv.size}" if parent.kind == "root" else lv.rect
-        if cols is None:
-            raise NotImplementedError("products and extrema over triangular loops")
-        return rows, cols
+        if lv.binder == k:
+            rows = "1" if parent.kind == "root" else parent.size
+            cols = f"{lv.size}" if parent.kind == "root" else lv.rect
+            if cols is None:
+                raise NotImplementedError("products and extrema over triangular loops")
+            self.emit(f"{name} = ({code} + {xp}.zeros({lv.size})).reshape({rows}, {cols})")
+            return name, rows, cols, lambda x: f"{x}.ravel()"
+        if (parent is not None and parent.binder == k and parent.kind == "range" and parent.seg is None
+                and parent.parent is not None and parent.parent.kind == "root" and lv.rect is not None):
+            self.emit(f"{name} = ({code} + {xp}.zeros({lv.size})).reshape({parent.size}, {lv.rect}).T.copy()")
+            return name, lv.rect, parent.size, lambda x: f"{x}.T.ravel()"
+        raise NotImplementedError("segment operation away from its level")
 
     def _segment_op(self, e, lv: Level) -> str:
         """Exclusive products or arg-extremum indicators of ``body`` within each segment of k."""
         body, k, a, b, s = e.args[:5]
-        rows, cols = self._segment_shape(k, lv)
-        v = self.value(body, lv)
+        vv, rows, cols, flat = self._segments(self.value(body, lv), k, lv)
         xp = self.xp
-        vv = self.fresh("v")
-        self.emit(f"{vv} = ({v} + {xp}.zeros({lv.size})).reshape({rows}, {cols})")
         out = self.fresh("x")
         ones = f"{xp}.ones(({rows}, 1))"
         if isinstance(e, forms.ProdAfter):
             # exclusive suffix products: a reversed cumulative product, no division
-            self.emit(f"{out} = {xp}.cumprod({xp}.concatenate([{ones}, {vv}[:, ::-1]], axis=1), axis=1)"
-                      f"[:, :-1][:, ::-1].ravel()")
+            self.emit(f"{out} = " + flat(f"{xp}.cumprod({xp}.concatenate([{ones}, {vv}[:, ::-1]], axis=1), axis=1)"
+                                         f"[:, :-1][:, ::-1]"))
             return out
         if isinstance(e, forms.ProdExcept):
-            ones = f"{xp}.ones(({rows}, 1))"
             # exclusive prefix and suffix products: no division, so exact zeros are safe
-            self.emit(f"{out} = ({xp}.cumprod({xp}.concatenate([{ones}, {vv}], axis=1), axis=1)[:, :-1] * "
-                      f"{xp}.cumprod({xp}.concatenate([{ones}, {vv}[:, ::-1]], axis=1), axis=1)[:, :-1][:, ::-1]"
-                      f").ravel()")
+            self.emit(f"{out} = " + flat(f"({xp}.cumprod({xp}.concatenate([{ones}, {vv}], axis=1), axis=1)[:, :-1] * "
+                                         f"{xp}.cumprod({xp}.concatenate([{ones}, {vv}[:, ::-1]], axis=1), axis=1)"
+                                         f"[:, :-1][:, ::-1])"))
             return out
         pick = "argmax" if e.args[5] > 0 else "argmin"
         self.emit(f"{out} = {xp}.zeros(({rows}, {cols}))")
         self.emit(f"if {cols} > 0:")
         self.emit(f"    {out}[{xp}.arange({rows}), {xp}.{pick}({vv}, axis=1)] = 1.0")
-        self.emit(f"{out} = {out}.ravel()")
+        self.emit(f"{out} = {flat(out)}")
         return out
 
     def _lin_state(self, e, lv: Level) -> str:
         """State of v ← a·v + b before each step of k, from 0, per segment: a Hillis–Steele scan of the
         affine maps (a, b) ∘ (a', b') = (a·a', a·b' + b), ⌈log₂ N⌉ passes of products and sums."""
         a, b, k = e.args[:3]
-        rows, cols = self._segment_shape(k, lv)
         xp = self.xp
-        ca, cb = self.value(a, lv), self.value(b, lv)
-        sa, sb, sh, out = self.fresh("sa"), self.fresh("sb"), self.fresh("sh"), self.fresh("st")
-        self.emit(f"{sa} = ({ca} + {xp}.zeros({lv.size})).reshape({rows}, {cols})")
-        self.emit(f"{sb} = ({cb} + {xp}.zeros({lv.size})).reshape({rows}, {cols})")
+        sa, rows, _, flat = self._segments(self.value(a, lv), k, lv)
+        sb, _, _, _ = self._segments(self.value(b, lv), k, lv)
+        sh, out = self.fresh("sh"), self.fresh("st")
         self.emit(f"{sh} = 1")
         self.emit(f"while {sh} < {sb}.shape[1]:")
         self.emit(f"    {sb}[:, {sh}:] = {sa}[:, {sh}:] * {sb}[:, :-{sh}] + {sb}[:, {sh}:]")
         self.emit(f"    {sa}[:, {sh}:] = {sa}[:, {sh}:] * {sa}[:, :-{sh}]")
         self.emit(f"    {sh} *= 2")
-        self.emit(f"{out} = {xp}.concatenate([{xp}.zeros(({rows}, 1)), {sb}[:, :-1]], axis=1).ravel()")
+        self.emit(f"{out} = " + flat(f"{xp}.concatenate([{xp}.zeros(({rows}, 1)), {sb}], axis=1)[:, :-1]"))
         return out
 
     def _unwritten(self, e, lv: Level) -> str:

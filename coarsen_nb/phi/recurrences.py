@@ -339,7 +339,8 @@ def _classify(lifter, kb, name, states, value, init, k, rng, trip, triangular=Fa
             bs = kb.temp(f"b:{name}", b * PowInt(a, trip - 1 - p))
             red = kb.temp(f"sum:{name}", RSum(bs, k, start, stop, step))
             return PowInt(a, trip) * init + red
-        if not triangular and not _depends_on(kb, a, others) and not _depends_on(kb, b, others):
+        if not triangular and not _depends_on(kb, a, others) and not _depends_on(kb, b, others) \
+                and all(_nests(kb, c, k, binders) for c in (a, b)):
             # C8: the coefficient varies with k
             at = kb.temp(f"a:{name}", a)
             bt = kb.temp(f"b:{name}", b)
@@ -351,6 +352,19 @@ def _classify(lifter, kb, name, states, value, init, k, rng, trip, triangular=Fa
         if not (_depends_on(kb, a, others | {k}) or _depends_on(kb, b, others | {k})):
             return _power_closed_form(kb, name, a, b, init, k, rng, trip)
     raise NotSymbolic("no closed form")
+
+
+def _nests(kb, c, k, binders) -> bool:
+    """Whether a C8 coefficient ``c`` inside enclosing closed-form loops (``binders``) varies over
+    all of them, or over none of them and not over k.  Otherwise its adjoint (which holds at every
+    (outer, k) point) is summed over an outer index inside k's level, where the suffix products and
+    the states would be evaluated with the indices the other way round: correct (see
+    ``lower.emit.Printer._segments``) but recomputed per point, so such a loop is iterated instead."""
+    if not binders:
+        return True
+    if all(_depends_on(kb, c, j) for j in binders):
+        return True
+    return not _depends_on(kb, c, set(binders) | {k})
 
 
 def _power(value, v):
