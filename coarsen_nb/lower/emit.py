@@ -295,7 +295,10 @@ class Printer:
             return f"_sigmoid({a[0]})"
         if isinstance(e, forms.PowInt):
             if array:
-                return f"{xp}.power({a[0]}, {a[1]})"
+                # a float base: xp.power of an int base and an int exponent array wraps around silently
+                base = f"{float(e.args[0])!r}" if e.args[0].is_Integer else \
+                    (f"(1.0 * {a[0]})" if e.args[0].is_integer else a[0])
+                return f"{xp}.power({base}, {a[1]})"
             return f"_ipow({a[0]}, {a[1]})"
         if isinstance(e, sp.Mod):
             return f"({a[0]} % {a[1]})"

@@ -400,12 +400,20 @@ def _power_closed_form(kb, name, a, b, init, k, rng, trip):
     reduction, not unrolled): the quotient is 0/0 at b = 1, and a Piecewise on
     b = 1 would give the wrong ∂/∂b there.  N = 0 is its own case (S = 0, and
     ∂/∂a of a^S would divide by a = 0).
+
+    Limit: when bᴺ passes the float range (N ≳ 1000 for b = 2) the integer
+    exponent does not convert to a float and the derivative raises
+    OverflowError (the loop would give 0, ±1 or ±inf); a literal trip count
+    that large is left to be iterated.
     """
     start, stop, step = rng
     if b.is_Float and b == int(b):
         b = sp.Integer(int(b))
     if b.is_Integer and b in (0, 1):
         raise NotSymbolic("degenerate power recurrence")  # lagged or product forms, never here
+    if b.is_Integer and sp.sympify(trip).is_Integer and abs(b) ** trip > 2 ** 53:
+        # the exponents would not fit a float: v is 0, ±1 or ±inf long before; let the loop run
+        raise NotSymbolic("power recurrence exponent beyond float range")
     if b.is_Integer and b >= 2:
         return _pow_int(a, (b ** trip - 1) / (b - 1)) * PowInt(init, b ** trip)
     if b.is_Integer:

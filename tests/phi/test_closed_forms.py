@@ -324,3 +324,13 @@ def test_c9_symbolic_exponent_at_integer_values(b):
     # ∂/∂b at b = 1 is not the derivative of a branch for b = 1 (it would be 0)
     g = cn.coarsen(FORMS["c9"]).grad(1.1, b, 0.9, 5)[1]
     assert_close(g, finite_difference(py, (1.1, b, 0.9, 5), 1), rtol=1e-6, atol=1e-7, what=f"c9 d/db at b={b}")
+
+
+def test_linear_c7_integer_coefficient_past_63_steps():
+    """aᴺ with a literal integer a at an array level is a float power (an int power wraps at 2⁶³)."""
+    src = "def f(c, n):\n    v = 0.0\n    for i in range(n):\n        v = 2 * v + c[i]\n    return v\n"
+    ns: dict = {}
+    exec(src, ns)
+    c = np.full(70, 1e-20)
+    c[0] = 1.0
+    assert_close(cn.coarsen(src)(c, 70), ns["f"](c, 70), rtol=1e-14, atol=0.0, what="2·v + c, N = 70")
