@@ -329,22 +329,6 @@ def linear_rec_array(a, c, v0):
     return v
 
 
-def ema_varying(alpha, x):
-    """Exponential moving average with a per-step rate: v ← (1 − α_i)·v + α_i·x_i (C8)."""
-    v = x[0]
-    for i in range(1, len(x)):
-        v = (1.0 - alpha[i]) * v + alpha[i] * x[i]
-    return v
-
-
-def power_square(a, v0, n):
-    """v ← a·v² (C9 with a literal exponent): negative a and v0 keep the closed form's integer powers."""
-    v = v0
-    for _ in range(n):
-        v = a * v * v
-    return v
-
-
 def power_rec(a, b, v0, n):
     v = v0
     for _ in range(n):
@@ -631,6 +615,27 @@ def tuple_return(x, y):
     s = x + y
     d = x - y
     return s, d
+
+
+# --------------------------------------------------------------------------
+# More recurrences: per-step coefficients (C8), powers (C9)
+# --------------------------------------------------------------------------
+
+
+def ema_varying(alpha, x):
+    """Exponential moving average with a per-step rate: v ← (1 − α_i)·v + α_i·x_i (C8)."""
+    v = x[0]
+    for i in range(1, len(x)):
+        v = (1.0 - alpha[i]) * v + alpha[i] * x[i]
+    return v
+
+
+def power_square(a, v0, n):
+    """v ← a·v² (C9 with a literal exponent): negative a and v0 keep the closed form's integer powers."""
+    v = v0
+    for _ in range(n):
+        v = a * v * v
+    return v
 
 
 # --------------------------------------------------------------------------
