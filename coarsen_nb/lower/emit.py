@@ -28,7 +28,7 @@ import math
 
 import sympy as sp
 
-from coarsen_nb.phi import forms
+from coarsen_nb.phi import forms, logsumexp
 from coarsen_nb.phi.symbols import is_boolean
 from coarsen_nb.symbolic.levels import ELEM, Deps
 
@@ -209,6 +209,9 @@ class Printer:
             return self._piecewise(e, lv)
         if isinstance(e, forms.ElemSum):
             return f"{self.xp}.sum({self.value(e.args[0], self.elem)})"
+        if isinstance(e, forms.LogSumExp):
+            self.value(forms.RMax(*e.args[1:]), lv)     # the shift, once, before any branch on c
+            return self.value(logsumexp.lowered(e), lv)
         if isinstance(e, forms.RLin):
             a, b, k, lo, hi, st = e.args
             return self._reduce(forms.RSum(b * forms.ProdAfter(a, k, lo, hi, st), k, lo, hi, st), lv)
@@ -599,15 +602,14 @@ class Printer:
             last = cond == sp.true or k == len(clauses) - 1
             if last and k == 0:
                 return self.value(expr, lv)
-            if not last:
-                c = self.value(cond, cond_lv)
-                self.emit(f"if {c}:")
-            self.indent += 1
-            sub = Level(cond_lv, "cond")
-            self.emit(f"{out} = {self.value(expr, sub)}")
-            self.indent -= 1
-            if last:
+            if last:    # inside the else of the clauses before it
+                self.emit(f"{out} = {self.value(expr, Level(cond_lv, 'cond'))}")
                 break
+            c = self.value(cond, cond_lv)
+            self.emit(f"if {c}:")
+            self.indent += 1
+            self.emit(f"{out} = {self.value(expr, Level(cond_lv, 'cond'))}")
+            self.indent -= 1
             self.emit("else:")
             self.indent += 1
             depth += 1

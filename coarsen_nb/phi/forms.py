@@ -11,6 +11,8 @@ needs to see the structure as is (SymPy's ``Sum`` tries to evaluate itself).
   ``[i1, ...] = body`` at every k — the closed form of an ``out[i] = ...`` loop
 * ``RLin(a, b, k, start, stop, step)``: Σ_k b_k Π_{j>k} a_j, the linear
   recurrence v ← a_k·v + b_k (C8) from 0
+* ``LogSumExp(c, g, k, start, stop, step)`` = log(c + Σ_k exp(g_k)), lowered
+  with a max shift
 * ``Softplus(z)`` = log(1 + exp(z)), printed as a guarded form
 
 Their ``body`` is usually a temp symbol of a kernel (see :mod:`coarsen_nb.plan`);
@@ -155,6 +157,34 @@ class LinState(sp.Function):
     def _latex(self, printer):
         a, b, k = self.args[:3]
         return rf"\operatorname{{state}}_{{{printer._print(k)}}}\left({printer._print(a)}, {printer._print(b)}\right)"
+
+
+class LogSumExp(sp.Function):
+    """log(c + Σ_k exp(g_k)) over k in range(start, stop, step): ``LogSumExp(c, g, k, start, stop, step)``.
+
+    Recognized after lifting (:mod:`coarsen_nb.phi.logsumexp`) so that the
+    lowering can shift by the maximum — the naive form overflows for g ≳ 710 —
+    and the derivative is the softmax exp(g_k − L), which never overflows.
+    """
+
+    nargs = 6
+
+    @classmethod
+    def eval(cls, *args):
+        return None
+
+    def _eval_is_real(self):
+        return True
+
+    def _latex(self, printer):
+        c, g, k, start, stop = self.args[:5]
+        head = "" if c == 0 else f"{printer._print(c)} + "
+        return (rf"\log\left({head}\sum_{{{printer._print(k)}={printer._print(start)}}}^{{{printer._print(stop - 1)}}}"
+                rf" e^{{{printer._print(g)}}}\right)")
+
+    def _sympystr(self, printer):
+        c, g, k, start, stop, step = self.args
+        return f"logsumexp({printer._print(c)}; {printer._print(g)}, {k} in range({start}, {stop}, {step}))"
 
 
 class Softplus(sp.Function):

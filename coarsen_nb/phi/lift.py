@@ -24,7 +24,7 @@ from collections import Counter
 import sympy as sp
 
 from coarsen_nb import ir
-from coarsen_nb.phi import recurrences
+from coarsen_nb.phi import logsumexp, recurrences
 from coarsen_nb.phi.gate import GatedFunction, If, Let, Loop, names_read
 from coarsen_nb.phi.symbols import NotSymbolic, symbol, to_sympy
 from coarsen_nb.phi.types import T
@@ -140,6 +140,7 @@ class _KernelBuilder:
                 outs.append(Output(name, s))
         if not outs:
             return None
+        self.body = logsumexp.recognize(self.body)
         k = Kernel(0, dict(self.scalars), dict(self.arrays), tuple(self.reads.values()), list(self.body),
                    tuple(outs), tuple(sorted(set(self.lines))), self.note)
         return k

@@ -36,7 +36,7 @@ class Deps:
                 self.ranges[node.args[1]] = tuple(node.args[2:5])
             elif isinstance(node, (forms.ArgOneHot, forms.ProdAfter)):
                 self.ranges[node.args[1]] = tuple(node.args[2:5])
-            elif isinstance(node, (forms.RLin, forms.LinState)):
+            elif isinstance(node, (forms.RLin, forms.LinState, forms.LogSumExp)):
                 self.ranges[node.args[2]] = tuple(node.args[3:6])
             elif isinstance(node, (forms.RWrite, forms.Unwritten)):
                 j = 2 if isinstance(node, forms.RWrite) else 1
@@ -62,7 +62,7 @@ class Deps:
         elif isinstance(e, forms._Reduction):
             body, k, a, b, s = e.args
             out |= (self(body) - {k}) | self(a) | self(b) | self(s)
-        elif isinstance(e, forms.RLin):
+        elif isinstance(e, (forms.RLin, forms.LogSumExp)):
             a, g, k, lo, hi, s = e.args
             out |= ((self(a) | self(g)) - {k}) | self(lo) | self(hi) | self(s)
         elif isinstance(e, forms.RWrite):
