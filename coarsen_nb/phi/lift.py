@@ -260,6 +260,11 @@ class _Lifter:
             else:
                 if self.mode == "phi" and not n.info.early_exit:
                     closed = recurrences.closed_form(self, kb, n)
+                    if not closed and not kb.empty():
+                        # the loop may read an array this kernel writes (a table filled by an earlier
+                        # loop): from a fresh kernel that array is an input, read element by element
+                        flush(k)
+                        closed = recurrences.closed_form(self, kb, n)
                     if closed:
                         if kb.ops >= self.max_soi:
                             flush(k + 1)

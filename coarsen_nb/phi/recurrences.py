@@ -17,6 +17,7 @@ linear C6  a·v + b   (a, b invariant)      aᴺ·init + Σ_p b·a^{N-1-p}
 linear C7  a·v + b(k) (a invariant)        aᴺ·init + Σ_p b(k_p)·a^{N-1-p}
 linear C8  a(k)·v + b(k)                    init·Π_k a(k) + Σ_k b(k)·Π_{j>k} a(j)   (RLin)
 power C9   a·v**b (a, b invariant)         a^{(bᴺ-1)/(b-1)}·init^{bᴺ}  (see _power_closed_form)
+lse pair   s·e^{m-a} + 1 | s + e^{a-m}     exp(L − m_N), L a LogSumExp (.online_lse)
 write      update(v, [i(k)], g(k))         init with [i(k)] = g(k) for every k
 =========  ==============================  ======================================
 
@@ -32,6 +33,7 @@ from __future__ import annotations
 import sympy as sp
 
 from coarsen_nb import ir
+from coarsen_nb.phi import online_lse
 from coarsen_nb.phi.forms import Gamma, PowInt, RLin, RMax, RMin, RProd, RSum, RWrite
 from coarsen_nb.phi.gate import If, Let, Loop
 from coarsen_nb.phi.symbols import NotSymbolic, gamma, to_sympy
@@ -115,6 +117,7 @@ def _lift_loop(lifter, kb, loop: Loop, outer: _Scope) -> dict[str, sp.Basic]:
     etas = {e.value.value.id: e.name for e in loop.etas}
     trip = sp.Max(0, sp.ceiling((stop - start) / step))
     _resolve_lagged(kb, loop, scope, states, outer, k, (start, stop, step), trip, etas, result)
+    updates: dict = {}      # μ name -> (next value, init)
     for m in loop.mus:
         if m.name in scope.lagged:
             continue
@@ -127,12 +130,47 @@ def _lift_loop(lifter, kb, loop: Loop, outer: _Scope) -> dict[str, sp.Basic]:
             raise NotSymbolic("constant μ")
         value = scope.env.get(nxt.id) if nxt.id in scope.env else outer.lookup(nxt.id)
         init = None if isinstance(m.value.init, ir.Undef) else to_sympy(m.value.init, outer.lookup, outer.index)
-        eta = _classify(lifter, kb, m.name, states, value, init, k, (start, stop, step), trip, triangular,
-                        outer.binders)
-        if m.name in etas:
-            result[etas[m.name]] = eta
+        updates[m.name] = (value, init)
+    streaming = _streaming_lse(kb, states, updates)
+    closed: dict = {}
+    for name in sorted(updates, key=lambda n: n in streaming):     # a streaming sum after its maximum
+        value, init = updates[name]
+        if name in streaming:
+            mname, a = streaming[name]
+            eta = online_lse.closed_form(kb, name, a, init, updates[mname][1], closed[mname], k,
+                                         (start, stop, step))
+        else:
+            eta = _classify(lifter, kb, name, states, value, init, k, (start, stop, step), trip, triangular,
+                            outer.binders)
+        closed[name] = eta
+        if name in etas:
+            result[etas[name]] = eta
         # a μ whose value is only used inside the loop (an accumulator nobody reads) needs no η
     return result
+
+
+def _streaming_lse(kb, states, updates) -> dict:
+    """{s: (m, a)} for the μ pairs that run the streaming log-sum-exp (see :mod:`.online_lse`)."""
+    out: dict = {}
+
+    def branches(v):
+        return isinstance(v, sp.Piecewise) and len(v.args) == 2
+
+    for mname, (vm, init_m) in updates.items():
+        if init_m is None or not branches(vm) or states[mname] not in (vm.args[0].expr, vm.args[1].expr):
+            continue
+        partners = [n for n, (vs, init_s) in updates.items()
+                    if n != mname and n not in out and init_s is not None and branches(vs) and vs.has(sp.exp)
+                    and [c for _, c in vs.args] == [c for _, c in vm.args]]
+        if not partners:
+            continue    # cheap tests first: the extremum test expands the predicate
+        ext = _extremum(vm, states[mname])
+        if ext is None or ext[0] != "max" or _depends_on(kb, ext[1], set(states.values())):
+            continue
+        for sname in partners:
+            if online_lse.pair(vm, updates[sname][0], states[mname], states[sname], ext[1]):
+                out[sname] = (mname, ext[1])
+    return out
 
 
 def hoist_sum(lifter, kb, g, k, rng):

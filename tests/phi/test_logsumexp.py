@@ -97,3 +97,34 @@ def test_empty_sum_is_log_of_the_constant():
                    "    return math.log(s)\n")
     assert_close(g(x, 2.0, 0), math.log(2.0), rtol=1e-15, atol=0.0, what="empty sum")
     assert_close(g.grad(x, 2.0, 0)[1], 0.5, rtol=1e-15, atol=0.0, what="d/dc of log c")
+
+
+STREAMING = ("def f(x, w):\n    m = -math.inf\n    s = 0.0\n    for i in range(len(x)):\n        a = w * x[i]\n"
+             "        if a > m:\n            s = s * math.exp(m - a) + 1.0\n            m = a\n        else:\n"
+             "            s += math.exp(a - m)\n    return m + math.log(s)\n")
+STREAMING_NESTED = ("def f(x, mu):\n    ll = 0.0\n    for i in range(len(x)):\n        m = -math.inf\n        s = 0.0\n"
+                    "        for k in range(len(mu)):\n            a = -0.5 * (x[i] - mu[k]) ** 2\n"
+                    "            if a > m:\n"
+                    "                s = s * math.exp(m - a) + 1.0\n                m = a\n            else:\n"
+                    "                s += math.exp(a - m)\n        ll += m + math.log(s)\n    return ll\n")
+
+
+@pytest.mark.parametrize("src", (STREAMING, STREAMING_NESTED))
+def test_streaming_logsumexp_is_a_closed_form(src):
+    """The one-pass (running max, scaled sum) loop: both μs close together, m + log(s) is the LSE form,
+    and nothing is iterated point by point.  The streaming reference never overflows, so it is compared
+    as is, at moderate and at large values."""
+    from test_closed_forms import iterated_loops
+
+    f, py = cn.coarsen(src), _py(src)
+    rng = np.random.default_rng(7)
+    for shift in (0.0, 1000.0):
+        for n in (1, 2, 6):
+            args = (rng.uniform(-2, 2, size=n) + shift, (0.8 if src is STREAMING else rng.uniform(-2, 2, size=3)))
+            assert_close(f(*args), py(*args), rtol=1e-12, atol=1e-12, what=f"value n={n} shift={shift}")
+            grads = f.grad(*args)
+            for i, g in enumerate(grads):
+                assert np.all(np.isfinite(g))
+                if shift == 0.0:
+                    assert_close(g, finite_difference(py, args, i), rtol=1e-6, atol=1e-8, what=f"d{i} n={n}")
+    assert "logsumexp(" in str(f.plan) and not iterated_loops(f.plan), str(f.plan)
