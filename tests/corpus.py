@@ -638,6 +638,20 @@ def power_square(a, v0, n):
     return v
 
 
+def streaming_logsumexp(x, w):
+    """One-pass log-sum-exp (running max and scaled sum, as in GMM): both μs close together."""
+    m = -math.inf
+    s = 0.0
+    for v in x:
+        a = w * v
+        if a > m:
+            s = s * math.exp(m - a) + 1.0
+            m = a
+        else:
+            s += math.exp(a - m)
+    return m + math.log(s)
+
+
 # --------------------------------------------------------------------------
 # Helper calls
 # --------------------------------------------------------------------------
@@ -865,6 +879,8 @@ CORPUS: list[CorpusEntry] = [
            tags="loop recurrence linear array-read"),
     _entry(power_square, lambda r: (_u(r, -1.05, -0.95), _u(r, -1.02, -0.98), _n(r, 0, 6)), ("a", "v0"),
            tags="loop recurrence power"),
+    _entry(streaming_logsumexp, lambda r: (_arr(r, _len(r), -3.0, 3.0), _u(r, 0.5, 1.5)), ("x", "w"),
+           tags="loop array-iter branch max sum"),
     _entry(product_range, lambda r: (_u(r, 0, 2), _n(r, 0, 15)), "x", tags="loop product"),
     _entry(triangular_sum, lambda r: (_arr(r, _len(r)),), "x", tags="loop nested triangular sum"),
     _entry(nested_three, lambda r: (_arr(r, _len(r)), _n(r, 0, 4)), "x", tags="loop nested sum"),
