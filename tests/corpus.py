@@ -618,6 +618,41 @@ def tuple_return(x, y):
 
 
 # --------------------------------------------------------------------------
+# More recurrences: per-step coefficients (C8), powers (C9)
+# --------------------------------------------------------------------------
+
+
+def ema_varying(alpha, x):
+    """Exponential moving average with a per-step rate: v ← (1 − α_i)·v + α_i·x_i (C8)."""
+    v = x[0]
+    for i in range(1, len(x)):
+        v = (1.0 - alpha[i]) * v + alpha[i] * x[i]
+    return v
+
+
+def power_square(a, v0, n):
+    """v ← a·v² (C9 with a literal exponent): negative a and v0 keep the closed form's integer powers."""
+    v = v0
+    for _ in range(n):
+        v = a * v * v
+    return v
+
+
+def streaming_logsumexp(x, w):
+    """One-pass log-sum-exp (running max and scaled sum, as in GMM): both μs close together."""
+    m = -math.inf
+    s = 0.0
+    for v in x:
+        a = w * v
+        if a > m:
+            s = s * math.exp(m - a) + 1.0
+            m = a
+        else:
+            s += math.exp(a - m)
+    return m + math.log(s)
+
+
+# --------------------------------------------------------------------------
 # Helper calls
 # --------------------------------------------------------------------------
 
@@ -840,6 +875,12 @@ CORPUS: list[CorpusEntry] = [
            ("a", "c", "v0"), tags="loop recurrence linear array-read"),
     _entry(power_rec, lambda r: (_u(r, 0.8, 1.2), _u(r, 0.5, 0.9), _u(r, 0.5, 2.0), _n(r, 0, 10)),
            ("a", "b", "v0"), tags="loop recurrence power"),
+    _entry(ema_varying, lambda r: (lambda n: (_arr(r, n, 0.1, 0.9), _arr(r, n)))(_len(r)), ("alpha", "x"),
+           tags="loop recurrence linear array-read"),
+    _entry(power_square, lambda r: (_u(r, -1.05, -0.95), _u(r, -1.02, -0.98), _n(r, 0, 6)), ("a", "v0"),
+           tags="loop recurrence power"),
+    _entry(streaming_logsumexp, lambda r: (_arr(r, _len(r), -3.0, 3.0), _u(r, 0.5, 1.5)), ("x", "w"),
+           tags="loop array-iter branch max sum"),
     _entry(product_range, lambda r: (_u(r, 0, 2), _n(r, 0, 15)), "x", tags="loop product"),
     _entry(triangular_sum, lambda r: (_arr(r, _len(r)),), "x", tags="loop nested triangular sum"),
     _entry(nested_three, lambda r: (_arr(r, _len(r)), _n(r, 0, 4)), "x", tags="loop nested sum"),

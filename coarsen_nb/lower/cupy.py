@@ -68,7 +68,8 @@ from coarsen_nb.symbolic.levels import ELEM, Deps
 
 # Nodes a fused kernel cannot express in one pass: they need another level of
 # the domain (segment products, arg-extrema, writes, gathers).
-_UNFUSABLE = (forms.RWrite, forms.ProdExcept, forms.ArgOneHot, forms.Gather, forms.Unwritten)
+_UNFUSABLE = (forms.RWrite, forms.ProdExcept, forms.ArgOneHot, forms.Gather, forms.Unwritten, forms.RLin,
+              forms.ProdAfter, forms.LinState, forms.LogSumExp)
 
 _MAX_SOURCE = 200_000   # inlined arm-only temps can grow; past this, leave it to the array code
 

@@ -29,7 +29,7 @@ import math
 import sympy as sp
 from sympy.functions.elementary.piecewise import ExprCondPair
 
-from coarsen_nb.phi import forms
+from coarsen_nb.phi import forms, logsumexp
 from coarsen_nb.phi.symbols import is_boolean
 from coarsen_nb.symbolic.levels import ELEM, Deps
 
@@ -218,8 +218,16 @@ class Printer:
             return self._piecewise(e, lv)
         if isinstance(e, forms.ElemSum):
             return f"{self.xp}.sum({self.value(e.args[0], self.elem)})"
-        if isinstance(e, (forms.ProdExcept, forms.ArgOneHot)):
+        if isinstance(e, forms.LogSumExp):
+            self.value(forms.RMax(*e.args[1:]), lv)     # the shift, once, before any branch on c
+            return self.value(logsumexp.lowered(e), lv)
+        if isinstance(e, forms.RLin):
+            a, b, k, lo, hi, st = e.args
+            return self._reduce(forms.RSum(b * forms.ProdAfter(a, k, lo, hi, st), k, lo, hi, st), lv)
+        if isinstance(e, (forms.ProdExcept, forms.ArgOneHot, forms.ProdAfter)):
             return self._segment_op(e, lv)
+        if isinstance(e, forms.LinState):
+            return self._lin_state(e, lv)
         if isinstance(e, forms.Gather):
             whole = self.value(e.args[0], self.root)
             return f"{whole}[{', '.join(self.value(i, lv) for i in e.args[1:])}]"
@@ -306,7 +314,10 @@ class Printer:
             return f"_sigmoid({a[0]})"
         if isinstance(e, forms.PowInt):
             if array:
-                return f"{xp}.power({a[0]}, {a[1]})"
+                # a float base: xp.power of an int base and an int exponent array wraps around silently
+                base = f"{float(e.args[0])!r}" if e.args[0].is_Integer else \
+                    (f"(1.0 * {a[0]})" if e.args[0].is_integer else a[0])
+                return f"{xp}.power({base}, {a[1]})"
             return f"_ipow({a[0]}, {a[1]})"
         if isinstance(e, sp.Mod):
             return f"({a[0]} % {a[1]})"
@@ -556,33 +567,69 @@ class Printer:
         self.emit(f"{out}[{where}] = {vals}")
         return out
 
+    def _segments(self, code: str, k, lv: Level):
+        """``code`` (values at level ``lv``) as a 2-D array with one row per segment of ``k``.
+
+        Returns (name, rows, cols, flat) with ``flat(x)`` the code that turns a result of that
+        shape back into ``lv``'s order.  Usually k is ``lv``'s own index; when ``lv`` is a
+        rectangular loop j opened under k's level (an adjoint summed over an outer index j
+        inside k's level), the layout is (k, j) and the segments are its columns.
+        """
+        xp = self.xp
+        name = self.fresh("v")
+        parent = lv.parent
+        if lv.binder == k:
+            rows = "1" if parent.kind == "root" else parent.size
+            cols = f"{lv.size}" if parent.kind == "root" else lv.rect
+            if cols is None:
+                raise NotImplementedError("products and extrema over triangular loops")
+            self.emit(f"{name} = ({code} + {xp}.zeros({lv.size})).reshape({rows}, {cols})")
+            return name, rows, cols, lambda x: f"{x}.ravel()"
+        if (parent is not None and parent.binder == k and parent.kind == "range" and parent.seg is None
+                and parent.parent is not None and parent.parent.kind == "root" and lv.rect is not None):
+            self.emit(f"{name} = ({code} + {xp}.zeros({lv.size})).reshape({parent.size}, {lv.rect}).T.copy()")
+            return name, lv.rect, parent.size, lambda x: f"{x}.T.ravel()"
+        raise NotImplementedError("segment operation away from its level")
+
     def _segment_op(self, e, lv: Level) -> str:
         """Exclusive products or arg-extremum indicators of ``body`` within each segment of k."""
         body, k, a, b, s = e.args[:5]
-        if lv.binder != k:
-            raise NotImplementedError("segment operation away from its level")
-        v = self.value(body, lv)
+        vv, rows, cols, flat = self._segments(self.value(body, lv), k, lv)
         xp = self.xp
-        parent = lv.parent
-        rows = "1" if parent.kind == "root" else parent.size
-        cols = f"{lv.size}" if parent.kind == "root" else lv.rect
-        if cols is None:
-            raise NotImplementedError("products and extrema over triangular loops")
-        vv = self.fresh("v")
-        self.emit(f"{vv} = ({v} + {xp}.zeros({lv.size})).reshape({rows}, {cols})")
         out = self.fresh("x")
+        ones = f"{xp}.ones(({rows}, 1))"
+        if isinstance(e, forms.ProdAfter):
+            # exclusive suffix products: a reversed cumulative product, no division
+            self.emit(f"{out} = " + flat(f"{xp}.cumprod({xp}.concatenate([{ones}, {vv}[:, ::-1]], axis=1), axis=1)"
+                                         f"[:, :-1][:, ::-1]"))
+            return out
         if isinstance(e, forms.ProdExcept):
-            ones = f"{xp}.ones(({rows}, 1))"
             # exclusive prefix and suffix products: no division, so exact zeros are safe
-            self.emit(f"{out} = ({xp}.cumprod({xp}.concatenate([{ones}, {vv}], axis=1), axis=1)[:, :-1] * "
-                      f"{xp}.cumprod({xp}.concatenate([{ones}, {vv}[:, ::-1]], axis=1), axis=1)[:, :-1][:, ::-1]"
-                      f").ravel()")
+            self.emit(f"{out} = " + flat(f"({xp}.cumprod({xp}.concatenate([{ones}, {vv}], axis=1), axis=1)[:, :-1] * "
+                                         f"{xp}.cumprod({xp}.concatenate([{ones}, {vv}[:, ::-1]], axis=1), axis=1)"
+                                         f"[:, :-1][:, ::-1])"))
             return out
         pick = "argmax" if e.args[5] > 0 else "argmin"
         self.emit(f"{out} = {xp}.zeros(({rows}, {cols}))")
         self.emit(f"if {cols} > 0:")
         self.emit(f"    {out}[{xp}.arange({rows}), {xp}.{pick}({vv}, axis=1)] = 1.0")
-        self.emit(f"{out} = {out}.ravel()")
+        self.emit(f"{out} = {flat(out)}")
+        return out
+
+    def _lin_state(self, e, lv: Level) -> str:
+        """State of v ← a·v + b before each step of k, from 0, per segment: a Hillis–Steele scan of the
+        affine maps (a, b) ∘ (a', b') = (a·a', a·b' + b), ⌈log₂ N⌉ passes of products and sums."""
+        a, b, k = e.args[:3]
+        xp = self.xp
+        sa, rows, _, flat = self._segments(self.value(a, lv), k, lv)
+        sb, _, _, _ = self._segments(self.value(b, lv), k, lv)
+        sh, out = self.fresh("sh"), self.fresh("st")
+        self.emit(f"{sh} = 1")
+        self.emit(f"while {sh} < {sb}.shape[1]:")
+        self.emit(f"    {sb}[:, {sh}:] = {sa}[:, {sh}:] * {sb}[:, :-{sh}] + {sb}[:, {sh}:]")
+        self.emit(f"    {sa}[:, {sh}:] = {sa}[:, {sh}:] * {sa}[:, :-{sh}]")
+        self.emit(f"    {sh} *= 2")
+        self.emit(f"{out} = " + flat(f"{xp}.concatenate([{xp}.zeros(({rows}, 1)), {sb}], axis=1)[:, :-1]"))
         return out
 
     def _unwritten(self, e, lv: Level) -> str:
@@ -702,21 +749,28 @@ class Printer:
         self.indent -= 1
 
     def _scalar_piecewise(self, clauses, lv: Level) -> str:
+        """A real ``if``; a later clause's predicate is computed in the ``else`` of the earlier
+        ones (nested), so it is only evaluated where Python would evaluate it."""
         out = self.fresh("pw")
+        depth = 0
+        cond_lv = lv
         for k, (expr, cond) in enumerate(clauses):
-            if cond == sp.true or k == len(clauses) - 1:
-                if k == 0:
-                    return self.value(expr, lv)
-                self.emit("else:")
-            else:
-                c = self.value(cond, lv)
-                self.emit(f"{'if' if k == 0 else 'elif'} {c}:")
-            self.indent += 1
-            sub = Level(lv, "cond")
-            self.emit(f"{out} = {self.value(expr, sub)}")
-            self.indent -= 1
-            if cond == sp.true:
+            last = cond == sp.true or k == len(clauses) - 1
+            if last and k == 0:
+                return self.value(expr, lv)
+            if last:    # inside the else of the clauses before it
+                self.emit(f"{out} = {self.value(expr, Level(cond_lv, 'cond'))}")
                 break
+            c = self.value(cond, cond_lv)
+            self.emit(f"if {c}:")
+            self.indent += 1
+            self.emit(f"{out} = {self.value(expr, Level(cond_lv, 'cond'))}")
+            self.indent -= 1
+            self.emit("else:")
+            self.indent += 1
+            depth += 1
+            cond_lv = Level(cond_lv, "cond")
+        self.indent -= depth
         return out
 
     def _short_circuit(self, e, lv: Level) -> str:

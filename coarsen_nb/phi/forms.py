@@ -9,6 +9,10 @@ needs to see the structure as is (SymPy's ``Sum`` tries to evaluate itself).
 * ``RProd(...)``, ``RMax(...)``, ``RMin(...)`` likewise with ×, max, min
 * ``RWrite(init, body, k, start, stop, step, i1, ...)``: ``init`` with
   ``[i1, ...] = body`` at every k — the closed form of an ``out[i] = ...`` loop
+* ``RLin(a, b, k, start, stop, step)``: Σ_k b_k Π_{j>k} a_j, the linear
+  recurrence v ← a_k·v + b_k (C8) from 0
+* ``LogSumExp(c, g, k, start, stop, step)`` = log(c + Σ_k exp(g_k)), lowered
+  with a max shift
 * ``Softplus(z)`` = log(1 + exp(z)), printed as a guarded form
 
 Their ``body`` is usually a temp symbol of a kernel (see :mod:`coarsen_nb.plan`);
@@ -92,6 +96,95 @@ class RWrite(sp.Function):
         ind = ", ".join(printer._print(i) for i in idx)
         return (rf"{printer._print(init)}\left[{ind}\right] \leftarrow {printer._print(body)}"
                 rf"\ \forall\, {printer._print(k)} \in [{printer._print(start)}, {printer._print(stop)})")
+
+
+class RLin(sp.Function):
+    """Σ_k b_k · Π_{j>k} a_j over k in range(start, stop, step): v_N of v ← a_k·v + b_k from v = 0 (C8).
+
+    ``RLin(a, b, k, start, stop, step)``; the whole η is init·Π_k a_k + RLin.
+    Its own node (not Σ of a suffix product) because its derivative is not
+    pointwise: ∂/∂a_k needs the state before step k (:class:`LinState`), and
+    the rules in :mod:`coarsen_nb.symbolic.diff` / ``jvp`` say so.  Lowered as
+    Σ b·(exclusive suffix products): no division, so exact zeros in a are fine.
+    """
+
+    nargs = 6
+
+    @classmethod
+    def eval(cls, *args):
+        return None
+
+    def _latex(self, printer):
+        a, b, k, start, stop = self.args[:5]
+        kk = printer._print(k)
+        return (rf"\sum_{{{kk}={printer._print(start)}}}^{{{printer._print(stop - 1)}}} "
+                rf"\left({printer._print(b)}\right) \prod_{{j > {kk}}} \left({printer._print(a)}\right)_j")
+
+    def _sympystr(self, printer):
+        a, b, k, start, stop, step = self.args
+        return (f"linrec({printer._print(a)}, {printer._print(b)}, {k} in range({start}, {stop}, {step}))")
+
+
+class ProdAfter(sp.Function):
+    """Π_{j>k} a_j over the range of ``k`` (exclusive suffix product): ∂RLin/∂b_k, no division."""
+
+    nargs = 5
+
+    @classmethod
+    def eval(cls, *args):
+        return None
+
+    def _latex(self, printer):
+        body, k = self.args[:2]
+        return rf"\prod_{{j > {printer._print(k)}}} \left({printer._print(body)}\right)_j"
+
+
+class LinState(sp.Function):
+    """Σ_{i<k} b_i Π_{i<j<k} a_j: the state of v ← a·v + b before step k, from v = 0.
+
+    ``LinState(a, b, k, start, stop, step)``, the factor of ∂RLin/∂a_k.  Lowered
+    by a doubling scan over the affine maps (a, b) — ⌈log₂ N⌉ array passes of
+    products and sums, never a division by a prefix product (which is unstable
+    and fails on exact zeros).
+    """
+
+    nargs = 6
+
+    @classmethod
+    def eval(cls, *args):
+        return None
+
+    def _latex(self, printer):
+        a, b, k = self.args[:3]
+        return rf"\operatorname{{state}}_{{{printer._print(k)}}}\left({printer._print(a)}, {printer._print(b)}\right)"
+
+
+class LogSumExp(sp.Function):
+    """log(c + Σ_k exp(g_k)) over k in range(start, stop, step): ``LogSumExp(c, g, k, start, stop, step)``.
+
+    Recognized after lifting (:mod:`coarsen_nb.phi.logsumexp`) so that the
+    lowering can shift by the maximum — the naive form overflows for g ≳ 710 —
+    and the derivative is the softmax exp(g_k − L), which never overflows.
+    """
+
+    nargs = 6
+
+    @classmethod
+    def eval(cls, *args):
+        return None
+
+    def _eval_is_real(self):
+        return True
+
+    def _latex(self, printer):
+        c, g, k, start, stop = self.args[:5]
+        head = "" if c == 0 else f"{printer._print(c)} + "
+        return (rf"\log\left({head}\sum_{{{printer._print(k)}={printer._print(start)}}}^{{{printer._print(stop - 1)}}}"
+                rf" e^{{{printer._print(g)}}}\right)")
+
+    def _sympystr(self, printer):
+        c, g, k, start, stop, step = self.args
+        return f"logsumexp({printer._print(c)}; {printer._print(g)}, {k} in range({start}, {stop}, {step}))"
 
 
 class Softplus(sp.Function):

@@ -25,7 +25,7 @@ from collections import Counter
 import sympy as sp
 
 from coarsen_nb import ir
-from coarsen_nb.phi import recurrences
+from coarsen_nb.phi import logsumexp, recurrences
 from coarsen_nb.phi.gate import GatedFunction, If, Let, Loop, names_read
 from coarsen_nb.phi.symbols import NotSymbolic, symbol, to_sympy
 from coarsen_nb.phi.types import T
@@ -141,6 +141,7 @@ class _KernelBuilder:
                 outs.append(Output(name, s))
         if not outs:
             return None
+        self.body = logsumexp.recognize(self.body)
         k = Kernel(0, dict(self.scalars), dict(self.arrays), tuple(self.reads.values()), list(self.body),
                    tuple(outs), tuple(sorted(set(self.lines))), self.note)
         return k
@@ -247,6 +248,7 @@ class _Lifter:
                 start = k
             if kb.empty():
                 start = k
+            fresh_retry = self.mode == "phi" and not kb.empty() and not isinstance(n, (Let, If))
             if self._join(kb, n):
                 if kb.ops > self.max_soi and k > start:
                     # Oversized: cut the run after its most-used value and lift the rest afresh.
@@ -285,6 +287,15 @@ class _Lifter:
             elif isinstance(n, If):
                 steps.append(self._cond(n, later[k + 1]))
             else:
+                if fresh_retry and self._join(kb, n):
+                    # the loop may read an array the flushed kernel writes (a table filled by an earlier
+                    # loop): from a fresh kernel that array is an input, read element by element
+                    if kb.ops >= self.max_soi:
+                        pieces.append((k, k + 1))
+                        kb = _KernelBuilder(self)
+                        start = k + 1
+                    k += 1
+                    continue
                 steps += self._iterate(n, later[k + 1])
             k += 1
         flush(len(nodes))

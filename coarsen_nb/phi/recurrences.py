@@ -15,13 +15,16 @@ product    v · g(k)                        init · Π_k g(k)
 max / min  max(v, g(k)), γ(g > v, g, v)     max(init, max_k g(k))
 linear C6  a·v + b   (a, b invariant)      aᴺ·init + Σ_p b·a^{N-1-p}
 linear C7  a·v + b(k) (a invariant)        aᴺ·init + Σ_p b(k_p)·a^{N-1-p}
+linear C8  a(k)·v + b(k)                    init·Π_k a(k) + Σ_k b(k)·Π_{j>k} a(j)   (RLin)
+power C9   a·v**b (a, b invariant)         a^{(bᴺ-1)/(b-1)}·init^{bᴺ}  (see _power_closed_form)
+lse pair   s·e^{m-a} + 1 | s + e^{a-m}     exp(L − m_N), L a LogSumExp (.online_lse)
 write      update(v, [i(k)], g(k))         init with [i(k)] = g(k) for every k
 =========  ==============================  ======================================
 
 g, a, b must not depend on any μ of the loop (other than through k).  Inner
 loops nest: an inner closed form is a reduction whose bounds may depend on the
 outer k (triangular loops).  A loop that fits none of these (a nonlinear
-recurrence, C8 with a(k), an early exit) is left to be iterated with a
+recurrence, an early exit, C8 in a triangular nest) is left to be iterated with a
 symbolic body — :class:`~coarsen_nb.plan.IterStep`.
 """
 
@@ -30,7 +33,8 @@ from __future__ import annotations
 import sympy as sp
 
 from coarsen_nb import ir
-from coarsen_nb.phi.forms import Gamma, PowInt, RMax, RMin, RProd, RSum, RWrite
+from coarsen_nb.phi import online_lse
+from coarsen_nb.phi.forms import Gamma, PowInt, RLin, RMax, RMin, RProd, RSum, RWrite
 from coarsen_nb.phi.gate import If, Let, Loop
 from coarsen_nb.phi.symbols import NotSymbolic, gamma, to_sympy
 
@@ -113,6 +117,7 @@ def _lift_loop(lifter, kb, loop: Loop, outer: _Scope) -> dict[str, sp.Basic]:
     etas = {e.value.value.id: e.name for e in loop.etas}
     trip = sp.Max(0, sp.ceiling((stop - start) / step))
     _resolve_lagged(kb, loop, scope, states, outer, k, (start, stop, step), trip, etas, result)
+    updates: dict = {}      # μ name -> (next value, init)
     for m in loop.mus:
         if m.name in scope.lagged:
             continue
@@ -125,12 +130,47 @@ def _lift_loop(lifter, kb, loop: Loop, outer: _Scope) -> dict[str, sp.Basic]:
             raise NotSymbolic("constant μ")
         value = scope.env.get(nxt.id) if nxt.id in scope.env else outer.lookup(nxt.id)
         init = None if isinstance(m.value.init, ir.Undef) else to_sympy(m.value.init, outer.lookup, outer.index)
-        eta = _classify(lifter, kb, m.name, states, value, init, k, (start, stop, step), trip, triangular,
-                        outer.binders)
-        if m.name in etas:
-            result[etas[m.name]] = eta
+        updates[m.name] = (value, init)
+    streaming = _streaming_lse(kb, states, updates)
+    closed: dict = {}
+    for name in sorted(updates, key=lambda n: n in streaming):     # a streaming sum after its maximum
+        value, init = updates[name]
+        if name in streaming:
+            mname, a = streaming[name]
+            eta = online_lse.closed_form(kb, name, a, init, updates[mname][1], closed[mname], k,
+                                         (start, stop, step))
+        else:
+            eta = _classify(lifter, kb, name, states, value, init, k, (start, stop, step), trip, triangular,
+                            outer.binders)
+        closed[name] = eta
+        if name in etas:
+            result[etas[name]] = eta
         # a μ whose value is only used inside the loop (an accumulator nobody reads) needs no η
     return result
+
+
+def _streaming_lse(kb, states, updates) -> dict:
+    """{s: (m, a)} for the μ pairs that run the streaming log-sum-exp (see :mod:`.online_lse`)."""
+    out: dict = {}
+
+    def branches(v):
+        return isinstance(v, sp.Piecewise) and len(v.args) == 2
+
+    for mname, (vm, init_m) in updates.items():
+        if init_m is None or not branches(vm) or states[mname] not in (vm.args[0].expr, vm.args[1].expr):
+            continue
+        partners = [n for n, (vs, init_s) in updates.items()
+                    if n != mname and n not in out and init_s is not None and branches(vs) and vs.has(sp.exp)
+                    and [c for _, c in vs.args] == [c for _, c in vm.args]]
+        if not partners:
+            continue    # cheap tests first: the extremum test expands the predicate
+        ext = _extremum(vm, states[mname])
+        if ext is None or ext[0] != "max" or _depends_on(kb, ext[1], set(states.values())):
+            continue
+        for sname in partners:
+            if online_lse.pair(vm, updates[sname][0], states[mname], states[sname], ext[1]):
+                out[sname] = (mname, ext[1])
+    return out
 
 
 def hoist_sum(lifter, kb, g, k, rng):
@@ -337,7 +377,92 @@ def _classify(lifter, kb, name, states, value, init, k, rng, trip, triangular=Fa
             bs = kb.temp(f"b:{name}", b * PowInt(a, trip - 1 - p))
             red = kb.temp(f"sum:{name}", RSum(bs, k, start, stop, step))
             return PowInt(a, trip) * init + red
+        if not triangular and not _depends_on(kb, a, others) and not _depends_on(kb, b, others) \
+                and all(_nests(kb, c, k, binders) for c in (a, b)):
+            # C8: the coefficient varies with k
+            at = kb.temp(f"a:{name}", a)
+            bt = kb.temp(f"b:{name}", b)
+            prod = kb.temp(f"prod:{name}", RProd(at, k, start, stop, step))
+            return init * prod + kb.temp(f"lin:{name}", RLin(at, bt, k, start, stop, step))
+    power = _power(value, v)
+    if power is not None:
+        a, b = power
+        if not (_depends_on(kb, a, others | {k}) or _depends_on(kb, b, others | {k})):
+            return _power_closed_form(kb, name, a, b, init, k, rng, trip)
     raise NotSymbolic("no closed form")
+
+
+def _nests(kb, c, k, binders) -> bool:
+    """Whether a C8 coefficient ``c`` inside enclosing closed-form loops (``binders``) varies over
+    all of them, or over none of them and not over k.  Otherwise its adjoint (which holds at every
+    (outer, k) point) is summed over an outer index inside k's level, where the suffix products and
+    the states would be evaluated with the indices the other way round: correct (see
+    ``lower.emit.Printer._segments``) but recomputed per point, so such a loop is iterated instead."""
+    if not binders:
+        return True
+    if all(_depends_on(kb, c, j) for j in binders):
+        return True
+    return not _depends_on(kb, c, set(binders) | {k})
+
+
+def _power(value, v):
+    """(a, b) if ``value`` is a·v**b with a, b free of v (C9), else None."""
+    if isinstance(value, sp.Pow) and value.base == v:
+        a, p = sp.Integer(1), value
+    elif isinstance(value, sp.Mul):
+        powers = [f for f in value.args if isinstance(f, sp.Pow) and f.base == v]
+        if len(powers) != 1:
+            return None
+        p = powers[0]
+        a = value / p
+    else:
+        return None
+    if v in a.free_symbols or v in p.exp.free_symbols:
+        return None
+    return a, p.exp
+
+
+def _power_closed_form(kb, name, a, b, init, k, rng, trip):
+    """v_N of v ← a·v**b (C9): a^S·init^{bᴺ} with S = Σ_{p<N} bᵖ = (bᴺ − 1)/(b − 1).
+
+    Domain.  For an integer b both exponents are integers, so the form holds for
+    every sign of a and init; with a literal b ≥ 2 they are non-negative and
+    :class:`PowInt` keeps the derivative finite at a = 0 or init = 0.  For any
+    other b (a symbol, a fraction) the form holds wherever the loop stays real:
+    for positive a and init with every b, and for negative ones only when b is
+    integral at run time — then bᴺ and S are integral floats and ``**`` of a
+    negative base is exact; where it is not, the loop itself leaves the reals
+    (Python gives a complex number) and so does the form.
+
+    For a b that is not a literal, S is the sum Σ_{p<N} bᵖ itself (one array
+    reduction, not unrolled): the quotient is 0/0 at b = 1, and a Piecewise on
+    b = 1 would give the wrong ∂/∂b there.  N = 0 is its own case (S = 0, and
+    ∂/∂a of a^S would divide by a = 0).
+
+    Limit: when bᴺ passes the float range (N ≳ 1000 for b = 2) the integer
+    exponent does not convert to a float and the derivative raises
+    OverflowError (the loop would give 0, ±1 or ±inf); a literal trip count
+    that large is left to be iterated.
+    """
+    start, stop, step = rng
+    if b.is_Float and b == int(b):
+        b = sp.Integer(int(b))
+    if b.is_Integer and b in (0, 1):
+        raise NotSymbolic("degenerate power recurrence")  # lagged or product forms, never here
+    if b.is_Integer and sp.sympify(trip).is_Integer and abs(b) ** trip > 2 ** 53:
+        # the exponents would not fit a float: v is 0, ±1 or ±inf long before; let the loop run
+        raise NotSymbolic("power recurrence exponent beyond float range")
+    if b.is_Integer and b >= 2:
+        return _pow_int(a, (b ** trip - 1) / (b - 1)) * PowInt(init, b ** trip)
+    if b.is_Integer:
+        s = (b ** trip - 1) / (b - 1)
+    else:
+        s = kb.temp(f"sum:{name}", RSum(kb.temp(f"g:{name}", PowInt(b, (k - start) / step)), k, start, stop, step))
+    return Gamma((init, sp.Eq(trip, 0)), ((a ** s if a != 1 else 1) * init ** (b ** trip), True))
+
+
+def _pow_int(a, m):
+    return sp.Integer(1) if a == 1 else PowInt(a, m)
 
 
 def _extremum(value, v):

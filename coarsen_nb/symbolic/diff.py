@@ -13,6 +13,8 @@ form               reverse rule (adjoint ``b`` of the form given)
 Π_k g              b(g_k) = b · Π_{l≠k} g_l     (prefix/suffix products: zero-safe)
 max_k g, min_k g   b(g_k) = b · [k = argmax]
 write(v, [i_k], g) b(g_k) = b[i_k];  b(v) = b with zeros at the i_k
+logsumexp(c; g)    b(g_k) = b · exp(g_k − L);  b(c) = b · exp(−L)    (L the form's value)
+RLin(a, g) (C8)    b(g_k) = b · Π_{j>k} a_j;  b(a_k) = b · v_k · Π_{j>k} a_j  (v_k: LinState, a scan)
 x[i(k)] (a read)   b(x)[i(k)] += b(read)        (a scatter)
 =================  ========================================================
 
@@ -163,6 +165,25 @@ def _rule(e, b, act, add, deps, level) -> None:
         deps.scan(weight)
         # the summand lives at every point of k's range, even where it does not mention k
         _chain(body, weight, act, add, deps(body) | deps(k))
+        return
+    if isinstance(e, forms.LogSumExp):
+        # L = log(c + Σ_k exp(g_k)):  ∂L/∂g_k = exp(g_k − L) (the softmax, ≤ 1),  ∂L/∂c = exp(−L)
+        c, g, k, lo, hi, st = e.args
+        w = b * sp.exp(g - e)
+        deps.scan(w)
+        _chain(g, w, act, add, deps(g) | deps(k))
+        _chain(c, b * sp.exp(-e), act, add, level)
+        return
+    if isinstance(e, forms.RLin):
+        # v_N = Σ_k g_k Π_{j>k} a_j:  ∂/∂g_k = Π_{j>k} a_j,  ∂/∂a_k = v_k · Π_{j>k} a_j
+        a, g, k, lo, hi, st = e.args
+        sfx = b * forms.ProdAfter(a, k, lo, hi, st)
+        deps.scan(sfx)
+        _chain(g, sfx, act, add, deps(g) | deps(k))
+        if (a.free_symbols & act):
+            wa = sfx * forms.LinState(a, g, k, lo, hi, st)
+            deps.scan(wa)
+            _chain(a, wa, act, add, deps(a) | deps(k))
         return
     if isinstance(e, forms.RWrite):
         init, body, k, lo, hi, st, *idx = e.args

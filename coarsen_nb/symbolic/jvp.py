@@ -11,6 +11,8 @@ form              tangent
 Π_k g             Σ_k ġ_k · Π_{l≠k} g_l        (zero-safe)
 max_k g           Σ_k ġ_k · [k = argmax]
 write(v, i, g)    write(v̇, i, ġ)
+logsumexp(c; g)   Σ_k ġ_k·exp(g_k − L) + ċ·exp(−L)
+RLin(a, g) (C8)   RLin(a, ȧ·v_k + ġ)   (the same recurrence driven by the tangents; v_k: LinState)
 x[i(k)]           ẋ[i(k)]  (a read of the tangent array)
 ================  ==============================================
 """
@@ -85,6 +87,21 @@ def _tangent(e, dot: dict, act: set):
             return forms.RSum(gdot * forms.ProdExcept(body, k, lo, hi, st), k, lo, hi, st)
         sign = sp.Integer(1 if e.kind == "max" else -1)
         return forms.RSum(gdot * forms.ArgOneHot(body, k, lo, hi, st, sign), k, lo, hi, st)
+    if isinstance(e, forms.LogSumExp):
+        c, g, k, lo, hi, st = e.args
+        gdot, cdot = _tangent(g, dot, act), _tangent(c, dot, act)
+        out = sp.Integer(0)
+        if gdot is not None and gdot != 0:
+            out += forms.RSum(gdot * sp.exp(g - e), k, lo, hi, st)
+        if cdot is not None and cdot != 0:
+            out += cdot * sp.exp(-e)
+        return out
+    if isinstance(e, forms.RLin):
+        a, g, k, lo, hi, st = e.args
+        adot = dot.get(a) if isinstance(a, sp.Symbol) else _tangent(a, dot, act)
+        gdot = dot.get(g) if isinstance(g, sp.Symbol) else _tangent(g, dot, act)
+        drive = (gdot or sp.Integer(0)) + (adot * forms.LinState(a, g, k, lo, hi, st) if adot else 0)
+        return None if drive == 0 else forms.RLin(a, drive, k, lo, hi, st)
     if isinstance(e, forms.RWrite):
         init, body, k, lo, hi, st, *idx = e.args
         gdot = dot.get(body) if isinstance(body, sp.Symbol) else _tangent(body, dot, act)

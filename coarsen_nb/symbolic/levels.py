@@ -34,8 +34,10 @@ class Deps:
         for node in sp.preorder_traversal(e):
             if isinstance(node, (forms._Reduction, forms.ProdExcept)):
                 self.ranges[node.args[1]] = tuple(node.args[2:5])
-            elif isinstance(node, forms.ArgOneHot):
+            elif isinstance(node, (forms.ArgOneHot, forms.ProdAfter)):
                 self.ranges[node.args[1]] = tuple(node.args[2:5])
+            elif isinstance(node, (forms.RLin, forms.LinState, forms.LogSumExp)):
+                self.ranges[node.args[2]] = tuple(node.args[3:6])
             elif isinstance(node, (forms.RWrite, forms.Unwritten)):
                 j = 2 if isinstance(node, forms.RWrite) else 1
                 self.ranges[node.args[j]] = tuple(node.args[j + 1:j + 4])
@@ -60,6 +62,9 @@ class Deps:
         elif isinstance(e, forms._Reduction):
             body, k, a, b, s = e.args
             out |= (self(body) - {k}) | self(a) | self(b) | self(s)
+        elif isinstance(e, (forms.RLin, forms.LogSumExp)):
+            a, g, k, lo, hi, s = e.args
+            out |= ((self(a) | self(g)) - {k}) | self(lo) | self(hi) | self(s)
         elif isinstance(e, forms.RWrite):
             init, body, k, a, b, s, *idx = e.args
             inner = self(body).union(*(self(sp.sympify(i)) for i in idx))

@@ -32,9 +32,18 @@ FORMS = {
     "horner": "def f(c, t, n):\n    v = 0.0\n    for i in range(n):\n        v = v * t + c[i]\n    return v\n",
     "horner_reversed": "def f(c, t, n):\n    v = 0.0\n    for i in range(n - 1, -1, -1):\n        v = v * t + c[i]\n"
                        "    return v\n",
+    "c8": "def f(a, c, v0, n):\n    v = v0\n    for i in range(n):\n        v = a[i] * v + c[i]\n    return v\n",
+    "c8_index": "def f(x, h, v0, n):\n    v = v0\n    for i in range(n):\n"
+                "        v = (1.0 - h / (i + 2.0)) * v + h * x[i]\n    return v\n",
+    "c8_invariant_b": "def f(a, b, v0, n):\n    v = v0\n    for i in range(n):\n        v = v * a[i] + b\n"
+                      "    return v\n",
     "c9": "def f(a, b, v0, n):\n    v = v0\n    for i in range(n):\n        v = a * v ** b\n    return v\n",
+    "c9_square": "def f(a, v0, n):\n    v = v0\n    for i in range(n):\n        v = a * v * v\n    return v\n",
+    "c9_cube": "def f(v0, n):\n    v = v0\n    for i in range(n):\n        v = v ** 3\n    return v\n",
+    "c9_inverse": "def f(a, v0, n):\n    v = v0\n    for i in range(n):\n        v = a / v\n    return v\n",
 }
-CLOSED = ("sum", "product", "max", "min", "max_if", "c6", "c7", "horner")
+CLOSED = ("sum", "product", "max", "min", "max_if", "c6", "c7", "horner", "c8", "c8_index", "c8_invariant_b",
+          "c9", "c9_square", "c9_cube", "c9_inverse")
 TRIPS = (0, 1, 2, 7, 25)
 
 
@@ -53,6 +62,20 @@ def _args(name, rng, n):
         return (float(rng.uniform(-1.2, 1.2)), rng.uniform(-1, 1, size=max(n, 1)), float(rng.uniform(-1, 1)), n)
     if name in ("horner", "horner_reversed"):
         return (rng.uniform(-1, 1, size=max(n, 1)), float(rng.uniform(-1.3, 1.3)), n)
+    if name == "c8":
+        a = rng.uniform(-1.3, 1.3, size=max(n, 1))
+        a[rng.uniform(size=a.shape) < 0.2] = 0.0     # exact zeros: no division by a prefix product
+        return (a, rng.uniform(-1, 1, size=max(n, 1)), float(rng.uniform(-1, 1)), n)
+    if name == "c8_index":
+        return (rng.uniform(-1, 1, size=max(n, 1)), float(rng.uniform(0.2, 1.5)), float(rng.uniform(-1, 1)), n)
+    if name == "c8_invariant_b":
+        return (rng.uniform(-1.3, 1.3, size=max(n, 1)), float(rng.uniform(-1, 1)), float(rng.uniform(-1, 1)), n)
+    if name == "c9_square":   # negative a and v0: literal integer b, integer exponents
+        return (float(rng.uniform(-1.1, -0.9)), float(rng.uniform(-1.05, -0.95)), min(n, 7))
+    if name == "c9_cube":
+        return (float(rng.uniform(-1.02, -0.98)), min(n, 7))
+    if name == "c9_inverse":
+        return (float(rng.uniform(-2, -0.5)), float(rng.uniform(0.5, 2)), n)
     return (float(rng.uniform(0.5, 1.5)), float(rng.uniform(0.3, 0.95)), float(rng.uniform(0.5, 2.0)), n)
 
 
@@ -219,3 +242,95 @@ def test_loop_invariant_body(name, n):
     grads = grads if isinstance(grads, tuple) else (grads,)
     for g, i in zip(grads, range(len(args) - 1), strict=True):
         assert_close(g, finite_difference(py, args, i), rtol=1e-6, atol=1e-7, what=f"{name} N={n} d/d{f.params[i]}")
+
+
+# --------------------------------------------------------------------------
+# C8 (per-iteration coefficient) and C9 (power): the forms, zeros, the domain
+# --------------------------------------------------------------------------
+
+
+def test_c8_and_c9_lift_to_closed_forms():
+    """The lifted text shows the closed form (RLin / the power), not a loop iterated step by step."""
+    for name, marker in (("c8", "linrec("), ("c8_index", "linrec("), ("c9_square", "PowInt(v0, 2**"),
+                         ("c9", "sum(")):
+        f = cn.coarsen(FORMS[name])
+        f(*_args(name, np.random.default_rng(0), 5))
+        assert not iterated_loops(f.plan) and marker in str(f.plan), f"{name}:\n{f.plan}"
+
+
+@pytest.mark.parametrize("n", (1, 2, 6, 25))
+def test_c8_with_exact_zero_coefficients(n):
+    """a_k = 0 resets the state: the value and every partial match the loop; nothing is 0/0."""
+    py = _python("c8")
+    f = cn.coarsen(FORMS["c8"])
+    rng = np.random.default_rng(n)
+    for zeros in ([0], [n - 1], [0, n - 1], list(range(n))):
+        a = rng.uniform(-1.3, 1.3, size=n)
+        a[zeros] = 0.0
+        args = (a, rng.uniform(-1, 1, size=n), 0.4, n)
+        assert_close(f(*args), py(*args), rtol=1e-13, atol=1e-14, what=f"c8 zeros at {zeros}")
+        for g, i in zip(f.grad(*args), (0, 1, 2), strict=True):
+            assert np.all(np.isfinite(g))
+            assert_close(g, finite_difference(py, args, i), rtol=1e-6, atol=1e-7, what=f"c8 zeros {zeros} d{i}")
+
+
+def test_c8_jvp_matches_vjp():
+    """Forward mode runs the same recurrence driven by the tangents: ⟨J ẋ, 1⟩ = ⟨ẋ, Jᵀ 1⟩."""
+    f = cn.coarsen(FORMS["c8"])
+    rng = np.random.default_rng(3)
+    for n in (0, 1, 9):
+        args = _args("c8", rng, n)
+        tangents = (rng.normal(size=args[0].shape), rng.normal(size=args[1].shape), float(rng.normal()))
+        _, t = f.jvp(args, tangents)
+        want = sum(float(np.sum(np.asarray(g) * d)) for g, d in zip(f.grad(*args), tangents, strict=True))
+        assert_close(t, want, rtol=1e-12, atol=1e-13, what=f"c8 jvp N={n}")
+
+
+def test_c8_long_recurrence_is_stable():
+    """N = 2000 with |a_k| ≈ 1 and exact zeros: the suffix products and the scan of states never
+    divide by a prefix product, so value and gradient match the loop."""
+    py = _python("c8")
+    f = cn.coarsen(FORMS["c8"])
+    rng = np.random.default_rng(5)
+    n = 2000
+    a = rng.choice([-1.0, 1.0], size=n) * rng.uniform(0.97, 1.03, size=n)
+    a[::97] = 0.0
+    args = (a, rng.uniform(-1, 1, size=n), 0.3, n)
+    assert_close(f(*args), py(*args), rtol=1e-11, atol=1e-12, what="c8 N=2000")
+    grads = f.grad(*args)
+    assert_close(grads[2], finite_difference(py, args, 2), rtol=1e-6, atol=1e-9, what="c8 N=2000 d/dv0")
+    h = 1e-6
+    for i in (0, 1):
+        for j in (0, 1, 97, 500, 1998, 1999):
+            up, dn = np.array(args[i]), np.array(args[i])
+            up[j] += h
+            dn[j] -= h
+            hi, lo = list(args), list(args)
+            hi[i], lo[i] = up, dn
+            want = (py(*hi) - py(*lo)) / (2 * h)
+            assert_close(grads[i][j], want, rtol=1e-6, atol=1e-8, what=f"c8 N=2000 d{i}[{j}]")
+
+
+@pytest.mark.parametrize("b", (1.0, 2.0))
+def test_c9_symbolic_exponent_at_integer_values(b):
+    """A symbolic b equal to 1 (the quotient (bᴺ-1)/(b-1) would be 0/0) or to an integer with a
+    negative base: the form is Σ bᵖ, and ∂/∂a, ∂/∂v0 match the loop."""
+    py = _python("c9")
+    f = cn.coarsen(FORMS["c9"], wrt=("a", "v0"))
+    for args in ((1.1, b, 0.9, 5), (-0.9, b, -1.05, 5), (0.7, b, 1.2, 0), (0.7, b, 1.2, 1)):
+        assert_close(f(*args), py(*args), rtol=1e-13, atol=1e-14, what=f"c9 b={b} {args}")
+        for g, i in zip(f.grad(*args), (0, 2), strict=True):
+            assert_close(g, finite_difference(py, args, i), rtol=1e-6, atol=1e-7, what=f"c9 b={b} {args} d{i}")
+    # ∂/∂b at b = 1 is not the derivative of a branch for b = 1 (it would be 0)
+    g = cn.coarsen(FORMS["c9"]).grad(1.1, b, 0.9, 5)[1]
+    assert_close(g, finite_difference(py, (1.1, b, 0.9, 5), 1), rtol=1e-6, atol=1e-7, what=f"c9 d/db at b={b}")
+
+
+def test_linear_c7_integer_coefficient_past_63_steps():
+    """aᴺ with a literal integer a at an array level is a float power (an int power wraps at 2⁶³)."""
+    src = "def f(c, n):\n    v = 0.0\n    for i in range(n):\n        v = 2 * v + c[i]\n    return v\n"
+    ns: dict = {}
+    exec(src, ns)
+    c = np.full(70, 1e-20)
+    c[0] = 1.0
+    assert_close(cn.coarsen(src)(c, 70), ns["f"](c, 70), rtol=1e-14, atol=0.0, what="2·v + c, N = 70")

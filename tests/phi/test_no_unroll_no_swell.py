@@ -63,6 +63,10 @@ LITERAL_LOOPS = {
                   lambda n: (0.9, 0.1, 1.0)),
     "linear_c7": ("def f(a, c, v0):\n    v = v0\n    for i in range(N):\n        v = a * v + c[i]\n    return v\n",
                   lambda n: (0.9, np.linspace(0, 1, n), 1.0)),
+    "linear_c8": ("def f(a, c, v0):\n    v = v0\n    for i in range(N):\n        v = a[i] * v + c[i]\n    return v\n",
+                  lambda n: (np.cos(np.arange(n, dtype=float)), np.linspace(0, 1, n), 1.0)),
+    "power_c9_symbolic": ("def f(a, b, v0):\n    v = v0\n    for i in range(N):\n        v = a * v ** b\n"
+                          "    return v\n", lambda n: (0.9, 0.5, 1.2)),
     "nested": ("def f(x):\n    s = 0.0\n    for i in range(N):\n        for j in range(3):\n"
                "            s += x[i] * (j + 1)\n    return s\n", lambda n: (np.linspace(0, 1, n),)),
     "write": ("def f(x):\n    out = np.zeros(N)\n    for i in range(N):\n        out[i] = math.sin(x[i])\n"
