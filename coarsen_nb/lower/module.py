@@ -52,8 +52,8 @@ _HELPERS = {
     """
     x = xp.asarray(x, dtype=xp.float64)
     a = xp.abs(x)
-    c = xp.minimum(a, 1.0)
-    z = c * c
+    s = xp.clip(x, -1.0, 1.0)
+    z = s * s
     t = (((9.60497373987051638749 * z + 90.0260197203842689217) * z + 2232.00534594684319226) * z
          + 7003.32514112805075473) * z + 55592.3013010394962768
     u = ((((z + 33.5617141647503099647) * z + 521.357949780152679795) * z + 4594.32382970980127987) * z
@@ -66,7 +66,7 @@ _HELPERS = {
             + 975.708501743205489753) * b + 1823.90916687909736289) * b + 2246.33760818710981792) * b
          + 1656.66309194161350182) * b + 557.535340817727675546
     far = 1.0 - xp.exp(-(b * b)) * p / q
-    return xp.where(a <= 1.0, x * t / u, xp.copysign(far, x))
+    return xp.where(a <= 1.0, s * t / u, xp.copysign(far, x))
 ''',
     "_prod_except": '''def _prod_except(a):
     """Products of all other elements, without division (zero-safe)."""
