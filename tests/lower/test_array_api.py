@@ -32,6 +32,13 @@ xps = pytest.importorskip("array_api_strict", reason="array_api_strict is not in
 SELECTIONS = {"default": {}, "L=1": {"max_soi": 1}, "per-block": {"per_block": True}}
 
 
+@pytest.fixture(autouse=True)
+def _standard_2024_12():
+    """The standard version the generated code targets (integer-array indexing arrived in 2024.12)."""
+    with xps.ArrayAPIStrictFlags(api_version="2024.12"):
+        yield
+
+
 def _module(source: str, name: str) -> dict:
     filename = f"<array_api_strict {name}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)   # readable tracebacks
