@@ -328,7 +328,7 @@ class Printer:
                 and not any(isinstance(x, sp.Float) for x in args):
             return codes
         return [f"{self.xp}.asarray({c}, dtype={self.xp}.float64)"
-                if (x.is_integer or is_boolean(x)) and not _is_number(c) and (self.deps(x) or self._reduced(x)) else c
+                if _int_typed(x) and not _is_number(c) and (self.deps(x) or self._reduced(x)) else c
                 for x, c in zip(args, codes, strict=True)]
 
     def _reduced(self, x) -> bool:
@@ -622,6 +622,14 @@ class Printer:
             self.indent -= 1
         return out
 
+
+
+def _int_typed(x) -> bool:
+    """Whether the printed value of ``x`` has an integer or boolean dtype (sign, floor and ceil of a
+    float are integer-valued but stay float)."""
+    if isinstance(x, (sp.sign, sp.floor, sp.ceiling)):
+        return bool(x.args[0].is_integer)
+    return bool(x.is_integer or is_boolean(x))
 
 
 def _number(e) -> str:
