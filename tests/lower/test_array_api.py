@@ -1,17 +1,18 @@
 """The array-namespace code against ``array_api_strict``: no NumPy-only API in what claims portability.
 
-Every corpus entry and every kernel of kernels/ (under the default selection,
-L = 1 and per-block) is written for ``xp = array_api_strict`` (via
-``ModuleWriter(plan, wrt, "array_api_strict", "")``), and its forward value,
-``NAME_vjp``, ``NAME_grad`` and ``NAME_jvp`` are compared with the NumPy
-build.  The generated code uses the 2024.12 standard's names (integer-array
-indexing, Python scalars in elementwise functions); what the standard lacks —
-scatter-add, segmented reductions, assignment through integer arrays — sits
-behind the module's helpers (``_scatter_sum``, ``_segment_*``, ``_put``), which
-take NumPy's and CuPy's fast paths (``bincount``, ``ufunc.at``, fancy
-assignment) where the namespace has them and a sort-based standard-only form
-otherwise.  Under ``array_api_strict`` the standard-only forms run; they are
-also checked directly against the NumPy forms below.  No entry is excluded.
+Every corpus entry, every kernel of kernels/ (under the default selection,
+L = 1 and per-block) and random programs of the subset are compiled for
+``xp = array_api_strict`` (via ``ModuleWriter(plan, wrt, "array_api_strict",
+"")``), and their forward values, ``NAME_vjp``, ``NAME_grad`` and ``NAME_jvp``
+are compared with the NumPy build.  The generated code uses the names of the
+2024.12 standard (which added integer-array indexing and Python scalars in
+elementwise functions); what the standard lacks — scatter-add, segmented
+reductions, assignment through integer arrays — sits behind the module's
+helpers (``_scatter_sum``, ``_segment_*``, ``_put``), which take NumPy's and
+CuPy's fast paths (``bincount``, ``ufunc.at``, fancy assignment) where the
+namespace has them and a sort-based standard-only form otherwise.  Under
+``array_api_strict`` the standard-only forms run; they are also checked
+directly against the NumPy forms below.  No entry is excluded.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ import math
 import numpy as np
 import pytest
 from corpus import CORPUS
+from hypothesis import HealthCheck, given, settings
+from program_gen import program_cases
 
 import coarsen_nb as cn
 from coarsen_nb.lower.module import _HELPERS, ModuleWriter
@@ -105,6 +108,13 @@ def test_kernel_matches_numpy(name, selection):
     mod = KERNELS[name]
     sets = [mod.make_inputs(mod.META["test_size"], seed) for seed in (0, 1)]
     _check(function(mod), mod.META["wrt"], sets, SELECTIONS[selection])
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(program_cases())
+def test_random_programs_match_numpy(p):
+    _check(p.source, p.wrt, [p.args], {})
 
 
 # -- the scatter helpers: the standard-only forms equal the NumPy fast paths ---------------------------------
