@@ -83,3 +83,11 @@ def test_array_api_strict():
     x = np.array(SPECIAL + [-v for v in SPECIAL] + list(np.linspace(-7, 7, 1001)))
     got = _erf_for(xps)(xps.asarray(x))
     assert np.array_equal(np.from_dlpack(got), ERF(x))
+
+
+def test_scalars_and_zero_d():
+    for xp in (np, pytest.importorskip("array_api_strict")):
+        erf = _erf_for(xp)
+        for v in (0.3, -0.0, 2.5, -7.0, 1e300):
+            got = erf(v)
+            assert got.shape == () and float(got) == ERF(np.array([v]))[0]
