@@ -346,11 +346,27 @@ class Printer:
     def _mul(self, e, lv: Level, array: bool) -> str:
         num, den, sign = [], [], ""
         cast = not e.is_integer
-        for f in e.args:
+        args = list(e.args)
+        consts = [f for f in args if f.is_number and f.is_real]
+        if array and len(consts) > 1:
+            # 1/sqrt(2) * 1/sqrt(pi) * ...: one float factor, not one array pass per constant
+            c = float(sp.Mul(*consts))
+            args = [f for f in args if not (f.is_number and f.is_real)]
+            if c < 0:
+                sign, c = "-", -c
+            if c != 1.0 or not args:
+                num.append(repr(c))
+        for f in args:
             if f == -1:
                 sign = "-"
             elif isinstance(f, sp.Pow) and f.exp.is_Number and f.exp < 0:
-                den.append(self._pow(f.base, -f.exp, lv, array, cast=cast))
+                if f.exp == -1:
+                    den.append(self._pow(f.base, 1, lv, array, cast=cast))
+                else:
+                    # sqrt(tau), vol**2, ...: shared subexpressions, computed once like any other node
+                    pos = sp.Pow(f.base, -f.exp)
+                    code = self.value(pos, lv)
+                    den.append(self._floats([pos], [code], force=True)[0] if cast else code)
             else:
                 num.append(self._floats([f], [self.value(f, lv)], force=True)[0] if cast else self.value(f, lv))
         text = " * ".join(num) if num else ("1.0" if den else "1")
