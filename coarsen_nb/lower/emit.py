@@ -33,12 +33,12 @@ from coarsen_nb.phi import forms, logsumexp
 from coarsen_nb.phi.symbols import is_boolean
 from coarsen_nb.symbolic.levels import ELEM, Deps
 
-_FUNCS = {  # sympy class -> (array namespace attribute, math attribute)
-    sp.sin: ("sin", "sin"), sp.cos: ("cos", "cos"), sp.tan: ("tan", "tan"), sp.asin: ("arcsin", "asin"),
-    sp.acos: ("arccos", "acos"), sp.atan: ("arctan", "atan"), sp.sinh: ("sinh", "sinh"),
+_FUNCS = {  # sympy class -> (array namespace attribute, math attribute); array-API (2024.12) spellings
+    sp.sin: ("sin", "sin"), sp.cos: ("cos", "cos"), sp.tan: ("tan", "tan"), sp.asin: ("asin", "asin"),
+    sp.acos: ("acos", "acos"), sp.atan: ("atan", "atan"), sp.sinh: ("sinh", "sinh"),
     sp.cosh: ("cosh", "cosh"), sp.tanh: ("tanh", "tanh"), sp.exp: ("exp", "exp"), sp.log: ("log", "log"),
     forms.Log1p: ("log1p", "log1p"), forms.Expm1: ("expm1", "expm1"), sp.floor: ("floor", "floor"),
-    sp.ceiling: ("ceil", "ceil"), sp.atan2: ("arctan2", "atan2"),
+    sp.ceiling: ("ceil", "ceil"), sp.atan2: ("atan2", "atan2"),
 }
 
 
@@ -99,6 +99,7 @@ class Printer:
         self.elem_shape: str | None = None
         self.uses_math = False
         self._masks: dict = {}
+        self._reduced_memo: dict = {}
         self.deps = Deps(temps, reads, self._array_leaf, exprs)
         if elem_shape is not None:
             self._ensure_elem(elem_shape)
@@ -271,22 +272,30 @@ class Printer:
             return self._mul(e, lv, array)
         if isinstance(e, sp.Pow):
             return self._pow(e.base, e.exp, lv, array)
+        # integer or boolean array operands of a float operation are cast (the array API does not promote)
+        cast = not (e.is_integer or is_boolean(e)) or isinstance(e, sp.core.relational.Relational)
         if isinstance(e, sp.Add):
             common = _common_coefficient(e)
             if common is not None:
                 # SymPy distributes numbers over sums (200*(a - b) -> 200*a - 200*b); printed as
                 # 200 * (a - b), the sum is one node that other multiples of it share
                 c, prim = common
-                return f"({_number(c)} * {self.value(prim, lv)})"
+                code = self.value(prim, lv)
+                return f"({_number(c)} * {self._floats([prim], [code], force=True)[0] if cast else code})"
             # a - b, not a + (-b): the negated term is one value (shared with other uses of b)
             terms = sorted(e.args, key=lambda x: x.could_extract_minus_sign())
+            negs = [x.could_extract_minus_sign() for x in terms]
+            parts = [-x if neg else x for x, neg in zip(terms, negs, strict=True)]
+            codes = [self.value(x, lv) for x in parts]
+            if cast:
+                codes = self._floats(parts, codes)
             out = ""
-            for x in terms:
-                neg = x.could_extract_minus_sign()
-                code = self.value(-x if neg else x, lv)
+            for neg, code in zip(negs, codes, strict=True):
                 out = (f"-{code}" if neg else code) if not out else f"{out} {'-' if neg else '+'} {code}"
             return f"({out})"
         a = [self.value(x, lv) for x in e.args]
+        if cast:
+            a = self._floats(e.args, a)
         if isinstance(e, sp.Abs):
             return f"{xp}.abs({a[0]})" if array else f"abs({a[0]})"
         if isinstance(e, sp.sign):
@@ -314,15 +323,17 @@ class Printer:
             return f"_sigmoid({a[0]})"
         if isinstance(e, forms.PowInt):
             if array:
-                # a float base: xp.power of an int base and an int exponent array wraps around silently
+                # a float base: a power of an int base and an int exponent array wraps around silently
                 base = f"{float(e.args[0])!r}" if e.args[0].is_Integer else \
                     (f"(1.0 * {a[0]})" if e.args[0].is_integer else a[0])
-                return f"{xp}.power({base}, {a[1]})"
+                return f"(({base}) ** ({a[1]}))"
             return f"_ipow({a[0]}, {a[1]})"
         if isinstance(e, sp.Mod):
             return f"({a[0]} % {a[1]})"
         if isinstance(e, sp.Heaviside):
-            return f"{xp}.heaviside({a[0]}, 0.5)" if array else f"(1.0 if {a[0]} > 0 else 0.0 if {a[0]} < 0 else 0.5)"
+            if array:
+                return f"{xp}.where({a[0]} > 0, 1.0, {xp}.where({a[0]} < 0, 0.0, 0.5))"
+            return f"(1.0 if {a[0]} > 0 else 0.0 if {a[0]} < 0 else 0.5)"
         if isinstance(e, sp.DiracDelta):
             return "0.0"
         if isinstance(e, sp.Max) or isinstance(e, sp.Min):
@@ -344,28 +355,71 @@ class Printer:
             return "(" + (" | " if array else " or ").join(a) + ")"
         raise NotImplementedError(f"no printer for {type(e).__name__}: {e}")
 
+    def _floats(self, args, codes: list[str], force: bool = False) -> list[str]:
+        """Integer or boolean array operands of a float operation (or of a comparison that mixes
+        kinds) cast to float64: the array API does not promote between kinds (NumPy does)."""
+        if not force and all(x.is_integer or is_boolean(x) for x in args) \
+                and not any(isinstance(x, sp.Float) for x in args):
+            return codes
+        return [f"{self.xp}.asarray({c}, dtype={self.xp}.float64)"
+                if _int_typed(x) and not _is_number(c) and (self.deps(x) or self._reduced(x)) else c
+                for x, c in zip(args, codes, strict=True)]
+
+    def _reduced(self, x) -> bool:
+        """Whether ``x`` involves a reduction: its value is then a 0-d array, not a Python number."""
+        if x not in self._reduced_memo:
+            self._reduced_memo[x] = False     # cycles cannot occur; this only bounds the recursion
+            if isinstance(x, sp.Symbol):
+                out = x in self.temps and self._reduced(self.temps[x])
+            else:
+                out = isinstance(x, (forms._Reduction, forms.ElemSum)) or any(
+                    self._reduced(a) for a in x.args if isinstance(a, sp.Basic))
+            self._reduced_memo[x] = out
+        return self._reduced_memo[x]
+
     def _mul(self, e, lv: Level, array: bool) -> str:
         if e.args[0] == -1:
             # -(a*b) as the negation of the product a*b: one shared node when a*b is used elsewhere
             return f"-{self.value(-e, lv)}"
         num, den, sign = [], [], ""
-        for f in e.args:
-            if f == 1 and len(e.args) > 1:
+        cast = not e.is_integer
+        args = list(e.args)
+        consts = [f for f in args if f.is_number and f.is_real]
+        if array and len(consts) > 1:
+            # 1/sqrt(2) * 1/sqrt(pi) * ...: one float factor, not one array pass per constant
+            c = float(sp.Mul(*consts))
+            args = [f for f in args if not (f.is_number and f.is_real)]
+            if c < 0:
+                sign, c = "-", -c
+            if c != 1.0 or not args:
+                num.append(repr(c))
+        for f in args:
+            if f == 1 and len(args) > 1:
                 continue        # a Float 1.0 coefficient (0.5 * 2.0) multiplies nothing
             if f == -1:
                 sign = "-"
             elif isinstance(f, sp.Pow) and f.exp.is_Number and f.exp < 0:
-                den.append(self._pow(f.base, -f.exp, lv, array))
+                if f.exp == -1:
+                    den.append(self._pow(f.base, 1, lv, array, cast=cast))
+                else:
+                    # sqrt(tau), vol**2, ...: shared subexpressions, computed once like any other node
+                    pos = sp.Pow(f.base, -f.exp)
+                    code = self.value(pos, lv)
+                    den.append(self._floats([pos], [code], force=True)[0] if cast else code)
             else:
-                num.append(self.value(f, lv))
+                num.append(self._floats([f], [self.value(f, lv)], force=True)[0] if cast else self.value(f, lv))
         text = " * ".join(num) if num else ("1.0" if den else "1")
         if den:
             d = den[0] if len(den) == 1 else "(" + " * ".join(den) + ")"
             text = f"{text} / {d}"
         return f"{sign}({text})" if sign else f"({text})"
 
-    def _pow(self, base, exp, lv: Level, array: bool) -> str:
+    def _pow(self, base, exp, lv: Level, array: bool, cast: bool = False) -> str:
         b = self.value(base, lv)
+        if cast or not (exp.is_integer and exp.is_nonnegative):
+            b = self._floats([base], [b], force=True)[0]
+        if exp == sp.Rational(1, 2) and _is_number(b):
+            return repr(math.sqrt(float(b)))
         if exp == sp.Rational(1, 2):
             if not array:
                 self.uses_math = True
@@ -381,6 +435,8 @@ class Printer:
         if exp == 2:
             return f"({b} * {b})" if _is_atom_code(b) else f"({b})**2"
         x = self.value(exp, lv)
+        if not (base.is_integer and exp.is_integer):
+            x = self._floats([exp], [x], force=True)[0]
         return f"({b})**({x})"
 
     # -- structured nodes ----------------------------------------------------------------
@@ -408,16 +464,16 @@ class Printer:
             self.emit(f"{rng} = {self.xp}.arange({a_c}, {b_c}, {s_c})")
             self.emit(f"{cnt} = {rng}.shape[0]")
             self.emit(f"{seg} = {self.xp}.repeat({self.xp}.arange({n_parent}), {cnt})")
-            self.emit(f"{idx} = {self.xp}.tile({rng}, {n_parent})")
+            self.emit(f"{idx} = {self.xp}.tile({rng}, ({n_parent},))")
             child = Level(lv, "range", binder=k, seg=seg, size=f"{idx}.shape[0]")
             child.rect = cnt
         else:
             n_parent = self._size(lv)
             cnt, seg, off, pos, idx = (self.fresh(h) for h in ("n", "seg", "off", "pos", kname))
             self.emit(f"{cnt} = {self.xp}.maximum(0, -((({a_c}) - ({b_c})) // ({s_c}))) + "
-                      f"{self.xp}.zeros({n_parent}, dtype=int)")
+                      f"{self.xp}.zeros({n_parent}, dtype={self.xp}.int64)")
             self.emit(f"{seg} = {self.xp}.repeat({self.xp}.arange({n_parent}), {cnt})")
-            self.emit(f"{off} = {self.xp}.cumsum({cnt}) - {cnt}")
+            self.emit(f"{off} = {self.xp}.cumulative_sum({cnt}) - {cnt}")
             self.emit(f"{pos} = {self.xp}.arange({seg}.shape[0]) - {off}[{seg}]")
             a_here = f"({a_c})[{seg}]" if self.deps(a) & self._varying_binders(lv) else a_c
             self.emit(f"{idx} = {a_here} + ({s_c}) * {pos}")
@@ -456,32 +512,29 @@ class Printer:
         if not self.deps(body) & ({k} | self._varying_binders(child)) or self._may_be_scalar(body):
             # a value that is one number for every point (an invariant body, or a branch whose
             # predicate is a scalar) still counts once per point
-            vals = f"{self.xp}.broadcast_to({vals}, ({child.size},))"
+            vals = f"{self.xp}.broadcast_to({self.xp}.asarray({vals}), ({child.size},))"
         xp = self.xp
         kind = e.kind
-        if not self._is_array_level(lv):
-            if kind == "sum":
-                return f"{xp}.sum({vals})"
-            if kind == "prod":
-                return f"{xp}.prod({vals})"
+        # max/min of an empty range is -inf/inf (the loop's initial value); the array API has no
+        # ``initial=``, so an empty range is tested for
+        empty = {"max": "-math.inf", "min": "math.inf"}.get(kind)
+        if empty:
             self.uses_math = True
-            return f"{xp}.{kind}({vals}, initial={'-' if kind == 'max' else ''}math.inf)"
+        if not self._is_array_level(lv):
+            if kind in ("sum", "prod"):
+                # an integer total as a Python int, as the loop computes it: a 0-d integer array would not
+                # mix with floats under the array API's promotion rules
+                integer = (self.temps.get(body, body) if isinstance(body, sp.Symbol) else body).is_integer
+                return f"int({xp}.{kind}({vals}))" if integer else f"{xp}.{kind}({vals})"
+            return f"({xp}.{kind}({vals}) if {child.size} > 0 else {empty})"
         n_parent = self._size(lv)
         if child.rect is not None:
-            red = {"sum": "sum", "prod": "prod", "max": "max", "min": "min"}[kind]
-            extra = "" if kind in ("sum", "prod") else f", initial={'-' if kind == 'max' else ''}math.inf"
-            if extra:
-                self.uses_math = True
-            return f"({vals}).reshape({n_parent}, {child.rect}).{red}(axis=1{extra})"
-        if kind == "sum":
-            return f"{xp}.bincount({child.seg}, weights={vals}, minlength={n_parent})"
-        out = self.fresh("r")
-        init = {"prod": "1.0", "max": "-math.inf", "min": "math.inf"}[kind]
-        ufunc = {"prod": "multiply", "max": "maximum", "min": "minimum"}[kind]
-        self.uses_math = True
-        self.emit(f"{out} = {xp}.full({n_parent}, {init})")
-        self.emit(f"{xp}.{ufunc}.at({out}, {child.seg}, {vals})")
-        return out
+            table = f"{xp}.reshape({vals}, ({n_parent}, {child.rect}))"
+            if kind in ("sum", "prod"):
+                return f"{xp}.{kind}({table}, axis=1)"
+            return f"({xp}.{kind}({table}, axis=1) if {child.rect} > 0 else {xp}.full({n_parent}, {empty}))"
+        # triangular bounds: a segmented reduction (bincount / ufunc.at where the namespace has them)
+        return f"_segment_{kind}({child.seg}, {vals}, {n_parent})"
 
     # -- dense two-level nests -------------------------------------------------------------------
 
@@ -563,8 +616,8 @@ class Printer:
         vals = self.value(body, child)
         where = ", ".join(self.value(i, child) for i in idx)
         out = self.fresh("w")
-        self.emit(f"{out} = {self.xp}.array({self.value(init, lv)}, dtype=float)")
-        self.emit(f"{out}[{where}] = {vals}")
+        self.emit(f"{out} = {self.xp}.asarray({self.value(init, lv)}, dtype={self.xp}.float64, copy=True)")
+        self.emit(f"{out} = _put({out}, ({where},), {vals})")
         return out
 
     def _segments(self, code: str, k, lv: Level):
@@ -583,12 +636,13 @@ class Printer:
             cols = f"{lv.size}" if parent.kind == "root" else lv.rect
             if cols is None:
                 raise NotImplementedError("products and extrema over triangular loops")
-            self.emit(f"{name} = ({code} + {xp}.zeros({lv.size})).reshape({rows}, {cols})")
-            return name, rows, cols, lambda x: f"{x}.ravel()"
+            self.emit(f"{name} = {xp}.reshape({code} + {xp}.zeros({lv.size}), ({rows}, {cols}))")
+            return name, rows, cols, lambda x: f"{xp}.reshape({x}, (-1,))"
         if (parent is not None and parent.binder == k and parent.kind == "range" and parent.seg is None
                 and parent.parent is not None and parent.parent.kind == "root" and lv.rect is not None):
-            self.emit(f"{name} = ({code} + {xp}.zeros({lv.size})).reshape({parent.size}, {lv.rect}).T.copy()")
-            return name, lv.rect, parent.size, lambda x: f"{x}.T.ravel()"
+            self.emit(f"{name} = {xp}.asarray({xp}.reshape({code} + {xp}.zeros({lv.size}), "
+                      f"({parent.size}, {lv.rect})).T, copy=True)")
+            return name, lv.rect, parent.size, lambda x: f"{xp}.reshape({x}.T, (-1,))"
         raise NotImplementedError("segment operation away from its level")
 
     def _segment_op(self, e, lv: Level) -> str:
@@ -600,19 +654,20 @@ class Printer:
         ones = f"{xp}.ones(({rows}, 1))"
         if isinstance(e, forms.ProdAfter):
             # exclusive suffix products: a reversed cumulative product, no division
-            self.emit(f"{out} = " + flat(f"{xp}.cumprod({xp}.concatenate([{ones}, {vv}[:, ::-1]], axis=1), axis=1)"
-                                         f"[:, :-1][:, ::-1]"))
+            suf = f"{xp}.cumulative_prod({xp}.concat([{ones}, {xp}.flip({vv}, axis=1)], axis=1), axis=1)[:, :-1]"
+            self.emit(f"{out} = " + flat(f"{xp}.flip({suf}, axis=1)"))
             return out
         if isinstance(e, forms.ProdExcept):
             # exclusive prefix and suffix products: no division, so exact zeros are safe
-            self.emit(f"{out} = " + flat(f"({xp}.cumprod({xp}.concatenate([{ones}, {vv}], axis=1), axis=1)[:, :-1] * "
-                                         f"{xp}.cumprod({xp}.concatenate([{ones}, {vv}[:, ::-1]], axis=1), axis=1)"
-                                         f"[:, :-1][:, ::-1])"))
+            pre = f"{xp}.cumulative_prod({xp}.concat([{ones}, {vv}], axis=1), axis=1)[:, :-1]"
+            suf = f"{xp}.cumulative_prod({xp}.concat([{ones}, {xp}.flip({vv}, axis=1)], axis=1), axis=1)[:, :-1]"
+            self.emit(f"{out} = " + flat(f"({pre} * {xp}.flip({suf}, axis=1))"))
             return out
         pick = "argmax" if e.args[5] > 0 else "argmin"
         self.emit(f"{out} = {xp}.zeros(({rows}, {cols}))")
         self.emit(f"if {cols} > 0:")
-        self.emit(f"    {out}[{xp}.arange({rows}), {xp}.{pick}({vv}, axis=1)] = 1.0")
+        self.emit(f"    {out} = {xp}.asarray({xp}.arange({cols}) == {xp}.{pick}({vv}, axis=1, keepdims=True), "
+                  f"dtype={xp}.float64)")
         self.emit(f"{out} = {flat(out)}")
         return out
 
@@ -629,15 +684,15 @@ class Printer:
         self.emit(f"    {sb}[:, {sh}:] = {sa}[:, {sh}:] * {sb}[:, :-{sh}] + {sb}[:, {sh}:]")
         self.emit(f"    {sa}[:, {sh}:] = {sa}[:, {sh}:] * {sa}[:, :-{sh}]")
         self.emit(f"    {sh} *= 2")
-        self.emit(f"{out} = " + flat(f"{xp}.concatenate([{xp}.zeros(({rows}, 1)), {sb}], axis=1)[:, :-1]"))
+        self.emit(f"{out} = " + flat(f"{xp}.concat([{xp}.zeros(({rows}, 1)), {sb}], axis=1)[:, :-1]"))
         return out
 
     def _unwritten(self, e, lv: Level) -> str:
         body, k, a, b, s, *idx = e.args
         child = self._child(lv, k, a, b, s)
         out = self.fresh("u")
-        self.emit(f"{out} = {self.xp}.array({self.value(body, self.root)}, dtype=float)")
-        self.emit(f"{out}[{', '.join(self.value(i, child) for i in idx)}] = 0.0")
+        self.emit(f"{out} = {self.xp}.asarray({self.value(body, self.root)}, dtype={self.xp}.float64, copy=True)")
+        self.emit(f"{out} = _put({out}, ({', '.join(self.value(i, child) for i in idx)},), 0.0)")
         return out
 
     def _piecewise(self, e: sp.Piecewise, lv: Level) -> str:
@@ -652,7 +707,7 @@ class Printer:
         size = self._size(lv) if lv.kind != "elem" else lv.size
         integer = all(getattr(c[0], "is_integer", False) for c in clauses)
         boolean = all(is_boolean(c[0]) for c in clauses)
-        dtype = ", dtype=bool" if boolean else ", dtype=int" if integer else ""
+        dtype = f", dtype={self.xp}.bool" if boolean else f", dtype={self.xp}.int64" if integer else ""
         self.emit(f"{out} = {self.xp}.empty({size}{dtype})")
         remaining = None
         seen: tuple = ()
@@ -680,9 +735,9 @@ class Printer:
                         nxt = self.fresh("m")
                         self.emit(f"{nxt} = {remaining} | {mname}")
                     else:
-                        self.emit(f"{mname} = {self.xp}.asarray({c_code}, dtype=bool)")
+                        self.emit(f"{mname} = {self.xp}.asarray({c_code}, dtype={self.xp}.bool)")
                         nxt = mname
-                sub = Level(lv, "mask", mask=mname, size=f"{self.xp}.count_nonzero({mname})")
+                sub = Level(lv, "mask", mask=mname, size=f"int({self.xp}.count_nonzero({mname}))")
                 self._masks[key] = (mname, nxt, sub)
             self._masked_assign(out, mname, expr, sub)
             if last:
@@ -789,11 +844,12 @@ class Printer:
             return out
         out = self.fresh("b")
         first = self.value(e.args[0], lv)
-        self.emit(f"{out} = {self.xp}.array({first}, dtype=bool) + {self.xp}.zeros({self._size(lv)}, dtype=bool)")
+        self.emit(f"{out} = {self.xp}.asarray({self.xp}.broadcast_to({self.xp}.asarray({first}, dtype={self.xp}.bool), "
+                  f"({self._size(lv)},)), copy=True)")
         for a in e.args[1:]:
             sel = self.fresh("m")
-            self.emit(f"{sel} = {out}.copy()" if is_and else f"{sel} = ~{out}")
-            sub = Level(lv, "mask", mask=sel, size=f"{self.xp}.count_nonzero({sel})")
+            self.emit(f"{sel} = {self.xp}.asarray({out}, copy=True)" if is_and else f"{sel} = ~{out}")
+            sub = Level(lv, "mask", mask=sel, size=f"int({self.xp}.count_nonzero({sel}))")
             self.emit(f"if {self.xp}.any({sel}):")
             self.indent += 1
             self.emit(f"{out}[{sel}] = {self.value(a, sub)}")
@@ -816,6 +872,14 @@ def _trip_count(a, b, s, a_c: str, b_c: str, s_c: str) -> str:
     if s == 1:
         return f"max(0, {b_c})" if a == 0 else f"max(0, {b_c} - ({a_c}))"
     return f"max(0, -((({a_c}) - ({b_c})) // ({s_c})))"
+
+
+def _int_typed(x) -> bool:
+    """Whether the printed value of ``x`` has an integer or boolean dtype (sign, floor and ceil of a
+    float are integer-valued but stay float)."""
+    if isinstance(x, (sp.sign, sp.floor, sp.ceiling)):
+        return bool(x.args[0].is_integer)
+    return bool(x.is_integer or is_boolean(x))
 
 
 def _number(e) -> str:

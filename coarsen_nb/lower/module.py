@@ -44,19 +44,46 @@ _HELPERS = {
     return ez / (1.0 + ez)
 ''',
     "_erf": '''def _erf(x):
-    """erf of an array: math.erf on each element (NumPy has no erf)."""
-    x = xp.asarray(x, dtype=float)
-    return xp.asarray([math.erf(v) for v in x.ravel().tolist()]).reshape(x.shape)
+    """erf, elementwise, to full double precision (neither NumPy nor the array API has erf).
+
+    Cephes' rational approximations (S. L. Moshier; the ones SciPy's ndtr uses): x T(x^2) / U(x^2)
+    for |x| <= 1 (evaluated everywhere on x clipped to [-1, 1]), and 1 - exp(-x^2) P(|x|) / Q(|x|)
+    on the elements with |x| > 1 only, |x| clipped to 6, where erf already rounds to +-1.
+    """
+    x = xp.asarray(x, dtype=xp.float64)
+    s = xp.clip(x, -1.0, 1.0)
+    z = s * s
+    t = (((9.60497373987051638749 * z + 90.0260197203842689217) * z + 2232.00534594684319226) * z
+         + 7003.32514112805075473) * z + 55592.3013010394962768
+    u = ((((z + 33.5617141647503099647) * z + 521.357949780152679795) * z + 4594.32382970980127987) * z
+         + 22629.0000613890934246) * z + 49267.3942608635921086
+    out = xp.asarray(s * t / u)     # NumPy gives a scalar for 0-d input; this one is written below
+    far = xp.abs(x) > 1.0
+    if xp.any(far):
+        b = xp.clip(xp.abs(x[far]), 1.0, 6.0)
+        p = (((((((2.46196981473530512524e-10 * b + 0.564189564831068821977) * b + 7.46321056442269912687) * b
+                 + 48.6371970985681366614) * b + 196.520832956077098242) * b + 526.445194995477358631) * b
+              + 934.528527171957607540) * b + 1027.55188689515710272) * b + 557.535335369399327526
+        q = (((((((b + 13.2281951154744992508) * b + 86.7072140885989742329) * b + 354.937778887819891062) * b
+               + 975.708501743205489753) * b + 1823.90916687909736289) * b + 2246.33760818710981792) * b
+             + 1656.66309194161350182) * b + 557.535340817727675546
+        out[far] = xp.copysign(1.0 - xp.exp(-(b * b)) * p / q, x[far])
+    return out
 ''',
     "_prod_except": '''def _prod_except(a):
     """Products of all other elements, without division (zero-safe)."""
-    v = xp.ravel(a)
+    v = xp.reshape(a, (-1,))
     one = xp.ones(1)
-    pre = xp.cumprod(xp.concatenate([one, v]))[:-1]
-    suf = xp.cumprod(xp.concatenate([one, v[::-1]]))[:-1][::-1]
-    return (pre * suf).reshape(xp.shape(a))
+    pre = xp.cumulative_prod(xp.concat([one, v]))[:-1]
+    suf = xp.flip(xp.cumulative_prod(xp.concat([one, xp.flip(v)]))[:-1])
+    return xp.reshape(pre * suf, a.shape)
 ''',
 }
+
+
+# NumPy names of primitives -> the array API's (NumPy >= 2 has both spellings)
+_XP_NAMES = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arctan2": "atan2", "power": "pow",
+             "dot": "matmul"}
 
 
 def active_names(plan: Plan, wrt: tuple[str, ...]) -> set[str]:
@@ -191,6 +218,12 @@ class ModuleWriter:
         grad = self._function(f"{self.plan.name}_grad", list(self.plan.params), self._vjp_body)
         self._grad_only = False
         tan = self._jvp_source()
+        todo = list(self.helpers)
+        while todo:
+            for dep in _DEPENDS.get(todo.pop(), ()):
+                if dep not in self.helpers:
+                    self.helpers.add(dep)
+                    todo.append(dep)
         helpers = [_HELPERS[h] for h in sorted(self.helpers)]
         code = "\n".join(helpers + [fwd, rev, grad, tan or ""])
         imports = []
@@ -257,11 +290,11 @@ class ModuleWriter:
         args = [self.code(a) for a in e.args]
         f = e.func
         if f == "len":
-            return f"len({args[0]})"
+            return f"{args[0]}.shape[0]"
         if f in ("int", "float"):
             return f"{f}({args[0]})"
         if f == "copy":
-            return f"xp.array({args[0]}, dtype=float)"
+            return f"xp.asarray({args[0]}, dtype=xp.float64, copy=True)"
         if f in ("min", "max"):
             return f"{f}({', '.join(args)})"
         if f == "abs":
@@ -270,7 +303,7 @@ class ModuleWriter:
             self.helpers.add("_erf")
             return f"_erf({args[0]})"
         p = primitives.PRIMITIVES[f]
-        return f"xp.{p.numpy}({', '.join(args)})"
+        return f"xp.{_XP_NAMES.get(p.numpy, p.numpy)}({', '.join(args)})"
 
     # -- forward ---------------------------------------------------------------------------------
 
@@ -327,7 +360,8 @@ class ModuleWriter:
     def _absorb(self, pr: Printer) -> None:
         self.lines += pr.lines
         text = "\n".join(pr.lines)
-        for h in ("_softplus", "_sigmoid", "_erf", "_take", "_scatter_add", "_ipow", "_block"):  # _block_add too
+        for h in ("_softplus", "_sigmoid", "_erf", "_take", "_scatter_add", "_ipow", "_put", "_scatter_sum",
+                  "_segment_sum", "_segment_prod", "_segment_max", "_segment_min", "_block"):  # _block_add too
             if h + "(" in text:
                 self.helpers.add(h)
 
@@ -335,7 +369,7 @@ class ModuleWriter:
         e = s.expr
         if isinstance(e, ir.Update):
             tmp = self.names.fresh("upd")
-            self.emit(f"{tmp} = xp.array({self.code(e.array)}, dtype=float)")
+            self.emit(f"{tmp} = xp.asarray({self.code(e.array)}, dtype=xp.float64, copy=True)")
             self.emit(f"{tmp}[{', '.join(self.code(i) for i in e.index)}] = {self.code(e.value)}")
             self.emit(f"{self.py(s.name)} = {tmp}")
             return
@@ -415,13 +449,13 @@ class ModuleWriter:
         grads = []
         for p in self.wrt:
             grads.append(self.names.bar(p) if p in self.active else
-                         (f"xp.zeros(xp.shape({self.py(p)}))" if self.is_array(p) else "0.0"))
+                         (f"xp.zeros({self.py(p)}.shape)" if self.is_array(p) else "0.0"))
         tup = f"({', '.join(grads)}{',' if len(grads) == 1 else ''})"
         self.emit(f"return {tup}" if grad_only else f"return _value, {tup}")
 
     def _zero(self, name: str) -> None:
         b = self.names.bar(name)
-        self.emit(f"{b} = xp.zeros(xp.shape({self.py(name)}))" if self.is_array(name) else f"{b} = 0.0")
+        self.emit(f"{b} = xp.zeros({self.py(name)}.shape)" if self.is_array(name) else f"{b} = 0.0")
 
     def _defined(self, steps) -> list[str]:
         out = []
@@ -507,15 +541,19 @@ class ModuleWriter:
             return
         codes = [pr.value(sp.sympify(i), lv) for i in idx]
         if lv.kind != "root":
-            codes = [c if pr.deps(sp.sympify(i)) else f"({c} + xp.zeros({lv.size}, dtype=int))"
+            codes = [c if pr.deps(sp.sympify(i)) else f"({c} + xp.zeros({lv.size}, dtype=xp.int64))"
                      for c, i in zip(codes, idx, strict=True)]
         if lv.kind == "root":
             pr.emit(f"{b}[{', '.join(f'int({c})' for c in codes)}] += {val}")
         elif len(codes) == 1:
-            pr.emit(f"{b} += xp.bincount({codes[0]} % {b}.shape[0], weights={val} + xp.zeros({lv.size}), "
-                    f"minlength={b}.shape[0])")
+            pr.emit(f"{b} += _scatter_sum({codes[0]} % {b}.shape[0], {val}, {b}.shape[0])")
         else:
-            pr.emit(f"xp.add.at({b}, ({', '.join(codes)}), {val})")
+            # row-major flat indices (Python's negative indices wrap per axis), one 1-D scatter
+            flat = codes[0] + f" % {b}.shape[0]"
+            for d, c in enumerate(codes[1:], start=1):
+                flat = f"({flat}) * {b}.shape[{d}] + {c} % {b}.shape[{d}]"
+            size = " * ".join(f"{b}.shape[{d}]" for d in range(len(codes)))
+            pr.emit(f"{b} += xp.reshape(_scatter_sum({flat}, {val}, {size}), {b}.shape)")
 
     def _rect_scatter(self, pr: Printer, name: str, idx, e, lv) -> bool:
         """The adjoint of a dense two-level nest (see ``Printer.rect_product``) without flattening:
@@ -566,14 +604,16 @@ class ModuleWriter:
             elif f == "full":
                 acc(a[1], f"xp.sum({bo})")
             elif f == "mean":
-                acc(a[0], f"{bo} / xp.size({self.code(a[0])})")
+                acc(a[0], f"{bo} / {self.code(a[0])}.size")
             elif f == "prod":
                 self.helpers.add("_prod_except")
                 acc(a[0], f"{bo} * _prod_except({self.code(a[0])})")
             elif f in ("amax", "amin"):
                 if isinstance(a[0], ir.Name) and a[0].id in self.active:
                     pick = "argmax" if f == "amax" else "argmin"
-                    self.emit(f"{self.names.bar(a[0].id)}.flat[xp.{pick}({self.code(a[0])})] += {bo}")
+                    x = self.code(a[0])
+                    self.emit(f"{self.names.bar(a[0].id)} += xp.reshape(xp.asarray(xp.arange({x}.size) == "
+                              f"xp.{pick}({x}), dtype=xp.float64), {x}.shape) * {bo}")
             elif f in ("dot", "matmul"):
                 self._matmul_reverse(a[0], a[1], bo)
             else:
@@ -593,7 +633,7 @@ class ModuleWriter:
                 acc(e.value, f"{bo}[{idx}]")
             if isinstance(e.array, ir.Name) and e.array.id in self.active:
                 tmp = self.names.fresh("ub")
-                self.emit(f"{tmp} = xp.array({bo}, dtype=float)")
+                self.emit(f"{tmp} = xp.asarray({bo}, dtype=xp.float64, copy=True)")
                 self.emit(f"{tmp}[{idx}] = 0.0")
                 acc(e.array, tmp)
             return
@@ -687,13 +727,85 @@ _HELPERS["_take"] = '''def _take(x, lo, n, step):
     return x[lo + step * xp.arange(n)]
 '''
 
+# The array API has no scatter (no ufunc.at, no bincount, no assignment through integer arrays).
+# The helpers below use NumPy's and CuPy's fast paths where the namespace has them, and otherwise a
+# standard-only form: sort, then reduce a table of the sorted runs.
+_HELPERS["_segments"] = '''def _segments(seg, v, n, fill):
+    """The runs of the sorted segment ids seg (0 <= seg < n) as rows of a table, padded with fill:
+    row j holds the values v[k] with seg[k] == j.  Standard-only; memory n times the longest run."""
+    t = xp.arange(n)
+    start = xp.searchsorted(seg, t)
+    count = xp.searchsorted(seg, t, side="right") - start
+    if seg.shape[0] == 0 or n == 0:
+        return xp.full((n, 1), fill)
+    width = int(xp.max(count))
+    col = xp.arange(max(width, 1))
+    inside = col < count[:, None]
+    pos = xp.where(inside, start[:, None] + col, 0)
+    v = xp.broadcast_to(xp.asarray(v, dtype=xp.float64), seg.shape)
+    return xp.where(inside, xp.reshape(xp.take(v, xp.reshape(pos, (-1,))), pos.shape), fill)
+'''
+
+_HELPERS["_segment_sum"] = '''def _segment_sum(seg, v, n):
+    """Sums of v over the runs of the sorted segment ids seg (0 <= seg < n)."""
+    if hasattr(xp, "bincount"):
+        return xp.bincount(seg, weights=v, minlength=n)
+    return xp.sum(_segments(seg, v, n, 0.0), axis=1)
+'''
+
+for _kind, _ufunc, _fill in (("prod", "multiply", "1.0"), ("max", "maximum", "-math.inf"),
+                             ("min", "minimum", "math.inf")):
+    _HELPERS[f"_segment_{_kind}"] = f'''def _segment_{_kind}(seg, v, n):
+    """{_kind.capitalize()} of v over the runs of the sorted segment ids seg ({_fill} for an empty run)."""
+    if hasattr(xp.{_ufunc}, "at"):
+        out = xp.full(n, {_fill})
+        xp.{_ufunc}.at(out, seg, v)
+        return out
+    return xp.{_kind}(_segments(seg, v, n, {_fill}), axis=1)
+'''
+
+_HELPERS["_scatter_sum"] = '''def _scatter_sum(idx, v, n):
+    """Sums of v at each index of range(n) (0 <= idx < n, repeats accumulate): the adjoint of a gather."""
+    v = xp.broadcast_to(xp.asarray(v, dtype=xp.float64), idx.shape)
+    if hasattr(xp, "bincount"):
+        return xp.bincount(idx, weights=v, minlength=n)
+    order = xp.argsort(idx)
+    return _segment_sum(xp.take(idx, order), xp.take(v, order), n)
+'''
+
+_HELPERS["_put"] = '''def _put(x, idx, v):
+    """x[idx] = v for a tuple of index arrays (Python's negative indices; the last write wins).
+
+    In place where the namespace assigns through integer arrays (NumPy, CuPy); otherwise a new array,
+    from the last write to each element after a stable sort of the flat indices.
+    """
+    if hasattr(xp, "bincount"):
+        x[idx] = v
+        return x
+    flat = 0
+    for i, size in zip(idx, x.shape):
+        flat = flat * size + xp.asarray(i) % size
+    flat = xp.reshape(flat, (-1,))
+    v = xp.reshape(xp.broadcast_to(xp.asarray(v, dtype=x.dtype), flat.shape), (-1,))
+    if flat.shape[0] == 0:
+        return x
+    order = xp.argsort(flat, stable=True)
+    s, vs = xp.take(flat, order), xp.take(v, order)
+    last = xp.clip(xp.searchsorted(s, xp.arange(x.size), side="right") - 1, 0, None)
+    hit = xp.take(s, last) == xp.arange(x.size)
+    return xp.reshape(xp.where(hit, xp.take(vs, last), xp.reshape(x, (-1,))), x.shape)
+'''
+
+_DEPENDS = {"_scatter_add": ("_scatter_sum",), "_block": ("_scatter_sum",), "_scatter_sum": ("_segment_sum",), "_segment_sum": ("_segments",),
+            "_segment_prod": ("_segments",), "_segment_max": ("_segments",), "_segment_min": ("_segments",)}
+
 _HELPERS["_scatter_add"] = '''def _scatter_add(b, lo, n, step, v):
     """b[lo + step*k] += v[k] for k < n (the adjoint of _take)."""
     hi = lo + step * (n - 1)
     if n > 0 and step > 0 and 0 <= lo and hi < b.shape[0]:
         b[lo:hi + 1:step] += v
     elif n > 0:
-        xp.add.at(b, (lo + step * xp.arange(n)) % b.shape[0], xp.broadcast_to(v, (n,)))
+        b += _scatter_sum((lo + step * xp.arange(n)) % b.shape[0], v, b.shape[0])
 '''
 
 _HELPERS["_block"] = '''def _block(x, lo0, n0, lo1, n1):
@@ -707,30 +819,30 @@ def _block_add(b, lo0, n0, lo1, n1, v):
     """b[lo0 + i, lo1 + j] += v[i, j] (the adjoint of _block)."""
     if 0 <= lo0 and lo0 + n0 <= b.shape[0] and 0 <= lo1 and lo1 + n1 <= b.shape[1]:
         b[lo0:lo0 + n0, lo1:lo1 + n1] += v
-    else:
+    elif n0 > 0 and n1 > 0:
         i = (lo0 + xp.arange(n0))[:, None] % b.shape[0]
         j = (lo1 + xp.arange(n1))[None, :] % b.shape[1]
-        xp.add.at(b, (i + 0 * j, j + 0 * i), xp.broadcast_to(v, (n0, n1)))
+        flat = xp.reshape(i * b.shape[1] + j, (-1,))
+        v = xp.reshape(xp.broadcast_to(xp.asarray(v, dtype=xp.float64), (n0, n1)), (-1,))
+        b += xp.reshape(_scatter_sum(flat, v, b.shape[0] * b.shape[1]), b.shape)
 '''
 
 _HELPERS["_mm"] = '''def _mm_left(g, y, x):
     """Adjoint of x in x @ y, for vectors and matrices."""
-    if xp.ndim(x) == 1 and xp.ndim(y) == 1:
+    if x.ndim == 1 and y.ndim == 1:
         return g * y
-    if xp.ndim(x) == 1:
+    if x.ndim == 1:
         return y @ g
-    if xp.ndim(y) == 1:
-        return xp.outer(g, y)
+    if y.ndim == 1:
+        return g[:, None] * y[None, :]
     return g @ y.T
 
 
 def _mm_right(g, x, y):
     """Adjoint of y in x @ y, for vectors and matrices."""
-    if xp.ndim(x) == 1 and xp.ndim(y) == 1:
+    if x.ndim == 1 and y.ndim == 1:
         return g * x
-    if xp.ndim(x) == 1:
-        return xp.outer(x, g)
-    if xp.ndim(y) == 1:
-        return x.T @ g
+    if x.ndim == 1:
+        return x[:, None] * g[None, :]
     return x.T @ g
 '''

@@ -33,7 +33,7 @@ class _TangentWriter(ModuleWriter):
         if isinstance(e, ir.Name) and e.id in self.active:
             return self.names.tangent(e.id)
         if isinstance(e, ir.Name) and self.is_array(e.id):
-            return f"xp.zeros(xp.shape({self.code(e)}))"
+            return f"xp.zeros({self.code(e)}.shape)"
         return "0.0"
 
     def _body(self) -> None:
@@ -50,7 +50,7 @@ class _TangentWriter(ModuleWriter):
         where = f" (lines {', '.join(map(str, k.lines))})" if k.lines else ""
         self.emit(f"# SOI {k.index}{where}: value and tangent")
         leaves = {s: (self.names.tangent(n), self.is_array(n)) for s, n in j.tangent_leaves.items()}
-        leaves.update({s: (f"xp.zeros(xp.shape({self.py(n)}))", True) for s, n in j.zero_leaves.items()})
+        leaves.update({s: (f"xp.zeros({self.py(n)}.shape)", True) for s, n in j.zero_leaves.items()})
         reads = {s: (self.names.tangent(a), idx) for s, (a, idx) in j.reads.items()}
         pr = self.printer(k, extra_leaves=leaves, extra_temps=j.temps, extra_reads=reads)
         for o in k.outputs:
@@ -82,7 +82,7 @@ class _TangentWriter(ModuleWriter):
         if isinstance(e, ir.Update):
             tmp = self.names.fresh("du")
             base = self.d(e.array)
-            self.emit(f"{tmp} = xp.array({base}, dtype=float) + xp.zeros(xp.shape({self.code(e.array)}))")
+            self.emit(f"{tmp} = xp.asarray({base}, dtype=xp.float64) + xp.zeros({self.code(e.array)}.shape)")
             self.emit(f"{tmp}[{', '.join(self.code(i) for i in e.index)}] = {self.d(e.value)}")
             self.emit(f"{dn} = {tmp}")
             return
@@ -93,16 +93,16 @@ class _TangentWriter(ModuleWriter):
         if isinstance(e, ir.Call):
             a, f = e.args, e.func
             rules = {
-                "sum": lambda: f"xp.sum({self.d(a[0])} + xp.zeros(xp.shape({self.code(a[0])})))",
-                "mean": lambda: f"xp.mean({self.d(a[0])} + xp.zeros(xp.shape({self.code(a[0])})))",
-                "copy": lambda: f"xp.array({self.d(a[0])}, dtype=float) + xp.zeros(xp.shape({self.code(a[0])}))",
+                "sum": lambda: f"xp.sum({self.d(a[0])} + xp.zeros({self.code(a[0])}.shape))",
+                "mean": lambda: f"xp.mean({self.d(a[0])} + xp.zeros({self.code(a[0])}.shape))",
+                "copy": lambda: f"xp.asarray({self.d(a[0])}, dtype=xp.float64) + xp.zeros({self.code(a[0])}.shape)",
                 "float": lambda: self.d(a[0]),
                 "full": lambda: f"xp.full({self.code(a[0])}, {self.d(a[1])})",
                 "prod": lambda: self._prod(a[0]),
-                "amax": lambda: f"xp.ravel({self._arr(a[0])})[xp.argmax({self.code(a[0])})]",
-                "amin": lambda: f"xp.ravel({self._arr(a[0])})[xp.argmin({self.code(a[0])})]",
-                "dot": lambda: f"xp.dot({self._arr(a[0])}, {self.code(a[1])}) + "
-                               f"xp.dot({self.code(a[0])}, {self._arr(a[1])})",
+                "amax": lambda: f"xp.reshape({self._arr(a[0])}, (-1,))[xp.argmax({self.code(a[0])})]",
+                "amin": lambda: f"xp.reshape({self._arr(a[0])}, (-1,))[xp.argmin({self.code(a[0])})]",
+                "dot": lambda: f"xp.matmul({self._arr(a[0])}, {self.code(a[1])}) + "
+                               f"xp.matmul({self.code(a[0])}, {self._arr(a[1])})",
                 "matmul": lambda: f"xp.matmul({self._arr(a[0])}, {self.code(a[1])}) + "
                                   f"xp.matmul({self.code(a[0])}, {self._arr(a[1])})",
             }
@@ -114,7 +114,7 @@ class _TangentWriter(ModuleWriter):
 
     def _arr(self, e: ir.Expr) -> str:
         """The tangent of an array operand, as an array even when it is zero."""
-        return f"({self.d(e)} + xp.zeros(xp.shape({self.code(e)})))"
+        return f"({self.d(e)} + xp.zeros({self.code(e)}.shape))"
 
     def _prod(self, a: ir.Expr) -> str:
         self.helpers.add("_prod_except")

@@ -233,7 +233,8 @@ class Expm1(sp.Function):
 
 
 class Erf(sp.Function):
-    """erf, kept as our own node so that lowering picks a NumPy-only implementation."""
+    """erf, kept as our own node so that lowering picks its implementation: ``math.erf`` on scalars,
+    the generated module's vectorized ``_erf`` on arrays (neither NumPy nor the array API has erf)."""
 
     nargs = 1
 
