@@ -796,7 +796,8 @@ _HELPERS["_put"] = '''def _put(x, idx, v):
     return xp.reshape(xp.where(hit, xp.take(vs, last), xp.reshape(x, (-1,))), x.shape)
 '''
 
-_DEPENDS = {"_scatter_add": ("_scatter_sum",), "_block": ("_scatter_sum",), "_scatter_sum": ("_segment_sum",), "_segment_sum": ("_segments",),
+_DEPENDS = {"_scatter_add": ("_scatter_sum",), "_block": ("_scatter_sum",), "_scatter_sum": ("_segment_sum",),
+            "_segment_sum": ("_segments",),
             "_segment_prod": ("_segments",), "_segment_max": ("_segments",), "_segment_min": ("_segments",)}
 
 _HELPERS["_scatter_add"] = '''def _scatter_add(b, lo, n, step, v):
