@@ -158,10 +158,55 @@ def drop_dead_assignments(lines: list[str]) -> list[str]:
                 name = m.group(2)
                 as_target[name] = as_target.get(name, 0) + 1 + _WORD.findall(m.group(3)).count(name)
         dead = {n for n, c in as_target.items() if counts.get(n, 0) == c}
-        keep = [ln for ln in lines if not ((m := _ASSIGN.match(ln)) and m.group(2) in dead)]
-        lines = _fill_empty_blocks(keep)
-        if not dead:
+        drop = {k for k, ln in enumerate(lines) if (m := _ASSIGN.match(ln)) and m.group(2) in dead}
+        drop |= _dead_in_loops(lines)
+        lines = _fill_empty_blocks([ln for k, ln in enumerate(lines) if k not in drop])
+        if not drop:
             return lines
+
+
+def _indent(ln: str) -> int:
+    return len(ln) - len(ln.lstrip())
+
+
+def _dead_in_loops(lines: list[str]) -> set[int]:
+    """Assignments inside a loop whose name nothing can read afterwards.
+
+    A name assigned in a loop body is observable only by the body itself (in the same or a later
+    iteration), by the rest of the function after the loop, and by any loop around it.  The reverse
+    sweep of an iterated loop recomputes the forward body to reach the primal values its adjoint
+    needs; the forward body's outputs (the next state) are read by the *forward* loop but by none of
+    those, so the name-based pass above keeps them — this one drops them.
+    """
+    words = [_WORD.findall(ln.split("#", 1)[0]) for ln in lines]
+    loops = []                                   # (header, end) of every for/while block
+    for h, ln in enumerate(lines):
+        st = ln.lstrip()
+        if (st.startswith("for ") or st.startswith("while ")) and st.rstrip().endswith(":"):
+            end = h + 1
+            while end < len(lines) and (not lines[end].strip() or _indent(lines[end]) > _indent(ln)):
+                end += 1
+            loops.append((h, end))
+    dead: set[int] = set()
+    for h, end in loops:
+        observers = list(range(end, len(lines)))
+        for h2, end2 in loops:
+            if h2 < h and end2 >= end:
+                observers += range(h2, end2)
+        seen = {w for k in observers for w in words[k]}
+        inside: dict[str, int] = {}
+        targets: dict[str, list[int]] = {}
+        for k in range(h + 1, end):
+            for w in words[k]:
+                inside[w] = inside.get(w, 0) + 1
+            m = _ASSIGN.match(lines[k])
+            if m:
+                targets.setdefault(m.group(2), []).append(k)
+        for name, ks in targets.items():
+            own = sum(1 + _WORD.findall(_ASSIGN.match(lines[k]).group(3)).count(name) for k in ks)
+            if name not in seen and inside.get(name, 0) == own:
+                dead.update(ks)
+    return dead
 
 
 def _fill_empty_blocks(lines: list[str]) -> list[str]:
@@ -689,10 +734,21 @@ class ModuleWriter:
             carried.append((n, c))
             self.emit(f"{c} = {self.names.bar(n)}")
             self._zero(n)
-        self._zero_region(list(s.header) + list(s.body))
+        # The next state's adjoint starts as the carried one: assigned, not zeroed and then added
+        # (the carried array is referenced by nothing else, so later in-place += on it is safe).
+        region = list(s.header) + list(s.body)
+        defined = set(self._defined(region))
+        started = {nxt.id for _, _, nxt in active_mus
+                   if isinstance(nxt, ir.Name) and nxt.id in defined and nxt.id in self.active}
+        for name in self._defined(region):
+            if name in self.active and name not in started:
+                self._zero(name)
+        assigned: set[str] = set()
         for (_, _, nxt), (_, c) in zip(active_mus, carried, strict=True):
             if isinstance(nxt, ir.Name) and nxt.id in self.active:
-                self.emit(f"{self.names.bar(nxt.id)} += {c}")
+                first = nxt.id in started and nxt.id not in assigned
+                assigned.add(nxt.id)
+                self.emit(f"{self.names.bar(nxt.id)} {'=' if first else '+='} {c}")
         self.reverse(s.body)
         self.reverse(s.header)
         self.indent -= 1
