@@ -99,6 +99,7 @@ class Printer:
         self.elem_shape: str | None = None
         self.uses_math = False
         self._masks: dict = {}
+        self._tables: dict = {}       # power tables of rectangular nests, by (factor, level)
         self._reduced_memo: dict = {}
         self.deps = Deps(temps, reads, self._array_leaf, exprs)
         if elem_shape is not None:
@@ -538,12 +539,14 @@ class Printer:
 
     # -- dense two-level nests -------------------------------------------------------------------
 
-    def rect_product(self, e, child: Level):
+    def rect_product(self, e, child: Level, need_matrix: bool = True):
         """``(M, g, h)`` when ``e`` at the rectangular level ``child`` (loop j, unit step, inside a
-        top-level loop i, unit step) is a product of reads ``A[i + c, j + c']`` of 2-D arrays
-        (whose blocks multiply to the ``(n_i, n_j)`` array ``M``), factors of i alone (their
+        top-level loop i, unit step) is a product of factors of both i and j — reads ``A[i + c, j + c']``
+        of 2-D arrays are blocks (views), others are computed per point — that multiply to the
+        ``(n_i, n_j)`` array ``M``, factors of i alone (their
         product ``g`` at the outer level, or None) and factors of j alone (``h``, a vector over j,
-        or None); otherwise None.  Then Σ_j is ``(M @ h) * g`` and the adjoint scattered over j
+        or None); otherwise None (M is None without factors of both, if not ``need_matrix``).
+        Then Σ_j is ``(M @ h) * g`` and the adjoint scattered over j
         is ``(g @ M) * h``: BLAS on views instead of flattened gathers, tiles and bincounts."""
         lv = child.parent
         if (child.kind != "range" or child.rect is None or lv is None or lv.kind != "range"
@@ -559,18 +562,22 @@ class Printer:
             if d - {i, j}:
                 return None
             if d == {i, j}:
-                blk = self._block_read(f, i, j)
+                blk = self._block_read(f, i, j) or self._power_table(f, i, j, lv)
                 if blk is None:
-                    return None
+                    # any other factor of both indices: computed on the flattened points, then one row per i
+                    code = self.value(f, child)
+                    if self._may_be_scalar(f):
+                        code = f"({code} + {self.xp}.zeros({child.size}))"
+                    blk = f"{self.xp}.reshape({code}, ({lv.size}, {child.rect}))"
                 blocks.append(blk)
             elif j in d:
                 fj.append(f)
             else:
                 fi.append(f)
-        if not blocks:
+        if not blocks and need_matrix:
             return None
         jl = self._child(self.root, j, *rj)
-        m = blocks[0] if len(blocks) == 1 else "(" + " * ".join(blocks) + ")"
+        m = None if not blocks else blocks[0] if len(blocks) == 1 else "(" + " * ".join(blocks) + ")"
         g = self.value(sp.Mul(*fi), lv) if fi else None
         h = self.value(sp.Mul(*fj), jl) if fj else None
         # a factor that may be one number (invariant, or a branch on a scalar) becomes a vector
@@ -579,6 +586,35 @@ class Printer:
         if h is not None and self._may_be_scalar(sp.Mul(*fj)):
             h = f"({h} + {self.xp}.zeros({jl.size}))"
         return m, g, h
+
+    def _power_table(self, f, i, j, lv: Level):
+        """x_i ** e_j (an integer exponent of j) as an (n_i, n_j) table built by a cumulative product
+        along the powers — one multiply per entry instead of one ``pow`` — when the exponents are
+        small and non-negative at run time (else ``**``).  Horner's closed form is Σ_k c_k x_i^(D-1-k)."""
+        if not isinstance(f, (sp.Pow, forms.PowInt)):
+            return None
+        base, ex = f.args
+        if not (ex.is_integer and self.deps(base) <= {i} and self.deps(ex) <= {j}):
+            return None
+        key = (f, lv.id)
+        if key in self._tables:
+            return self._tables[key]
+        xp = self.xp
+        jl = self._child(self.root, j, *self.deps.ranges[j])
+        b = self.value(base, lv)
+        e = self.value(ex, jl)
+        bv, ev, top, tab, out = (self.fresh(h) for h in ("pb", "pe", "pm", "pt", "pw"))
+        self.emit(f"{bv} = {xp}.reshape({xp}.asarray({b}, dtype={xp}.float64) + {xp}.zeros({lv.size}), (-1, 1))")
+        self.emit(f"{ev} = {xp}.asarray({e}, dtype={xp}.int64) + {xp}.zeros({jl.size}, dtype={xp}.int64)")
+        self.emit(f"{top} = int({xp}.max({ev})) if {jl.size} > 0 else 0")
+        self.emit(f"if {jl.size} > 0 and int({xp}.min({ev})) >= 0 and {top} <= 2 * {jl.size} + 16:")
+        self.emit(f"    {tab} = {xp}.cumulative_prod({xp}.broadcast_to({bv}, ({lv.size}, {top})), axis=1)")
+        self.emit(f"    {tab} = {xp}.concat([{xp}.ones(({lv.size}, 1)), {tab}], axis=1)")
+        self.emit(f"    {out} = {xp}.take({tab}, {ev}, axis=1)")
+        self.emit("else:")
+        self.emit(f"    {out} = {bv} ** {xp}.asarray({xp}.reshape({ev}, (1, -1)), dtype={xp}.float64)")
+        self._tables[key] = out
+        return out
 
     def _factors(self, e) -> list:
         """The factors of a product, looking through the temps that name its parts."""

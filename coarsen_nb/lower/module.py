@@ -603,10 +603,12 @@ class ModuleWriter:
     def _rect_scatter(self, pr: Printer, name: str, idx, e, lv) -> bool:
         """The adjoint of a dense two-level nest (see ``Printer.rect_product``) without flattening:
         into ``w[j + c]`` it is ``(g @ M) * h``, into ``A[i + c, j + c']`` the block ``M * g ⊗ h``."""
-        rp = pr.rect_product(e, lv)
+        rp = pr.rect_product(e, lv, need_matrix=False)
         if rp is None:
             return False
         m, g, h = rp
+        if m is None and (g is None or h is None):
+            return False
         i, j = lv.parent.binder, lv.binder
         b = self.names.bar(name)
         idx = [sp.sympify(x) for x in idx]
@@ -614,7 +616,7 @@ class ModuleWriter:
             fast = pr.affine_slice(idx[0], pr.level_for({j}))
             if fast is None:
                 return False
-            col = f"xp.sum({m}, axis=0)" if g is None else f"({g} @ {m})"
+            col = f"xp.sum({m}, axis=0)" if g is None else f"xp.sum({g})" if m is None else f"({g} @ {m})"
             val = col if h is None else f"({col} * {h})"
             lo, n, step = fast
             pr.emit(f"_scatter_add({b}, {lo}, {n}, {step}, {val})")
@@ -623,11 +625,9 @@ class ModuleWriter:
             blk = pr._block_read_index(idx, i, j)
             if blk is None:
                 return False
-            val = m
-            if g is not None:
-                val = f"{val} * ({g})[:, None]"
-            if h is not None:
-                val = f"{val} * ({h})[None, :]"
+            factors = ([m] if m is not None else []) + ([f"({g})[:, None]"] if g is not None else []) + \
+                ([f"({h})[None, :]"] if h is not None else [])
+            val = " * ".join(factors)
             pr.emit(f"_block_add({b}, {blk}, {val})")
             return True
         return False
