@@ -47,6 +47,14 @@ def wrapped(w, X):
     return s
 
 
+def weighted_sum(w, X):
+    s = 0.0
+    for i in range(X.shape[0]):
+        for j in range(len(w)):
+            s += X[i, j] * w[j] * (i + 0.5)     # d/dX is an outer product: no factor of both indices
+    return s
+
+
 def test_matvec_nest_is_a_matrix_product_in_the_generated_code():
     rng = np.random.default_rng(0)
     w, X = rng.normal(size=4), rng.normal(size=(6, 4))
@@ -60,7 +68,7 @@ def test_matvec_nest_is_a_matrix_product_in_the_generated_code():
 
 
 @settings(max_examples=25, deadline=None)
-@given(n=st.integers(0, 5), d=st.integers(0, 4), fn=st.sampled_from([matvec_loss, shifted, wrapped]))
+@given(n=st.integers(0, 5), d=st.integers(0, 4), fn=st.sampled_from([matvec_loss, shifted, wrapped, weighted_sum]))
 def test_dense_nests_match_the_loops(n, d, fn):
     rng = np.random.default_rng(n * 10 + d)
     w, X = rng.normal(size=max(d, 1)), rng.normal(size=(max(n, 1), max(d, 1)))
@@ -107,3 +115,11 @@ def test_horner_gradient_uses_a_power_table():
     f.grad(c, xs)
     grad_src = f.source[f.source.find("def horner_loss_grad"):]
     assert "cumulative_prod" in grad_src and "@" in grad_src
+
+
+def test_block_adjoint_without_a_block_read_defines_its_helper():
+    """d/dX of Σ X[i, j]·w_j·(i + ½) alone: the only helper call is _block_add (it once went undefined)."""
+    rng = np.random.default_rng(3)
+    w, X = rng.normal(size=3), rng.normal(size=(4, 3))
+    f = cn.coarsen(weighted_sum, wrt=("X",))
+    assert_close(f.grad(w, X), finite_difference(weighted_sum, (w, X), 1))
