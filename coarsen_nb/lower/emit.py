@@ -255,6 +255,10 @@ class Printer:
             fast = self.affine_slice(idx[0], lv) if len(idx) == 1 else None
             if fast is not None:
                 return f"_take({arr}, {', '.join(fast)})"
+            if len(idx) == 2 and self._dense_pair(lv) is not None:
+                blk = self._block_read(s, *self._dense_pair(lv))
+                if blk is not None:     # A[i + c, j + c'] on a dense nest: a block, flattened row by row
+                    return f"{self.xp}.reshape({blk}, (-1,))"
             codes = [self.value(i, lv) for i in idx]
             if self._is_array_level(lv):
                 return f"{arr}[{', '.join(codes)}]"
@@ -539,6 +543,19 @@ class Printer:
 
     # -- dense two-level nests -------------------------------------------------------------------
 
+    def _dense_pair(self, child: Level):
+        """(i, j) when ``child`` is a rectangular unit-step loop j directly inside a top-level unit-step
+        loop i (the points are then the rows i of an (n_i, n_j) block, row by row), else None."""
+        lv = child.parent
+        if (child.kind != "range" or child.rect is None or lv is None or lv.kind != "range"
+                or lv.parent is not self.root or lv.seg):
+            return None
+        i, j = lv.binder, child.binder
+        ri, rj = self.deps.ranges[i], self.deps.ranges[j]
+        if ri[2] != 1 or rj[2] != 1 or self.deps(rj[0]) or self.deps(rj[1]):
+            return None
+        return i, j
+
     def rect_product(self, e, child: Level, need_matrix: bool = True):
         """``(M, g, h)`` when ``e`` at the rectangular level ``child`` (loop j, unit step, inside a
         top-level loop i, unit step) is a product of factors of both i and j — reads ``A[i + c, j + c']``
@@ -548,15 +565,12 @@ class Printer:
         or None); otherwise None (M is None without factors of both, if not ``need_matrix``).
         Then Σ_j is ``(M @ h) * g`` and the adjoint scattered over j
         is ``(g @ M) * h``: BLAS on views instead of flattened gathers, tiles and bincounts."""
-        lv = child.parent
-        if (child.kind != "range" or child.rect is None or lv is None or lv.kind != "range"
-                or lv.parent is not self.root or lv.seg):
+        pair = self._dense_pair(child)
+        if pair is None:
             return None
-        i, j = lv.binder, child.binder
-        ri, rj = self.deps.ranges[i], self.deps.ranges[j]
-        if ri[2] != 1 or rj[2] != 1 or self.deps(rj[0]) or self.deps(rj[1]):
-            return None
-        blocks, fi, fj = [], [], []
+        lv, (i, j) = child.parent, pair
+        rj = self.deps.ranges[j]
+        blocks, fi, fj, general = [], [], [], []
         for f in self._factors(e):
             d = self.deps(f) - {ELEM}
             if d - {i, j}:
@@ -564,16 +578,20 @@ class Printer:
             if d == {i, j}:
                 blk = self._block_read(f, i, j) or self._power_table(f, i, j, lv)
                 if blk is None:
-                    # any other factor of both indices: computed on the flattened points, then one row per i
-                    code = self.value(f, child)
-                    if self._may_be_scalar(f):
-                        code = f"({code} + {self.xp}.zeros({child.size}))"
-                    blk = f"{self.xp}.reshape({code}, ({lv.size}, {child.rect}))"
-                blocks.append(blk)
+                    general.append(f)
+                else:
+                    blocks.append(blk)
             elif j in d:
                 fj.append(f)
             else:
                 fi.append(f)
+        if general:
+            # the other factors of both indices: their product on the flattened points, one row per i
+            prod = sp.Mul(*general)
+            code = self.value(prod, child)
+            if self._may_be_scalar(prod):
+                code = f"({code} + {self.xp}.zeros({child.size}))"
+            blocks.append(f"{self.xp}.reshape({code}, ({lv.size}, {child.rect}))")
         if not blocks and need_matrix:
             return None
         jl = self._child(self.root, j, *rj)
