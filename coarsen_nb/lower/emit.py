@@ -846,8 +846,12 @@ class Printer:
         last = next((k for k, (_, c) in enumerate(clauses) if c == sp.true), len(clauses) - 1)
         conds = [self.value(cond, lv) for _, cond in clauses[:last]]
         code = self.value(clauses[last][0], lv)
+        scalar = not self.deps(clauses[last][0])
         for cond, (expr, _) in reversed(list(zip(conds, clauses[:last], strict=True))):
+            if scalar and not self.deps(expr):
+                code = f"{self.xp}.asarray({code})"     # the standard's where takes at most one scalar
             code = f"{self.xp}.where({cond}, {self.value(expr, lv)}, {code})"
+            scalar = False
         return code
 
     def _masked_assign(self, out: str, mask: str, expr, sub: Level) -> None:
