@@ -5,16 +5,23 @@ kernel would: it lowers the plan with the same :class:`~coarsen_nb.lower.module.
 the runtime uses, then abstractly executes the VJP function's statements
 with sizes instead of values.  Each abstract value is a scalar, a known (or
 unknown) int, or an array of a known element count; parameter shapes seed
-it, ``len``/``shape``/``arange``/``repeat``/``tile``/``bincount`` propagate
-it.  Per executed statement:
+it, ``x.shape``/``arange``/``repeat``/``tile``/``_take``/``_segment_*`` and the
+other helpers of :mod:`coarsen_nb.lower.module` propagate it.  Shapes are
+tracked where a size depends on more than the element count: a ``reshape``
+or ``broadcast_to`` to a tuple, ``_block(X, lo0, n0, lo1, n1)`` (``(n0, n1)``),
+``.T``, basic indexing, a reduction along an ``axis`` and ``A @ B`` (without
+known shapes, a matrix times a vector: larger size / smaller size elements).
+Per executed statement:
 
 * **ops** — arithmetic nodes (binary/unary operators, comparisons, math and
   array functions) × the statement's *work*, the largest element count among
   its result and the arrays it reads (a reduction costs its input size);
-* **allocation** — the right-hand side produces a new array (an array temp,
-  an index array, a mask, a ``Piecewise`` buffer, a gather, a ``bincount``
-  scatter, an ``xp.array`` copy); a bare name or a ``reshape``/``ravel`` of a
-  name is a view, not an allocation;
+* **allocation** — the right-hand side produces an array that shares no
+  memory with what it reads (an array temp, an index array, a mask, a
+  ``Piecewise`` buffer, a gather, a scatter, an ``asarray`` copy or dtype
+  cast); a name, basic indexing, ``.T``, ``reshape``/``broadcast_to`` of a
+  contiguous array, an in-bounds ``_take``/``_block`` and ``_put`` (in place)
+  are views, not allocations;
 * **bytes moved** — 8 bytes × (result + array operands) of array statements.
 
 Statements before ``_value =`` are the forward sweep, the rest the reverse
@@ -23,11 +30,15 @@ and its reverse ``for`` over the tape) multiply their body by the trip
 count, from the loop's counter and bound when both are known at entry;
 otherwise (``while`` conditions, ``break``, an int parameter whose value is
 not given) the count is *unknown*: 1 is used and the loop is listed in
-``unknown_trips``.  Index arrays and masks derived from ``arange`` and
+``unknown_trips``.  A ``while`` on known ints (the Hillis–Steele scan's
+``while sh < n:``) and ``if``/``else`` on known ints are run as they would be.
+Index arrays and masks derived from ``arange`` and
 ints carry their values (evaluated with NumPy up to ``KNOWN_LIMIT``
 elements), so triangular segment sizes (``repeat`` by per-row counts) and
 index masks (``k == 0``) are exact; a data mask (``r < 2.5``) is assumed
-true on half the elements; a scalar ``if`` counts each arm at weight one half.
+true on ``MASK_FRACTION`` (half) of its elements unless ``masks`` gives its
+fraction (``~m`` then has the complement), and is listed in ``unknown_masks``;
+a scalar ``if`` on data counts each arm at weight one half.
 """
 
 from __future__ import annotations
@@ -59,21 +70,26 @@ class Cost:
     bytes_moved: float
     sois: int
     unknown_trips: dict = field(default_factory=dict)   # loop label -> why its trip count is unknown
+    unknown_masks: dict = field(default_factory=dict)   # mask name -> the data condition assumed MASK_FRACTION true
 
     def as_dict(self) -> dict:
         d = asdict(self)
         d["trip_counts"] = "all known" if not self.unknown_trips else \
             "unknown for " + ", ".join(sorted(self.unknown_trips)) + " (counted once)"
+        d["mask_fractions"] = "all known" if not self.unknown_masks else \
+            f"{MASK_FRACTION:g} assumed for " + ", ".join(sorted(self.unknown_masks))
         return d
 
 
 def estimate(plan: Plan, wrt: tuple[str, ...], shapes: tuple, ints: dict | None = None,
-             trips: dict | None = None) -> Cost:
+             trips: dict | None = None, masks: dict | None = None) -> Cost:
     """The cost of one ``f.grad`` / ``f.vjp`` call for arguments of ``shapes``.
 
     ``ints`` gives the values of int parameters (trip counts often depend on
     them); ``trips`` overrides a loop's trip count by label (e.g. the count a
-    forward run recorded for a ``while`` loop).
+    forward run recorded for a ``while`` loop); ``masks`` gives the fraction of true elements of a
+    data mask, by its name in the generated code (e.g. the fraction a forward run observed; the
+    masks the model had to assume are ``Cost.unknown_masks``).
 
     Example
     -------
@@ -87,9 +103,10 @@ def estimate(plan: Plan, wrt: tuple[str, ...], shapes: tuple, ints: dict | None 
     writer = ModuleWriter(plan, tuple(wrt))
     tree = ast.parse(writer.source())
     fn = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == plan.name + "_vjp")
-    model = _Model(plan, writer, shapes, ints or {}, trips or {})
+    model = _Model(plan, writer, shapes, ints or {}, trips or {}, masks or {})
     model.run(fn)
-    return Cost(model.ops[0], model.ops[1], model.allocs, model.bytes, len(plan.kernels()), model.unknown)
+    return Cost(model.ops[0], model.ops[1], model.allocs, model.bytes, len(plan.kernels()), model.unknown,
+                model.unknown_masks)
 
 
 # Abstract values: ("scalar",), ("int", value-or-None), ("tuple", (ints...)), ("arr", size, is_mask[, values]).
@@ -124,8 +141,9 @@ _COMPARE_OPS = {ast.Eq: np.equal, ast.NotEq: np.not_equal, ast.Lt: np.less, ast.
 
 
 class _Model:
-    def __init__(self, plan: Plan, writer: ModuleWriter, shapes, ints, trips):
-        self.plan, self.w, self.trips_given = plan, writer, trips
+    def __init__(self, plan: Plan, writer: ModuleWriter, shapes, ints, trips, masks):
+        self.plan, self.w, self.trips_given, self.masks_given = plan, writer, trips, masks
+        self.unknown_masks: dict = {}
         self.env: dict = {}
         for p, shape in zip(plan.params, tuple(shapes) + ((),) * (len(plan.params) - len(shapes)), strict=True):
             py = writer.py(p)
@@ -142,6 +160,9 @@ class _Model:
         self.bytes = 0.0
         self.unknown: dict = {}
         self.phase = 0
+        # names whose number (int or float) the model's single pass over a loop body does not know:
+        # assigned in an iterated loop (carried between passes) or in an arm of an undecided `if`
+        self.stale: set[str] = set()
 
     # -- statements ----------------------------------------------------------------------
 
@@ -161,9 +182,12 @@ class _Model:
                 self.last_tape = t.id
             if isinstance(t, ast.Tuple):
                 vals = s.value.elts if isinstance(s.value, ast.Tuple) else [None] * len(t.elts)
-                for tt, vv in zip(t.elts, vals, strict=True):
+                evs = [self.ev(vv) if vv is not None else None for vv in vals]     # all read, then bound
+                for tt, vv, v in zip(t.elts, vals, evs, strict=True):
                     if vv is not None:
-                        self.env[tt.id] = self.ev(vv)
+                        self.bind(tt.id, vv, v)
+                    else:
+                        self._freshness(tt.id, vv)     # from a tape: the sizes stay, the numbers do not
                 return
             v = self.ev(s.value)
             self.account(s.value, v, mult)
@@ -172,23 +196,27 @@ class _Model:
         elif isinstance(s, ast.AugAssign):
             self.account(s.value, self.ev(s.value), mult, extra_op=1)
             t = s.target
-            if isinstance(t, ast.Name) and self.env.get(t.id, _S)[0] == "int":
-                self.env[t.id] = self.ev(ast.BinOp(ast.Name(t.id, ast.Load()), s.op, s.value))   # `sh *= 2`
+            if isinstance(t, ast.Name) and self.env.get(t.id, _S)[0] in ("int", "scalar"):
+                e = ast.BinOp(ast.Name(t.id, ast.Load()), s.op, s.value)
+                self.env[t.id] = self.ev(e)                                              # `sh *= 2`
+                self._freshness(t.id, e)
         elif isinstance(s, ast.Expr):
             self.account(s.value, self.ev(s.value), mult, alloc=False)
         elif isinstance(s, ast.If):
             test = s.test
             if isinstance(test, ast.Call) and _fname(test) == "any":
                 m = _known(self.ev(test.args[0])) if test.args else None
-                if m is None or np.any(m):
+                frac = self.fraction(test.args[0]) if test.args else None
+                if (m is None or np.any(m)) and frac != 0:
                     self.block(s.body, mult)
             elif isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
                 self.block(s.body, mult)                  # `if not cond: break` (no work)
             elif (known := self.truth(test)) is not None:
-                self.block(s.body if known else s.orelse, mult)      # `if n > 0:` on known ints
+                self.block(s.body if known else s.orelse, mult)      # `if n > 0:` on known numbers
             else:
                 self.block(s.body, mult * 0.5)
                 self.block(s.orelse, mult * 0.5)
+                self.stale |= _assigned(s.body + s.orelse)          # either arm's value: not known
         elif isinstance(s, ast.While) and not (isinstance(s.test, ast.Constant) and s.test.value is True):
             # A loop on ints the model knows (the Hillis–Steele scan's `while sh < n:`, ⌈log₂ n⌉ passes):
             # run abstractly, pass by pass; a condition it cannot decide counts one pass, as unknown.
@@ -201,49 +229,75 @@ class _Model:
                     self.unknown[f"line {s.lineno}"] = f"while condition `{ast.unparse(s.test)}`"
                     break
         elif isinstance(s, ast.While):
-            # Every `while True:` of the VJP function records a tape, created just before it.
+            # Every `while True:` of the VJP function records a tape, created just before it.  The body
+            # runs once for all its passes, so the numbers it carries from pass to pass are not known.
             n = self.trip_count(self.loops.get(self.last_tape), self.last_tape)
+            self.stale |= _assigned(s.body)
             self.block(s.body, mult * n)
         elif isinstance(s, ast.For):
             label = _tape_label(s)
             n = self.trip_of.get(label, 1.0)
+            self.stale |= _assigned(s.body) | _assigned([ast.Assign([s.target], s.iter)])
             self.block(s.body, mult * n)
         # pass, break, return: no work
 
     def account(self, e, v, mult: float, alloc: bool = True, extra_op: int = 0) -> None:
-        sizes = [self.size(v)] + [self.size(self.env.get(n.id, _S)) for n in ast.walk(e) if isinstance(n, ast.Name)]
-        work = max(sizes)
+        # the arrays it reads (each name once) and its result; an empty array result does no work
+        reads = [self.env[n] for n in {n.id for n in ast.walk(e) if isinstance(n, ast.Name)}
+                 if self.env.get(n, _S)[0] == "arr"]
+        work = max([self.size(v)] + [r[1] for r in reads])
         nops = _count_ops(e) + extra_op
         self.ops[self.phase] += nops * work * mult
         if alloc and v[0] == "arr" and self.allocates(e):
             self.allocs += mult
         if v[0] == "arr" or work > 1:
-            self.bytes += 8 * mult * (self.size(v) + sum(self.size(self.env.get(n.id, _S))
-                                                          for n in ast.walk(e) if isinstance(n, ast.Name)
-                                                          and self.env.get(n.id, _S)[0] == "arr"))
+            self.bytes += 8 * mult * (self.size(v) + sum(r[1] for r in reads))
 
     @staticmethod
     def size(v) -> float:
         return v[1] if v[0] == "arr" else 1.0
 
+    def _freshness(self, name: str, e) -> None:
+        """A number computed from numbers that are not known in this pass (see ``stale``) is not either."""
+        if e is None or _value_reads(e) & self.stale:
+            self.stale.add(name)
+        else:
+            self.stale.discard(name)
+
     def bind(self, name: str, e, v) -> None:
         """``name = e`` with abstract value ``v``: also its shape and dtype kind where known."""
         self.env[name] = v
-        for key, fact in (("#shape", self.shape(e)), ("#dtype", self.dtype(e))):
+        self._freshness(name, e)
+        frac = None
+        if v[0] == "arr" and v[2] and _known(v) is None:         # a data mask: what fraction is true
+            frac = self.masks_given.get(name, self.fraction(e))
+            if frac is None:
+                self.unknown_masks[name] = ast.unparse(e)
+        for key, fact in (("#shape", self.shape(e)), ("#dtype", self.dtype(e)), ("#true", frac)):
             if v[0] == "arr" and fact is not None:
                 self.env[name + key] = fact
             else:
                 self.env.pop(name + key, None)
 
-    def truth(self, e):
-        """The value of a condition on known ints (``n > 0``, ``sh < n``), else None."""
-        if isinstance(e, ast.Constant):
-            return bool(e.value)
-        if isinstance(e, ast.Compare) and len(e.ops) == 1 and type(e.ops[0]) in _COMPARE_OPS:
-            a, b = self.ev(e.left), self.ev(e.comparators[0])
-            if a[0] == b[0] == "int" and a[1] is not None and b[1] is not None:
-                return bool(_COMPARE_OPS[type(e.ops[0])](a[1], b[1]))
+    def fraction(self, e):
+        """The fraction of true elements of the mask ``e`` where given or derived (``~m``), else None."""
+        if isinstance(e, ast.Name):
+            return self.env.get(e.id + "#true")
+        if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.Invert, ast.Not)):
+            f = self.fraction(e.operand)
+            return None if f is None else 1.0 - f
+        if isinstance(e, ast.Call) and _fname(e) == "asarray" and e.args:
+            return self.fraction(e.args[0])
         return None
+
+    def truth(self, e):
+        """The value of a condition on known numbers (``n > 0``, ``sh < n``, ``s * exp(m) > 0`` from a
+        constant initial state), else None; never from a number a loop carries (``stale``)."""
+        if _value_reads(e) & self.stale:
+            return None
+        v = self.ev(e)
+        x = _number(v)
+        return None if x is None else bool(x)
 
     def ints(self, *es):
         """The values of int expressions, None for any not known."""
@@ -279,6 +333,15 @@ class _Model:
             return None
         f, a = _fname(e), e.args
         kw = {k.arg: k.value for k in e.keywords}
+        if f == "matmul" and len(a) == 2:
+            return _matmul_shape(self.shape(a[0]), self.shape(a[1]))
+        if f == "concat" and a and isinstance(a[0], (ast.List, ast.Tuple)) and a[0].elts:
+            shapes = [self.shape(x) for x in a[0].elts]
+            ax = self.ints(kw["axis"])[0] if "axis" in kw else 0
+            if any(s is None or len(s) != len(shapes[0]) for s in shapes) or ax is None or not shapes[0]:
+                return None
+            ax %= len(shapes[0])
+            return shapes[0][:ax] + (sum(s[ax] for s in shapes),) + shapes[0][ax + 1:]
         if f == "_block" and len(a) == 5:
             n0, n1 = self.ints(a[2], a[4])
             return None if None in (n0, n1) else (max(n0, 0), max(n1, 0))
@@ -515,9 +578,11 @@ class _Model:
         if isinstance(e, ast.Name):
             return self.env.get(e.id, _S)
         if isinstance(e, ast.Constant):
-            return ("int", e.value) if isinstance(e.value, int) and not isinstance(e.value, bool) else _S
+            if isinstance(e.value, int) and not isinstance(e.value, bool):
+                return ("int", e.value)
+            return ("scalar", e.value) if isinstance(e.value, (float, bool)) else _S
         if isinstance(e, ast.BinOp) and isinstance(e.op, ast.MatMult):
-            return self.matmul(e)
+            return self.matmul(e.left, e.right)
         if isinstance(e, ast.BinOp):
             a, b = self.ev(e.left), self.ev(e.right)
             if a[0] == "int" and b[0] == "int" and a[1] is not None and b[1] is not None:
@@ -525,6 +590,8 @@ class _Model:
                     return ("int", _INT_OPS[type(e.op)](a[1], b[1]))
                 except (KeyError, ZeroDivisionError):
                     return ("int", None)
+            if "scalar" in (a[0], b[0]) and "arr" not in (a[0], b[0]):
+                return _scalar(_FLOAT_OPS.get(type(e.op)), _number(a), _number(b))
             mask = isinstance(e.op, (ast.BitAnd, ast.BitOr)) and (a[0] == "arr" and a[2] or b[0] == "arr" and b[2])
             ka, kb = _known(a), _known(b)
             if "arr" in (a[0], b[0]) and ka is not None and kb is not None and type(e.op) in _ARRAY_OPS:
@@ -535,6 +602,9 @@ class _Model:
             a = self.ev(e.operand)
             if a[0] == "int" and a[1] is not None and isinstance(e.op, ast.USub):
                 return ("int", -a[1])
+            if a[0] == "scalar":
+                return _scalar({ast.USub: lambda x: -x, ast.UAdd: lambda x: x, ast.Not: lambda x: not x}
+                               .get(type(e.op)), _number(a))
             if a[0] == "arr" and _known(a) is not None and isinstance(e.op, (ast.USub, ast.Invert)):
                 return _arr(-_known(a) if isinstance(e.op, ast.USub) else ~_known(a), a[2])
             return a[:3] if a[0] == "arr" else _S
@@ -544,6 +614,8 @@ class _Model:
             if len(vals) == 2 and "arr" in (vals[0][0], vals[1][0]) and all(k is not None for k in known) and \
                     type(e.ops[0]) in _COMPARE_OPS:
                 return _arr(_COMPARE_OPS[type(e.ops[0])](*known), True)
+            if len(vals) == 2 and "arr" not in (vals[0][0], vals[1][0]) and type(e.ops[0]) in _COMPARE_OPS:
+                return _scalar(lambda x, y: bool(_COMPARE_OPS[type(e.ops[0])](x, y)), *map(_number, vals))
             return self.join(vals, True)
         if isinstance(e, ast.BoolOp):
             return self.join([self.ev(v) for v in e.values], True)
@@ -563,6 +635,8 @@ class _Model:
             if e.attr == "size":
                 v = self.ev(e.value)
                 return ("int", _as_int(v[1]) if v[0] == "arr" else 1)
+            if isinstance(e.value, ast.Name) and e.value.id == "math" and e.attr in ("inf", "nan", "pi", "e", "tau"):
+                return ("scalar", getattr(math, e.attr))
             return _S
         if isinstance(e, ast.Call):
             return self.call(e)
@@ -576,11 +650,11 @@ class _Model:
             return ("arr", max(v[1] for v in arrs), mask)
         return _S
 
-    def matmul(self, e: ast.BinOp):
+    def matmul(self, left, right):
         """``A @ B``: the product's shape where both are known; otherwise a matrix times a vector, whose
         result has (larger size) / (smaller size) elements."""
-        a, b = self.ev(e.left), self.ev(e.right)
-        shp = _matmul_shape(self.shape(e.left), self.shape(e.right))
+        a, b = self.ev(left), self.ev(right)
+        shp = _matmul_shape(self.shape(left), self.shape(right))
         if shp is not None:
             return ("arr", float(math.prod(shp)), False) if shp else _S
         if a[0] != "arr" or b[0] != "arr":
@@ -608,8 +682,10 @@ class _Model:
             return ("arr", float(np.count_nonzero(idx_vals)) if arrs[0][2] else float(idx_vals.size), False)
         if arrs:
             size = max(v[1] for v in arrs)
-            if any(v[2] for v in arrs):
-                size = size * MASK_FRACTION
+            for p, v in zip(parts, vals, strict=True):
+                if v[0] == "arr" and v[2]:
+                    frac = self.fraction(p)
+                    size = size * (MASK_FRACTION if frac is None else frac)
             return ("arr", size, False)
         if any(isinstance(p, ast.Slice) or isinstance(p, ast.Constant) and p.value is None for p in parts):
             shp = self._subscript_shape(e)
@@ -627,6 +703,11 @@ class _Model:
         kw = {k.arg: k.value for k in e.keywords}
         if f in _XP_CALLS:
             return getattr(self, "_" + _XP_CALLS[f])(e, args, kw)
+        if f == "matmul" and _is_xp(e) and len(e.args) == 2:
+            return self.matmul(*e.args)
+        if isinstance(e.func, ast.Attribute) and isinstance(e.func.value, ast.Name) and e.func.value.id == "math" \
+                and len(args) == 1 and args[0][0] in ("int", "scalar"):
+            return _scalar(getattr(math, f, None), _number(args[0]))      # math.exp(m) of a known m
         if f == "len":
             a = e.args[0]
             shp = self.env.get(a.id + "#shape") if isinstance(a, ast.Name) else None
@@ -695,6 +776,11 @@ class _Model:
                 return ("arr", float(r[1]) if r[0] == "int" and r[1] is not None else 1.0, False)
             return self.ev(recv)
         if f in _REDUCE:
+            if f == "count_nonzero" and args and args[0][0] == "arr":
+                m = _known(args[0])
+                frac = self.fraction(e.args[0]) if m is None else None
+                return ("int", int(np.count_nonzero(m)) if m is not None else
+                        round(args[0][1] * (MASK_FRACTION if frac is None else frac)))
             return ("int", None) if f == "count_nonzero" else _S
         if f in ("asarray", "array"):
             v = args[0] if args else _S
@@ -795,6 +881,43 @@ _MATH = {"exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sin", "cos", 
          "logaddexp", "isnan", "isinf", "isfinite"}
 
 
+_FLOAT_OPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+              ast.Div: lambda a, b: a / b, ast.Pow: lambda a, b: a ** b}
+
+
+def _number(v):
+    """The Python number of a known int or scalar abstract value, else None."""
+    return v[1] if v[0] in ("int", "scalar") and len(v) > 1 and v[1] is not None else None
+
+
+def _scalar(fn, *xs):
+    """``("scalar", fn(*xs))`` for known numbers (IEEE results: inf, nan), else an unknown scalar."""
+    if fn is None or any(x is None for x in xs):
+        return _S
+    try:
+        with np.errstate(all="ignore"):
+            r = fn(*(np.float64(x) if isinstance(x, float) else x for x in xs))
+    except (ArithmeticError, ValueError, TypeError):
+        return _S
+    return ("scalar", bool(r) if isinstance(r, (bool, np.bool_)) else float(r))
+
+
+def _value_reads(e) -> set[str]:
+    """Names whose *number* ``e`` reads (not those it only asks ``.shape``/``.size``/``.ndim`` of)."""
+    skip = {id(n.value) for n in ast.walk(e) if isinstance(n, ast.Attribute) and n.attr in ("shape", "size", "ndim")}
+    return {n.id for n in ast.walk(e) if isinstance(n, ast.Name) and id(n) not in skip}
+
+
+def _assigned(stmts) -> set[str]:
+    """Names a block assigns (targets of =, op= and for, at any depth)."""
+    out = set()
+    for s in stmts:
+        for n in ast.walk(s):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                out.add(n.id)
+    return out
+
+
 def _is_xp(call: ast.Call) -> bool:
     """Whether ``call`` is ``xp.f(...)``, a function of the array namespace (not a method)."""
     return isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name) and call.func.value.id == "xp"
@@ -820,15 +943,16 @@ def _elementwise_parts(e):
 
 
 def _broadcast(shapes):
-    """NumPy's broadcast of known shapes (None if any is not known)."""
+    """NumPy's broadcast of known shapes (None if any is not known or they do not broadcast)."""
     if any(s is None for s in shapes):
         return None
     nd = max((len(s) for s in shapes), default=0)
     out = []
     for k in range(nd):
-        dims = [s[len(s) - nd + k] for s in shapes if len(s) - nd + k >= 0]
-        big = [d for d in dims if d != 1]
-        out.append(max(big) if big else 1)
+        big = {s[len(s) - nd + k] for s in shapes if len(s) - nd + k >= 0} - {1}
+        if len(big) > 1:
+            return None
+        out.append(big.pop() if big else 1)
     return tuple(out)
 
 
