@@ -190,7 +190,8 @@ class _Model:
                         self._freshness(tt.id, vv)     # from a tape: the sizes stay, the numbers do not
                 return
             v = self.ev(s.value)
-            self.account(s.value, v, mult)
+            if not isinstance(s.value, (ast.Name, ast.Constant)):     # `y = x` binds a name, moves nothing
+                self.account(s.value, v, mult)
             if isinstance(t, ast.Name):
                 self.bind(t.id, s.value, v)
         elif isinstance(s, ast.AugAssign):
@@ -201,7 +202,8 @@ class _Model:
                 self.env[t.id] = self.ev(e)                                              # `sh *= 2`
                 self._freshness(t.id, e)
         elif isinstance(s, ast.Expr):
-            self.account(s.value, self.ev(s.value), mult, alloc=False)
+            if not (isinstance(s.value, ast.Call) and _fname(s.value) == "append"):   # a tape keeps references
+                self.account(s.value, self.ev(s.value), mult, alloc=False)
         elif isinstance(s, ast.If):
             test = s.test
             if isinstance(test, ast.Call) and _fname(test) == "any":
