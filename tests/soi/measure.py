@@ -7,7 +7,10 @@ count among the result and the arrays it reads), and counts an allocation
 when the result is an array that shares no memory with any array it read
 (so a view of a name is not one).  The operation-node count of a statement
 is :func:`coarsen_nb.soi.cost._count_ops` — the unit is shared, the sizes,
-trip counts and branch outcomes are observed here, not modelled.
+trip counts and branch outcomes are observed here, not modelled.  The loops'
+trip counts (their tapes) and the fraction of true elements of every boolean
+array assigned to a name are recorded, for the facts of the data the model
+cannot know.
 """
 
 from __future__ import annotations
@@ -26,10 +29,21 @@ class Counts:
         self.bytes = 0.0
         self.phase = 0
         self.tapes: dict[str, list] = {}
+        self.masks: dict[str, list] = {}     # name -> [true elements, elements] over its assignments
 
     def trips(self) -> dict[str, float]:
         """Mean recorded trip count per loop entry, by tape name."""
         return {k: sum(map(len, v)) / len(v) for k, v in self.tapes.items() if v}
+
+    def mask_fractions(self) -> dict[str, float]:
+        """Fraction of true elements per boolean array name, over all its assignments."""
+        return {k: t / n for k, (t, n) in self.masks.items() if n}
+
+    def note(self, name, value):
+        if isinstance(value, np.ndarray) and value.dtype == bool and value.ndim > 0:
+            seen = self.masks.setdefault(name, [0, 0])
+            seen[0] += int(np.count_nonzero(value))
+            seen[1] += value.size
 
     def rec(self, value, nops, operands, alloc=True):
         arrays = [o for o in operands if isinstance(o, np.ndarray) and o.ndim > 0]
@@ -61,6 +75,8 @@ class _Wrap(ast.NodeTransformer):
         if isinstance(t, ast.Tuple) or isinstance(s.value, (ast.Name, ast.Constant)):
             return s
         s.value = self._wrap(s.value)
+        if isinstance(t, ast.Name):
+            return [s, ast.parse(f"_C.note({t.id!r}, {t.id})").body[0]]
         return s
 
     def visit_AugAssign(self, s):

@@ -27,12 +27,15 @@ def _model_and_measure(name):
     ints = {p: int(a) for p, a in zip(f.params, args, strict=True) if isinstance(a, (int, np.integer))}
     shapes = tuple(getattr(a, "shape", ()) for a in args)
     first = estimate(f.plan, f.wrt, shapes, ints=ints)
-    # Loops whose trip count the model cannot know get the count the forward run recorded.
+    # Loops whose trip count the model cannot know get the count the forward run recorded, and data
+    # masks (a distance cutoff) the fraction of true elements the run observed.
     w = ModuleWriter(f.plan, f.wrt)
     recorded = counts.trips()
     trips = {s.label: recorded[w.tape_name(s)] for s in _iter_steps(f.plan.steps)
              if s.label in first.unknown_trips and w.tape_name(s) in recorded}
-    return estimate(f.plan, f.wrt, shapes, ints=ints, trips=trips), counts
+    seen = counts.mask_fractions()
+    masks = {m: seen[m] for m in first.unknown_masks if m in seen}
+    return estimate(f.plan, f.wrt, shapes, ints=ints, trips=trips, masks=masks), counts
 
 
 def _close(model, measured, tol=0.10):
@@ -60,3 +63,83 @@ def test_unknown_trip_count_is_reported():
     f.grad(*args)
     d = f.cost.as_dict()
     assert "while2.head" in d["unknown_trips"] and d["trip_counts"].startswith("unknown")
+
+
+# Small programs for the generated forms the kernels above may not reach: a linear recurrence inside a
+# loop (a Hillis–Steele scan, `while sh < n:` on slices), exclusive products (cumulative_prod, concat,
+# flip), dense two-level nests as block products (_block @ h, g @ _block, xp.sum(axis=1), _block_add),
+# an out-of-bounds block (a gather).
+_PROGRAMS = {
+    "linear_recurrence": ('''
+def linrec(a, b):
+    s = 0.0
+    for i in range(len(a)):
+        v = 0.0
+        for j in range(len(b)):
+            v = a[i] * b[j] * v + b[j]
+        s += v * v
+    return s
+''', lambda: (np.linspace(0.1, 0.9, 7), np.linspace(-1.0, 1.0, 13)), ("while ", "cumulative_prod", "xp.flip")),
+    "matrix_vector": ('''
+def mv(A, w, g):
+    s = 0.0
+    for i in range(A.shape[0]):
+        for j in range(A.shape[1]):
+            s += A[i, j] * w[j] * g[i]
+    return s
+''', lambda: (np.arange(35.0).reshape(5, 7) / 10, np.linspace(-1.0, 1.0, 7), np.linspace(0.0, 1.0, 5)),
+        ("_block(A", " @ ")),
+    "block_products": ('''
+def blocks(A, B):
+    s = 0.0
+    for i in range(A.shape[0]):
+        for j in range(A.shape[1] - 2):
+            s += A[i, j + 2] * B[i - 1, j]
+    return s
+''', lambda: (np.arange(35.0).reshape(5, 7) / 10, np.arange(48.0).reshape(6, 8) / 10), ("_block_add(", "axis=1")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_PROGRAMS))
+def test_generated_forms_match(name):
+    text, make, forms = _PROGRAMS[name]
+    args = make()
+    f = cn.coarsen(text)
+    f.grad(*args)
+    vjp = f.source[f.source.index(f"def {f.name}_vjp"):f.source.index(f"def {f.name}_grad")]
+    assert all(s in vjp for s in forms), vjp
+    counts = measure(f.source, f.name, args)
+    cost = estimate(f.plan, f.params, tuple(a.shape for a in args))
+    assert not cost.unknown_trips and not cost.unknown_masks
+    assert _close(cost.forward_ops, counts.ops[0]) and _close(cost.derivative_ops, counts.ops[1])
+    assert _close(cost.allocations, counts.allocations)
+
+
+def test_data_mask_fraction():
+    """A data mask is assumed half true and reported; given its fraction, the gathers under it (and
+    under its complement) have that many elements."""
+    text = '''
+def cutoff(x):
+    s = 0.0
+    for i in range(len(x)):
+        if x[i] < 0.25:
+            s += math.exp(x[i]) * x[i] ** 3
+    return s
+'''
+    x = np.linspace(0.0, 1.0, 1000)
+    f = cn.coarsen("import math\n" + text)
+    f.grad(x)
+    counts = measure(f.source, f.name, (x,))
+    first = estimate(f.plan, ("x",), (x.shape,))
+    assert first.unknown_masks and first.as_dict()["mask_fractions"].startswith("0.5 assumed")
+    seen = counts.mask_fractions()
+    assert all(0.2 < seen[m] < 0.3 or 0.7 < seen[m] < 0.8 for m in first.unknown_masks)
+    # the comparison's fraction alone: the masks made from it (asarray, ~) follow
+    root = [m for m, e in first.unknown_masks.items() if "<" in e]
+    assert len(root) == 1
+    given = estimate(f.plan, ("x",), (x.shape,), masks={root[0]: seen[root[0]]})
+    assert not given.unknown_masks
+    assert given.derivative_ops < first.derivative_ops
+    assert _close(given.forward_ops, counts.ops[0]) and _close(given.derivative_ops, counts.ops[1])
+    none = estimate(f.plan, ("x",), (x.shape,), masks={root[0]: 0.0})
+    assert none.derivative_ops < given.derivative_ops
