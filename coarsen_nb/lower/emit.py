@@ -367,8 +367,14 @@ class Printer:
                 and not any(isinstance(x, sp.Float) for x in args):
             return codes
         return [f"{self.xp}.asarray({c}, dtype={self.xp}.float64)"
-                if _int_typed(x) and not _is_number(c) and (self.deps(x) or self._reduced(x)) else c
+                if _int_typed(self._resolved(x)) and not _is_number(c) and (self.deps(x) or self._reduced(x)) else c
                 for x, c in zip(args, codes, strict=True)]
+
+    def _resolved(self, x):
+        """``x`` with a temp symbol replaced by its expression (a symbol has no integer type)."""
+        while isinstance(x, sp.Symbol) and x in self.temps:
+            x = self.temps[x]
+        return x
 
     def _reduced(self, x) -> bool:
         """Whether ``x`` involves a reduction: its value is then a 0-d array, not a Python number."""
@@ -387,7 +393,7 @@ class Printer:
             # -(a*b) as the negation of the product a*b: one shared node when a*b is used elsewhere
             return f"-{self.value(-e, lv)}"
         num, den, sign = [], [], ""
-        cast = not e.is_integer
+        cast = not all(_int_typed(self._resolved(f)) for f in e.args)   # (a·γ(0, 0) "is" an integer)
         args = list(e.args)
         consts = [f for f in args if f.is_number and f.is_real]
         if array and len(consts) > 1:
@@ -755,8 +761,8 @@ class Printer:
         if not self._is_array_level(lv) or not any(self.deps(c) & varying for _, c in clauses):
             # the predicate is one value for the whole level: a real `if`
             return self._scalar_piecewise(clauses, lv)
-        if self._cheap_and_total(clauses):
-            return self._where(clauses, lv)
+        if not all(_int_typed(self._resolved(x)) for x, _ in clauses) and self._cheap_and_total(clauses):
+            return self._where(clauses, lv)     # (integer and truth values keep their masked buffer's dtype)
         out = self.fresh("pw")
         size = self._size(lv) if lv.kind != "elem" else lv.size
         integer = all(getattr(c[0], "is_integer", False) for c in clauses)
@@ -843,15 +849,19 @@ class Printer:
 
     def _where(self, clauses, lv: Level) -> str:
         """``where(p1, a1, where(p2, a2, a3))``: every arm on every point (see ``_cheap_and_total``)."""
+        xp = self.xp
         last = next((k for k, (_, c) in enumerate(clauses) if c == sp.true), len(clauses) - 1)
+        # The array API's where wants an array condition, at most one scalar arm, and one kind of
+        # number (NumPy promotes; the standard does not): the (float) result gets float arms.
         conds = [self.value(cond, lv) for _, cond in clauses[:last]]
-        code = self.value(clauses[last][0], lv)
-        scalar = not self.deps(clauses[last][0])
-        for cond, (expr, _) in reversed(list(zip(conds, clauses[:last], strict=True))):
-            if scalar and not self.deps(expr):
-                code = f"{self.xp}.asarray({code})"     # the standard's where takes at most one scalar
-            code = f"{self.xp}.where({cond}, {self.value(expr, lv)}, {code})"
-            scalar = False
+        conds = [c if self.deps(cond) else f"{xp}.asarray({c})" for c, (_, cond) in zip(conds, clauses, strict=False)]
+        exprs = [x for x, _ in clauses[:last + 1]]
+        codes = self._floats(exprs, [self.value(x, lv) for x in exprs], force=True)
+        code = codes[-1]
+        if not self.deps(exprs[-1]):
+            code = f"{xp}.asarray({code}, dtype={xp}.float64)"
+        for cond, arm in reversed(list(zip(conds, codes[:-1], strict=True))):
+            code = f"{xp}.where({cond}, {arm}, {code})"
         return code
 
     def _masked_assign(self, out: str, mask: str, expr, sub: Level) -> None:
@@ -867,17 +877,27 @@ class Printer:
         out = self.fresh("pw")
         depth = 0
         cond_lv = lv
+
+        floating = not all(_int_typed(self._resolved(x)) for x, _ in clauses)
+
+        def arm(expr) -> str:
+            code = self.value(expr, Level(cond_lv, "cond"))
+            # at an array level an arm may be a plain number (b in `i if p else b`): an array either way
+            if not self._is_array_level(lv):
+                return code
+            return f"{self.xp}.asarray({code}, dtype={self.xp}.float64)" if floating else f"{self.xp}.asarray({code})"
+
         for k, (expr, cond) in enumerate(clauses):
             last = cond == sp.true or k == len(clauses) - 1
             if last and k == 0:
                 return self.value(expr, lv)
             if last:    # inside the else of the clauses before it
-                self.emit(f"{out} = {self.value(expr, Level(cond_lv, 'cond'))}")
+                self.emit(f"{out} = {arm(expr)}")
                 break
             c = self.value(cond, cond_lv)
             self.emit(f"if {c}:")
             self.indent += 1
-            self.emit(f"{out} = {self.value(expr, Level(cond_lv, 'cond'))}")
+            self.emit(f"{out} = {arm(expr)}")
             self.indent -= 1
             self.emit("else:")
             self.indent += 1
