@@ -21,7 +21,9 @@ Per executed statement:
   ``Piecewise`` buffer, a gather, a scatter, an ``asarray`` copy or dtype
   cast); a name, basic indexing, ``.T``, ``reshape``/``broadcast_to`` of a
   contiguous array, an in-bounds ``_take``/``_block`` and ``_put`` (in place)
-  are views, not allocations;
+  are views, not allocations; ``xp.reshape(_block(...), (-1,))`` is a view only
+  when the block flattens without a copy (one row, one column or whole rows;
+  with ints not known, whole rows);
 * **bytes moved** — 8 bytes × (result + array operands) of array statements.
 
 Statements before ``_value =`` are the forward sweep, the rest the reverse
@@ -31,7 +33,9 @@ count, from the loop's counter and bound when both are known at entry;
 otherwise (``while`` conditions, ``break``, an int parameter whose value is
 not given) the count is *unknown*: 1 is used and the loop is listed in
 ``unknown_trips``.  A ``while`` on known ints (the Hillis–Steele scan's
-``while sh < n:``) and ``if``/``else`` on known ints are run as they would be.
+``while sh < n:``) and ``if``/``else`` on known ints are run as they would be
+(``and``/``or`` of known conditions, ``int(xp.max(k))`` of a known array: the power
+table's ``if d > 0 and int(xp.min(_pe)) >= 0 and _pm <= 2 * d + 16:``).
 Index arrays and masks derived from ``arange`` and
 ints carry their values (evaluated with NumPy up to ``KNOWN_LIMIT``
 elements), so triangular segment sizes (``repeat`` by per-row counts) and
@@ -344,6 +348,15 @@ class _Model:
                 return None
             ax %= len(shapes[0])
             return shapes[0][:ax] + (sum(s[ax] for s in shapes),) + shapes[0][ax + 1:]
+        if f == "take" and _is_xp(e) and len(a) == 2:
+            idx = self.shape(a[1])
+            if "axis" not in kw:
+                return idx
+            shp, ax = self.shape(a[0]), self.ints(kw["axis"])[0]
+            if None in (shp, idx, ax) or not -len(shp) <= ax < len(shp):
+                return None
+            ax %= len(shp)
+            return tuple(shp[:ax]) + tuple(idx) + tuple(shp[ax + 1:])
         if f == "_block" and len(a) == 5:
             n0, n1 = self.ints(a[2], a[4])
             return None if None in (n0, n1) else (max(n0, 0), max(n1, 0))
@@ -483,6 +496,8 @@ class _Model:
         if f == "reshape" and isinstance(a[0], ast.Attribute) and a[0].attr == "T":
             shp = self.shape(a[0].value)          # the transpose of a 2-D array is not contiguous
             return shp is None or sum(d != 1 for d in shp) > 1 or self.allocates(a[0])
+        if f == "reshape" and isinstance(a[0], ast.Call) and _fname(a[0]) == "_block":
+            return self.allocates(a[0]) or not self._block_reshapes_as_view(e)
         if f in ("reshape", "broadcast_to", "_put"):
             return self.allocates(a[0])
         if f == "asarray":
@@ -494,6 +509,28 @@ class _Model:
         if f in ("_take", "_block"):
             return self._in_bounds(e) is False or self.allocates(a[0])
         return True
+
+    def _block_reshapes_as_view(self, e) -> bool:
+        """Whether ``xp.reshape(_block(X, lo0, n0, lo1, n1), shape)`` is a view of X.
+
+        An in-bounds block is the slice ``X[lo0:lo0 + n0, lo1:lo1 + n1]`` of a C-contiguous X: its
+        rows are X's row stride apart, so it flattens without a copy only when it is one row (n0 <= 1),
+        one column (n1 <= 1: a strided 1-D view) or whole rows (n1 == X.shape[1], so lo1 == 0).  A
+        reshape to its own (n0, n1) shape is a view too.  When the ints or X's shape are not known the
+        block is taken to be whole rows (a nest over every column, the common dense loop nest), a view.
+        """
+        blk = e.args[0]
+        if len(blk.args) != 5:
+            return True
+        target, own = self.shape(e), self.shape(blk)
+        if target is not None and own is not None and tuple(map(float, target)) == tuple(map(float, own)):
+            return True
+        n0, n1 = self.ints(blk.args[2], blk.args[4])
+        shp = self.shape(blk.args[0])
+        cols = _as_int(shp[1]) if shp is not None and len(shp) == 2 else None
+        if None in (n0, n1, cols):
+            return True
+        return n0 <= 1 or n1 <= 1 or n1 == cols
 
     def _in_bounds(self, e):
         """Whether ``_take(x, lo, n, step)`` / ``_block(x, lo0, n0, lo1, n1)`` is in bounds (a view),
@@ -599,6 +636,10 @@ class _Model:
             if "arr" in (a[0], b[0]) and ka is not None and kb is not None and type(e.op) in _ARRAY_OPS:
                 with np.errstate(all="ignore"):
                     return _arr(_ARRAY_OPS[type(e.op)](ka, kb), mask)
+            if a[0] == b[0] == "arr":               # (n, 1) ** (1, d): the broadcast shape's size
+                shp = self.shape(e)
+                if shp is not None and math.prod(shp) > max(a[1], b[1]):
+                    return ("arr", float(math.prod(shp)), mask)
             return self.join([a, b], mask)
         if isinstance(e, ast.UnaryOp):
             a = self.ev(e.operand)
@@ -620,7 +661,17 @@ class _Model:
                 return _scalar(lambda x, y: bool(_COMPARE_OPS[type(e.ops[0])](x, y)), *map(_number, vals))
             return self.join(vals, True)
         if isinstance(e, ast.BoolOp):
-            return self.join([self.ev(v) for v in e.values], True)
+            vals = []
+            for x in e.values:                     # `a and b and c` on known numbers: Python's short circuit
+                v = self.ev(x)
+                vals.append(v)
+                if v[0] == "arr" or _number(v) is None:
+                    break
+                if bool(_number(v)) == isinstance(e.op, ast.Or):
+                    return ("scalar", bool(_number(v)))
+            else:
+                return ("scalar", bool(_number(vals[-1])))
+            return self.join(vals + [self.ev(x) for x in e.values[len(vals):]], True)
         if isinstance(e, ast.IfExp):
             known = self.truth(e.test)
             if known is not None:
@@ -717,6 +768,11 @@ class _Model:
             return ("int", shp[0] if shp else (int(v[1]) if v[0] == "arr" else None))
         if f in ("int", "bool", "float") and args and args[0][0] == "int":
             return args[0]
+        if f in ("int", "bool", "float") and isinstance(e.func, ast.Name) and args and args[0][0] == "scalar":
+            x = _number(args[0])                    # int(xp.max(k)) of a known k
+            if x is None or (f == "int" and not math.isfinite(x)):
+                return ("int", None) if f == "int" else _S
+            return ("int", int(x)) if f == "int" else ("scalar", bool(x) if f == "bool" else float(x))
         if f in ("max", "min") and isinstance(e.func, ast.Name) and args and all(a[0] == "int" for a in args):
             vals = [a[1] for a in args]      # a trip count: max(0, b - a)
             return ("int", None if None in vals else (max if f == "max" else min)(vals))
@@ -783,7 +839,13 @@ class _Model:
                 frac = self.fraction(e.args[0]) if m is None else None
                 return ("int", int(np.count_nonzero(m)) if m is not None else
                         round(args[0][1] * (MASK_FRACTION if frac is None else frac)))
-            return ("int", None) if f == "count_nonzero" else _S
+            if f == "count_nonzero":
+                return ("int", None)
+            k = _known(args[0]) if args and args[0][0] == "arr" and _is_xp(e) and not kw else None
+            if f in _KNOWN_REDUCE and k is not None and k.size:
+                r = _KNOWN_REDUCE[f](k)                  # xp.max(_pe) of known exponents
+                return ("int", int(r)) if k.dtype.kind in "iub" else ("scalar", float(r))
+            return _S
         if f in ("asarray", "array"):
             v = args[0] if args else _S
             if v[0] != "arr":
@@ -852,8 +914,14 @@ class _Model:
         return x[:3] if x[0] == "arr" else x
 
     def _xp_take(self, e, args, kw):
-        """``xp.take(x, idx)``: the index's size (values when both are known)."""
+        """``xp.take(x, idx)``: the index's size (values when both are known); ``xp.take(x, idx, axis=k)``:
+        x's shape with axis k replaced by the index's shape."""
         x, idx = args[0], args[1]
+        if "axis" in kw:
+            shp = self.shape(e)
+            if shp is not None:
+                return ("arr", float(math.prod(shp)), False) if shp else _S
+            return self.join([x, idx])
         if _known(x) is not None and _known(idx) is not None and x[0] == idx[0] == "arr":
             return _arr(np.take(_known(x), _known(idx)))
         return ("arr", self.size(idx), False)
@@ -869,6 +937,7 @@ class _Model:
         return 1.0
 
 
+_KNOWN_REDUCE = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min, "amax": np.max, "amin": np.min}
 _XP_CALLS = {"_take": "take", "_block": "block", "_put": "put", "_segment_sum": "sized_n", "_segment_prod": "sized_n",
              "_segment_max": "sized_n", "_segment_min": "sized_n", "_scatter_sum": "sized_n",
              "_scatter_add": "no_value", "_block_add": "no_value", "broadcast_to": "broadcast_to",
