@@ -19,6 +19,10 @@ evaluates each arm on a *masked* level holding only its points (inside
 is hoisted out of an arm, so no NaN, inf or warning can come from the
 elements (or the scalar case) that did not take it.  ``and``/``or`` keep
 Python's short-circuit order the same way.
+
+The printer is split along its seams: branches in :mod:`.branches`, nested
+loops (dense nests, per-segment operations) in :mod:`.nests`, the level and
+small facts about printed code in :mod:`.printing`.
 """
 
 from __future__ import annotations
@@ -27,8 +31,20 @@ import itertools
 import math
 
 import sympy as sp
-from sympy.functions.elementary.piecewise import ExprCondPair
 
+from coarsen_nb.lower.branches import BranchPrinting
+from coarsen_nb.lower.nests import NestPrinting
+from coarsen_nb.lower.printing import (
+    Level,
+    _common_coefficient,
+    _ident,
+    _int_typed,
+    _is_atom_code,
+    _is_int_literal,
+    _is_number,
+    _number,
+    _trip_count,
+)
 from coarsen_nb.phi import forms, logsumexp
 from coarsen_nb.phi.symbols import is_boolean
 from coarsen_nb.symbolic.levels import ELEM, Deps
@@ -42,41 +58,7 @@ _FUNCS = {  # sympy class -> (array namespace attribute, math attribute); array-
 }
 
 
-# Arms of a branch evaluated on all points (``Printer._cheap_and_total``): operations that are
-# finite for every finite operand, and at most this many of them over all arms together.
-_WHERE_MAX_OPS = 12
-_TOTAL_NODES = (sp.Add, sp.Mul, sp.sin, sp.cos, sp.tanh, sp.atan, sp.Abs, sp.sign, sp.Max, sp.Min,
-                sp.core.relational.Relational, sp.And, sp.Or, sp.Not, sp.Piecewise, ExprCondPair, forms.Sigmoid,
-                forms.Softplus, forms.Erf)
-
-
-class Level:
-    """A set of points at which values are arrays of one length (see the module docstring)."""
-
-    _ids = itertools.count()
-
-    def __init__(self, parent: Level | None, kind: str, binder=None, seg: str | None = None,
-                 size: str | None = None, mask: str | None = None):
-        self.parent, self.kind, self.binder = parent, kind, binder
-        self.seg, self.size, self.mask = seg, size, mask
-        self.index_code: dict = {}          # binder symbol -> code of its index array at this level
-        self.memo: dict = {}
-        self.children: dict = {}
-        self.rect: str | None = None        # count per parent point when bounds do not vary
-        self.id = next(Level._ids)
-
-    def ancestors(self):
-        lv = self
-        while lv is not None:
-            yield lv
-            lv = lv.parent
-
-    @property
-    def depth(self) -> int:
-        return sum(1 for _ in self.ancestors()) - 1
-
-
-class Printer:
+class Printer(NestPrinting, BranchPrinting):
     """Emit statements computing SymPy expressions of one kernel.
 
     ``leaf(symbol) -> (code, is_array)`` names the kernel's inputs;
@@ -547,127 +529,6 @@ class Printer:
         # triangular bounds: a segmented reduction (bincount / ufunc.at where the namespace has them)
         return f"_segment_{kind}({child.seg}, {vals}, {n_parent})"
 
-    # -- dense two-level nests -------------------------------------------------------------------
-
-    def _dense_pair(self, child: Level):
-        """(i, j) when ``child`` is a rectangular unit-step loop j directly inside a top-level unit-step
-        loop i (the points are then the rows i of an (n_i, n_j) block, row by row), else None."""
-        lv = child.parent
-        if (child.kind != "range" or child.rect is None or lv is None or lv.kind != "range"
-                or lv.parent is not self.root or lv.seg):
-            return None
-        i, j = lv.binder, child.binder
-        ri, rj = self.deps.ranges[i], self.deps.ranges[j]
-        if ri[2] != 1 or rj[2] != 1 or self.deps(rj[0]) or self.deps(rj[1]):
-            return None
-        return i, j
-
-    def rect_product(self, e, child: Level, need_matrix: bool = True):
-        """``(M, g, h)`` when ``e`` at the rectangular level ``child`` (loop j, unit step, inside a
-        top-level loop i, unit step) is a product of factors of both i and j — reads ``A[i + c, j + c']``
-        of 2-D arrays are blocks (views), others are computed per point — that multiply to the
-        ``(n_i, n_j)`` array ``M``, factors of i alone (their
-        product ``g`` at the outer level, or None) and factors of j alone (``h``, a vector over j,
-        or None); otherwise None (M is None without factors of both, if not ``need_matrix``).
-        Then Σ_j is ``(M @ h) * g`` and the adjoint scattered over j
-        is ``(g @ M) * h``: BLAS on views instead of flattened gathers, tiles and bincounts."""
-        pair = self._dense_pair(child)
-        if pair is None:
-            return None
-        lv, (i, j) = child.parent, pair
-        rj = self.deps.ranges[j]
-        blocks, fi, fj, general = [], [], [], []
-        for f in self._factors(e):
-            d = self.deps(f) - {ELEM}
-            if d - {i, j}:
-                return None
-            if d == {i, j}:
-                blk = self._block_read(f, i, j) or self._power_table(f, i, j, lv)
-                if blk is None:
-                    general.append(f)
-                else:
-                    blocks.append(blk)
-            elif j in d:
-                fj.append(f)
-            else:
-                fi.append(f)
-        if general:
-            # the other factors of both indices: their product on the flattened points, one row per i
-            prod = sp.Mul(*general)
-            code = self.value(prod, child)
-            if self._may_be_scalar(prod):
-                code = f"({code} + {self.xp}.zeros({child.size}))"
-            blocks.append(f"{self.xp}.reshape({code}, ({lv.size}, {child.rect}))")
-        if not blocks and need_matrix:
-            return None
-        jl = self._child(self.root, j, *rj)
-        m = None if not blocks else blocks[0] if len(blocks) == 1 else "(" + " * ".join(blocks) + ")"
-        g = self.value(sp.Mul(*fi), lv) if fi else None
-        h = self.value(sp.Mul(*fj), jl) if fj else None
-        # a factor that may be one number (invariant, or a branch on a scalar) becomes a vector
-        if g is not None and (not self.deps(sp.Mul(*fi)) & {i} or self._may_be_scalar(sp.Mul(*fi))):
-            g = f"({g} + {self.xp}.zeros({lv.size}))"
-        if h is not None and self._may_be_scalar(sp.Mul(*fj)):
-            h = f"({h} + {self.xp}.zeros({jl.size}))"
-        return m, g, h
-
-    def _power_table(self, f, i, j, lv: Level):
-        """x_i ** e_j (an integer exponent of j) as an (n_i, n_j) table built by a cumulative product
-        along the powers — one multiply per entry instead of one ``pow`` — when the exponents are
-        small and non-negative at run time (else ``**``).  Horner's closed form is Σ_k c_k x_i^(D-1-k)."""
-        if not isinstance(f, (sp.Pow, forms.PowInt)):
-            return None
-        base, ex = f.args
-        if not (ex.is_integer and self.deps(base) <= {i} and self.deps(ex) <= {j}):
-            return None
-        key = (f, lv.id)
-        if key in self._tables:
-            return self._tables[key]
-        xp = self.xp
-        jl = self._child(self.root, j, *self.deps.ranges[j])
-        b = self.value(base, lv)
-        e = self.value(ex, jl)
-        bv, ev, top, tab, out = (self.fresh(h) for h in ("pb", "pe", "pm", "pt", "pw"))
-        self.emit(f"{bv} = {xp}.reshape({xp}.asarray({b}, dtype={xp}.float64) + {xp}.zeros({lv.size}), (-1, 1))")
-        self.emit(f"{ev} = {xp}.asarray({e}, dtype={xp}.int64) + {xp}.zeros({jl.size}, dtype={xp}.int64)")
-        self.emit(f"{top} = int({xp}.max({ev})) if {jl.size} > 0 else 0")
-        self.emit(f"if {jl.size} > 0 and int({xp}.min({ev})) >= 0 and {top} <= 2 * {jl.size} + 16:")
-        self.emit(f"    {tab} = {xp}.cumulative_prod({xp}.broadcast_to({bv}, ({lv.size}, {top})), axis=1)")
-        self.emit(f"    {tab} = {xp}.concat([{xp}.ones(({lv.size}, 1)), {tab}], axis=1)")
-        self.emit(f"    {out} = {xp}.take({tab}, {ev}, axis=1)")
-        self.emit("else:")
-        self.emit(f"    {out} = {bv} ** {xp}.asarray({xp}.reshape({ev}, (1, -1)), dtype={xp}.float64)")
-        self._tables[key] = out
-        return out
-
-    def _factors(self, e) -> list:
-        """The factors of a product, looking through the temps that name its parts."""
-        if isinstance(e, sp.Symbol) and e in self.temps:
-            return self._factors(self.temps[e])
-        if isinstance(e, sp.Mul):
-            return [g for a in e.args for g in self._factors(a)]
-        return [e]
-
-    def _block_read(self, f, i, j):
-        """``_block(A, lo_i, n_i, lo_j, n_j)`` for a read ``A[i + c, j + c']`` (else None)."""
-        if not isinstance(f, sp.Symbol) or f not in self.reads:
-            return None
-        arr, idx = self.reads[f]
-        args = self._block_read_index(idx, i, j)
-        return None if args is None else f"_block({arr}, {args})"
-
-    def _block_read_index(self, idx, i, j):
-        """``lo_i, n_i, lo_j, n_j`` of the block that ``[i + c, j + c']`` covers (else None)."""
-        if len(idx) != 2:
-            return None
-        ci, cj = sp.sympify(idx[0]) - i, sp.sympify(idx[1]) - j
-        if self.deps(ci) or self.deps(cj) or i in ci.free_symbols or j in cj.free_symbols:
-            return None
-        (ai, bi, _), (aj, bj, _) = self.deps.ranges[i], self.deps.ranges[j]
-        lo_i, lo_j = self.value(ai + ci), self.value(aj + cj)
-        n_i, n_j = self.value(sp.Max(0, bi - ai)), self.value(sp.Max(0, bj - aj))
-        return f"{lo_i}, {n_i}, {lo_j}, {n_j}"
-
     def _write(self, e, lv: Level) -> str:
         init, body, k, a, b, s, *idx = e.args
         if self._is_array_level(lv):
@@ -680,73 +541,6 @@ class Printer:
         self.emit(f"{out} = _put({out}, ({where},), {vals})")
         return out
 
-    def _segments(self, code: str, k, lv: Level):
-        """``code`` (values at level ``lv``) as a 2-D array with one row per segment of ``k``.
-
-        Returns (name, rows, cols, flat) with ``flat(x)`` the code that turns a result of that
-        shape back into ``lv``'s order.  Usually k is ``lv``'s own index; when ``lv`` is a
-        rectangular loop j opened under k's level (an adjoint summed over an outer index j
-        inside k's level), the layout is (k, j) and the segments are its columns.
-        """
-        xp = self.xp
-        name = self.fresh("v")
-        parent = lv.parent
-        if lv.binder == k:
-            rows = "1" if parent.kind == "root" else parent.size
-            cols = f"{lv.size}" if parent.kind == "root" else lv.rect
-            if cols is None:
-                raise NotImplementedError("products and extrema over triangular loops")
-            self.emit(f"{name} = {xp}.reshape({code} + {xp}.zeros({lv.size}), ({rows}, {cols}))")
-            return name, rows, cols, lambda x: f"{xp}.reshape({x}, (-1,))"
-        if (parent is not None and parent.binder == k and parent.kind == "range" and parent.seg is None
-                and parent.parent is not None and parent.parent.kind == "root" and lv.rect is not None):
-            self.emit(f"{name} = {xp}.asarray({xp}.reshape({code} + {xp}.zeros({lv.size}), "
-                      f"({parent.size}, {lv.rect})).T, copy=True)")
-            return name, lv.rect, parent.size, lambda x: f"{xp}.reshape({x}.T, (-1,))"
-        raise NotImplementedError("segment operation away from its level")
-
-    def _segment_op(self, e, lv: Level) -> str:
-        """Exclusive products or arg-extremum indicators of ``body`` within each segment of k."""
-        body, k, a, b, s = e.args[:5]
-        vv, rows, cols, flat = self._segments(self.value(body, lv), k, lv)
-        xp = self.xp
-        out = self.fresh("x")
-        ones = f"{xp}.ones(({rows}, 1))"
-        if isinstance(e, forms.ProdAfter):
-            # exclusive suffix products: a reversed cumulative product, no division
-            suf = f"{xp}.cumulative_prod({xp}.concat([{ones}, {xp}.flip({vv}, axis=1)], axis=1), axis=1)[:, :-1]"
-            self.emit(f"{out} = " + flat(f"{xp}.flip({suf}, axis=1)"))
-            return out
-        if isinstance(e, forms.ProdExcept):
-            # exclusive prefix and suffix products: no division, so exact zeros are safe
-            pre = f"{xp}.cumulative_prod({xp}.concat([{ones}, {vv}], axis=1), axis=1)[:, :-1]"
-            suf = f"{xp}.cumulative_prod({xp}.concat([{ones}, {xp}.flip({vv}, axis=1)], axis=1), axis=1)[:, :-1]"
-            self.emit(f"{out} = " + flat(f"({pre} * {xp}.flip({suf}, axis=1))"))
-            return out
-        pick = "argmax" if e.args[5] > 0 else "argmin"
-        self.emit(f"{out} = {xp}.zeros(({rows}, {cols}))")
-        self.emit(f"if {cols} > 0:")
-        self.emit(f"    {out} = {xp}.asarray({xp}.arange({cols}) == {xp}.{pick}({vv}, axis=1, keepdims=True), "
-                  f"dtype={xp}.float64)")
-        self.emit(f"{out} = {flat(out)}")
-        return out
-
-    def _lin_state(self, e, lv: Level) -> str:
-        """State of v ← a·v + b before each step of k, from 0, per segment: a Hillis–Steele scan of the
-        affine maps (a, b) ∘ (a', b') = (a·a', a·b' + b), ⌈log₂ N⌉ passes of products and sums."""
-        a, b, k = e.args[:3]
-        xp = self.xp
-        sa, rows, _, flat = self._segments(self.value(a, lv), k, lv)
-        sb, _, _, _ = self._segments(self.value(b, lv), k, lv)
-        sh, out = self.fresh("sh"), self.fresh("st")
-        self.emit(f"{sh} = 1")
-        self.emit(f"while {sh} < {sb}.shape[1]:")
-        self.emit(f"    {sb}[:, {sh}:] = {sa}[:, {sh}:] * {sb}[:, :-{sh}] + {sb}[:, {sh}:]")
-        self.emit(f"    {sa}[:, {sh}:] = {sa}[:, {sh}:] * {sa}[:, :-{sh}]")
-        self.emit(f"    {sh} *= 2")
-        self.emit(f"{out} = " + flat(f"{xp}.concat([{xp}.zeros(({rows}, 1)), {sb}], axis=1)[:, :-1]"))
-        return out
-
     def _unwritten(self, e, lv: Level) -> str:
         body, k, a, b, s, *idx = e.args
         child = self._child(lv, k, a, b, s)
@@ -754,245 +548,3 @@ class Printer:
         self.emit(f"{out} = {self.xp}.asarray({self.value(body, self.root)}, dtype={self.xp}.float64, copy=True)")
         self.emit(f"{out} = _put({out}, ({', '.join(self.value(i, child) for i in idx)},), 0.0)")
         return out
-
-    def _piecewise(self, e: sp.Piecewise, lv: Level) -> str:
-        clauses = list(e.args)
-        varying = self._varying_binders(lv) | {ELEM}
-        if not self._is_array_level(lv) or not any(self.deps(c) & varying for _, c in clauses):
-            # the predicate is one value for the whole level: a real `if`
-            return self._scalar_piecewise(clauses, lv)
-        if not all(_int_typed(self._resolved(x)) for x, _ in clauses) and self._cheap_and_total(clauses):
-            return self._where(clauses, lv)     # (integer and truth values keep their masked buffer's dtype)
-        out = self.fresh("pw")
-        size = self._size(lv) if lv.kind != "elem" else lv.size
-        integer = all(getattr(c[0], "is_integer", False) for c in clauses)
-        boolean = all(is_boolean(c[0]) for c in clauses)
-        dtype = f", dtype={self.xp}.bool" if boolean else f", dtype={self.xp}.int64" if integer else ""
-        self.emit(f"{out} = {self.xp}.empty({size}{dtype})")
-        remaining = None
-        seen: tuple = ()
-        for k, (expr, cond) in enumerate(clauses):
-            last = k == len(clauses) - 1 or cond == sp.true
-            if last and remaining is None:
-                self.emit(f"{out}[...] = {self.value(expr, lv)}")
-                break
-            # A branch with the same predicate as an earlier one (the adjoint's Piecewise mirrors
-            # the forward's) reuses its mask and its masked level: compressed operands are shared.
-            key = (lv.id, seen, None if last else cond)
-            if key in self._masks:
-                mname, nxt, sub = self._masks[key]
-            else:
-                if last:
-                    mname, nxt = self.fresh("m"), None
-                    self.emit(f"{mname} = ~{remaining}")
-                else:
-                    c_code = self.value(cond, lv)
-                    if c_code in ("True", "False"):
-                        c_code = f"{self.xp}.full({size}, {c_code})"
-                    mname = self.fresh("m")
-                    if remaining:
-                        self.emit(f"{mname} = ~{remaining} & ({c_code})")
-                        nxt = self.fresh("m")
-                        self.emit(f"{nxt} = {remaining} | {mname}")
-                    else:
-                        self.emit(f"{mname} = {self.xp}.asarray({c_code}, dtype={self.xp}.bool)")
-                        nxt = mname
-                sub = Level(lv, "mask", mask=mname, size=f"int({self.xp}.count_nonzero({mname}))")
-                self._masks[key] = (mname, nxt, sub)
-            self._masked_assign(out, mname, expr, sub)
-            if last:
-                break
-            remaining = nxt
-            seen = (*seen, cond)
-        return out
-
-    def _cheap_and_total(self, clauses) -> bool:
-        """Whether every arm may be evaluated on *all* points of the level: the arms are cheap
-        (a few operations together) and *total* — no division, root, log, exp or inexact power
-        that could raise, warn or give NaN on a point of another branch, and no array read that
-        the predicates do not already make (an arm's index could be out of range elsewhere).
-        Then one ``where`` over both values costs less than compressing operands per branch."""
-        cond_reads = set()
-        for _, cond in clauses:
-            cond_reads |= {s for s in self._expanded_atoms(cond) if s in self.reads}
-        budget = [_WHERE_MAX_OPS]
-
-        def total(e) -> bool:
-            if isinstance(e, sp.Symbol):
-                if e in self.temps:
-                    return total(self.temps[e])
-                return e not in self.reads or e in cond_reads
-            if e.is_Number or e in (sp.true, sp.false, sp.pi, sp.E):
-                return True
-            budget[0] -= 1
-            if budget[0] < 0:
-                return False
-            if isinstance(e, sp.Pow):
-                if not (e.exp.is_Integer and e.exp >= 0):
-                    return False
-            elif not isinstance(e, _TOTAL_NODES):
-                return False
-            return all(total(a) for a in e.args)
-
-        return all(total(expr) for expr, _ in clauses)
-
-    def _expanded_atoms(self, e) -> set:
-        out, todo = set(), [e]
-        while todo:
-            for s in sp.sympify(todo.pop()).free_symbols:
-                if s in out:
-                    continue
-                out.add(s)
-                if s in self.temps:
-                    todo.append(self.temps[s])
-        return out
-
-    def _where(self, clauses, lv: Level) -> str:
-        """``where(p1, a1, where(p2, a2, a3))``: every arm on every point (see ``_cheap_and_total``)."""
-        xp = self.xp
-        last = next((k for k, (_, c) in enumerate(clauses) if c == sp.true), len(clauses) - 1)
-        # The array API's where wants an array condition, at most one scalar arm, and one kind of
-        # number (NumPy promotes; the standard does not): the (float) result gets float arms.
-        conds = [self.value(cond, lv) for _, cond in clauses[:last]]
-        conds = [c if self.deps(cond) else f"{xp}.asarray({c})" for c, (_, cond) in zip(conds, clauses, strict=False)]
-        exprs = [x for x, _ in clauses[:last + 1]]
-        codes = self._floats(exprs, [self.value(x, lv) for x in exprs], force=True)
-        code = codes[-1]
-        if not self.deps(exprs[-1]):
-            code = f"{xp}.asarray({code}, dtype={xp}.float64)"
-        for cond, arm in reversed(list(zip(conds, codes[:-1], strict=True))):
-            code = f"{xp}.where({cond}, {arm}, {code})"
-        return code
-
-    def _masked_assign(self, out: str, mask: str, expr, sub: Level) -> None:
-        self.emit(f"if {self.xp}.any({mask}):")
-        self.indent += 1
-        code = self.value(expr, sub)
-        self.emit(f"{out}[{mask}] = {code}")
-        self.indent -= 1
-
-    def _scalar_piecewise(self, clauses, lv: Level) -> str:
-        """A real ``if``; a later clause's predicate is computed in the ``else`` of the earlier
-        ones (nested), so it is only evaluated where Python would evaluate it."""
-        out = self.fresh("pw")
-        depth = 0
-        cond_lv = lv
-
-        floating = not all(_int_typed(self._resolved(x)) for x, _ in clauses)
-
-        def arm(expr) -> str:
-            code = self.value(expr, Level(cond_lv, "cond"))
-            # at an array level an arm may be a plain number (b in `i if p else b`): an array either way
-            if not self._is_array_level(lv):
-                return code
-            return f"{self.xp}.asarray({code}, dtype={self.xp}.float64)" if floating else f"{self.xp}.asarray({code})"
-
-        for k, (expr, cond) in enumerate(clauses):
-            last = cond == sp.true or k == len(clauses) - 1
-            if last and k == 0:
-                return self.value(expr, lv)
-            if last:    # inside the else of the clauses before it
-                self.emit(f"{out} = {arm(expr)}")
-                break
-            c = self.value(cond, cond_lv)
-            self.emit(f"if {c}:")
-            self.indent += 1
-            self.emit(f"{out} = {arm(expr)}")
-            self.indent -= 1
-            self.emit("else:")
-            self.indent += 1
-            depth += 1
-            cond_lv = Level(cond_lv, "cond")
-        self.indent -= depth
-        return out
-
-    def _short_circuit(self, e, lv: Level) -> str:
-        is_and = isinstance(e, forms.AndThen)
-        if not self._is_array_level(lv) or not self.deps(e) & (self._varying_binders(lv) | {ELEM}):
-            # one truth value for the whole level (also inside a masked arm): Python's own and/or
-            out = self.fresh("b")
-            first = self.value(e.args[0], lv)
-            self.emit(f"{out} = bool({first})")
-            for a in e.args[1:]:
-                self.emit(f"if {'' if is_and else 'not '}{out}:")
-                self.indent += 1
-                sub = Level(lv, "cond")
-                self.emit(f"{out} = bool({self.value(a, sub)})")
-                self.indent -= 1
-            return out
-        out = self.fresh("b")
-        first = self.value(e.args[0], lv)
-        self.emit(f"{out} = {self.xp}.asarray({self.xp}.broadcast_to({self.xp}.asarray({first}, dtype={self.xp}.bool), "
-                  f"({self._size(lv)},)), copy=True)")
-        for a in e.args[1:]:
-            sel = self.fresh("m")
-            self.emit(f"{sel} = {self.xp}.asarray({out}, copy=True)" if is_and else f"{sel} = ~{out}")
-            sub = Level(lv, "mask", mask=sel, size=f"int({self.xp}.count_nonzero({sel}))")
-            self.emit(f"if {self.xp}.any({sel}):")
-            self.indent += 1
-            self.emit(f"{out}[{sel}] = {self.value(a, sub)}")
-            self.indent -= 1
-        return out
-
-
-
-def _common_coefficient(e: sp.Add):
-    """``(c, a - b)`` for ``c*a - c*b`` (every term a multiple of ±c, c ≠ 1), else None."""
-    parts = [t.as_coeff_Mul() for t in e.args]
-    c = abs(parts[0][0])
-    if c == 1 or c == 0 or any(abs(k) != c or not k.is_Number for k, _ in parts):
-        return None
-    return c, sp.Add(*[rest if k > 0 else -rest for k, rest in parts])
-
-
-def _trip_count(a, b, s, a_c: str, b_c: str, s_c: str) -> str:
-    """``len(range(a, b, s))`` as arithmetic (valid for NumPy and CuPy integers too)."""
-    if s == 1:
-        return f"max(0, {b_c})" if a == 0 else f"max(0, {b_c} - ({a_c}))"
-    return f"max(0, -((({a_c}) - ({b_c})) // ({s_c})))"
-
-
-def _int_typed(x) -> bool:
-    """Whether the printed value of ``x`` has an integer or boolean dtype (sign, floor and ceil of a
-    float are integer-valued but stay float)."""
-    if isinstance(x, (sp.sign, sp.floor, sp.ceiling)):
-        return bool(x.args[0].is_integer)
-    return bool(x.is_integer or is_boolean(x))
-
-
-def _number(e) -> str:
-    if e == sp.oo:
-        return "math.inf"
-    if e == -sp.oo:
-        return "-math.inf"
-    if e is sp.nan:
-        return "math.nan"
-    if e == sp.pi:
-        return repr(math.pi)
-    if e == sp.E:
-        return repr(math.e)
-    if e.is_Integer:
-        return str(int(e))
-    v = float(e)
-    return repr(v)
-
-
-def _is_atom_code(code: str) -> bool:
-    return code.replace("_", "").replace(".", "").isalnum() or _is_number(code)
-
-
-def _is_number(code: str) -> bool:
-    try:
-        float(code)
-        return True
-    except ValueError:
-        return False
-
-
-def _is_int_literal(code: str) -> bool:
-    return code.lstrip("-").isdigit()
-
-
-def _ident(name: str) -> str:
-    out = "".join(c if c.isalnum() else "_" for c in name).strip("_")
-    return out or "v"

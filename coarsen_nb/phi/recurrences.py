@@ -346,7 +346,7 @@ def _classify(lifter, kb, name, states, value, init, k, rng, trip, triangular=Fa
     # sum, product
     for op, node in (("+", RSum), ("*", RProd)):
         if op == "*" and triangular:
-            continue    # segmented products of a triangular nest are iterated (see lower.emit)
+            continue    # segmented products of a triangular nest are iterated (see lower.nests)
         g = _strip(value, v, op)
         if g is not None and not _depends_on(kb, g, others):
             if op == "+":
@@ -397,7 +397,7 @@ def _nests(kb, c, k, binders) -> bool:
     all of them, or over none of them and not over k.  Otherwise its adjoint (which holds at every
     (outer, k) point) is summed over an outer index inside k's level, where the suffix products and
     the states would be evaluated with the indices the other way round: correct (see
-    ``lower.emit.Printer._segments``) but recomputed per point, so such a loop is iterated instead."""
+    ``lower.nests.NestPrinting._segments``) but recomputed per point, so such a loop is iterated instead."""
     if not binders:
         return True
     if all(_depends_on(kb, c, j) for j in binders):

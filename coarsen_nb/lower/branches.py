@@ -1,0 +1,204 @@
+"""Branches in printed code: masked arms that never evaluate the branch not taken, one
+``where`` for cheap total arms, a real ``if`` for a scalar predicate, and short-circuit
+``and``/``or``.  A mixin of :class:`~coarsen_nb.lower.emit.Printer`.
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+from sympy.functions.elementary.piecewise import ExprCondPair
+
+from coarsen_nb.lower.printing import Level, _int_typed
+from coarsen_nb.phi import forms
+from coarsen_nb.phi.symbols import is_boolean
+from coarsen_nb.symbolic.levels import ELEM
+
+# Arms of a branch evaluated on all points (``Printer._cheap_and_total``): operations that are
+# finite for every finite operand, and at most this many of them over all arms together.
+_WHERE_MAX_OPS = 12
+_TOTAL_NODES = (sp.Add, sp.Mul, sp.sin, sp.cos, sp.tanh, sp.atan, sp.Abs, sp.sign, sp.Max, sp.Min,
+                sp.core.relational.Relational, sp.And, sp.Or, sp.Not, sp.Piecewise, ExprCondPair, forms.Sigmoid,
+                forms.Softplus, forms.Erf)
+
+
+class BranchPrinting:
+    """Branches of the :class:`~coarsen_nb.lower.emit.Printer`."""
+
+    def _piecewise(self, e: sp.Piecewise, lv: Level) -> str:
+        clauses = list(e.args)
+        varying = self._varying_binders(lv) | {ELEM}
+        if not self._is_array_level(lv) or not any(self.deps(c) & varying for _, c in clauses):
+            # the predicate is one value for the whole level: a real `if`
+            return self._scalar_piecewise(clauses, lv)
+        if not all(_int_typed(self._resolved(x)) for x, _ in clauses) and self._cheap_and_total(clauses):
+            return self._where(clauses, lv)     # (integer and truth values keep their masked buffer's dtype)
+        out = self.fresh("pw")
+        size = self._size(lv) if lv.kind != "elem" else lv.size
+        integer = all(getattr(c[0], "is_integer", False) for c in clauses)
+        boolean = all(is_boolean(c[0]) for c in clauses)
+        dtype = f", dtype={self.xp}.bool" if boolean else f", dtype={self.xp}.int64" if integer else ""
+        self.emit(f"{out} = {self.xp}.empty({size}{dtype})")
+        remaining = None
+        seen: tuple = ()
+        for k, (expr, cond) in enumerate(clauses):
+            last = k == len(clauses) - 1 or cond == sp.true
+            if last and remaining is None:
+                self.emit(f"{out}[...] = {self.value(expr, lv)}")
+                break
+            # A branch with the same predicate as an earlier one (the adjoint's Piecewise mirrors
+            # the forward's) reuses its mask and its masked level: compressed operands are shared.
+            key = (lv.id, seen, None if last else cond)
+            if key in self._masks:
+                mname, nxt, sub = self._masks[key]
+            else:
+                if last:
+                    mname, nxt = self.fresh("m"), None
+                    self.emit(f"{mname} = ~{remaining}")
+                else:
+                    c_code = self.value(cond, lv)
+                    if c_code in ("True", "False"):
+                        c_code = f"{self.xp}.full({size}, {c_code})"
+                    mname = self.fresh("m")
+                    if remaining:
+                        self.emit(f"{mname} = ~{remaining} & ({c_code})")
+                        nxt = self.fresh("m")
+                        self.emit(f"{nxt} = {remaining} | {mname}")
+                    else:
+                        self.emit(f"{mname} = {self.xp}.asarray({c_code}, dtype={self.xp}.bool)")
+                        nxt = mname
+                sub = Level(lv, "mask", mask=mname, size=f"int({self.xp}.count_nonzero({mname}))")
+                self._masks[key] = (mname, nxt, sub)
+            self._masked_assign(out, mname, expr, sub)
+            if last:
+                break
+            remaining = nxt
+            seen = (*seen, cond)
+        return out
+
+    def _cheap_and_total(self, clauses) -> bool:
+        """Whether every arm may be evaluated on *all* points of the level: the arms are cheap
+        (a few operations together) and *total* — no division, root, log, exp or inexact power
+        that could raise, warn or give NaN on a point of another branch, and no array read that
+        the predicates do not already make (an arm's index could be out of range elsewhere).
+        Then one ``where`` over both values costs less than compressing operands per branch."""
+        cond_reads = set()
+        for _, cond in clauses:
+            cond_reads |= {s for s in self._expanded_atoms(cond) if s in self.reads}
+        budget = [_WHERE_MAX_OPS]
+
+        def total(e) -> bool:
+            if isinstance(e, sp.Symbol):
+                if e in self.temps:
+                    return total(self.temps[e])
+                return e not in self.reads or e in cond_reads
+            if e.is_Number or e in (sp.true, sp.false, sp.pi, sp.E):
+                return True
+            budget[0] -= 1
+            if budget[0] < 0:
+                return False
+            if isinstance(e, sp.Pow):
+                if not (e.exp.is_Integer and e.exp >= 0):
+                    return False
+            elif not isinstance(e, _TOTAL_NODES):
+                return False
+            return all(total(a) for a in e.args)
+
+        return all(total(expr) for expr, _ in clauses)
+
+    def _expanded_atoms(self, e) -> set:
+        out, todo = set(), [e]
+        while todo:
+            for s in sp.sympify(todo.pop()).free_symbols:
+                if s in out:
+                    continue
+                out.add(s)
+                if s in self.temps:
+                    todo.append(self.temps[s])
+        return out
+
+    def _where(self, clauses, lv: Level) -> str:
+        """``where(p1, a1, where(p2, a2, a3))``: every arm on every point (see ``_cheap_and_total``)."""
+        xp = self.xp
+        last = next((k for k, (_, c) in enumerate(clauses) if c == sp.true), len(clauses) - 1)
+        # The array API's where wants an array condition, at most one scalar arm, and one kind of
+        # number (NumPy promotes; the standard does not): the (float) result gets float arms.
+        conds = [self.value(cond, lv) for _, cond in clauses[:last]]
+        conds = [c if self.deps(cond) else f"{xp}.asarray({c})" for c, (_, cond) in zip(conds, clauses, strict=False)]
+        exprs = [x for x, _ in clauses[:last + 1]]
+        codes = self._floats(exprs, [self.value(x, lv) for x in exprs], force=True)
+        code = codes[-1]
+        if not self.deps(exprs[-1]):
+            code = f"{xp}.asarray({code}, dtype={xp}.float64)"
+        for cond, arm in reversed(list(zip(conds, codes[:-1], strict=True))):
+            code = f"{xp}.where({cond}, {arm}, {code})"
+        return code
+
+    def _masked_assign(self, out: str, mask: str, expr, sub: Level) -> None:
+        self.emit(f"if {self.xp}.any({mask}):")
+        self.indent += 1
+        code = self.value(expr, sub)
+        self.emit(f"{out}[{mask}] = {code}")
+        self.indent -= 1
+
+    def _scalar_piecewise(self, clauses, lv: Level) -> str:
+        """A real ``if``; a later clause's predicate is computed in the ``else`` of the earlier
+        ones (nested), so it is only evaluated where Python would evaluate it."""
+        out = self.fresh("pw")
+        depth = 0
+        cond_lv = lv
+
+        floating = not all(_int_typed(self._resolved(x)) for x, _ in clauses)
+
+        def arm(expr) -> str:
+            code = self.value(expr, Level(cond_lv, "cond"))
+            # at an array level an arm may be a plain number (b in `i if p else b`): an array either way
+            if not self._is_array_level(lv):
+                return code
+            return f"{self.xp}.asarray({code}, dtype={self.xp}.float64)" if floating else f"{self.xp}.asarray({code})"
+
+        for k, (expr, cond) in enumerate(clauses):
+            last = cond == sp.true or k == len(clauses) - 1
+            if last and k == 0:
+                return self.value(expr, lv)
+            if last:    # inside the else of the clauses before it
+                self.emit(f"{out} = {arm(expr)}")
+                break
+            c = self.value(cond, cond_lv)
+            self.emit(f"if {c}:")
+            self.indent += 1
+            self.emit(f"{out} = {arm(expr)}")
+            self.indent -= 1
+            self.emit("else:")
+            self.indent += 1
+            depth += 1
+            cond_lv = Level(cond_lv, "cond")
+        self.indent -= depth
+        return out
+
+    def _short_circuit(self, e, lv: Level) -> str:
+        is_and = isinstance(e, forms.AndThen)
+        if not self._is_array_level(lv) or not self.deps(e) & (self._varying_binders(lv) | {ELEM}):
+            # one truth value for the whole level (also inside a masked arm): Python's own and/or
+            out = self.fresh("b")
+            first = self.value(e.args[0], lv)
+            self.emit(f"{out} = bool({first})")
+            for a in e.args[1:]:
+                self.emit(f"if {'' if is_and else 'not '}{out}:")
+                self.indent += 1
+                sub = Level(lv, "cond")
+                self.emit(f"{out} = bool({self.value(a, sub)})")
+                self.indent -= 1
+            return out
+        out = self.fresh("b")
+        first = self.value(e.args[0], lv)
+        self.emit(f"{out} = {self.xp}.asarray({self.xp}.broadcast_to({self.xp}.asarray({first}, dtype={self.xp}.bool), "
+                  f"({self._size(lv)},)), copy=True)")
+        for a in e.args[1:]:
+            sel = self.fresh("m")
+            self.emit(f"{sel} = {self.xp}.asarray({out}, copy=True)" if is_and else f"{sel} = ~{out}")
+            sub = Level(lv, "mask", mask=sel, size=f"int({self.xp}.count_nonzero({sel}))")
+            self.emit(f"if {self.xp}.any({sel}):")
+            self.indent += 1
+            self.emit(f"{out}[{sel}] = {self.value(a, sub)}")
+            self.indent -= 1
+        return out

@@ -1,0 +1,198 @@
+"""The helper functions a generated module defines when its code calls them.
+
+Each entry is the source text of one small function, written for the module's
+``xp`` namespace; the module writer copies in the ones its code uses (and
+those they need, ``DEPENDS``).  They stay plain text because the generated
+module must not import coarsen_nb: what is here is what the exported file
+contains.  Where the array API standard lacks an operation (scatter-add,
+segmented reductions), the helper takes NumPy's or CuPy's fast path when the
+namespace has it and a standard-only form otherwise.
+"""
+
+from __future__ import annotations
+
+HELPERS = {
+    "_softplus": '''def _softplus(z):
+    """log(1 + exp(z)) without overflow."""
+    return z + math.log1p(math.exp(-z)) if z > 0 else math.log1p(math.exp(z))
+''',
+    "_sigmoid": '''def _sigmoid(z):
+    """1 / (1 + exp(-z)) without overflow."""
+    if z >= 0:
+        return 1.0 / (1.0 + math.exp(-z))
+    ez = math.exp(z)
+    return ez / (1.0 + ez)
+''',
+    "_erf": '''def _erf(x):
+    """erf, elementwise, to full double precision (neither NumPy nor the array API has erf).
+
+    Cephes' rational approximations (S. L. Moshier; the ones SciPy's ndtr uses): x T(x^2) / U(x^2)
+    for |x| <= 1 (evaluated everywhere on x clipped to [-1, 1]), and 1 - exp(-x^2) P(|x|) / Q(|x|)
+    on the elements with |x| > 1 only, |x| clipped to 6, where erf already rounds to +-1.
+    """
+    x = xp.asarray(x, dtype=xp.float64)
+    s = xp.clip(x, -1.0, 1.0)
+    z = s * s
+    t = (((9.60497373987051638749 * z + 90.0260197203842689217) * z + 2232.00534594684319226) * z
+         + 7003.32514112805075473) * z + 55592.3013010394962768
+    u = ((((z + 33.5617141647503099647) * z + 521.357949780152679795) * z + 4594.32382970980127987) * z
+         + 22629.0000613890934246) * z + 49267.3942608635921086
+    out = xp.asarray(s * t / u)     # NumPy gives a scalar for 0-d input; this one is written below
+    far = xp.abs(x) > 1.0
+    if xp.any(far):
+        b = xp.clip(xp.abs(x[far]), 1.0, 6.0)
+        p = (((((((2.46196981473530512524e-10 * b + 0.564189564831068821977) * b + 7.46321056442269912687) * b
+                 + 48.6371970985681366614) * b + 196.520832956077098242) * b + 526.445194995477358631) * b
+              + 934.528527171957607540) * b + 1027.55188689515710272) * b + 557.535335369399327526
+        q = (((((((b + 13.2281951154744992508) * b + 86.7072140885989742329) * b + 354.937778887819891062) * b
+               + 975.708501743205489753) * b + 1823.90916687909736289) * b + 2246.33760818710981792) * b
+             + 1656.66309194161350182) * b + 557.535340817727675546
+        out[far] = xp.copysign(1.0 - xp.exp(-(b * b)) * p / q, x[far])
+    return out
+''',
+    "_prod_except": '''def _prod_except(a):
+    """Products of all other elements, without division (zero-safe)."""
+    v = xp.reshape(a, (-1,))
+    one = xp.ones(1)
+    pre = xp.cumulative_prod(xp.concat([one, v]))[:-1]
+    suf = xp.flip(xp.cumulative_prod(xp.concat([one, xp.flip(v)]))[:-1])
+    return xp.reshape(pre * suf, a.shape)
+''',
+}
+
+HELPERS["_ipow"] = '''def _ipow(a, m):
+    """a**m for an integer m >= 0, inf on overflow like the loop it replaces (not OverflowError)."""
+    try:
+        return float(a) ** int(m)
+    except OverflowError:
+        return math.copysign(math.inf, a) if int(m) % 2 else math.inf
+'''
+
+HELPERS["_take"] = '''def _take(x, lo, n, step):
+    """x[lo + step*k] for k < n: a view when the range is in bounds, Python's indexing otherwise."""
+    hi = lo + step * (n - 1)
+    if n > 0 and step > 0 and 0 <= lo and hi < x.shape[0]:
+        return x[lo:hi + 1:step]
+    return x[lo + step * xp.arange(n)]
+'''
+
+# The array API has no scatter (no ufunc.at, no bincount, no assignment through integer arrays).
+# The helpers below use NumPy's and CuPy's fast paths where the namespace has them, and otherwise a
+# standard-only form: sort, then reduce a table of the sorted runs.
+HELPERS["_segments"] = '''def _segments(seg, v, n, fill):
+    """The runs of the sorted segment ids seg (0 <= seg < n) as rows of a table, padded with fill:
+    row j holds the values v[k] with seg[k] == j.  Standard-only; memory n times the longest run."""
+    t = xp.arange(n)
+    start = xp.searchsorted(seg, t)
+    count = xp.searchsorted(seg, t, side="right") - start
+    if seg.shape[0] == 0 or n == 0:
+        return xp.full((n, 1), fill)
+    width = int(xp.max(count))
+    col = xp.arange(max(width, 1))
+    inside = col < count[:, None]
+    pos = xp.where(inside, start[:, None] + col, 0)
+    v = xp.broadcast_to(xp.asarray(v, dtype=xp.float64), seg.shape)
+    return xp.where(inside, xp.reshape(xp.take(v, xp.reshape(pos, (-1,))), pos.shape), fill)
+'''
+
+HELPERS["_segment_sum"] = '''def _segment_sum(seg, v, n):
+    """Sums of v over the runs of the sorted segment ids seg (0 <= seg < n)."""
+    if hasattr(xp, "bincount"):
+        return xp.bincount(seg, weights=v, minlength=n)
+    return xp.sum(_segments(seg, v, n, 0.0), axis=1)
+'''
+
+for _kind, _ufunc, _fill in (("prod", "multiply", "1.0"), ("max", "maximum", "-math.inf"),
+                             ("min", "minimum", "math.inf")):
+    HELPERS[f"_segment_{_kind}"] = f'''def _segment_{_kind}(seg, v, n):
+    """{_kind.capitalize()} of v over the runs of the sorted segment ids seg ({_fill} for an empty run)."""
+    if hasattr(xp.{_ufunc}, "at"):
+        out = xp.full(n, {_fill})
+        xp.{_ufunc}.at(out, seg, v)
+        return out
+    return xp.{_kind}(_segments(seg, v, n, {_fill}), axis=1)
+'''
+
+HELPERS["_scatter_sum"] = '''def _scatter_sum(idx, v, n):
+    """Sums of v at each index of range(n) (0 <= idx < n, repeats accumulate): the adjoint of a gather."""
+    v = xp.broadcast_to(xp.asarray(v, dtype=xp.float64), idx.shape)
+    if hasattr(xp, "bincount"):
+        return xp.bincount(idx, weights=v, minlength=n)
+    order = xp.argsort(idx)
+    return _segment_sum(xp.take(idx, order), xp.take(v, order), n)
+'''
+
+HELPERS["_put"] = '''def _put(x, idx, v):
+    """x[idx] = v for a tuple of index arrays (Python's negative indices; the last write wins).
+
+    In place where the namespace assigns through integer arrays (NumPy, CuPy); otherwise a new array,
+    from the last write to each element after a stable sort of the flat indices.
+    """
+    if hasattr(xp, "bincount"):
+        x[idx] = v
+        return x
+    flat = 0
+    for i, size in zip(idx, x.shape):
+        flat = flat * size + xp.asarray(i) % size
+    flat = xp.reshape(flat, (-1,))
+    v = xp.reshape(xp.broadcast_to(xp.asarray(v, dtype=x.dtype), flat.shape), (-1,))
+    if flat.shape[0] == 0:
+        return x
+    order = xp.argsort(flat, stable=True)
+    s, vs = xp.take(flat, order), xp.take(v, order)
+    last = xp.clip(xp.searchsorted(s, xp.arange(x.size), side="right") - 1, 0, None)
+    hit = xp.take(s, last) == xp.arange(x.size)
+    return xp.reshape(xp.where(hit, xp.take(vs, last), xp.reshape(x, (-1,))), x.shape)
+'''
+
+DEPENDS = {"_scatter_add": ("_scatter_sum",), "_block": ("_scatter_sum",), "_scatter_sum": ("_segment_sum",),
+            "_segment_sum": ("_segments",),
+            "_segment_prod": ("_segments",), "_segment_max": ("_segments",), "_segment_min": ("_segments",)}
+
+HELPERS["_scatter_add"] = '''def _scatter_add(b, lo, n, step, v):
+    """b[lo + step*k] += v[k] for k < n (the adjoint of _take)."""
+    hi = lo + step * (n - 1)
+    if n > 0 and step > 0 and 0 <= lo and hi < b.shape[0]:
+        b[lo:hi + 1:step] += v
+    elif n > 0:
+        b += _scatter_sum((lo + step * xp.arange(n)) % b.shape[0], v, b.shape[0])
+'''
+
+HELPERS["_block"] = '''def _block(x, lo0, n0, lo1, n1):
+    """x[lo0 + i, lo1 + j] for i < n0, j < n1 as an (n0, n1) array: a view when in bounds."""
+    if 0 <= lo0 and lo0 + n0 <= x.shape[0] and 0 <= lo1 and lo1 + n1 <= x.shape[1]:
+        return x[lo0:lo0 + n0, lo1:lo1 + n1]
+    return x[(lo0 + xp.arange(n0))[:, None], (lo1 + xp.arange(n1))[None, :]]
+
+
+def _block_add(b, lo0, n0, lo1, n1, v):
+    """b[lo0 + i, lo1 + j] += v[i, j] (the adjoint of _block)."""
+    if 0 <= lo0 and lo0 + n0 <= b.shape[0] and 0 <= lo1 and lo1 + n1 <= b.shape[1]:
+        b[lo0:lo0 + n0, lo1:lo1 + n1] += v
+    elif n0 > 0 and n1 > 0:
+        i = (lo0 + xp.arange(n0))[:, None] % b.shape[0]
+        j = (lo1 + xp.arange(n1))[None, :] % b.shape[1]
+        flat = xp.reshape(i * b.shape[1] + j, (-1,))
+        v = xp.reshape(xp.broadcast_to(xp.asarray(v, dtype=xp.float64), (n0, n1)), (-1,))
+        b += xp.reshape(_scatter_sum(flat, v, b.shape[0] * b.shape[1]), b.shape)
+'''
+
+HELPERS["_mm"] = '''def _mm_left(g, y, x):
+    """Adjoint of x in x @ y, for vectors and matrices."""
+    if x.ndim == 1 and y.ndim == 1:
+        return g * y
+    if x.ndim == 1:
+        return y @ g
+    if y.ndim == 1:
+        return g[:, None] * y[None, :]
+    return g @ y.T
+
+
+def _mm_right(g, x, y):
+    """Adjoint of y in x @ y, for vectors and matrices."""
+    if x.ndim == 1 and y.ndim == 1:
+        return g * x
+    if x.ndim == 1:
+        return x[:, None] * g[None, :]
+    return x.T @ g
+'''

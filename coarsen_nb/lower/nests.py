@@ -1,0 +1,202 @@
+"""Loop nests beyond one flat level: dense two-level nests as matrix products on blocks,
+and the per-segment operations (exclusive products, arg-extremum one-hots, linear-recurrence
+states) that need a segment as a row of a 2-D array.  A mixin of :class:`~coarsen_nb.lower.emit.Printer`.
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from coarsen_nb.lower.printing import Level
+from coarsen_nb.phi import forms
+from coarsen_nb.symbolic.levels import ELEM
+
+
+class NestPrinting:
+    """Dense nests and segment operations of the :class:`~coarsen_nb.lower.emit.Printer`."""
+
+    def _dense_pair(self, child: Level):
+        """(i, j) when ``child`` is a rectangular unit-step loop j directly inside a top-level unit-step
+        loop i (the points are then the rows i of an (n_i, n_j) block, row by row), else None."""
+        lv = child.parent
+        if (child.kind != "range" or child.rect is None or lv is None or lv.kind != "range"
+                or lv.parent is not self.root or lv.seg):
+            return None
+        i, j = lv.binder, child.binder
+        ri, rj = self.deps.ranges[i], self.deps.ranges[j]
+        if ri[2] != 1 or rj[2] != 1 or self.deps(rj[0]) or self.deps(rj[1]):
+            return None
+        return i, j
+
+    def rect_product(self, e, child: Level, need_matrix: bool = True):
+        """``(M, g, h)`` when ``e`` at the rectangular level ``child`` (loop j, unit step, inside a
+        top-level loop i, unit step) is a product of factors of both i and j — reads ``A[i + c, j + c']``
+        of 2-D arrays are blocks (views), others are computed per point — that multiply to the
+        ``(n_i, n_j)`` array ``M``, factors of i alone (their
+        product ``g`` at the outer level, or None) and factors of j alone (``h``, a vector over j,
+        or None); otherwise None (M is None without factors of both, if not ``need_matrix``).
+        Then Σ_j is ``(M @ h) * g`` and the adjoint scattered over j
+        is ``(g @ M) * h``: BLAS on views instead of flattened gathers, tiles and bincounts."""
+        pair = self._dense_pair(child)
+        if pair is None:
+            return None
+        lv, (i, j) = child.parent, pair
+        rj = self.deps.ranges[j]
+        blocks, fi, fj, general = [], [], [], []
+        for f in self._factors(e):
+            d = self.deps(f) - {ELEM}
+            if d - {i, j}:
+                return None
+            if d == {i, j}:
+                blk = self._block_read(f, i, j) or self._power_table(f, i, j, lv)
+                if blk is None:
+                    general.append(f)
+                else:
+                    blocks.append(blk)
+            elif j in d:
+                fj.append(f)
+            else:
+                fi.append(f)
+        if general:
+            # the other factors of both indices: their product on the flattened points, one row per i
+            prod = sp.Mul(*general)
+            code = self.value(prod, child)
+            if self._may_be_scalar(prod):
+                code = f"({code} + {self.xp}.zeros({child.size}))"
+            blocks.append(f"{self.xp}.reshape({code}, ({lv.size}, {child.rect}))")
+        if not blocks and need_matrix:
+            return None
+        jl = self._child(self.root, j, *rj)
+        m = None if not blocks else blocks[0] if len(blocks) == 1 else "(" + " * ".join(blocks) + ")"
+        g = self.value(sp.Mul(*fi), lv) if fi else None
+        h = self.value(sp.Mul(*fj), jl) if fj else None
+        # a factor that may be one number (invariant, or a branch on a scalar) becomes a vector
+        if g is not None and (not self.deps(sp.Mul(*fi)) & {i} or self._may_be_scalar(sp.Mul(*fi))):
+            g = f"({g} + {self.xp}.zeros({lv.size}))"
+        if h is not None and self._may_be_scalar(sp.Mul(*fj)):
+            h = f"({h} + {self.xp}.zeros({jl.size}))"
+        return m, g, h
+
+    def _power_table(self, f, i, j, lv: Level):
+        """x_i ** e_j (an integer exponent of j) as an (n_i, n_j) table built by a cumulative product
+        along the powers — one multiply per entry instead of one ``pow`` — when the exponents are
+        small and non-negative at run time (else ``**``).  Horner's closed form is Σ_k c_k x_i^(D-1-k)."""
+        if not isinstance(f, (sp.Pow, forms.PowInt)):
+            return None
+        base, ex = f.args
+        if not (ex.is_integer and self.deps(base) <= {i} and self.deps(ex) <= {j}):
+            return None
+        key = (f, lv.id)
+        if key in self._tables:
+            return self._tables[key]
+        xp = self.xp
+        jl = self._child(self.root, j, *self.deps.ranges[j])
+        b = self.value(base, lv)
+        e = self.value(ex, jl)
+        bv, ev, top, tab, out = (self.fresh(h) for h in ("pb", "pe", "pm", "pt", "pw"))
+        self.emit(f"{bv} = {xp}.reshape({xp}.asarray({b}, dtype={xp}.float64) + {xp}.zeros({lv.size}), (-1, 1))")
+        self.emit(f"{ev} = {xp}.asarray({e}, dtype={xp}.int64) + {xp}.zeros({jl.size}, dtype={xp}.int64)")
+        self.emit(f"{top} = int({xp}.max({ev})) if {jl.size} > 0 else 0")
+        self.emit(f"if {jl.size} > 0 and int({xp}.min({ev})) >= 0 and {top} <= 2 * {jl.size} + 16:")
+        self.emit(f"    {tab} = {xp}.cumulative_prod({xp}.broadcast_to({bv}, ({lv.size}, {top})), axis=1)")
+        self.emit(f"    {tab} = {xp}.concat([{xp}.ones(({lv.size}, 1)), {tab}], axis=1)")
+        self.emit(f"    {out} = {xp}.take({tab}, {ev}, axis=1)")
+        self.emit("else:")
+        self.emit(f"    {out} = {bv} ** {xp}.asarray({xp}.reshape({ev}, (1, -1)), dtype={xp}.float64)")
+        self._tables[key] = out
+        return out
+
+    def _factors(self, e) -> list:
+        """The factors of a product, looking through the temps that name its parts."""
+        if isinstance(e, sp.Symbol) and e in self.temps:
+            return self._factors(self.temps[e])
+        if isinstance(e, sp.Mul):
+            return [g for a in e.args for g in self._factors(a)]
+        return [e]
+
+    def _block_read(self, f, i, j):
+        """``_block(A, lo_i, n_i, lo_j, n_j)`` for a read ``A[i + c, j + c']`` (else None)."""
+        if not isinstance(f, sp.Symbol) or f not in self.reads:
+            return None
+        arr, idx = self.reads[f]
+        args = self._block_read_index(idx, i, j)
+        return None if args is None else f"_block({arr}, {args})"
+
+    def _block_read_index(self, idx, i, j):
+        """``lo_i, n_i, lo_j, n_j`` of the block that ``[i + c, j + c']`` covers (else None)."""
+        if len(idx) != 2:
+            return None
+        ci, cj = sp.sympify(idx[0]) - i, sp.sympify(idx[1]) - j
+        if self.deps(ci) or self.deps(cj) or i in ci.free_symbols or j in cj.free_symbols:
+            return None
+        (ai, bi, _), (aj, bj, _) = self.deps.ranges[i], self.deps.ranges[j]
+        lo_i, lo_j = self.value(ai + ci), self.value(aj + cj)
+        n_i, n_j = self.value(sp.Max(0, bi - ai)), self.value(sp.Max(0, bj - aj))
+        return f"{lo_i}, {n_i}, {lo_j}, {n_j}"
+
+    def _segments(self, code: str, k, lv: Level):
+        """``code`` (values at level ``lv``) as a 2-D array with one row per segment of ``k``.
+
+        Returns (name, rows, cols, flat) with ``flat(x)`` the code that turns a result of that
+        shape back into ``lv``'s order.  Usually k is ``lv``'s own index; when ``lv`` is a
+        rectangular loop j opened under k's level (an adjoint summed over an outer index j
+        inside k's level), the layout is (k, j) and the segments are its columns.
+        """
+        xp = self.xp
+        name = self.fresh("v")
+        parent = lv.parent
+        if lv.binder == k:
+            rows = "1" if parent.kind == "root" else parent.size
+            cols = f"{lv.size}" if parent.kind == "root" else lv.rect
+            if cols is None:
+                raise NotImplementedError("products and extrema over triangular loops")
+            self.emit(f"{name} = {xp}.reshape({code} + {xp}.zeros({lv.size}), ({rows}, {cols}))")
+            return name, rows, cols, lambda x: f"{xp}.reshape({x}, (-1,))"
+        if (parent is not None and parent.binder == k and parent.kind == "range" and parent.seg is None
+                and parent.parent is not None and parent.parent.kind == "root" and lv.rect is not None):
+            self.emit(f"{name} = {xp}.asarray({xp}.reshape({code} + {xp}.zeros({lv.size}), "
+                      f"({parent.size}, {lv.rect})).T, copy=True)")
+            return name, lv.rect, parent.size, lambda x: f"{xp}.reshape({x}.T, (-1,))"
+        raise NotImplementedError("segment operation away from its level")
+
+    def _segment_op(self, e, lv: Level) -> str:
+        """Exclusive products or arg-extremum indicators of ``body`` within each segment of k."""
+        body, k, a, b, s = e.args[:5]
+        vv, rows, cols, flat = self._segments(self.value(body, lv), k, lv)
+        xp = self.xp
+        out = self.fresh("x")
+        ones = f"{xp}.ones(({rows}, 1))"
+        if isinstance(e, forms.ProdAfter):
+            # exclusive suffix products: a reversed cumulative product, no division
+            suf = f"{xp}.cumulative_prod({xp}.concat([{ones}, {xp}.flip({vv}, axis=1)], axis=1), axis=1)[:, :-1]"
+            self.emit(f"{out} = " + flat(f"{xp}.flip({suf}, axis=1)"))
+            return out
+        if isinstance(e, forms.ProdExcept):
+            # exclusive prefix and suffix products: no division, so exact zeros are safe
+            pre = f"{xp}.cumulative_prod({xp}.concat([{ones}, {vv}], axis=1), axis=1)[:, :-1]"
+            suf = f"{xp}.cumulative_prod({xp}.concat([{ones}, {xp}.flip({vv}, axis=1)], axis=1), axis=1)[:, :-1]"
+            self.emit(f"{out} = " + flat(f"({pre} * {xp}.flip({suf}, axis=1))"))
+            return out
+        pick = "argmax" if e.args[5] > 0 else "argmin"
+        self.emit(f"{out} = {xp}.zeros(({rows}, {cols}))")
+        self.emit(f"if {cols} > 0:")
+        self.emit(f"    {out} = {xp}.asarray({xp}.arange({cols}) == {xp}.{pick}({vv}, axis=1, keepdims=True), "
+                  f"dtype={xp}.float64)")
+        self.emit(f"{out} = {flat(out)}")
+        return out
+
+    def _lin_state(self, e, lv: Level) -> str:
+        """State of v ← a·v + b before each step of k, from 0, per segment: a Hillis–Steele scan of the
+        affine maps (a, b) ∘ (a', b') = (a·a', a·b' + b), ⌈log₂ N⌉ passes of products and sums."""
+        a, b, k = e.args[:3]
+        xp = self.xp
+        sa, rows, _, flat = self._segments(self.value(a, lv), k, lv)
+        sb, _, _, _ = self._segments(self.value(b, lv), k, lv)
+        sh, out = self.fresh("sh"), self.fresh("st")
+        self.emit(f"{sh} = 1")
+        self.emit(f"while {sh} < {sb}.shape[1]:")
+        self.emit(f"    {sb}[:, {sh}:] = {sa}[:, {sh}:] * {sb}[:, :-{sh}] + {sb}[:, {sh}:]")
+        self.emit(f"    {sa}[:, {sh}:] = {sa}[:, {sh}:] * {sa}[:, :-{sh}]")
+        self.emit(f"    {sh} *= 2")
+        self.emit(f"{out} = " + flat(f"{xp}.concat([{xp}.zeros(({rows}, 1)), {sb}], axis=1)[:, :-1]"))
+        return out

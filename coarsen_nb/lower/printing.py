@@ -1,0 +1,100 @@
+"""What the printers share: the :class:`Level` a value is computed at, and small
+facts about printed code (is it a number, an atom, an int literal; a trip count; a
+common coefficient)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import sympy as sp
+
+from coarsen_nb.phi.symbols import is_boolean
+
+
+class Level:
+    """A set of points at which values are arrays of one length (see the module docstring)."""
+
+    _ids = itertools.count()
+
+    def __init__(self, parent: Level | None, kind: str, binder=None, seg: str | None = None,
+                 size: str | None = None, mask: str | None = None):
+        self.parent, self.kind, self.binder = parent, kind, binder
+        self.seg, self.size, self.mask = seg, size, mask
+        self.index_code: dict = {}          # binder symbol -> code of its index array at this level
+        self.memo: dict = {}
+        self.children: dict = {}
+        self.rect: str | None = None        # count per parent point when bounds do not vary
+        self.id = next(Level._ids)
+
+    def ancestors(self):
+        lv = self
+        while lv is not None:
+            yield lv
+            lv = lv.parent
+
+    @property
+    def depth(self) -> int:
+        return sum(1 for _ in self.ancestors()) - 1
+
+
+def _common_coefficient(e: sp.Add):
+    """``(c, a - b)`` for ``c*a - c*b`` (every term a multiple of ±c, c ≠ 1), else None."""
+    parts = [t.as_coeff_Mul() for t in e.args]
+    c = abs(parts[0][0])
+    if c == 1 or c == 0 or any(abs(k) != c or not k.is_Number for k, _ in parts):
+        return None
+    return c, sp.Add(*[rest if k > 0 else -rest for k, rest in parts])
+
+
+def _trip_count(a, b, s, a_c: str, b_c: str, s_c: str) -> str:
+    """``len(range(a, b, s))`` as arithmetic (valid for NumPy and CuPy integers too)."""
+    if s == 1:
+        return f"max(0, {b_c})" if a == 0 else f"max(0, {b_c} - ({a_c}))"
+    return f"max(0, -((({a_c}) - ({b_c})) // ({s_c})))"
+
+
+def _int_typed(x) -> bool:
+    """Whether the printed value of ``x`` has an integer or boolean dtype (sign, floor and ceil of a
+    float are integer-valued but stay float)."""
+    if isinstance(x, (sp.sign, sp.floor, sp.ceiling)):
+        return bool(x.args[0].is_integer)
+    return bool(x.is_integer or is_boolean(x))
+
+
+def _number(e) -> str:
+    if e == sp.oo:
+        return "math.inf"
+    if e == -sp.oo:
+        return "-math.inf"
+    if e is sp.nan:
+        return "math.nan"
+    if e == sp.pi:
+        return repr(math.pi)
+    if e == sp.E:
+        return repr(math.e)
+    if e.is_Integer:
+        return str(int(e))
+    v = float(e)
+    return repr(v)
+
+
+def _is_atom_code(code: str) -> bool:
+    return code.replace("_", "").replace(".", "").isalnum() or _is_number(code)
+
+
+def _is_number(code: str) -> bool:
+    try:
+        float(code)
+        return True
+    except ValueError:
+        return False
+
+
+def _is_int_literal(code: str) -> bool:
+    return code.lstrip("-").isdigit()
+
+
+def _ident(name: str) -> str:
+    out = "".join(c if c.isalnum() else "_" for c in name).strip("_")
+    return out or "v"
