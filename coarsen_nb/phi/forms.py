@@ -26,15 +26,20 @@ import sympy as sp
 REDUCTIONS = {}
 
 
-class _Reduction(sp.Function):
-    """Base class: not evaluated, printed as the big operator."""
-
-    kind = ""
-    symbol = ""
+class _Inert(sp.Function):
+    """A form SymPy keeps as written: no evaluation or rewriting on construction (our rules
+    differentiate and lower it)."""
 
     @classmethod
     def eval(cls, *args):
         return None
+
+
+class _Reduction(_Inert):
+    """Base class: not evaluated, printed as the big operator."""
+
+    kind = ""
+    symbol = ""
 
     @property
     def body(self):
@@ -84,12 +89,8 @@ class RMin(_Reduction):
     kind, symbol, nargs = "min", r"\min", 5
 
 
-class RWrite(sp.Function):
+class RWrite(_Inert):
     """``init`` with ``init[idx] = body`` for every k in range: an array value."""
-
-    @classmethod
-    def eval(cls, *args):
-        return None
 
     def _latex(self, printer):
         init, body, k, start, stop, step, *idx = self.args
@@ -98,7 +99,7 @@ class RWrite(sp.Function):
                 rf"\ \forall\, {printer._print(k)} \in [{printer._print(start)}, {printer._print(stop)})")
 
 
-class RLin(sp.Function):
+class RLin(_Inert):
     """Σ_k b_k · Π_{j>k} a_j over k in range(start, stop, step): v_N of v ← a_k·v + b_k from v = 0 (C8).
 
     ``RLin(a, b, k, start, stop, step)``; the whole η is init·Π_k a_k + RLin.
@@ -109,10 +110,6 @@ class RLin(sp.Function):
     """
 
     nargs = 6
-
-    @classmethod
-    def eval(cls, *args):
-        return None
 
     def _latex(self, printer):
         a, b, k, start, stop = self.args[:5]
@@ -125,21 +122,17 @@ class RLin(sp.Function):
         return (f"linrec({printer._print(a)}, {printer._print(b)}, {k} in range({start}, {stop}, {step}))")
 
 
-class ProdAfter(sp.Function):
+class ProdAfter(_Inert):
     """Π_{j>k} a_j over the range of ``k`` (exclusive suffix product): ∂RLin/∂b_k, no division."""
 
     nargs = 5
-
-    @classmethod
-    def eval(cls, *args):
-        return None
 
     def _latex(self, printer):
         body, k = self.args[:2]
         return rf"\prod_{{j > {printer._print(k)}}} \left({printer._print(body)}\right)_j"
 
 
-class LinState(sp.Function):
+class LinState(_Inert):
     """Σ_{i<k} b_i Π_{i<j<k} a_j: the state of v ← a·v + b before step k, from v = 0.
 
     ``LinState(a, b, k, start, stop, step)``, the factor of ∂RLin/∂a_k.  Lowered
@@ -150,16 +143,12 @@ class LinState(sp.Function):
 
     nargs = 6
 
-    @classmethod
-    def eval(cls, *args):
-        return None
-
     def _latex(self, printer):
         a, b, k = self.args[:3]
         return rf"\operatorname{{state}}_{{{printer._print(k)}}}\left({printer._print(a)}, {printer._print(b)}\right)"
 
 
-class LogSumExp(sp.Function):
+class LogSumExp(_Inert):
     """log(c + Σ_k exp(g_k)) over k in range(start, stop, step): ``LogSumExp(c, g, k, start, stop, step)``.
 
     Recognized after lifting (:mod:`coarsen_nb.phi.logsumexp`) so that the
@@ -168,10 +157,6 @@ class LogSumExp(sp.Function):
     """
 
     nargs = 6
-
-    @classmethod
-    def eval(cls, *args):
-        return None
 
     def _eval_is_real(self):
         return True
@@ -303,61 +288,41 @@ class OrElse(sp.logic.boolalg.BooleanFunction):
 # ---- nodes that only derivative code uses ----------------------------------------
 
 
-class ElemSum(sp.Function):
+class ElemSum(_Inert):
     """Σ over all elements of an elementwise array value (the adjoint of a broadcast scalar)."""
 
     nargs = 1
-
-    @classmethod
-    def eval(cls, *args):
-        return None
 
     def _latex(self, printer):
         return rf"\sum_{{\mathrm{{elements}}}} {printer._print(self.args[0])}"
 
 
-class ProdExcept(sp.Function):
+class ProdExcept(_Inert):
     """Π_{l ≠ k} g_l over the range of ``k``: the zero-safe partial of a product (no division)."""
 
     nargs = 5
-
-    @classmethod
-    def eval(cls, *args):
-        return None
 
     def _latex(self, printer):
         body, k = self.args[:2]
         return rf"\prod_{{l \ne {printer._print(k)}}} \left({printer._print(body)}\right)_l"
 
 
-class ArgOneHot(sp.Function):
+class ArgOneHot(_Inert):
     """1 at the first arg-max (arg-min) of ``body`` over the range of ``k``, else 0."""
 
     nargs = 6
-
-    @classmethod
-    def eval(cls, *args):
-        return None
 
     def _latex(self, printer):
         body, k = self.args[:2]
         return rf"\mathbb{{1}}\left[{printer._print(k)} = \arg\max {printer._print(body)}\right]"
 
 
-class Gather(sp.Function):
+class Gather(_Inert):
     """``array[i1, ...]`` of an array-valued symbol inside a level (adjoint of a write)."""
 
-    @classmethod
-    def eval(cls, *args):
-        return None
 
-
-class Unwritten(sp.Function):
+class Unwritten(_Inert):
     """``array`` with zeros where the write loop ``(k, start, stop, step, idx...)`` stored values."""
-
-    @classmethod
-    def eval(cls, *args):
-        return None
 
 
 class PowInt(sp.Function):
