@@ -240,6 +240,14 @@ class _Lifter:
             kb = _KernelBuilder(self)
             pieces = []
 
+        def close_at_cap(k: int) -> None:
+            """The open kernel reached the cap L with node ``k``: it becomes a piece of the run."""
+            nonlocal kb, start
+            if kb.ops >= self.max_soi:
+                pieces.append((start, k + 1))
+                kb = _KernelBuilder(self)
+                start = k + 1
+
         k = 0
         while k < len(nodes):
             n = nodes[k]
@@ -257,10 +265,7 @@ class _Lifter:
                     kb = _KernelBuilder(self)
                     k = start = j + 1
                     continue
-                if kb.ops >= self.max_soi:
-                    pieces.append((start, k + 1))
-                    kb = _KernelBuilder(self)
-                    start = k + 1
+                close_at_cap(k)
                 k += 1
                 continue
             flush(k)
@@ -280,20 +285,14 @@ class _Lifter:
                     continue
                 rewritten[k] = Let(n.name, value, n.line)
                 kb.define(n.name, expr, n.line, self._materialize(n.name))
-                if kb.ops >= self.max_soi:
-                    pieces.append((k, k + 1))
-                    kb = _KernelBuilder(self)
-                    start = k + 1
+                close_at_cap(k)
             elif isinstance(n, If):
                 steps.append(self._cond(n, later[k + 1]))
             else:
                 if fresh_retry and self._join(kb, n):
                     # the loop may read an array the flushed kernel writes (a table filled by an earlier
                     # loop): from a fresh kernel that array is an input, read element by element
-                    if kb.ops >= self.max_soi:
-                        pieces.append((k, k + 1))
-                        kb = _KernelBuilder(self)
-                        start = k + 1
+                    close_at_cap(k)
                     k += 1
                     continue
                 steps += self._iterate(n, later[k + 1])
