@@ -463,7 +463,7 @@ class Printer(NestPrinting, BranchPrinting):
         else:
             n_parent = self._size(lv)
             cnt, seg, off, pos, idx = (self.fresh(h) for h in ("n", "seg", "off", "pos", kname))
-            self.emit(f"{cnt} = {self.xp}.maximum(0, -((({a_c}) - ({b_c})) // ({s_c}))) + "
+            self.emit(f"{cnt} = {_trip_count(a, b, s, a_c, b_c, s_c, f'{self.xp}.maximum')} + "
                       f"{self.xp}.zeros({n_parent}, dtype={self.xp}.int64)")
             self.emit(f"{seg} = {self.xp}.repeat({self.xp}.arange({n_parent}), {cnt})")
             self.emit(f"{off} = {self.xp}.cumulative_sum({cnt}) - {cnt}")

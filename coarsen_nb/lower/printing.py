@@ -47,11 +47,12 @@ def _common_coefficient(e: sp.Add):
     return c, sp.Add(*[rest if k > 0 else -rest for k, rest in parts])
 
 
-def _trip_count(a, b, s, a_c: str, b_c: str, s_c: str) -> str:
-    """``len(range(a, b, s))`` as arithmetic (valid for NumPy and CuPy integers too)."""
+def _trip_count(a, b, s, a_c: str, b_c: str, s_c: str, maximum: str = "max") -> str:
+    """``len(range(a, b, s))`` as arithmetic (valid for NumPy and CuPy integers too), i.e.
+    ceil((b − a) / s) clipped at 0; ``maximum`` is ``xp.maximum`` when the bounds are arrays."""
     if s == 1:
-        return f"max(0, {b_c})" if a == 0 else f"max(0, {b_c} - ({a_c}))"
-    return f"max(0, -((({a_c}) - ({b_c})) // ({s_c})))"
+        return f"{maximum}(0, {b_c})" if a == 0 else f"{maximum}(0, {b_c} - ({a_c}))"
+    return f"{maximum}(0, -((({a_c}) - ({b_c})) // ({s_c})))"
 
 
 def _int_typed(x) -> bool:
