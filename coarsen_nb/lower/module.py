@@ -690,18 +690,16 @@ class ModuleWriter:
             self._zero(n)
         # The next state's adjoint starts as the carried one: assigned, not zeroed and then added
         # (the carried array is referenced by nothing else, so later in-place += on it is safe).
-        region = list(s.header) + list(s.body)
-        defined = set(self._defined(region))
-        started = {nxt.id for _, _, nxt in active_mus
-                   if isinstance(nxt, ir.Name) and nxt.id in defined and nxt.id in self.active}
-        for name in self._defined(region):
-            if name in self.active and name not in started:
+        defined = self._defined(list(s.header) + list(s.body))
+        unstarted = {nxt.id for _, _, nxt in active_mus
+                     if isinstance(nxt, ir.Name) and nxt.id in defined and nxt.id in self.active}
+        for name in defined:
+            if name in self.active and name not in unstarted:
                 self._zero(name)
-        assigned: set[str] = set()
         for (_, _, nxt), (_, c) in zip(active_mus, carried, strict=True):
             if isinstance(nxt, ir.Name) and nxt.id in self.active:
-                first = nxt.id in started and nxt.id not in assigned
-                assigned.add(nxt.id)
+                first = nxt.id in unstarted
+                unstarted.discard(nxt.id)
                 self.emit(f"{self.names.bar(nxt.id)} {'=' if first else '+='} {c}")
         self.reverse(s.body)
         self.reverse(s.header)
