@@ -8,7 +8,8 @@ Three modes give the three points of the design space in one pipeline:
 ``"block"``     SOIs never cross a φ (the paper's "without phi-calculus"
                 ablation): straight-line code of one block per kernel, ``if`` s as
                 real branches, every loop iterated;
-``"operator"``  L = 1: every operation its own kernel — classic operator-level AD.
+``"operator"``  L = 1: every operation its own kernel — classic operator-level AD (statements are
+                first split into one assignment per operation, :mod:`coarsen_nb.phi.operations`).
 
 A kernel is closed (and a new one opened) at every opaque step, iterated loop
 and real branch; a run of values past ``max_soi`` operations is split after
@@ -27,6 +28,7 @@ import sympy as sp
 from coarsen_nb import ir
 from coarsen_nb.phi import logsumexp, recurrences
 from coarsen_nb.phi.gate import GatedFunction, If, Let, Loop, names_read
+from coarsen_nb.phi.operations import one_operation_per_let
 from coarsen_nb.phi.symbols import NotSymbolic, symbol, to_sympy
 from coarsen_nb.phi.types import T
 from coarsen_nb.plan import CondStep, IterStep, Kernel, KernelStep, Output, Plan, PrimStep, Read
@@ -40,6 +42,8 @@ def lift(g: GatedFunction, types: dict[str, T], mode: str = "phi", max_soi: floa
     """Lift the gated function ``g`` with value types ``types`` into a plan of SOIs."""
     if mode not in ("phi", "block", "operator"):
         raise ValueError(f"unknown lifting mode {mode!r}")
+    if mode == "operator":
+        g, types = one_operation_per_let(g, types)
     lifter = _Lifter(g, types, mode, math.inf if max_soi is None else max_soi,
                      math.inf if reuse is None else reuse)
     steps = lifter.region(g.body)

@@ -1,0 +1,105 @@
+"""One operation per assignment: the three-address form behind L = 1.
+
+The size cap L counts *operations*, and L = 1 is operator-level AD: every
+operation its own SOI, its result a named value the reverse sweep reads, its
+derivative taken alone.  A user's statement is usually several operations
+(``s = s + x[i] ** 2`` is a read, a power and an add), so before lifting in
+operator mode every assignment is split into a chain of assignments of one
+operation each, the way an operator-level tool records it:
+
+    s.3 = s.2 + x[i.1] ** 2      →      $o1.1 = x[i.1]
+                                         $o2.1 = $o1.1 ** 2
+                                         s.3 = s.2 + $o2.1
+
+Only operands that are always evaluated are hoisted: the arms of a
+conditional expression and the later operands of ``and``/``or`` stay where
+they are (hoisting them would evaluate a guarded ``log`` or division the
+program never runs).  The pass is a pure function of the gated tree; names
+stay single-assignment.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from coarsen_nb import ir
+from coarsen_nb.phi.gate import GatedFunction, If, Let, Loop
+from coarsen_nb.phi.types import T, expr_type
+
+#: Expressions that are one operation of their own when they are an operand of another.
+_OPERATIONS = (ir.BinOp, ir.UnaryOp, ir.Compare, ir.Call, ir.Index, ir.BoolOp, ir.IfExp)
+
+
+def one_operation_per_let(g: GatedFunction, types: dict[str, T]) -> tuple[GatedFunction, dict[str, T]]:
+    """``g`` with every assignment split into assignments of one operation each, and ``types``
+    extended with the new names' types."""
+    types = dict(types)
+    counter = itertools.count(1)
+    taken = _names(g.body) | set(g.params)
+
+    def fresh() -> str:
+        while True:
+            name = f"$o{next(counter)}.1"
+            if name not in taken:
+                taken.add(name)
+                return name
+
+    def operand(e: ir.Expr, out: list, line: int) -> ir.Expr:
+        """``e`` as an operand: a leaf, or a name bound to it by a new assignment in ``out``."""
+        if not isinstance(e, _OPERATIONS):
+            return e
+        name = fresh()
+        value = top(e, out, line)
+        types[name] = expr_type(value, types)
+        out.append(Let(name, value, line))
+        return ir.Name(name)
+
+    def top(e: ir.Expr, out: list, line: int) -> ir.Expr:
+        """``e`` with its always-evaluated compound operands bound to names first."""
+        if isinstance(e, ir.BinOp):
+            return ir.BinOp(e.op, operand(e.left, out, line), operand(e.right, out, line))
+        if isinstance(e, ir.Compare):
+            return ir.Compare(e.op, operand(e.left, out, line), operand(e.right, out, line))
+        if isinstance(e, ir.UnaryOp):
+            return ir.UnaryOp(e.op, operand(e.operand, out, line))
+        if isinstance(e, ir.Call):
+            return ir.Call(e.func, tuple(operand(a, out, line) for a in e.args))
+        if isinstance(e, ir.Index):
+            return ir.Index(e.value, tuple(operand(i, out, line) for i in e.index))
+        if isinstance(e, ir.Update):
+            index = tuple(operand(i, out, line) for i in e.index)
+            return ir.Update(e.array, index, operand(e.value, out, line))
+        if isinstance(e, ir.Tuple):
+            return ir.Tuple(tuple(operand(v, out, line) for v in e.elts))
+        if isinstance(e, ir.BoolOp):           # only the first operand always runs
+            return ir.BoolOp(e.op, (operand(e.values[0], out, line), *e.values[1:]))
+        if isinstance(e, ir.IfExp):            # only the test always runs
+            return ir.IfExp(operand(e.test, out, line), e.body, e.orelse)
+        return e
+
+    def region(nodes) -> tuple:
+        out: list = []
+        for n in nodes:
+            if isinstance(n, Let):
+                value = top(n.value, out, n.line)
+                out.append(Let(n.name, value, n.line))
+            elif isinstance(n, If):
+                out.append(If(n.cond, region(n.then), region(n.orelse), n.gammas, n.line))
+            else:
+                out.append(Loop(n.label, n.info, n.mus, region(n.header), n.cond, region(n.body), n.etas))
+        return tuple(out)
+
+    return GatedFunction(g.name, g.params, region(g.body), g.result, g.source), types
+
+
+def _names(nodes) -> set[str]:
+    """Every name the tree defines."""
+    out: set[str] = set()
+    for n in nodes:
+        if isinstance(n, Let):
+            out.add(n.name)
+        elif isinstance(n, If):
+            out |= _names(n.then) | _names(n.orelse) | {gm.name for gm in n.gammas}
+        else:
+            out |= {m.name for m in n.mus} | _names(n.header) | _names(n.body) | {e.name for e in n.etas}
+    return out
