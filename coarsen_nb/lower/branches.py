@@ -8,17 +8,17 @@ from __future__ import annotations
 import sympy as sp
 from sympy.functions.elementary.piecewise import ExprCondPair
 
-from coarsen_nb.lower.printing import Level, _int_typed
+from coarsen_nb.lower.printing import Level, _int_typed, _is_atom_code
 from coarsen_nb.phi import forms
 from coarsen_nb.phi.symbols import is_boolean
 from coarsen_nb.symbolic.levels import ELEM
 
-# Arms of a branch evaluated on all points (``Printer._cheap_and_total``): operations that are
-# finite for every finite operand, and at most this many of them over all arms together.
+# Arms of a branch evaluated on all points (``Printer._cheap_arms``): arithmetic that is finite for
+# every finite operand, and at most this many operations over all arms together.  Transcendental
+# functions (sin, exp, erf, ...) cost more than gathering their operands at an arm's own points.
 _WHERE_MAX_OPS = 12
-_TOTAL_NODES = (sp.Add, sp.Mul, sp.sin, sp.cos, sp.tanh, sp.atan, sp.Abs, sp.sign, sp.Max, sp.Min,
-                sp.core.relational.Relational, sp.And, sp.Or, sp.Not, sp.Piecewise, ExprCondPair, forms.Sigmoid,
-                forms.Softplus, forms.Erf)
+_CHEAP_NODES = (sp.Add, sp.Mul, sp.Abs, sp.sign, sp.Max, sp.Min, sp.core.relational.Relational, sp.And, sp.Or,
+                sp.Not, sp.Piecewise, ExprCondPair)
 
 
 class BranchPrinting:
@@ -30,23 +30,37 @@ class BranchPrinting:
         if not self._is_array_level(lv) or not any(self.deps(c) & varying for _, c in clauses):
             # the predicate is one value for the whole level: a real `if`
             return self._scalar_piecewise(clauses, lv)
-        if not all(_int_typed(self._resolved(x)) for x, _ in clauses) and self._cheap_and_total(clauses):
-            return self._where(clauses, lv)     # (integer and truth values keep their masked buffer's dtype)
+        floating = not all(_int_typed(self._resolved(x)) for x, _ in clauses)
+        for _, cond in clauses[:-1]:
+            if cond != sp.true:
+                self.value(cond, lv)        # on every point either way; an arm may be among its values
+        # (integer and truth values keep their masked buffer's dtype)
+        if floating and self._cheap_arms(clauses, lv):
+            return self._where(clauses, lv)
         out = self.fresh("pw")
         size = self._size(lv) if lv.kind != "elem" else lv.size
         integer = all(getattr(c[0], "is_integer", False) for c in clauses)
         boolean = all(is_boolean(c[0]) for c in clauses)
-        dtype = f", dtype={self.xp}.bool" if boolean else f", dtype={self.xp}.int64" if integer else ""
-        self.emit(f"{out} = {self.xp}.empty({size}{dtype})")
+        # One cheap arm may be evaluated on every point as the result's buffer; the others then run
+        # on their own points only (sin, exp, log, division: never where another arm is taken).
+        base = self._base_arm(clauses, lv) if floating and not integer and not boolean else None
+        if base is None:
+            dtype = f", dtype={self.xp}.bool" if boolean else f", dtype={self.xp}.int64" if integer else ""
+            self.emit(f"{out} = {self.xp}.empty({size}{dtype})")
+        else:
+            self.emit(f"{out} = {self._full_buffer(clauses[base][0], lv, size)}")
         remaining = None
         seen: tuple = ()
         for k, (expr, cond) in enumerate(clauses):
             last = k == len(clauses) - 1 or cond == sp.true
             if last and remaining is None:
-                self.emit(f"{out}[...] = {self.value(expr, lv)}")
+                if k != base:
+                    self.emit(f"{out}[...] = {self.value(expr, lv)}")
+                break
+            if last and k == base:
                 break
             # A branch with the same predicate as an earlier one (the adjoint's Piecewise mirrors
-            # the forward's) reuses its mask and its masked level: compressed operands are shared.
+            # the forward's) reuses its mask and its masked level: gathered operands are shared.
             key = (lv.id, seen, None if last else cond)
             if key in self._masks:
                 mname, nxt, sub = self._masks[key]
@@ -66,30 +80,71 @@ class BranchPrinting:
                     else:
                         self.emit(f"{mname} = {self.xp}.asarray({c_code}, dtype={self.xp}.bool)")
                         nxt = mname
-                sub = Level(lv, "mask", mask=mname, size=f"int({self.xp}.count_nonzero({mname}))")
-                self._masks[key] = (mname, nxt, sub)
-            self._masked_assign(out, mname, expr, sub)
+                sub = None
+            if k != base:
+                if sub is None:
+                    sub = self._point_level(lv, mname)
+                self._masked_assign(out, expr, sub)
+            self._masks[key] = (mname, nxt, sub)
             if last:
                 break
             remaining = nxt
             seen = (*seen, cond)
         return out
 
-    def _cheap_and_total(self, clauses) -> bool:
-        """Whether every arm may be evaluated on *all* points of the level: the arms are cheap
-        (a few operations together) and *total* — no division, root, log, exp or inexact power
-        that could raise, warn or give NaN on a point of another branch, and no array read that
-        the predicates do not already make (an arm's index could be out of range elsewhere).
-        Then one ``where`` over both values costs less than compressing operands per branch."""
+    def _point_level(self, lv: Level, mask: str) -> Level:
+        """The points of ``lv`` where ``mask`` holds, as an index array: operands are gathered with
+        ``take`` and results put back by index (NumPy's boolean indexing is several times slower).
+        Elementwise values may have any shape: their points are numbered in the flattened array."""
+        idx = self.fresh("ix")
+        if lv.kind == "elem":
+            mask = f"{self.xp}.reshape({mask}, (-1,))"
+        self.emit(f"{idx} = {self.xp}.nonzero({mask})[0]")
+        return Level(lv, "mask", mask=idx, size=f"{idx}.shape[0]")
+
+    def _base_arm(self, clauses, lv: Level) -> int | None:
+        """The arm evaluated on all points, if one is cheap (see ``_cheap_arms``): the one with the
+        fewest operations, the later one on a tie."""
+        best = None
+        for k, (expr, _) in enumerate(clauses):
+            if self._cheap_arms(clauses, lv, arm=k):
+                ops = sp.count_ops(self._resolved(expr))
+                if best is None or ops <= best[0]:
+                    best = (ops, k)
+        return None if best is None else best[1]
+
+    def _full_buffer(self, expr, lv: Level, size: str) -> str:
+        """Code for a new float array holding ``expr`` at every point of ``lv`` (written to later)."""
+        xp = self.xp
+        e = self._resolved(expr)
+        if e.is_Number:
+            return f"{xp}.full({size}, {float(e)!r})"
+        if isinstance(e, (sp.Add, sp.Mul, sp.Pow)) and self.natural(e, lv) is lv and not _int_typed(e):
+            code = self._compute(e, lv)      # a new array (not the memo's: it is written to)
+            if not _is_atom_code(code):
+                return code
+        code = self.value(expr, lv)
+        shape = size if lv.kind == "elem" else f"({size},)"
+        return f"{xp}.asarray({xp}.broadcast_to({xp}.asarray({code}, dtype={xp}.float64), {shape}), copy=True)"
+
+    def _cheap_arms(self, clauses, lv: Level, arm: int | None = None) -> bool:
+        """Whether every arm (or only ``arm``) may be evaluated on *all* points of the level: it is
+        already computed there, or it is cheap arithmetic (a few operations over all arms) and
+        *total* — no division, root, log, exp or inexact power that could raise, warn or give NaN on
+        a point of another branch, and no array read that the predicates do not already make (an
+        arm's index could be out of range elsewhere).  Then one ``where`` over the values costs less
+        than gathering operands and putting results back per arm."""
         cond_reads = set()
         for _, cond in clauses:
             cond_reads |= {s for s in self._expanded_atoms(cond) if s in self.reads}
         budget = [_WHERE_MAX_OPS]
 
-        def total(e) -> bool:
+        def cheap(e) -> bool:
+            if any(e in up.memo for up in lv.ancestors()):
+                return True                 # computed on every point already
             if isinstance(e, sp.Symbol):
                 if e in self.temps:
-                    return total(self.temps[e])
+                    return cheap(self.temps[e])
                 return e not in self.reads or e in cond_reads
             if e.is_Number or e in (sp.true, sp.false, sp.pi, sp.E):
                 return True
@@ -99,11 +154,11 @@ class BranchPrinting:
             if isinstance(e, sp.Pow):
                 if not (e.exp.is_Integer and e.exp >= 0):
                     return False
-            elif not isinstance(e, _TOTAL_NODES):
+            elif not isinstance(e, _CHEAP_NODES):
                 return False
-            return all(total(a) for a in e.args)
+            return all(cheap(a) for a in e.args)
 
-        return all(total(expr) for expr, _ in clauses)
+        return all(cheap(expr) for k, (expr, _) in enumerate(clauses) if arm is None or k == arm)
 
     def _expanded_atoms(self, e) -> set:
         out, todo = set(), [e]
@@ -117,7 +172,7 @@ class BranchPrinting:
         return out
 
     def _where(self, clauses, lv: Level) -> str:
-        """``where(p1, a1, where(p2, a2, a3))``: every arm on every point (see ``_cheap_and_total``)."""
+        """``where(p1, a1, where(p2, a2, a3))``: every arm on every point (see ``_cheap_arms``)."""
         xp = self.xp
         last = next((k for k, (_, c) in enumerate(clauses) if c == sp.true), len(clauses) - 1)
         # The array API's where wants an array condition, at most one scalar arm, and one kind of
@@ -133,11 +188,15 @@ class BranchPrinting:
             code = f"{xp}.where({cond}, {arm}, {code})"
         return code
 
-    def _masked_assign(self, out: str, mask: str, expr, sub: Level) -> None:
-        self.emit(f"if {self.xp}.any({mask}):")
+    def _masked_assign(self, out: str, expr, sub: Level) -> None:
+        self.emit(f"if {sub.size}:")
         self.indent += 1
         code = self.value(expr, sub)
-        self.emit(f"{out}[{mask}] = {code}")
+        if sub.parent.kind == "elem":
+            xp = self.xp
+            self.emit(f"{out} = {xp}.reshape(_put({xp}.reshape({out}, (-1,)), ({sub.mask},), {code}), {out}.shape)")
+        else:
+            self.emit(f"{out} = _put({out}, ({sub.mask},), {code})")
         self.indent -= 1
 
     def _scalar_piecewise(self, clauses, lv: Level) -> str:
@@ -148,6 +207,9 @@ class BranchPrinting:
         cond_lv = lv
 
         floating = not all(_int_typed(self._resolved(x)) for x, _ in clauses)
+        for _, cond in clauses[:-1]:
+            if cond != sp.true:
+                self.value(cond, lv)        # on every point either way; an arm may be among its values
 
         def arm(expr) -> str:
             code = self.value(expr, Level(cond_lv, "cond"))
@@ -196,9 +258,5 @@ class BranchPrinting:
         for a in e.args[1:]:
             sel = self.fresh("m")
             self.emit(f"{sel} = {self.xp}.asarray({out}, copy=True)" if is_and else f"{sel} = ~{out}")
-            sub = Level(lv, "mask", mask=sel, size=f"int({self.xp}.count_nonzero({sel}))")
-            self.emit(f"if {self.xp}.any({sel}):")
-            self.indent += 1
-            self.emit(f"{out}[{sel}] = {self.value(a, sub)}")
-            self.indent -= 1
+            self._masked_assign(out, a, self._point_level(lv, sel))
         return out

@@ -143,7 +143,8 @@ class Printer(NestPrinting, BranchPrinting):
             if lv.kind == "range" and lv.seg:
                 code = f"{code}[{lv.seg}]"
             elif lv.kind == "mask":
-                code = f"{code}[{lv.mask}]"
+                flat = f"{self.xp}.reshape({code}, (-1,))" if lv.parent.kind == "elem" else code
+                code = f"{self.xp}.take({flat}, {lv.mask}, axis=0)"
         return code
 
     def _array_leaf(self, s) -> bool:
@@ -173,7 +174,15 @@ class Printer(NestPrinting, BranchPrinting):
         for lv in nat.ancestors():
             if e in lv.memo:
                 # a value that varies over nothing is a scalar: it broadcasts by itself
-                return self.bcast(lv.memo[e], lv, ctx) if d else lv.memo[e]
+                if not d:
+                    return lv.memo[e]
+                code = self.bcast(lv.memo[e], lv, ctx)
+                if ctx.kind == "mask" and not _is_atom_code(code):
+                    # gathered once per masked arm's points (the adjoint's arms share them)
+                    name = self.fresh("g")
+                    self.emit(f"{name} = {code}")
+                    ctx.memo[e] = code = name
+                return code
             if lv.binder is not None and lv.binder in d:
                 break   # above here the same index is bound by an outer loop (shadowed)
         code = self._compute(e, nat)
@@ -219,6 +228,8 @@ class Printer(NestPrinting, BranchPrinting):
             return self._unwritten(e, lv)
         if isinstance(e, (forms.AndThen, forms.OrElse)):
             return self._short_circuit(e, lv)
+        if lv.kind == "mask" and not self.deps(e) & (self._varying_binders(lv) | {ELEM}):
+            return self._op(e, lv, False)     # one number for all of an arm's points: Python's math
         return self._op(e, lv, array or self._is_array_level(lv))
 
     def _is_array_level(self, lv: Level) -> bool:

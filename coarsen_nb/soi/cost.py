@@ -215,6 +215,9 @@ class _Model:
                 frac = self.fraction(test.args[0]) if test.args else None
                 if (m is None or np.any(m)) and frac != 0:
                     self.block(s.body, mult)
+            elif _is_length(test):                         # `if ix.shape[0]:` an arm's points exist
+                if self.size(self.ev(test.value.value)) > 0:
+                    self.block(s.body, mult)
             elif isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
                 self.block(s.body, mult)                  # `if not cond: break` (no work)
             elif (known := self.truth(test)) is not None:
@@ -292,7 +295,7 @@ class _Model:
         if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.Invert, ast.Not)):
             f = self.fraction(e.operand)
             return None if f is None else 1.0 - f
-        if isinstance(e, ast.Call) and _fname(e) == "asarray" and e.args:
+        if isinstance(e, ast.Call) and _fname(e) in ("asarray", "reshape") and e.args:
             return self.fraction(e.args[0])
         return None
 
@@ -318,6 +321,8 @@ class _Model:
         Sizes are what the abstract values carry; shapes matter where a statement's size depends on
         more than the element count: ``A @ B``, a reduction along an axis, ``_block`` and ``.T``.
         """
+        if _is_nonzero(e):
+            return (_as_int(self._nonzero(e.value.args[0])[1]),)
         if isinstance(e, ast.Name):
             if e.id + "#shape" in self.env:
                 return self.env[e.id + "#shape"]
@@ -716,6 +721,8 @@ class _Model:
         return ("arr", big / small, False) if small > 0 and big != small else _S
 
     def subscript(self, e: ast.Subscript):
+        if _is_nonzero(e):
+            return self._nonzero(e.value.args[0])
         base = self.ev(e.value)
         idx = e.slice
         if base[0] == "tuple":
@@ -749,6 +756,17 @@ class _Model:
         if shp and len(parts) < len(shp):
             return ("arr", math.prod(shp[len(parts):]), False)
         return _S
+
+    def _nonzero(self, mask):
+        """``xp.nonzero(m)[0]``: the positions of m's true elements (values when m is known; otherwise
+        as many as its fraction of true elements says, see ``fraction``)."""
+        m = self.ev(mask)
+        if m[0] != "arr":
+            return ("arr", 1.0, False)
+        if _known(m) is not None:
+            return _arr(np.nonzero(np.reshape(_known(m), (-1,)))[0])
+        frac = self.fraction(mask)
+        return ("arr", float(round(m[1] * (MASK_FRACTION if frac is None else frac))), False)
 
     def call(self, e: ast.Call):
         f = _fname(e)
@@ -921,6 +939,8 @@ class _Model:
             shp = self.shape(e)
             if shp is not None:
                 return ("arr", float(math.prod(shp)), False) if shp else _S
+            if idx[0] == "arr" and x[0] == "arr":       # shape not known: a 1-D array, as level values are
+                return ("arr", self.size(idx), False)
             return self.join([x, idx])
         if _known(x) is not None and _known(idx) is not None and x[0] == idx[0] == "arr":
             return _arr(np.take(_known(x), _known(idx)))
@@ -987,6 +1007,18 @@ def _assigned(stmts) -> set[str]:
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
                 out.add(n.id)
     return out
+
+
+def _is_nonzero(e) -> bool:
+    """Whether ``e`` is ``xp.nonzero(m)[0]`` (the points of a masked arm)."""
+    return isinstance(e, ast.Subscript) and isinstance(e.value, ast.Call) and _fname(e.value) == "nonzero" \
+        and e.value.args and isinstance(e.slice, ast.Constant) and e.slice.value == 0
+
+
+def _is_length(e) -> bool:
+    """Whether ``e`` is ``name.shape[0]``."""
+    return isinstance(e, ast.Subscript) and isinstance(e.value, ast.Attribute) and e.value.attr == "shape" \
+        and isinstance(e.value.value, ast.Name) and isinstance(e.slice, ast.Constant) and e.slice.value == 0
 
 
 def _is_xp(call: ast.Call) -> bool:
