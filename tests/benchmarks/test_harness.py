@@ -12,8 +12,10 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import json
+import sys
 import textwrap
 import uuid
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -253,3 +255,55 @@ def test_cli_rejects_unknown_names_and_normalizes_method_names():
     assert cli.parse_methods("jax-JIT, coarsen_nb-L=1") == ["jax jit", "coarsen_nb L=1"]
     assert cli.main(["--methods", "nonesuch", "--no-progress"]) == 2
     assert cli.main(["--kernels", "nonesuch", "--no-progress"]) == 2
+
+
+def test_a_worker_that_timed_out_is_replaced(tiny, tmp_path):
+    """The alarm may stop the measurement but not what it started (a peer's compile threads): the
+    worker that reported a timeout is ended, and the next measurement gets a fresh one."""
+    pool = harness.Pool(log_path=str(tmp_path / "w.log"))
+    try:
+        cfg = Config(**{**FAST.__dict__, "timeout_s": 0.5})
+        slow = _method(tiny, "slow")
+        assert pool.run(tiny.__name__, "tiny", 4, slow, cfg)["status"] == "timeout"
+        assert "slow" not in pool.workers
+        hand = METHODS["hand-written"]
+        assert pool.run(tiny.__name__, "tiny", 4, hand, FAST)["status"] == "ok"
+        first = pool.workers["hand-written"].proc.pid
+        assert pool.run(tiny.__name__, "tiny", 6, hand, FAST)["status"] == "ok"
+        assert pool.workers["hand-written"].proc.pid == first     # an ok measurement keeps its worker
+    finally:
+        pool.close()
+
+
+_FAULTS = """
+import resource, sys
+import numpy as np
+from benchmarks import harness
+if sys.argv[1] == "settled":
+    harness._settle_allocator()
+x = np.random.default_rng(0).standard_normal(10**5)
+np.where(x > 0, 2.0 * x, np.cos(x))
+before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+for _ in range(20):
+    np.where(x > 0, 2.0 * x, np.cos(x))
+print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's allocator (Linux)")
+def test_settled_allocator_reuses_large_temporaries():
+    """In a fresh process each 10⁵-element temporary is fresh pages (a page fault per 4 KiB, every
+    call); after ``_settle_allocator`` the heap serves and reuses them: the state every method is
+    measured in."""
+    import subprocess
+
+    root = str(Path(harness.__file__).resolve().parents[1])
+
+    def faults(state):
+        out = subprocess.run([sys.executable, "-c", _FAULTS, state], capture_output=True, text=True, cwd=root,
+                             check=True)
+        return int(out.stdout.split()[-1])
+
+    fresh, settled = faults("fresh"), faults("settled")
+    assert fresh > 20 * 100          # three 800 KB temporaries per call, 200 pages each
+    assert settled < fresh / 10
