@@ -197,9 +197,32 @@ def _rule(e, b, act, add, deps, level) -> None:
 def _chain(e, weight, act, add, level) -> None:
     """Contributions ``weight · ∂e/∂u`` for every active symbol u of ``e``, holding at ``level``."""
     for u in sorted(e.free_symbols & act, key=str):
-        d = _tidy(sp.diff(e, u))
+        d = _tidy(derivative(e, u))
         if d != 0:
             add(u, weight * d, level)
+
+
+class _Power(sp.Function):
+    """``x**y`` while differentiating with respect to a symbol in ``y``: ∂/∂y is ``x**y · log x``
+    for x > 0, **0 at x = 0** (0**y is 0 for every y > 0: the one-sided derivative, JAX's
+    convention) and NaN for x < 0 (no real power), where SymPy's ``log(x)`` would make the printed
+    code call ``math.log(0)`` and stop with a domain error."""
+
+    def fdiff(self, argindex=1):
+        x, y = self.args
+        if argindex == 1:
+            return y * sp.Pow(x, y - 1)
+        return sp.Pow(x, y) * sp.Piecewise((sp.log(x), x > 0), (0, sp.Eq(x, 0)), (sp.nan, True))
+
+
+def derivative(e, u):
+    """``∂e/∂u`` by SymPy, with powers whose exponent involves ``u`` differentiated as :class:`_Power`."""
+    powers = {p: _Power(*p.args) for p in e.atoms(sp.Pow) if u in p.exp.free_symbols
+              and p.base.is_positive is not True and not p.base.is_Number}
+    if not powers:
+        return sp.diff(e, u)
+    d = sp.diff(e.xreplace(powers), u)
+    return d.xreplace({v: k for k, v in powers.items()})
 
 
 def _tidy(d):

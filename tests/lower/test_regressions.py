@@ -181,3 +181,38 @@ def test_an_invariant_and_inside_a_masked_arm_is_one_python_bool():
         gx, gb = f.grad(x, b)
         assert_close(gx, finite_difference(invariant_short_circuit_in_a_masked_arm, (x, b), 0))
         assert_close(gb, finite_difference(invariant_short_circuit_in_a_masked_arm, (x, b), 1))
+
+
+def power(x, b):
+    return x ** b + 2.0 * b
+
+
+def repeated_power(a, v0, b, n):
+    v = v0
+    for _ in range(n):
+        v = a * v ** b
+    return v + a * b
+
+
+def test_derivative_of_a_power_in_its_exponent_at_a_zero_base():
+    """∂(x**b)/∂b = x**b · log x: at x = 0 the printed math.log(0) raised a bare ValueError.  0**b is 0
+    for every b > 0, so the derivative is 0 there (JAX's convention); for x < 0 there is no real power
+    and it is NaN.  The closed form of v ← a·v**b (C9) and its iteration (L = 1) agree at a = 0, v0 = 0."""
+    f = cn.coarsen(power)
+    for b in (1.0, 1.5, 3.0):
+        gx, gb = f.grad(0.0, b)
+        assert gb == 2.0 and gx == (1.0 if b == 1.0 else 0.0)
+        _, d = f.jvp((0.0, b), (0.0, 1.0))
+        assert d == 2.0
+    gx, gb = f.grad(2.0, 1.5)
+    assert_close((gx, gb), (1.5 * 2.0 ** 0.5, 2.0 ** 1.5 * math.log(2.0) + 2.0), rtol=1e-15, atol=0)
+    assert math.isnan(f.grad(-2.0, 2.0)[1])
+    closed = cn.coarsen(repeated_power, wrt=("a", "v0", "b"))
+    iterated = cn.coarsen(repeated_power, wrt=("a", "v0", "b"), max_soi=1)
+    for args in ((0.0, 1.3, 1.2, 5), (0.7, 0.0, 1.2, 5), (0.0, 0.0, 2.0, 3), (0.7, 1.3, 1.2, 5)):
+        c, it = closed.grad(*args), iterated.grad(*args)
+        assert_close(c, it, rtol=1e-12, atol=1e-15, what=str(args))
+        if args[0] and args[1]:
+            fd = [finite_difference(repeated_power, args, i) for i in range(3)]
+            assert_close(c, fd, rtol=1e-6, atol=1e-8, what=f"FD {args}")
+    assert "sum" in str(closed.plan) and "sum" not in str(iterated.plan)     # closed form vs iteration
