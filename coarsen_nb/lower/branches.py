@@ -207,9 +207,6 @@ class BranchPrinting:
         cond_lv = lv
 
         floating = not all(_int_typed(self._resolved(x)) for x, _ in clauses)
-        for _, cond in clauses[:-1]:
-            if cond != sp.true:
-                self.value(cond, lv)        # on every point either way; an arm may be among its values
 
         def arm(expr) -> str:
             code = self.value(expr, Level(cond_lv, "cond"))
