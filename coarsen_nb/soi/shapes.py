@@ -1,0 +1,322 @@
+"""Shape, dtype and view facts of the cost model: what the abstract values' element counts do not say.
+
+Sizes are what :mod:`coarsen_nb.soi.values` tracks; a statement's size depends on
+more than the element count for ``A @ B``, a reduction along an axis, ``_block``,
+basic indexing and ``.T``, and whether it allocates depends on whether its result
+is a view of what it reads (``reshape`` of a contiguous array, an in-bounds
+``_take``/``_block``).  A mixin of :class:`~coarsen_nb.soi.cost._Model`.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+
+from coarsen_nb.soi.values import _REDUCE, _S, _as_int, _fname, _is_nonzero, _is_xp, _known
+
+
+class ShapeFacts:
+    """Shapes, dtype kinds and views (``shape``, ``dtype``, ``allocates``) for the cost model's ``_Model``."""
+
+    def shape(self, e):
+        """The shape of ``e`` where the model can tell (``()`` for a scalar), else None.
+
+        Sizes are what the abstract values carry; shapes matter where a statement's size depends on
+        more than the element count: ``A @ B``, a reduction along an axis, ``_block`` and ``.T``.
+        """
+        if _is_nonzero(e):
+            return (_as_int(self._nonzero(e.value.args[0])[1]),)
+        if isinstance(e, ast.Name):
+            if e.id + "#shape" in self.env:
+                return self.env[e.id + "#shape"]
+            v = self.env.get(e.id, _S)
+            return (v[1],) if v[0] == "arr" else () if v[0] in ("scalar", "int") else None
+        if isinstance(e, ast.Constant):
+            return ()
+        if isinstance(e, ast.BinOp) and isinstance(e.op, ast.MatMult):
+            return _matmul_shape(self.shape(e.left), self.shape(e.right))
+        parts = _elementwise_parts(e)
+        if parts is not None:
+            return _broadcast([self.shape(p) for p in parts])
+        if isinstance(e, ast.Attribute) and e.attr == "T":
+            shp = self.shape(e.value)
+            return None if shp is None else shp[::-1]
+        if isinstance(e, ast.Subscript):
+            return self._subscript_shape(e)
+        if not isinstance(e, ast.Call):
+            return None
+        f, a = _fname(e), e.args
+        kw = {k.arg: k.value for k in e.keywords}
+        if f == "matmul" and len(a) == 2:
+            return _matmul_shape(self.shape(a[0]), self.shape(a[1]))
+        if f == "concat" and a and isinstance(a[0], (ast.List, ast.Tuple)) and a[0].elts:
+            shapes = [self.shape(x) for x in a[0].elts]
+            ax = self.ints(kw["axis"])[0] if "axis" in kw else 0
+            if any(s is None or len(s) != len(shapes[0]) for s in shapes) or ax is None or not shapes[0]:
+                return None
+            ax %= len(shapes[0])
+            return shapes[0][:ax] + (sum(s[ax] for s in shapes),) + shapes[0][ax + 1:]
+        if f == "take" and _is_xp(e) and len(a) == 2:
+            idx = self.shape(a[1])
+            if "axis" not in kw:
+                return idx
+            shp, ax = self.shape(a[0]), self.ints(kw["axis"])[0]
+            if None in (shp, idx, ax) or not -len(shp) <= ax < len(shp):
+                return None
+            ax %= len(shp)
+            return tuple(shp[:ax]) + tuple(idx) + tuple(shp[ax + 1:])
+        if f == "_block" and len(a) == 5:
+            n0, n1 = self.ints(a[2], a[4])
+            return None if None in (n0, n1) else (max(n0, 0), max(n1, 0))
+        if f in ("reshape", "broadcast_to") and _is_xp(e) and len(a) == 2:
+            t = self.ev(a[1])
+            dims = t[1] if t[0] == "tuple" else (t[1],) if t[0] == "int" else None
+            if dims is None or None in dims:
+                return None
+            if -1 in dims:
+                rest = math.prod(d for d in dims if d != -1)
+                dims = tuple(self.size(self.ev(a[0])) / max(rest, 1) if d == -1 else d for d in dims)
+            return tuple(dims)
+        if f in ("zeros", "ones", "empty", "full") and a:
+            t = self.ev(a[0])
+            if t[0] == "tuple" and None not in t[1]:
+                return tuple(t[1])
+            return (t[1],) if t[0] == "int" and t[1] is not None else None
+        if f in _REDUCE and _is_xp(e) and a:
+            shp = self.shape(a[0])
+            if "axis" not in kw:
+                return ()
+            ax = self.ev(kw["axis"])
+            if shp is None or ax[0] != "int" or ax[1] is None or not -len(shp) <= ax[1] < len(shp):
+                return None
+            k = ax[1] % len(shp)
+            keep = isinstance(kw.get("keepdims"), ast.Constant) and kw["keepdims"].value is True
+            return shp[:k] + ((1,) if keep else ()) + shp[k + 1:]
+        if f in _SAME_SHAPE and a:
+            return self.shape(a[0])
+        if f in _ELEMENTWISE or (f in _MATH and _is_xp(e)):
+            return _broadcast([self.shape(x) for x in a])
+        # anything else: its element count, one axis, when everything it reads has at most one
+        v = self.ev(e)
+        names = [n for n in ast.walk(e) if isinstance(n, ast.Name) and n.id != "xp"]
+        if v[0] == "arr" and all((s := self.shape(n)) is not None and len(s) <= 1 for n in names):
+            return (v[1],)
+        return None if v[0] == "arr" else ()
+
+    def matmul(self, left, right):
+        """``A @ B``: the product's shape where both are known; otherwise a matrix times a vector, whose
+        result has (larger size) / (smaller size) elements."""
+        a, b = self.ev(left), self.ev(right)
+        shp = _matmul_shape(self.shape(left), self.shape(right))
+        if shp is not None:
+            return ("arr", float(math.prod(shp)), False) if shp else _S
+        if a[0] != "arr" or b[0] != "arr":
+            return self.join([a, b])
+        big, small = max(a[1], b[1]), min(a[1], b[1])
+        return ("arr", big / small, False) if small > 0 and big != small else _S
+
+    def _subscript_shape(self, e: ast.Subscript):
+        """Basic indexing (slices, ``None``, ints) of a known shape; a gather has the index's size."""
+        base = self.shape(e.value)
+        parts = e.slice.elts if isinstance(e.slice, ast.Tuple) else [e.slice]
+        if base is None:
+            return None
+        out, axis = [], 0
+        for p in parts:
+            if isinstance(p, ast.Constant) and p.value is None:
+                out.append(1)
+                continue
+            if axis >= len(base):
+                return None
+            if isinstance(p, ast.Slice):
+                lo, hi, st = (self.ints(x)[0] if x is not None else d
+                              for x, d in ((p.lower, 0), (p.upper, base[axis]), (p.step, 1)))
+                if None in (lo, hi, st) or not isinstance(base[axis], int):
+                    out.append(base[axis])        # an approximation: the whole axis
+                else:
+                    out.append(len(range(base[axis])[slice(lo, hi, st)]))
+            elif self.ev(p)[0] != "int":
+                return None                           # a gather (its size is the index's)
+            axis += 1
+        return tuple(out) + tuple(base[axis:])
+
+    def dtype(self, e):
+        """The kind of ``e``'s dtype, ``"b"`` (bool), ``"i"`` (int) or ``"f"`` (float), else None."""
+        if isinstance(e, ast.Name):
+            if e.id + "#dtype" in self.env:
+                return self.env[e.id + "#dtype"]
+            v = self.env.get(e.id, _S)
+            if v[0] == "arr" and v[2]:
+                return "b"
+            k = _known(v) if v[0] == "arr" else None
+            return None if k is None else "b" if k.dtype == bool else "i" if k.dtype.kind in "iu" else "f"
+        if isinstance(e, ast.Constant):
+            return "b" if isinstance(e.value, bool) else "i" if isinstance(e.value, int) else \
+                "f" if isinstance(e.value, float) else None
+        if isinstance(e, (ast.Compare, ast.BoolOp)):
+            return "b"
+        if isinstance(e, ast.UnaryOp):
+            return self.dtype(e.operand)
+        if isinstance(e, ast.Subscript):
+            return self.dtype(e.value)
+        if isinstance(e, ast.BinOp):
+            kinds = [self.dtype(e.left), self.dtype(e.right)]
+            if isinstance(e.op, ast.Div):
+                return "f"
+            if isinstance(e.op, (ast.BitAnd, ast.BitOr)) and kinds == ["b", "b"]:
+                return "b"
+            return None if None in kinds else "f" if "f" in kinds else "i"
+        if isinstance(e, ast.IfExp):
+            kinds = {self.dtype(e.body), self.dtype(e.orelse)}
+            return kinds.pop() if len(kinds) == 1 else None
+        if not isinstance(e, ast.Call):
+            return None
+        f = _fname(e)
+        kw = {k.arg: k.value for k in e.keywords}
+        if "dtype" in kw:
+            name = ast.unparse(kw["dtype"])
+            return "b" if "bool" in name else "i" if "int" in name else "f" if "float" in name else None
+        if f in ("arange", "repeat", "searchsorted", "argsort", "argmax", "argmin", "count_nonzero"):
+            return "i"
+        if f in ("zeros", "ones", "empty", "full", "_segment_sum", "_segment_prod", "_segment_max",
+                 "_segment_min", "_scatter_sum", "_erf", "_prod_except") or f in _MATH:
+            return "f"
+        if f in _SAME_SHAPE or f in ("tile", "take", "cumulative_sum", "cumulative_prod", "sum", "prod",
+                                     "max", "min") and e.args:
+            return self.dtype(e.args[0])
+        if f in ("where", "maximum", "minimum") and len(e.args) >= 2:
+            kinds = [self.dtype(x) for x in e.args[-2:]]
+            return None if None in kinds else "f" if "f" in kinds else kinds[0]
+        return None
+
+    def allocates(self, e) -> bool:
+        """Whether evaluating ``e`` makes a new array, not a view of an array it reads.
+
+        A name, basic indexing (slices, ``None``, ints), ``.T``, ``reshape``/``broadcast_to`` of a
+        contiguous array, ``asarray`` without a copy or a dtype change, an in-bounds ``_take`` or
+        ``_block`` and ``_put`` (in place, returns its array) are views of their operand.
+        """
+        if isinstance(e, (ast.Name, ast.Constant)):
+            return False
+        if isinstance(e, ast.Attribute) and e.attr == "T":
+            return self.allocates(e.value)
+        if isinstance(e, ast.Subscript):
+            parts = e.slice.elts if isinstance(e.slice, ast.Tuple) else [e.slice]
+            basic = all(isinstance(p, ast.Slice) or isinstance(p, ast.Constant) and p.value is None
+                        or self.ev(p)[0] == "int" for p in parts)
+            return self.allocates(e.value) if basic else True
+        if not isinstance(e, ast.Call):
+            return True
+        f, a = _fname(e), e.args
+        kw = {k.arg: k.value for k in e.keywords}
+        if f in ("reshape", "ravel") and isinstance(e.func, ast.Attribute) and not _is_xp(e):
+            return self.allocates(e.func.value)                   # x.reshape(...), x.ravel()
+        if not a:
+            return True
+        if f == "reshape" and isinstance(a[0], ast.Attribute) and a[0].attr == "T":
+            shp = self.shape(a[0].value)          # the transpose of a 2-D array is not contiguous
+            return shp is None or sum(d != 1 for d in shp) > 1 or self.allocates(a[0])
+        if f == "reshape" and isinstance(a[0], ast.Call) and _fname(a[0]) == "_block":
+            return self.allocates(a[0]) or not self._block_reshapes_as_view(e)
+        if f in ("reshape", "broadcast_to", "_put"):
+            return self.allocates(a[0])
+        if f == "asarray":
+            copy = kw.get("copy")
+            if isinstance(copy, ast.Constant) and copy.value is True:
+                return True
+            want, have = self.dtype(e) if "dtype" in kw else None, self.dtype(a[0])
+            return (want is not None and have is not None and want != have) or self.allocates(a[0])
+        if f in ("_take", "_block"):
+            return self._in_bounds(e) is False or self.allocates(a[0])
+        return True
+
+    def _block_reshapes_as_view(self, e) -> bool:
+        """Whether ``xp.reshape(_block(X, lo0, n0, lo1, n1), shape)`` is a view of X.
+
+        An in-bounds block is the slice ``X[lo0:lo0 + n0, lo1:lo1 + n1]`` of a C-contiguous X: its
+        rows are X's row stride apart, so it flattens without a copy only when it is one row (n0 <= 1),
+        one column (n1 <= 1: a strided 1-D view) or whole rows (n1 == X.shape[1], so lo1 == 0).  A
+        reshape to its own (n0, n1) shape is a view too.  When the ints or X's shape are not known the
+        block is taken to be whole rows (a nest over every column, the common dense loop nest), a view.
+        """
+        blk = e.args[0]
+        if len(blk.args) != 5:
+            return True
+        target, own = self.shape(e), self.shape(blk)
+        if target is not None and own is not None and tuple(map(float, target)) == tuple(map(float, own)):
+            return True
+        n0, n1 = self.ints(blk.args[2], blk.args[4])
+        shp = self.shape(blk.args[0])
+        cols = _as_int(shp[1]) if shp is not None and len(shp) == 2 else None
+        if None in (n0, n1, cols):
+            return True
+        return n0 <= 1 or n1 <= 1 or n1 == cols
+
+    def _in_bounds(self, e):
+        """Whether ``_take(x, lo, n, step)`` / ``_block(x, lo0, n0, lo1, n1)`` is in bounds (a view),
+        None when the model does not know the ints or the shape (then it is taken to be)."""
+        f, a = _fname(e), e.args
+        shp = self.shape(a[0])
+        if f == "_take" and len(a) == 4:
+            lo, n, step = self.ints(*a[1:])
+            if None in (lo, n, step) or not shp:
+                return None
+            return n > 0 and step > 0 and 0 <= lo and lo + step * (n - 1) < shp[0]
+        if f == "_block" and len(a) == 5:
+            lo0, n0, lo1, n1 = self.ints(*a[1:])
+            if None in (lo0, n0, lo1, n1) or shp is None or len(shp) != 2:
+                return None
+            return 0 <= lo0 and lo0 + n0 <= shp[0] and 0 <= lo1 and lo1 + n1 <= shp[1]
+        return None
+
+
+# functions whose result has their first argument's shape, elementwise functions of several arguments,
+# and elementwise math
+_SAME_SHAPE = {"asarray", "copy", "flip", "cumulative_sum", "cumulative_prod", "cumsum", "_put", "_prod_except",
+               "zeros_like", "ones_like", "empty_like"}
+_ELEMENTWISE = {"where", "maximum", "minimum", "clip", "copysign", "pow", "atan2", "hypot", "_erf"}
+_MATH = {"exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sin", "cos", "tan", "asin", "acos", "atan",
+         "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "abs", "sign", "floor", "ceil", "square", "negative",
+         "logaddexp", "isnan", "isinf", "isfinite"}
+
+
+def _elementwise_parts(e):
+    """The operands of an elementwise operator expression, or None."""
+    if isinstance(e, ast.BinOp):
+        return [e.left, e.right]
+    if isinstance(e, ast.Compare):
+        return [e.left, *e.comparators]
+    if isinstance(e, ast.BoolOp):
+        return list(e.values)
+    if isinstance(e, ast.UnaryOp):
+        return [e.operand]
+    if isinstance(e, ast.IfExp):
+        return [e.body, e.orelse]
+    return None
+
+
+def _broadcast(shapes):
+    """NumPy's broadcast of known shapes (None if any is not known or they do not broadcast)."""
+    if any(s is None for s in shapes):
+        return None
+    nd = max((len(s) for s in shapes), default=0)
+    out = []
+    for k in range(nd):
+        big = {s[len(s) - nd + k] for s in shapes if len(s) - nd + k >= 0} - {1}
+        if len(big) > 1:
+            return None
+        out.append(big.pop() if big else 1)
+    return tuple(out)
+
+
+def _matmul_shape(a, b):
+    """The shape of ``A @ B`` for known shapes of at least one axis (else None)."""
+    if not a or not b:
+        return None
+    if len(a) == 1 and len(b) == 1:
+        return ()
+    if len(b) == 1:
+        return tuple(a[:-1])
+    if len(a) == 1:
+        return tuple(b[:-2]) + (b[-1],)
+    return tuple(_broadcast([a[:-2], b[:-2]]) or ()) + (a[-2], b[-1])
