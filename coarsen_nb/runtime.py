@@ -250,12 +250,21 @@ class Coarsened:
         return grads[0] if len(grads) == 1 else grads
 
     def vjp(self, *args):
-        """``(value, pullback)``: ``pullback(cotangent)`` gives the wrt gradients."""
+        """``(value, pullback)``: ``pullback(cotangent)`` gives the wrt gradients.  The cotangent has the
+        value's structure: a float or an array of its shape, or a tuple with one per element of a tuple
+        result (default: ones)."""
         c = self._specialize(args)
         value, _ = c.vjp(*args)
 
-        def pullback(cotangent=1.0):
-            grads = c.vjp(*args, cotangent)[1]
+        def pullback(cotangent=None):
+            if cotangent is None:
+                grads = c.vjp(*args)[1]
+            else:
+                if isinstance(value, tuple) and (not isinstance(cotangent, tuple) or len(cotangent) != len(value)):
+                    raise CoarsenError("cotangent", message=f"{self.name} returns a tuple of {len(value)} values; "
+                                       f"the cotangent must be a tuple of {len(value)} too",
+                                       hint="pass one cotangent per returned value")
+                grads = c.vjp(*args, cotangent)[1]
             return grads[0] if len(grads) == 1 else grads
 
         return value, pullback

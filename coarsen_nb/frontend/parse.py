@@ -123,6 +123,7 @@ class _Frame:
         self.prefix = prefix
         self.locals = _assigned_names(unit.node)
         self.rename = {v: prefix + v for v in self.locals} if prefix else {}
+        self.arity = ret_arity            # 0: one value; n: every return is a tuple of n values
         self.ret = [prefix + "$ret"] if ret_arity == 0 else [f"{prefix}$ret{k}" for k in range(ret_arity)]
         self.done = prefix + "$done"
         self.loops: list[tuple[str, str]] = []   # (break flag, continue flag) of enclosing loops
@@ -192,13 +193,20 @@ class _Builder(ExprTranslator):
         if not any(isinstance(n, ast.Return) for n in _walk_no_defs(node)):
             raise self.unit.error("missing return", node, "return the value to differentiate",
                                   message=f"function {node.name!r} has no return statement")
+        arities = {len(r.value.elts) if isinstance(r.value, ast.Tuple) else 0
+                   for r in _walk_no_defs(node) if isinstance(r, ast.Return) and r.value is not None}
+        if len(arities) > 1:
+            raise self.unit.error("returns of different arities", node,
+                                  "return one value, or tuples of one length, on every path")
+        self.frame = _Frame(self.unit, "", arities.pop() if arities else 0)
         self._start_frame()
         self.stmts(body)
         self._check_writes(node)
         exit_label = self.new_block("exit")
         self._jump(exit_label)
         self.cur = exit_label
-        self.terminate(ir.Return(ir.Name(self.frame.ret[0])))
+        rets = [ir.Name(r) for r in self.frame.ret]
+        self.terminate(ir.Return(ir.Tuple(tuple(rets)) if self.frame.arity else rets[0]))
         blocks = tuple(ir.Block(lbl, tuple(b["stmts"]), b["term"], (), b["loop"]) for lbl, b in
                        ((lbl, self.blocks[lbl]) for lbl in self.order))
         params = tuple(a.arg for a in node.args.args)
@@ -380,12 +388,12 @@ class _Builder(ExprTranslator):
         if s.value is None:
             raise self.unit.error("return without a value", s, "return the value to differentiate")
         f = self.frame
-        if len(f.ret) > 1:
-            parts = [self.expr(e) for e in s.value.elts]  # arity checked by inline()
+        if f.arity:
+            # a tuple: one return slot per element, so each is a value of its own (lifted, differentiated,
+            # joined by its own γ where several returns meet); build() and inline() check the arity
+            parts = [self.expr(e) for e in s.value.elts]
             for name, p in zip(f.ret, parts, strict=True):
                 self.emit(name, p, s)
-        elif isinstance(s.value, ast.Tuple):
-            self.emit(f.ret[0], ir.Tuple(tuple(self.expr(e) for e in s.value.elts)), s)
         else:
             self.emit(f.ret[0], self.expr(s.value), s)
         self.emit(f.done, ir.Const(True), s)

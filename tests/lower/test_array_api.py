@@ -90,7 +90,9 @@ def _check(fn, wrt, arg_sets, selection):
         v_st, g_st = env[f.name + "_vjp"](*sargs)
         _close(v_st, v_np, "vjp value")
         _close(g_st, g_np, "vjp gradients")
-        _close(env[f.name + "_grad"](*sargs), g_np, "grad")
+        assert (f.name + "_grad" in env) == (f.name + "_grad" in ref)
+        if f.name + "_grad" in env:     # (a gradient exists for scalar results only)
+            _close(env[f.name + "_grad"](*sargs), g_np, "grad")
         rng = np.random.default_rng(3)
         t = [rng.normal(size=args[i].shape) if isinstance(args[i], np.ndarray) else float(rng.normal())
              for i in (f.params.index(w) for w in c.wrt)]
