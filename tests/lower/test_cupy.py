@@ -240,3 +240,47 @@ def test_cupy_forward_and_gradient_match_numpy(case):
         _, g_cp = env[f.name + "_vjp"](*dargs)
         for a, b in zip(g_cp, g_np, strict=True):
             np.testing.assert_allclose(_host(a), np.asarray(b, dtype=float), rtol=1e-10, atol=1e-12)
+
+
+# ---- which CuPy ------------------------------------------------------------------------------------
+
+
+def _cupy_source(fn, make_args, wrt):
+    f = cn.coarsen(fn, wrt=wrt, backend="cupy")
+    try:
+        f._specialize(tuple(make_args(np.random.default_rng(0))))     # compiled, not run (no device needed)
+    except cn.CoarsenError:
+        pass            # no CuPy here: the source is still generated
+    return f.source
+
+
+@pytest.mark.parametrize("version,loads", [("13.6.0", False), ("14.0.0", True), ("15.1.2", True)])
+def test_the_generated_module_refuses_cupy_before_14(monkeypatch, version, loads):
+    """CuPy 13 lacks cumulative_sum, cumulative_prod, concat and bool (checked against CuPy 13.6.0 and
+    14.2.0 without a GPU): the module says so on import instead of failing inside a gradient."""
+    import sys
+    import types
+
+    src = _cupy_source(*_entry("pairwise_energy")[1:])
+    fake = types.ModuleType("cupy")
+    fake.__version__ = version
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    code = compile(src, "<cupy module>", "exec")
+    if loads:
+        exec(code, {})
+    else:
+        with pytest.raises(ImportError, match="needs CuPy >= 14"):
+            exec(code, {})
+
+
+def test_the_generated_modules_use_only_names_the_installed_cupy_has():
+    cupy = pytest.importorskip("cupy", reason="CuPy is not installed")
+    import ast
+
+    missing = set()
+    for name, fn, make_args, wrt in CASES:
+        for node in ast.walk(ast.parse(_cupy_source(fn, make_args, wrt))):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "xp" \
+                    and not hasattr(cupy, node.attr):
+                missing.add((name, node.attr))
+    assert not missing
