@@ -193,12 +193,13 @@ class _Builder(ExprTranslator):
         if not any(isinstance(n, ast.Return) for n in _walk_no_defs(node)):
             raise self.unit.error("missing return", node, "return the value to differentiate",
                                   message=f"function {node.name!r} has no return statement")
-        arities = {len(r.value.elts) if isinstance(r.value, ast.Tuple) else 0
-                   for r in _walk_no_defs(node) if isinstance(r, ast.Return) and r.value is not None}
-        if len(arities) > 1:
-            raise self.unit.error("returns of different arities", node,
-                                  "return one value, or tuples of one length, on every path")
-        self.frame = _Frame(self.unit, "", arities.pop() if arities else 0)
+        returns = [r for r in _walk_no_defs(node) if isinstance(r, ast.Return) and r.value is not None]
+        arities = [len(r.value.elts) if isinstance(r.value, ast.Tuple) else 0 for r in returns]
+        for r, a in zip(returns, arities, strict=True):
+            if a != arities[0]:
+                raise self.unit.error("returns of different arities", r,
+                                      "return one value, or tuples of one length, on every path")
+        self.frame = _Frame(self.unit, "", arities[0] if arities else 0)
         self._start_frame()
         self.stmts(body)
         self._check_writes(node)
