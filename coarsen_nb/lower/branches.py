@@ -38,7 +38,7 @@ class BranchPrinting:
         if floating and self._cheap_arms(clauses, lv):
             return self._where(clauses, lv)
         out = self.fresh("pw")
-        size = self._size(lv) if lv.kind != "elem" else lv.size
+        size = self._size(lv)
         integer = all(getattr(c[0], "is_integer", False) for c in clauses)
         boolean = all(is_boolean(c[0]) for c in clauses)
         # One cheap arm may be evaluated on every point as the result's buffer; the others then run
@@ -97,7 +97,7 @@ class BranchPrinting:
         ``take`` and results put back by index (NumPy's boolean indexing is several times slower).
         Elementwise values may have any shape: their points are numbered in the flattened array."""
         idx = self.fresh("ix")
-        if lv.kind == "elem":
+        if lv.points.kind == "elem":
             mask = f"{self.xp}.reshape({mask}, (-1,))"
         self.emit(f"{idx} = {self.xp}.nonzero({mask})[0]")
         return Level(lv, "mask", mask=idx, size=f"{idx}.shape[0]")
@@ -124,7 +124,7 @@ class BranchPrinting:
             if not _is_atom_code(code):
                 return code
         code = self.value(expr, lv)
-        shape = size if lv.kind == "elem" else f"({size},)"
+        shape = size if lv.points.kind == "elem" else f"({size},)"
         return f"{xp}.asarray({xp}.broadcast_to({xp}.asarray({code}, dtype={xp}.float64), {shape}), copy=True)"
 
     def _cheap_arms(self, clauses, lv: Level, arm: int | None = None) -> bool:
@@ -192,7 +192,7 @@ class BranchPrinting:
         self.emit(f"if {sub.size}:")
         self.indent += 1
         code = self.value(expr, sub)
-        if sub.parent.kind == "elem":
+        if sub.parent.points.kind == "elem":
             xp = self.xp
             self.emit(f"{out} = {xp}.reshape(_put({xp}.reshape({out}, (-1,)), ({sub.mask},), {code}), {out}.shape)")
         else:
@@ -208,12 +208,20 @@ class BranchPrinting:
 
         floating = not all(_int_typed(self._resolved(x)) for x, _ in clauses)
 
+        varying = self._varying_binders(lv) | {ELEM}
+
         def arm(expr) -> str:
             code = self.value(expr, Level(cond_lv, "cond"))
-            # at an array level an arm may be a plain number (b in `i if p else b`): an array either way
+            # at an array level an arm may be a plain number (b in `i if p else b`): an array of the
+            # level's points either way (later code indexes it by segment or gathers from it)
             if not self._is_array_level(lv):
                 return code
-            return f"{self.xp}.asarray({code}, dtype={self.xp}.float64)" if floating else f"{self.xp}.asarray({code})"
+            xp = self.xp
+            code = f"{xp}.asarray({code}, dtype={xp}.float64)" if floating else f"{xp}.asarray({code})"
+            if not self.deps(expr) & varying:
+                shape = self._size(lv) if lv.points.kind == "elem" else f"({self._size(lv)},)"
+                code = f"{xp}.broadcast_to({code}, {shape})"
+            return code
 
         for k, (expr, cond) in enumerate(clauses):
             last = cond == sp.true or k == len(clauses) - 1

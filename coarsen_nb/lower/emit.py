@@ -143,7 +143,7 @@ class Printer(NestPrinting, BranchPrinting):
             if lv.kind == "range" and lv.seg:
                 code = f"{code}[{lv.seg}]"
             elif lv.kind == "mask":
-                flat = f"{self.xp}.reshape({code}, (-1,))" if lv.parent.kind == "elem" else code
+                flat = f"{self.xp}.reshape({code}, (-1,))" if lv.parent.points.kind == "elem" else code
                 code = f"{self.xp}.take({flat}, {lv.mask}, axis=0)"
         return code
 
@@ -498,8 +498,8 @@ class Printer(NestPrinting, BranchPrinting):
         return {a.binder for a in lv.ancestors() if a.binder is not None}
 
     def _size(self, lv: Level) -> str:
-        if lv.size is not None:
-            return lv.size
+        if lv.points.size is not None:
+            return lv.points.size
         raise AssertionError("level without a size")
 
     def _reduce(self, e, lv: Level) -> str:

@@ -34,6 +34,14 @@ class Level:
             lv = lv.parent
 
     @property
+    def points(self) -> Level:
+        """The level whose points these are: a ``cond`` level (code inside an ``if``) has its parent's."""
+        lv = self
+        while lv.kind == "cond" and lv.parent is not None:
+            lv = lv.parent
+        return lv
+
+    @property
     def depth(self) -> int:
         return sum(1 for _ in self.ancestors()) - 1
 

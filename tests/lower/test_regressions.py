@@ -216,3 +216,45 @@ def test_derivative_of_a_power_in_its_exponent_at_a_zero_base():
             fd = [finite_difference(repeated_power, args, i) for i in range(3)]
             assert_close(c, fd, rtol=1e-6, atol=1e-8, what=f"FD {args}")
     assert "sum" in str(closed.plan) and "sum" not in str(iterated.plan)     # closed form vs iteration
+
+
+def skip_rows_when_large(a, x):
+    s = 0.0
+    for i in range(len(x)):
+        for j in range(i + 1, len(x)):
+            if a > 1.0:
+                if x[i] < a:
+                    continue
+            s += x[i] * x[j]
+    return s
+
+
+def skip_rows_nested(a, x):
+    s = 0.0
+    for i in range(len(x)):
+        for j in range(i + 1, len(x)):
+            if a < 0.5:
+                if a < x[i]:
+                    if a < 0.25:
+                        continue
+            s += x[i] * x[j] * a
+    return s
+
+
+def test_a_scalar_if_around_a_per_row_predicate_in_a_triangular_nest():
+    """A scalar ``if`` whose arm is a per-row truth value printed a 0-d array for the other arm, and
+    the segment gather of the inner loop failed on it (IndexError); one level deeper, the array
+    branch inside the scalar ``if`` asked its level for a size it did not have and the whole
+    selection fell back to per-block (found by the random-program test)."""
+    import warnings
+
+    x = np.array([0.3, -0.7, 1.2, 0.1])
+    for fn in (skip_rows_when_large, skip_rows_nested):
+        f = cn.coarsen(fn)
+        for a in (0.0, 0.4, 2.0):
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")      # no fallback to a finer selection
+                value, (ga, gx) = f.value_and_grad(a, x)
+            assert math.isclose(value, fn(a, x), rel_tol=1e-14, abs_tol=1e-15)
+            assert_close(ga, finite_difference(fn, (a, x), 0), what=f"{fn.__name__} d/da at {a}")
+            assert_close(gx, finite_difference(fn, (a, x), 1), what=f"{fn.__name__} d/dx at {a}")
