@@ -207,7 +207,10 @@ def hoist_sum(lifter, kb, g, k, rng):
         if coeff.free_symbols & (variant | arrays):
             return None
         for sym in coeff.free_symbols:
-            if sym in reads and reads[sym].array in ctx.loop_defined:
+            # a read of an array the loop writes, or at an index the loop moves (x[k] of the loop's k),
+            # is not invariant
+            if sym in reads and (reads[sym].array in ctx.loop_defined or any(
+                    sp.sympify(i).free_symbols & (variant | temps) for i in reads[sym].index)):
                 return None
         name = ctx.sum_of(coeff, k, rng, kb, reads)
         term = kb.input(name)

@@ -258,3 +258,29 @@ def test_a_scalar_if_around_a_per_row_predicate_in_a_triangular_nest():
             assert math.isclose(value, fn(a, x), rel_tol=1e-14, abs_tol=1e-15)
             assert_close(ga, finite_difference(fn, (a, x), 0), what=f"{fn.__name__} d/da at {a}")
             assert_close(gx, finite_difference(fn, (a, x), 1), what=f"{fn.__name__} d/dx at {a}")
+
+
+def inner_sum_of_the_outer_element(a, x):
+    s = 0.0
+    for e in x:
+        for _ in range(len(x)):
+            a += math.tanh(e)
+        s += math.tanh(a)
+    return a + s
+
+
+def test_a_sum_that_reads_the_outer_loops_element_is_not_hoisted_out_of_it():
+    """Σ_j tanh(x[k]) inside the loop over k was taken for loop-invariant (its array is not written
+    in the loop, but its index is the loop's) and hoisted before the loop, where k does not exist:
+    the default selection failed and fell back to per-block (found by the random-program test)."""
+    import warnings
+
+    x = np.array([0.1, -0.2, 0.3])
+    f = cn.coarsen(inner_sum_of_the_outer_element)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        value, (ga, gx) = f.value_and_grad(0.5, x)
+    assert math.isclose(value, inner_sum_of_the_outer_element(0.5, x), rel_tol=1e-14)
+    assert_close(ga, finite_difference(inner_sum_of_the_outer_element, (0.5, x), 0))
+    assert_close(gx, finite_difference(inner_sum_of_the_outer_element, (0.5, x), 1))
+    assert "hoisted" not in str(f.plan)
