@@ -32,6 +32,7 @@ from coarsen_nb.errors import CoarsenError
 from coarsen_nb.lower.emit import Printer
 from coarsen_nb.lower.helpers import DEPENDS as _DEPENDS
 from coarsen_nb.lower.helpers import HELPERS as _HELPERS
+from coarsen_nb.lower.liveness import free_dead_names
 from coarsen_nb.lower.names import Names
 from coarsen_nb.plan import CondStep, IterStep, KernelStep, Plan, PrimStep
 from coarsen_nb.symbolic.diff import active_symbols
@@ -258,6 +259,7 @@ class ModuleWriter:
         body()
         self.lines = drop_dead_assignments(self.lines)
         sig = ", ".join(self.names(p) if "=" not in p else p for p in params)
+        self.lines = free_dead_names(self.lines, keep=[self.names(p) for p in params if "=" not in p])
         return f"def {name}({sig}):\n" + "\n".join(self.lines) + "\n"
 
     def emit(self, line: str) -> None:
