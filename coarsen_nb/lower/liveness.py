@@ -1,4 +1,9 @@
-"""Free each temporary after its last use: ``del`` lines in the generated functions.
+"""Which names of a generated function are live: dead assignments dropped, temporaries freed.
+
+:func:`drop_dead_assignments` removes ``name = expr`` lines nothing reads (what ``NAME_grad``
+does not need of the forward sweep, the recomputed next state inside a reverse loop).
+
+:func:`free_dead_names` frees each temporary after its last use (``del`` lines).
 
 A Python local lives until its function returns, so a gradient whose SOIs name
 forty 10⁶-element temporaries holds all forty at once: the peak memory is their
@@ -19,9 +24,95 @@ from __future__ import annotations
 
 import re
 
-_WORD = re.compile(r"\b[A-Za-z_]\w*\b")
 _TOP_ASSIGN = re.compile(r"^    ([A-Za-z_]\w*) = ")
 _TOP = "    "
+_ASSIGN = re.compile(r"^(\s*)([A-Za-z_]\w*) = (.+)$")
+_WORD = re.compile(r"[A-Za-z_]\w*")
+
+
+def drop_dead_assignments(lines: list[str]) -> list[str]:
+    """Remove ``name = expr`` lines whose name is read nowhere in the function.
+
+    Every generated statement of that form is pure, so dropping it is safe;
+    what remains is what the function's results need (``NAME_grad`` then
+    skips the primal values only the value needed).  A block left empty gets
+    ``pass``.  Repeated until nothing changes.
+    """
+    lines = list(lines)
+    while True:
+        counts: dict[str, int] = {}
+        as_target: dict[str, int] = {}
+        for ln in lines:
+            for w in _WORD.findall(ln.split("#", 1)[0]):
+                counts[w] = counts.get(w, 0) + 1
+            m = _ASSIGN.match(ln)
+            if m:
+                name = m.group(2)
+                as_target[name] = as_target.get(name, 0) + 1 + _WORD.findall(m.group(3)).count(name)
+        dead = {n for n, c in as_target.items() if counts.get(n, 0) == c}
+        drop = {k for k, ln in enumerate(lines) if (m := _ASSIGN.match(ln)) and m.group(2) in dead}
+        drop |= _dead_in_loops(lines)
+        lines = _fill_empty_blocks([ln for k, ln in enumerate(lines) if k not in drop])
+        if not drop:
+            return lines
+
+
+def _indent(ln: str) -> int:
+    return len(ln) - len(ln.lstrip())
+
+
+def _dead_in_loops(lines: list[str]) -> set[int]:
+    """Assignments inside a loop whose name nothing can read afterwards.
+
+    A name assigned in a loop body is observable only by the body itself (in the same or a later
+    iteration), by the rest of the function after the loop, and by any loop around it.  The reverse
+    sweep of an iterated loop recomputes the forward body to reach the primal values its adjoint
+    needs; the forward body's outputs (the next state) are read by the *forward* loop but by none of
+    those, so the name-based pass above keeps them — this one drops them.
+    """
+    words = [_WORD.findall(ln.split("#", 1)[0]) for ln in lines]
+    loops = []                                   # (header, end) of every for/while block
+    for h, ln in enumerate(lines):
+        st = ln.lstrip()
+        if (st.startswith("for ") or st.startswith("while ")) and st.rstrip().endswith(":"):
+            end = h + 1
+            while end < len(lines) and (not lines[end].strip() or _indent(lines[end]) > _indent(ln)):
+                end += 1
+            loops.append((h, end))
+    dead: set[int] = set()
+    for h, end in loops:
+        observers = list(range(end, len(lines)))
+        for h2, end2 in loops:
+            if h2 < h and end2 >= end:
+                observers += range(h2, end2)
+        seen = {w for k in observers for w in words[k]}
+        inside: dict[str, int] = {}
+        targets: dict[str, list[int]] = {}
+        for k in range(h + 1, end):
+            for w in words[k]:
+                inside[w] = inside.get(w, 0) + 1
+            m = _ASSIGN.match(lines[k])
+            if m:
+                targets.setdefault(m.group(2), []).append(k)
+        for name, ks in targets.items():
+            own = sum(1 + _WORD.findall(_ASSIGN.match(lines[k]).group(3)).count(name) for k in ks)
+            if name not in seen and inside.get(name, 0) == own:
+                dead.update(ks)
+    return dead
+
+
+def _fill_empty_blocks(lines: list[str]) -> list[str]:
+    out: list[str] = []
+    for k, ln in enumerate(lines):
+        out.append(ln)
+        if ln.rstrip().endswith(":") and not ln.lstrip().startswith("#"):
+            indent = len(ln) - len(ln.lstrip())
+            nxt = next((x for x in lines[k + 1:] if x.strip() and not x.lstrip().startswith("#")), None)
+            if nxt is None or len(nxt) - len(nxt.lstrip()) <= indent:
+                out.append(" " * (indent + 4) + "pass")
+    return out
+
+
 # right-hand sides that are Python numbers (sizes, trip counts, math): nothing to free, only noise
 _SCALAR = re.compile(r"(max|min|int|len|float|bool)\(|math\.|[\w.]+\.shape\[\d+\]$|-?[\d.]+(e-?\d+)?$|True$|False$")
 

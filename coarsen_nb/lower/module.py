@@ -23,8 +23,6 @@ The module imports only NumPy (or CuPy) and ``math`` — never coarsen_nb.
 
 from __future__ import annotations
 
-import re
-
 import sympy as sp
 
 from coarsen_nb import ir, primitives
@@ -32,7 +30,7 @@ from coarsen_nb.errors import CoarsenError
 from coarsen_nb.lower.emit import Printer
 from coarsen_nb.lower.helpers import DEPENDS as _DEPENDS
 from coarsen_nb.lower.helpers import HELPERS as _HELPERS
-from coarsen_nb.lower.liveness import free_dead_names
+from coarsen_nb.lower.liveness import drop_dead_assignments, free_dead_names
 from coarsen_nb.lower.names import Names
 from coarsen_nb.plan import CondStep, IterStep, KernelStep, Plan, PrimStep
 from coarsen_nb.symbolic.diff import active_symbols
@@ -89,93 +87,6 @@ def active_names(plan: Plan, wrt: tuple[str, ...]) -> set[str]:
     while walk(plan.steps):
         pass
     return active
-
-
-_ASSIGN = re.compile(r"^(\s*)([A-Za-z_]\w*) = (.+)$")
-_WORD = re.compile(r"[A-Za-z_]\w*")
-
-
-def drop_dead_assignments(lines: list[str]) -> list[str]:
-    """Remove ``name = expr`` lines whose name is read nowhere in the function.
-
-    Every generated statement of that form is pure, so dropping it is safe;
-    what remains is what the function's results need (``NAME_grad`` then
-    skips the primal values only the value needed).  A block left empty gets
-    ``pass``.  Repeated until nothing changes.
-    """
-    lines = list(lines)
-    while True:
-        counts: dict[str, int] = {}
-        as_target: dict[str, int] = {}
-        for ln in lines:
-            for w in _WORD.findall(ln.split("#", 1)[0]):
-                counts[w] = counts.get(w, 0) + 1
-            m = _ASSIGN.match(ln)
-            if m:
-                name = m.group(2)
-                as_target[name] = as_target.get(name, 0) + 1 + _WORD.findall(m.group(3)).count(name)
-        dead = {n for n, c in as_target.items() if counts.get(n, 0) == c}
-        drop = {k for k, ln in enumerate(lines) if (m := _ASSIGN.match(ln)) and m.group(2) in dead}
-        drop |= _dead_in_loops(lines)
-        lines = _fill_empty_blocks([ln for k, ln in enumerate(lines) if k not in drop])
-        if not drop:
-            return lines
-
-
-def _indent(ln: str) -> int:
-    return len(ln) - len(ln.lstrip())
-
-
-def _dead_in_loops(lines: list[str]) -> set[int]:
-    """Assignments inside a loop whose name nothing can read afterwards.
-
-    A name assigned in a loop body is observable only by the body itself (in the same or a later
-    iteration), by the rest of the function after the loop, and by any loop around it.  The reverse
-    sweep of an iterated loop recomputes the forward body to reach the primal values its adjoint
-    needs; the forward body's outputs (the next state) are read by the *forward* loop but by none of
-    those, so the name-based pass above keeps them — this one drops them.
-    """
-    words = [_WORD.findall(ln.split("#", 1)[0]) for ln in lines]
-    loops = []                                   # (header, end) of every for/while block
-    for h, ln in enumerate(lines):
-        st = ln.lstrip()
-        if (st.startswith("for ") or st.startswith("while ")) and st.rstrip().endswith(":"):
-            end = h + 1
-            while end < len(lines) and (not lines[end].strip() or _indent(lines[end]) > _indent(ln)):
-                end += 1
-            loops.append((h, end))
-    dead: set[int] = set()
-    for h, end in loops:
-        observers = list(range(end, len(lines)))
-        for h2, end2 in loops:
-            if h2 < h and end2 >= end:
-                observers += range(h2, end2)
-        seen = {w for k in observers for w in words[k]}
-        inside: dict[str, int] = {}
-        targets: dict[str, list[int]] = {}
-        for k in range(h + 1, end):
-            for w in words[k]:
-                inside[w] = inside.get(w, 0) + 1
-            m = _ASSIGN.match(lines[k])
-            if m:
-                targets.setdefault(m.group(2), []).append(k)
-        for name, ks in targets.items():
-            own = sum(1 + _WORD.findall(_ASSIGN.match(lines[k]).group(3)).count(name) for k in ks)
-            if name not in seen and inside.get(name, 0) == own:
-                dead.update(ks)
-    return dead
-
-
-def _fill_empty_blocks(lines: list[str]) -> list[str]:
-    out: list[str] = []
-    for k, ln in enumerate(lines):
-        out.append(ln)
-        if ln.rstrip().endswith(":") and not ln.lstrip().startswith("#"):
-            indent = len(ln) - len(ln.lstrip())
-            nxt = next((x for x in lines[k + 1:] if x.strip() and not x.lstrip().startswith("#")), None)
-            if nxt is None or len(nxt) - len(nxt.lstrip()) <= indent:
-                out.append(" " * (indent + 4) + "pass")
-    return out
 
 
 def _reads_of(steps) -> set[str]:
