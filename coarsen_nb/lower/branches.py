@@ -209,6 +209,7 @@ class BranchPrinting:
         floating = not all(_int_typed(self._resolved(x)) for x, _ in clauses)
 
         varying = self._varying_binders(lv) | {ELEM}
+        arrays = any(self.deps(x) & varying for x, _ in clauses)     # the value is an array of lv's points
 
         def arm(expr) -> str:
             code = self.value(expr, Level(cond_lv, "cond"))
@@ -218,7 +219,7 @@ class BranchPrinting:
                 return code
             xp = self.xp
             code = f"{xp}.asarray({code}, dtype={xp}.float64)" if floating else f"{xp}.asarray({code})"
-            if not self.deps(expr) & varying:
+            if arrays and not self.deps(expr) & varying:
                 shape = self._size(lv) if lv.points.kind == "elem" else f"({self._size(lv)},)"
                 code = f"{xp}.broadcast_to({code}, {shape})"
             return code

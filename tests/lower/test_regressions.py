@@ -284,3 +284,54 @@ def test_a_sum_that_reads_the_outer_loops_element_is_not_hoisted_out_of_it():
     assert_close(ga, finite_difference(inner_sum_of_the_outer_element, (0.5, x), 0))
     assert_close(gx, finite_difference(inner_sum_of_the_outer_element, (0.5, x), 1))
     assert "hoisted" not in str(f.plan)
+
+
+# Found by the random-program test (seed 14): a scalar ``if`` whose arms are all numbers, inside an array
+# branch's masked arm, was broadcast to the arm's points and then negated with Python's ``not``.
+SCALAR_IF_IN_A_MASKED_ARM = """def main(a, x):
+    t0 = min(a, a)
+    if t0 <= (t0 if (a / (1.0 + t0 * t0)) > math.log(abs(a) + 1.0) else a):
+        t1 = math.cos(abs(2.0))
+        if (a - a) < math.tanh(a):
+            return math.sin(t0)
+    else:
+        t1 = ((0.25 / (1.0 + 0.1 * 0.1)) + (a + a))
+    s2 = 0.25
+    for i3 in range(5, 0, -2):
+        t4, t5 = (math.log(abs((i3 * 0.25)) + 1.0) * math.tanh((i3 * 0.25))), math.tanh((0.1 + t1))
+        t4, t5 = t5, t4
+        s2 = s2 * (1.0 + 0.5 * math.sin(max(abs(0.25), (i3 * 0.25))))
+    s6 = t1
+    for i7 in range(4):
+        if (math.tanh(0.25) < (i7 * 0.25)) and (((i7 * 0.25) + t1) <= (2.0 + t1)):
+            break
+        s8 = 0.0
+        for e9 in x:
+            if (((s2 if abs(a) > math.sin((i7 * 0.25)) else (i7 * 0.25)) <= t0)
+                    and (((i7 * 0.25) if (e9 - 0.25) <= 1.5 else 1.5)
+                         >= (t1 if a < math.exp(math.sin((i7 * 0.25))) else s2))):
+                t10 = math.cos((t0 * (i7 * 0.25)))
+                if t1 < (1.5 + s2) < t0:
+                    continue
+            else:
+                t10 = 1.5
+            t11 = (max(0.1, t10) + (0.1 - s2))
+            s8 += math.sin((i7 * 0.25))
+        s6 = max(s6, s8)
+    return math.cos(t1)
+"""
+
+
+def test_a_scalar_if_of_numbers_inside_a_masked_arm_stays_a_number():
+    import warnings
+
+    ns: dict = {"math": math, "np": np}
+    exec(compile(SCALAR_IF_IN_A_MASKED_ARM, "<program>", "exec"), ns)
+    x = np.array([-6.0e-187, 1.6e-175, -0.55, 1.83, -1.6e-248, 1.0])
+    f = cn.coarsen("import math\n" + SCALAR_IF_IN_A_MASKED_ARM)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for a in (-0.9873035731039719, 0.4, 2.5):
+            assert math.isclose(f(a, x), ns["main"](a, x), rel_tol=1e-14)
+            ga, gx = f.grad(a, x)
+            assert_close(ga, finite_difference(ns["main"], (a, x), 0), what=f"d/da at {a}")
