@@ -119,7 +119,8 @@ class BranchPrinting:
         e = self._resolved(expr)
         if e.is_Number:
             return f"{xp}.full({size}, {float(e)!r})"
-        if isinstance(e, (sp.Add, sp.Mul, sp.Pow)) and self.natural(e, lv) is lv and not _int_typed(e):
+        varies = self.deps(e) & (self._varying_binders(lv) | {ELEM})
+        if isinstance(e, (sp.Add, sp.Mul, sp.Pow)) and varies and self.natural(e, lv) is lv and not _int_typed(e):
             code = self._compute(e, lv)      # a new array (not the memo's: it is written to)
             if not _is_atom_code(code):
                 return code
