@@ -369,21 +369,19 @@ def hoist_invariants(g: GatedFunction) -> GatedFunction:
     return GatedFunction(g.name, g.params, region(g.body), g.result, g.source)
 
 
-def _defined_in(loop: Loop) -> set[str]:
-    out = {m.name for m in loop.mus}
-
-    def walk(nodes) -> None:
-        for n in nodes:
-            if isinstance(n, Let):
-                out.add(n.name)
-            elif isinstance(n, If):
-                walk(n.then)
-                walk(n.orelse)
-                out.update(gm.name for gm in n.gammas)
-            else:
-                out.update(_defined_in(n))
-                out.update(e.name for e in n.etas)
-
-    walk(loop.header)
-    walk(loop.body)
+def defined_names(nodes) -> set[str]:
+    """Every name the region ``nodes`` defines, at any depth (loops' μs and ηs included)."""
+    out: set[str] = set()
+    for n in nodes:
+        if isinstance(n, Let):
+            out.add(n.name)
+        elif isinstance(n, If):
+            out |= defined_names(n.then) | defined_names(n.orelse) | {gm.name for gm in n.gammas}
+        else:
+            out |= _defined_in(n) | {e.name for e in n.etas}
     return out
+
+
+def _defined_in(loop: Loop) -> set[str]:
+    """The names a loop defines inside it (its μs, header and body; not its ηs, which follow it)."""
+    return {m.name for m in loop.mus} | defined_names(loop.header) | defined_names(loop.body)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import itertools
 
 from coarsen_nb import ir
-from coarsen_nb.phi.gate import GatedFunction, If, Let, Loop
+from coarsen_nb.phi.gate import GatedFunction, If, Let, Loop, defined_names
 from coarsen_nb.phi.types import T, expr_type
 
 #: Expressions that are one operation of their own when they are an operand of another.
@@ -35,7 +35,7 @@ def one_operation_per_let(g: GatedFunction, types: dict[str, T]) -> tuple[GatedF
     extended with the new names' types."""
     types = dict(types)
     counter = itertools.count(1)
-    taken = _names(g.body) | set(g.params)
+    taken = defined_names(g.body) | set(g.params)
 
     def fresh() -> str:
         while True:
@@ -91,15 +91,3 @@ def one_operation_per_let(g: GatedFunction, types: dict[str, T]) -> tuple[GatedF
 
     return GatedFunction(g.name, g.params, region(g.body), g.result, g.source), types
 
-
-def _names(nodes) -> set[str]:
-    """Every name the tree defines."""
-    out: set[str] = set()
-    for n in nodes:
-        if isinstance(n, Let):
-            out.add(n.name)
-        elif isinstance(n, If):
-            out |= _names(n.then) | _names(n.orelse) | {gm.name for gm in n.gammas}
-        else:
-            out |= {m.name for m in n.mus} | _names(n.header) | _names(n.body) | {e.name for e in n.etas}
-    return out
