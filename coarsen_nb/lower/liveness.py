@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import re
 
-_TOP_ASSIGN = re.compile(r"^    ([A-Za-z_]\w*) = ")
 _TOP = "    "
 _ASSIGN = re.compile(r"^(\s*)([A-Za-z_]\w*) = (.+)$")
 _WORD = re.compile(r"[A-Za-z_]\w*")
@@ -106,9 +105,9 @@ def _fill_empty_blocks(lines: list[str]) -> list[str]:
     for k, ln in enumerate(lines):
         out.append(ln)
         if ln.rstrip().endswith(":") and not ln.lstrip().startswith("#"):
-            indent = len(ln) - len(ln.lstrip())
+            indent = _indent(ln)
             nxt = next((x for x in lines[k + 1:] if x.strip() and not x.lstrip().startswith("#")), None)
-            if nxt is None or len(nxt) - len(nxt.lstrip()) <= indent:
+            if nxt is None or _indent(nxt) <= indent:
                 out.append(" " * (indent + 4) + "pass")
     return out
 
@@ -123,13 +122,17 @@ def free_dead_names(lines: list[str], keep=()) -> list[str]:
     ``keep``: names never deleted (the function's parameters)."""
     stmts: list[list[str]] = []
     for ln in lines:
-        top = ln.startswith(_TOP) and not ln.startswith(_TOP + " ")
-        if top and not ln.strip().startswith(("else", "elif", "except", "finally")) or not stmts:
+        opens = _indent(ln) == len(_TOP) and not ln.strip().startswith(("else", "elif", "except", "finally"))
+        if opens or not stmts:
             stmts.append([ln])
         else:
             stmts[-1].append(ln)
-    assigned = {m.group(1) for s in stmts if (m := _TOP_ASSIGN.match(s[0]))} - set(keep)
-    assigned -= {m.group(1) for s in stmts if (m := _TOP_ASSIGN.match(s[0])) and _SCALAR.match(s[0][m.end():])}
+    assigned, numbers = set(), set()     # a name ever assigned a Python number is not freed
+    for s in stmts:
+        m = _ASSIGN.match(s[0])
+        if m and m.group(1) == _TOP:
+            (numbers if _SCALAR.match(m.group(3)) else assigned).add(m.group(2))
+    assigned -= numbers | set(keep)
     last: dict[str, int] = {}
     for i, s in enumerate(stmts):
         for ln in s:
@@ -143,12 +146,7 @@ def free_dead_names(lines: list[str], keep=()) -> list[str]:
     out: list[str] = []
     for i, s in enumerate(stmts):
         out += s
-        if i in frees and i + 1 < len(stmts):
-            out.append(_TOP + "del " + ", ".join(sorted(frees[i], key=_order(s))))
+        if i in frees:
+            text = " ".join(s)          # in the order the statement reads them
+            out.append(_TOP + "del " + ", ".join(sorted(frees[i], key=lambda name: (text.find(name), name))))
     return out
-
-
-def _order(stmt: list[str]):
-    """Names in the order they appear in the statement (stable, readable ``del`` lines)."""
-    text = " ".join(stmt)
-    return lambda name: (text.find(name), name)
