@@ -21,13 +21,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from coarsen_nb import __version__
-from coarsen_nb.errors import CoarsenError
+from coarsen_nb.errors import CoarsenError, FallbackWarning, InternalCompilerError, NoSegmentForm
 from coarsen_nb.frontend.parse import parse
 from coarsen_nb.frontend.ssa import to_ssa
 from coarsen_nb.phi.gate import gate, hoist_invariants, prune_etas
 from coarsen_nb.phi.types import T, infer, signature_of
 
 _counter = itertools.count(1)
+
+#: The selections, in the words the options use.
+_SELECTION_NAMES = {"phi": "default (phi-calculus)", "block": "per-block", "operator": "operator-level (max_soi=1)"}
 
 
 @dataclass
@@ -166,9 +169,7 @@ class Coarsened:
         return hit
 
     def _compile(self, sig: tuple[T, ...]) -> Compiled:
-        from coarsen_nb.lower.module import ModuleWriter
-        from coarsen_nb.phi.lift import check_defined, lift
-        from coarsen_nb.soi.select import DEFAULT_REUSE, number_kernels, prune
+        from coarsen_nb.soi.select import DEFAULT_REUSE
 
         types = infer(self._gated, sig)
         wrt = self.wrt or tuple(p for p, t in zip(self.params, sig, strict=True) if t.kind == "float")
@@ -179,11 +180,11 @@ class Coarsened:
                                    hint="pass a float (e.g. 2.0 instead of 2) or leave it out of wrt")
         reuse = DEFAULT_REUSE if self.reuse is None else self.reuse
         xp = "cupy" if self.backend == "cupy" else "numpy"
-        # An SOI the symbolic stages cannot handle falls back to a finer selection, and says so:
-        # never a wrong gradient, never a bare internal traceback.
+        # A segment with no form at this selection (a documented limit, NoSegmentForm) falls back to a
+        # finer selection, and says so.  Any other exception is a bug in coarsen_nb: reported as one,
+        # never hidden behind a fallback (never a wrong gradient, never a bare internal traceback).
         order = ["phi", "block", "operator"]
-        modes = order[order.index(self.mode):]
-        failures = []
+        limits: list[str] = []
         signature = ", ".join(f"{p}: {t}" for p, t in zip(self.params, sig, strict=True))
 
         def header(mode: str) -> str:
@@ -193,30 +194,25 @@ class Coarsened:
                     f"wrt={', '.join(wrt) or '-'}.\nSignature: {signature}."
                     "\nStandalone: needs only " + ("CuPy" if xp == "cupy" else "NumPy") + ".")
 
-        for mode in dict.fromkeys(modes):
+        for mode in order[order.index(self.mode):]:
             try:
-                plan = lift(self._gated, types, mode, self.max_soi if mode == self.mode else None, reuse)
-                prune(plan)
-                number_kernels(plan)
-                check_defined(plan)
-                source = ModuleWriter(plan, wrt, xp, header(mode)).source()
+                plan, source = self._generate(types, wrt, mode, reuse, xp, header(mode))
                 break
-            except CoarsenError:
-                raise
-            except (ArithmeticError, AssertionError, AttributeError, IndexError, KeyError, LookupError,
-                    NotImplementedError, RecursionError, TypeError, ValueError) as exc:
-                failures.append(f"{mode}: {type(exc).__name__}: {exc}")
+            except NoSegmentForm as limit:
+                limits.append(str(limit))
         else:
-            raise CoarsenError(self.name, message=f"internal compiler error while compiling {self.name}(): "
-                               + "; ".join(failures), hint="please report this function; as a workaround, "
-                               "rewrite the failing construct")
+            raise CoarsenError(self.name, message=f"{self.name}() has no symbolic form at any SOI selection: "
+                               + "; ".join(limits), hint="rewrite the construct named above")
         self.fallback = None
         if mode != self.mode:
-            self.fallback = (f"the {self.mode} selection could not be compiled ({failures[0]}); "
-                             f"using the {mode} selection instead")
-            warnings.warn(f"coarsen_nb: {self.name}: {self.fallback}", stacklevel=3)
+            self.fallback = (f"the {_SELECTION_NAMES[self.mode]} selection has no form for {limits[0]}; "
+                             f"using the {_SELECTION_NAMES[mode]} selection instead (same values and gradients)")
+            warnings.warn(FallbackWarning(f"coarsen_nb: {self.name}: {self.fallback}"), stacklevel=3)
         filename = os.path.join(tempfile.gettempdir(), f"coarsen_nb_{self.name}_{next(_counter)}.py")
-        code = compile(source, filename, "exec")
+        try:
+            code = compile(source, filename, "exec")
+        except SyntaxError as exc:
+            raise InternalCompilerError(self.name, "compiling the generated module", exc) from exc
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         env: dict = {"__name__": f"coarsen_nb_generated_{self.name}", "__file__": filename}
         try:
@@ -226,6 +222,32 @@ class Coarsened:
             return Compiled(sig, plan, source, filename, None, None, None, wrt, missing=str(exc))
         return Compiled(sig, plan, source, filename, env[self.name], env[self.name + "_vjp"],
                         env.get(self.name + "_jvp"), wrt, grad=env.get(self.name + "_grad"))
+
+    def _generate(self, types, wrt, mode: str, reuse, xp: str, header: str):
+        """Lift, select, differentiate and print at one selection: ``(plan, source)``.
+
+        Raises :class:`NoSegmentForm` for a documented limit and :class:`InternalCompilerError` for
+        anything else that goes wrong inside the compiler.
+        """
+        from coarsen_nb.lower.module import ModuleWriter
+        from coarsen_nb.phi.lift import check_defined, lift
+        from coarsen_nb.soi.select import number_kernels, prune
+
+        stage = "lifting"
+        try:
+            plan = lift(self._gated, types, mode, self.max_soi if mode == self.mode else None, reuse)
+            stage = "SOI selection"
+            prune(plan)
+            number_kernels(plan)
+            check_defined(plan)
+            stage = "lowering"
+            return plan, ModuleWriter(plan, wrt, xp, header).source()
+        except (CoarsenError, NoSegmentForm):
+            raise
+        except RecursionError as exc:
+            raise NoSegmentForm("too-deep", f"while {stage}") from exc
+        except Exception as exc:
+            raise InternalCompilerError(self.name, f"{stage}, {mode} selection", exc) from exc
 
     # -- calling -----------------------------------------------------------------------------
 

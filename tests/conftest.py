@@ -14,3 +14,51 @@ if _TESTS not in sys.path:
 # "ci": derandomized, so that a red run can be reproduced from its log alone.
 settings.register_profile("ci", derandomize=True, print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+# -- every test fails on a fallback or an internal compiler error ------------------------------------------
+# A fallback to a finer selection is allowed only for a documented limit, and only in a test that says so
+# (``@pytest.mark.allows_fallback("reason")``); an internal compiler error is never allowed, even where a
+# test expects a CoarsenError (InternalCompilerError is one, so ``pytest.raises(CoarsenError)`` alone would
+# accept a compiler bug).  Both are recorded where they are constructed, so a warnings filter or an
+# ``except`` in the code under test cannot hide them.
+
+import pytest  # noqa: E402
+
+from coarsen_nb import errors as _errors  # noqa: E402
+
+_seen: list[BaseException] = []
+
+
+def _recording(cls):
+    original = cls.__init__
+
+    def init(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        _seen.append(self)
+
+    cls.__init__ = init
+
+
+_recording(_errors.InternalCompilerError)
+_recording(_errors.FallbackWarning)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "allows_fallback(reason): the test exercises a documented limit "
+                            "(coarsen_nb.errors.SEGMENT_LIMITS) and may see a FallbackWarning")
+    config.addinivalue_line("markers", "expects_internal_error: the test injects a fault into the compiler "
+                            "to check how an internal error is reported")
+
+
+@pytest.fixture(autouse=True)
+def _no_fallback_no_internal_error(request):
+    _seen.clear()
+    yield
+    seen, _seen[:] = list(_seen), []
+    internal = [e for e in seen if isinstance(e, _errors.InternalCompilerError)]
+    if internal and request.node.get_closest_marker("expects_internal_error") is None:
+        pytest.fail(f"internal compiler error: {internal[0]}", pytrace=False)
+    fallbacks = [w for w in seen if isinstance(w, _errors.FallbackWarning)]
+    if fallbacks and request.node.get_closest_marker("allows_fallback") is None:
+        pytest.fail(f"fallback to a finer selection: {fallbacks[0]}", pytrace=False)

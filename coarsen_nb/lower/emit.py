@@ -32,6 +32,7 @@ import math
 
 import sympy as sp
 
+from coarsen_nb.errors import NoSegmentForm
 from coarsen_nb.lower.branches import BranchPrinting
 from coarsen_nb.lower.nests import NestPrinting
 from coarsen_nb.lower.printing import (
@@ -543,7 +544,7 @@ class Printer(NestPrinting, BranchPrinting):
     def _write(self, e, lv: Level) -> str:
         init, body, k, a, b, s, *idx = e.args
         if self._is_array_level(lv):
-            raise NotImplementedError("array writes below the top loop level")
+            raise NoSegmentForm("nested-write")
         child = self._child(lv, k, a, b, s)
         vals = self.value(body, child)
         where = ", ".join(self.value(i, child) for i in idx)

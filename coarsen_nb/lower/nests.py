@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sympy as sp
 
+from coarsen_nb.errors import NoSegmentForm
 from coarsen_nb.lower.printing import Level
 from coarsen_nb.phi import forms
 from coarsen_nb.symbolic.levels import ELEM
@@ -149,7 +150,7 @@ class NestPrinting:
             rows = "1" if parent.kind == "root" else parent.size
             cols = f"{lv.size}" if parent.kind == "root" else lv.rect
             if cols is None:
-                raise NotImplementedError("products and extrema over triangular loops")
+                raise NoSegmentForm("triangular-extrema")
             self.emit(f"{name} = {xp}.reshape({code} + {xp}.zeros({lv.size}), ({rows}, {cols}))")
             return name, rows, cols, lambda x: f"{xp}.reshape({x}, (-1,))"
         if (parent is not None and parent.binder == k and parent.kind == "range" and parent.seg is None
@@ -157,7 +158,7 @@ class NestPrinting:
             self.emit(f"{name} = {xp}.asarray({xp}.reshape({code} + {xp}.zeros({lv.size}), "
                       f"({parent.size}, {lv.rect})).T, copy=True)")
             return name, lv.rect, parent.size, lambda x: f"{xp}.reshape({x}.T, (-1,))"
-        raise NotImplementedError("segment operation away from its level")
+        raise NoSegmentForm("segment-away")
 
     def _segment_op(self, e, lv: Level) -> str:
         """Exclusive products or arg-extremum indicators of ``body`` within each segment of k."""
