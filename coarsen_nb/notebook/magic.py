@@ -5,9 +5,12 @@ The magic is deliberately thin (STYLE.md, habit 8).  It
 1. runs the cell in the user namespace, so that helpers, imports and the plain
    Python function itself exist (the last is the oracle for ``--check``);
 2. compiles the cell's main function with :func:`coarsen_nb.runtime.coarsen`,
-   reusing an earlier compilation when nothing that affects it changed (the
+   reusing an earlier compilation when nothing that affects it changed: the
    cache key is a hash of the cell text, the compile options and the
-   coarsen_nb version, as Cython's ``%%cython`` does);
+   coarsen_nb version, as Cython's ``%%cython`` does, and an entry is used
+   only while every name the compiler read from the namespace (helpers from
+   other cells, global constants) still means what it did
+   (:mod:`coarsen_nb.frontend.reads`);
 3. binds a :class:`~coarsen_nb.notebook.bound.Bound` under the function's name;
 4. shows the widget view in a Jupyter frontend, or a text summary in a
    terminal (or with ``--no-widgets``).
@@ -29,6 +32,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 
 import coarsen_nb
 from coarsen_nb.errors import CoarsenError
+from coarsen_nb.frontend import reads
 from coarsen_nb.notebook.bound import Bound
 
 
@@ -86,7 +90,7 @@ class CoarsenMagics(Magics):
 
     def __init__(self, shell) -> None:
         super().__init__(shell)
-        self._cache: dict[str, object] = {}
+        self._cache: dict[str, tuple[object, reads.NamespaceReads]] = {}
         self.compilations = 0
         self.cache_hits = 0
 
@@ -142,19 +146,22 @@ class CoarsenMagics(Magics):
         from coarsen_nb.runtime import coarsen
 
         key = options.cache_key(cell)
-        if not force and key in self._cache:
+        entry = self._cache.get(key)
+        if not force and entry is not None and entry[1].unchanged():
             self.cache_hits += 1
-            return self._cache[key], True
+            return entry[0], True
         try:
-            compiled = coarsen(
-                cell, wrt=options.wrt, backend=options.backend, max_soi=options.max_soi,
-                reuse=options.reuse, per_block=options.per_block, name=options.name,
-                namespace=self.shell.user_ns,
-            )
+            # The front end reads the namespace only while parsing, inside coarsen().
+            with reads.recording() as read:
+                compiled = coarsen(
+                    cell, wrt=options.wrt, backend=options.backend, max_soi=options.max_soi,
+                    reuse=options.reuse, per_block=options.per_block, name=options.name,
+                    namespace=self.shell.user_ns,
+                )
         except CoarsenError as err:
             raise CoarsenCellError(err) from None
         self.compilations += 1
-        self._cache[key] = compiled
+        self._cache[key] = (compiled, read)
         return compiled, False
 
     def _show(self, bound: Bound, *, cached: bool, exported: Path | None, widgets: bool) -> None:

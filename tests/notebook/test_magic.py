@@ -139,3 +139,46 @@ def test_export_option_writes_a_standalone_module(shell, tmp_path):
     target.write_text("stale")
     ip.run_cell_magic("coarsen", f"--wrt t --no-widgets --export {target}", SOFTPLUS_SUM.format(name="exp"))
     assert target.read_text() == text
+
+
+def test_cache_sees_a_helper_redefined_in_another_cell(shell):
+    ip, magics = shell
+    ip.run_cell("def helper_sq(u):\n    return u * u\n")
+    cell = "def uses_helper(a):\n    return helper_sq(a) + 1.0\n"
+    ip.run_cell_magic("coarsen", "--no-widgets", cell)
+    assert ip.user_ns["uses_helper"].value_and_grad(3.0) == (10.0, 6.0)
+    ip.run_cell("def helper_sq(u):\n    return 10.0 * u\n")
+    ip.run_cell_magic("coarsen", "--no-widgets", cell)
+    f = ip.user_ns["uses_helper"]
+    value, grad = f.value_and_grad(3.0)
+    # the oracle: the plain Python function the cell defined, against today's helper
+    assert value == f.reference(3.0) == 31.0
+    assert grad == pytest.approx(_fd(f.reference, (3.0,), 0)) and grad == 10.0
+    assert magics.compilations == 2
+
+
+def test_cache_sees_a_changed_global_constant(shell):
+    ip, magics = shell
+    ip.run_cell("K_SCALE = 2.0")
+    cell = "def scaled(a):\n    return K_SCALE * a\n"
+    ip.run_cell_magic("coarsen", "--no-widgets", cell)
+    assert ip.user_ns["scaled"].value_and_grad(3.0) == (6.0, 2.0)
+    ip.run_cell("K_SCALE = 5.0")
+    ip.run_cell_magic("coarsen", "--no-widgets", cell)
+    f = ip.user_ns["scaled"]
+    assert f.value_and_grad(3.0) == (f.reference(3.0), pytest.approx(_fd(f.reference, (3.0,), 0))) == (15.0, 5.0)
+    assert (magics.compilations, magics.cache_hits) == (2, 0)
+
+
+def test_cache_still_hits_when_helpers_and_globals_are_unchanged(shell):
+    ip, magics = shell
+    ip.run_cell("K_OFFSET = 0.5\ndef helper_cube(u):\n    return u * u * u\n")
+    cell = "def both(a):\n    return helper_cube(a) + K_OFFSET * a\n"
+    ip.run_cell_magic("coarsen", "--no-widgets", cell)
+    ip.run_cell_magic("coarsen", "--no-widgets", cell)
+    assert (magics.compilations, magics.cache_hits) == (1, 1)
+    # the helper's cell run again unchanged: a new function object with the same source
+    ip.run_cell("K_OFFSET = 0.5\ndef helper_cube(u):\n    return u * u * u\n")
+    ip.run_cell_magic("coarsen", "--no-widgets", cell)
+    assert (magics.compilations, magics.cache_hits) == (1, 2)
+    assert ip.user_ns["both"](2.0) == 9.0
