@@ -33,7 +33,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 import coarsen_nb
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.frontend import reads
-from coarsen_nb.notebook.bound import Bound
+from coarsen_nb.notebook.bound import Bound, source_or_none
 
 
 class CoarsenCellError(Exception):
@@ -93,6 +93,7 @@ class CoarsenMagics(Magics):
         self._cache: dict[str, tuple[object, reads.NamespaceReads]] = {}
         self.compilations = 0
         self.cache_hits = 0
+        self._exports = _Exports()
 
     @magic_arguments()
     @argument("--wrt", type=_names, default=None, metavar="a,b",
@@ -106,7 +107,9 @@ class CoarsenMagics(Magics):
     @argument("--per-block", action="store_true",
               help="never let an SOI cross a basic block (per-block AD baseline)")
     @argument("--export", default=None, metavar="PATH",
-              help="write the generated module to PATH (replacing it) once generated, on the first call")
+              help="write the generated module to PATH once generated, on the first call; an existing file "
+                   "is replaced only with --overwrite (or if this magic wrote it)")
+    @argument("--overwrite", action="store_true", help="allow --export to replace an existing file")
     @argument("--no-widgets", action="store_true",
               help="print a text summary instead of the interactive view")
     @argument("--check", action="store_true",
@@ -128,6 +131,9 @@ class CoarsenMagics(Magics):
             wrt=args.wrt, backend=args.backend, max_soi=args.max_soi,
             reuse=args.reuse, per_block=args.per_block, name=args.name,
         )
+        exported = Path(args.export).expanduser().resolve() if args.export else None
+        if exported is not None and not args.overwrite and not self._exports.may_replace(exported):
+            raise CoarsenCellError(_exists_error(exported))
         user_ns = self.shell.user_ns
         exec(compile(cell, self.shell.compile.cache(cell), "exec"), user_ns)
 
@@ -136,10 +142,8 @@ class CoarsenMagics(Magics):
         bound = Bound(compiled, reference=plain if callable(plain) else None, check=args.check)
         user_ns[compiled.name] = bound
 
-        exported = None
-        if args.export:
-            exported = Path(args.export).expanduser().resolve()
-            _export_when_generated(bound, exported)
+        if exported is not None:
+            self._exports.keep_written(bound, exported, overwrite=args.overwrite)
         self._show(bound, cached=cached, exported=exported, widgets=not args.no_widgets)
 
     def _compile(self, cell: str, options: CompileOptions, force: bool):
@@ -179,20 +183,46 @@ class CoarsenMagics(Magics):
             print(summary(bound.compiled, cached=cached, exported=exported), file=sys.stdout)
 
 
-def _export_when_generated(bound: Bound, path: Path) -> None:
-    """Keep ``path`` holding the generated module: now if there is one, else after each new one.
+class _Exports:
+    """The files ``--export`` wrote in this session, and the text it wrote to each.
 
-    The compiler generates code on the first call (it depends on the argument
-    types), so a fresh cell has nothing to write yet.
+    The generated code depends on the argument types, so a cell's module is
+    rewritten after each new specialization, and again when the cell is run
+    again.  Those rewrites replace the magic's own file.  A file that holds
+    anything else (it was there before, or someone edited it) is the user's,
+    and is replaced only with ``--overwrite``, as ``Coarsened.export`` and the
+    CLI refuse to replace it without being told.
     """
-    def write() -> None:
-        bound.compiled.export(path, overwrite=True)
 
-    bound.on_specialize(write)
-    try:
-        write()
-    except CoarsenError:  # nothing generated before the first call
-        pass
+    def __init__(self) -> None:
+        self._written: dict[Path, str] = {}
+
+    def may_replace(self, path: Path) -> bool:
+        """Whether ``path`` is free: absent, or holding just what this magic wrote there."""
+        if not path.exists():
+            return True
+        try:
+            return self._written.get(path) == path.read_text()
+        except (OSError, UnicodeDecodeError):
+            return False
+
+    def keep_written(self, bound: Bound, path: Path, *, overwrite: bool) -> None:
+        """Keep ``path`` holding the generated module: now if there is one, else after each new one."""
+        def write() -> None:
+            if not (overwrite or self.may_replace(path)):
+                raise _exists_error(path)
+            text = bound.compiled.source
+            bound.compiled.export(path, overwrite=True)
+            self._written[path] = text
+
+        bound.on_specialize(write)
+        if source_or_none(bound.compiled) is not None:  # else nothing is generated before the first call
+            write()
+
+
+def _exists_error(path: Path) -> CoarsenError:
+    return CoarsenError("--export", hint="add --overwrite to replace it, or export to another path",
+                        message=f"--export {path}: the file exists and was not written by this magic")
 
 
 def register(ipython) -> CoarsenMagics:

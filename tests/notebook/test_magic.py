@@ -59,15 +59,15 @@ def test_every_option_is_parsed_and_documented(shell):
     _, magics = shell
     args = parse_argstring(
         magics.coarsen,
-        "--wrt a,b --backend cupy --max-soi 3 --reuse 2 --per-block --export out.py "
+        "--wrt a,b --backend cupy --max-soi 3 --reuse 2 --per-block --export out.py --overwrite "
         "--no-widgets --check --force --name g",
     )
     assert args.wrt == ("a", "b") and args.backend == "cupy"
     assert (args.max_soi, args.reuse, args.per_block) == (3, 2, True)
-    assert args.export == "out.py" and args.name == "g"
+    assert args.export == "out.py" and args.overwrite and args.name == "g"
     assert args.no_widgets and args.check and args.force
     doc = magics.coarsen.__doc__  # what `%%coarsen?` shows
-    for option in ("--wrt", "--backend", "--max-soi", "--reuse", "--per-block", "--export",
+    for option in ("--wrt", "--backend", "--max-soi", "--reuse", "--per-block", "--export", "--overwrite",
                    "--no-widgets", "--check", "--force", "--name"):
         assert option in doc
 
@@ -135,10 +135,31 @@ def test_export_option_writes_a_standalone_module(shell, tmp_path):
     text = target.read_text()
     compile(text, str(target), "exec")
     assert "import coarsen_nb" not in text and "from coarsen_nb" not in text
-    # Re-running the cell (a cache hit, already specialized) replaces the file at once.
-    target.write_text("stale")
+    # Re-running the cell (a cache hit, already specialized) rewrites its own file at once.
+    mtime = target.stat().st_mtime_ns
     ip.run_cell_magic("coarsen", f"--wrt t --no-widgets --export {target}", SOFTPLUS_SUM.format(name="exp"))
-    assert target.read_text() == text
+    assert target.read_text() == text and target.stat().st_mtime_ns >= mtime
+    # A new specialization (an int array for x) rewrites it too, without --overwrite: it is the cell's file.
+    ip.user_ns["exp"].grad(np.array([1, 2]), 0.3)
+    assert target.read_text() == ip.user_ns["exp"].source != text
+
+
+def test_export_refuses_to_replace_an_existing_file_without_overwrite(shell, tmp_path):
+    ip, _ = shell
+    target = tmp_path / "mine.py"
+    target.write_text("# the user's own file\n")
+    cell = SOFTPLUS_SUM.format(name="noclobber")
+    result = ip.run_cell(f"%%coarsen --wrt t --no-widgets --export {target}\n" + cell)
+    assert isinstance(result.error_in_exec, CoarsenCellError)
+    assert "--overwrite" in str(result.error_in_exec) and str(target) in str(result.error_in_exec)
+    assert target.read_text() == "# the user's own file\n"
+    # A file the magic wrote, edited since by the user, is the user's again.
+    ip.run_cell_magic("coarsen", f"--wrt t --no-widgets --export {target} --overwrite", cell)
+    ip.user_ns["noclobber"].grad(np.array([0.5, 1.5]), 0.3)
+    assert "def noclobber_grad" in target.read_text()
+    target.write_text("# edited\n")
+    result = ip.run_cell(f"%%coarsen --wrt t --no-widgets --export {target}\n" + cell)
+    assert isinstance(result.error_in_exec, CoarsenCellError) and target.read_text() == "# edited\n"
 
 
 def test_cache_sees_a_helper_redefined_in_another_cell(shell):
