@@ -31,6 +31,7 @@ from IPython.core.magic import Magics, cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
 import coarsen_nb
+from coarsen_nb import option_help
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.frontend import reads
 from coarsen_nb.notebook.bound import Bound, source_or_none
@@ -73,6 +74,9 @@ class CompileOptions:
         return hashlib.sha256(blob.encode()).hexdigest()
 
 
+_MAGIC_LINE = "# %%coarsen\n"
+
+
 def _names(text: str) -> tuple[str, ...]:
     names = tuple(part.strip() for part in text.split(",") if part.strip())
     if not names:
@@ -95,21 +99,16 @@ class CoarsenMagics(Magics):
         self.cache_hits = 0
         self._exports = _Exports()
 
-    @magic_arguments()
-    @argument("--wrt", type=_names, default=None, metavar="a,b",
-              help="parameters to differentiate with respect to (default: all)")
-    @argument("--backend", choices=("numpy", "cupy"), default="numpy",
-              help="array library of the generated code")
-    @argument("--max-soi", type=int, default=None, metavar="L",
-              help="size cap L of a segment of interest (1: operator-level AD)")
-    @argument("--reuse", type=int, default=None, metavar="R",
-              help="reuse threshold R: a value used more often ends an SOI")
-    @argument("--per-block", action="store_true",
-              help="never let an SOI cross a basic block (per-block AD baseline)")
+    @magic_arguments(name="%coarsen")  # IPython prints one "%" before it: the usage reads "%%coarsen"
+    @argument("--wrt", type=_names, default=None, metavar="a,b", help=option_help.WRT)
+    @argument("--backend", choices=("numpy", "cupy"), default="numpy", help=option_help.BACKEND)
+    @argument("--max-soi", type=int, default=None, metavar="L", help=option_help.MAX_SOI)
+    @argument("--reuse", type=int, default=None, metavar="R", help=option_help.REUSE)
+    @argument("--per-block", action="store_true", help=option_help.PER_BLOCK)
     @argument("--export", default=None, metavar="PATH",
               help="write the generated module to PATH once generated, on the first call; an existing file "
                    "is replaced only with --overwrite (or if this magic wrote it)")
-    @argument("--overwrite", action="store_true", help="allow --export to replace an existing file")
+    @argument("--overwrite", action="store_true", help=option_help.OVERWRITE)
     @argument("--no-widgets", action="store_true",
               help="print a text summary instead of the interactive view")
     @argument("--check", action="store_true",
@@ -134,6 +133,9 @@ class CoarsenMagics(Magics):
         exported = Path(args.export).expanduser().resolve() if args.export else None
         if exported is not None and not args.overwrite and not self._exports.may_replace(exported):
             raise CoarsenCellError(_exists_error(exported))
+        # IPython hands the magic the cell without its first line, the `%%coarsen` line; put a comment
+        # in its place so that line numbers (errors, reports, tracebacks) count from the top of the cell.
+        cell = _MAGIC_LINE + cell
         user_ns = self.shell.user_ns
         exec(compile(cell, self.shell.compile.cache(cell), "exec"), user_ns)
 

@@ -122,7 +122,7 @@ def test_coarsen_error_is_shown_short_with_caret_and_no_traceback(shell, capsys)
     assert isinstance(result.error_in_exec, CoarsenCellError)
     shown = capsys.readouterr()
     text = shown.out + shown.err
-    assert "CoarsenError" in text and "^" in text and "line 2" in text
+    assert "CoarsenError" in text and "^" in text and "line 3" in text  # the cell's line 3: `try:`
     assert "Traceback" not in text and "magic.py" not in text
 
 
@@ -203,3 +203,26 @@ def test_cache_still_hits_when_helpers_and_globals_are_unchanged(shell):
     ip.run_cell_magic("coarsen", "--no-widgets", cell)
     assert (magics.compilations, magics.cache_hits) == (1, 2)
     assert ip.user_ns["both"](2.0) == 9.0
+
+
+def test_error_line_numbers_count_from_the_top_of_the_cell(shell, capsys):
+    ip, _ = shell
+    cell = "import math\n\nSCALE = 2.0\n" + BAD_CELL
+    result = ip.run_cell("%%coarsen --no-widgets\n" + cell)
+    # The oracle: where `try:` is in the cell as the notebook shows it, the `%%coarsen` line being line 1.
+    shown = ("%%coarsen --no-widgets\n" + cell).splitlines()
+    line = next(k for k, text in enumerate(shown, start=1) if text.strip() == "try:")
+    assert result.error_in_exec.error.line == line == 6
+    assert f"line {line}," in capsys.readouterr().out
+
+
+def test_usage_line_names_the_cell_magic_and_help_shows_the_defaults(shell):
+    from coarsen_nb.soi.select import DEFAULT_REUSE
+
+    _, magics = shell
+    doc = magics.coarsen.__doc__  # what `%%coarsen?` shows
+    usage = doc.split("::", 1)[1].strip().splitlines()[0]
+    assert usage.startswith("%%coarsen [")
+    flat = " ".join(doc.split())
+    assert "every float parameter" in flat and "(default: all)" not in flat
+    assert "(default: no cap)" in flat and f"(default: {DEFAULT_REUSE})" in flat
