@@ -226,3 +226,17 @@ def test_usage_line_names_the_cell_magic_and_help_shows_the_defaults(shell):
     flat = " ".join(doc.split())
     assert "every float parameter" in flat and "(default: all)" not in flat
     assert "(default: no cap)" in flat and f"(default: {DEFAULT_REUSE})" in flat
+
+
+def test_cache_sees_a_global_read_inside_a_helper_of_another_cell(shell):
+    ip, magics = shell
+    ip.run_cell("RATE = 3.0\ndef helper_rate(u):\n    return RATE * u * u\n")
+    cell = "def through_helper(a):\n    return helper_rate(a) - a\n"
+    ip.run_cell_magic("coarsen", "--no-widgets", cell)
+    assert ip.user_ns["through_helper"].value_and_grad(2.0) == (10.0, 11.0)
+    ip.run_cell("RATE = 0.5")
+    ip.run_cell_magic("coarsen", "--no-widgets", cell)
+    f = ip.user_ns["through_helper"]
+    value, grad = f.value_and_grad(2.0)
+    assert value == f.reference(2.0) == 0.0
+    assert grad == pytest.approx(_fd(f.reference, (2.0,), 0)) and magics.compilations == 2
