@@ -196,3 +196,17 @@ def test_console_script_entry_point_runs_and_exits_with_the_status(program, tmp_
     bad = subprocess.run([sys.executable, "-c", launch, f"{tmp_path / 'absent.py'}:f"],
                          capture_output=True, text=True, cwd=_ROOT, timeout=300)
     assert bad.returncode == 2 and bad.stderr.startswith("coarsen-nb: no such file") and "Traceback" not in bad.stderr
+
+
+def test_demo_table_says_whether_each_check_passed_and_what_l_1_is(monkeypatch, capsys, tmp_path):
+    import kernels
+
+    monkeypatch.setattr(kernels, "KERNELS", {"piecewise_sum": kernels.KERNELS["piecewise_sum"]})
+    rc = main(["demo", "--out", str(tmp_path / "demo")])
+    out = capsys.readouterr().out
+    assert rc == 0
+    header = next(ln for ln in out.splitlines() if ln.startswith("kernel"))
+    row = next(ln for ln in out.splitlines() if ln.startswith("piecewise_sum "))
+    assert header.split()[2] == "check" and row.split()[2] == "ok"
+    assert "operator-level AD" in out and "L = 1" in header
+    assert (tmp_path / "demo" / "piecewise_sum_grad.py").is_file()
