@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
+import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -212,7 +213,10 @@ class _Exports:
         """Keep ``path`` holding the generated module: now if there is one, else after each new one."""
         def write() -> None:
             if not (overwrite or self.may_replace(path)):
-                raise _exists_error(path)
+                # Written over since the cell ran: keep that, and say so (the call itself succeeded).
+                warnings.warn(f"{_exists_error(path).message}, so this new specialization is not exported; "
+                              "run the cell again with --overwrite to replace it", stacklevel=4)
+                return
             text = bound.compiled.source
             bound.compiled.export(path, overwrite=True)
             self._written[path] = text

@@ -162,6 +162,20 @@ def test_export_refuses_to_replace_an_existing_file_without_overwrite(shell, tmp
     assert isinstance(result.error_in_exec, CoarsenCellError) and target.read_text() == "# edited\n"
 
 
+def test_export_keeps_a_file_edited_after_the_cell_ran_and_warns(shell, tmp_path):
+    ip, _ = shell
+    target = tmp_path / "later.py"
+    ip.run_cell_magic("coarsen", f"--wrt t --no-widgets --export {target}", SOFTPLUS_SUM.format(name="later"))
+    f = ip.user_ns["later"]
+    f.grad(np.array([0.5, 1.5]), 0.3)
+    assert "def later_grad" in target.read_text()
+    target.write_text("# edited after the cell ran\n")
+    with pytest.warns(UserWarning, match="--overwrite"):
+        gt = f.grad(np.array([1, 2]), 0.3)   # a new specialization: the call still answers
+    assert gt == pytest.approx(_fd(f.reference, (np.array([1.0, 2.0]), 0.3), 1), rel=1e-6)
+    assert target.read_text() == "# edited after the cell ran\n"
+
+
 def test_cache_sees_a_helper_redefined_in_another_cell(shell):
     ip, magics = shell
     ip.run_cell("def helper_sq(u):\n    return u * u\n")
