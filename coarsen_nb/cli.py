@@ -89,6 +89,8 @@ def _function(mod, path: str, func: str):
         defined = [n for n, v in vars(mod).items() if inspect.isfunction(v) and v.__module__ == mod.__name__]
         raise _BadCommand(f"{path} has no function {func!r}"
                           + (f"; it defines {', '.join(defined)}" if defined else ""))
+    if not inspect.isfunction(fn):
+        raise _BadCommand(f"{path}: {func} is a {type(fn).__name__}, not a function defined with def")
     return fn
 
 

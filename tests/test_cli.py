@@ -142,6 +142,11 @@ def test_missing_function_is_refused_naming_the_functions_defined(program, capsy
     _refusal(*_run(capsys, f"{path}:nothere"), "no function 'nothere'", "bump", "softsum")
 
 
+def test_a_name_that_is_not_a_function_is_refused(program, capsys):
+    path, _ = program
+    _refusal(*_run(capsys, f"{path}:math"), "math is a module, not a function")
+
+
 @pytest.mark.parametrize("args, needle", [
     ("0.3, 0.5", "--args gives 2 value(s); bump(a) takes 1"),
     ("np.oness(3)", "AttributeError"),
