@@ -80,10 +80,31 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--methods", help=f"comma-separated methods (default: all): {', '.join(ORDER)}; "
                                       "the hand-written baseline always runs")
     p.add_argument("--timeout", type=float, help="per-call limit in seconds (default 60; 1 with --quick)")
-    p.add_argument("--out", default=str(Path(__file__).resolve().parent),
-                   help="output directory (default: benchmarks/)")
+    p.add_argument("--out", default=None,
+                   help="output directory (default: benchmarks/ in a source checkout, else the current directory)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
+
+
+_EXTRAS = "pip install 'coarsen-nb[bench]' for the peers, the progress bar and the plot"
+
+
+def default_out() -> Path:
+    """``benchmarks/`` of a source checkout; the current directory for an installed package.
+
+    An installed ``benchmarks`` lives in site-packages, which is no place for a user's results.
+    """
+    here = Path(__file__).resolve().parent
+    return here if (here.parent / "pyproject.toml").is_file() else Path.cwd()
+
+
+def _progress_bar(total: int):
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        print(f"note: no progress bar: tqdm is not installed ({_EXTRAS})", file=sys.stderr)
+        return None
+    return tqdm(total=total, unit="run", dynamic_ncols=True, file=sys.stderr)
 
 
 def run_benchmarks(kernels: dict, methods: list, cfg: Config, out: Path, quick: bool,
@@ -101,11 +122,7 @@ def run_benchmarks(kernels: dict, methods: list, cfg: Config, out: Path, quick: 
     tasks = harness.plan(kernels, resolved, quick)
     order = [m.name for m in resolved]
     tasks.sort(key=lambda t: order.index(t[3].name))   # stable: kernels keep their order per method
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=len(tasks), unit="run", dynamic_ncols=True, file=sys.stderr)
+    bar = _progress_bar(len(tasks)) if progress else None
 
     def on_start(label):
         if bar is not None:
@@ -130,9 +147,11 @@ def run_benchmarks(kernels: dict, methods: list, cfg: Config, out: Path, quick: 
     json_path.write_text(json.dumps(dict(info=info, settings=settings, records=records), indent=1,
                                     default=str))
     plot_path = out / f"results{suffix}.png"
-    report.plot(records, plot_path)
+    if report.plot(records, plot_path) is None:
+        print(f"note: no plot: matplotlib is not installed ({_EXTRAS})", file=sys.stderr)
+        plot_path = None
     md_path = out / f"RESULTS{suffix}.md"
-    md_path.write_text(report.results_markdown(records, info, settings, plot_path.name))
+    md_path.write_text(report.results_markdown(records, info, settings, plot_path and plot_path.name))
     return dict(records=records, json=json_path, plot=plot_path, markdown=md_path)
 
 
@@ -156,15 +175,16 @@ def main(argv=None) -> int:
     command = "python -m benchmarks " + " ".join(shlex.quote(a) for a in (argv if argv is not None
                                                                           else sys.argv[1:]))
     t0 = time.perf_counter()
-    res = run_benchmarks(kernels, methods, cfg, Path(args.out), args.quick, progress=not args.no_progress,
+    out = Path(args.out) if args.out else default_out()
+    res = run_benchmarks(kernels, methods, cfg, out, args.quick, progress=not args.no_progress,
                          wall_budget_s=QUICK_WALL_BUDGET_S if args.quick else None, command=command.strip())
     records = res["records"]
     notes = report._Notes()
     print(report.gradient_table(records, notes, cfg.timeout_s))
     if notes.items:
         print("\n" + notes.markdown())
-    print(f"\n{len(records)} measurements in {time.perf_counter() - t0:.0f} s; wrote {res['markdown']}, "
-          f"{res['plot']}, {res['json']}")
+    wrote = ", ".join(str(p) for p in (res["markdown"], res["plot"], res["json"]) if p is not None)
+    print(f"\n{len(records)} measurements in {time.perf_counter() - t0:.0f} s; wrote {wrote}")
     bad = [r for r in records if (r["method"] == BASELINE and r.get("status") != "ok")
            or (r["method"].startswith("coarsen_nb") and r.get("status") == "wrong")]
     for r in bad:

@@ -182,9 +182,15 @@ def machine_info() -> dict:
                 python=sys.version.split()[0], versions=versions)
 
 
-def plot(records, path) -> str:
-    """Gradient time vs size, one panel per kernel, one line per method (trusted times only)."""
-    import matplotlib
+def plot(records, path) -> str | None:
+    """Gradient time vs size, one panel per kernel, one line per method (trusted times only).
+
+    Returns ``None``, writing nothing, without matplotlib (a ``bench`` extra, not a dependency).
+    """
+    try:
+        import matplotlib
+    except ImportError:
+        return None
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

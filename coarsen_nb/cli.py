@@ -1,14 +1,30 @@
 """The ``coarsen-nb`` command: compile a file's function, run the demo, run the benchmarks.
 
-    coarsen-nb FILE.py:FUNC [--wrt a,b] [--args EXPR] [--export OUT.py] [--backend numpy|cupy] [--report]
+    coarsen-nb FILE.py:FUNC [--wrt a,b] [--args EXPR] [--export OUT.py [--overwrite]] [--report] [...]
     coarsen-nb demo [--out DIR]
     coarsen-nb bench [--quick] [...]        (see `coarsen-nb bench --help`)
+
+Compiling needs example arguments, because the code is generated for their
+types (a number or an array, a float or an int trip count): ``--args``, or
+the file's ``make_inputs(size, seed)``.  Without either the command refuses
+and says so, rather than guess (it used to call the function with 1.0 for
+every parameter, which is the wrong type for an array or a loop bound).
+
+Exit status: 0 when the function compiled (and was exported, if asked);
+1 when the compiler refused the function (a :class:`CoarsenError`, printed
+with its line and caret); 2 for a bad command line: a target that is not
+``FILE.py:FUNC``, a missing file or function, ``--args`` or ``make_inputs``
+that do not give the function's arguments, an ``--export`` target that
+exists (without ``--overwrite``) or cannot be written.  Every error is one
+``coarsen-nb: ...`` message on stderr, never a traceback of this program.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import inspect
+import math
 import os
 import re
 import sys
@@ -16,6 +32,7 @@ import time
 
 import numpy as np
 
+from coarsen_nb import option_help
 from coarsen_nb.errors import CoarsenError
 
 
@@ -34,93 +51,157 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="coarsen-nb", description="Compile a Python function's gradient with "
                                 "coarsening optimization. Subcommands: demo, bench.")
     p.add_argument("target", help="FILE.py:FUNC — the function to compile")
-    p.add_argument("--wrt", default=None, help="parameters to differentiate, comma-separated (default: floats)")
-    p.add_argument("--args", default=None, help="example arguments as a Python expression, e.g. "
-                   "\"np.ones(100), 0.5\" (default: the module's make_inputs() if it has one)")
-    p.add_argument("--backend", default="numpy", choices=("numpy", "cupy"))
-    p.add_argument("--max-soi", type=float, default=None, help="SOI size cap L (1 = operator-level AD)")
-    p.add_argument("--reuse", type=float, default=None, help="reuse threshold R")
-    p.add_argument("--per-block", action="store_true", help="SOIs never cross a φ (ablation)")
-    p.add_argument("--export", default=None, help="write the generated module here")
-    p.add_argument("--overwrite", action="store_true", help="allow --export to replace an existing file")
+    p.add_argument("--wrt", default=None, metavar="a,b", help=option_help.WRT)
+    p.add_argument("--args", default=None, metavar="EXPR", help="example arguments as a Python expression, e.g. "
+                   "\"np.ones(100), 0.5\" (default: the file's make_inputs(size, seed), if it has one)")
+    p.add_argument("--backend", default="numpy", choices=("numpy", "cupy"), help=option_help.BACKEND)
+    p.add_argument("--max-soi", type=float, default=None, metavar="L", help=option_help.MAX_SOI)
+    p.add_argument("--reuse", type=float, default=None, metavar="R", help=option_help.REUSE)
+    p.add_argument("--per-block", action="store_true", help=option_help.PER_BLOCK)
+    p.add_argument("--export", default=None, metavar="OUT.py", help="write the generated module to OUT.py")
+    p.add_argument("--overwrite", action="store_true", help=option_help.OVERWRITE)
     p.add_argument("--report", action="store_true", help="print SSA, gated form, SOIs and derivatives")
     return p
 
 
+class _BadCommand(Exception):
+    """A command line that does not say what to compile or on what: exit status 2."""
+
+
 def _load(path: str):
+    if not os.path.isfile(path):
+        raise _BadCommand(f"no such file: {path} (give the function as FILE.py:FUNC)")
     spec = importlib.util.spec_from_file_location(os.path.splitext(os.path.basename(path))[0], path)
     if spec is None or spec.loader is None:
-        raise CoarsenError(path, message=f"cannot load {path}", hint="pass a Python file")
+        raise _BadCommand(f"cannot load {path}: pass a Python file")
     mod = importlib.util.module_from_spec(spec)
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
-    spec.loader.exec_module(mod)
+    try:
+        spec.loader.exec_module(mod)
+    except SyntaxError as exc:
+        raise _BadCommand(f"{path}, line {exc.lineno}: syntax error: {exc.msg}") from None
     return mod
 
 
-def _example_args(mod, fn, expr: str | None):
-    if expr is not None:
-        value = eval(expr, {"np": np, "numpy": np, "math": __import__("math")})  # noqa: S307 - user's own CLI input
-        return value if isinstance(value, tuple) else (value,)
-    if hasattr(mod, "make_inputs"):
-        size = getattr(mod, "META", {}).get("test_size", 8)
-        return tuple(mod.make_inputs(size, 0))
-    import inspect
+def _function(mod, path: str, func: str):
+    fn = getattr(mod, func, None)
+    if fn is None:
+        defined = [n for n, v in vars(mod).items() if inspect.isfunction(v) and v.__module__ == mod.__name__]
+        raise _BadCommand(f"{path} has no function {func!r}"
+                          + (f"; it defines {', '.join(defined)}" if defined else ""))
+    if not inspect.isfunction(fn):
+        raise _BadCommand(f"{path}: {func} is a {type(fn).__name__}, not a function defined with def")
+    return fn
 
-    n = len(inspect.signature(fn).parameters)
-    return tuple(1.0 for _ in range(n))
+
+def _example_args(mod, path: str, fn, expr: str | None) -> tuple:
+    """The arguments to generate code for: ``--args``, else the file's ``make_inputs(size, seed)``."""
+    params = list(inspect.signature(fn).parameters)
+    call = f"{fn.__name__}({', '.join(params)})"
+    if expr is not None:
+        try:
+            value = eval(expr, {"np": np, "numpy": np, "math": math})  # noqa: S307 - the user's own input
+        except Exception as exc:  # the user's expression: its error, in one line
+            raise _BadCommand(f"--args {expr!r}: {type(exc).__name__}: {exc}") from None
+        args = value if isinstance(value, tuple) else (value,)
+        if len(args) != len(params):
+            raise _BadCommand(f"--args gives {len(args)} value(s); {call} takes {len(params)}")
+        return args
+    make = getattr(mod, "make_inputs", None)
+    if make is None:
+        example = ", ".join("1.0" for _ in params)
+        raise _BadCommand(f"{call} needs example arguments, since the code is generated for their types: "
+                          f"pass --args with a value for each parameter (e.g. --args \"{example}\", an array "
+                          f"as np.ones(8)), or define make_inputs(size, seed) in {path}")
+    size = getattr(mod, "META", {}).get("test_size", 8)
+    try:
+        inspect.signature(make).bind(size, 0)
+    except TypeError:
+        raise _BadCommand(f"{path}: make_inputs{inspect.signature(make)} cannot be called as "
+                          f"make_inputs(size, seed); define it so, or pass --args") from None
+    value = make(size, 0)
+    args = tuple(value) if isinstance(value, (tuple, list)) else (value,)
+    if len(args) != len(params):
+        raise _BadCommand(f"{path}: make_inputs(size, seed) returns {len(args)} value(s); {call} takes "
+                          f"{len(params)}")
+    return args
+
+
+def _knob(value: float | None):
+    """``--max-soi 4`` parses as 4.0: a whole number as an int, ``inf`` as it is."""
+    return int(value) if value is not None and math.isfinite(value) and value == int(value) else value
+
+
+def _export_target(path: str | None, overwrite: bool) -> None:
+    if path is None:
+        return
+    if os.path.exists(path) and not overwrite:
+        raise _BadCommand(f"--export {path}: the file exists; add --overwrite to replace it")
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise _BadCommand(f"--export {path}: no directory {directory}")
 
 
 def compile_file(argv) -> int:
     args = _parser().parse_args(argv)
-    import coarsen_nb as cn
-
-    if ":" not in args.target:
-        print("coarsen-nb: give the function as FILE.py:FUNC", file=sys.stderr)
-        return 2
-    path, func = args.target.rsplit(":", 1)
     try:
+        if ":" not in args.target:
+            raise _BadCommand(f"give the function as FILE.py:FUNC, not {args.target!r}")
+        path, func = args.target.rsplit(":", 1)
+        _export_target(args.export, args.overwrite)
         mod = _load(path)
-        fn = getattr(mod, func, None)
-        if fn is None:
-            raise CoarsenError(func, message=f"{path} has no function {func!r}")
-        max_soi = int(args.max_soi) if args.max_soi is not None and args.max_soi != float("inf") else args.max_soi
-        f = cn.coarsen(fn, wrt=args.wrt, backend=args.backend, max_soi=max_soi, reuse=args.reuse,
-                       per_block=args.per_block)
-        example = _example_args(mod, fn, args.args)
-        t0 = time.perf_counter()
-        try:
-            value, grad = f.value_and_grad(*example)
-        except CoarsenError:
-            if args.backend != "cupy":
-                raise
-            value = grad = None
-        took = time.perf_counter() - t0
-        print(f"compiled {func}() from {path}: {len(f.plan.kernels())} SOIs, {f.mode} selection "
-              f"({took * 1e3:.0f} ms including code generation)")
-        if value is not None:
-            print(f"value = {value!r}")
-            print(f"grad  = {np.array2string(np.asarray(grad, dtype=object), threshold=12)}"
-                  if isinstance(grad, tuple) else f"grad  = {grad!r}")
-        for d in f.discontinuities:
-            print(f"note: line {d.line}: {d.kind} on `{d.predicate}` depends on {', '.join(d.inputs)}; the "
-                  "derivative ignores the jump there")
-        if args.report:
-            print("\n== SSA ==\n" + f.ssa)
-            print("\n== gated ==\n" + f.gated)
-            print("\n== SOIs ==")
-            for s in f.sois:
-                print(f"SOI {s.index} (lines {', '.join(map(str, s.lines)) or '-'}): {s.note}")
-                for name, e in s.exprs.items():
-                    print(f"  {name} = {e}")
-                for name, e in s.derivatives.items():
-                    print(f"  ∂: {name} += {e}")
-        if args.export:
-            out = f.export(args.export, overwrite=args.overwrite)
-            print(f"exported the generated module to {out}")
-    except (CoarsenError, FileExistsError) as err:
+        fn = _function(mod, path, func)
+        example = _example_args(mod, path, fn, args.args)
+        _compile_and_report(fn, path, example, args)
+    except _BadCommand as err:
+        print(f"coarsen-nb: {err}", file=sys.stderr)
+        return 2
+    except CoarsenError as err:
         print(f"coarsen-nb: {err}", file=sys.stderr)
         return 1
     return 0
+
+
+def _compile_and_report(fn, path: str, example: tuple, args) -> None:
+    import coarsen_nb as cn
+
+    f = cn.coarsen(fn, wrt=args.wrt, backend=args.backend, max_soi=_knob(args.max_soi),
+                   reuse=_knob(args.reuse), per_block=args.per_block)
+    t0 = time.perf_counter()
+    try:
+        value, grad = f.value_and_grad(*example)
+    except CoarsenError:
+        if args.backend != "cupy":
+            raise
+        value = grad = None
+    took = time.perf_counter() - t0
+    print(f"compiled {f.name}() from {path}: {len(f.plan.kernels())} SOIs, {f.mode} selection "
+          f"({took * 1e3:.0f} ms including code generation)")
+    if value is not None:
+        print(f"value = {value!r}")
+        print(f"grad  = {np.array2string(np.asarray(grad, dtype=object), threshold=12)}"
+              if isinstance(grad, tuple) else f"grad  = {grad!r}")
+    for d in f.discontinuities:
+        print(f"note: line {d.line}: {d.kind} on `{d.predicate}` depends on {', '.join(d.inputs)}; the "
+              "derivative ignores the jump there")
+    if args.report:
+        print("\n== SSA ==\n" + f.ssa)
+        print("\n== gated ==\n" + f.gated)
+        print("\n== SOIs ==")
+        for s in f.sois:
+            print(f"SOI {s.index} (lines {', '.join(map(str, s.lines)) or '-'}): {s.note}")
+            for name, e in s.exprs.items():
+                print(f"  {_readable(name)} = {_readable(str(e))}")
+            for name, e in s.derivatives.items():
+                print(f"  {_readable(name)} += {_readable(str(e))}")
+    if args.export:
+        try:
+            out = f.export(args.export, overwrite=args.overwrite)
+        except FileExistsError:  # created since the check above
+            raise _BadCommand(f"--export {args.export}: the file exists; add --overwrite to replace it") from None
+        except OSError as exc:
+            raise _BadCommand(f"--export {args.export}: cannot write it ({exc.strerror or exc})") from None
+        print(f"exported the generated module to {out}")
 
 
 def demo(argv) -> int:
@@ -132,9 +213,12 @@ def demo(argv) -> int:
     from kernels import KERNELS, function
 
     os.makedirs(a.out, exist_ok=True)
-    print("coarsen_nb demo: every kernel compiled, checked against its hand-written gradient, timed.\n")
-    print(f"{'kernel':18s} {'size':>7s} {'coarsen_nb':>12s} {'hand-written':>13s} {'L = 1':>11s} "
-          f"{'speedup vs L=1':>15s}")
+    print("coarsen_nb demo: every kernel compiled, checked against its hand-written gradient, timed.\n"
+          "  check: the gradient equals the kernel's hand-written analytical one (rtol 1e-7), else WRONG\n"
+          "  L = 1: the same compiler with one operation per SOI, i.e. operator-level AD (as autograd or\n"
+          "         PyTorch eager differentiate); the speed-up over it is what coarsening buys\n")
+    print(f"{'kernel':18s} {'size':>7s} {'check':>6s} {'coarsen_nb':>11s} {'hand-written':>13s} {'L = 1':>10s} "
+          f"{'speed-up vs L = 1':>18s}")
     failures = 0
     for name, mod in KERNELS.items():
         fn = function(mod)
@@ -150,8 +234,8 @@ def demo(argv) -> int:
         t_hand = _time(mod.grad, args)
         t_op = _time(cn.coarsen(fn, wrt=mod.META["wrt"], max_soi=1).grad, args, budget=0.5)
         f.export(os.path.join(a.out, f"{name}_grad.py"), overwrite=True)
-        print(f"{name:18s} {size:>7d} {_fmt(t_cn):>12s} {_fmt(t_hand):>13s} {_fmt(t_op):>11s} "
-              f"{t_op / t_cn:>14.1f}x{'' if ok else '   WRONG'}")
+        print(f"{name:18s} {size:>7d} {'ok' if ok else 'WRONG':>6s} {_fmt(t_cn):>11s} {_fmt(t_hand):>13s} "
+              f"{_fmt(t_op):>10s} {t_op / t_cn:>17.1f}x")
     example = KERNELS["piecewise_sum"]
     f = cn.coarsen(function(example), wrt=("x",))
     f.grad(*example.make_inputs(8, 0))
@@ -164,8 +248,9 @@ def demo(argv) -> int:
 
 
 def _readable(text: str) -> str:
-    """SSA spellings as a user reads them: x[$k1.2]#1 -> x[k1], \\bar{$ret.2} -> d(result)."""
+    """SSA spellings as a user reads them: x[$k1.2]#1 -> x[k1], \\bar{$ret.2} -> dresult, \\bar{s.2} -> ds."""
     text = re.sub(r"\\bar\{\$ret\.\d+\}", "dresult", text)
+    text = re.sub(r"\\bar\{([^{}]*)\}", r"d\1", text)
     text = re.sub(r"#\d+", "", text)
     text = re.sub(r"\$([A-Za-z]+\d*)\.\d+", r"\1", text)
     return re.sub(r"([A-Za-z_]\w*)\.\d+", r"\1", text)

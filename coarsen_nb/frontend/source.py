@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from coarsen_nb.errors import CoarsenError
+from coarsen_nb.frontend import reads
 from coarsen_nb.ir import Source
 
 
@@ -49,15 +50,23 @@ class Resolver:
 
     Built from a function's ``__globals__`` (a function object) or from the
     other ``def`` s of the same text plus the user's namespace (a cell).
+    Every namespace lookup goes through :meth:`_lookup`, which reports it to
+    :mod:`coarsen_nb.frontend.reads`: a cache of compilations needs to know
+    what the compiled code took from outside its text.
     """
 
     def __init__(self, namespace: dict | None, defs: dict[str, Unit] | None = None):
         self.namespace = namespace or {}
         self.defs = defs if defs is not None else {}
 
+    def _lookup(self, name: str):
+        obj = self.namespace.get(name, _MISSING)
+        reads.note(self.namespace, name, obj)
+        return obj
+
     def module(self, name: str) -> str | None:
         """``"math"`` or ``"np"`` if ``name`` refers to that module."""
-        obj = self.namespace.get(name, _MISSING)
+        obj = self._lookup(name)
         if obj is math:
             return "math"
         if obj is np:
@@ -70,7 +79,7 @@ class Resolver:
         """The helper function ``name`` (to inline), if the same source defines it."""
         if name in self.defs:
             return self.defs[name]
-        obj = self.namespace.get(name)
+        obj = self._lookup(name)
         if isinstance(obj, types.FunctionType):
             try:
                 return unit_from_function(obj)
@@ -80,8 +89,8 @@ class Resolver:
 
     def imported_primitive(self, name: str) -> str | None:
         """``sin`` after ``from math import sin``: the primitive's attribute name."""
-        obj = self.namespace.get(name)
-        if obj is None:
+        obj = self._lookup(name)
+        if obj is _MISSING or obj is None:
             return None
         mod = getattr(obj, "__module__", None) or ""
         if obj is getattr(math, name, None) or (mod.startswith("numpy") and obj is getattr(np, name, None)):
@@ -92,13 +101,13 @@ class Resolver:
 
     def constant(self, name: str):
         """A global int/float/bool the function reads, folded as a constant."""
-        obj = self.namespace.get(name, _MISSING)
+        obj = self._lookup(name)
         if isinstance(obj, (bool, int, float, np.floating, np.integer)):
             return obj.item() if hasattr(obj, "item") else obj
         return _MISSING
 
 
-_MISSING = object()
+_MISSING = reads.ABSENT
 
 
 def unit_from_function(fn) -> Unit:

@@ -48,7 +48,7 @@ class Bound:
         self.check_report = None
         self._check_pending = check
         self._listeners: list = []
-        self._seen_source = _source_or_none(compiled)
+        self._seen_source = source_or_none(compiled)
 
     def on_specialize(self, callback) -> None:
         """Call ``callback()`` after a call that compiled a new specialization."""
@@ -75,7 +75,7 @@ class Bound:
         return value, grads
 
     def _notify(self) -> None:
-        source = _source_or_none(self.compiled)
+        source = source_or_none(self.compiled)
         if source is self._seen_source:
             return
         self._seen_source = source
@@ -113,7 +113,8 @@ class Bound:
         )
 
 
-def _source_or_none(compiled):
+def source_or_none(compiled):
+    """The generated module's text, or None before the first call generated one."""
     try:
         return compiled.source
     except CoarsenError:  # not called yet: nothing generated

@@ -5,9 +5,12 @@ The magic is deliberately thin (STYLE.md, habit 8).  It
 1. runs the cell in the user namespace, so that helpers, imports and the plain
    Python function itself exist (the last is the oracle for ``--check``);
 2. compiles the cell's main function with :func:`coarsen_nb.runtime.coarsen`,
-   reusing an earlier compilation when nothing that affects it changed (the
+   reusing an earlier compilation when nothing that affects it changed: the
    cache key is a hash of the cell text, the compile options and the
-   coarsen_nb version, as Cython's ``%%cython`` does);
+   coarsen_nb version, as Cython's ``%%cython`` does, and an entry is used
+   only while every name the compiler read from the namespace (helpers from
+   other cells, global constants) still means what it did
+   (:mod:`coarsen_nb.frontend.reads`);
 3. binds a :class:`~coarsen_nb.notebook.bound.Bound` under the function's name;
 4. shows the widget view in a Jupyter frontend, or a text summary in a
    terminal (or with ``--no-widgets``).
@@ -21,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
+import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -28,8 +32,10 @@ from IPython.core.magic import Magics, cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
 import coarsen_nb
+from coarsen_nb import option_help
 from coarsen_nb.errors import CoarsenError
-from coarsen_nb.notebook.bound import Bound
+from coarsen_nb.frontend import reads
+from coarsen_nb.notebook.bound import Bound, source_or_none
 
 
 class CoarsenCellError(Exception):
@@ -69,6 +75,9 @@ class CompileOptions:
         return hashlib.sha256(blob.encode()).hexdigest()
 
 
+_MAGIC_LINE = "# %%coarsen\n"
+
+
 def _names(text: str) -> tuple[str, ...]:
     names = tuple(part.strip() for part in text.split(",") if part.strip())
     if not names:
@@ -86,23 +95,21 @@ class CoarsenMagics(Magics):
 
     def __init__(self, shell) -> None:
         super().__init__(shell)
-        self._cache: dict[str, object] = {}
+        self._cache: dict[str, tuple[object, reads.NamespaceReads]] = {}
         self.compilations = 0
         self.cache_hits = 0
+        self._exports = _Exports()
 
-    @magic_arguments()
-    @argument("--wrt", type=_names, default=None, metavar="a,b",
-              help="parameters to differentiate with respect to (default: all)")
-    @argument("--backend", choices=("numpy", "cupy"), default="numpy",
-              help="array library of the generated code")
-    @argument("--max-soi", type=int, default=None, metavar="L",
-              help="size cap L of a segment of interest (1: operator-level AD)")
-    @argument("--reuse", type=int, default=None, metavar="R",
-              help="reuse threshold R: a value used more often ends an SOI")
-    @argument("--per-block", action="store_true",
-              help="never let an SOI cross a basic block (per-block AD baseline)")
+    @magic_arguments(name="%coarsen")  # IPython prints one "%" before it: the usage reads "%%coarsen"
+    @argument("--wrt", type=_names, default=None, metavar="a,b", help=option_help.WRT)
+    @argument("--backend", choices=("numpy", "cupy"), default="numpy", help=option_help.BACKEND)
+    @argument("--max-soi", type=int, default=None, metavar="L", help=option_help.MAX_SOI)
+    @argument("--reuse", type=int, default=None, metavar="R", help=option_help.REUSE)
+    @argument("--per-block", action="store_true", help=option_help.PER_BLOCK)
     @argument("--export", default=None, metavar="PATH",
-              help="write the generated module to PATH (replacing it) once generated, on the first call")
+              help="write the generated module to PATH once generated, on the first call; an existing file "
+                   "is replaced only with --overwrite (or if this magic wrote it)")
+    @argument("--overwrite", action="store_true", help=option_help.OVERWRITE)
     @argument("--no-widgets", action="store_true",
               help="print a text summary instead of the interactive view")
     @argument("--check", action="store_true",
@@ -124,6 +131,12 @@ class CoarsenMagics(Magics):
             wrt=args.wrt, backend=args.backend, max_soi=args.max_soi,
             reuse=args.reuse, per_block=args.per_block, name=args.name,
         )
+        exported = Path(args.export).expanduser().resolve() if args.export else None
+        if exported is not None and not args.overwrite and not self._exports.may_replace(exported):
+            raise CoarsenCellError(_exists_error(exported))
+        # IPython hands the magic the cell without its first line, the `%%coarsen` line; put a comment
+        # in its place so that line numbers (errors, reports, tracebacks) count from the top of the cell.
+        cell = _MAGIC_LINE + cell
         user_ns = self.shell.user_ns
         exec(compile(cell, self.shell.compile.cache(cell), "exec"), user_ns)
 
@@ -132,29 +145,30 @@ class CoarsenMagics(Magics):
         bound = Bound(compiled, reference=plain if callable(plain) else None, check=args.check)
         user_ns[compiled.name] = bound
 
-        exported = None
-        if args.export:
-            exported = Path(args.export).expanduser().resolve()
-            _export_when_generated(bound, exported)
+        if exported is not None:
+            self._exports.keep_written(bound, exported, overwrite=args.overwrite)
         self._show(bound, cached=cached, exported=exported, widgets=not args.no_widgets)
 
     def _compile(self, cell: str, options: CompileOptions, force: bool):
         from coarsen_nb.runtime import coarsen
 
         key = options.cache_key(cell)
-        if not force and key in self._cache:
+        entry = self._cache.get(key)
+        if not force and entry is not None and entry[1].unchanged():
             self.cache_hits += 1
-            return self._cache[key], True
+            return entry[0], True
         try:
-            compiled = coarsen(
-                cell, wrt=options.wrt, backend=options.backend, max_soi=options.max_soi,
-                reuse=options.reuse, per_block=options.per_block, name=options.name,
-                namespace=self.shell.user_ns,
-            )
+            # The front end reads the namespace only while parsing, inside coarsen().
+            with reads.recording() as read:
+                compiled = coarsen(
+                    cell, wrt=options.wrt, backend=options.backend, max_soi=options.max_soi,
+                    reuse=options.reuse, per_block=options.per_block, name=options.name,
+                    namespace=self.shell.user_ns,
+                )
         except CoarsenError as err:
             raise CoarsenCellError(err) from None
         self.compilations += 1
-        self._cache[key] = compiled
+        self._cache[key] = (compiled, read)
         return compiled, False
 
     def _show(self, bound: Bound, *, cached: bool, exported: Path | None, widgets: bool) -> None:
@@ -172,20 +186,49 @@ class CoarsenMagics(Magics):
             print(summary(bound.compiled, cached=cached, exported=exported), file=sys.stdout)
 
 
-def _export_when_generated(bound: Bound, path: Path) -> None:
-    """Keep ``path`` holding the generated module: now if there is one, else after each new one.
+class _Exports:
+    """The files ``--export`` wrote in this session, and the text it wrote to each.
 
-    The compiler generates code on the first call (it depends on the argument
-    types), so a fresh cell has nothing to write yet.
+    The generated code depends on the argument types, so a cell's module is
+    rewritten after each new specialization, and again when the cell is run
+    again.  Those rewrites replace the magic's own file.  A file that holds
+    anything else (it was there before, or someone edited it) is the user's,
+    and is replaced only with ``--overwrite``, as ``Coarsened.export`` and the
+    CLI refuse to replace it without being told.
     """
-    def write() -> None:
-        bound.compiled.export(path, overwrite=True)
 
-    bound.on_specialize(write)
-    try:
-        write()
-    except CoarsenError:  # nothing generated before the first call
-        pass
+    def __init__(self) -> None:
+        self._written: dict[Path, str] = {}
+
+    def may_replace(self, path: Path) -> bool:
+        """Whether ``path`` is free: absent, or holding just what this magic wrote there."""
+        if not path.exists():
+            return True
+        try:
+            return self._written.get(path) == path.read_text()
+        except (OSError, UnicodeDecodeError):
+            return False
+
+    def keep_written(self, bound: Bound, path: Path, *, overwrite: bool) -> None:
+        """Keep ``path`` holding the generated module: now if there is one, else after each new one."""
+        def write() -> None:
+            if not (overwrite or self.may_replace(path)):
+                # Written over since the cell ran: keep that, and say so (the call itself succeeded).
+                warnings.warn(f"{_exists_error(path).message}, so this new specialization is not exported; "
+                              "run the cell again with --overwrite to replace it", stacklevel=4)
+                return
+            text = bound.compiled.source
+            bound.compiled.export(path, overwrite=True)
+            self._written[path] = text
+
+        bound.on_specialize(write)
+        if source_or_none(bound.compiled) is not None:  # else nothing is generated before the first call
+            write()
+
+
+def _exists_error(path: Path) -> CoarsenError:
+    return CoarsenError("--export", hint="add --overwrite to replace it, or export to another path",
+                        message=f"--export {path}: the file exists and was not written by this magic")
 
 
 def register(ipython) -> CoarsenMagics:

@@ -59,15 +59,15 @@ def test_every_option_is_parsed_and_documented(shell):
     _, magics = shell
     args = parse_argstring(
         magics.coarsen,
-        "--wrt a,b --backend cupy --max-soi 3 --reuse 2 --per-block --export out.py "
+        "--wrt a,b --backend cupy --max-soi 3 --reuse 2 --per-block --export out.py --overwrite "
         "--no-widgets --check --force --name g",
     )
     assert args.wrt == ("a", "b") and args.backend == "cupy"
     assert (args.max_soi, args.reuse, args.per_block) == (3, 2, True)
-    assert args.export == "out.py" and args.name == "g"
+    assert args.export == "out.py" and args.overwrite and args.name == "g"
     assert args.no_widgets and args.check and args.force
     doc = magics.coarsen.__doc__  # what `%%coarsen?` shows
-    for option in ("--wrt", "--backend", "--max-soi", "--reuse", "--per-block", "--export",
+    for option in ("--wrt", "--backend", "--max-soi", "--reuse", "--per-block", "--export", "--overwrite",
                    "--no-widgets", "--check", "--force", "--name"):
         assert option in doc
 
@@ -122,7 +122,7 @@ def test_coarsen_error_is_shown_short_with_caret_and_no_traceback(shell, capsys)
     assert isinstance(result.error_in_exec, CoarsenCellError)
     shown = capsys.readouterr()
     text = shown.out + shown.err
-    assert "CoarsenError" in text and "^" in text and "line 2" in text
+    assert "CoarsenError" in text and "^" in text and "line 3" in text  # the cell's line 3: `try:`
     assert "Traceback" not in text and "magic.py" not in text
 
 
@@ -135,7 +135,122 @@ def test_export_option_writes_a_standalone_module(shell, tmp_path):
     text = target.read_text()
     compile(text, str(target), "exec")
     assert "import coarsen_nb" not in text and "from coarsen_nb" not in text
-    # Re-running the cell (a cache hit, already specialized) replaces the file at once.
-    target.write_text("stale")
+    # Re-running the cell (a cache hit, already specialized) rewrites its own file at once.
+    mtime = target.stat().st_mtime_ns
     ip.run_cell_magic("coarsen", f"--wrt t --no-widgets --export {target}", SOFTPLUS_SUM.format(name="exp"))
-    assert target.read_text() == text
+    assert target.read_text() == text and target.stat().st_mtime_ns >= mtime
+    # A new specialization (an int array for x) rewrites it too, without --overwrite: it is the cell's file.
+    ip.user_ns["exp"].grad(np.array([1, 2]), 0.3)
+    assert target.read_text() == ip.user_ns["exp"].source != text
+
+
+def test_export_refuses_to_replace_an_existing_file_without_overwrite(shell, tmp_path):
+    ip, _ = shell
+    target = tmp_path / "mine.py"
+    target.write_text("# the user's own file\n")
+    cell = SOFTPLUS_SUM.format(name="noclobber")
+    result = ip.run_cell(f"%%coarsen --wrt t --no-widgets --export {target}\n" + cell)
+    assert isinstance(result.error_in_exec, CoarsenCellError)
+    assert "--overwrite" in str(result.error_in_exec) and str(target) in str(result.error_in_exec)
+    assert target.read_text() == "# the user's own file\n"
+    # A file the magic wrote, edited since by the user, is the user's again.
+    ip.run_cell_magic("coarsen", f"--wrt t --no-widgets --export {target} --overwrite", cell)
+    ip.user_ns["noclobber"].grad(np.array([0.5, 1.5]), 0.3)
+    assert "def noclobber_grad" in target.read_text()
+    target.write_text("# edited\n")
+    result = ip.run_cell(f"%%coarsen --wrt t --no-widgets --export {target}\n" + cell)
+    assert isinstance(result.error_in_exec, CoarsenCellError) and target.read_text() == "# edited\n"
+
+
+def test_export_keeps_a_file_edited_after_the_cell_ran_and_warns(shell, tmp_path):
+    ip, _ = shell
+    target = tmp_path / "later.py"
+    ip.run_cell_magic("coarsen", f"--wrt t --no-widgets --export {target}", SOFTPLUS_SUM.format(name="later"))
+    f = ip.user_ns["later"]
+    f.grad(np.array([0.5, 1.5]), 0.3)
+    assert "def later_grad" in target.read_text()
+    target.write_text("# edited after the cell ran\n")
+    with pytest.warns(UserWarning, match="--overwrite"):
+        gt = f.grad(np.array([1, 2]), 0.3)   # a new specialization: the call still answers
+    assert gt == pytest.approx(_fd(f.reference, (np.array([1.0, 2.0]), 0.3), 1), rel=1e-6)
+    assert target.read_text() == "# edited after the cell ran\n"
+
+
+def test_cache_sees_a_helper_redefined_in_another_cell(shell):
+    ip, magics = shell
+    ip.run_cell("def helper_sq(u):\n    return u * u\n")
+    cell = "def uses_helper(a):\n    return helper_sq(a) + 1.0\n"
+    ip.run_cell_magic("coarsen", "--no-widgets", cell)
+    assert ip.user_ns["uses_helper"].value_and_grad(3.0) == (10.0, 6.0)
+    ip.run_cell("def helper_sq(u):\n    return 10.0 * u\n")
+    ip.run_cell_magic("coarsen", "--no-widgets", cell)
+    f = ip.user_ns["uses_helper"]
+    value, grad = f.value_and_grad(3.0)
+    # the oracle: the plain Python function the cell defined, against today's helper
+    assert value == f.reference(3.0) == 31.0
+    assert grad == pytest.approx(_fd(f.reference, (3.0,), 0)) and grad == 10.0
+    assert magics.compilations == 2
+
+
+def test_cache_sees_a_changed_global_constant(shell):
+    ip, magics = shell
+    ip.run_cell("K_SCALE = 2.0")
+    cell = "def scaled(a):\n    return K_SCALE * a\n"
+    ip.run_cell_magic("coarsen", "--no-widgets", cell)
+    assert ip.user_ns["scaled"].value_and_grad(3.0) == (6.0, 2.0)
+    ip.run_cell("K_SCALE = 5.0")
+    ip.run_cell_magic("coarsen", "--no-widgets", cell)
+    f = ip.user_ns["scaled"]
+    assert f.value_and_grad(3.0) == (f.reference(3.0), pytest.approx(_fd(f.reference, (3.0,), 0))) == (15.0, 5.0)
+    assert (magics.compilations, magics.cache_hits) == (2, 0)
+
+
+def test_cache_still_hits_when_helpers_and_globals_are_unchanged(shell):
+    ip, magics = shell
+    ip.run_cell("K_OFFSET = 0.5\ndef helper_cube(u):\n    return u * u * u\n")
+    cell = "def both(a):\n    return helper_cube(a) + K_OFFSET * a\n"
+    ip.run_cell_magic("coarsen", "--no-widgets", cell)
+    ip.run_cell_magic("coarsen", "--no-widgets", cell)
+    assert (magics.compilations, magics.cache_hits) == (1, 1)
+    # the helper's cell run again unchanged: a new function object with the same source
+    ip.run_cell("K_OFFSET = 0.5\ndef helper_cube(u):\n    return u * u * u\n")
+    ip.run_cell_magic("coarsen", "--no-widgets", cell)
+    assert (magics.compilations, magics.cache_hits) == (1, 2)
+    assert ip.user_ns["both"](2.0) == 9.0
+
+
+def test_error_line_numbers_count_from_the_top_of_the_cell(shell, capsys):
+    ip, _ = shell
+    cell = "import math\n\nSCALE = 2.0\n" + BAD_CELL
+    result = ip.run_cell("%%coarsen --no-widgets\n" + cell)
+    # The oracle: where `try:` is in the cell as the notebook shows it, the `%%coarsen` line being line 1.
+    shown = ("%%coarsen --no-widgets\n" + cell).splitlines()
+    line = next(k for k, text in enumerate(shown, start=1) if text.strip() == "try:")
+    assert result.error_in_exec.error.line == line == 6
+    assert f"line {line}," in capsys.readouterr().out
+
+
+def test_usage_line_names_the_cell_magic_and_help_shows_the_defaults(shell):
+    from coarsen_nb.soi.select import DEFAULT_REUSE
+
+    _, magics = shell
+    doc = magics.coarsen.__doc__  # what `%%coarsen?` shows
+    usage = doc.split("::", 1)[1].strip().splitlines()[0]
+    assert usage.startswith("%%coarsen [")
+    flat = " ".join(doc.split())
+    assert "every float parameter" in flat and "(default: all)" not in flat
+    assert "(default: no cap)" in flat and f"(default: {DEFAULT_REUSE})" in flat
+
+
+def test_cache_sees_a_global_read_inside_a_helper_of_another_cell(shell):
+    ip, magics = shell
+    ip.run_cell("RATE = 3.0\ndef helper_rate(u):\n    return RATE * u * u\n")
+    cell = "def through_helper(a):\n    return helper_rate(a) - a\n"
+    ip.run_cell_magic("coarsen", "--no-widgets", cell)
+    assert ip.user_ns["through_helper"].value_and_grad(2.0) == (10.0, 11.0)
+    ip.run_cell("RATE = 0.5")
+    ip.run_cell_magic("coarsen", "--no-widgets", cell)
+    f = ip.user_ns["through_helper"]
+    value, grad = f.value_and_grad(2.0)
+    assert value == f.reference(2.0) == 0.0
+    assert grad == pytest.approx(_fd(f.reference, (2.0,), 0)) and magics.compilations == 2

@@ -14,10 +14,7 @@ def _compiled(name):
     mod = KERNELS[name]
     args = mod.make_inputs(mod.META["quick_sizes"][0], seed=0)
     f = cn.coarsen(function(mod), wrt=mod.META["wrt"])
-    try:
-        f.grad(*args)
-    except Exception as e:      # the lead is still working on some kernels
-        pytest.skip(f"{name} does not compile yet: {type(e).__name__}: {e}")
+    f.grad(*args)  # a kernel that stops compiling fails here: every kernel is measured
     return f, args
 
 
