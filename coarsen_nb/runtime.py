@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from coarsen_nb import __version__
+from coarsen_nb import __version__, checks
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.frontend.parse import parse
 from coarsen_nb.frontend.ssa import to_ssa
@@ -84,9 +84,7 @@ class Coarsened:
 
     def __init__(self, fn_or_source, wrt=None, backend="numpy", max_soi=None, reuse=None, per_block=False,
                  name=None, namespace=None, _front=None):
-        if backend not in ("numpy", "cupy"):
-            raise CoarsenError("backend", hint='use backend="numpy" or backend="cupy"',
-                               message=f"unknown backend {backend!r}")
+        max_soi, reuse = checks.options(backend, max_soi, reuse, per_block)
         self._origin = (fn_or_source, name, namespace)
         if _front is None:
             fn = parse(fn_or_source, name=name, namespace=namespace)
@@ -96,17 +94,11 @@ class Coarsened:
         self._cfg, self._ssa, self._gated = _front
         self.name = self._cfg.name
         self.params = self._cfg.params
-        if isinstance(wrt, str):
-            wrt = tuple(w.strip() for w in wrt.split(",") if w.strip())
-        for w in wrt or ():
-            if w not in self.params:
-                raise CoarsenError(w, hint=f"parameters are: {', '.join(self.params)}",
-                                   message=f"wrt names {w!r}, which is not a parameter of {self.name}")
-        self.wrt = tuple(wrt) if wrt else None
+        self.wrt = checks.wrt_names(wrt, self.params, self.name)
         self.backend = backend
         self.max_soi = max_soi
         self.reuse = reuse
-        self.per_block = per_block
+        self.per_block = bool(per_block)
         self._cache: dict = {}
         self._last: Compiled | None = None
         self._last_shapes: tuple = ()
@@ -260,11 +252,7 @@ class Coarsened:
             if cotangent is None:
                 grads = c.vjp(*args)[1]
             else:
-                if isinstance(value, tuple) and (not isinstance(cotangent, tuple) or len(cotangent) != len(value)):
-                    raise CoarsenError("cotangent", message=f"{self.name} returns a tuple of {len(value)} values; "
-                                       f"the cotangent must be a tuple of {len(value)} too",
-                                       hint="pass one cotangent per returned value")
-                grads = c.vjp(*args, cotangent)[1]
+                grads = c.vjp(*args, checks.cotangent(value, cotangent, self.name))[1]
             return grads[0] if len(grads) == 1 else grads
 
         return value, pullback
@@ -273,10 +261,7 @@ class Coarsened:
         """``(value, directional derivative)`` along ``tangents`` (one per wrt name)."""
         args = tuple(args)
         c = self._specialize(args)
-        tangents = tuple(tangents) if isinstance(tangents, (tuple, list)) else (tangents,)
-        if len(tangents) != len(c.wrt):
-            raise CoarsenError("jvp", message=f"jvp needs one tangent per wrt name ({', '.join(c.wrt)}), "
-                               f"got {len(tangents)}", hint="pass a tuple of tangents")
+        tangents = checks.tangents(self.params, args, c.wrt, tangents)
         if c.jvp is None:
             raise CoarsenError("jvp", message="forward mode is not available for this function",
                                hint="use .vjp or .grad")
