@@ -320,22 +320,17 @@ class Coarsened:
         return estimate(c.plan, c.wrt, self._last_shapes, ints=self._last_ints)
 
     def export(self, path, overwrite: bool = False) -> str:
-        """Write the generated module as a standalone file (atomically)."""
-        path = os.fspath(path)
-        if os.path.exists(path) and not overwrite:
-            raise FileExistsError(f"{path} exists; pass overwrite=True to replace it")
-        text = self.source
-        directory = os.path.dirname(os.path.abspath(path))
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".coarsen_nb_", suffix=".py")
-        try:
-            with os.fdopen(fd, "w") as fh:
-                fh.write(text)
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
-        return path
+        """Write the generated module (of the last signature called) as a standalone file.
+
+        The file needs only NumPy (or CuPy).  It is written atomically (a reader never sees half of
+        it), gets the mode any new file gets under the umask (0644 under umask 022), and an existing
+        ``path`` is refused unless ``overwrite``: of two exports racing to one new path exactly one
+        wins.  The refusal is a ``CoarsenError`` that is also a ``FileExistsError``; a missing
+        directory is one that is also a ``FileNotFoundError``.  Returns ``path``.
+        """
+        from coarsen_nb.export import write_module
+
+        return write_module(os.fspath(path), self.source, overwrite)
 
     def retune(self, max_soi=math.nan, reuse=math.nan, per_block=None) -> Coarsened:
         """A new compiled object with another SOI selection (no re-parsing)."""
