@@ -20,10 +20,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from coarsen_nb import __version__, checks
+from coarsen_nb import __version__, call_errors, checks
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.frontend.parse import parse
 from coarsen_nb.frontend.ssa import to_ssa
+from coarsen_nb.phi import scalar_uses
 from coarsen_nb.phi.gate import gate, hoist_invariants, prune_etas
 from coarsen_nb.phi.types import T, infer, signature_of
 
@@ -163,6 +164,7 @@ class Coarsened:
         from coarsen_nb.soi.select import DEFAULT_REUSE, number_kernels, prune
 
         types = infer(self._gated, sig)
+        scalar_uses.check(self._gated, types)
         wrt = self.wrt or tuple(p for p, t in zip(self.params, sig, strict=True) if t.kind == "float")
         for w in wrt:
             t = types[w]
@@ -221,8 +223,14 @@ class Coarsened:
 
     # -- calling -----------------------------------------------------------------------------
 
+    def _run(self, c: Compiled, fn, args: tuple, *extra):
+        """``fn(*args, *extra)``: an error inside the generated code is reported at the user's line."""
+        return call_errors.run(fn, (*args, *extra), source=c.source, filename=c.filename, fname=self.name,
+                               params=self.params, primal=args, user_source=self._ssa.source, plan=c.plan)
+
     def __call__(self, *args):
-        return self._specialize(args).forward(*args)
+        c = self._specialize(args)
+        return self._run(c, c.forward, args)
 
     def value_and_grad(self, *args):
         """The value and the gradient (one array/float for one wrt name, else a tuple)."""
@@ -230,7 +238,7 @@ class Coarsened:
         if not _scalar_result(c):
             raise CoarsenError(self.name, message=f"{self.name} does not return a scalar; grad needs one",
                                hint="return a float (e.g. a sum) or use .vjp")
-        value, grads = c.vjp(*args)
+        value, grads = self._run(c, c.vjp, args)
         return value, grads[0] if len(grads) == 1 else grads
 
     def grad(self, *args):
@@ -238,7 +246,7 @@ class Coarsened:
         c = self._specialize(args)
         if c.grad is None or not _scalar_result(c):
             return self.value_and_grad(*args)[1]
-        grads = c.grad(*args)
+        grads = self._run(c, c.grad, args)
         return grads[0] if len(grads) == 1 else grads
 
     def vjp(self, *args):
@@ -246,13 +254,13 @@ class Coarsened:
         value's structure: a float or an array of its shape, or a tuple with one per element of a tuple
         result (default: ones)."""
         c = self._specialize(args)
-        value, _ = c.vjp(*args)
+        value, _ = self._run(c, c.vjp, args)
 
         def pullback(cotangent=None):
             if cotangent is None:
-                grads = c.vjp(*args)[1]
+                grads = self._run(c, c.vjp, args)[1]
             else:
-                grads = c.vjp(*args, checks.cotangent(value, cotangent, self.name))[1]
+                grads = self._run(c, c.vjp, args, checks.cotangent(value, cotangent, self.name))[1]
             return grads[0] if len(grads) == 1 else grads
 
         return value, pullback
@@ -265,7 +273,7 @@ class Coarsened:
         if c.jvp is None:
             raise CoarsenError("jvp", message="forward mode is not available for this function",
                                hint="use .vjp or .grad")
-        return c.jvp(*args, *tangents)
+        return self._run(c, c.jvp, args, *tangents)
 
     # -- inspection -------------------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ derivative that finite differences give.
 
 from __future__ import annotations
 
+import inspect
 import math
 
 import numpy as np
@@ -155,3 +156,138 @@ def test_valid_options_give_the_finite_difference_gradient(options):
 def test_whole_float_options_are_stored_as_ints():
     f = cn.coarsen(SRC, max_soi=4.0, reuse=2.0)       # what the CLI's float options pass
     assert (f.max_soi, f.reuse) == (4, 2) and type(f.max_soi) is int and type(f.reuse) is int
+
+
+# -- item 9: arguments whose shapes do not fit what the function does -------------------------------
+
+LOOP_SRC = """
+def loop(a, x, n):
+    s = 0.0
+    for i in range(n):
+        s = s + a * x[i] * x[i]
+    return s
+"""
+
+
+def _line_of(src: str, text: str) -> int:
+    return next(k for k, ln in enumerate(src.splitlines(), start=1) if text in ln)
+
+
+def _python_raises(fn, *args) -> type:
+    try:
+        fn(*args)
+    except Exception as exc:        # noqa: BLE001 - the oracle: whatever Python itself raises
+        return type(exc)
+    raise AssertionError("the plain function did not raise: not a bad-input case")
+
+
+@pytest.mark.parametrize("how", ["call", "grad", "value_and_grad", "vjp", "jvp"])
+def test_array_shorter_than_its_loop_is_a_coarsen_error_at_the_users_line(how):
+    f, plain = cn.coarsen(LOOP_SRC, wrt=("a", "x")), _plain(LOOP_SRC, "loop")
+    args = (0.3, np.ones(3), 5)
+    assert _python_raises(plain, *args) is IndexError
+    run = {"call": lambda: f(*args), "grad": lambda: f.grad(*args), "value_and_grad": lambda: f.value_and_grad(*args),
+           "vjp": lambda: f.vjp(*args)[1](1.0), "jvp": lambda: f.jvp(args, (1.0, np.ones(3)))}[how]
+    with pytest.raises(CoarsenError) as err:
+        run()
+    e = err.value
+    assert isinstance(e, IndexError), "it is still the IndexError Python raises, for except clauses"
+    assert isinstance(e.__cause__, IndexError) and "out of bounds" in str(e)
+    assert e.line == _line_of(LOOP_SRC, "x[i] * x[i]") and "x[i] * x[i]" in str(e)
+    assert "'x' of shape (3,)" in str(e)
+    assert "coarsen_nb_" not in str(e) and "_t" not in str(e) and "x_1" not in str(e), "internal names shown"
+
+
+def test_array_read_in_a_hoisted_loop_sum_is_reported_at_the_read():
+    """bgd_hyperopt's inner sums are hoisted out of the while loop: the error is at the read, not the loop."""
+    from corpus import CORPUS
+
+    entry = next(e for e in CORPUS if e.name == "bgd_hyperopt")
+    args = list(entry.make_args(np.random.default_rng(0)))
+    args[2] = args[2][:-2]                                  # y shorter than x
+    assert _python_raises(entry.fn, *args) is IndexError
+    with pytest.raises(CoarsenError) as err:
+        cn.coarsen(entry.fn).grad(*args)
+    source = inspect.getsource(entry.fn)
+    first = entry.fn.__code__.co_firstlineno
+    assert err.value.line == first - 1 + _line_of(source, "g += (w * x[i] - y[i]) * x[i]")
+    assert "'y' of shape" in str(err.value)
+
+
+def test_operands_that_do_not_broadcast_are_a_coarsen_error_naming_both():
+    src = "import numpy as np\ndef dot(x, y):\n    return np.sum(x * y)\n"
+    args = (np.ones(3), np.ones(4))
+    assert _python_raises(_plain(src, "dot"), *args) is ValueError
+    with pytest.raises(CoarsenError) as err:
+        cn.coarsen(src).grad(*args)
+    assert isinstance(err.value, ValueError) and err.value.line == 3
+    assert "'x' of shape (3,)" in str(err.value) and "'y' of shape (4,)" in str(err.value)
+
+
+SCALAR_USES = {
+    "if": ("""
+def f(x):
+    s = 0.0
+    for v in x:
+        if v > 0.0:
+            s += v * v
+    return s
+""", "if v > 0.0", "`if`"),
+    "math_sqrt": ("""import math
+def f(x):
+    s = 0.0
+    for i in range(len(x)):
+        s += math.sqrt(1.0 + x[i] * x[i])
+    return s
+""", "math.sqrt(", "`math.sqrt`"),
+    "builtin_max": ("""
+def f(x):
+    m = x[0]
+    for i in range(len(x)):
+        m = max(m, x[i])
+    return m
+""", "max(m, x[i])", "`max`"),
+    "while": ("""
+def f(x):
+    k = 0
+    s = 0.0
+    while x[k] < 10.0 and k < 2:
+        s += x[k]
+        k += 1
+    return s
+""", "while", None),
+    "conditional_expression": ("""
+def f(x):
+    s = 0.0
+    for i in range(len(x)):
+        s += x[i] if x[i] > 0.0 else -x[i]
+    return s
+""", "if x[i] > 0.0 else", "`... if ... else ...`"),
+    "float": ("""
+def f(x):
+    return float(x[0]) * 2.0
+""", "float(x[0])", "`float()`"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SCALAR_USES))
+def test_row_of_a_2d_array_where_python_needs_a_number_is_refused(name):
+    """Before, the row lifted elementwise and the compiled function returned a value where Python raises."""
+    src, at, construct = SCALAR_USES[name]
+    x = np.array([[0.5, -1.0], [2.0, 3.0], [-0.5, 1.5]])
+    _python_raises(_plain(src, "f"), x)
+    with pytest.raises(CoarsenError) as err:
+        cn.coarsen(src, wrt="x")(x)
+    message = str(err.value)
+    assert err.value.line == _line_of(src, at) and "'x' was passed with 2 dimensions" in message
+    assert construct is None or construct in message
+    assert "pass 'x' with 1 dimension" in message
+    f = cn.coarsen(src, wrt="x")                            # the 1-d call the function is written for still works
+    assert_close(f(x[:, 0]), _plain(src, "f")(x[:, 0]), rtol=1e-12, what=name)
+
+
+def test_rows_read_where_python_allows_arrays_still_match_python():
+    src = "import numpy as np\ndef rows(x, w):\n    s = np.zeros(2)\n    for i in range(len(x)):\n" \
+          "        s = s + np.sqrt(1.0 + x[i] * x[i]) * w\n    return s\n"
+    x, w = np.array([[0.5, -1.0], [2.0, 3.0], [-0.5, 1.5]]), 0.7
+    assert_close(cn.coarsen(src)(x, w), _plain(src, "rows")(x, w), rtol=1e-12, what="rows")
