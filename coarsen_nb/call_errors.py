@@ -6,7 +6,7 @@ than the loop that reads it, a shape NumPy cannot broadcast — or where the
 function itself fails (a division by zero, ``math.log`` of a negative).  A
 traceback into ``coarsen_nb_f_3.py`` says none of that in the user's words.
 
-:func:`run` catches the exception, walks its traceback to the innermost frame
+:func:`from_generated` takes the exception, walks its traceback to the innermost frame
 of the generated module, and maps that frame's line to the user's source line
 through the comments the module writer puts above each segment
 (``# SOI 4 (line 239)``, ``# loop at line 238``).  The parameters the failing
@@ -33,21 +33,16 @@ _LOOP = re.compile(r"^\s*# loop at line (\d+)")
 _SHAPE_WORDS = re.compile(r"out of bounds|truth value|broadcast|shape|dimension|sequence|size|index", re.IGNORECASE)
 
 
-def run(fn, args: tuple, *, source: str, filename: str, fname: str, params: tuple[str, ...],
-        primal: tuple, user_source, plan=None):
-    """``fn(*args)``, with an exception from the generated module reported as a CoarsenError."""
-    try:
-        return fn(*args)
-    except CoarsenError:
-        raise
-    except MemoryError:
-        raise
-    except Exception as exc:
-        gen_line = _generated_line(exc.__traceback__, filename, fname)
-        if gen_line is None:
-            raise
-        err = _translate(exc, gen_line, source.splitlines(), fname, params, primal, user_source, plan)
-        raise err from exc
+def from_generated(exc: Exception, *, source: str, filename: str, fname: str, params: tuple[str, ...],
+                   primal: tuple, user_source, plan=None) -> CoarsenError | None:
+    """The CoarsenError to raise (``from exc``) for ``exc``, or None where ``exc`` is to propagate as it
+    is: a CoarsenError already, a MemoryError, or not raised inside the generated module."""
+    if isinstance(exc, (CoarsenError, MemoryError)):
+        return None
+    gen_line = _generated_line(exc.__traceback__, filename, fname)
+    if gen_line is None:
+        return None
+    return _translate(exc, gen_line, source.splitlines(), fname, params, primal, user_source, plan)
 
 
 def _generated_line(tb, filename: str, fname: str) -> int | None:

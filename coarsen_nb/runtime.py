@@ -225,8 +225,15 @@ class Coarsened:
 
     def _run(self, c: Compiled, fn, args: tuple, *extra):
         """``fn(*args, *extra)``: an error inside the generated code is reported at the user's line."""
-        return call_errors.run(fn, (*args, *extra), source=c.source, filename=c.filename, fname=self.name,
-                               params=self.params, primal=args, user_source=self._ssa.source, plan=c.plan)
+        try:
+            return fn(*args, *extra)
+        except Exception as exc:
+            err = call_errors.from_generated(exc, source=c.source, filename=c.filename, fname=self.name,
+                                             params=self.params, primal=args, user_source=self._ssa.source,
+                                             plan=c.plan)
+            if err is None:
+                raise
+            raise err from exc
 
     def __call__(self, *args):
         c = self._specialize(args)
