@@ -66,6 +66,31 @@ def wrt_names(wrt, params: tuple[str, ...], fname: str) -> tuple[str, ...] | Non
     return tuple(wrt) if wrt else None
 
 
+def arguments(fname: str, params: tuple[str, ...], args: tuple) -> None:
+    """Raise unless ``args`` are one number or numeric array per parameter."""
+    if len(args) != len(params):
+        raise CoarsenError(fname, message=f"{fname}() takes {len(params)} arguments "
+                           f"({', '.join(params)}), got {len(args)}", hint="pass every argument")
+    for p, a in zip(params, args, strict=True):
+        if isinstance(a, (bool, int, float, np.integer, np.floating, np.bool_)):
+            continue
+        if isinstance(a, np.ndarray) or type(a).__module__.startswith("cupy"):
+            if a.dtype.kind not in "biuf":
+                raise CoarsenError(p, message=f"parameter {p!r}: array of dtype {a.dtype} is not numeric",
+                                   hint="pass a float array")
+            continue
+        raise CoarsenError(p, message=f"parameter {p!r}: expected a number or a NumPy array, "
+                           f"got {type(a).__name__}", hint=f"convert it first, e.g. np.asarray({p})")
+
+
+def primals(fname: str, args) -> tuple:
+    """``f.jvp``'s first argument as a tuple: the arguments, like the tangents, come as one tuple."""
+    if not isinstance(args, (tuple, list)):
+        raise CoarsenError("jvp", message=f"jvp takes the arguments of {fname} as one tuple, "
+                           f"got {type(args).__name__}", hint=f"call {fname}.jvp((x, ...), (dx, ...))")
+    return tuple(args)
+
+
 def tangents(params: tuple[str, ...], args: tuple, wrt: tuple[str, ...], given) -> tuple:
     """The tangents of ``f.jvp``, one per ``wrt`` name, each shaped like its primal argument."""
     given = tuple(given) if isinstance(given, (tuple, list)) else (given,)

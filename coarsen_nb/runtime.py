@@ -126,23 +126,8 @@ class Coarsened:
 
     # -- specialization ------------------------------------------------------------------------
 
-    def _check_args(self, args) -> None:
-        if len(args) != len(self.params):
-            raise CoarsenError(self.name, message=f"{self.name}() takes {len(self.params)} arguments "
-                               f"({', '.join(self.params)}), got {len(args)}", hint="pass every argument")
-        for p, a in zip(self.params, args, strict=True):
-            if isinstance(a, (bool, int, float, np.integer, np.floating, np.bool_)):
-                continue
-            if isinstance(a, np.ndarray) or type(a).__module__.startswith("cupy"):
-                if a.dtype.kind not in "biuf":
-                    raise CoarsenError(p, message=f"parameter {p!r}: array of dtype {a.dtype} is not numeric",
-                                       hint="pass a float array")
-                continue
-            raise CoarsenError(p, message=f"parameter {p!r}: expected a number or a NumPy array, "
-                               f"got {type(a).__name__}", hint=f"convert it first, e.g. np.asarray({p})")
-
     def _specialize(self, args) -> Compiled:
-        self._check_args(args)
+        checks.arguments(self.name, self.params, args)
         self._last_shapes = tuple(getattr(a, "shape", ()) for a in args)
         self._last_ints = {p: int(a) for p, a in zip(self.params, args, strict=True)
                            if isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_))}
@@ -273,8 +258,9 @@ class Coarsened:
         return value, pullback
 
     def jvp(self, args, tangents):
-        """``(value, directional derivative)`` along ``tangents`` (one per wrt name)."""
-        args = tuple(args)
+        """``(value, directional derivative)`` along ``tangents`` (one per wrt name, each shaped like its
+        argument: a number for a float, an array of the same shape for an array)."""
+        args = checks.primals(self.name, args)
         c = self._specialize(args)
         tangents = checks.tangents(self.params, args, c.wrt, tangents)
         if c.jvp is None:

@@ -291,3 +291,12 @@ def test_rows_read_where_python_allows_arrays_still_match_python():
           "        s = s + np.sqrt(1.0 + x[i] * x[i]) * w\n    return s\n"
     x, w = np.array([[0.5, -1.0], [2.0, 3.0], [-0.5, 1.5]]), 0.7
     assert_close(cn.coarsen(src)(x, w), _plain(src, "rows")(x, w), rtol=1e-12, what="rows")
+
+
+def test_jvp_arguments_not_given_as_a_tuple_are_refused():
+    """``f.jvp(0.3, 1.0)`` was a raw TypeError ('float' object is not iterable) from tuple()."""
+    f = cn.coarsen("def sq(a):\n    return a * a\n")
+    with pytest.raises(CoarsenError, match="as one tuple"):
+        f.jvp(0.3, 1.0)
+    value, tangent = f.jvp((0.3,), (1.0,))
+    assert_close((value, tangent), (0.09, 0.6), rtol=1e-12, what="jvp of a * a")
