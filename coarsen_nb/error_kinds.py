@@ -28,5 +28,15 @@ def coarsen_error_as(base: type[Exception]) -> type[CoarsenError]:
     if issubclass(base, CoarsenError):
         return base
     # OSError and KeyError format their own str() (errno fields, repr of the key): show ours instead.
+    # The class is made at run time, so pickle (multiprocessing, joblib) rebuilds it from its base.
     return type(f"Coarsen{base.__name__}", (CoarsenError, base),
-                {"__str__": CoarsenError._format, "__module__": __name__})
+                {"__str__": CoarsenError._format, "__module__": __name__, "__reduce__": _reduce})
+
+
+def _reduce(err: CoarsenError):
+    base = type(err).__mro__[2]
+    return _rebuild, (base, err.construct, err.line, err.col, err.source_line, err.hint, err.filename, err.message)
+
+
+def _rebuild(base: type[Exception], *fields) -> CoarsenError:
+    return coarsen_error_as(base)(*fields)

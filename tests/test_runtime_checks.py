@@ -300,3 +300,14 @@ def test_jvp_arguments_not_given_as_a_tuple_are_refused():
         f.jvp(0.3, 1.0)
     value, tangent = f.jvp((0.3,), (1.0,))
     assert_close((value, tangent), (0.09, 0.6), rtol=1e-12, what="jvp of a * a")
+
+
+def test_error_from_generated_code_survives_pickling():
+    """Its class is made at run time; multiprocessing and joblib pickle exceptions back to the parent."""
+    import pickle
+
+    with pytest.raises(CoarsenError) as err:
+        cn.coarsen(LOOP_SRC)(0.3, np.ones(3), 5)
+    again = pickle.loads(pickle.dumps(err.value))
+    assert type(again) is type(err.value) and isinstance(again, IndexError)
+    assert str(again) == str(err.value) and again.line == err.value.line
