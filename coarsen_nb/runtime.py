@@ -148,6 +148,7 @@ class Coarsened:
         from coarsen_nb.phi.lift import check_defined, lift
         from coarsen_nb.soi.select import DEFAULT_REUSE, number_kernels, prune
 
+        scalar_uses.check_indexing(self._gated, sig)
         types = infer(self._gated, sig)
         scalar_uses.check(self._gated, types)
         wrt = self.wrt or tuple(p for p, t in zip(self.params, sig, strict=True) if t.kind == "float")

@@ -311,3 +311,16 @@ def test_error_from_generated_code_survives_pickling():
     again = pickle.loads(pickle.dumps(err.value))
     assert type(again) is type(err.value) and isinstance(again, IndexError)
     assert str(again) == str(err.value) and again.line == err.value.line
+
+
+@pytest.mark.parametrize("arg", [np.asarray(2.0), 2.0, np.ones(3)])
+def test_parameter_indexed_beyond_its_rank_is_reported_in_the_users_names(arg):
+    """A 0-d array for ``x[i]`` said ``too many indices for an array of rank 0: x[i.1]``: an SSA name, no line."""
+    src = "def f(x):\n    s = 0.0\n    for i in range(2):\n        s = s + x[i, 0]\n    return s\n"
+    _python_raises(_plain(src, "f"), arg)
+    with pytest.raises(CoarsenError) as err:
+        cn.coarsen(src)(arg)
+    e = err.value
+    assert (e.line, e.col) == (4, src.splitlines()[3].index("x[i, 0]"))
+    assert f"'x' is read with 2 indices, but it was passed with {np.ndim(arg)} dimension" in str(e)
+    assert "i.1" not in str(e) and "x[i" in str(e)          # the source line, not the SSA form

@@ -17,6 +17,9 @@ The places where Python needs one number: the condition of ``if`` and
 ``np.sqrt`` alike, so a call counts as ``math``'s when its line writes
 ``math.<name>(`` and not the NumPy spelling).  ``range`` bounds are checked by
 :func:`coarsen_nb.phi.types.infer` already.
+
+:func:`check_indexing` runs before inference, for the opposite mismatch: a
+parameter read with more indices than its argument has dimensions.
 """
 
 from __future__ import annotations
@@ -27,6 +30,45 @@ from coarsen_nb import ir, primitives
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.phi.gate import GatedFunction, If, Let, Loop
 from coarsen_nb.phi.types import T, expr_type
+
+
+def check_indexing(g: GatedFunction, sig: tuple[T, ...]) -> None:
+    """Before type inference: a parameter read with more indices than the argument has dimensions
+    (``x[i]`` of a number or a 0-d array) is refused at the read, in the user's names (inference would
+    only say ``x[i.1]``, without a line)."""
+    ranks = {p: t.ndim for p, t in zip(g.params, sig, strict=True) if t.kind != "shape"}
+
+    def exprs(e: ir.Expr, line: int) -> None:
+        if isinstance(e, ir.Index) and isinstance(e.value, ir.Name) and e.value.id in ranks:
+            p, k = e.value.id, len(e.index)
+            if k > ranks[p]:
+                text = g.source.line_text(line) if line else None
+                col = text.find(f"{p}[") if text else -1
+                drop = f", or a number and drop the index{'es' if k > 1 else ''}" if ranks[p] == 0 else ""
+                raise CoarsenError(p, line or None, col if col >= 0 else None, text,
+                                   f"pass {p!r} as an array with {_dims(k)}{drop}", g.source.filename,
+                                   message=f"{p!r} is read with {k} ind{'ex' if k == 1 else 'ices'}, but it was "
+                                           f"passed with {_dims(ranks[p])}")
+        for c in ir.children(e):
+            exprs(c, line)
+
+    def walk(nodes) -> None:
+        for n in nodes:
+            if isinstance(n, Let):
+                exprs(n.value, n.line)
+            elif isinstance(n, If):
+                walk(n.then)
+                walk(n.orelse)
+                for gm in n.gammas:
+                    exprs(gm.value, gm.line)
+            elif isinstance(n, Loop):
+                for m in (*n.mus, *n.etas):
+                    exprs(m.value, m.line)
+                walk(n.header)
+                walk(n.body)
+
+    walk(g.body)
+    exprs(g.result, 0)
 
 
 def check(g: GatedFunction, types: dict[str, T]) -> None:
