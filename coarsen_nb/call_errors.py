@@ -76,7 +76,7 @@ def _translate(exc: Exception, gen_line: int, lines: list[str], fname: str, para
         hint = (f"the arguments' shapes ({shown}) do not fit what this line does: check the loop bounds and "
                 "indices against the arrays' lengths, and the number of indices against their dimensions")
     else:
-        hint = "run this line of the plain function on the same arguments to see why"
+        hint = f"run {'this line of ' if line is not None else ''}the plain function on the same arguments to see why"
     construct = arrays[0] if len(arrays) == 1 else fname
     text_line = user_source.line_text(line) if line is not None else None
     try:
