@@ -20,10 +20,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from coarsen_nb import __version__
+from coarsen_nb import __version__, call_errors, checks
 from coarsen_nb.errors import CoarsenError, FallbackWarning, InternalCompilerError, NoSegmentForm
 from coarsen_nb.frontend.parse import parse
 from coarsen_nb.frontend.ssa import to_ssa
+from coarsen_nb.phi import scalar_uses
 from coarsen_nb.phi.gate import gate, hoist_invariants, prune_etas
 from coarsen_nb.phi.types import T, infer, signature_of
 
@@ -87,9 +88,7 @@ class Coarsened:
 
     def __init__(self, fn_or_source, wrt=None, backend="numpy", max_soi=None, reuse=None, per_block=False,
                  name=None, namespace=None, _front=None):
-        if backend not in ("numpy", "cupy"):
-            raise CoarsenError("backend", hint='use backend="numpy" or backend="cupy"',
-                               message=f"unknown backend {backend!r}")
+        max_soi, reuse = checks.options(backend, max_soi, reuse, per_block)
         self._origin = (fn_or_source, name, namespace)
         if _front is None:
             fn = parse(fn_or_source, name=name, namespace=namespace)
@@ -99,17 +98,11 @@ class Coarsened:
         self._cfg, self._ssa, self._gated = _front
         self.name = self._cfg.name
         self.params = self._cfg.params
-        if isinstance(wrt, str):
-            wrt = tuple(w.strip() for w in wrt.split(",") if w.strip())
-        for w in wrt or ():
-            if w not in self.params:
-                raise CoarsenError(w, hint=f"parameters are: {', '.join(self.params)}",
-                                   message=f"wrt names {w!r}, which is not a parameter of {self.name}")
-        self.wrt = tuple(wrt) if wrt else None
+        self.wrt = checks.wrt_names(wrt, self.params, self.name)
         self.backend = backend
         self.max_soi = max_soi
         self.reuse = reuse
-        self.per_block = per_block
+        self.per_block = bool(per_block)
         self._cache: dict = {}
         self._last: Compiled | None = None
         self._last_shapes: tuple = ()
@@ -136,23 +129,8 @@ class Coarsened:
 
     # -- specialization ------------------------------------------------------------------------
 
-    def _check_args(self, args) -> None:
-        if len(args) != len(self.params):
-            raise CoarsenError(self.name, message=f"{self.name}() takes {len(self.params)} arguments "
-                               f"({', '.join(self.params)}), got {len(args)}", hint="pass every argument")
-        for p, a in zip(self.params, args, strict=True):
-            if isinstance(a, (bool, int, float, np.integer, np.floating, np.bool_)):
-                continue
-            if isinstance(a, np.ndarray) or type(a).__module__.startswith("cupy"):
-                if a.dtype.kind not in "biuf":
-                    raise CoarsenError(p, message=f"parameter {p!r}: array of dtype {a.dtype} is not numeric",
-                                       hint="pass a float array")
-                continue
-            raise CoarsenError(p, message=f"parameter {p!r}: expected a number or a NumPy array, "
-                               f"got {type(a).__name__}", hint=f"convert it first, e.g. np.asarray({p})")
-
     def _specialize(self, args) -> Compiled:
-        self._check_args(args)
+        checks.arguments(self.name, self.params, args)
         self._last_shapes = tuple(getattr(a, "shape", ()) for a in args)
         self._last_ints = {p: int(a) for p, a in zip(self.params, args, strict=True)
                            if isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_))}
@@ -171,7 +149,9 @@ class Coarsened:
     def _compile(self, sig: tuple[T, ...]) -> Compiled:
         from coarsen_nb.soi.select import DEFAULT_REUSE
 
+        scalar_uses.check_indexing(self._gated, sig)
         types = infer(self._gated, sig)
+        scalar_uses.check(self._gated, types)
         wrt = self.wrt or tuple(p for p, t in zip(self.params, sig, strict=True) if t.kind == "float")
         for w in wrt:
             t = types[w]
@@ -251,8 +231,21 @@ class Coarsened:
 
     # -- calling -----------------------------------------------------------------------------
 
+    def _run(self, c: Compiled, fn, args: tuple, *extra):
+        """``fn(*args, *extra)``: an error inside the generated code is reported at the user's line."""
+        try:
+            return fn(*args, *extra)
+        except Exception as exc:
+            err = call_errors.from_generated(exc, source=c.source, filename=c.filename, fname=self.name,
+                                             params=self.params, primal=args, user_source=self._ssa.source,
+                                             plan=c.plan)
+            if err is None:
+                raise
+            raise err from exc
+
     def __call__(self, *args):
-        return self._specialize(args).forward(*args)
+        c = self._specialize(args)
+        return self._run(c, c.forward, args)
 
     def value_and_grad(self, *args):
         """The value and the gradient (one array/float for one wrt name, else a tuple)."""
@@ -260,7 +253,7 @@ class Coarsened:
         if not _scalar_result(c):
             raise CoarsenError(self.name, message=f"{self.name} does not return a scalar; grad needs one",
                                hint="return a float (e.g. a sum) or use .vjp")
-        value, grads = c.vjp(*args)
+        value, grads = self._run(c, c.vjp, args)
         return value, grads[0] if len(grads) == 1 else grads
 
     def grad(self, *args):
@@ -268,7 +261,7 @@ class Coarsened:
         c = self._specialize(args)
         if c.grad is None or not _scalar_result(c):
             return self.value_and_grad(*args)[1]
-        grads = c.grad(*args)
+        grads = self._run(c, c.grad, args)
         return grads[0] if len(grads) == 1 else grads
 
     def vjp(self, *args):
@@ -276,33 +269,27 @@ class Coarsened:
         value's structure: a float or an array of its shape, or a tuple with one per element of a tuple
         result (default: ones)."""
         c = self._specialize(args)
-        value, _ = c.vjp(*args)
+        value, _ = self._run(c, c.vjp, args)
 
         def pullback(cotangent=None):
             if cotangent is None:
-                grads = c.vjp(*args)[1]
+                grads = self._run(c, c.vjp, args)[1]
             else:
-                if isinstance(value, tuple) and (not isinstance(cotangent, tuple) or len(cotangent) != len(value)):
-                    raise CoarsenError("cotangent", message=f"{self.name} returns a tuple of {len(value)} values; "
-                                       f"the cotangent must be a tuple of {len(value)} too",
-                                       hint="pass one cotangent per returned value")
-                grads = c.vjp(*args, cotangent)[1]
+                grads = self._run(c, c.vjp, args, checks.cotangent(value, cotangent, self.name))[1]
             return grads[0] if len(grads) == 1 else grads
 
         return value, pullback
 
     def jvp(self, args, tangents):
-        """``(value, directional derivative)`` along ``tangents`` (one per wrt name)."""
-        args = tuple(args)
+        """``(value, directional derivative)`` along ``tangents`` (one per wrt name, each shaped like its
+        argument: a number for a float, an array of the same shape for an array)."""
+        args = checks.primals(self.name, args)
         c = self._specialize(args)
-        tangents = tuple(tangents) if isinstance(tangents, (tuple, list)) else (tangents,)
-        if len(tangents) != len(c.wrt):
-            raise CoarsenError("jvp", message=f"jvp needs one tangent per wrt name ({', '.join(c.wrt)}), "
-                               f"got {len(tangents)}", hint="pass a tuple of tangents")
+        tangents = checks.tangents(self.params, args, c.wrt, tangents)
         if c.jvp is None:
             raise CoarsenError("jvp", message="forward mode is not available for this function",
                                hint="use .vjp or .grad")
-        return c.jvp(*args, *tangents)
+        return self._run(c, c.jvp, args, *tangents)
 
     # -- inspection -------------------------------------------------------------------------------
 
@@ -357,22 +344,17 @@ class Coarsened:
         return estimate(c.plan, c.wrt, self._last_shapes, ints=self._last_ints)
 
     def export(self, path, overwrite: bool = False) -> str:
-        """Write the generated module as a standalone file (atomically)."""
-        path = os.fspath(path)
-        if os.path.exists(path) and not overwrite:
-            raise FileExistsError(f"{path} exists; pass overwrite=True to replace it")
-        text = self.source
-        directory = os.path.dirname(os.path.abspath(path))
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".coarsen_nb_", suffix=".py")
-        try:
-            with os.fdopen(fd, "w") as fh:
-                fh.write(text)
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
-        return path
+        """Write the generated module (of the last signature called) as a standalone file.
+
+        The file needs only NumPy (or CuPy).  It is written atomically (a reader never sees half of
+        it), gets the mode any new file gets under the umask (0644 under umask 022), and an existing
+        ``path`` is refused unless ``overwrite``: of two exports racing to one new path exactly one
+        wins.  The refusal is a ``CoarsenError`` that is also a ``FileExistsError``; a missing
+        directory is one that is also a ``FileNotFoundError``.  Returns ``path``.
+        """
+        from coarsen_nb.export import write_module
+
+        return write_module(os.fspath(path), self.source, overwrite)
 
     def retune(self, max_soi=math.nan, reuse=math.nan, per_block=None) -> Coarsened:
         """A new compiled object with another SOI selection (no re-parsing)."""

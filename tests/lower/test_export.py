@@ -4,10 +4,13 @@ interpreter with only NumPy, gives bit-for-bit the results of ``f`` and
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import stat
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -99,10 +102,6 @@ def test_export_is_atomic_on_error(tmp_path, monkeypatch):
         raise OSError("disk full")
 
     monkeypatch.setattr(runtime.os, "replace", boom)
-    with pytest.raises(OSError):
-        f.export(path)
-    assert not path.exists()
-    assert list(tmp_path.iterdir()) == [], "a temporary file was left behind"
     path.write_text("# old\n")
     with pytest.raises(OSError):
         f.export(path, overwrite=True)
@@ -115,3 +114,84 @@ def test_export_before_a_call(tmp_path):
     with pytest.raises(CoarsenError):
         f.export(tmp_path / "m.py")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_export_atomic_when_the_link_fails(tmp_path, monkeypatch):
+    """The exclusive path (``overwrite=False``) links the temporary file: a failure there too leaves nothing."""
+    f = _called()
+
+    def boom(*_a, **_k):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(runtime.os, "link", boom)
+    with pytest.raises(OSError, match="disk full"):
+        f.export(tmp_path / "m.py")
+    assert list(tmp_path.iterdir()) == [], "a temporary file was left behind"
+
+
+def test_export_racing_threads_to_one_new_path_exactly_one_wins(tmp_path):
+    f = _called()
+    threads, trials = 6, 20
+    for trial in range(trials):
+        path = tmp_path / f"race{trial}.py"
+        barrier = threading.Barrier(threads)
+        outcomes: list = []
+
+        def export(path=path, barrier=barrier, outcomes=outcomes):
+            barrier.wait()
+            try:
+                f.export(path)
+                outcomes.append("won")
+            except FileExistsError as exc:
+                outcomes.append(exc)
+
+        pool = [threading.Thread(target=export) for _ in range(threads)]
+        for t in pool:
+            t.start()
+        for t in pool:
+            t.join()
+        assert outcomes.count("won") == 1, f"trial {trial}: {outcomes.count('won')} exports won"
+        assert all(isinstance(o, CoarsenError) and str(path) in str(o) for o in outcomes if o != "won")
+        assert path.read_text() == f.source
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(f"race{k}.py" for k in range(trials))
+
+
+@pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_export_mode_is_a_new_files_mode_under_the_umask(tmp_path, umask, mode):
+    f = _called()
+    old = os.umask(umask)
+    try:
+        new = f.export(tmp_path / "new.py")
+        (tmp_path / "old.py").write_text("# old\n")
+        replaced = f.export(tmp_path / "old.py", overwrite=True)
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(os.stat(new).st_mode) == mode
+    assert stat.S_IMODE(os.stat(replaced).st_mode) == mode
+
+
+def test_export_to_a_missing_directory_names_the_target(tmp_path):
+    f = _called()
+    target = tmp_path / "no_such_dir" / "m.py"
+    with pytest.raises(FileNotFoundError) as err:
+        f.export(target)
+    assert isinstance(err.value, CoarsenError)
+    message = str(err.value)
+    assert str(target) in message and str(target.parent) in message and "does not exist" in message
+    assert ".coarsen_nb_" not in message, "the message names the temporary file"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_export_without_hard_links_is_still_exclusive(tmp_path, monkeypatch):
+    """On a file system without hard links (EPERM from link) the target is created with O_EXCL."""
+    f = _called()
+
+    def no_links(*_a, **_k):
+        raise OSError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(runtime.os, "link", no_links)
+    path = f.export(tmp_path / "m.py")
+    assert open(path).read() == f.source
+    with pytest.raises(FileExistsError):
+        f.export(tmp_path / "m.py")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.py"]

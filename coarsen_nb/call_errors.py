@@ -1,0 +1,146 @@
+"""An exception raised inside generated code becomes a :class:`CoarsenError` about the user's line.
+
+Generated code runs the user's function on the user's arguments, so it fails
+where the arguments do not fit what the function does — an array shorter
+than the loop that reads it, a shape NumPy cannot broadcast — or where the
+function itself fails (a division by zero, ``math.log`` of a negative).  A
+traceback into ``coarsen_nb_f_3.py`` says none of that in the user's words.
+
+:func:`from_generated` takes the exception, walks its traceback to the innermost frame
+of the generated module, and maps that frame's line to the user's source line
+through the comments the module writer puts above each segment
+(``# SOI 4 (line 239)``, ``# loop at line 238``).  The parameters the failing
+generated line reads are named with their shapes.  The error raised is a
+CoarsenError that is *also* the original type (an ``IndexError`` stays an
+``IndexError`` for ``except`` clauses), chained to the original, whose
+message it repeats.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from coarsen_nb.error_kinds import coarsen_error_as
+from coarsen_nb.errors import CoarsenError
+from coarsen_nb.lower.names import Names
+from coarsen_nb.plan import PrimStep
+
+_SEGMENT = re.compile(r"^\s*# SOI (\d+)(?: \(lines? ([\d, ]+)\))?")
+_LOOP = re.compile(r"^\s*# loop at line (\d+)")
+#: NumPy's and Python's words for an argument whose shape does not fit.
+_SHAPE_WORDS = re.compile(r"out of bounds|truth value|broadcast|shape|dimension|sequence|size|index", re.IGNORECASE)
+
+
+def from_generated(exc: Exception, *, source: str, filename: str, fname: str, params: tuple[str, ...],
+                   primal: tuple, user_source, plan=None) -> CoarsenError | None:
+    """The CoarsenError to raise (``from exc``) for ``exc``, or None where ``exc`` is to propagate as it
+    is: a CoarsenError already, a MemoryError, or not raised inside the generated module."""
+    if isinstance(exc, (CoarsenError, MemoryError)):
+        return None
+    gen_line = _generated_line(exc.__traceback__, filename, fname)
+    if gen_line is None:
+        return None
+    return _translate(exc, gen_line, source.splitlines(), fname, params, primal, user_source, plan)
+
+
+def _generated_line(tb, filename: str, fname: str) -> int | None:
+    """The line of the innermost traceback frame that runs one of the generated module's entry points
+    (``f``, ``f_vjp``, ``f_grad``, ``f_jvp``; not a helper such as ``_take``, whose lines have no SOI)."""
+    line = None
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_filename == filename and code.co_name in (fname, f"{fname}_vjp", f"{fname}_grad", f"{fname}_jvp"):
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
+def _translate(exc: Exception, gen_line: int, lines: list[str], fname: str, params: tuple[str, ...],
+               primal: tuple, user_source, plan) -> CoarsenError:
+    text = lines[gen_line - 1] if 0 < gen_line <= len(lines) else ""
+    read = [p for p in params if re.search(rf"(?<![\w.]){re.escape(p)}(?!\w)", text.split("#")[0])]
+    shapes = {p: np.shape(a) for p, a in zip(params, primal, strict=True)}
+    arrays = [p for p in read if shapes[p] != ()] or read
+    user_lines = _opaque_line(text, plan) or _user_lines(lines, gen_line)
+    line = _pick_line(user_lines, arrays, user_source)
+    what = type(exc).__name__
+    message = f"{fname}() raised {what}: {exc}"
+    if arrays:
+        message += " (reading " + ", ".join(f"{p!r} of shape {shapes[p]}" for p in arrays) + ")"
+    if line is None:
+        message += " in its generated code"
+    if _SHAPE_WORDS.search(str(exc)) and isinstance(exc, (IndexError, ValueError, TypeError)):
+        shown = ", ".join(f"{p}: {s}" for p, s in shapes.items() if s != ()) or "no arrays"
+        hint = (f"the arguments' shapes ({shown}) do not fit what this line does: check the loop bounds and "
+                "indices against the arrays' lengths, and the number of indices against their dimensions")
+    else:
+        hint = f"run {'this line of ' if line is not None else ''}the plain function on the same arguments to see why"
+    construct = arrays[0] if len(arrays) == 1 else fname
+    text_line = user_source.line_text(line) if line is not None else None
+    try:
+        return coarsen_error_as(type(exc))(construct, line, None, text_line, hint, user_source.filename, message)
+    except TypeError:       # an exception type that cannot be a base (an incompatible layout, a custom __init__)
+        return CoarsenError(construct, line, None, text_line, hint, user_source.filename, message)
+
+
+def _opaque_line(text: str, plan) -> list[int]:
+    """The line of an opaque step (``p4_1 = xp.matmul(x, x)``: printed without an SOI comment) that
+    generated line ``text`` assigns, from the plan."""
+    target = re.match(r"\s*(\w+) = ", text)
+    if plan is None or target is None:
+        return []
+    found: dict[str, int] = {}
+
+    def walk(steps) -> None:
+        for s in steps:
+            if isinstance(s, PrimStep) and s.line:
+                found.setdefault(Names()(s.name), s.line)
+            for part in ("then", "orelse", "header", "body"):
+                walk(getattr(s, part, ()))
+
+    walk(plan.steps)
+    return [found[target.group(1)]] if target.group(1) in found else []
+
+
+def _user_lines(lines: list[str], gen_line: int) -> list[int]:
+    """The user's lines of the segment that generated line ``gen_line`` (1-based) belongs to."""
+    for k in range(min(gen_line, len(lines)) - 1, -1, -1):
+        if lines[k].startswith("def "):
+            return []           # the entry point's first lines, before any segment
+        loop = _LOOP.match(lines[k])
+        if loop:
+            return [int(loop.group(1))]
+        seg = _SEGMENT.match(lines[k])
+        if seg:
+            if seg.group(2):
+                return [int(n) for n in seg.group(2).split(",")]
+            # "# SOI 4: adjoint" — the forward part of the same SOI names its lines; a hoisted segment's
+            # note names its loop ("... hoisted out of the loop at line 521").
+            for other in lines:
+                m = _SEGMENT.match(other)
+                if m and m.group(1) == seg.group(1) and m.group(2):
+                    return [int(n) for n in m.group(2).split(",")]
+            note = re.search(r"at line (\d+)", lines[k])
+            return [int(note.group(1))] if note else []
+    return []
+
+
+def _pick_line(user_lines: list[int], names: list[str], user_source) -> int | None:
+    """The first line in the span of a segment's lines that mentions one of ``names``, else the first
+    such line after the span (in the function), else the segment's first line.
+
+    The span, not the list: a closed-form loop's SOI lists the lines of its statements outside the loop
+    body (``s = 0.0``, the ``for``, the ``return``), and the read of ``x[i]`` is the body's line between.
+    After it: a sum hoisted out of a loop names the loop's line, and its read is in the body below.
+    """
+    if not user_lines:
+        return None
+    last = user_source.first_line + len(user_source.text.splitlines()) - 1
+    span = range(min(user_lines), max(user_lines) + 1)
+    for line in (*span, *range(span.stop, last + 1)):
+        text = user_source.line_text(line) or ""
+        if any(re.search(rf"(?<![\w.]){re.escape(n)}(?!\w)", text) for n in names):
+            return line
+    return user_lines[0]
