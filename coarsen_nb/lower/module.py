@@ -323,16 +323,23 @@ class ModuleWriter:
         self.indent -= 1
 
     def _state(self, s: IterStep) -> str:
+        """The loop state as a tuple, the form of one tape entry: ``(x_2,)`` for one μ, ``()`` for none."""
         names = [self.py(n) for n, _, _ in s.mus]
-        return ", ".join(names) + ("," if len(names) == 1 else "")
+        return "(" + ", ".join(names) + ("," if len(names) == 1 else "") + ")"
+
+    def assign_state(self, names: list[str], values: list[str]) -> None:
+        """``names = values`` as one statement: ``x_2 = x_1`` for one name (``x_2, = x_1`` would unpack
+        the float), ``x_2, k_2 = x_1, k_1`` for several (all read before any is written), nothing for
+        none."""
+        if names:
+            self.emit(f"{', '.join(names)} = {', '.join(values)}")
 
     def tape_name(self, s: IterStep) -> str:
         return "_tape_" + self.py(s.label)
 
     def iterate(self, s: IterStep, tape: bool) -> None:
         self.emit(f"# loop at line {s.line}, run iteration by iteration{': ' + s.note if s.note else ''}")
-        if s.mus:
-            self.emit(f"{self._state(s)} = {', '.join(self.code(i) for _, i, _ in s.mus)}")
+        self.assign_state([self.py(n) for n, _, _ in s.mus], [self.code(i) for _, i, _ in s.mus])
         if tape:
             self.emit(f"{self.tape_name(s)} = []")
         self.emit("while True:")
@@ -341,10 +348,9 @@ class ModuleWriter:
         self.emit(f"if not {self.py(s.cond)}:")
         self.emit("    break")
         if tape:
-            self.emit(f"{self.tape_name(s)}.append(({self._state(s)}))")
+            self.emit(f"{self.tape_name(s)}.append({self._state(s)})")
         self.steps(s.body, tape)
-        if s.mus:
-            self.emit(f"{self._state(s)} = {', '.join(self.code(x) for _, _, x in s.mus)}")
+        self.assign_state([self.py(n) for n, _, _ in s.mus], [self.code(x) for _, _, x in s.mus])
         self.indent -= 1
         for out, mu in s.etas:
             self.emit(f"{self.py(out)} = {self.py(mu)}")
@@ -620,7 +626,8 @@ class ModuleWriter:
         k = self.names.fresh("k")
         self.emit(f"for {k} in range(len({tape}) - 1, -1, -1):")
         self.indent += 1
-        self.emit(f"{self._state(s)} = {tape}[{k}]")
+        if s.mus:
+            self.emit(f"{self._state(s)[1:-1]} = {tape}[{k}]")
         self.steps(s.header, tape=False)
         self.steps(s.body, tape=True)
         carried = []

@@ -140,17 +140,14 @@ class _TangentWriter(ModuleWriter):
         names = [self.py(n) for n, _, _ in s.mus] + [self.names.tangent(n) for n, _, _ in act]
         inits = [self.code(i) for _, i, _ in s.mus] + [self.d(i) for _, i, _ in act]
         nexts = [self.code(x) for _, _, x in s.mus] + [self.d(x) for _, _, x in act]
-        state = ", ".join(names) + ("," if len(names) == 1 else "")
-        if names:
-            self.emit(f"{state} = {', '.join(inits)}")
+        self.assign_state(names, inits)
         self.emit("while True:")
         self.indent += 1
         self.steps(s.header, tape=False)
         self.emit(f"if not {self.py(s.cond)}:")
         self.emit("    break")
         self.steps(s.body, tape=False)
-        if names:
-            self.emit(f"{state} = {', '.join(nexts)}")
+        self.assign_state(names, nexts)
         self.indent -= 1
         for out, mu in s.etas:
             self.emit(f"{self.py(out)} = {self.py(mu)}")
