@@ -100,3 +100,77 @@ def test_a_loop_whose_body_is_only_continue(selection):
 def test_a_loop_that_carries_nothing_but_its_counter(selection):
     for n in (0, 1, 4):
         _check(counter_only, (1.5, n), selection, wrt_indices=(0,))
+
+
+# -- item 7 of issue 12: work moved out of a loop that runs zero times -----------------------------
+
+
+def sqrt_in_a_loop(a, n):
+    s = a
+    for _ in range(n):
+        s = s + math.sqrt(a - 2.0)
+    return s
+
+
+def invariant_let_in_a_loop(a, n):
+    s = a
+    for _ in range(n):
+        r = math.sqrt(a - 2.0)          # a Let of invariants only: loop-invariant code motion moved it
+        s = math.sin(s) + r
+    return s
+
+
+def divide_over_an_array(a, x):
+    s = a
+    for v in x:
+        s = s + v / (a - 1.0)
+    return s
+
+
+def divide_in_a_counted_loop(a, x):
+    s = a
+    for _ in x:
+        s = s + 1.0 / (a - 1.0)
+    return s
+
+
+def sum_inside_an_iterated_loop(a, x):
+    w = a
+    for _ in range(3):
+        g = 0.0
+        for j in range(len(x)):
+            g = g + x[j] * w * math.sqrt(a - 2.0)
+        w = math.sin(w) + g
+    return w
+
+
+@pytest.mark.parametrize("selection", SELECTIONS)
+@pytest.mark.parametrize("fn", [sqrt_in_a_loop, invariant_let_in_a_loop], ids=lambda f: f.__name__)
+def test_code_hoisted_out_of_a_loop_that_runs_zero_times_is_not_evaluated(fn, selection):
+    """``math.sqrt(a - 2.0)`` in the body of a loop that runs zero times raised ValueError (math domain
+    error) at a = 1, where Python returns a: the closed form computed it once outside its Σ, and
+    loop-invariant code motion moved the assignment before the loop."""
+    _check(fn, (1.0, 0), selection, wrt_indices=(0,))
+    _check(fn, (3.0, 0), selection, wrt_indices=(0,))
+    _check(fn, (3.0, 4), selection, wrt_indices=(0,))
+
+
+@pytest.mark.parametrize("selection", SELECTIONS)
+@pytest.mark.parametrize("fn", [divide_over_an_array, divide_in_a_counted_loop], ids=lambda f: f.__name__)
+def test_a_division_in_a_loop_over_an_empty_array_is_not_evaluated(fn, selection):
+    """``1.0 / (a - 1.0)`` in a loop over an empty array raised ZeroDivisionError at a = 1."""
+    _check(fn, (1.0, np.zeros(0)), selection)
+    _check(fn, (3.0, np.array([0.5, -1.5, 2.0])), selection)
+
+
+@pytest.mark.parametrize("selection", SELECTIONS)
+def test_a_sum_over_an_empty_array_inside_an_iterated_loop_is_not_evaluated(selection):
+    """The inner Σ_j x[j]·w·sqrt(a - 2) over an empty x evaluated sqrt(a - 2) at a = 1."""
+    _check(sum_inside_an_iterated_loop, (1.0, np.zeros(0)), selection)
+    _check(sum_inside_an_iterated_loop, (3.0, np.array([0.25, -0.5])), selection)
+
+
+def test_a_closed_form_still_holds_when_its_loop_has_a_guarded_divisor():
+    """The γ that guards a divisor keeps the loop a closed form (no iterated loop appears)."""
+    f = _check(divide_over_an_array, (3.0, np.array([0.5, -1.5, 2.0])), {})
+    assert "iteration by iteration" not in f.source
