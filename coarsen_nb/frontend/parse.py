@@ -31,6 +31,7 @@ from coarsen_nb import ir
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.frontend.exprs import ExprTranslator
 from coarsen_nb.frontend.source import Unit, unit_from_function, units_from_source
+from coarsen_nb.frontend.unbound import FALLS_OFF, FRAME, returns_on_every_path
 
 _CONSTRUCTORS = ("zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "copy")
 
@@ -223,6 +224,12 @@ class _Builder(ExprTranslator):
         for r in self.frame.ret:
             self.emit(r, ir.Undef())
         self.emit(self.frame.done, ir.Const(False))
+        # Markers for the checks of possibly-unbound reads (frontend/unbound.py), gone after SSA: which
+        # function a helper's prefix stands for, and whether it can reach its end without a return.
+        fdef = self.frame.unit.node
+        self.emit(self.frame.prefix + FRAME, ir.Const(fdef.name))
+        if not returns_on_every_path(self._body_without_docstring(fdef.body)):
+            self.emit(self.frame.prefix + FALLS_OFF, ir.Const(True))
 
     def _check_signature(self, node: ast.FunctionDef) -> None:
         a = node.args

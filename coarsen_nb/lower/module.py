@@ -27,6 +27,7 @@ import sympy as sp
 
 from coarsen_nb import ir, primitives
 from coarsen_nb.errors import CoarsenError
+from coarsen_nb.frontend.unbound import bound_error, is_bound_check
 from coarsen_nb.lower.emit import Printer
 from coarsen_nb.lower.helpers import DEPENDS as _DEPENDS
 from coarsen_nb.lower.helpers import HELPERS as _HELPERS
@@ -298,6 +299,13 @@ class ModuleWriter:
 
     def prim(self, s: PrimStep) -> None:
         e = s.expr
+        if is_bound_check(e):
+            # a read of a variable that may be unbound: Python's error where no assignment ran
+            kind, message = bound_error(e, s.line)
+            self.emit(f"if not {self.code(e.args[0])}:")
+            self.emit(f"    raise {kind}({message!r})")
+            self.emit(f"{self.py(s.name)} = {self.code(e.args[1])}")
+            return
         if isinstance(e, ir.Update):
             tmp = self.names.fresh("upd")
             self.emit(f"{tmp} = xp.asarray({self.code(e.array)}, dtype=xp.float64, copy=True)")
@@ -547,6 +555,8 @@ class ModuleWriter:
             f = e.func
             if f in ("sum", "copy", "float"):
                 acc(a[0], bo)
+            elif is_bound_check(e):
+                acc(a[1], bo)
             elif f == "full":
                 acc(a[1], f"xp.sum({bo})")
             elif f == "mean":

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from coarsen_nb import ir
 from coarsen_nb.errors import CoarsenError
+from coarsen_nb.frontend.unbound import is_bound_check
 from coarsen_nb.lower.module import ModuleWriter, _differentiable_prim
 from coarsen_nb.plan import CondStep, IterStep, PrimStep
 from coarsen_nb.symbolic.jvp import jvp as kernel_jvp
@@ -89,6 +90,9 @@ class _TangentWriter(ModuleWriter):
         if isinstance(e, ir.BinOp) and e.op == "@":
             a, b = e.left, e.right
             self.emit(f"{dn} = xp.matmul({self._arr(a)}, {self.code(b)}) + xp.matmul({self.code(a)}, {self._arr(b)})")
+            return
+        if is_bound_check(e):
+            self.emit(f"{dn} = {self.d(e.args[1])}")
             return
         if isinstance(e, ir.Call):
             a, f = e.args, e.func

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from coarsen_nb import ir, primitives
 from coarsen_nb.errors import CoarsenError
+from coarsen_nb.frontend.unbound import is_bound_check
 from coarsen_nb.phi.gate import GatedFunction, If, Let
 
 
@@ -163,6 +164,8 @@ def expr_type(e: ir.Expr, env: dict[str, T]) -> T:
         return T("float", expr_type(e.array, env).ndim)
     if isinstance(e, ir.Tuple):
         return T("tuple", len(e.elts))
+    if isinstance(e, ir.Call) and is_bound_check(e):
+        return expr_type(e.args[1], env)        # the checked value itself
     if isinstance(e, ir.Call):
         return _call_type(e, [expr_type(a, env) for a in e.args])
     if isinstance(e, ir.Eta):
