@@ -191,6 +191,9 @@ class _Builder(ExprTranslator):
         self._check_signature(node)
         self.cur = self.new_block("entry")
         body = self._body_without_docstring(node.body)
+        generator = next((n for n in _walk_no_defs(node) if isinstance(n, (ast.Yield, ast.YieldFrom))), None)
+        if generator is not None:       # before "no return": a generator's problem is the yield
+            self.expr(generator)
         if not any(isinstance(n, ast.Return) for n in _walk_no_defs(node)):
             raise self.unit.error("missing return", node, "return the value to differentiate",
                                   message=f"function {node.name!r} has no return statement")
@@ -446,8 +449,9 @@ class _Builder(ExprTranslator):
     # -- loops ---------------------------------------------------------------------
 
     def _s_While(self, s: ast.While):
-        if s.orelse:
-            raise self.unit.error("while/else", s, "set a flag in the loop and test it after the loop")
+        if s.orelse:        # at the else block: the loop itself is fine
+            raise self.unit.error("while/else", s.orelse[0], "set a flag in the loop and test it after the loop",
+                                  message="unsupported construct 'while/else' (the else block of a loop)")
         n = next(self.counter)
         exits = _scan(s.body)
         brk, cont = self.frame.prefix + f"$brk{n}", self.frame.prefix + f"$cont{n}"
@@ -496,7 +500,8 @@ class _Builder(ExprTranslator):
 
     def _s_For(self, s: ast.For):
         if s.orelse:
-            raise self.unit.error("for/else", s, "set a flag in the loop and test it after the loop")
+            raise self.unit.error("for/else", s.orelse[0], "set a flag in the loop and test it after the loop",
+                                  message="unsupported construct 'for/else' (the else block of a loop)")
         if not isinstance(s.target, ast.Name):
             raise self.unit.error("for with a tuple target", s.target, "loop over an index: `for i in range(n)`")
         n = next(self.counter)
