@@ -48,7 +48,7 @@ class _TangentWriter(ModuleWriter):
             super().kernel(k)
             return
         j = kernel_jvp(k, self.active)
-        where = f" (lines {', '.join(map(str, k.lines))})" if k.lines else ""
+        where = f" (line{'s' if len(k.lines) > 1 else ''} {', '.join(map(str, k.lines))})" if k.lines else ""
         self.emit(f"# SOI {k.index}{where}: value and tangent")
         leaves = {s: (self.names.tangent(n), self.is_array(n)) for s, n in j.tangent_leaves.items()}
         leaves.update({s: (f"xp.zeros({self.py(n)}.shape)", True) for s, n in j.zero_leaves.items()})
