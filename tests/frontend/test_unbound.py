@@ -51,8 +51,8 @@ def previous_iteration(a, x):
     s = 0.0
     for i in range(len(x)):
         if i > 0:
-            s = s + prev * a
-        prev = x[i]
+            s = s + prev * a    # noqa: F821 - bound from the previous iteration, as the test says
+        prev = x[i]         # noqa: F841 - read in the next iteration
     return s
 
 

@@ -170,6 +170,26 @@ def test_a_sum_over_an_empty_array_inside_an_iterated_loop_is_not_evaluated(sele
     _check(sum_inside_an_iterated_loop, (3.0, np.array([0.25, -0.5])), selection)
 
 
+def descend(a, x, steps):
+    w = a
+    k = 0
+    while k < steps:
+        g = 0.0
+        for j in range(len(x)):
+            g = g + x[j] * w * math.sqrt(a - 2.0)
+        w = w - 0.1 * g
+        k = k + 1
+    return w
+
+
+@pytest.mark.parametrize("selection", SELECTIONS)
+def test_a_sum_hoisted_before_a_while_loop_that_runs_zero_times_is_not_evaluated(selection):
+    """Σ_j x[j]·sqrt(a - 2), an invariant sum of the descent, was computed once before the while loop
+    (``_HoistContext``), so zero steps at a = 1 raised math domain error."""
+    _check(descend, (1.0, np.array([0.5, 1.5]), 0), selection, wrt_indices=(0, 1))
+    _check(descend, (3.0, np.array([0.5, 1.5]), 3), selection, wrt_indices=(0, 1))
+
+
 def test_a_closed_form_still_holds_when_its_loop_has_a_guarded_divisor():
     """The γ that guards a divisor keeps the loop a closed form (no iterated loop appears)."""
     f = _check(divide_over_an_array, (3.0, np.array([0.5, -1.5, 2.0])), {})
