@@ -194,3 +194,47 @@ def test_a_closed_form_still_holds_when_its_loop_has_a_guarded_divisor():
     """The γ that guards a divisor keeps the loop a closed form (no iterated loop appears)."""
     f = _check(divide_over_an_array, (3.0, np.array([0.5, -1.5, 2.0])), {})
     assert "iteration by iteration" not in f.source
+
+
+def sqrt_in_a_nest(a, n, m):
+    s = a
+    for i in range(n):
+        for _ in range(m):
+            s = s + math.sqrt(a - 2.0) * i
+    return s
+
+
+def divide_in_a_triangle(a, x):
+    s = a
+    for i in range(len(x)):
+        for j in range(i + 1, len(x)):
+            s = s + x[j] / (a - 1.0)
+    return s
+
+
+def divide_counting_down(a, n):
+    s = a
+    for _ in range(n, 0, -1):
+        s = s + 1.0 / (a - 1.0)
+    return s
+
+
+def log_of_a_parameter(a, x):
+    s = 0.0
+    for v in x:
+        s = s + v * math.log(a)
+    return s
+
+
+@pytest.mark.parametrize("selection", SELECTIONS)
+@pytest.mark.parametrize("fn,args", [
+    (sqrt_in_a_nest, (1.0, 3, 0)), (sqrt_in_a_nest, (1.0, 0, 3)), (sqrt_in_a_nest, (3.0, 3, 2)),
+    (divide_in_a_triangle, (1.0, np.array([2.0]))), (divide_in_a_triangle, (3.0, np.array([1.0, 2.0, 3.0]))),
+    (divide_counting_down, (1.0, 0)), (divide_counting_down, (3.0, 4)),
+    (log_of_a_parameter, (-1.0, np.zeros(0))), (log_of_a_parameter, (2.0, np.ones(3))),
+], ids=lambda v: getattr(v, "__name__", None) or "")
+def test_the_empty_range_guard_in_nests_triangles_and_negative_steps(fn, args, selection):
+    """An inner range that is empty (m = 0, or j > i for the last i), a step of -1, and a math.log whose
+    argument is invalid only where the loop never runs: Python's value, and the gradient."""
+    floats = tuple(k for k, a in enumerate(args) if not isinstance(a, int))
+    _check(fn, args, selection, wrt_indices=floats)
