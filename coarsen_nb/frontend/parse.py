@@ -55,7 +55,10 @@ def parse(fn_or_source, name: str | None = None, namespace: dict | None = None) 
     >>> print(fn)  # doctest: +NORMALIZE_WHITESPACE
     def f(x):
     entry:
+        $ret = undef
+        $done = False
         $ret = x * x
+        $done = True
         jump exit
     exit:
         return $ret
@@ -230,7 +233,8 @@ class _Builder(ExprTranslator):
         # Markers for the checks of possibly-unbound reads (frontend/unbound.py), gone after SSA: which
         # function a helper's prefix stands for, and whether it can reach its end without a return.
         fdef = self.frame.unit.node
-        self.emit(self.frame.prefix + FRAME, ir.Const(fdef.name))
+        if self.frame.prefix:
+            self.emit(self.frame.prefix + FRAME, ir.Const(fdef.name))
         if not returns_on_every_path(self._body_without_docstring(fdef.body)):
             self.emit(self.frame.prefix + FALLS_OFF, ir.Const(True))
 
