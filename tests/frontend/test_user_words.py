@@ -45,9 +45,11 @@ def test_a_0d_array_for_an_indexed_parameter_names_the_parameter_and_the_line():
 
 
 def test_a_0d_array_looped_over_points_at_the_loop():
+    """It said ``x[$k1.2]``, with no line.  (The caret sits under ``x`` where the column is known; a
+    check of the arguments that runs before inference may report the line alone.)"""
     err = _error(LOOPED, np.array(2.0))
-    assert (err.line, err.col) == (3, LOOPED.splitlines()[2].index("x"))
-    assert not _SSA_NAME.search(str(err)), str(err)
+    assert err.line == 3 and err.col in (None, LOOPED.splitlines()[2].index("x"))
+    assert "'x'" in str(err) and not _SSA_NAME.search(str(err)), str(err)
 
 
 def test_yield_says_generators_are_not_supported():
