@@ -17,7 +17,8 @@ Semantics
   *copy* (the IR is pure), calls go through :func:`coarsen_nb.primitives.evaluate`.
 * ``Undef`` is a value that may be moved (a φ operand, a plain copy ``a = b``)
   but never used: computing with it, branching on it or returning it raises
-  :class:`UndefinedValueError`.
+  :class:`UndefinedValueError`.  A checked read ``$bound:y@f(flag, y)`` raises UnboundLocalError
+  where ``flag`` is false, as Python does at a read of an unassigned local.
 * μ/η (loop gated forms) have no meaning without the loop structure around them;
   interpret the SSA form before gating instead.
 """
@@ -153,6 +154,11 @@ def _eval(e: ir.Expr, env: dict):
         return _eval(e.body, env) if _eval(e.test, env) else _eval(e.orelse, env)
     if isinstance(e, ir.Gamma):
         return _eval(e.if_true, env) if _eval(e.pred, env) else _eval(e.if_false, env)
+    if isinstance(e, ir.Call) and e.func.startswith("$bound:"):
+        # a read of a variable that may be unbound (frontend/unbound.py): Python's error where it is
+        if not _eval(e.args[0], env):
+            raise UnboundLocalError(f"{e.func[len('$bound:'):]} is not assigned on this path")
+        return _eval(e.args[1], env)
     if isinstance(e, ir.Call):
         return evaluate(e.func, [_eval(a, env) for a in e.args])
     if isinstance(e, ir.Index):

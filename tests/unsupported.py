@@ -8,7 +8,8 @@ position can be checked against :mod:`ast` itself, independently of the
 frontend.
 
 Which node is "offending": the statement for statements (``try``, ``with``,
-``global``, ``for``/``else`` ...); the expression for expressions (``lambda``,
+``global`` ...), the first statement of the ``else`` block for ``for``/``else`` and ``while``/``else``
+(the loop itself is fine); the expression for expressions (``lambda``,
 a literal, a comparison, a call); the ``arg`` for parameters; the inner
 ``def`` for nested functions; the call for recursion; the decorator
 expression for decorators; the assignment target for writes.
@@ -129,6 +130,11 @@ UNSUPPORTED: list[UnsupportedCase] = [
             yield x
             return x
         """, 2, 4, "Yield"),
+    _case("yield_without_return", "yield", """\
+        def f(x):
+            for i in range(3):
+                yield x * i
+        """, 3, 8, "Yield"),
     _case("del", "del", """\
         def f(x):
             y = x * 2.0
@@ -222,7 +228,7 @@ UNSUPPORTED: list[UnsupportedCase] = [
             else:
                 s = -s
             return s
-        """, 3, 4, "For"),
+        """, 6, 8, "Assign"),
     _case("while_else", "while/else", """\
         def f(x):
             k = 0
@@ -231,7 +237,7 @@ UNSUPPORTED: list[UnsupportedCase] = [
             else:
                 k = -1
             return x * k
-        """, 3, 4, "While"),
+        """, 6, 8, "Assign"),
     _case("walrus", "walrus (:=)", """\
         def f(x):
             if (y := x * 2.0) > 1.0:
@@ -263,6 +269,17 @@ UNSUPPORTED: list[UnsupportedCase] = [
         def f(x):
             return x.sum()
         """, 2, 11, "Call"),
+    _case("unknown_method", "method call", """\
+        def f(x):
+            return x.foo()
+        """, 2, 11, "Call"),
+    _case("linalg_solve", "np.linalg.solve", """\
+        import numpy as np
+
+
+        def f(A, b):
+            return np.sum(np.linalg.solve(A, b))
+        """, 5, 18, "Call"),
     _case("bitwise", "bitwise operator", """\
         def f(n):
             return n & 1

@@ -18,6 +18,10 @@ _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv
 _BITWISE = (ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift, ast.RShift)
 _CMPOPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
 
+#: ``yield`` makes a generator, which has no single value to differentiate.
+_GENERATOR_HINT = ("generators are not supported: return the value to differentiate (accumulate what you "
+                   "would yield in a loop and return the total, or fill an array and return it)")
+
 _REJECT = {
     ast.Lambda: ("lambda", "define a helper function with `def` in the same cell; it is inlined"),
     ast.GeneratorExp: ("generator expression", "write a `for` loop that accumulates the result"),
@@ -30,8 +34,8 @@ _REJECT = {
     ast.JoinedStr: ("string literal", "remove strings from the function; print outside it"),
     ast.NamedExpr: ("walrus (:=)", "assign the value in its own statement first"),
     ast.Await: ("await", "write a plain synchronous function"),
-    ast.Yield: ("yield", "return a value; generators are not differentiable here"),
-    ast.YieldFrom: ("yield", "return a value; generators are not differentiable here"),
+    ast.Yield: ("yield", _GENERATOR_HINT),
+    ast.YieldFrom: ("yield", _GENERATOR_HINT),
     ast.Starred: ("starred assignment", "name each value"),
     ast.Slice: ("slice", "loop over the indices instead (`for i in range(a, b)`)"),
 }
@@ -172,8 +176,15 @@ class ExprTranslator:
                 return self._primitive(prim.name, node)
             if func.attr == "copy" and not node.args:
                 return self.temp(ir.Call("copy", (self.expr(base),)), "p", node)
-            raise self.unit.error("method call", node,
-                                  f"call the function instead (e.g. np.{func.attr}(x)); only x.copy() is a method here")
+            submodule = _submodule_function(func, self.unit.resolve, self.locals)
+            if submodule is not None:
+                raise self.unit.error(submodule, node, _submodule_hint(submodule),
+                                      message=f"unsupported function {submodule}")
+            if primitives.lookup("np", func.attr) is not None:
+                hint = f"call the function instead: np.{func.attr}({ast.unparse(base)}); only .copy() is a method here"
+            else:
+                hint = f"there is no supported function {func.attr!r}; only .copy() is a method here"
+            raise self.unit.error("method call", node, hint)
         if isinstance(func, ast.Name):
             name = func.id
             if name in self.locals:
@@ -218,3 +229,23 @@ class ExprTranslator:
 
     def inline(self, helper: Unit, node: ast.Call) -> ir.Expr:  # pragma: no cover - overridden
         raise NotImplementedError
+
+
+def _submodule_function(func: ast.Attribute, resolve, local_names: set[str]) -> str | None:
+    """``"np.linalg.solve"`` when ``func`` is a function of a submodule of math/NumPy, else None."""
+    parts = [func.attr]
+    node = func.value
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if len(parts) < 2 or not isinstance(node, ast.Name) or node.id in local_names or resolve.module(node.id) is None:
+        return None
+    return ".".join([node.id, *reversed(parts)])
+
+
+def _submodule_hint(dotted: str) -> str:
+    if ".linalg." in dotted:
+        return (f"linear algebra other than @ and np.dot is not supported yet: compute {dotted}(...) outside "
+                "the compiled function and pass its result in as a parameter, or write the product with @")
+    return (f"only functions of math and np themselves are supported: compute {dotted}(...) outside the "
+            "compiled function and pass its result in as a parameter")

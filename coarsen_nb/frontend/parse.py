@@ -31,6 +31,7 @@ from coarsen_nb import ir
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.frontend.exprs import ExprTranslator
 from coarsen_nb.frontend.source import Unit, unit_from_function, units_from_source
+from coarsen_nb.frontend.unbound import FALLS_OFF, FRAME, returns_on_every_path
 
 _CONSTRUCTORS = ("zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "copy")
 
@@ -54,7 +55,10 @@ def parse(fn_or_source, name: str | None = None, namespace: dict | None = None) 
     >>> print(fn)  # doctest: +NORMALIZE_WHITESPACE
     def f(x):
     entry:
+        $ret = undef
+        $done = False
         $ret = x * x
+        $done = True
         jump exit
     exit:
         return $ret
@@ -190,6 +194,9 @@ class _Builder(ExprTranslator):
         self._check_signature(node)
         self.cur = self.new_block("entry")
         body = self._body_without_docstring(node.body)
+        generator = next((n for n in _walk_no_defs(node) if isinstance(n, (ast.Yield, ast.YieldFrom))), None)
+        if generator is not None:       # before "no return": a generator's problem is the yield
+            self.expr(generator)
         if not any(isinstance(n, ast.Return) for n in _walk_no_defs(node)):
             raise self.unit.error("missing return", node, "return the value to differentiate",
                                   message=f"function {node.name!r} has no return statement")
@@ -223,6 +230,13 @@ class _Builder(ExprTranslator):
         for r in self.frame.ret:
             self.emit(r, ir.Undef())
         self.emit(self.frame.done, ir.Const(False))
+        # Markers for the checks of possibly-unbound reads (frontend/unbound.py), gone after SSA: which
+        # function a helper's prefix stands for, and whether it can reach its end without a return.
+        fdef = self.frame.unit.node
+        if self.frame.prefix:
+            self.emit(self.frame.prefix + FRAME, ir.Const(fdef.name))
+        if not returns_on_every_path(self._body_without_docstring(fdef.body)):
+            self.emit(self.frame.prefix + FALLS_OFF, ir.Const(True))
 
     def _check_signature(self, node: ast.FunctionDef) -> None:
         a = node.args
@@ -439,8 +453,9 @@ class _Builder(ExprTranslator):
     # -- loops ---------------------------------------------------------------------
 
     def _s_While(self, s: ast.While):
-        if s.orelse:
-            raise self.unit.error("while/else", s, "set a flag in the loop and test it after the loop")
+        if s.orelse:        # at the else block: the loop itself is fine
+            raise self.unit.error("while/else", s.orelse[0], "set a flag in the loop and test it after the loop",
+                                  message="unsupported construct 'while/else' (the else block of a loop)")
         n = next(self.counter)
         exits = _scan(s.body)
         brk, cont = self.frame.prefix + f"$brk{n}", self.frame.prefix + f"$cont{n}"
@@ -489,7 +504,8 @@ class _Builder(ExprTranslator):
 
     def _s_For(self, s: ast.For):
         if s.orelse:
-            raise self.unit.error("for/else", s, "set a flag in the loop and test it after the loop")
+            raise self.unit.error("for/else", s.orelse[0], "set a flag in the loop and test it after the loop",
+                                  message="unsupported construct 'for/else' (the else block of a loop)")
         if not isinstance(s.target, ast.Name):
             raise self.unit.error("for with a tuple target", s.target, "loop over an index: `for i in range(n)`")
         n = next(self.counter)

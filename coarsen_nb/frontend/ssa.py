@@ -12,7 +12,8 @@ Algorithms
   Parameters keep their names; each other definition of ``v`` becomes
   ``v.1``, ``v.2``, ... in walk order (deterministic).  A use with no reaching
   definition on some path becomes :class:`~coarsen_nb.ir.Undef`.
-* Afterwards, assignments and φs whose value is never used are removed.
+* Afterwards, assignments and φs whose value is never used are removed, and every read of a variable
+  that may be unbound is checked where it runs (:mod:`coarsen_nb.frontend.unbound`).
 
 Post-condition (checked by :func:`verify`): every name is assigned once; every
 use is dominated by its definition (a φ operand by the end of its
@@ -24,6 +25,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from coarsen_nb import ir
+from coarsen_nb.frontend.unbound import check_unbound_reads
 
 
 class VerifyError(AssertionError):
@@ -255,7 +257,7 @@ def to_ssa(fn: ir.Function) -> ir.Function:
                      for var, name in new_phis[label])
         blocks.append(ir.Block(b.label, b.stmts, b.term, phis, b.loop))
     out = ir.Function(fn.name, fn.params, tuple(blocks), fn.entry, fn.source, ssa=True)
-    return eliminate_dead_code(out)
+    return eliminate_dead_code(check_unbound_reads(out))
 
 
 def eliminate_dead_code(fn: ir.Function) -> ir.Function:

@@ -27,6 +27,7 @@ import sympy as sp
 
 from coarsen_nb import ir, primitives
 from coarsen_nb.errors import CoarsenError
+from coarsen_nb.frontend.unbound import bound_error, is_bound_check
 from coarsen_nb.lower.emit import Printer
 from coarsen_nb.lower.helpers import DEPENDS as _DEPENDS
 from coarsen_nb.lower.helpers import HELPERS as _HELPERS
@@ -298,6 +299,13 @@ class ModuleWriter:
 
     def prim(self, s: PrimStep) -> None:
         e = s.expr
+        if is_bound_check(e):
+            # a read of a variable that may be unbound: Python's error where no assignment ran
+            kind, message = bound_error(e, s.line)
+            self.emit(f"if not {self.code(e.args[0])}:")
+            self.emit(f"    raise {kind}({message!r})")
+            self.emit(f"{self.py(s.name)} = {self.code(e.args[1])}")
+            return
         if isinstance(e, ir.Update):
             tmp = self.names.fresh("upd")
             self.emit(f"{tmp} = xp.asarray({self.code(e.array)}, dtype=xp.float64, copy=True)")
@@ -323,16 +331,23 @@ class ModuleWriter:
         self.indent -= 1
 
     def _state(self, s: IterStep) -> str:
+        """The loop state as a tuple, the form of one tape entry: ``(x_2,)`` for one μ, ``()`` for none."""
         names = [self.py(n) for n, _, _ in s.mus]
-        return ", ".join(names) + ("," if len(names) == 1 else "")
+        return "(" + ", ".join(names) + ("," if len(names) == 1 else "") + ")"
+
+    def assign_state(self, names: list[str], values: list[str]) -> None:
+        """``names = values`` as one statement: ``x_2 = x_1`` for one name (``x_2, = x_1`` would unpack
+        the float), ``x_2, k_2 = x_1, k_1`` for several (all read before any is written), nothing for
+        none."""
+        if names:
+            self.emit(f"{', '.join(names)} = {', '.join(values)}")
 
     def tape_name(self, s: IterStep) -> str:
         return "_tape_" + self.py(s.label)
 
     def iterate(self, s: IterStep, tape: bool) -> None:
         self.emit(f"# loop at line {s.line}, run iteration by iteration{': ' + s.note if s.note else ''}")
-        if s.mus:
-            self.emit(f"{self._state(s)} = {', '.join(self.code(i) for _, i, _ in s.mus)}")
+        self.assign_state([self.py(n) for n, _, _ in s.mus], [self.code(i) for _, i, _ in s.mus])
         if tape:
             self.emit(f"{self.tape_name(s)} = []")
         self.emit("while True:")
@@ -341,10 +356,9 @@ class ModuleWriter:
         self.emit(f"if not {self.py(s.cond)}:")
         self.emit("    break")
         if tape:
-            self.emit(f"{self.tape_name(s)}.append(({self._state(s)}))")
+            self.emit(f"{self.tape_name(s)}.append({self._state(s)})")
         self.steps(s.body, tape)
-        if s.mus:
-            self.emit(f"{self._state(s)} = {', '.join(self.code(x) for _, _, x in s.mus)}")
+        self.assign_state([self.py(n) for n, _, _ in s.mus], [self.code(x) for _, _, x in s.mus])
         self.indent -= 1
         for out, mu in s.etas:
             self.emit(f"{self.py(out)} = {self.py(mu)}")
@@ -541,6 +555,8 @@ class ModuleWriter:
             f = e.func
             if f in ("sum", "copy", "float"):
                 acc(a[0], bo)
+            elif is_bound_check(e):
+                acc(a[1], bo)
             elif f == "full":
                 acc(a[1], f"xp.sum({bo})")
             elif f == "mean":
@@ -620,7 +636,8 @@ class ModuleWriter:
         k = self.names.fresh("k")
         self.emit(f"for {k} in range(len({tape}) - 1, -1, -1):")
         self.indent += 1
-        self.emit(f"{self._state(s)} = {tape}[{k}]")
+        if s.mus:
+            self.emit(f"{self._state(s)[1:-1]} = {tape}[{k}]")
         self.steps(s.header, tape=False)
         self.steps(s.body, tape=True)
         carried = []

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from coarsen_nb import ir
 from coarsen_nb.errors import CoarsenError
+from coarsen_nb.frontend.unbound import is_bound_check
 from coarsen_nb.lower.module import ModuleWriter, _differentiable_prim
 from coarsen_nb.plan import CondStep, IterStep, PrimStep
 from coarsen_nb.symbolic.jvp import jvp as kernel_jvp
@@ -47,7 +48,7 @@ class _TangentWriter(ModuleWriter):
             super().kernel(k)
             return
         j = kernel_jvp(k, self.active)
-        where = f" (lines {', '.join(map(str, k.lines))})" if k.lines else ""
+        where = f" (line{'s' if len(k.lines) > 1 else ''} {', '.join(map(str, k.lines))})" if k.lines else ""
         self.emit(f"# SOI {k.index}{where}: value and tangent")
         leaves = {s: (self.names.tangent(n), self.is_array(n)) for s, n in j.tangent_leaves.items()}
         leaves.update({s: (f"xp.zeros({self.py(n)}.shape)", True) for s, n in j.zero_leaves.items()})
@@ -89,6 +90,9 @@ class _TangentWriter(ModuleWriter):
         if isinstance(e, ir.BinOp) and e.op == "@":
             a, b = e.left, e.right
             self.emit(f"{dn} = xp.matmul({self._arr(a)}, {self.code(b)}) + xp.matmul({self.code(a)}, {self._arr(b)})")
+            return
+        if is_bound_check(e):
+            self.emit(f"{dn} = {self.d(e.args[1])}")
             return
         if isinstance(e, ir.Call):
             a, f = e.args, e.func
@@ -140,17 +144,14 @@ class _TangentWriter(ModuleWriter):
         names = [self.py(n) for n, _, _ in s.mus] + [self.names.tangent(n) for n, _, _ in act]
         inits = [self.code(i) for _, i, _ in s.mus] + [self.d(i) for _, i, _ in act]
         nexts = [self.code(x) for _, _, x in s.mus] + [self.d(x) for _, _, x in act]
-        state = ", ".join(names) + ("," if len(names) == 1 else "")
-        if names:
-            self.emit(f"{state} = {', '.join(inits)}")
+        self.assign_state(names, inits)
         self.emit("while True:")
         self.indent += 1
         self.steps(s.header, tape=False)
         self.emit(f"if not {self.py(s.cond)}:")
         self.emit("    break")
         self.steps(s.body, tape=False)
-        if names:
-            self.emit(f"{state} = {', '.join(nexts)}")
+        self.assign_state(names, nexts)
         self.indent -= 1
         for out, mu in s.etas:
             self.emit(f"{self.py(out)} = {self.py(mu)}")

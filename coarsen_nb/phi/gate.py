@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 from coarsen_nb import ir
 from coarsen_nb.frontend.ssa import dominates, dominators
+from coarsen_nb.phi.partial import cannot_raise
 
 
 @dataclass(frozen=True)
@@ -333,9 +334,13 @@ def hoist_invariants(g: GatedFunction) -> GatedFunction:
     """Loop-invariant code motion: move Lets whose operands are all defined outside
     a loop (``len(x)``, ``x.shape``, ``dot`` of invariants, ...) to just before it.
 
-    Every IR value is pure, so this is always safe; it lets a loop with such a
-    step in its body still have a closed form, and saves the work per iteration.
+    It lets a loop with such a step in its body still have a closed form, and
+    saves the work per iteration.  Every IR value is pure, but a hoisted Let
+    also runs when the loop runs zero times, so only a Let that cannot raise is
+    moved (:mod:`coarsen_nb.phi.partial`): ``math.sqrt(a - 2.0)`` in the body of
+    a loop that never runs must not raise the ValueError Python never raises.
     """
+    shapes = {n.name for n in _all_lets(g.body) if isinstance(n.value, ir.Attr) and n.value.attr == "shape"}
 
     def region(nodes) -> tuple:
         out: list = []
@@ -353,7 +358,7 @@ def hoist_invariants(g: GatedFunction) -> GatedFunction:
                     keep = []
                     for m in body:
                         if isinstance(m, Let) and not (set(ir.names_used(m.value)) & inner) and \
-                                not isinstance(m.value, ir.Update):
+                                cannot_raise(m.value, shapes):
                             moved.append(m)
                             inner.discard(m.name)
                             changed = True
@@ -385,3 +390,16 @@ def defined_names(nodes) -> set[str]:
 def _defined_in(loop: Loop) -> set[str]:
     """The names a loop defines inside it (its μs, header and body; not its ηs, which follow it)."""
     return {m.name for m in loop.mus} | defined_names(loop.header) | defined_names(loop.body)
+
+
+def _all_lets(nodes) -> list[Let]:
+    """Every Let of the region ``nodes``, at any depth."""
+    out: list[Let] = []
+    for n in nodes:
+        if isinstance(n, Let):
+            out.append(n)
+        elif isinstance(n, If):
+            out += _all_lets(n.then) + _all_lets(n.orelse)
+        else:
+            out += _all_lets(n.header) + _all_lets(n.body)
+    return out

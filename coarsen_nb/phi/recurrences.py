@@ -36,6 +36,7 @@ from coarsen_nb import ir
 from coarsen_nb.phi import online_lse
 from coarsen_nb.phi.forms import Gamma, PowInt, RLin, RMax, RMin, RProd, RSum, RWrite
 from coarsen_nb.phi.gate import If, Let, Loop
+from coarsen_nb.phi.partial import guard_invariant_failures
 from coarsen_nb.phi.symbols import NotSymbolic, gamma, to_sympy
 
 
@@ -50,7 +51,7 @@ def closed_form(lifter, kb, loop: Loop) -> bool:
     """Lift ``loop`` into the open kernel ``kb`` as closed forms; False (kb unchanged) if it has none."""
     snap = kb.snapshot()
     try:
-        env = _lift_loop(lifter, kb, loop, _Scope(kb))
+        env = _lift_loop(lifter, kb, guard_invariant_failures(loop), _Scope(kb))
     except NotSymbolic:
         kb.restore(snap)
         return False

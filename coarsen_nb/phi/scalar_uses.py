@@ -143,14 +143,13 @@ def _call(e: ir.Call, line: int, source: ir.Source, scalar) -> None:
                    f"write it elementwise with np.{e.func}imum")
     elif e.func in ("float", "int"):
         scalar(e.args[0], f"`{e.func}()`", line, f"{e.func}(", "convert elementwise with .astype")
-    else:
-        spelled = primitives.PRIMITIVES[e.func].math
+    elif (prim := primitives.PRIMITIVES.get(e.func)) is not None:     # not the frontend's own checks
+        spelled = prim.math
         text = source.line_text(line) if line else None
         if spelled and text and re.search(rf"\bmath\.{spelled}\(", text) and \
-                not re.search(rf"\b(np|numpy)\.{primitives.PRIMITIVES[e.func].numpy}\(", text):
+                not re.search(rf"\b(np|numpy)\.{prim.numpy}\(", text):
             for a in e.args:
-                scalar(a, f"`math.{spelled}`", line, f"math.{spelled}(",
-                       f"write it elementwise with np.{primitives.PRIMITIVES[e.func].numpy}")
+                scalar(a, f"`math.{spelled}`", line, f"math.{spelled}(", f"write it elementwise with np.{prim.numpy}")
 
 
 def _param_dependencies(g: GatedFunction) -> dict[str, set[str]]:

@@ -11,10 +11,12 @@ A type is a :class:`T`: ``kind`` in ``{"float", "int", "bool", "shape"}`` and
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from coarsen_nb import ir, primitives
 from coarsen_nb.errors import CoarsenError
+from coarsen_nb.frontend.unbound import is_bound_check
 from coarsen_nb.phi.gate import GatedFunction, If, Let
 
 
@@ -76,7 +78,7 @@ def infer(g: GatedFunction, sig: tuple[T, ...]) -> dict[str, T]:
     def walk(nodes) -> None:
         for n in nodes:
             if isinstance(n, Let):
-                env[n.name] = expr_type(n.value, env)
+                env[n.name] = _located(lambda n=n: expr_type(n.value, env), n.line, g.source)
             elif isinstance(n, If):
                 walk(n.then)
                 walk(n.orelse)
@@ -154,7 +156,13 @@ def expr_type(e: ir.Expr, env: dict[str, T]) -> T:
         if base.kind == "shape":
             return INT
         if len(e.index) > base.ndim:
-            raise CoarsenError("indexing", message=f"too many indices for an array of rank {base.ndim}: {e}")
+            name = _user_name(e.value)
+            what = f"{name!r} is a number" if base.ndim == 0 else f"{name!r} has {base.ndim} dimension" + \
+                ("s" if base.ndim > 1 else "")
+            raise _named(name, CoarsenError("indexing", hint=f"pass {name} as an array with {len(e.index)} dimension"
+                               f"{'s' if len(e.index) > 1 else ''} (a 0-d array is a number), or index it less",
+                               message=f"{what} here, but it is indexed with {len(e.index)} "
+                                       f"ind{'ices' if len(e.index) > 1 else 'ex'}"))
         return T(base.kind if base.kind != "undef" else "float", base.ndim - len(e.index))
     if isinstance(e, ir.Attr):
         base = expr_type(e.value, env)
@@ -163,6 +171,8 @@ def expr_type(e: ir.Expr, env: dict[str, T]) -> T:
         return T("float", expr_type(e.array, env).ndim)
     if isinstance(e, ir.Tuple):
         return T("tuple", len(e.elts))
+    if isinstance(e, ir.Call) and is_bound_check(e):
+        return expr_type(e.args[1], env)        # the checked value itself
     if isinstance(e, ir.Call):
         return _call_type(e, [expr_type(a, env) for a in e.args])
     if isinstance(e, ir.Eta):
@@ -193,3 +203,31 @@ def _call_type(e: ir.Call, args: list[T]) -> T:
     if e.func in ("min", "max", "abs") and all(a.kind == "int" for a in args):
         return T("int", nd)
     return T("float", nd)
+
+
+def _user_name(e: ir.Expr) -> str:
+    """The user's name for an SSA value (``x.2`` → ``x``, ``h1:x.1`` → ``x``), or its text."""
+    if not isinstance(e, ir.Name):
+        return str(e)
+    return e.id.split(":")[-1].split(".")[0].lstrip("$")
+
+
+def _located(thunk, line: int, source: ir.Source):
+    """``thunk()``, with a CoarsenError it raises without a position given the statement's line."""
+    try:
+        return thunk()
+    except CoarsenError as err:
+        if err.line is not None or not line:
+            raise
+        text = source.line_text(line)
+        name = getattr(err, "user_name", None)
+        found = re.search(rf"\b{re.escape(name)}\s*\[", text) or re.search(rf"\b{re.escape(name)}\b", text) \
+            if name and text else None
+        raise CoarsenError(err.construct, line, found.start() if found else None, text, err.hint, source.filename,
+                           err.message) from None
+
+
+def _named(name: str, err: CoarsenError) -> CoarsenError:
+    """``err``, knowing which of the user's names it is about (to put the caret under it)."""
+    err.user_name = name
+    return err

@@ -1,0 +1,161 @@
+"""Operations that can fail, and the loop-invariant ones among them: what must not run before a loop
+that Python would not have run.
+
+Python evaluates a loop body only when the loop runs.  Three things evaluate loop-invariant work
+outside the loop, once, and so also when the loop runs zero times: loop-invariant code motion
+(:func:`coarsen_nb.phi.gate.hoist_invariants`), the sums hoisted before an iterated loop
+(``_HoistContext`` in :mod:`coarsen_nb.phi.lift`), and a closed form, whose lowering computes an
+invariant factor of Σ_k once at the root rather than per point of the sum's domain.  For a total
+operation that is only a little wasted work.  For one that can fail — ``math.sqrt`` of a negative
+number, a division by zero, ``math.exp`` overflowing — it turns a loop that never runs into a
+ValueError, ZeroDivisionError or OverflowError that Python never raises.
+
+An operation is *total* here when no value of its operands makes it raise.  (Shape mismatches are
+not counted: they fail on the loop's first iteration too, so they are the program's own error.)
+"""
+
+from __future__ import annotations
+
+from coarsen_nb import ir
+
+#: Calls that raise for no value of their arguments (``math.sin`` of inf raises, but an inf is already
+#: a result Python would have produced).  ``min``/``max`` of one argument reduce an array, and an
+#: empty one raises; of two or more they are total.
+_TOTAL_CALLS = frozenset({"len", "abs", "sin", "cos", "tan", "tanh", "arctan", "arctan2", "sign", "sum",
+                          "mean", "dot", "matmul", "zeros_like", "ones_like", "empty_like", "copy", "float",
+                          "square", "hypot", "erf", "maximum", "minimum"})
+
+
+def can_fail(e: ir.Expr) -> bool:
+    """Whether the operation at the top of ``e`` (not its operands) can raise for some operand value."""
+    if isinstance(e, ir.BinOp):
+        if e.op in ("/", "//", "%"):
+            return not (isinstance(e.right, ir.Const) and e.right.value != 0)
+        if e.op == "**":
+            r = e.right
+            return not (isinstance(r, ir.Const) and isinstance(r.value, int) and not isinstance(r.value, bool)
+                        and r.value >= 0)
+        return False
+    if isinstance(e, ir.Call):
+        if e.func in ("min", "max"):
+            return len(e.args) < 2
+        return e.func not in _TOTAL_CALLS
+    if isinstance(e, ir.Index):
+        return True         # out of range, when the loop that would have checked it does not run
+    return isinstance(e, ir.Update)
+
+
+def _failing_operands(e: ir.Expr) -> list[ir.Expr]:
+    """The operands whose value decides whether ``e`` fails: a divisor, a base, a call's arguments."""
+    if isinstance(e, ir.BinOp):
+        return [e.right] if e.op in ("/", "//", "%") else [e.left, e.right]
+    if isinstance(e, ir.Call):
+        return list(e.args)
+    if isinstance(e, ir.Index):
+        return [e.value, *e.index]
+    return []
+
+
+def cannot_raise(e: ir.Expr, shapes: frozenset[str] | set[str] = frozenset()) -> bool:
+    """Whether evaluating ``e`` can never raise.  ``shapes`` are names bound to an array's ``.shape``:
+    an element of one at a constant position is total (``a.shape[1]``)."""
+    if isinstance(e, ir.Index) and isinstance(e.value, ir.Name) and e.value.id in shapes \
+            and all(isinstance(i, ir.Const) for i in e.index):
+        return True
+    if can_fail(e):
+        return False
+    return all(cannot_raise(c, shapes) for c in _children(e))
+
+
+def _fails_invariantly(e: ir.Expr, variant: set[str]) -> bool:
+    """Whether ``e``'s operation can fail and its failing operands read names, none of them in
+    ``variant``.  Constant operands are left alone (``math.log(2.0 * math.pi)`` is folded, and a
+    constant that fails is an error of its own); so are element reads, which a closed form does not
+    evaluate outside its domain: an invariant ``x[0]`` over an empty ``x`` is left (an IndexError there
+    is the one failure this does not guard)."""
+    if isinstance(e, ir.Index) or not can_fail(e):
+        return False
+    names = [set(ir.names_used(o)) for o in _failing_operands(e)]
+    return bool(set().union(*names)) and not any(n & variant for n in names)
+
+
+def _children(e: ir.Expr) -> list[ir.Expr]:
+    if isinstance(e, (ir.BinOp, ir.Compare)):
+        return [e.left, e.right]
+    if isinstance(e, ir.UnaryOp):
+        return [e.operand]
+    if isinstance(e, ir.BoolOp):
+        return list(e.values)
+    if isinstance(e, ir.IfExp):
+        return [e.test, e.body, e.orelse]
+    if isinstance(e, ir.Call):
+        return list(e.args)
+    if isinstance(e, ir.Index):
+        return [e.value, *e.index]
+    if isinstance(e, ir.Attr):
+        return [e.value]
+    if isinstance(e, ir.Tuple):
+        return list(e.elts)
+    if isinstance(e, ir.Update):
+        return [e.array, *e.index, e.value]
+    if isinstance(e, ir.Gamma):
+        return [e.pred, e.if_true, e.if_false]
+    return []
+
+
+
+def guard_invariant_failures(loop):
+    """``loop`` (a counted :class:`~coarsen_nb.phi.gate.Loop`) with every operation of its body that can
+    fail on loop-invariant operands wrapped as ``e if start < stop else 1.0`` (``>`` for a negative
+    step; of a division, only its divisor), inner loops first.  A closed form computes such an ``e``
+    once outside its sum; wrapped, it computes it only when the loop runs — as Python does.  The γ's
+    derivative is a γ too, so the reverse sweep does not evaluate it either.  A loop without such an
+    operation comes back unchanged."""
+
+    from coarsen_nb.phi.gate import If, Let, Loop, _defined_in
+
+    info = loop.info
+    if info.kind != "range" or not isinstance(info.step, ir.Const):
+        return loop
+    variant = _defined_in(loop)
+    nonempty = ir.Compare("<" if info.step.value > 0 else ">", info.start, info.stop)
+
+    def expr(e: ir.Expr) -> ir.Expr:
+        if _fails_invariantly(e, variant) and isinstance(e, ir.BinOp) and e.op in ("/", "//", "%"):
+            # only the divisor: `x[k] / (d if n > 0 else 1.0)` keeps the quotient an elementwise one
+            return ir.BinOp(e.op, expr(e.left), ir.IfExp(nonempty, e.right, ir.Const(1.0)))
+        if _fails_invariantly(e, variant):
+            return ir.IfExp(nonempty, e, ir.Const(1.0))
+        return _map(e, expr)
+
+    def region(nodes) -> tuple:
+        out = []
+        for n in nodes:
+            if isinstance(n, Let):
+                n = Let(n.name, expr(n.value), n.line) if not isinstance(n.value, ir.Update) else n
+            elif isinstance(n, If):
+                n = If(n.cond, region(n.then), region(n.orelse), n.gammas, n.line)
+            else:
+                n = guard_invariant_failures(n)
+                n = Loop(n.label, n.info, n.mus, region(n.header), n.cond, region(n.body), n.etas)
+            out.append(n)
+        return tuple(out)
+
+    return Loop(loop.label, info, loop.mus, region(loop.header), loop.cond, region(loop.body), loop.etas)
+
+
+def _map(e: ir.Expr, f) -> ir.Expr:
+    """``e`` with ``f`` applied to each operand (the expressions a closed form lifts)."""
+    if isinstance(e, ir.BinOp):
+        return ir.BinOp(e.op, f(e.left), f(e.right))
+    if isinstance(e, ir.Compare):
+        return ir.Compare(e.op, f(e.left), f(e.right))
+    if isinstance(e, ir.UnaryOp):
+        return ir.UnaryOp(e.op, f(e.operand))
+    if isinstance(e, ir.BoolOp):
+        return ir.BoolOp(e.op, tuple(f(v) for v in e.values))
+    if isinstance(e, ir.IfExp):
+        return ir.IfExp(f(e.test), f(e.body), f(e.orelse))
+    if isinstance(e, ir.Call):
+        return ir.Call(e.func, tuple(f(a) for a in e.args))
+    return e

@@ -1,0 +1,79 @@
+"""Error messages in the user's words (item 18 of issue 12): the user's names and lines, never an SSA
+name (``x.1``, ``$k1``, ``i.1``), and hints that name something that exists."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import coarsen_nb as cn
+from coarsen_nb.errors import CoarsenError
+
+_SSA_NAME = re.compile(r"\$\w+|\b[A-Za-z_]\w*\.\d+\b")
+
+
+def _error(src: str, *args) -> CoarsenError:
+    with pytest.raises(CoarsenError) as info:
+        f = cn.coarsen(src)
+        f(*args)
+    return info.value
+
+
+INDEXED = """def f(x):
+    s = 0.0
+    for i in range(3):
+        s = s + x[i]
+    return s
+"""
+
+LOOPED = """def f(x):
+    s = 0.0
+    for v in x:
+        s = s + v
+    return s
+"""
+
+
+def test_a_0d_array_for_an_indexed_parameter_names_the_parameter_and_the_line():
+    """It said ``too many indices for an array of rank 0: x[i.1]``, with no line."""
+    err = _error(INDEXED, np.array(2.0))
+    assert (err.line, err.col) == (4, INDEXED.splitlines()[3].index("x[i]"))
+    assert "'x'" in err.message and not _SSA_NAME.search(str(err)), str(err)
+    assert "1 dimension" in err.hint
+
+
+def test_a_0d_array_looped_over_points_at_the_loop():
+    """It said ``x[$k1.2]``, with no line.  (The caret sits under ``x`` where the column is known; a
+    check of the arguments that runs before inference may report the line alone.)"""
+    err = _error(LOOPED, np.array(2.0))
+    assert err.line == 3 and err.col in (None, LOOPED.splitlines()[2].index("x"))
+    assert "'x'" in str(err) and not _SSA_NAME.search(str(err)), str(err)
+
+
+def test_yield_says_generators_are_not_supported():
+    """A generator without a return was reported as ``function 'f' has no return statement``."""
+    err = _error("def f(x):\n    yield x * 2.0\n")
+    assert err.construct == "yield" and (err.line, err.col) == (2, 4)
+    assert "generators are not supported" in err.hint and "no return" not in str(err)
+
+
+def test_for_else_points_at_the_else_block():
+    src = "def f(x, n):\n    s = x\n    for i in range(n):\n        s = s * x\n    else:\n        s = s + 1.0\n" \
+          "    return s\n"
+    err = _error(src)
+    assert err.construct == "for/else" and (err.line, err.col) == (6, 8)
+
+
+def test_linalg_solve_hint_names_only_what_exists():
+    """The hint said ``np.solve(x)``, which does not exist."""
+    err = _error("import numpy as np\n\ndef f(A, b):\n    return np.sum(np.linalg.solve(A, b))\n")
+    assert err.construct == "np.linalg.solve"
+    assert "np.solve" not in str(err) and "outside the compiled function" in err.hint
+
+
+def test_a_method_hint_suggests_only_a_function_that_exists():
+    assert "np.sum(x)" in _error("def f(x):\n    return x.sum()\n").hint
+    hint = _error("def f(x):\n    return x.foo()\n").hint
+    assert "np.foo" not in hint and "'foo'" in hint
