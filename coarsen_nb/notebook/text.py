@@ -12,6 +12,7 @@ from pathlib import Path
 
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.notebook.format import effective_reuse, fmt_knob, fmt_number, fmt_wrt
+from coarsen_nb.notebook.names import plain_text
 
 
 def summary(compiled, *, cached: bool = False, exported: Path | None = None) -> str:
@@ -38,12 +39,12 @@ def summary(compiled, *, cached: bool = False, exported: Path | None = None) -> 
     for soi in sois:
         lines.append(
             f"  SOI {soi.index}: lines {_span(soi.lines)}  "
-            f"{', '.join(soi.inputs)} -> {', '.join(soi.outputs)}  "
+            f"{', '.join(map(plain_text, soi.inputs))} -> {', '.join(map(plain_text, soi.outputs))}  "
             f"({len(soi.derivatives)} derivative{'s' if len(soi.derivatives) != 1 else ''})"
         )
     for d in discontinuities:
         lines.append(
-            f"  warning: line {d.line}: `{d.predicate}` depends on {', '.join(d.inputs)}; "
+            f"  warning: line {d.line}: `{plain_text(d.predicate)}` depends on {', '.join(d.inputs)}; "
             "the gradient ignores the jump there"
         )
     cost = compiled.cost.as_dict()

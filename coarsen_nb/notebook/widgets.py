@@ -25,6 +25,7 @@ from coarsen_nb.errors import CoarsenError
 from coarsen_nb.notebook.code import ExportBox, ir_html, source_html
 from coarsen_nb.notebook.derivatives import derivatives_html
 from coarsen_nb.notebook.format import effective_reuse, fmt_knob, fmt_number, fmt_seconds, fmt_wrt
+from coarsen_nb.notebook.names import context_of
 
 #: Top of the L slider, meaning "no cap" (shown as ∞), and of the R slider.
 KNOB_MAX = 64
@@ -51,7 +52,8 @@ class CoarsenView:
         if exported is not None:
             self._note += f" · exports to <code>{html.escape(str(exported))}</code>"
 
-        self.derivatives = w.HTMLMath()
+        # width 100%: a flex item would otherwise grow to its widest equation.
+        self.derivatives = w.HTMLMath(layout=w.Layout(width="100%", min_width="0"))
         self.graph, self._graph_widget = _graph_view()
         self.cost = w.HTML()
         self.measured = w.HTML()
@@ -159,7 +161,7 @@ class CoarsenView:
             self.header.value += (
                 f" · <span style='color:#b45309'>⚠ {k} parametric discontinuit{'ies' if k > 1 else 'y'}</span>"
             )
-        self.derivatives.value = derivatives_html(sois, discontinuities)
+        self.derivatives.value = derivatives_html(sois, discontinuities, context_of(c, sois))
         self._set_dot(c.soi_graph().source)
         self.status.value = f"{n} SOIs with {knobs}; <code>{html.escape(c.name)}</code> now uses this selection"
         self.cost.value = _cost_table(c.cost.as_dict())

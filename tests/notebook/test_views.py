@@ -10,6 +10,7 @@ import re
 
 import numpy as np
 import pytest
+from corpus import CORPUS, CORPUS_IDS
 
 from coarsen_nb.notebook.bound import Bound
 from coarsen_nb.notebook.text import summary
@@ -57,6 +58,57 @@ def test_view_has_the_five_tabs_with_math_graph_code_and_ir(compiled):
     assert "digraph" in compiled.soi_graph().source
     assert "def " in view.source.value or "def</span>" in view.source.value
     assert "SSA" in view.ir.value
+
+
+def test_parametric_branch_derivative_is_a_cases_brace_not_the_gamma_function(compiled):
+    """γ is a Piecewise subclass; SymPy's generic path printed it as Γ((a, p), (b, True))."""
+    value = CoarsenView(Bound(compiled)).derivatives.value
+    assert "\\begin{cases}" in value and "\\Gamma" not in value
+
+
+def test_loop_counter_is_the_users_loop_variable_and_len_has_a_legend(compiled):
+    value = CoarsenView(Bound(compiled)).derivatives.value
+    assert "\\sum_{i=0}^{n_{x} - 1}" in value          # for i in range(len(x))
+    assert "x_{i}" in value and "n_{x} = \\operatorname{len}" in value
+    assert "loop on line 3" in value
+
+
+BLACK_SCHOLES = """\
+def price(s, k, sigma, t, r):
+    sq = sigma * math.sqrt(t)
+    d1 = (math.log(s / k) + (r + 0.5 * sigma * sigma) * t) / sq
+    d2 = d1 - sq
+    n1 = 0.5 * (1.0 + math.erf(d1 / math.sqrt(2.0)))
+    n2 = 0.5 * (1.0 + math.erf(d2 / math.sqrt(2.0)))
+    return s * n1 - k * math.exp(-r * t) * n2
+"""
+
+
+def test_constants_are_exact_and_shared_subexpressions_are_the_ones_used():
+    import math
+
+    f = coarsen(BLACK_SCHOLES, wrt=("sigma", "r"), namespace={"math": math})
+    f.grad(100.0, 95.0, 0.25, 0.5, 0.03)
+    value = CoarsenView(Bound(f)).derivatives.value
+    assert "0.707" not in value and "1.0 " not in value and "\\sqrt{2}" in value
+    formulas, _, where = value.partition("shared subexpressions")
+    defined = set(re.findall(r"\$\$(\\xi_\{\d+\}) =", where))
+    assert defined, "a Black–Scholes derivative is long enough to share subexpressions"
+    right_sides = formulas + "".join(re.findall(r"\$\$\\xi_\{\d+\} =(.*?)\$\$", where, re.S))
+    assert defined <= set(re.findall(r"\\xi_\{\d+\}", right_sides)), "every ξ listed is used"
+    # Every equation scrolls in its own box instead of widening the tab.
+    assert value.count("$$") == 2 * value.count("overflow-x:auto")
+
+
+def test_user_names_do_not_clash_with_temporaries():
+    """A parameter ``x0`` and two versions of ``x`` in one SOI: x_0, x and x′, never x_0 for a temp."""
+    src = "def f(x0, lr):\n    x = x0\n    for k in range(3):\n        x = x - lr * x\n    return x * x\n"
+    f = coarsen(src, wrt=("lr",), max_soi=2)
+    f.grad(1.5, 0.1)
+    value = CoarsenView(Bound(f)).derivatives.value
+    assert "x_{0}" in value
+    assert not re.search(r"x_\{[1-9]\}", value), "SSA versions must not print as x_1, x_2"
+    assert "x' = x \\left(1 - \\mathit{lr}\\right)^{3}" in value  # x′: the later x; a power keeps its parentheses
 
 
 def test_ssa_names_never_put_a_dollar_inside_math(compiled):
@@ -115,3 +167,29 @@ def test_text_summary_lists_sois_and_cost(compiled):
     text = summary(compiled, cached=True, exported=None)
     assert text.startswith("hinge(x, t):") and "[cached]" in text
     assert sum(line.startswith("  SOI ") for line in text.splitlines()) == len(compiled.sois)
+
+
+#: What an internal name looks like once tags are stripped: a ``$`` (MathJax's
+#: delimiter, and the compiler's temporaries), an SSA suffix ``total.2``, a
+#: read marker ``#1``, or the old nested-subscript form ``{k_{1}}_{2}``.
+INTERNAL = re.compile(r"\$(?!\$)|[A-Za-z_]\.\d|#\d|\{[a-z]+_\{\d+\}\}_\{|\\text\{\d")
+
+
+def visible_text(html_text: str) -> str:
+    """The text a reader sees (tags dropped, entities decoded, display-math delimiters removed)."""
+    import html
+
+    return html.unescape(re.sub(r"<[^>]+>", " ", html_text)).replace("$$", " ")
+
+
+@pytest.mark.parametrize("entry", CORPUS, ids=CORPUS_IDS)
+def test_no_internal_name_in_the_derivatives_of_any_corpus_entry(entry):
+    from coarsen_nb.notebook.derivatives import derivatives_html
+    from coarsen_nb.notebook.names import context_of
+
+    f = coarsen(entry.fn, wrt=entry.wrt or None)
+    f(*entry.make_args(np.random.default_rng(0)))
+    sois = f.sois
+    text = visible_text(derivatives_html(sois, f.discontinuities, context_of(f, sois)))
+    leak = INTERNAL.search(text)
+    assert leak is None, text[max(0, leak.start() - 80):leak.end() + 40]
