@@ -25,6 +25,7 @@ from coarsen_nb.errors import CoarsenError
 from coarsen_nb.notebook.code import ExportBox, ir_html, source_html
 from coarsen_nb.notebook.derivatives import derivatives_html
 from coarsen_nb.notebook.format import effective_reuse, fmt_knob, fmt_number, fmt_seconds, fmt_wrt
+from coarsen_nb.notebook.graph_view import GraphView
 from coarsen_nb.notebook.names import context_of
 
 #: Top of the L slider, meaning "no cap" (shown as ∞), and of the R slider.
@@ -54,7 +55,8 @@ class CoarsenView:
 
         # width 100%: a flex item would otherwise grow to its widest equation.
         self.derivatives = w.HTMLMath(layout=w.Layout(width="100%", min_width="0"))
-        self.graph, self._graph_widget = _graph_view()
+        self.graph_view = GraphView()
+        self.graph = self.graph_view.widget
         self.cost = w.HTML()
         self.measured = w.HTML()
         self.status = w.HTML()
@@ -83,7 +85,7 @@ class CoarsenView:
         self.widget = w.VBox([self.header, self.tabs])
         # Stable CSS hooks for the browser test and for users' own styling.
         for widget, cls in ((self.widget, "coarsen-view"), (self.header, "coarsen-header"),
-                            (self.derivatives, "coarsen-derivatives"), (self.graph, "coarsen-graph"),
+                            (self.derivatives, "coarsen-derivatives"),
                             (self.max_soi, "coarsen-L"), (self.reuse, "coarsen-R"),
                             (self.measure_button, "coarsen-measure")):
             widget.add_class(cls)
@@ -162,7 +164,7 @@ class CoarsenView:
                 f" · <span style='color:#b45309'>⚠ {k} parametric discontinuit{'ies' if k > 1 else 'y'}</span>"
             )
         self.derivatives.value = derivatives_html(sois, discontinuities, context_of(c, sois))
-        self._set_dot(c.soi_graph().source)
+        self.graph_view.show(c.soi_graph())
         self.status.value = f"{n} SOIs with {knobs}; <code>{html.escape(c.name)}</code> now uses this selection"
         self.cost.value = _cost_table(c.cost.as_dict())
         self.source.value = source_html(source)
@@ -175,16 +177,10 @@ class CoarsenView:
             f"call <code>{call}</code> or <code>{html.escape(c.name)}.grad(…)</code> and this view fills in.</i>"
         )
         self.derivatives.value = waiting
-        self._set_dot(f'digraph {{ waiting [shape=plaintext label="call {c.name}(...) first"] }}')
+        self.graph_view.show_text(f'digraph {{ waiting [shape=plaintext label="call {c.name}(...) first"] }}')
         self.status.value = f"<code>{html.escape(c.name)}</code> uses this selection from its next call"
         self.cost.value = ""
         self.source.value = waiting
-
-    def _set_dot(self, dot: str) -> None:
-        if self._graph_widget is not None:
-            self._graph_widget.dot_source = dot
-        else:
-            self.graph.children[1].value = f"<pre>{html.escape(dot)}</pre>"
 
 
 class Debounce:
@@ -208,19 +204,6 @@ class Debounce:
         if self._handle is not None:
             self._handle.cancel()
         self._handle = loop.call_later(self.delay, self.fn)
-
-
-def _graph_view():
-    """The SOI graph widget and its DOT-holding child (None without the package)."""
-    try:
-        from graphviz_anywidget import graphviz_widget
-    except ImportError:
-        note = w.HTML("<i>pip install graphviz-anywidget to draw this graph; its DOT text:</i>")
-        return w.VBox([note, w.HTML()]), None
-    box = graphviz_widget("digraph {}", controls=["zoom", "search"])
-    # Large graphs scroll inside the tab; zoom and search are the way around them.
-    box.layout = w.Layout(max_height="720px", overflow="auto")
-    return box, box.children[-1]
 
 
 def _slider(description: str, value: int) -> w.IntSlider:

@@ -193,3 +193,13 @@ def test_no_internal_name_in_the_derivatives_of_any_corpus_entry(entry):
     text = visible_text(derivatives_html(sois, f.discontinuities, context_of(f, sois)))
     leak = INTERNAL.search(text)
     assert leak is None, text[max(0, leak.start() - 80):leak.end() + 40]
+
+
+def test_graph_tab_shows_statements_by_default_and_ssa_values_on_request(compiled):
+    view = CoarsenView(Bound(compiled))
+    statements = view.graph_view.dot_source
+    assert "if x[i] > t:" in statements and "μ" not in statements
+    view.graph_view.level.value = "ssa"
+    assert "μ" in view.graph_view.dot_source and view.graph_view.dot_source != statements
+    view.max_soi.value = 1   # a new selection redraws at the level chosen
+    assert "μ" in view.graph_view.dot_source
