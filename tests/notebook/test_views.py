@@ -148,6 +148,44 @@ def test_measure_times_the_last_arguments_against_L1(compiled):
     times = view.measure()
     assert set(times) == {"this selection", "L = 1"} and all(t > 0 for t in times.values())
     assert "L = 1" in view.cost.value
+    # measure fills the sweep: a row per L, the speed-up against L = 1 exactly 1.00× at L = 1
+    assert view.sweep_table.value.count("<tr") == 1 + len(view._sweep(compiled).points) >= 6
+    assert re.search(r">1</td>(<td[^>]*>[^<]*</td>){4}<td[^>]*>1\.00×", view.sweep_table.value)
+    assert "<polyline" in view.plot.value and "gradient time" in view.plot.value
+
+
+def test_measure_at_L1_is_one_times_itself(compiled):
+    bound = Bound(compiled)
+    view = CoarsenView(bound)
+    bound.grad(X, T)
+    view.max_soi.value = 1
+    view.measure()
+    assert "1.00×" in view.measured.value and "this is L = 1" in view.measured.value
+
+
+def test_cost_table_is_in_human_units_and_explained(compiled):
+    cost = CoarsenView(Bound(compiled)).cost.value
+    assert " ops" in cost and " arrays" in cost and "bytes" in cost
+    assert "unknown_trips" not in cost and "{}" not in cost and "derivative_ops" not in cost
+
+
+def test_moving_L_moves_the_plot_marker_and_says_it_is_compiling(compiled, monkeypatch):
+    bound = Bound(compiled)
+    view = CoarsenView(bound)
+    bound.grad(X, T)
+    view.measure()
+    before = view.plot.value
+    seen = []
+    retune = type(compiled).retune
+
+    def spy(self, **knobs):
+        seen.append(view.status.value)
+        return retune(self, **knobs)
+
+    monkeypatch.setattr(type(compiled), "retune", spy)
+    view.max_soi.value = 3     # not in the sweep: selected now, while the status says so
+    assert seen and "compiling the selection for L=3" in seen[0]
+    assert view.plot.value != before and "coarsen-plot-current" in view.plot.value
 
 
 def test_export_refuses_to_overwrite_until_confirmed(compiled, tmp_path):
