@@ -230,7 +230,7 @@ class _Builder:
     def cluster_attrs(self, kind: str, obj) -> dict:
         if kind == "soi":
             colour = PALETTE[(obj.index - 1) % len(PALETTE)]
-            where = f" (lines {', '.join(map(str, obj.lines))})" if obj.lines else ""
+            where = f" (line{'s' if len(obj.lines) > 1 else ''} {', '.join(map(str, obj.lines))})" if obj.lines else ""
             note = f"\n{obj.note}" if obj.note else ""
             return {"label": f"SOI {obj.index}{where}{note}", "style": "filled", "fillcolor": colour,
                     "color": "gray40"}

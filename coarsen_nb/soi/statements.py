@@ -44,9 +44,18 @@ class _Statements:
             if name not in self.key and line:
                 self.key[name] = (b.home.get(name, ""), line)
         self._lineless()
+        # At small L an SOI may compute only pieces of a statement, named by
+        # the selection (not SSA values): it stands for its first line.
+        self.kernels = b.plan.kernels()
+        extra = []
+        for k in self.kernels:
+            for out in k.output_names:
+                if out not in self.key and out in b.home:
+                    self.key[out] = (b.home[out], k.lines[0] if k.lines else 0)
+                    extra.append(out)
         self.ids: dict[tuple, str] = {}
         self.members: dict[tuple, list[str]] = {}
-        for name in b.order:
+        for name in [*b.order, *extra]:
             k = self.key.get(name)
             if k is None:
                 continue
@@ -57,7 +66,12 @@ class _Statements:
         self._n_regions = 0
 
     def _lineless(self) -> None:
-        """Values with no line join their first reader's statement (else their operand's)."""
+        """Values with no line join their first reader's statement (else their operand's).
+
+        A compiler temporary that is an SOI of its own (at L = 1 every
+        operation is) has no statement in its SOI to join: it stands for the
+        line of its first reader, inside its own SOI.
+        """
         changed = True
         while changed:
             changed = False
@@ -79,6 +93,11 @@ class _Statements:
                             self.key[name] = k
                             changed = True
                             break
+        for name in self.b.order:
+            if name in self.key or name not in self.b.home:
+                continue
+            lines = [self.key[u][1] for u in self.b.users.get(name, []) if u in self.key and u not in self.b.g.params]
+            self.key[name] = (self.b.home[name], lines[0] if lines else 0)
 
     # -- output ----------------------------------------------------------------------
 
@@ -158,6 +177,13 @@ class _Statements:
 
     def _edges(self, dot) -> None:
         seen: set[tuple] = set()
+        for k in self.kernels:   # the pieces' edges: a kernel's inputs feed its statement
+            dst = next((self.key[o] for o in k.output_names if o in self.key), None)
+            for u in k.inputs:
+                src = self.key.get(u)
+                if dst is not None and src is not None and src != dst and (src, dst) not in seen:
+                    seen.add((src, dst))
+                    dot.edge(self.ids[src], self.ids[dst])
         for name in self.b.order:
             value = self.b.defs[name][1]
             dst = self.key.get(name)

@@ -64,3 +64,14 @@ def test_statement_view_has_one_node_per_statement_and_regions():
     assert not any(op in text for op in ("μ", "η", "copy", "const "))
     assert len(nodes) < len(re.findall(r"^\s*v\d+ \[", f.soi_graph().ssa.source, re.M))
     assert "for/while loop (line 8)" in text and "color=red" in text
+
+
+def test_every_soi_has_a_statement_node_at_L1():
+    """At L = 1 SOIs compute pieces of a statement that are not SSA values; each still shows."""
+    src = "def f(x, y):\n    z = (x * y + x) * (y - x)\n    return z * z\n"
+    f = cn.coarsen(src, wrt=("x",), max_soi=1)
+    f.grad(1.5, 0.5)
+    [g] = pydot.graph_from_dot_data(f.soi_graph().source)
+    sois = [s for s in _subgraphs(g) if s.get_name().startswith("cluster_soi")]
+    assert len(sois) == len(f.plan.kernels()) > 2
+    assert all(s.get_nodes() for s in sois), [s.get_name() for s in sois if not s.get_nodes()]
