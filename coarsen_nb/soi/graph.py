@@ -192,6 +192,17 @@ class _Builder:
         self._place(self.plan.steps, (), self.clusters, set())
         self._absorb()
         self._boundaries()
+        # At small L an SOI may compute a piece of a statement the selection
+        # named (not an SSA value): without a node its cluster would be empty,
+        # and Graphviz does not draw an empty cluster.
+        for k in self.plan.kernels():
+            for out in k.output_names:
+                if out not in self.defs and out in self.home:
+                    self.order.append(out)
+                    self.defs[out] = ("piece", None, k.lines[0] if k.lines else 0)
+                    self.ids[out] = f"v{len(self.ids) + 1}"
+                    for u in k.inputs:
+                        self.users.setdefault(u, []).append(out)
 
     def build(self) -> graphviz.Digraph:
         self.prepare()
@@ -208,9 +219,13 @@ class _Builder:
         self._emit_clusters(dot, (), clusters, members)
         for name in self.order:
             op, value, _ = self.defs[name]
-            if value is None:
-                continue
-            self._edges(dot, name, op, value)
+            if op == "piece":
+                k = next(k for k in self.plan.kernels() if name in k.output_names)
+                for u in k.inputs:
+                    if u in self.ids:
+                        dot.edge(self.ids[u], self.ids[name])
+            elif value is not None:
+                self._edges(dot, name, op, value)
         return dot
 
     def title(self) -> str:
