@@ -174,7 +174,9 @@ def open_and_run(lab, notebook: str, timeout_ms: int = 60_000):
     browser, url, token, _ = lab
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     page.set_default_timeout(60_000)
-    page.goto(f"{url}/lab/tree/{notebook}?token={token}")
+    # A workspace of its own: a shared one would reopen the notebooks of the earlier tests.
+    workspace = notebook.removesuffix(".ipynb").replace("_", "-")
+    page.goto(f"{url}/lab/workspaces/{workspace}/tree/{notebook}?token={token}")
     page.wait_for_selector(".jp-Notebook .jp-Cell")
     # Should the settings above not apply, answer the kernel dialog like a person.
     with contextlib.suppress(PlaywrightTimeout):
