@@ -210,7 +210,7 @@ def _user(name: str) -> str:
 class _Region:
     def __init__(self, kind: str, line: int, lines: set[int], children: list) -> None:
         self.kind, self.line, self.lines, self.children = kind, line, lines, children
-        self.label = f"{'for/while loop' if kind == 'loop' else 'if'} (line {line})"
+        self.label = f"{kind} loop (line {line})" if kind in ("for", "while") else f"if (line {line})"
 
 
 def _regions(nodes) -> list[_Region]:
@@ -218,7 +218,8 @@ def _regions(nodes) -> list[_Region]:
     for n in nodes:
         if isinstance(n, Loop):
             inner = [*n.mus, *n.header, *n.body, *n.etas]
-            out.append(_Region("loop", n.line, _lines(inner) | {n.line}, _regions(inner)))
+            kind = "for" if getattr(n.info, "kind", "") == "range" else "while"
+            out.append(_Region(kind, n.line, _lines(inner) | {n.line}, _regions(inner)))
         elif isinstance(n, If):
             inner = [*n.then, *n.orelse, *n.gammas]
             out.append(_Region("if", n.line, _lines(inner) | {n.line}, _regions(inner)))

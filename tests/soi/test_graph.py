@@ -63,7 +63,7 @@ def test_statement_view_has_one_node_per_statement_and_regions():
     assert "x" in statements and "n" in statements               # the parameters
     assert not any(op in text for op in ("μ", "η", "copy", "const "))
     assert len(nodes) < len(re.findall(r"^\s*v\d+ \[", f.soi_graph().ssa.source, re.M))
-    assert "for/while loop (line 8)" in text and "color=red" in text
+    assert "for loop (line 8)" in text and "color=red" in text
 
 
 def test_every_soi_has_a_statement_node_at_L1():
