@@ -32,7 +32,7 @@ import sympy as sp
 
 from coarsen_nb.notebook.mathtex import latex
 from coarsen_nb.notebook.names import CSE_PREFIX, DisplayNames, NameContext, plain_text
-from coarsen_nb.phi.forms import _Reduction
+from coarsen_nb.phi.forms import REDUCTIONS
 
 #: Pull out shared subexpressions when an SOI's formulas hold more operations than this.
 CSE_MIN_OPS = 24
@@ -107,7 +107,7 @@ def _free_indices(e) -> set:
     """Loop counters that occur in ``e`` outside a reduction over them."""
     if isinstance(e, sp.Symbol):
         return {e} if re.fullmatch(r"(?:.*:)?\$k\d+(?:\.\d+)*", e.name) else set()
-    if isinstance(e, _Reduction):
+    if isinstance(e, tuple(REDUCTIONS.values())):
         return set().union(*(_free_indices(a) for a in e.args)) - {e.index}
     return set().union(set(), *(_free_indices(a) for a in e.args))
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.notebook.format import effective_reuse, fmt_knob, fmt_number, fmt_wrt
 from coarsen_nb.notebook.names import plain_text
+from coarsen_nb.notebook.tuning import assumptions, fmt_bytes
 
 
 def summary(compiled, *, cached: bool = False, exported: Path | None = None) -> str:
@@ -49,7 +50,12 @@ def summary(compiled, *, cached: bool = False, exported: Path | None = None) -> 
         )
     cost = compiled.cost.as_dict()
     if cost:
-        lines.append("  cost: " + ", ".join(f"{k} {fmt_number(v)}" for k, v in cost.items()))
+        lines.append(f"  cost per gradient call: {fmt_number(cost['forward_ops'])} forward ops, "
+                     f"{fmt_number(cost['derivative_ops'])} derivative ops, "
+                     f"{fmt_number(cost['allocations'])} array allocations, {fmt_bytes(cost['bytes_moved'])} moved")
+        notes = assumptions(cost, compiled.gated)
+        if notes:
+            lines.append(f"  cost model assumes: {notes}")
     if exported is not None:
         lines.append(f"  exported to {exported}")
     return "\n".join(lines)

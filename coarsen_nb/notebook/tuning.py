@@ -86,7 +86,7 @@ def cost_table(cost: dict, gated_text: str, baseline: dict | None = None) -> str
         if baseline is not None:
             cells += _cell(key, baseline.get(key, 0))
         rows.append(f"<tr>{cells}<td style='color:#666;font-size:90%'>{html.escape(why)}</td></tr>")
-    notes = _assumptions(cost, gated_text)
+    notes = assumptions(cost, gated_text)
     return (f"<table class='coarsen-cost' style='border-collapse:collapse'>{head}{''.join(rows)}</table>"
             + (f"<div style='color:#666;font-size:90%'>{notes}</div>" if notes else ""))
 
@@ -99,7 +99,8 @@ def _cell(key: str, value) -> str:
     return f"{td}{fmt_number(value)}{unit}</td>"
 
 
-def _assumptions(cost: dict, gated_text: str) -> str:
+def assumptions(cost: dict, gated_text: str) -> str:
+    """What the model had to assume (data-dependent trip counts and masks), in words; HTML-escaped."""
     lines = dict(_LOOP_LINE.findall(gated_text))
     out = []
     for label, why in sorted((cost.get("unknown_trips") or {}).items()):

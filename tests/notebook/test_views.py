@@ -205,6 +205,7 @@ def test_text_summary_lists_sois_and_cost(compiled):
     text = summary(compiled, cached=True, exported=None)
     assert text.startswith("hinge(x, t):") and "[cached]" in text
     assert sum(line.startswith("  SOI ") for line in text.splitlines()) == len(compiled.sois)
+    assert " derivative ops" in text and "{}" not in text and "$" not in text
 
 
 #: What an internal name looks like once tags are stripped: a ``$`` (MathJax's
