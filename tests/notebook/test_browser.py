@@ -344,6 +344,12 @@ def test_every_tab_of_a_demo_notebook(lab, notebook, which, branch):
         if notebook == "tuning" or graph_before:   # L = 1 splits every SOI: the graph must change
             assert _graph_nodes(view) != graph_before, "graph unchanged after L = 1"
         _check_tab(page, view, stem, 5, "SOI graph")
+        if branch:   # the SSA level on request: μ, η and γ nodes appear
+            view.locator(".coarsen-graph-level button", has_text="SSA values").click()
+            page.wait_for_function("(v) => [...v.querySelectorAll('.coarsen-graph svg g.node text')]"
+                                   ".some(t => t.textContent === 'μ')", arg=view.element_handle())
+            view.screenshot(path=ARTIFACTS / f"{stem}-5b-soi-graph-ssa.png")
+            view.locator(".coarsen-graph-level button", has_text="statements").click()
         _check_tab(page, view, stem, 6, "Code")
         _check_tab(page, view, stem, 7, "IR")
     except Exception:
