@@ -170,7 +170,8 @@ def _codes(names) -> str:
 
 
 def _inline(symbols, names: DisplayNames) -> str:
-    return ", ".join(_inline_tex(names.tex(str(s))) for s in symbols) or "–"
+    shown = dict.fromkeys(names.tex(str(s)) for s in symbols)   # two len(x) temps are one n_x
+    return ", ".join(_inline_tex(t) for t in shown) or "–"
 
 
 def _inline_tex(tex: str) -> str:

@@ -110,11 +110,19 @@ class DisplayNames:
         groups: dict[str, list[str]] = {}
         for v in plain:
             groups.setdefault(self._base_tex(v), []).append(v)
-        taken: dict[str, str] = {}
         for base, members in groups.items():
-            for n, v in enumerate(members):
+            # Two temporaries with one definition (``len(x)`` taken twice) are one value: one name.
+            seen: dict[str, str] = {}
+            n = 0
+            for v in members:
+                same = self._same_as(v)
+                if same is not None and same in seen:
+                    self._tex[v] = seen[same]
+                    continue
                 self._tex[v] = base + "'" * n if n < 4 else f"{base}^{{({n + 1})}}"
-                taken[self._tex[v]] = v
+                n += 1
+                if same is not None:
+                    seen[same] = self._tex[v]
 
     # -- public ------------------------------------------------------------------
 
@@ -140,6 +148,13 @@ class DisplayNames:
         return [f"{k} {v}" for k, v in self.legend.items() if k not in exclude]
 
     # -- naming ------------------------------------------------------------------
+
+    def _same_as(self, name: str) -> str | None:
+        """The text of a compiler temporary's definition (values with equal text are equal)."""
+        if not _split_helper(name)[1].startswith("$"):
+            return None
+        definition = self.ctx.definitions.get(name)
+        return None if definition is None else str(definition)
 
     def _index(self, text: str) -> str:
         """An index expression (``$k1.2 + 1``) with its names displayed."""

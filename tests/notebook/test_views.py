@@ -111,6 +111,18 @@ def test_user_names_do_not_clash_with_temporaries():
     assert "x' = x \\left(1 - \\mathit{lr}\\right)^{3}" in value  # x′: the later x; a power keeps its parentheses
 
 
+def test_two_temporaries_with_one_definition_share_one_name():
+    """``len(x)`` taken twice is one value: n_x, not n_x and n_x′."""
+    from coarsen_nb import ir
+    from coarsen_nb.notebook.names import DisplayNames, NameContext
+
+    length = ir.Call("len", (ir.Name("x"),))
+    names = DisplayNames(["$p2.1", "$p7.1", "w.1", "w.2"],
+                         NameContext(definitions={"$p2.1": length, "$p7.1": length}))
+    assert names.tex("$p2.1") == names.tex("$p7.1") == "n_{x}"
+    assert (names.tex("w.1"), names.tex("w.2")) == ("w", "w'")
+
+
 def test_ssa_names_never_put_a_dollar_inside_math(compiled):
     """SSA temporaries are named ``$ret.2``; a ``$`` in TeX ends MathJax's math early.
 
