@@ -36,6 +36,7 @@ from coarsen_nb.phi.forms import REDUCTIONS
 
 #: Pull out shared subexpressions when an SOI's formulas hold more operations than this.
 CSE_MIN_OPS = 24
+_COUNTER = re.compile(r"(?:[\w]+:)?\$k\d+(?:\.\d+)*")
 _KEY = re.compile(r"^\s*(?:d\(?|∂\(?)?([\w.$\[\]#]+)\)?\s*/\s*(?:d\(?|∂\(?)?([\w.$\[\]#]+)\)?\s*$")
 
 
@@ -103,12 +104,15 @@ def shared_subexpressions(exprs: list) -> tuple[list, list]:
     return kept, [r.xreplace(renumber) for r in reduced]
 
 
-def _free_indices(e) -> set:
-    """Loop counters that occur in ``e`` outside a reduction over them."""
+def _free_indices(e) -> set[str]:
+    """Names of the loop counters in ``e`` outside a reduction over them.
+
+    A read ``x[$k1.2]#1`` is one symbol whose name holds the counter.
+    """
     if isinstance(e, sp.Symbol):
-        return {e} if re.fullmatch(r"(?:.*:)?\$k\d+(?:\.\d+)*", e.name) else set()
+        return set(_COUNTER.findall(e.name))
     if isinstance(e, tuple(REDUCTIONS.values())):
-        return set().union(*(_free_indices(a) for a in e.args)) - {e.index}
+        return set().union(*(_free_indices(a) for a in e.args)) - {e.index.name}
     return set().union(set(), *(_free_indices(a) for a in e.args))
 
 

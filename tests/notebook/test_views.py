@@ -111,6 +111,17 @@ def test_user_names_do_not_clash_with_temporaries():
     assert "x' = x \\left(1 - \\mathit{lr}\\right)^{3}" in value  # x′: the later x; a power keeps its parentheses
 
 
+def test_a_shared_subexpression_never_takes_a_summation_index_out_of_its_sum():
+    """x[i] is one symbol holding the counter: tanh(b + w x_i) may not be a ξ outside Σ_i."""
+    src = ("def loss(w, b, x, y):\n    total = 0.0\n    for i in range(len(x)):\n"
+           "        r = np.tanh(w * x[i] + b) - y[i]\n        total += r * r\n    return total / len(x)\n")
+    f = coarsen(src, wrt=("w", "b"), namespace={"np": np})
+    f.grad(0.3, 0.1, np.linspace(-1, 1, 9), np.linspace(0, 1, 9))
+    value = CoarsenView(Bound(f)).derivatives.value
+    where = value.split("shared subexpressions")[1:]
+    assert not any("_{i}" in w.split("SOI")[0] for w in where), where
+
+
 def test_two_temporaries_with_one_definition_share_one_name():
     """``len(x)`` taken twice is one value: n_x, not n_x and n_x′."""
     from coarsen_nb import ir
