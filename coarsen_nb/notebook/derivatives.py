@@ -80,8 +80,9 @@ def shared_subexpressions(exprs: list) -> tuple[list, list]:
     Replacement symbols are named ``cse:0, cse:1, …`` (no user or SSA name
     looks like that); a replacement that uses a summation index outside its
     sum is put back where it came from, since it means nothing outside, and
-    so is one of a single operation (``√t``, ``σ²``): naming it hides more
-    than it shares.
+    so is one of a single operation (``√t``, ``σ²``) or a condition
+    (``ξ = max(0, n) = 0`` reads as a chain of equalities): naming it hides
+    more than it shares.
     """
     if not exprs or sum(int(sp.count_ops(e)) for e in exprs) <= CSE_MIN_OPS:
         return [], list(exprs)
@@ -93,7 +94,7 @@ def shared_subexpressions(exprs: list) -> tuple[list, list]:
     back, kept = {}, []
     for sym, e in repl:
         e = e.xreplace(back)
-        if _free_indices(e) or sp.count_ops(e) <= 1:
+        if _free_indices(e) or sp.count_ops(e) <= 1 or isinstance(e, sp.logic.boolalg.Boolean):
             back[sym] = e
         else:
             kept.append((sym, e))
