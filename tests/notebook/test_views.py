@@ -10,6 +10,7 @@ import re
 
 import numpy as np
 import pytest
+import sympy as sp
 from corpus import CORPUS, CORPUS_IDS
 
 from coarsen_nb.notebook.bound import Bound
@@ -120,6 +121,18 @@ def test_a_shared_subexpression_never_takes_a_summation_index_out_of_its_sum():
     value = CoarsenView(Bound(f)).derivatives.value
     where = value.split("shared subexpressions")[1:]
     assert not any("_{i}" in w.split("SOI")[0] for w in where), where
+
+
+def test_a_condition_is_never_a_shared_subexpression():
+    """``ξ₁ = max(0, n) = 0`` reads as a chain of equalities; a condition stays in its case."""
+    from coarsen_nb.notebook.derivatives import shared_subexpressions
+
+    n, b = sp.Symbol("n", integer=True), sp.Symbol("b")
+    cond = sp.Eq(sp.Max(0, n), 0)
+    long = b ** sp.Max(0, n) * sp.exp(b) * sp.sin(b) * sp.cos(b) * sp.tan(b) * sp.log(b) * sp.sqrt(b + 1)
+    exprs = [sp.Piecewise((b, cond), (long, True)), sp.Piecewise((1, cond), (long * b, True))]
+    shared, _ = shared_subexpressions(exprs)
+    assert shared and not any(isinstance(e, sp.logic.boolalg.Boolean) for _, e in shared)
 
 
 def test_two_temporaries_with_one_definition_share_one_name():
