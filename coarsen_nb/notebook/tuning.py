@@ -228,13 +228,15 @@ def plot_svg(sweep: Sweep, current, width: int = 560, height: int = 190) -> str:
     legend_y = top
     for name, pts in series.items():
         colour = COLOURS[name]
-        peak = max((v for _, v in pts), default=0) or 1
+        highest = max((v for _, v in pts), default=0)
+        peak = highest or 1   # an all-zero series lies on the axis
         coords = " ".join(f"{x[L]:.1f},{top + h - h * v / peak:.1f}" for L, v in pts)
         if pts:
             parts.append(f"<polyline fill='none' stroke='{colour}' stroke-width='2' points='{coords}'/>")
             parts += [f"<circle cx='{x[L]:.1f}' cy='{top + h - h * v / peak:.1f}' r='3' fill='{colour}'/>"
                       for L, v in pts]
-        peak_text = (fmt_seconds(peak) if name == "gradient time" else fmt_number(peak)) if pts else "not measured"
+        peak_text = (fmt_seconds(highest) if name == "gradient time" else fmt_number(highest)) if pts \
+            else "not measured"
         parts.append(f"<rect x='{left + w + 12}' y='{legend_y}' width='10' height='10' fill='{colour}'/>"
                      f"<text x='{left + w + 26}' y='{legend_y + 9}'>{name}</text>"
                      f"<text x='{left + w + 26}' y='{legend_y + 21}' fill='#666'>max {peak_text}</text>")
