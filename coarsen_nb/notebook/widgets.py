@@ -238,7 +238,8 @@ class CoarsenView:
             )
         self.derivatives.value = derivatives_html(sois, discontinuities, context_of(c, sois))
         self.graph_view.show(c.soi_graph())
-        self.status.value = f"{n} SOI{'s' if n != 1 else ''} with {knobs}; <code>{html.escape(c.name)}</code> now uses this selection"
+        self.status.value = (f"{n} SOI{'s' if n != 1 else ''} with {knobs}; "
+                             f"<code>{html.escape(c.name)}</code> now uses this selection")
         self.cost.value = cost_table(c.cost.as_dict(), c.gated)
         self.source.value = source_html(source)
         self._show_sweep()
