@@ -54,8 +54,9 @@ class CoarsenView:
         if exported is not None:
             self._note += f" · exports to <code>{html.escape(str(exported))}</code>"
 
-        # width 100%: a flex item would otherwise grow to its widest equation.
-        self.derivatives = w.HTMLMath(layout=w.Layout(width="100%", min_width="0"))
+        # width 100%: a flex item would otherwise grow to its widest equation;
+        # margin 0: 100% plus the default margin is wider than the tab.
+        self.derivatives = w.HTMLMath(layout=w.Layout(width="100%", min_width="0", margin="0"))
         self.graph_view = GraphView()
         self.graph = self.graph_view.widget
         self.cost = w.HTML()

@@ -242,17 +242,20 @@ def test_quickstart_in_jupyterlab(lab):
 #: suffix (``total.2``) or a read marker (``#1``).
 INTERNAL = re.compile(r"\$|[A-Za-z_]\.\d|#\d")
 
-#: Elements of the view wider than their box that are not scroll containers.
+#: Elements of the view wider than their box that are not in a scroll container of
+#: their own.  The tab panel itself does not count: a whole tab that scrolls
+#: sideways is the overflow this looks for.
 OVERFLOWING = """(view) => {
     const out = [];
+    const panel = (a) => [...a.classList].some(c => c.includes('tab-contents') || c.includes('TabPanel'));
+    const scrolls = (a) => ['auto', 'scroll'].includes(getComputedStyle(a).overflowX) && !panel(a);
     for (const el of [view, ...view.querySelectorAll('*')]) {
         if (el.clientWidth === 0 || el.closest('svg') || el.closest('mjx-container')) continue;
         if (el.scrollWidth <= el.clientWidth + 1) continue;
-        const style = getComputedStyle(el);
-        if (['auto', 'scroll'].includes(style.overflowX)) continue;
+        if (scrolls(el)) continue;
         let scrolled = false;
-        for (let a = el.parentElement; a && a !== view.parentElement; a = a.parentElement) {
-            if (['auto', 'scroll'].includes(getComputedStyle(a).overflowX)) { scrolled = true; break; }
+        for (let a = el.parentElement; a && a !== view.parentElement && !panel(a); a = a.parentElement) {
+            if (scrolls(a)) { scrolled = true; break; }
         }
         if (!scrolled) out.push(`${el.tagName}.${el.className} ${el.scrollWidth}>${el.clientWidth}`);
     }
