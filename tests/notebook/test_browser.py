@@ -286,7 +286,10 @@ def _check_tab(page, view, stem: str, n: int, title: str) -> str:
     offenders = view.evaluate(OVERFLOWING)
     assert not offenders, f"{stem} {title}: overflows its box: {offenders[:5]}"
     text = _visible_panel(view).inner_text()
-    if title != "IR":   # the IR tab shows the SSA form on purpose
+    assert title.split()[0] != "Derivatives" or "SOI 1" in text, f"not the {title} tab: {text[:200]!r}"
+    if title == "IR":   # the IR tab shows the SSA form on purpose: the detector sees it there
+        assert INTERNAL.search(text), "the SSA text has $ and .1 names; the check must see them"
+    else:
         leak = INTERNAL.search(text)
         assert leak is None, f"{stem} {title}: internal name in {text[max(0, leak.start() - 60):leak.end() + 30]!r}"
     return text
