@@ -12,6 +12,8 @@ from pathlib import Path
 
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.notebook.format import effective_reuse, fmt_knob, fmt_number, fmt_wrt
+from coarsen_nb.notebook.names import plain_text
+from coarsen_nb.notebook.tuning import assumptions, fmt_bytes
 
 
 def summary(compiled, *, cached: bool = False, exported: Path | None = None) -> str:
@@ -38,17 +40,22 @@ def summary(compiled, *, cached: bool = False, exported: Path | None = None) -> 
     for soi in sois:
         lines.append(
             f"  SOI {soi.index}: lines {_span(soi.lines)}  "
-            f"{', '.join(soi.inputs)} -> {', '.join(soi.outputs)}  "
+            f"{', '.join(map(plain_text, soi.inputs))} -> {', '.join(map(plain_text, soi.outputs))}  "
             f"({len(soi.derivatives)} derivative{'s' if len(soi.derivatives) != 1 else ''})"
         )
     for d in discontinuities:
         lines.append(
-            f"  warning: line {d.line}: `{d.predicate}` depends on {', '.join(d.inputs)}; "
+            f"  warning: line {d.line}: `{plain_text(d.predicate)}` depends on {', '.join(d.inputs)}; "
             "the gradient ignores the jump there"
         )
     cost = compiled.cost.as_dict()
     if cost:
-        lines.append("  cost: " + ", ".join(f"{k} {fmt_number(v)}" for k, v in cost.items()))
+        lines.append(f"  cost per gradient call: {fmt_number(cost['forward_ops'])} forward ops, "
+                     f"{fmt_number(cost['derivative_ops'])} derivative ops, "
+                     f"{fmt_number(cost['allocations'])} array allocations, {fmt_bytes(cost['bytes_moved'])} moved")
+        notes = assumptions(cost, compiled.gated)
+        if notes:
+            lines.append(f"  cost model assumes: {notes}")
     if exported is not None:
         lines.append(f"  exported to {exported}")
     return "\n".join(lines)

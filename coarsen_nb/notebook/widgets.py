@@ -24,7 +24,10 @@ import ipywidgets as w
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.notebook.code import ExportBox, ir_html, source_html
 from coarsen_nb.notebook.derivatives import derivatives_html
-from coarsen_nb.notebook.format import effective_reuse, fmt_knob, fmt_number, fmt_seconds, fmt_wrt
+from coarsen_nb.notebook.format import effective_reuse, fmt_knob, fmt_seconds, fmt_wrt
+from coarsen_nb.notebook.graph_view import GraphView
+from coarsen_nb.notebook.names import context_of
+from coarsen_nb.notebook.tuning import BACKGROUND_BUDGET_S, Sweep, best_times, cost_table, plot_svg, sweep_table
 
 #: Top of the L slider, meaning "no cap" (shown as ∞), and of the R slider.
 KNOB_MAX = 64
@@ -51,10 +54,17 @@ class CoarsenView:
         if exported is not None:
             self._note += f" · exports to <code>{html.escape(str(exported))}</code>"
 
-        self.derivatives = w.HTMLMath()
-        self.graph, self._graph_widget = _graph_view()
+        # width 100%: a flex item would otherwise grow to its widest equation;
+        # margin 0: 100% plus the default margin is wider than the tab.
+        self.derivatives = w.HTMLMath(layout=w.Layout(width="100%", min_width="0", margin="0"))
+        self.graph_view = GraphView()
+        self.graph = self.graph_view.widget
         self.cost = w.HTML()
         self.measured = w.HTML()
+        self.plot = w.HTML()
+        self.sweep_table = w.HTML()
+        self._sweeps: dict[tuple, Sweep] = {}     # (R, per block) -> the sweep over L
+        self._sweep_handle = None
         self.status = w.HTML()
         self.max_soi = _slider("L (max SOI size)", KNOB_MAX if c.max_soi is None else c.max_soi)
         self.reuse = _slider("R (reuse threshold)", effective_reuse(c))
@@ -72,8 +82,8 @@ class CoarsenView:
         tuning = w.VBox([
             _slider_row(self.max_soi, _max_soi_value), _slider_row(self.reuse, _reuse_value),
             w.HBox([self.per_block, self.measure_button]),
-            self.status, self.cost, self.measured,
-        ])
+            self.status, self.measured, self.plot, self.sweep_table, self.cost,
+        ], layout=w.Layout(width="100%", overflow="auto"))
         code = w.VBox([self.export_box.widget, self.source])
         self.tabs = w.Tab(children=[self.derivatives, self.graph, tuning, code, self.ir])
         for i, title in enumerate(TAB_TITLES):
@@ -81,61 +91,129 @@ class CoarsenView:
         self.widget = w.VBox([self.header, self.tabs])
         # Stable CSS hooks for the browser test and for users' own styling.
         for widget, cls in ((self.widget, "coarsen-view"), (self.header, "coarsen-header"),
-                            (self.derivatives, "coarsen-derivatives"), (self.graph, "coarsen-graph"),
+                            (self.derivatives, "coarsen-derivatives"),
                             (self.max_soi, "coarsen-L"), (self.reuse, "coarsen-R"),
-                            (self.measure_button, "coarsen-measure")):
+                            (self.measure_button, "coarsen-measure"), (self.plot, "coarsen-plot-box"),
+                            (self.status, "coarsen-status")):
             widget.add_class(cls)
         self._render()
         bound.on_specialize(self._render)
 
     # -- tuning ---------------------------------------------------------------
 
+    def selection(self, knobs: tuple):
+        """The ``Coarsened`` for ``knobs`` (L, R, per block), selected once and remembered."""
+        compiled = self._selections.get(knobs)
+        if compiled is None:
+            compiled = self.bound.compiled.retune(max_soi=knobs[0], reuse=knobs[1], per_block=knobs[2])
+            self._selections[knobs] = compiled
+        return compiled
+
     def _retune(self) -> None:
         """Select SOIs again for the sliders' knobs and redraw every tab."""
         knobs = (_max_soi_value(self.max_soi), _reuse_value(self.reuse), self.per_block.value)
-        compiled = self._selections.get(knobs)
-        if compiled is None:
-            self.status.value = "<i>re-selecting…</i>"
-            try:
-                compiled = self.bound.compiled.retune(
-                    max_soi=knobs[0], reuse=knobs[1], per_block=knobs[2]
-                )
-            except CoarsenError as err:
-                self.status.value = f"<pre style='color:#b91c1c'>{html.escape(str(err))}</pre>"
-                return
-            except Exception as err:
-                # A timer callback's exception only reaches the kernel's log:
-                # say it where the user is looking, then let it propagate.
-                self.status.value = (
-                    f"<pre style='color:#b91c1c'>internal error while retuning: "
-                    f"{html.escape(type(err).__name__)}: {html.escape(str(err))}</pre>"
-                )
-                raise
-            self._selections[knobs] = compiled
+        if knobs not in self._selections:
+            # Said before the work starts: the comm sends it while the kernel compiles.
+            self.status.value = (f"<i class='coarsen-compiling'>⏳ compiling the selection for "
+                                 f"L={fmt_knob(knobs[0])}, R={knobs[1]}…</i>")
+        try:
+            compiled = self.selection(knobs)
+        except CoarsenError as err:
+            self.status.value = f"<pre style='color:#b91c1c'>{html.escape(str(err))}</pre>"
+            return
+        except Exception as err:
+            # A timer callback's exception only reaches the kernel's log:
+            # say it where the user is looking, then let it propagate.
+            self.status.value = (
+                f"<pre style='color:#b91c1c'>internal error while retuning: "
+                f"{html.escape(type(err).__name__)}: {html.escape(str(err))}</pre>"
+            )
+            raise
         self.bound.compiled = compiled
         self._render()
 
     def measure(self) -> dict[str, float] | None:
-        """Time the gradient on the user's last arguments, here and at L = 1."""
+        """Time the gradient on the user's last arguments at every L of the sweep, and here.
+
+        The speed-up is against L = 1: t(L = 1) / t(here), exactly 1.00× at L = 1.
+        """
         args = self.bound.last_args
         if args is None:
             self.measured.value = f"<i>call {self.bound.compiled.name}(…) or .grad(…) first</i>"
             return None
         current = self.bound.compiled
-        baseline_knobs = (1, *_knobs(current)[1:])
-        baseline = self._selections.get(baseline_knobs)
-        if baseline is None:
-            baseline = current.retune(max_soi=1)
-            self._selections[baseline_knobs] = baseline
-        times = _best_times({"this selection": current.grad, "L = 1": baseline.grad}, args)
-        ratio = times["L = 1"] / times["this selection"]
+        sweep = self._sweep(current, fresh_args=True)
+        while not sweep.done:
+            sweep.step()
+        baseline = self.selection((1, *_knobs(current)[1:]))
+        fns = {"this selection": current.grad}
+        if baseline is not current:
+            fns["L = 1"] = baseline.grad
+        times = best_times(fns, args)
+        times.setdefault("L = 1", times["this selection"])
+        for L, key in ((1, "L = 1"), (current.max_soi, "this selection")):
+            if L in sweep.points:
+                sweep.points[L].seconds = times[key]
+        ratio = 1.0 if baseline is current else times["L = 1"] / times["this selection"]
         self.measured.value = (
             "<b>measured gradient time</b> (best of 5): "
             + ", ".join(f"{k} {fmt_seconds(v)}" for k, v in times.items())
-            + f" — <b class='coarsen-speedup'>{ratio:.2f}×</b> vs L = 1"
+            + f" — <b class='coarsen-speedup'>{ratio:.2f}×</b> speed-up against L = 1"
+            + (" (this is L = 1)" if baseline is current else "")
         )
-        self.cost.value = _cost_table(current.cost.as_dict(), baseline.cost.as_dict())
+        self.cost.value = cost_table(current.cost.as_dict(), current.gated, baseline.cost.as_dict())
+        self._show_sweep()
         return times
+
+    # -- the sweep over L ---------------------------------------------------------
+
+    def _sweep(self, c, fresh_args: bool = False) -> Sweep:
+        key = _knobs(c)[1:]
+        sweep = self._sweeps.get(key)
+        args = self.bound.last_args
+        if sweep is None or (fresh_args and sweep.args is None and args is not None):
+            sweep = Sweep(lambda L: self.selection((L, *key)), args, extra=c.max_soi)
+            self._sweeps[key] = sweep
+        elif c.max_soi not in sweep.points and c.max_soi not in sweep.todo:
+            sweep.todo.append(c.max_soi)
+        return sweep
+
+    def _start_sweep(self) -> None:
+        """Fill the sweep in the background, one L per event-loop turn, within the budget."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # a script or a test: the sweep fills on "measure"
+        if self._sweep_handle is None:
+            self._sweep_handle = loop.call_later(0.05, self._sweep_tick)
+
+    def _sweep_tick(self) -> None:
+        self._sweep_handle = None
+        sweep = self._sweep(self.bound.compiled)
+        if sweep.done or sweep.spent >= BACKGROUND_BUDGET_S:
+            return
+        start = time.perf_counter()
+        try:
+            sweep.step()
+        except CoarsenError:
+            pass  # that L has no selection; the table shows the others
+        sweep.spent += time.perf_counter() - start
+        self._show_sweep()
+        if not sweep.done and sweep.spent < BACKGROUND_BUDGET_S:
+            self._sweep_handle = asyncio.get_running_loop().call_later(0.01, self._sweep_tick)
+
+    def _show_sweep(self) -> None:
+        c = self.bound.compiled
+        sweep = self._sweep(c)
+        sweep.add(c.max_soi, c)   # the L on screen is always on the plot (its cost at once, time later)
+        self.plot.value = plot_svg(sweep, c.max_soi)
+        note = ""
+        if not sweep.done:
+            note = ("<div style='color:#666'>measuring in the background… press <b>measure</b> "
+                    "to time every L now</div>")
+        elif sweep.args is None:
+            note = "<div style='color:#666'>call the function on data to time the gradient at each L</div>"
+        self.sweep_table.value = sweep_table(sweep, c.max_soi) + note
 
     # -- drawing --------------------------------------------------------------
 
@@ -159,11 +237,14 @@ class CoarsenView:
             self.header.value += (
                 f" · <span style='color:#b45309'>⚠ {k} parametric discontinuit{'ies' if k > 1 else 'y'}</span>"
             )
-        self.derivatives.value = derivatives_html(sois, discontinuities)
-        self._set_dot(c.soi_graph().source)
-        self.status.value = f"{n} SOIs with {knobs}; <code>{html.escape(c.name)}</code> now uses this selection"
-        self.cost.value = _cost_table(c.cost.as_dict())
+        self.derivatives.value = derivatives_html(sois, discontinuities, context_of(c, sois))
+        self.graph_view.show(c.soi_graph())
+        self.status.value = (f"{n} SOI{'s' if n != 1 else ''} with {knobs}; "
+                             f"<code>{html.escape(c.name)}</code> now uses this selection")
+        self.cost.value = cost_table(c.cost.as_dict(), c.gated)
         self.source.value = source_html(source)
+        self._show_sweep()
+        self._start_sweep()
 
     def _render_waiting(self, c, header: str) -> None:
         self.header.value = header
@@ -173,16 +254,10 @@ class CoarsenView:
             f"call <code>{call}</code> or <code>{html.escape(c.name)}.grad(…)</code> and this view fills in.</i>"
         )
         self.derivatives.value = waiting
-        self._set_dot(f'digraph {{ waiting [shape=plaintext label="call {c.name}(...) first"] }}')
+        self.graph_view.show_text(f'digraph {{ waiting [shape=plaintext label="call {c.name}(...) first"] }}')
         self.status.value = f"<code>{html.escape(c.name)}</code> uses this selection from its next call"
         self.cost.value = ""
         self.source.value = waiting
-
-    def _set_dot(self, dot: str) -> None:
-        if self._graph_widget is not None:
-            self._graph_widget.dot_source = dot
-        else:
-            self.graph.children[1].value = f"<pre>{html.escape(dot)}</pre>"
 
 
 class Debounce:
@@ -206,19 +281,6 @@ class Debounce:
         if self._handle is not None:
             self._handle.cancel()
         self._handle = loop.call_later(self.delay, self.fn)
-
-
-def _graph_view():
-    """The SOI graph widget and its DOT-holding child (None without the package)."""
-    try:
-        from graphviz_anywidget import graphviz_widget
-    except ImportError:
-        note = w.HTML("<i>pip install graphviz-anywidget to draw this graph; its DOT text:</i>")
-        return w.VBox([note, w.HTML()]), None
-    box = graphviz_widget("digraph {}", controls=["zoom", "search"])
-    # Large graphs scroll inside the tab; zoom and search are the way around them.
-    box.layout = w.Layout(max_height="720px", overflow="auto")
-    return box, box.children[-1]
 
 
 def _slider(description: str, value: int) -> w.IntSlider:
@@ -246,45 +308,3 @@ def _reuse_value(slider: w.IntSlider) -> int:
 
 def _knobs(c) -> tuple:
     return (c.max_soi, effective_reuse(c), bool(c.per_block))
-
-
-def _best_times(fns: dict, args, rounds: int = 5) -> dict[str, float]:
-    """Best seconds per call of each function, measured in alternating rounds.
-
-    Alternating spreads a busy machine's noise over all contenders instead of
-    charging it to whichever ran during the busy spell.
-    """
-    numbers = {}
-    for key, fn in fns.items():
-        fn(*args)  # warm-up: first-call specialization is not what we measure
-        number = 1
-        while True:
-            start = time.perf_counter()
-            for _ in range(number):
-                fn(*args)
-            if time.perf_counter() - start > 0.02 or number >= 10_000:
-                break
-            number *= 10
-        numbers[key] = number
-    best = dict.fromkeys(fns, float("inf"))
-    for _ in range(rounds):
-        for key, fn in fns.items():
-            start = time.perf_counter()
-            for _ in range(numbers[key]):
-                fn(*args)
-            best[key] = min(best[key], (time.perf_counter() - start) / numbers[key])
-    return best
-
-
-def _cost_table(cost: dict, baseline: dict | None = None) -> str:
-    td = "<td style='padding:2px 12px;text-align:right'>"
-    th = "<th style='padding:2px 12px;text-align:right'>"
-    head = f"<tr><th style='text-align:left'>cost model</th>{th}this selection</th>"
-    head += f"{th}L = 1</th></tr>" if baseline is not None else "</tr>"
-    rows = []
-    for key, value in cost.items():
-        cells = f"<td>{html.escape(str(key))}</td>{td}{fmt_number(value)}</td>"
-        if baseline is not None:
-            cells += f"{td}{fmt_number(baseline.get(key, ''))}</td>"
-        rows.append(f"<tr>{cells}</tr>")
-    return f"<table class='coarsen-cost'>{head}{''.join(rows)}</table>"

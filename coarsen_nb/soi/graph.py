@@ -35,18 +35,38 @@ PALETTE = ("#cfe2f3", "#d9ead3", "#fff2cc", "#f4cccc", "#d9d2e9", "#fce5cd", "#d
 _SHAPES = {"γ": "diamond", "μ": "invhouse", "η": "house"}
 
 
-def soi_graph(plan: Plan, gated: GatedFunction, wrt: tuple[str, ...], discontinuities) -> graphviz.Digraph:
-    """A ``graphviz.Digraph`` of ``plan`` 's SOI partition over the def-use graph of ``gated``.
+class SOIGraph(graphviz.Digraph):
+    """The statement-level graph (what ``f.soi_graph()`` shows), carrying its SSA-level twin.
+
+    ``ssa`` is the same partition drawn over every SSA value (copies, constants,
+    μ, η, γ): the notebook's "SSA values" toggle shows it.
+    """
+
+    ssa: graphviz.Digraph | None = None
+
+
+def soi_graph(plan: Plan, gated: GatedFunction, wrt: tuple[str, ...], discontinuities) -> SOIGraph:
+    """A ``graphviz.Digraph`` of ``plan`` 's SOI partition: one node per source statement.
+
+    The statement level (:mod:`coarsen_nb.soi.statements`) is what a user reads;
+    ``.ssa`` is the SSA-level graph this module draws, one node per value.
 
     Example
     -------
     >>> import coarsen_nb as cn
     >>> f = cn.coarsen("def f(x):\\n    return x * x\\n")
     >>> _ = f.grad(1.0)
-    >>> "cluster_soi1" in f.soi_graph().source
+    >>> g = f.soi_graph()
+    >>> "cluster_soi1" in g.source and "cluster_soi1" in g.ssa.source
     True
     """
-    return _Builder(plan, gated, tuple(wrt), list(discontinuities)).build()
+    from coarsen_nb.soi.statements import statement_graph
+
+    builder = _Builder(plan, gated, tuple(wrt), list(discontinuities))
+    ssa = builder.build()
+    dot = statement_graph(builder)
+    dot.ssa = ssa
+    return dot
 
 
 class _Builder:
@@ -166,13 +186,29 @@ class _Builder:
 
     # -- output ----------------------------------------------------------------------------
 
-    def build(self) -> graphviz.Digraph:
-        clusters: dict[tuple, tuple] = {}
-        self._place(self.plan.steps, (), clusters, set())
+    def prepare(self) -> None:
+        """Place every value in its cluster (``clusters``, ``home``) and mark the boundaries."""
+        self.clusters: dict[tuple, tuple] = {}
+        self._place(self.plan.steps, (), self.clusters, set())
         self._absorb()
         self._boundaries()
+        # At small L an SOI may compute a piece of a statement the selection
+        # named (not an SSA value): without a node its cluster would be empty,
+        # and Graphviz does not draw an empty cluster.
+        for k in self.plan.kernels():
+            for out in k.output_names:
+                if out not in self.defs and out in self.home:
+                    self.order.append(out)
+                    self.defs[out] = ("piece", None, k.lines[0] if k.lines else 0)
+                    self.ids[out] = f"v{len(self.ids) + 1}"
+                    for u in k.inputs:
+                        self.users.setdefault(u, []).append(out)
+
+    def build(self) -> graphviz.Digraph:
+        self.prepare()
+        clusters = self.clusters
         dot = graphviz.Digraph(self.plan.name, graph_attr={"rankdir": "TB", "compound": "true",
-                                                            "fontname": "Helvetica", "label": self._title()},
+                                                            "fontname": "Helvetica", "label": self.title()},
                                node_attr={"fontname": "Helvetica", "fontsize": "10", "shape": "box",
                                           "style": "rounded,filled", "fillcolor": "white"})
         members: dict[str, list[str]] = {}
@@ -183,12 +219,16 @@ class _Builder:
         self._emit_clusters(dot, (), clusters, members)
         for name in self.order:
             op, value, _ = self.defs[name]
-            if value is None:
-                continue
-            self._edges(dot, name, op, value)
+            if op == "piece":
+                k = next(k for k in self.plan.kernels() if name in k.output_names)
+                for u in k.inputs:
+                    if u in self.ids:
+                        dot.edge(self.ids[u], self.ids[name])
+            elif value is not None:
+                self._edges(dot, name, op, value)
         return dot
 
-    def _title(self) -> str:
+    def title(self) -> str:
         n = len(self.plan.kernels())
         return f"{self.plan.name}: {n} SOI{'s' if n != 1 else ''}, wrt {', '.join(self.wrt) or '-'}"
 
@@ -197,15 +237,15 @@ class _Builder:
             if key[:-1] != path:
                 continue
             with parent.subgraph(name="cluster_" + "_".join(key)) as sub:
-                sub.attr(**self._cluster_attrs(kind, obj))
+                sub.attr(**self.cluster_attrs(kind, obj))
                 for name in members.get("/".join(key), []):
                     self._node(sub, name)
                 self._emit_clusters(sub, key, clusters, members)
 
-    def _cluster_attrs(self, kind: str, obj) -> dict:
+    def cluster_attrs(self, kind: str, obj) -> dict:
         if kind == "soi":
             colour = PALETTE[(obj.index - 1) % len(PALETTE)]
-            where = f" (lines {', '.join(map(str, obj.lines))})" if obj.lines else ""
+            where = f" (line{'s' if len(obj.lines) > 1 else ''} {', '.join(map(str, obj.lines))})" if obj.lines else ""
             note = f"\n{obj.note}" if obj.note else ""
             return {"label": f"SOI {obj.index}{where}{note}", "style": "filled", "fillcolor": colour,
                     "color": "gray40"}
