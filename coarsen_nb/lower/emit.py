@@ -209,6 +209,8 @@ class Printer(NestPrinting, BranchPrinting):
             return self._piecewise(forms.Gamma((e.args[1], e.args[0]), (e.args[2], True)), lv)
         if isinstance(e, sp.Piecewise):
             return self._piecewise(e, lv)
+        if isinstance(e, forms.SumTo):
+            return f"_sum_to({self.value(e.args[0], lv)}, {self.leaf(e.args[1])[0]}.shape)"
         if isinstance(e, forms.ElemSum):
             return f"{self.xp}.sum({self.value(e.args[0], self.elem)})"
         if isinstance(e, forms.LogSumExp):

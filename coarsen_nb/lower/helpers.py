@@ -60,6 +60,19 @@ HELPERS = {
 ''',
 }
 
+HELPERS["_sum_to"] = '''def _sum_to(g, shape):
+    """g summed to shape over the axes that broadcasting added (leading ones, and where shape has 1):
+    the adjoint of an operand NumPy broadcast."""
+    g = xp.asarray(g)
+    if g.shape == tuple(shape):
+        return g
+    lead = g.ndim - len(shape)
+    if lead > 0:
+        g = xp.sum(g, axis=tuple(range(lead)))
+    ones = tuple(d for d, n in enumerate(shape) if n == 1 and g.shape[d] != 1)
+    return xp.sum(g, axis=ones, keepdims=True) if ones else g
+'''
+
 HELPERS["_ipow"] = '''def _ipow(a, m):
     """a**m for an integer m >= 0, inf on overflow like the loop it replaces (not OverflowError)."""
     try:

@@ -290,7 +290,7 @@ class ModuleWriter:
         self.lines += pr.lines
         text = "\n".join(pr.lines)
         for h in ("_softplus", "_sigmoid", "_erf", "_take", "_scatter_add", "_ipow", "_put", "_scatter_sum",
-                  "_segment_sum", "_segment_prod", "_segment_max", "_segment_min", "_block"):
+                  "_segment_sum", "_segment_prod", "_segment_max", "_segment_min", "_block", "_sum_to"):
             if h + "(" in text:
                 self.helpers.add(h)
         if "_block_add(" in text:

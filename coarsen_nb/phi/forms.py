@@ -297,6 +297,20 @@ class ElemSum(_Inert):
         return rf"\sum_{{\mathrm{{elements}}}} {printer._print(self.args[0])}"
 
 
+class SumTo(_Inert):
+    """``SumTo(g, x)``: the elementwise adjoint ``g`` summed to the shape of the array leaf ``x``.
+
+    An operand that NumPy broadcast (a bias row added to a matrix, a column times a row) receives
+    the sum of its adjoint over the broadcast axes: the leading axes it lacks and the axes where
+    it has size 1.  Shapes are only known at run time, so the sum is the module's ``_sum_to``.
+    """
+
+    nargs = 2
+
+    def _latex(self, printer):
+        return rf"\operatorname{{sum\_to}}_{{{printer._print(self.args[1])}}}\left({printer._print(self.args[0])}\right)"
+
+
 class ProdExcept(_Inert):
     """Π_{l ≠ k} g_l over the range of ``k``: the zero-safe partial of a product (no division)."""
 
