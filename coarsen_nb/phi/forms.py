@@ -308,7 +308,8 @@ class SumTo(_Inert):
     nargs = 2
 
     def _latex(self, printer):
-        return rf"\operatorname{{sum\_to}}_{{{printer._print(self.args[1])}}}\left({printer._print(self.args[0])}\right)"
+        g, x = (printer._print(a) for a in self.args)
+        return rf"\operatorname{{sum\_to}}_{{{x}}}\left({g}\right)"
 
 
 class ProdExcept(_Inert):
