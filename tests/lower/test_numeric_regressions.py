@@ -73,3 +73,52 @@ def test_bias_broadcast_over_the_rows_of_a_matrix_product(options):
     grads = _strict(f.grad, *args)
     for i in range(3):
         assert_close(grads[i], finite_difference(_python(src), args, i), rtol=1e-5, atol=1e-6, what=f"arg {i}")
+
+
+# -- 14: log(1 + exp(z)) is the guarded softplus, on scalars and arrays, at every selection ------
+
+def _softplus_reference(z):
+    """log(1 + exp(z)) and its derivative, the sigmoid, evaluated so that neither overflows."""
+    z = np.asarray(z, dtype=float)
+    return np.maximum(z, 0.0) + np.log1p(np.exp(-np.abs(z))), 0.5 * (1.0 + np.tanh(0.5 * z))
+
+
+_SOFTPLUS_SOURCES = [
+    "def f(z):\n    return math.log(1.0 + math.exp(z))\n",
+    "def f(z):\n    return math.log(math.exp(z) + 1)\n",
+    "def f(z):\n    return math.log1p(math.exp(z))\n",
+]
+
+
+@pytest.mark.parametrize("options", SELECTIONS, ids=["default", "L1", "per_block"])
+@pytest.mark.parametrize("src", _SOFTPLUS_SOURCES, ids=["1.0+exp", "exp+1", "log1p"])
+def test_scalar_softplus_does_not_overflow(src, options):
+    f = _compiled(src, options)
+    for z in (800.0, -800.0, 0.0, 3.0):
+        want, dwant = _softplus_reference(z)
+        value, grad = _strict(f.value_and_grad, z)
+        assert_close(value, want, what=f"value at {z}")
+        assert_close(grad, dwant, what=f"gradient at {z}")
+        assert_close(_strict(f, z), want, what=f"forward at {z}")
+
+
+@pytest.mark.parametrize("options", SELECTIONS, ids=["default", "L1", "per_block"])
+def test_softplus_whose_sum_is_its_own_line_is_guarded(options):
+    src = "def f(z):\n    t = 1.0 + math.exp(z)\n    return 2.0 * math.log(t)\n"
+    f = _compiled(src, options)
+    for z in ((-800.0, 0.0, 3.0) if options.get("max_soi") == 1 else (800.0, -800.0, 0.0, 3.0)):
+        # (at L = 1 every statement is its own operation, and exp(800) overflows as in Python)
+        want, dwant = _softplus_reference(z)
+        value, grad = _strict(f.value_and_grad, z)
+        assert_close(value, 2 * want, what=f"value at {z}")
+        assert_close(grad, 2 * dwant, what=f"gradient at {z}")
+
+
+@pytest.mark.parametrize("options", SELECTIONS, ids=["default", "L1", "per_block"])
+def test_array_softplus_does_not_overflow(options):
+    src = "def f(z):\n    return np.sum(np.log(1.0 + np.exp(z)))\n"
+    z = np.array([800.0, -800.0, 0.0, 3.0])
+    want, dwant = _softplus_reference(z)
+    value, grad = _strict(_compiled(src, options).value_and_grad, z)
+    assert_close(value, np.sum(want))
+    assert_close(grad, dwant)
