@@ -45,7 +45,7 @@ from coarsen_nb.lower.printing import (
     _number,
     _trip_count,
 )
-from coarsen_nb.phi import forms, logsumexp
+from coarsen_nb.phi import forms, logsumexp, rounding
 from coarsen_nb.phi.symbols import is_boolean
 from coarsen_nb.symbolic.levels import ELEM, Deps
 
@@ -54,7 +54,8 @@ _FUNCS = {  # sympy class -> (array namespace attribute, math attribute); array-
     sp.acos: ("acos", "acos"), sp.atan: ("atan", "atan"), sp.sinh: ("sinh", "sinh"),
     sp.cosh: ("cosh", "cosh"), sp.tanh: ("tanh", "tanh"), sp.exp: ("exp", "exp"), sp.log: ("log", "log"),
     forms.Log1p: ("log1p", "log1p"), forms.Expm1: ("expm1", "expm1"), sp.floor: ("floor", "floor"),
-    sp.ceiling: ("ceil", "ceil"), sp.atan2: ("atan2", "atan2"),
+    sp.ceiling: ("ceil", "ceil"), sp.atan2: ("atan2", "atan2"), rounding.Floor: ("floor", "floor"),
+    rounding.Ceil: ("ceil", "ceil"),
 }
 
 
@@ -328,8 +329,12 @@ class Printer(NestPrinting, BranchPrinting):
                     (f"(1.0 * {a[0]})" if e.args[0].is_integer else a[0])
                 return f"(({base}) ** ({a[1]}))"
             return f"_ipow({a[0]}, {a[1]})"
-        if isinstance(e, sp.Mod):
+        if isinstance(e, (sp.Mod, rounding.PyMod)):
             return f"({a[0]} % {a[1]})"
+        if isinstance(e, rounding.FloorDiv):
+            return f"({a[0]} // {a[1]})"
+        if isinstance(e, rounding.Round):
+            return f"{xp}.round({a[0]})" if array else f"round({a[0]})"
         if isinstance(e, sp.Heaviside):
             if array:
                 return f"{xp}.where({a[0]} > 0, 1.0, {xp}.where({a[0]} < 0, 0.0, 0.5))"

@@ -9,6 +9,7 @@ import math
 
 import sympy as sp
 
+from coarsen_nb.phi.rounding import Round
 from coarsen_nb.phi.symbols import is_boolean
 
 
@@ -66,7 +67,7 @@ def _trip_count(a, b, s, a_c: str, b_c: str, s_c: str, maximum: str = "max") -> 
 def _int_typed(x) -> bool:
     """Whether the printed value of ``x`` has an integer or boolean dtype (sign, floor and ceil of a
     float are integer-valued but stay float)."""
-    if isinstance(x, (sp.sign, sp.floor, sp.ceiling)):
+    if isinstance(x, (sp.sign, sp.floor, sp.ceiling, Round)):
         return bool(x.args[0].is_integer)
     return bool(x.is_integer or is_boolean(x))
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import sympy as sp
 
 from coarsen_nb import ir
-from coarsen_nb.phi import forms
+from coarsen_nb.phi import forms, rounding
 
 
 class NotSymbolic(Exception):
@@ -34,7 +34,8 @@ _FUNCS = {
     "sin": sp.sin, "cos": sp.cos, "tan": sp.tan, "arcsin": sp.asin, "arccos": sp.acos, "arctan": sp.atan,
     "sinh": sp.sinh, "cosh": sp.cosh, "tanh": sp.tanh, "exp": sp.exp, "log": sp.log, "sqrt": sp.sqrt,
     "abs": sp.Abs, "log1p": forms.Log1p, "expm1": forms.Expm1, "erf": forms.Erf, "sign": sp.sign,
-    "floor": sp.floor, "ceil": sp.ceiling, "float": lambda a: a,
+    "floor": rounding.Floor, "ceil": rounding.Ceil, "round": rounding.Round, "mod": rounding.mod,
+    "floor_divide": rounding.floor_div, "float": lambda a: a,
 }
 
 _CMP = {"<": sp.Lt, "<=": sp.Le, ">": sp.Gt, ">=": sp.Ge, "==": sp.Eq, "!=": sp.Ne}
@@ -77,9 +78,9 @@ def to_sympy(e: ir.Expr, lookup, index=None) -> sp.Basic:
         if e.op == "**":
             return a ** b
         if e.op == "//":
-            return sp.floor(a / b)
+            return rounding.floor_div(a, b)
         if e.op == "%":
-            return sp.Mod(a, b)
+            return rounding.mod(a, b)
     if isinstance(e, ir.UnaryOp):
         a = rec(e.operand)
         if e.op == "-":

@@ -122,3 +122,56 @@ def test_array_softplus_does_not_overflow(options):
     value, grad = _strict(_compiled(src, options).value_and_grad, z)
     assert_close(value, np.sum(want))
     assert_close(grad, dwant)
+
+
+# -- 12: //, %, floor, ceil, round and int compile, with Python's values -----------------------
+
+_ROUNDING_SCALAR = [
+    "def f(x, y):\n    return x // y + x\n",
+    "def f(x, y):\n    return x % y * x\n",
+    "def f(x, y):\n    return (x // 2.0) * y + x % 2.0\n",
+    "def f(x, y):\n    return math.floor(x) * y + math.ceil(y) * x\n",
+    "def f(x, y):\n    return round(x) * y + int(y) * x\n",
+]
+# away from the jumps (the derivative there is one-sided); negative operands on both sides
+_ROUNDING_POINTS = [(-3.3, 2.1), (3.3, -1.7), (7.25, 0.6), (-0.4, -2.2), (2.6, 1.45)]
+
+
+@pytest.mark.parametrize("options", SELECTIONS, ids=["default", "L1", "per_block"])
+@pytest.mark.parametrize("src", _ROUNDING_SCALAR, ids=["floordiv", "mod", "by_constant", "floor_ceil", "round_int"])
+def test_floor_division_modulo_and_rounding_compile_with_pythons_values(src, options):
+    py = _python(src)
+    f = _compiled(src, options)
+    for x, y in _ROUNDING_POINTS:
+        assert _strict(f, x, y) == py(x, y), (x, y)
+        grads = _strict(f.grad, x, y)
+        for i in range(2):
+            assert_close(grads[i], finite_difference(py, (x, y), i), what=f"arg {i} at {(x, y)}")
+
+
+def test_floor_division_of_floats_is_pythons_not_floor_of_the_quotient():
+    # 1 // 0.1 == 9.0 in Python (the exact quotient is just under 10); floor(1 / 0.1) == 10
+    src = "def f(x, y):\n    return x // y + x % y\n"
+    f = _compiled(src, {})
+    assert _strict(f, 1.0, 0.1) == _python(src)(1.0, 0.1)
+    assert _strict(f, -3.5, 2.0) == -2.0 + 0.5
+
+
+_ROUNDING_ARRAYS = [
+    "def f(x):\n    return np.sum(x % 2.0 + (x // 2.0) * x)\n",
+    "def f(x):\n    return np.sum(np.mod(x, 1.5) * x + np.floor_divide(x, 0.7))\n",
+    "def f(x):\n    return np.sum(np.floor(x) * x + np.ceil(x) * x * x + np.round(x))\n",
+    "def f(x):\n    s = 0.0\n    for i in range(len(x)):\n        s += x[i] % 1.5 + math.floor(x[i]) * x[i]\n"
+    "    return s\n",
+]
+
+
+@pytest.mark.parametrize("options", SELECTIONS, ids=["default", "L1", "per_block"])
+@pytest.mark.parametrize("src", _ROUNDING_ARRAYS, ids=["operators", "np_mod_floor_divide", "np_floor_ceil_round",
+                                                        "loop"])
+def test_rounding_of_arrays_compiles_with_numpys_values(src, options):
+    x = np.array([-3.6, 2.2, 0.3, -0.45, 5.9])     # away from the jumps of every form below
+    py = _python(src)
+    f = _compiled(src, options)
+    assert_close(_strict(f, x), py(x), rtol=1e-12)
+    assert_close(_strict(f.grad, x), finite_difference(py, (x,), 0))
