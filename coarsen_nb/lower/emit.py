@@ -45,7 +45,7 @@ from coarsen_nb.lower.printing import (
     _number,
     _trip_count,
 )
-from coarsen_nb.phi import forms, logsumexp, rounding
+from coarsen_nb.phi import domain, forms, logsumexp, rounding
 from coarsen_nb.phi.symbols import is_boolean
 from coarsen_nb.symbolic.levels import ELEM, Deps
 
@@ -307,6 +307,9 @@ class Printer(NestPrinting, BranchPrinting):
                 return f"{xp}.{np_name}({', '.join(a)})"
             self.uses_math = True
             return f"math.{m_name}({', '.join(a)})"
+        if isinstance(e, domain.OutsideDomain):
+            self.uses_math = True   # math raises ValueError here, where Python's own call does
+            return f"math.{e.math_name}({', '.join(a)})"
         if isinstance(e, forms.Erf):
             if array:
                 return f"_erf({a[0]})"

@@ -14,7 +14,7 @@ from __future__ import annotations
 import sympy as sp
 
 from coarsen_nb import ir
-from coarsen_nb.phi import forms, rounding
+from coarsen_nb.phi import domain, forms, rounding
 
 
 class NotSymbolic(Exception):
@@ -148,8 +148,11 @@ def gamma(p, a, b):
 
 
 def _call(e: ir.Call, rec):
-    f = e.func
     args = [rec(a) for a in e.args]
+    return domain.kept_real(e.func, args, _lifted_call(e.func, args))
+
+
+def _lifted_call(f: str, args: list):
     if f in _FUNCS:
         return forms.stabilize(_FUNCS[f](*args)) if f == "log" else _FUNCS[f](*args)
     if f in ("min", "minimum", "max", "maximum") and len(args) >= 2:

@@ -175,3 +175,43 @@ def test_rounding_of_arrays_compiles_with_numpys_values(src, options):
     f = _compiled(src, options)
     assert_close(_strict(f, x), py(x), rtol=1e-12)
     assert_close(_strict(f.grad, x), finite_difference(py, (x,), 0))
+
+
+# -- 11: a constant outside a function's domain, on a branch not taken, compiles ----------------
+
+_OUTSIDE_DOMAIN = [
+    "def f(a):\n    if a > 5.0:\n        return math.log(-2.0) * a\n    return a * a\n",
+    "def f(a):\n    if a > 5.0:\n        return math.log(0.0) + math.asin(2.0) * a\n    return a * a\n",
+    "def f(a):\n    return a * a if a < 5.0 else math.sqrt(-1.0) * a\n",
+]
+
+
+def _raises_like_python(fn, py, *args):
+    with pytest.raises(ValueError) as want:
+        py(*args)
+    with pytest.raises(ValueError) as got:
+        _strict(fn, *args)
+    assert str(got.value) == str(want.value)
+
+
+@pytest.mark.parametrize("options", SELECTIONS, ids=["default", "L1", "per_block"])
+@pytest.mark.parametrize("src", _OUTSIDE_DOMAIN, ids=["log_negative", "log_zero_asin_two", "sqrt_negative"])
+def test_constant_outside_the_domain_on_a_branch_not_taken_compiles(src, options):
+    py = _python(src)
+    f = _compiled(src, options)
+    assert _strict(f, 1.5) == py(1.5)
+    assert_close(_strict(f.grad, 1.5), finite_difference(py, (1.5,), 0))
+    _raises_like_python(f, py, 6.0)                   # the branch taken: Python's math domain error
+    _raises_like_python(lambda a: f.value_and_grad(a), py, 6.0)
+
+
+@pytest.mark.parametrize("options", SELECTIONS, ids=["default", "L1", "per_block"])
+def test_constant_outside_the_domain_in_a_loop_branch_compiles(options):
+    src = ("def f(x):\n    s = 0.0\n    for i in range(len(x)):\n        if x[i] > 5.0:\n"
+           "            s += math.log(-2.0) * x[i]\n        else:\n            s += x[i] * x[i]\n    return s\n")
+    py = _python(src)
+    f = _compiled(src, options)
+    x = np.array([1.0, 2.0, -0.5])
+    assert_close(_strict(f, x), py(x))
+    assert_close(_strict(f.grad, x), finite_difference(py, (x,), 0))
+    _raises_like_python(f, py, np.array([1.0, 6.0]))

@@ -1,0 +1,57 @@
+"""Calls on constants outside the function's real domain: ``math.log(-2.0)``, ``math.sqrt(-1.0)``.
+
+SymPy folds ``log(-2)`` to ``log(2) + iπ`` and ``log(0)`` to ``zoo``, numbers no
+printer of real code can spell, so a function with such a constant on a
+branch it rarely takes would not compile.  Python evaluates the call only when
+that branch runs, and then raises ``ValueError: math domain error``.  The
+lifted form keeps the call as written, so the generated code calls ``math``
+at the same point and raises the same error; its derivative is 0 (it is a
+constant).
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from coarsen_nb import primitives
+
+
+class OutsideDomain(sp.Function):
+    """``math.<math_name>(c, ...)`` of constants where it has no real value; one subclass per function
+    (:func:`outside_domain`), so that the arguments are only the constants."""
+
+    math_name = ""
+
+    @classmethod
+    def eval(cls, *args):
+        return None
+
+    def _eval_is_real(self):
+        return True     # were it ever computed; it raises instead
+
+    def fdiff(self, argindex=1):
+        return sp.S.Zero
+
+    def _sympystr(self, printer):
+        return f"math.{self.math_name}({', '.join(printer._print(a) for a in self.args)})"
+
+
+_CLASSES: dict[str, type] = {}
+
+
+def outside_domain(math_name: str) -> type:
+    """The :class:`OutsideDomain` class of ``math.<math_name>``."""
+    if math_name not in _CLASSES:
+        _CLASSES[math_name] = type(f"OutsideDomain_{math_name}", (OutsideDomain,), {"math_name": math_name})
+    return _CLASSES[math_name]
+
+
+def kept_real(func: str, args: list, lifted):
+    """``lifted`` (the SymPy form of ``func(*args)``), or an :class:`OutsideDomain` call where every
+    argument is a number and SymPy's value is not a real number."""
+    if not args or not all(isinstance(a, sp.Basic) and a.is_Number for a in args):
+        return lifted
+    if not isinstance(lifted, sp.Basic) or lifted.is_extended_real is True:
+        return lifted
+    name = primitives.PRIMITIVES[func].math if func in primitives.PRIMITIVES else None
+    return outside_domain(name)(*args) if name else lifted
