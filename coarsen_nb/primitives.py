@@ -62,6 +62,7 @@ PRIMITIVES: dict[str, Primitive] = {p.name: p for p in [
     _row("minimum", "elementwise", 2, math_=None, sympy="Min"),
     _row("power", "elementwise", 2, math_="pow", sympy="Pow"),
     _row("square", "elementwise", 1, sympy=None),
+    _row("logaddexp", "elementwise", 2, sympy=None),
     # integer-valued or piecewise constant: derivative zero
     _row("sign", "shape", 1, math_=None, sympy="sign"),
     _row("floor", "shape", 1, math_="floor", sympy="floor"),

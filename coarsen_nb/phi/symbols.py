@@ -168,6 +168,10 @@ def _lifted_call(f: str, args: list):
         return args[0] ** args[1]
     if f == "square":
         return args[0] ** 2
+    if f == "logaddexp":
+        # log(e^a + e^b) = b + softplus(a - b): the guarded softplus never overflows, and its
+        # derivatives are the sigmoid σ(a - b) and 1 - σ(a - b), the softmax of (a, b)
+        return args[1] + forms.Softplus(args[0] - args[1])
     if f == "hypot":
         return sp.sqrt(args[0] ** 2 + args[1] ** 2)
     if f == "log2":

@@ -215,3 +215,56 @@ def test_constant_outside_the_domain_in_a_loop_branch_compiles(options):
     assert_close(_strict(f, x), py(x))
     assert_close(_strict(f.grad, x), finite_difference(py, (x,), 0))
     _raises_like_python(f, py, np.array([1.0, 6.0]))
+
+
+# -- 13: log-sum-exp written with arrays is max-shifted, wherever it is written ------------------
+
+def _logsumexp_reference(g, c=0.0):
+    """log(c + Σ exp(g)) and its gradient exp(g - L), shifted by m = max(max g, log c)."""
+    m = max(float(np.max(g)), math.log(c) if c > 0 else -math.inf)
+    total = math.fsum(np.exp(g - m)) + (c * math.exp(-m) if c > 0 else 0.0)
+    lse = m + math.log(total)
+    return lse, np.exp(g - lse)
+
+
+_ARRAY_LSE = {
+    "plain": ("def f(x):\n    return np.log(np.sum(np.exp(x)))\n", lambda x: _logsumexp_reference(x)),
+    "plus_one": ("def f(x):\n    return np.log(1.0 + np.sum(np.exp(x)))\n", lambda x: _logsumexp_reference(x, 1.0)),
+    "plus_constant": ("def f(x):\n    return np.log(np.sum(np.exp(x)) + 2.5)\n",
+                      lambda x: _logsumexp_reference(x, 2.5)),
+    "scaled_argument": ("def f(x):\n    return 3.0 * np.log(np.sum(np.exp(2.0 * x - 1.0))) + 1.0\n",
+                        lambda x: (3.0 * _logsumexp_reference(2.0 * x - 1.0)[0] + 1.0,
+                                   6.0 * _logsumexp_reference(2.0 * x - 1.0)[1])),
+    "own_lines": ("def f(x):\n    e = np.exp(x)\n    s = np.sum(e)\n    return np.log(s)\n",
+                  lambda x: _logsumexp_reference(x)),
+}
+
+
+@pytest.mark.parametrize("options", SELECTIONS, ids=["default", "L1", "per_block"])
+@pytest.mark.parametrize("form", sorted(_ARRAY_LSE))
+def test_array_logsumexp_is_max_shifted(form, options):
+    src, reference = _ARRAY_LSE[form]
+    f = _compiled(src, options)
+    for x in (np.array([1000.0, 1001.0]), np.array([-1000.0, -1001.0, -999.0]), np.array([0.3, -0.2, 1.1])):
+        want, dwant = reference(x)
+        value, grad = _strict(f.value_and_grad, x)
+        assert_close(value, want, rtol=1e-12, what=f"value at {x}")
+        assert_close(grad, dwant, rtol=1e-9, atol=1e-300, what=f"gradient at {x}")
+        assert_close(_strict(f, x), want, rtol=1e-12, what=f"forward at {x}")
+
+
+@pytest.mark.parametrize("options", SELECTIONS, ids=["default", "L1", "per_block"])
+def test_logaddexp_of_scalars_and_arrays_is_stable(options):
+    scalar = _compiled("def f(a, b):\n    return np.logaddexp(a, b)\n", options)
+    for a, b in ((1000.0, 1001.0), (-1000.0, -1001.0), (0.3, -0.2), (800.0, -800.0)):
+        want, (da, db) = _logsumexp_reference(np.array([a, b]))
+        value, grads = _strict(scalar.value_and_grad, a, b)
+        assert_close(value, want, rtol=1e-12, what=f"value at {(a, b)}")
+        assert_close(grads, (da, db), rtol=1e-9, atol=1e-300, what=f"gradient at {(a, b)}")
+    array = _compiled("def f(a, b):\n    return np.sum(np.logaddexp(a, b))\n", options)
+    a, b = np.array([1000.0, -1000.0, 0.3]), np.array([1001.0, -1001.0, -0.2])
+    pairs = [_logsumexp_reference(np.array(p)) for p in zip(a, b, strict=True)]
+    value, (ga, gb) = _strict(array.value_and_grad, a, b)
+    assert_close(value, sum(v for v, _ in pairs), rtol=1e-12)
+    assert_close(ga, [d[0] for _, d in pairs], rtol=1e-9)
+    assert_close(gb, [d[1] for _, d in pairs], rtol=1e-9)
