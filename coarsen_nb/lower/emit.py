@@ -81,6 +81,9 @@ class Printer(NestPrinting, BranchPrinting):
         self.elem: Level | None = None
         self.elem_shape: str | None = None
         self.uses_math = False
+        # Derivative code divides and raises to powers as IEEE 754 does (see helpers._ieee_div): the
+        # adjoint and tangent writers set this after the primal values, which keep Python's errors.
+        self.ieee = False
         self._masks: dict = {}
         self._tables: dict = {}       # power tables of rectangular nests, by (factor, level)
         self._reduced_memo: dict = {}
@@ -425,7 +428,9 @@ class Printer(NestPrinting, BranchPrinting):
         text = " * ".join(num) if num else ("1.0" if den else "1")
         if den:
             d = den[0] if len(den) == 1 else "(" + " * ".join(den) + ")"
-            text = f"{text} / {d}"
+            text = self._divide(text, d, array)
+        if text.startswith("_ieee_div("):
+            return f"{sign}{text}"      # a call needs no parentheses of its own
         return f"{sign}({text})" if sign else f"({text})"
 
     def _pow(self, base, exp, lv: Level, array: bool, cast: bool = False) -> str:
@@ -441,9 +446,9 @@ class Printer(NestPrinting, BranchPrinting):
         if exp == sp.Rational(-1, 2):
             if not array:
                 self.uses_math = True
-            return f"(1.0 / {self.xp + '.sqrt' if array else 'math.sqrt'}({b}))"
+            return self._divide('1.0', (self.xp + '.sqrt' if array else 'math.sqrt') + f'({b})', array, wrap=True)
         if exp == -1:
-            return f"(1.0 / {b})"
+            return self._divide('1.0', b, array, wrap=True)
         if exp == 1:
             return b
         if exp == 2:
@@ -451,7 +456,17 @@ class Printer(NestPrinting, BranchPrinting):
         x = self.value(exp, lv)
         if not (base.is_integer and exp.is_integer):
             x = self._floats([exp], [x], force=True)[0]
+        if self.ieee and not array and not (exp.is_integer and exp.is_nonnegative):
+            return f"_ieee_pow({b}, {x})"   # 0.0 ** -0.5 is inf here, not a ZeroDivisionError
         return f"({b})**({x})"
+
+    def _divide(self, num: str, den: str, array: bool, wrap: bool = False) -> str:
+        """``num / den`` (in parentheses with ``wrap``); in scalar derivative code IEEE's ±inf or nan
+        where Python would raise ZeroDivisionError (the derivative of sqrt at 0), unless ``den`` is
+        a nonzero number."""
+        if self.ieee and not array and not (_is_number(den) and float(den) != 0):
+            return f"_ieee_div({num}, {den})"
+        return f"({num} / {den})" if wrap else f"{num} / {den}"
 
     # -- structured nodes ----------------------------------------------------------------
 

@@ -73,6 +73,29 @@ HELPERS["_sum_to"] = '''def _sum_to(g, shape):
     return xp.sum(g, axis=ones, keepdims=True) if ones else g
 '''
 
+HELPERS["_ieee_div"] = '''def _ieee_div(a, b):
+    """a / b as IEEE 754 divides (+-inf, nan) where Python raises ZeroDivisionError: a derivative at
+    the edge of its domain (sqrt at 0) is infinite, as JAX and NumPy give."""
+    if b != 0:
+        return a / b
+    if a != a or a == 0:
+        return math.nan
+    return math.copysign(math.inf, a) * math.copysign(1.0, b)
+'''
+
+HELPERS["_ieee_pow"] = '''def _ieee_pow(a, b):
+    """a ** b as IEEE 754's pow where Python raises or returns a complex number: inf for 0.0 ** -0.5
+    and on overflow (-inf for a negative base and an odd exponent), nan for a negative base and a
+    fractional exponent.  Derivative code at the edge of a function's domain, as JAX gives."""
+    a, b = float(a), float(b)
+    try:
+        out = a ** b
+    except (ZeroDivisionError, OverflowError):
+        odd = b.is_integer() and int(b) % 2 == 1
+        return math.copysign(math.inf, a) if odd else math.inf
+    return math.nan if isinstance(out, complex) else out
+'''
+
 HELPERS["_ipow"] = '''def _ipow(a, m):
     """a**m for an integer m >= 0, inf on overflow like the loop it replaces (not OverflowError)."""
     try:

@@ -290,7 +290,8 @@ class ModuleWriter:
         self.lines += pr.lines
         text = "\n".join(pr.lines)
         for h in ("_softplus", "_sigmoid", "_erf", "_take", "_scatter_add", "_ipow", "_put", "_scatter_sum",
-                  "_segment_sum", "_segment_prod", "_segment_max", "_segment_min", "_block", "_sum_to"):
+                  "_segment_sum", "_segment_prod", "_segment_max", "_segment_min", "_block", "_sum_to",
+                  "_ieee_div", "_ieee_pow"):
             if h + "(" in text:
                 self.helpers.add(h)
         if "_block_add(" in text:
@@ -454,6 +455,7 @@ class ModuleWriter:
             pr.temps.update(v.temps)
             for e in v.temps.values():
                 pr.deps.scan(e)
+        pr.ieee = True      # derivative code: inf at a domain edge, not ZeroDivisionError
         for name, e in v.scalars:
             pr.emit(f"{self.names.bar(name)} += {pr.value(e)}")
         for name, e in v.arrays:

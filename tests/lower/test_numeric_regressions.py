@@ -268,3 +268,63 @@ def test_logaddexp_of_scalars_and_arrays_is_stable(options):
     assert_close(value, sum(v for v, _ in pairs), rtol=1e-12)
     assert_close(ga, [d[0] for _, d in pairs], rtol=1e-9)
     assert_close(gb, [d[1] for _, d in pairs], rtol=1e-9)
+
+
+# -- 10: derivatives at the edge of the domain are IEEE's inf/nan, as JAX gives -----------------
+
+def _jax_grad(fn, args):
+    """JAX's gradient of ``fn`` w.r.t. every argument, in float64."""
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jargs = tuple(jax.numpy.asarray(a, dtype=jax.numpy.float64) for a in args)
+    return tuple(float(g) for g in jax.grad(fn, tuple(range(len(args))))(*jargs))
+
+
+def _same(got, want, what):
+    got = tuple(float(g) for g in (got if isinstance(got, tuple) else (got,)))
+    assert np.array_equal(np.array(got), np.array(want), equal_nan=True), f"{what}: {got} != JAX's {want}"
+
+
+def _jax_asin(x):
+    import jax.numpy as jnp
+
+    return jnp.arcsin(x)
+
+
+# (source, the JAX function, a point at the domain's edge)
+_DOMAIN_EDGES = {
+    "sqrt_at_0": ("def f(a):\n    return math.sqrt(a)\n", lambda a: a ** 0.5, (0.0,)),
+    "power_half_at_0": ("def f(x, b):\n    return x ** b\n", lambda x, b: x ** b, (0.0, 0.5)),
+    "power_below_one_at_0": ("def f(x):\n    return x ** 0.5 + 2.0 * x ** 0.25\n",
+                             lambda x: x ** 0.5 + 2.0 * x ** 0.25, (0.0,)),
+    "asin_at_1": ("def f(x):\n    return math.asin(x)\n", lambda x: _jax_asin(x), (1.0,)),
+    "norm_at_origin": ("def f(x, y):\n    return math.sqrt(x * x + y * y)\n",
+                       lambda x, y: (x * x + y * y) ** 0.5, (0.0, 0.0)),
+}
+
+
+@pytest.mark.parametrize("options", SELECTIONS, ids=["default", "L1", "per_block"])
+@pytest.mark.parametrize("case", sorted(_DOMAIN_EDGES))
+def test_derivative_at_the_edge_of_the_domain_is_what_jax_gives(case, options):
+    src, jax_fn, args = _DOMAIN_EDGES[case]
+    want = _jax_grad(jax_fn, args)
+    f = _compiled(src, options)
+    _same(_strict(f.grad, *args), want, "grad")
+    value, grads = _strict(f.value_and_grad, *args)
+    assert value == _python(src)(*args)
+    _same(grads, want, "value_and_grad")
+    if len(args) == 1:
+        _same(_strict(f.jvp, args, (1.0,))[1], want, "jvp")
+
+
+@pytest.mark.parametrize("options", SELECTIONS, ids=["default", "L1", "per_block"])
+def test_zero_to_a_negative_power_raises_like_python_and_its_gradient_is_jaxs(options):
+    src = "def f(x, b):\n    return x ** b\n"
+    py = _python(src)
+    f = _compiled(src, options)
+    with pytest.raises(ZeroDivisionError):
+        py(0.0, -1.0)
+    with pytest.raises(ZeroDivisionError):      # the value, as Python computes it
+        _strict(f, 0.0, -1.0)
+    # the gradient alone needs no value: -inf in x, nan in b (inf · log 0), as JAX gives
+    _same(_strict(f.grad, 0.0, -1.0), _jax_grad(lambda x, b: x ** b, (0.0, -1.0)), "grad")
