@@ -68,7 +68,7 @@ class Printer(NestPrinting, BranchPrinting):
     """
 
     def __init__(self, xp: str, leaf, reads: dict, temps: dict, indent: int = 1, namer=None,
-                 elem_shape: str | None = None, exprs=()):
+                 elem_shape: str | None = None, exprs=(), broadcast: bool = False):
         self.xp = xp
         self.leaf = leaf
         self.reads = reads
@@ -84,6 +84,9 @@ class Printer(NestPrinting, BranchPrinting):
         # Derivative code divides and raises to powers as IEEE 754 does (see helpers._ieee_div): the
         # adjoint and tangent writers set this after the primal values, which keep Python's errors.
         self.ieee = False
+        # the kernel's arrays may have different shapes (NumPy broadcasts them): an elementwise value
+        # is broadcast to the level's shape before its points are numbered in the flattened array
+        self.broadcast = broadcast
         self._masks: dict = {}
         self._tables: dict = {}       # power tables of rectangular nests, by (factor, level)
         self._reduced_memo: dict = {}
@@ -147,7 +150,10 @@ class Printer(NestPrinting, BranchPrinting):
             if lv.kind == "range" and lv.seg:
                 code = f"{code}[{lv.seg}]"
             elif lv.kind == "mask":
-                flat = f"{self.xp}.reshape({code}, (-1,))" if lv.parent.points.kind == "elem" else code
+                flat = code
+                if lv.parent.points.kind == "elem":
+                    full = f"{self.xp}.broadcast_to({code}, {self.elem_shape})" if self.broadcast else code
+                    flat = f"{self.xp}.reshape({full}, (-1,))"
                 code = f"{self.xp}.take({flat}, {lv.mask}, axis=0)"
         return code
 

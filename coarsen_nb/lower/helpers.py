@@ -73,6 +73,18 @@ HELPERS["_sum_to"] = '''def _sum_to(g, shape):
     return xp.sum(g, axis=ones, keepdims=True) if ones else g
 '''
 
+HELPERS["_broadcast_shape"] = '''def _broadcast_shape(*shapes):
+    """The shape NumPy's broadcasting gives arrays of these shapes (the array API has no
+    broadcast_shapes): the shape of a kernel's elementwise values."""
+    out = []
+    for dims in zip(*(((1,) * (max(map(len, shapes)) - len(s)) + tuple(s)) for s in shapes)):
+        sizes = {d for d in dims if d != 1}
+        if len(sizes) > 1:
+            raise ValueError(f"shapes {shapes} do not broadcast")
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)
+'''
+
 HELPERS["_ieee_div"] = '''def _ieee_div(a, b):
     """a / b as IEEE 754 divides (+-inf, nan) where Python raises ZeroDivisionError: a derivative at
     the edge of its domain (sqrt at 0) is infinite, as JAX and NumPy give."""

@@ -45,6 +45,9 @@ _BROADCAST_SOURCES = {
     "add": "def f(a, b):\n    return np.sum(np.tanh(a + b))\n",
     "mul": "def f(a, b):\n    return np.sum(a * b)\n",
     "both": "def f(a, b):\n    return np.sum(np.sin(a) * np.exp(b) + a * a * b)\n",
+    # branches over the broadcast points: a where of cheap arms, and masked arms (sin, exp)
+    "maximum": "def f(a, b):\n    return np.sum(np.maximum(a, b) * a)\n",
+    "masked_arms": "def f(a, b):\n    return np.sum(np.maximum(np.sin(a) * b, np.exp(b)))\n",
 }
 
 _BROADCAST_SHAPES = [((), (3,)), ((3,), ()), ((4, 3), (3,)), ((3,), (4, 3)), ((4, 3), (1, 3)),
