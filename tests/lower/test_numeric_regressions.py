@@ -10,6 +10,8 @@ differences and, where a derivative is infinite, JAX.
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -331,3 +333,29 @@ def test_zero_to_a_negative_power_raises_like_python_and_its_gradient_is_jaxs(op
         _strict(f, 0.0, -1.0)
     # the gradient alone needs no value: -inf in x, nan in b (inf · log 0), as JAX gives
     _same(_strict(f.grad, 0.0, -1.0), _jax_grad(lambda x, b: x ** b, (0.0, -1.0)), "grad")
+
+
+# -- the generated modules of these cases are plain, ruff-clean Python --------------------------
+
+_GENERATED = {
+    "broadcast": ("def f(a, b):\n    return np.sum(np.maximum(np.sin(a) * b, np.exp(b)))\n",
+                  (np.ones((4, 1)), np.ones((1, 3)))),
+    "rounding": (_ROUNDING_SCALAR[2], (-3.3, 2.1)),
+    "outside_domain": (_OUTSIDE_DOMAIN[0], (1.5,)),
+    "softplus": (_SOFTPLUS_SOURCES[0], (800.0,)),
+    "logsumexp": (_ARRAY_LSE["plus_constant"][0], (np.array([1000.0, 1001.0]),)),
+    "domain_edge": ("def f(x, b):\n    return x ** b + math.sqrt(x) + 1.0 / b\n", (0.0, 0.5)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_GENERATED))
+def test_generated_module_of_a_numeric_fix_is_ruff_clean(case, tmp_path):
+    src, args = _GENERATED[case]
+    f = _compiled(src, {})
+    _strict(f.grad, *args)
+    path = tmp_path / f"{case}_generated.py"
+    path.write_text(f.source)
+    r = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "--isolated", "--select", "E,F,W",
+                        "--ignore", "E501", "--output-format", "concise", str(path)], capture_output=True, text=True)
+    assert r.returncode == 0, f"ruff on the module generated for {case}:\n{r.stdout}{r.stderr}"
+    assert "coarsen_nb" not in "\n".join(ln for ln in f.source.splitlines() if "import" in ln)
