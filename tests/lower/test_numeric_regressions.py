@@ -80,6 +80,23 @@ def test_bias_broadcast_over_the_rows_of_a_matrix_product(options):
         assert_close(grads[i], finite_difference(_python(src), args, i), rtol=1e-5, atol=1e-6, what=f"arg {i}")
 
 
+@pytest.mark.parametrize("options", SELECTIONS, ids=["default", "L1", "per_block"])
+def test_pullback_of_an_array_result_sums_a_broadcast_cotangent_to_each_operand(options):
+    src = "def f(a, b):\n    return np.sin(a) * b + b\n"
+    rng = np.random.default_rng(7)
+    a, b, g = rng.normal(size=(4, 1)), rng.normal(size=(1, 3)), rng.normal(size=(4, 3))
+    py = _python(src)
+
+    def along_g(*args):     # the cotangent's inner product with f: its gradient is the pullback of g
+        return float(np.sum(g * py(*args)))
+
+    value, pullback = _strict(_compiled(src, options).vjp, a, b)
+    assert_close(value, py(a, b))
+    grads = _strict(pullback, g)
+    for i in range(2):
+        assert_close(grads[i], finite_difference(along_g, (a, b), i), rtol=1e-5, atol=1e-6, what=f"arg {i}")
+
+
 # -- 14: log(1 + exp(z)) is the guarded softplus, on scalars and arrays, at every selection ------
 
 def _softplus_reference(z):
