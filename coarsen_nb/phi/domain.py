@@ -35,6 +35,9 @@ class OutsideDomain(sp.Function):
     def _sympystr(self, printer):
         return f"math.{self.math_name}({', '.join(printer._print(a) for a in self.args)})"
 
+    def _latex(self, printer):
+        return rf"\operatorname{{{self.math_name}}}\left({', '.join(printer._print(a) for a in self.args)}\right)"
+
 
 _CLASSES: dict[str, type] = {}
 

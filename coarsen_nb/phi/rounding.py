@@ -21,18 +21,35 @@ import math
 import sympy as sp
 
 
-class Floor(sp.floor):
-    """``math.floor`` / ``np.floor``: SymPy's floor (its folding and printers) with derivative 0."""
+class _Printed:
+    """Printed as the SymPy function it extends (SymPy's printers look functions up by class name)."""
+
+    c_name = ""
+    sympy_class = sp.Function
 
     def fdiff(self, argindex=1):
         return sp.S.Zero
 
+    def _sympystr(self, printer):
+        return f"{self.c_name}({printer._print(self.args[0])})"
 
-class Ceil(sp.ceiling):
+    def _latex(self, printer):
+        return printer._print(self.sympy_class(self.args[0], evaluate=False))
+
+    def _ccode(self, printer):
+        return f"{self.c_name}({printer._print(self.args[0])})"
+
+
+class Floor(_Printed, sp.floor):
+    """``math.floor`` / ``np.floor``: SymPy's floor (its folding) with derivative 0."""
+
+    c_name, sympy_class = "floor", sp.floor
+
+
+class Ceil(_Printed, sp.ceiling):
     """``math.ceil`` / ``np.ceil``: SymPy's ceiling with derivative 0."""
 
-    def fdiff(self, argindex=1):
-        return sp.S.Zero
+    c_name, sympy_class = "ceil", sp.ceiling
 
 
 def _python_number(v) -> sp.Number:
@@ -72,6 +89,9 @@ class Round(sp.Function):
     def _sympystr(self, printer):
         return f"round({printer._print(self.args[0])})"
 
+    def _latex(self, printer):
+        return rf"\operatorname{{round}}\left({printer._print(self.args[0])}\right)"
+
 
 class FloorDiv(sp.Function):
     """``a // b`` of floats as Python computes it; derivative 0 in both operands."""
@@ -97,6 +117,9 @@ class FloorDiv(sp.Function):
     def _sympystr(self, printer):
         return f"({printer._print(self.args[0])} // {printer._print(self.args[1])})"
 
+    def _latex(self, printer):
+        return rf"\left\lfloor {printer._print(self.args[0])} / {printer._print(self.args[1])} \right\rfloor"
+
 
 class PyMod(sp.Function):
     """``a % b`` of floats as Python computes it (the sign of ``b``): ∂/∂a = 1, ∂/∂b = −(a // b)."""
@@ -121,6 +144,9 @@ class PyMod(sp.Function):
 
     def _sympystr(self, printer):
         return f"({printer._print(self.args[0])} % {printer._print(self.args[1])})"
+
+    def _latex(self, printer):
+        return rf"\left({printer._print(self.args[0])} \bmod {printer._print(self.args[1])}\right)"
 
 
 def floor_div(a, b):
