@@ -21,7 +21,7 @@ the softmax exp(g − L): the adjoint through the shift is zero up to rounding
 the original are dropped when nothing else reads them (otherwise they stay,
 and overflow where the program itself does).  Recognized: ``log(s)``,
 ``log(c + s)``, ``log(s + c)`` and ``log1p(s)`` for s = ``sum(exp(g))`` of an
-array g and a scalar c, in one straight-line region.
+array g and a scalar c, the log in the region of the sum or one inside it.
 """
 
 from __future__ import annotations
@@ -54,16 +54,18 @@ def rewrite(g: GatedFunction, types: dict[str, T]) -> tuple[GatedFunction, dict[
         out.append(Let(name, value, line))
         return ir.Name(name)
 
-    def region(nodes) -> tuple:
-        exps: dict[str, ir.Expr] = {}       # name of an array exp(g) -> g
-        sums: dict[str, ir.Expr] = {}       # name of sum(exp(g)) -> g
+    def region(nodes, outer_exps=None, outer_sums=None) -> tuple:
+        # an inner region (a branch, a loop body) sees the sums of the regions around it
+        exps: dict[str, ir.Expr] = dict(outer_exps or {})       # name of an array exp(g) -> g
+        sums: dict[str, ir.Expr] = dict(outer_sums or {})       # name of sum(exp(g)) -> g
         out: list = []
         for n in nodes:
             if isinstance(n, If):
-                out.append(If(n.cond, region(n.then), region(n.orelse), n.gammas, n.line))
+                out.append(If(n.cond, region(n.then, exps, sums), region(n.orelse, exps, sums), n.gammas, n.line))
                 continue
             if isinstance(n, Loop):
-                out.append(Loop(n.label, n.info, n.mus, region(n.header), n.cond, region(n.body), n.etas))
+                out.append(Loop(n.label, n.info, n.mus, region(n.header, exps, sums), n.cond,
+                                region(n.body, exps, sums), n.etas))
                 continue
             value = n.value
             if _is_call(value, "exp") and types.get(n.name, T("float")).is_array:

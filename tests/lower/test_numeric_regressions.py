@@ -276,6 +276,19 @@ def test_array_logsumexp_is_max_shifted(form, options):
 
 
 @pytest.mark.parametrize("options", SELECTIONS, ids=["default", "L1", "per_block"])
+def test_array_logsumexp_whose_log_is_inside_a_branch_is_max_shifted(options):
+    src = "def f(x, a):\n    s = np.sum(np.exp(x))\n    if a > 0:\n        return a * np.log(s)\n    return a\n"
+    f = _compiled(src, options)
+    x = np.array([1000.0, 1001.0])
+    lse, softmax = _logsumexp_reference(x)
+    value, (gx, ga) = _strict(f.value_and_grad, x, 2.0)
+    assert_close(value, 2.0 * lse, rtol=1e-12)
+    assert_close(gx, 2.0 * softmax, rtol=1e-9)
+    assert_close(ga, lse, rtol=1e-12)
+    assert _strict(f, x, -1.0) == -1.0
+
+
+@pytest.mark.parametrize("options", SELECTIONS, ids=["default", "L1", "per_block"])
 def test_logaddexp_of_scalars_and_arrays_is_stable(options):
     scalar = _compiled("def f(a, b):\n    return np.logaddexp(a, b)\n", options)
     for a, b in ((1000.0, 1001.0), (-1000.0, -1001.0), (0.3, -0.2), (800.0, -800.0)):
