@@ -76,7 +76,7 @@ def to_sympy(e: ir.Expr, lookup, index=None) -> sp.Basic:
         if e.op == "/":
             return a / b
         if e.op == "**":
-            return a ** b
+            return domain.kept_real("power", [a, b], a ** b)     # 10.0 ** 400.0 raises, as in Python
         if e.op == "//":
             return rounding.floor_div(a, b)
         if e.op == "%":

@@ -205,19 +205,35 @@ _OUTSIDE_DOMAIN = [
     "def f(a):\n    if a > 5.0:\n        return math.log(-2.0) * a\n    return a * a\n",
     "def f(a):\n    if a > 5.0:\n        return math.log(0.0) + math.asin(2.0) * a\n    return a * a\n",
     "def f(a):\n    return a * a if a < 5.0 else math.sqrt(-1.0) * a\n",
+    "def f(a):\n    if a > 5.0:\n        return a * math.exp(1000.0)\n    return a * a\n",
+    "def f(a):\n    return a * a if a < 5.0 else a * 10.0 ** 400.0\n",
 ]
 
 
 def _raises_like_python(fn, py, *args):
-    with pytest.raises(ValueError) as want:
+    """``fn(*args)`` raises the exception Python's own run raises (ValueError: math domain error,
+    OverflowError past the float range)."""
+    with pytest.raises(ArithmeticError if _overflow(py, *args) else ValueError) as want:
         py(*args)
-    with pytest.raises(ValueError) as got:
+    with pytest.raises(type(want.value)) as got:
         _strict(fn, *args)
-    assert str(got.value) == str(want.value)
+    if isinstance(want.value, ValueError):
+        assert str(got.value) == str(want.value)
+
+
+def _overflow(py, *args) -> bool:
+    try:
+        py(*args)
+    except OverflowError:
+        return True
+    except ValueError:
+        return False
+    raise AssertionError("the branch taken should raise in Python")
 
 
 @pytest.mark.parametrize("options", SELECTIONS, ids=["default", "L1", "per_block"])
-@pytest.mark.parametrize("src", _OUTSIDE_DOMAIN, ids=["log_negative", "log_zero_asin_two", "sqrt_negative"])
+@pytest.mark.parametrize("src", _OUTSIDE_DOMAIN, ids=["log_negative", "log_zero_asin_two", "sqrt_negative",
+                                                   "exp_overflows", "power_overflows"])
 def test_constant_outside_the_domain_on_a_branch_not_taken_compiles(src, options):
     py = _python(src)
     f = _compiled(src, options)
@@ -225,6 +241,15 @@ def test_constant_outside_the_domain_on_a_branch_not_taken_compiles(src, options
     assert_close(_strict(f.grad, 1.5), finite_difference(py, (1.5,), 0))
     _raises_like_python(f, py, 6.0)                   # the branch taken: Python's math domain error
     _raises_like_python(lambda a: f.value_and_grad(a), py, 6.0)
+
+
+def test_constants_multiplied_out_past_the_float_range_are_a_clear_error():
+    # SymPy folds 1e300 * 1e300 into one number that no float holds; in Python's order a * 1e300 * 1e300
+    # is finite for a = 1e-300, so the generated code must not print inf (it printed 'inf': NameError)
+    src = "def f(a):\n    return a * 1e300 * 1e300\n"
+    with pytest.raises(cn.CoarsenError, match="beyond the float range"):
+        _strict(_compiled(src, {}), 1e-300)
+    assert _strict(_compiled(src, {"max_soi": 1}), 1e-300) == _python(src)(1e-300)     # one operation each
 
 
 @pytest.mark.parametrize("options", SELECTIONS, ids=["default", "L1", "per_block"])
