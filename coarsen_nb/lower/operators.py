@@ -81,7 +81,11 @@ class OperatorPrinting:
             self.uses_math = True
             return f"math.{m_name}({', '.join(a)})"
         if isinstance(e, domain.OutsideDomain):
-            self.uses_math = True   # math raises ValueError here, where Python's own call does
+            # the call as the user wrote it, so it raises where Python's own does (ValueError, OverflowError;
+            # ** its ZeroDivisionError, or a complex number)
+            if e.math_name == "pow":
+                return f"({a[0]} ** {a[1]})"
+            self.uses_math = True
             return f"math.{e.math_name}({', '.join(a)})"
         if isinstance(e, forms.Erf):
             if array:
