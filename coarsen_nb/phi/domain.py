@@ -22,8 +22,8 @@ from coarsen_nb import primitives
 
 
 class OutsideDomain(sp.Function):
-    """``math.<math_name>(c, ...)`` of constants where it has no real value; one subclass per function
-    (:func:`outside_domain`), so that the arguments are only the constants."""
+    """``math.<math_name>(c, ...)`` (``c ** d`` for ``pow``) of constants where it has no float value;
+    one subclass per function (:func:`outside_domain`), so that the arguments are only the constants."""
 
     math_name = ""
 
@@ -38,7 +38,8 @@ class OutsideDomain(sp.Function):
         return sp.S.Zero
 
     def _sympystr(self, printer):
-        return f"math.{self.math_name}({', '.join(printer._print(a) for a in self.args)})"
+        args = [printer._print(a) for a in self.args]
+        return f"({args[0]} ** {args[1]})" if self.math_name == "pow" else f"math.{self.math_name}({', '.join(args)})"
 
     def _latex(self, printer):
         return rf"\operatorname{{{self.math_name}}}\left({', '.join(printer._print(a) for a in self.args)}\right)"
