@@ -62,10 +62,15 @@ PRIMITIVES: dict[str, Primitive] = {p.name: p for p in [
     _row("minimum", "elementwise", 2, math_=None, sympy="Min"),
     _row("power", "elementwise", 2, math_="pow", sympy="Pow"),
     _row("square", "elementwise", 1, sympy=None),
+    _row("logaddexp", "elementwise", 2, sympy=None),
     # integer-valued or piecewise constant: derivative zero
     _row("sign", "shape", 1, math_=None, sympy="sign"),
     _row("floor", "shape", 1, math_="floor", sympy="floor"),
     _row("ceil", "shape", 1, math_="ceil", sympy="ceiling"),
+    # Python's rounding arithmetic (derivative 0, or 1 and -(a // b) for %): see phi/rounding.py
+    _row("round", "elementwise", 1, numpy="round"),
+    _row("mod", "elementwise", 2, numpy="remainder"),
+    _row("floor_divide", "elementwise", 2),
     _row("len", "shape", 1, numpy=None),
     _row("float", "elementwise", 1, numpy=None),
     _row("int", "shape", 1, numpy=None),
@@ -96,7 +101,7 @@ PRIMITIVES: dict[str, Primitive] = {p.name: p for p in [
 ALIASES: dict[str, str] = {
     "asin": "arcsin", "acos": "arccos", "atan": "arctan", "atan2": "arctan2",
     "fabs": "abs", "absolute": "abs", "pow": "power", "fmax": "maximum", "fmin": "minimum",
-    "max": "max", "min": "min", "array": "copy",
+    "max": "max", "min": "min", "array": "copy", "remainder": "mod", "around": "round",
 }
 
 #: Constants the frontend folds: ``math.pi``, ``np.e``, ...
@@ -106,7 +111,7 @@ CONSTANTS: dict[str, float] = {"pi": math.pi, "e": math.e, "inf": math.inf, "tau
 MODULES = ("math", "np", "numpy")
 
 #: Builtins usable without a module prefix.
-BUILTINS = ("abs", "min", "max", "len", "float", "int", "sum")
+BUILTINS = ("abs", "min", "max", "len", "float", "int", "sum", "round")
 
 
 def lookup(module: str | None, attr: str) -> Primitive | None:
@@ -118,7 +123,7 @@ def lookup(module: str | None, attr: str) -> Primitive | None:
         name = "amax"
     if module in ("np", "numpy") and attr in ("min", "amin"):
         name = "amin"
-    if module == "math" and attr in ("max", "min", "sum", "len"):
+    if module == "math" and attr in ("max", "min", "sum", "len", "round", "mod", "remainder"):
         return None
     return PRIMITIVES.get(name)
 
@@ -132,6 +137,8 @@ def evaluate(name: str, args: list, xp=np):
         return float(args[0])
     if name == "int":
         return int(args[0])
+    if name == "round" and isinstance(args[0], (int, float)):
+        return round(args[0])       # Python's: an int, half to even (np.round gives a float)
     if name in ("min", "max"):
         if len(args) == 1:
             return getattr(xp, "amin" if name == "min" else "amax")(args[0])

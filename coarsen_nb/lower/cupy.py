@@ -197,6 +197,7 @@ def reverse_lines(writer, kernel, v, leaves) -> list[str] | None:
     lines = []
     if rest:
         pr = writer.printer(kernel, extra_leaves=leaves, extra_temps=v.temps)
+        pr.ieee = True      # derivative code (see ModuleWriter.kernel_reverse)
         for t in rest:
             if t.mode == "scatter":
                 name = next(sc[0] for sc in v.scatters if writer.names.bar(sc[0]) == t.target and sc[2] == t.expr)

@@ -60,6 +60,54 @@ HELPERS = {
 ''',
 }
 
+HELPERS["_sum_to"] = '''def _sum_to(g, shape):
+    """g summed to shape over the axes that broadcasting added (leading ones, and where shape has 1):
+    the adjoint of an operand NumPy broadcast."""
+    g = xp.asarray(g)
+    if g.shape == tuple(shape):
+        return g
+    lead = g.ndim - len(shape)
+    if lead > 0:
+        g = xp.sum(g, axis=tuple(range(lead)))
+    ones = tuple(d for d, n in enumerate(shape) if n == 1 and g.shape[d] != 1)
+    return xp.sum(g, axis=ones, keepdims=True) if ones else g
+'''
+
+HELPERS["_broadcast_shape"] = '''def _broadcast_shape(*shapes):
+    """The shape NumPy's broadcasting gives arrays of these shapes (the array API has no
+    broadcast_shapes): the shape of a kernel's elementwise values."""
+    out = []
+    for dims in zip(*(((1,) * (max(map(len, shapes)) - len(s)) + tuple(s)) for s in shapes)):
+        sizes = {d for d in dims if d != 1}
+        if len(sizes) > 1:
+            raise ValueError(f"shapes {shapes} do not broadcast")
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)
+'''
+
+HELPERS["_ieee_div"] = '''def _ieee_div(a, b):
+    """a / b as IEEE 754 divides (+-inf, nan) where Python raises ZeroDivisionError: a derivative at
+    the edge of its domain (sqrt at 0) is infinite, as JAX and NumPy give."""
+    if b != 0:
+        return a / b
+    if a != a or a == 0:
+        return math.nan
+    return math.copysign(math.inf, a) * math.copysign(1.0, b)
+'''
+
+HELPERS["_ieee_pow"] = '''def _ieee_pow(a, b):
+    """a ** b as IEEE 754's pow where Python raises or returns a complex number: inf for 0.0 ** -0.5
+    and on overflow (-inf for a negative base and an odd exponent), nan for a negative base and a
+    fractional exponent.  Derivative code at the edge of a function's domain, as JAX gives."""
+    a, b = float(a), float(b)
+    try:
+        out = a ** b
+    except (ZeroDivisionError, OverflowError):
+        odd = b.is_integer() and int(b) % 2 == 1
+        return math.copysign(math.inf, a) if odd else math.inf
+    return math.nan if isinstance(out, complex) else out
+'''
+
 HELPERS["_ipow"] = '''def _ipow(a, m):
     """a**m for an integer m >= 0, inf on overflow like the loop it replaces (not OverflowError)."""
     try:

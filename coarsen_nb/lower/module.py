@@ -260,10 +260,12 @@ class ModuleWriter:
         reads.update(extra_reads or {})
         temps = dict(kernel.body)
         temps.update(extra_temps or {})
-        first_array = next((n for n in kernel.arrays.values()), None)
+        arrays = list(dict.fromkeys(self.py(n) for n in kernel.arrays.values()))
+        # arrays of different shapes broadcast: the elementwise level has the shape they broadcast to
+        shape = None if not arrays else f"{arrays[0]}.shape" if len(arrays) == 1 else \
+            f"_broadcast_shape({', '.join(f'{a}.shape' for a in arrays)})"
         pr = Printer("xp", lambda s: leaves[s], reads, temps, indent=self.indent, namer=self.names.fresh,
-                     elem_shape=f"{self.py(first_array)}.shape" if first_array else None,
-                     exprs=[o.symbol for o in kernel.outputs])
+                     elem_shape=shape, exprs=[o.symbol for o in kernel.outputs], broadcast=len(arrays) > 1)
         pr.leaf_map = leaves
         return pr
 
@@ -291,7 +293,8 @@ class ModuleWriter:
         self.lines += pr.lines
         text = "\n".join(pr.lines)
         for h in ("_softplus", "_sigmoid", "_erf", "_take", "_scatter_add", "_ipow", "_put", "_scatter_sum",
-                  "_segment_sum", "_segment_prod", "_segment_max", "_segment_min", "_block"):
+                  "_segment_sum", "_segment_prod", "_segment_max", "_segment_min", "_block", "_sum_to",
+                  "_broadcast_shape", "_ieee_div", "_ieee_pow"):
             if h + "(" in text:
                 self.helpers.add(h)
         if "_block_add(" in text:
@@ -468,6 +471,7 @@ class ModuleWriter:
             pr.temps.update(v.temps)
             for e in v.temps.values():
                 pr.deps.scan(e)
+        pr.ieee = True      # derivative code: inf at a domain edge, not ZeroDivisionError
         for name, e in v.scalars:
             pr.emit(f"{self.names.bar(name)} += {pr.value(e)}")
         for name, e in v.arrays:

@@ -9,6 +9,8 @@ import math
 
 import sympy as sp
 
+from coarsen_nb.errors import CoarsenError
+from coarsen_nb.phi.rounding import Round
 from coarsen_nb.phi.symbols import is_boolean
 
 
@@ -66,7 +68,7 @@ def _trip_count(a, b, s, a_c: str, b_c: str, s_c: str, maximum: str = "max") -> 
 def _int_typed(x) -> bool:
     """Whether the printed value of ``x`` has an integer or boolean dtype (sign, floor and ceil of a
     float are integer-valued but stay float)."""
-    if isinstance(x, (sp.sign, sp.floor, sp.ceiling)):
+    if isinstance(x, (sp.sign, sp.floor, sp.ceiling, Round)):
         return bool(x.args[0].is_integer)
     return bool(x.is_integer or is_boolean(x))
 
@@ -85,6 +87,12 @@ def _number(e) -> str:
     if e.is_Integer:
         return str(int(e))
     v = float(e)
+    if not math.isfinite(v):
+        # SymPy multiplied an expression's constants out past the float range: in Python's order of
+        # operations the result may be finite (1e-300 * 1e300 * 1e300), so no number here is right
+        raise CoarsenError(str(e), message=f"the constant {sp.N(e, 4)} (an expression's constants multiplied "
+                           "out) is beyond the float range", hint="scale the constants of that expression so "
+                           "that their product stays below 1.8e308")
     return repr(v)
 
 

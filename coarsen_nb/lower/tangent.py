@@ -57,6 +57,7 @@ class _TangentWriter(ModuleWriter):
         for o in k.outputs:
             pr.emit(f"{self.py(o.name)} = {pr.value(o.symbol)}")
         done = set()
+        pr.ieee = True      # tangent code: inf at a domain edge, not ZeroDivisionError
         for name, e in j.outputs:
             pr.emit(f"{self.names.tangent(name)} = {pr.value(e)}")
             done.add(name)

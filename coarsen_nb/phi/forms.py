@@ -231,14 +231,20 @@ class Erf(sp.Function):
         return rf"\operatorname{{erf}}\left({printer._print(self.args[0])}\right)"
 
 
+def is_one(x) -> bool:
+    """Whether ``x`` is the number 1, written ``1`` or ``1.0`` (SymPy's Integer 1 != Float 1.0)."""
+    return bool(x.is_Number and x == (sp.Float(1) if isinstance(x, sp.Float) else sp.S.One))
+
+
 def stabilize(e: sp.Expr) -> sp.Expr:
     """Rewrite numerically fragile patterns: log(1+exp(z)) → softplus(z), log(1+x) → log1p(x)."""
 
     def rule(node):
         if isinstance(node, sp.log) and isinstance(node.args[0], sp.Add):
             a = node.args[0]
-            if len(a.args) == 2 and sp.S.One in a.args:
-                other = a.args[0] if a.args[1] == 1 else a.args[1]
+            ones = [t for t in a.args if is_one(t)]
+            if len(a.args) == 2 and ones:
+                other = a.args[1] if a.args[0] is ones[0] else a.args[0]
                 if isinstance(other, sp.exp):
                     return Softplus(other.args[0])
                 return Log1p(other)
@@ -295,6 +301,21 @@ class ElemSum(_Inert):
 
     def _latex(self, printer):
         return rf"\sum_{{\mathrm{{elements}}}} {printer._print(self.args[0])}"
+
+
+class SumTo(_Inert):
+    """``SumTo(g, x)``: the elementwise adjoint ``g`` summed to the shape of the array leaf ``x``.
+
+    An operand that NumPy broadcast (a bias row added to a matrix, a column times a row) receives
+    the sum of its adjoint over the broadcast axes: the leading axes it lacks and the axes where
+    it has size 1.  Shapes are only known at run time, so the sum is the module's ``_sum_to``.
+    """
+
+    nargs = 2
+
+    def _latex(self, printer):
+        g, x = (printer._print(a) for a in self.args)
+        return rf"\operatorname{{sum\_to}}_{{{x}}}\left({g}\right)"
 
 
 class ProdExcept(_Inert):

@@ -1,5 +1,8 @@
 """log(c + Σ_k exp(g_k)) → :class:`~coarsen_nb.phi.forms.LogSumExp`, and its max-shifted lowering.
 
+(The same pass writes log(1 + exp(z)) as a guarded :class:`~coarsen_nb.phi.forms.Softplus` where
+lifting could not see it whole: its sum a temp of the kernel, on its own line or kept for reuse.)
+
 A loop that sums exponentials and takes the log afterwards (a partition
 function, a mixture's likelihood, a softmax's normalizer) lifts to
 ``log(c + sum(exp(g)))`` across two kernel temps.  Evaluated as written it
@@ -46,7 +49,20 @@ def recognize(body: list) -> list:
         g = inner.args[0] if scale == 1 else inner.args[0] + sp.log(scale)
         return (g, *red.args[1:5])
 
+    def softplus(node):
+        """Softplus(z) if ``node`` is log(1 + exp(z)) or log1p(exp(z)), read through temps (the sum on
+        its own line, or its own SOI), else None."""
+        arg = resolve(node.args[0])
+        if isinstance(node, sp.log):
+            if not (isinstance(arg, sp.Add) and len(arg.args) == 2 and any(forms.is_one(t) for t in arg.args)):
+                return None
+            arg = resolve(arg.args[1] if forms.is_one(arg.args[0]) else arg.args[0])
+        return forms.Softplus(arg.args[0]) if isinstance(arg, sp.exp) else None
+
     def rule(node):
+        guarded = softplus(node)
+        if guarded is not None:
+            return guarded
         arg = node.args[0]
         if isinstance(node, forms.Log1p):
             terms = [sp.Integer(1), arg]

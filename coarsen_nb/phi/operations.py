@@ -63,6 +63,9 @@ def one_operation_per_let(g: GatedFunction, types: dict[str, T]) -> tuple[GatedF
         if isinstance(e, ir.UnaryOp):
             return ir.UnaryOp(e.op, operand(e.operand, out, line))
         if isinstance(e, ir.Call):
+            z = softplus_operand(e)
+            if z is not None:   # log(1 + exp(z)) is one guarded operation, softplus: split, it overflows
+                return _replacesoftplus_operand(e, operand(z, out, line))
             return ir.Call(e.func, tuple(operand(a, out, line) for a in e.args))
         if isinstance(e, ir.Index):
             return ir.Index(e.value, tuple(operand(i, out, line) for i in e.index))
@@ -91,3 +94,29 @@ def one_operation_per_let(g: GatedFunction, types: dict[str, T]) -> tuple[GatedF
 
     return GatedFunction(g.name, g.params, region(g.body), g.result, g.source), types
 
+
+
+def softplus_operand(e: ir.Call) -> ir.Expr | None:
+    """``z`` when ``e`` is ``log(1 + exp(z))``, ``log(exp(z) + 1)`` or ``log1p(exp(z))``, else None."""
+    if e.func == "log1p" and len(e.args) == 1:
+        inner = e.args[0]
+    elif e.func == "log" and len(e.args) == 1 and isinstance(e.args[0], ir.BinOp) and e.args[0].op == "+":
+        a, b = e.args[0].left, e.args[0].right
+        ones = [x for x in (a, b) if isinstance(x, ir.Const) and not isinstance(x.value, bool) and x.value == 1]
+        if not ones:
+            return None
+        inner = b if a is ones[0] else a
+    else:
+        return None
+    return inner.args[0] if isinstance(inner, ir.Call) and inner.func == "exp" and len(inner.args) == 1 else None
+
+
+def _replacesoftplus_operand(e: ir.Call, z: ir.Expr) -> ir.Call:
+    """``e`` (a softplus, see :func:`softplus_operand`) with ``exp``'s operand replaced by ``z``."""
+    def swap(x):
+        return ir.Call("exp", (z,)) if isinstance(x, ir.Call) and x.func == "exp" else x
+
+    arg = e.args[0]
+    if isinstance(arg, ir.BinOp):
+        return ir.Call(e.func, (ir.BinOp("+", swap(arg.left), swap(arg.right)),))
+    return ir.Call(e.func, (swap(arg),))

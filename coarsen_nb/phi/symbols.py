@@ -14,7 +14,7 @@ from __future__ import annotations
 import sympy as sp
 
 from coarsen_nb import ir
-from coarsen_nb.phi import forms
+from coarsen_nb.phi import domain, forms, rounding
 
 
 class NotSymbolic(Exception):
@@ -34,7 +34,8 @@ _FUNCS = {
     "sin": sp.sin, "cos": sp.cos, "tan": sp.tan, "arcsin": sp.asin, "arccos": sp.acos, "arctan": sp.atan,
     "sinh": sp.sinh, "cosh": sp.cosh, "tanh": sp.tanh, "exp": sp.exp, "log": sp.log, "sqrt": sp.sqrt,
     "abs": sp.Abs, "log1p": forms.Log1p, "expm1": forms.Expm1, "erf": forms.Erf, "sign": sp.sign,
-    "floor": sp.floor, "ceil": sp.ceiling, "float": lambda a: a,
+    "floor": rounding.Floor, "ceil": rounding.Ceil, "round": rounding.Round, "mod": rounding.mod,
+    "floor_divide": rounding.floor_div, "float": lambda a: a,
 }
 
 _CMP = {"<": sp.Lt, "<=": sp.Le, ">": sp.Gt, ">=": sp.Ge, "==": sp.Eq, "!=": sp.Ne}
@@ -75,11 +76,11 @@ def to_sympy(e: ir.Expr, lookup, index=None) -> sp.Basic:
         if e.op == "/":
             return a / b
         if e.op == "**":
-            return a ** b
+            return domain.kept_real("power", [a, b], a ** b)     # 10.0 ** 400.0 raises, as in Python
         if e.op == "//":
-            return sp.floor(a / b)
+            return rounding.floor_div(a, b)
         if e.op == "%":
-            return sp.Mod(a, b)
+            return rounding.mod(a, b)
     if isinstance(e, ir.UnaryOp):
         a = rec(e.operand)
         if e.op == "-":
@@ -147,8 +148,11 @@ def gamma(p, a, b):
 
 
 def _call(e: ir.Call, rec):
-    f = e.func
     args = [rec(a) for a in e.args]
+    return domain.kept_real(e.func, args, _lifted_call(e.func, args))
+
+
+def _lifted_call(f: str, args: list):
     if f in _FUNCS:
         return forms.stabilize(_FUNCS[f](*args)) if f == "log" else _FUNCS[f](*args)
     if f in ("min", "minimum", "max", "maximum") and len(args) >= 2:
@@ -164,6 +168,10 @@ def _call(e: ir.Call, rec):
         return args[0] ** args[1]
     if f == "square":
         return args[0] ** 2
+    if f == "logaddexp":
+        # log(e^a + e^b) = b + softplus(a - b): the guarded softplus never overflows, and its
+        # derivatives are the sigmoid σ(a - b) and 1 - σ(a - b), the softmax of (a, b)
+        return args[1] + forms.Softplus(args[0] - args[1])
     if f == "hypot":
         return sp.sqrt(args[0] ** 2 + args[1] ** 2)
     if f == "log2":

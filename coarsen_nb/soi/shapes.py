@@ -228,6 +228,14 @@ class ShapeFacts:
             return (want is not None and have is not None and want != have) or self.allocates(a[0])
         if f in ("_take", "_block"):
             return self._in_bounds(e) is False or self.allocates(a[0])
+        if f == "_sum_to" and len(a) == 2:
+            # its operand where nothing was broadcast (the shapes agree); a new, smaller array else
+            t = self.ev(a[1])
+            want, have = (tuple(t[1]) if t[0] == "tuple" else None), self.shape(a[0])
+            if want is not None and have is not None and None not in want and \
+                    tuple(map(float, want)) != tuple(map(float, have)):
+                return True
+            return self.allocates(a[0])
         return True
 
     def _block_reshapes_as_view(self, e) -> bool:

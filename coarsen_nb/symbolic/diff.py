@@ -125,9 +125,11 @@ def vjp(kernel: Kernel, active: set[str], out_bars: dict) -> KernelVJP:
     for s, name in kernel.scalars.items():
         if s in bar and name in active:
             out.scalars.append((name, _finish(s, bar.pop(s), out_temps)))
+    broadcasts = len(set(kernel.arrays.values())) > 1     # arrays of different shapes may meet
     for s, name in kernel.arrays.items():
         if s in bar and name in active:
-            out.arrays.append((name, _finish(s, bar.pop(s), out_temps)))
+            b = _finish(s, bar.pop(s), out_temps)
+            out.arrays.append((name, forms.SumTo(b, s) if broadcasts else b))
     for r in kernel.reads:
         if r.symbol in bar and r.array in active:
             # one scatter per level: parts at different levels must not be added before scattering

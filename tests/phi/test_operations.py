@@ -16,7 +16,7 @@ from gradcheck import assert_close, finite_difference
 import coarsen_nb as cn
 from coarsen_nb import ir
 from coarsen_nb.phi.gate import If, Let
-from coarsen_nb.phi.operations import one_operation_per_let
+from coarsen_nb.phi.operations import one_operation_per_let, softplus_operand
 from coarsen_nb.phi.types import infer, signature_of
 
 _LEAVES = (ir.Name, ir.Const, ir.Undef, ir.Attr)
@@ -44,6 +44,8 @@ def _always_evaluated(e):
         return e.index
     if isinstance(e, ir.Update):
         return (*e.index, e.value)
+    if isinstance(e, ir.Call) and softplus_operand(e) is not None:
+        return (softplus_operand(e),)      # log(1 + exp(z)) is one operation: the guarded softplus
     return ir.children(e)
 
 

@@ -1,0 +1,243 @@
+"""Printing SymPy's operators and functions as array code (or plain ``math``): the arithmetic part of
+the :class:`~coarsen_nb.lower.emit.Printer`.
+
+``+ - * /`` and powers, elementwise functions, comparisons and logic, and the
+forms of :mod:`coarsen_nb.phi` that print as one call (softplus, erf, rounding,
+a constant outside its domain).  Integer and boolean array operands of a float
+operation are cast (the array API does not promote between kinds).  In scalar
+derivative code (``Printer.ieee``) a division or a power that Python would
+refuse (``0.5 / 0.0``, ``0.0 ** -0.5``) prints as the module's IEEE helper, so
+a derivative at the edge of its domain is inf, as JAX gives.
+"""
+
+from __future__ import annotations
+
+import math
+
+import sympy as sp
+
+from coarsen_nb.lower.printing import (
+    Level,
+    _common_coefficient,
+    _int_typed,
+    _is_atom_code,
+    _is_number,
+    _number,
+)
+from coarsen_nb.phi import domain, forms, rounding
+from coarsen_nb.phi.symbols import is_boolean
+
+_FUNCS = {  # sympy class -> (array namespace attribute, math attribute); array-API (2024.12) spellings
+    sp.sin: ("sin", "sin"), sp.cos: ("cos", "cos"), sp.tan: ("tan", "tan"), sp.asin: ("asin", "asin"),
+    sp.acos: ("acos", "acos"), sp.atan: ("atan", "atan"), sp.sinh: ("sinh", "sinh"),
+    sp.cosh: ("cosh", "cosh"), sp.tanh: ("tanh", "tanh"), sp.exp: ("exp", "exp"), sp.log: ("log", "log"),
+    forms.Log1p: ("log1p", "log1p"), forms.Expm1: ("expm1", "expm1"), sp.floor: ("floor", "floor"),
+    sp.ceiling: ("ceil", "ceil"), sp.atan2: ("atan2", "atan2"), rounding.Floor: ("floor", "floor"),
+    rounding.Ceil: ("ceil", "ceil"),
+}
+
+
+class OperatorPrinting:
+    """Operators and functions of the :class:`~coarsen_nb.lower.emit.Printer`."""
+
+    def _op(self, e, lv: Level, array: bool) -> str:
+        xp = self.xp
+        if isinstance(e, sp.Mul):
+            return self._mul(e, lv, array)
+        if isinstance(e, sp.Pow):
+            return self._pow(e.base, e.exp, lv, array)
+        # integer or boolean array operands of a float operation are cast (the array API does not promote)
+        cast = not (e.is_integer or is_boolean(e)) or isinstance(e, sp.core.relational.Relational)
+        if isinstance(e, sp.Add):
+            common = _common_coefficient(e)
+            if common is not None:
+                # SymPy distributes numbers over sums (200*(a - b) -> 200*a - 200*b); printed as
+                # 200 * (a - b), the sum is one node that other multiples of it share
+                c, prim = common
+                code = self.value(prim, lv)
+                return f"({_number(c)} * {self._floats([prim], [code], force=True)[0] if cast else code})"
+            # a - b, not a + (-b): the negated term is one value (shared with other uses of b)
+            terms = sorted(e.args, key=lambda x: x.could_extract_minus_sign())
+            negs = [x.could_extract_minus_sign() for x in terms]
+            parts = [-x if neg else x for x, neg in zip(terms, negs, strict=True)]
+            codes = [self.value(x, lv) for x in parts]
+            if cast:
+                codes = self._floats(parts, codes)
+            out = ""
+            for neg, code in zip(negs, codes, strict=True):
+                out = (f"-{code}" if neg else code) if not out else f"{out} {'-' if neg else '+'} {code}"
+            return f"({out})"
+        a = [self.value(x, lv) for x in e.args]
+        if cast:
+            a = self._floats(e.args, a)
+        if isinstance(e, sp.Abs):
+            return f"{xp}.abs({a[0]})" if array else f"abs({a[0]})"
+        if isinstance(e, sp.sign):
+            return f"{xp}.sign({a[0]})" if array else f"(1.0 if {a[0]} > 0 else (-1.0 if {a[0]} < 0 else 0.0))"
+        if type(e) in _FUNCS:
+            np_name, m_name = _FUNCS[type(e)]
+            if array:
+                return f"{xp}.{np_name}({', '.join(a)})"
+            self.uses_math = True
+            return f"math.{m_name}({', '.join(a)})"
+        if isinstance(e, domain.OutsideDomain):
+            # the call as the user wrote it, so it raises where Python's own does (ValueError, OverflowError;
+            # ** its ZeroDivisionError, or a complex number)
+            if e.math_name == "pow":
+                return f"({a[0]} ** {a[1]})"
+            self.uses_math = True
+            return f"math.{e.math_name}({', '.join(a)})"
+        if isinstance(e, forms.Erf):
+            if array:
+                return f"_erf({a[0]})"
+            self.uses_math = True
+            return f"math.erf({a[0]})"
+        if isinstance(e, forms.Softplus):
+            if array:
+                return f"{xp}.logaddexp(0.0, {a[0]})"
+            self.uses_math = True
+            return f"_softplus({a[0]})"
+        if isinstance(e, forms.Sigmoid):
+            if array:
+                return f"{xp}.exp(-{xp}.logaddexp(0.0, -({a[0]})))"
+            self.uses_math = True
+            return f"_sigmoid({a[0]})"
+        if isinstance(e, forms.PowInt):
+            if array:
+                # a float base: a power of an int base and an int exponent array wraps around silently
+                base = f"{float(e.args[0])!r}" if e.args[0].is_Integer else \
+                    (f"(1.0 * {a[0]})" if e.args[0].is_integer else a[0])
+                return f"(({base}) ** ({a[1]}))"
+            return f"_ipow({a[0]}, {a[1]})"
+        if isinstance(e, (sp.Mod, rounding.PyMod)):
+            return f"({a[0]} % {a[1]})"
+        if isinstance(e, rounding.FloorDiv):
+            return f"({a[0]} // {a[1]})"
+        if isinstance(e, rounding.Round):
+            return f"{xp}.round({a[0]})" if array else f"round({a[0]})"
+        if isinstance(e, sp.Heaviside):
+            if array:
+                return f"{xp}.where({a[0]} > 0, 1.0, {xp}.where({a[0]} < 0, 0.0, 0.5))"
+            return f"(1.0 if {a[0]} > 0 else 0.0 if {a[0]} < 0 else 0.5)"
+        if isinstance(e, sp.DiracDelta):
+            return "0.0"
+        if isinstance(e, sp.Max) or isinstance(e, sp.Min):
+            fn = ("maximum" if isinstance(e, sp.Max) else "minimum")
+            if array:
+                out = a[0]
+                for c in a[1:]:
+                    out = f"{xp}.{fn}({out}, {c})"
+                return out
+            return f"{'max' if isinstance(e, sp.Max) else 'min'}({', '.join(a)})"
+        if isinstance(e, sp.core.relational.Relational):
+            return f"({a[0]} {e.rel_op} {a[1]})"
+        if isinstance(e, sp.Not):
+            # not ~: on a Python bool (a scalar predicate at an array level) ~True is -2
+            return f"{xp}.logical_not({a[0]})" if array else f"(not {a[0]})"
+        if isinstance(e, sp.And):
+            return "(" + (" & " if array else " and ").join(a) + ")"
+        if isinstance(e, sp.Or):
+            return "(" + (" | " if array else " or ").join(a) + ")"
+        raise NotImplementedError(f"no printer for {type(e).__name__}: {e}")
+
+    def _floats(self, args, codes: list[str], force: bool = False) -> list[str]:
+        """Integer or boolean array operands of a float operation (or of a comparison that mixes
+        kinds) cast to float64: the array API does not promote between kinds (NumPy does)."""
+        if not force and all(x.is_integer or is_boolean(x) for x in args) \
+                and not any(isinstance(x, sp.Float) for x in args):
+            return codes
+        return [f"{self.xp}.asarray({c}, dtype={self.xp}.float64)"
+                if _int_typed(self._resolved(x)) and not _is_number(c) and (self.deps(x) or self._reduced(x)) else c
+                for x, c in zip(args, codes, strict=True)]
+
+    def _resolved(self, x):
+        """``x`` with a temp symbol replaced by its expression (a symbol has no integer type)."""
+        while isinstance(x, sp.Symbol) and x in self.temps:
+            x = self.temps[x]
+        return x
+
+    def _reduced(self, x) -> bool:
+        """Whether ``x`` involves a reduction: its value is then a 0-d array, not a Python number."""
+        if x not in self._reduced_memo:
+            self._reduced_memo[x] = False     # cycles cannot occur; this only bounds the recursion
+            if isinstance(x, sp.Symbol):
+                out = x in self.temps and self._reduced(self.temps[x])
+            else:
+                out = isinstance(x, (forms._Reduction, forms.ElemSum)) or any(
+                    self._reduced(a) for a in x.args if isinstance(a, sp.Basic))
+            self._reduced_memo[x] = out
+        return self._reduced_memo[x]
+
+    def _mul(self, e, lv: Level, array: bool) -> str:
+        if e.args[0] == -1:
+            # -(a*b) as the negation of the product a*b: one shared node when a*b is used elsewhere
+            return f"-{self.value(-e, lv)}"
+        num, den, sign = [], [], ""
+        cast = not all(_int_typed(self._resolved(f)) for f in e.args)   # (a·γ(0, 0) "is" an integer)
+        args = list(e.args)
+        consts = [f for f in args if f.is_number and f.is_real]
+        if array and len(consts) > 1:
+            # 1/sqrt(2) * 1/sqrt(pi) * ...: one float factor, not one array pass per constant
+            c = float(sp.Mul(*consts))
+            args = [f for f in args if not (f.is_number and f.is_real)]
+            if c < 0:
+                sign, c = "-", -c
+            if c != 1.0 or not args:
+                num.append(repr(c))
+        for f in args:
+            if f == 1 and len(args) > 1:
+                continue        # a Float 1.0 coefficient (0.5 * 2.0) multiplies nothing
+            if f == -1:
+                sign = "-"
+            elif isinstance(f, sp.Pow) and f.exp.is_Number and f.exp < 0:
+                if f.exp == -1:
+                    den.append(self._pow(f.base, 1, lv, array, cast=cast))
+                else:
+                    # sqrt(tau), vol**2, ...: shared subexpressions, computed once like any other node
+                    pos = sp.Pow(f.base, -f.exp)
+                    code = self.value(pos, lv)
+                    den.append(self._floats([pos], [code], force=True)[0] if cast else code)
+            else:
+                num.append(self._floats([f], [self.value(f, lv)], force=True)[0] if cast else self.value(f, lv))
+        text = " * ".join(num) if num else ("1.0" if den else "1")
+        if den:
+            d = den[0] if len(den) == 1 else "(" + " * ".join(den) + ")"
+            text = self._divide(text, d, array)
+        if text.startswith("_ieee_div("):
+            return f"{sign}{text}"      # a call needs no parentheses of its own
+        return f"{sign}({text})" if sign else f"({text})"
+
+    def _pow(self, base, exp, lv: Level, array: bool, cast: bool = False) -> str:
+        b = self.value(base, lv)
+        if cast or not (exp.is_integer and exp.is_nonnegative):
+            b = self._floats([base], [b], force=True)[0]
+        if exp == sp.Rational(1, 2) and _is_number(b):
+            return repr(math.sqrt(float(b)))
+        if exp == sp.Rational(1, 2):
+            if not array:
+                self.uses_math = True
+            return f"{self.xp + '.sqrt' if array else 'math.sqrt'}({b})"
+        if exp == sp.Rational(-1, 2):
+            if not array:
+                self.uses_math = True
+            return self._divide('1.0', (self.xp + '.sqrt' if array else 'math.sqrt') + f'({b})', array, wrap=True)
+        if exp == -1:
+            return self._divide('1.0', b, array, wrap=True)
+        if exp == 1:
+            return b
+        if exp == 2:
+            return f"({b} * {b})" if _is_atom_code(b) else f"({b})**2"
+        x = self.value(exp, lv)
+        if not (base.is_integer and exp.is_integer):
+            x = self._floats([exp], [x], force=True)[0]
+        if self.ieee and not array and not (exp.is_integer and exp.is_nonnegative):
+            return f"_ieee_pow({b}, {x})"   # 0.0 ** -0.5 is inf here, not a ZeroDivisionError
+        return f"({b})**({x})"
+
+    def _divide(self, num: str, den: str, array: bool, wrap: bool = False) -> str:
+        """``num / den`` (in parentheses with ``wrap``); in scalar derivative code IEEE's ±inf or nan
+        where Python would raise ZeroDivisionError (the derivative of sqrt at 0), unless ``den`` is
+        a nonzero number."""
+        if self.ieee and not array and not (_is_number(den) and float(den) != 0):
+            return f"_ieee_div({num}, {den})"
+        return f"({num} / {den})" if wrap else f"{num} / {den}"
