@@ -39,7 +39,7 @@ from coarsen_nb.errors import CoarsenError
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "bench":
-        from benchmarks.cli import main as bench
+        from coarsen_nb.benchmarks.cli import main as bench
 
         return bench(argv[1:])
     if argv and argv[0] == "demo":
@@ -210,7 +210,7 @@ def demo(argv) -> int:
     p.add_argument("--out", default="coarsen_nb_demo", help="folder for the exported modules")
     a = p.parse_args(argv)
     import coarsen_nb as cn
-    from kernels import KERNELS, function
+    from coarsen_nb.kernels import KERNELS, function
 
     os.makedirs(a.out, exist_ok=True)
     print("coarsen_nb demo: every kernel compiled, checked against its hand-written gradient, timed.\n"

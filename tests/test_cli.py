@@ -204,7 +204,7 @@ def test_console_script_entry_point_runs_and_exits_with_the_status(program, tmp_
 
 
 def test_demo_table_says_whether_each_check_passed_and_what_l_1_is(monkeypatch, capsys, tmp_path):
-    import kernels
+    import coarsen_nb.kernels as kernels
 
     monkeypatch.setattr(kernels, "KERNELS", {"piecewise_sum": kernels.KERNELS["piecewise_sum"]})
     rc = main(["demo", "--out", str(tmp_path / "demo")])

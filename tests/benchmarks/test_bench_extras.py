@@ -13,9 +13,9 @@ import json
 import sys
 from pathlib import Path
 
-from benchmarks import cli
-from benchmarks.measure import Config
-from kernels import KERNELS
+from coarsen_nb.benchmarks import cli
+from coarsen_nb.benchmarks.measure import Config
+from coarsen_nb.kernels import KERNELS
 
 FAST = Config(timeout_s=30.0, budget_s=0.01, target_repeat_s=0.0005, min_repeats=1, max_repeats=3,
               memory_max_call_s=1.0)
@@ -40,9 +40,9 @@ def test_bench_runs_without_tqdm_and_matplotlib_and_says_which_extra(monkeypatch
 def test_results_go_to_the_current_directory_outside_a_source_checkout(monkeypatch, tmp_path):
     assert cli.build_parser().parse_args([]).out is None
     checkout = Path(cli.__file__).resolve().parent
-    assert (checkout.parent / "pyproject.toml").is_file()   # these tests run from a source checkout
+    assert (checkout.parents[1] / "pyproject.toml").is_file()   # these tests run from a source checkout
     assert cli.default_out() == checkout
-    installed = tmp_path / "site-packages" / "benchmarks"
+    installed = tmp_path / "site-packages" / "coarsen_nb" / "benchmarks"
     installed.mkdir(parents=True)
     monkeypatch.setattr(cli, "__file__", str(installed / "cli.py"))
     work = tmp_path / "work"

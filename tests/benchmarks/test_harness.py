@@ -2,7 +2,7 @@
 
 A tiny kernel module (with deliberately broken "methods" as adapters) is
 written into a temporary directory, because workers are separate processes
-that import kernels and adapters by name.  No assertion is about speed: the
+that import coarsen_nb.kernels as kernels and adapters by name.  No assertion is about speed: the
 machine is shared and noisy; these tests check structure, the correctness
 guard, the time limits, error capture and the report files.
 """
@@ -20,9 +20,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmarks import cli, harness, memory, report
-from benchmarks.measure import Config, compare
-from benchmarks.peers import METHODS, Method, rebind
+from coarsen_nb.benchmarks import cli, harness, memory, report
+from coarsen_nb.benchmarks.measure import Config, compare
+from coarsen_nb.benchmarks.peers import METHODS, Method, rebind
 
 TINY = '''
 import math
@@ -32,7 +32,7 @@ import time
 
 import numpy as np
 
-from benchmarks.peers import Bound, _as_tuple
+from coarsen_nb.benchmarks.peers import Bound, _as_tuple
 
 META = dict(name="tiny", wrt=("x",), sizes=(4, 6), quick_sizes=(4,), test_size=4)
 
@@ -177,7 +177,7 @@ def test_crash_and_exception_are_reported_not_raised(tiny, tmp_path):
 
 
 def test_missing_peer_is_unavailable(tiny, tmp_path):
-    m = Method("ghost", "benchmarks.peers:hand_written", requires=("no_such_module_for_bench",))
+    m = Method("ghost", "coarsen_nb.benchmarks.peers:hand_written", requires=("no_such_module_for_bench",))
     r = _run(tiny, [m], tmp_path=tmp_path)["ghost"]
     assert r["status"] == "unavailable" and "not installed" in r["message"]
 
@@ -185,7 +185,7 @@ def test_missing_peer_is_unavailable(tiny, tmp_path):
 def test_installed_peers_agree_on_the_tiny_kernel(tiny, tmp_path):
     """autograd and JAX adapters (when installed) run the same loop and match the hand-written gradient.
 
-    torch and tangent are left to ``python -m benchmarks --quick``: their imports alone
+    torch and tangent are left to ``python -m coarsen_nb.benchmarks --quick``: their imports alone
     would take most of this file's time budget.
     """
     names = [m for m in ("autograd", "jax", "jax jit")
@@ -200,7 +200,7 @@ def test_installed_peers_agree_on_the_tiny_kernel(tiny, tmp_path):
 
 def test_in_place_write_is_unsupported_for_immutable_arrays(tiny):
     pytest.importorskip("autograd")
-    from benchmarks.peers import Unsupported, autograd_peer
+    from coarsen_nb.benchmarks.peers import Unsupported, autograd_peer
 
     with pytest.raises(Unsupported, match=r"out\[i\].*immutable"):
         autograd_peer(tiny.writer, tiny, (np.ones(3),), [0])
@@ -278,7 +278,7 @@ def test_a_worker_that_timed_out_is_replaced(tiny, tmp_path):
 _FAULTS = """
 import resource, sys
 import numpy as np
-from benchmarks import harness
+from coarsen_nb.benchmarks import harness
 if sys.argv[1] == "settled":
     harness._settle_allocator()
 x = np.random.default_rng(0).standard_normal(10**5)
@@ -297,7 +297,7 @@ def test_settled_allocator_reuses_large_temporaries():
     measured in."""
     import subprocess
 
-    root = str(Path(harness.__file__).resolve().parents[1])
+    root = str(Path(harness.__file__).resolve().parents[2])
 
     def faults(state):
         out = subprocess.run([sys.executable, "-c", _FAULTS, state], capture_output=True, text=True, cwd=root,

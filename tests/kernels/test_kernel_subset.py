@@ -14,8 +14,8 @@ import textwrap
 
 import pytest
 
+from coarsen_nb.kernels import KERNELS, NAMES, function
 from coarsen_nb.primitives import CONSTANTS, lookup
-from kernels import KERNELS, NAMES, function
 
 BUILTIN_CALLS = {"len", "abs", "min", "max", "float", "int"}
 MODULES = {"np", "math"}

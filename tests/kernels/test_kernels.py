@@ -16,7 +16,7 @@ import types
 import numpy as np
 import pytest
 
-from kernels import KERNELS, NAMES, function
+from coarsen_nb.kernels import KERNELS, NAMES, function
 
 SEEDS = (0, 1, 2)
 

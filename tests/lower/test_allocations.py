@@ -3,14 +3,14 @@ lifted to closed forms (one array expression per SOI, no tape).
 
 Measure: the peak number of live Python allocation blocks above the count
 before the call, sampled at every line of the generated module — the minimum
-over seven calls (:func:`benchmarks.allocations.peak_live_blocks`).  Equal up
+over seven calls (:func:`coarsen_nb.benchmarks.allocations.peak_live_blocks`).  Equal up
 to one block of interpreter noise.  NumPy array *objects* are blocks; their
 data buffers are not, so an array of 10⁴ elements counts as one allocation,
 like one of 10³.  ``test_iterated_loop_tape_is_seen`` checks the measure
 itself: an iterated loop's tape holds one state per iteration, and the
 measure must see at least one block per extra iteration there, or the
 closed-form test could not fail.  The table of blocks and bytes at larger
-sizes is ``python -m benchmarks.allocations``.
+sizes is ``python -m coarsen_nb.benchmarks.allocations``.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from corpus import (
 )
 
 import coarsen_nb as cn
-from benchmarks.allocations import peak_live_blocks
+from coarsen_nb.benchmarks.allocations import peak_live_blocks
 
 CLOSED = {
     "piecewise_sum": (piecewise_sum, lambda n: (np.linspace(-1.0, 1.0, n),)),

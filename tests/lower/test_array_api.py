@@ -27,8 +27,8 @@ from hypothesis import HealthCheck, given, settings
 from program_gen import program_cases
 
 import coarsen_nb as cn
+from coarsen_nb.kernels import KERNELS, function
 from coarsen_nb.lower.module import _HELPERS, ModuleWriter
-from kernels import KERNELS, function
 
 xps = pytest.importorskip("array_api_strict", reason="array_api_strict is not installed")
 

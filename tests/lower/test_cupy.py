@@ -30,7 +30,7 @@ from coarsen_nb.plan import Kernel, Output, Read
 from coarsen_nb.symbolic.diff import vjp as kernel_vjp
 
 try:
-    from kernels import KERNELS, function
+    from coarsen_nb.kernels import KERNELS, function
 except ImportError:          # kernels/ lives at the repository root
     KERNELS, function = {}, None
 

@@ -9,7 +9,7 @@ from corpus import CORPUS
 from gradcheck import assert_close
 
 import coarsen_nb as cn
-from kernels import KERNELS, function
+from coarsen_nb.kernels import KERNELS, function
 
 DIFF = [e for e in CORPUS if e.differentiable and e.wrt]
 

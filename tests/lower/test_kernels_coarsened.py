@@ -8,7 +8,7 @@ import pytest
 from gradcheck import assert_close, finite_difference
 
 import coarsen_nb as cn
-from kernels import KERNELS, function
+from coarsen_nb.kernels import KERNELS, function
 
 SELECTIONS = {"default": {}, "L=1": {"max_soi": 1}, "per-block": {"per_block": True}}
 

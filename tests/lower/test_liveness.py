@@ -13,8 +13,8 @@ import tracemalloc
 import numpy as np
 
 import coarsen_nb as cn
+from coarsen_nb.kernels import KERNELS, function
 from coarsen_nb.lower.liveness import free_dead_names
-from kernels import KERNELS, function
 
 BODY = [
     "    a = xp.ones(3)",

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 import coarsen_nb as cn
-from kernels import KERNELS, function
+from coarsen_nb.kernels import KERNELS, function
 
 ELEMENTWISE = """import numpy as np
 def f(A, B):

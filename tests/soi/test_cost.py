@@ -5,9 +5,9 @@ import pytest
 from measure import measure
 
 import coarsen_nb as cn
+from coarsen_nb.kernels import KERNELS, function
 from coarsen_nb.lower.module import ModuleWriter
 from coarsen_nb.soi.cost import _iter_steps, estimate
-from kernels import KERNELS, function
 
 
 def _compiled(name):

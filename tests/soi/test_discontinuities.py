@@ -1,8 +1,8 @@
 """Parametric discontinuities: which tests depend on a differentiated parameter."""
 
 import coarsen_nb as cn
+from coarsen_nb.kernels import KERNELS, function
 from coarsen_nb.phi.discontinuities import find
-from kernels import KERNELS, function
 
 BRANCH = "def f(x, y):\n    if x > 0:\n        z = x * y\n    else:\n        z = y\n    return z\n"
 WHILE = """def descend(lr, w0):

@@ -6,7 +6,7 @@ may stop the run or corrupt the other figures.  Each method gets its own
 long-lived worker (spawned, so no state leaks from the parent, and so JAX,
 PyTorch and coarsen_nb each pay their import once); the parent watches it.
 Before every potentially slow step the worker announces the step and its
-allowance (:mod:`benchmarks.measure`) and arms an alarm that stops the step
+allowance (:mod:`coarsen_nb.benchmarks.measure`) and arms an alarm that stops the step
 in-process; if the step is stuck where the alarm cannot reach (inside C), the
 parent kills the worker :data:`KILL_GRACE_S` later.  Either way the record
 says ``timeout`` with the step, and the next measurement for that method
@@ -32,8 +32,8 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from benchmarks.measure import Config, measure
-from benchmarks.peers import BASELINE, METHODS, Method
+from coarsen_nb.benchmarks.measure import Config, measure
+from coarsen_nb.benchmarks.peers import BASELINE, METHODS, Method
 
 _CTX = mp.get_context("spawn")
 KILL_GRACE_S = 10.0

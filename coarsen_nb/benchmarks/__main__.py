@@ -1,8 +1,8 @@
-"""``python -m benchmarks``: the benchmark command line (see :mod:`benchmarks.cli`)."""
+"""``python -m coarsen_nb.benchmarks``: the benchmark command line (see :mod:`benchmarks.cli`)."""
 
 import sys
 
-from benchmarks.cli import main
+from coarsen_nb.benchmarks.cli import main
 
 # Guarded: spawned worker processes re-import the main module as ``__mp_main__``.
 if __name__ == "__main__":

@@ -33,8 +33,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from benchmarks import memory
-from benchmarks.peers import BASELINE, Method, Unsupported, hand_written, subscript_writes
+from coarsen_nb.benchmarks import memory
+from coarsen_nb.benchmarks.peers import BASELINE, Method, Unsupported, hand_written, subscript_writes
 
 
 @dataclass(frozen=True)

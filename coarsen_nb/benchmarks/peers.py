@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.shims import autograd_math, jax_math, numpy_math, torch_math, torch_numpy
+from coarsen_nb.benchmarks.shims import autograd_math, jax_math, numpy_math, torch_math, torch_numpy
 
 
 class Unsupported(Exception):
@@ -243,7 +243,7 @@ def torch_eager(fn, mod, args, wrt_idx):
                  value_to_float=lambda v: float(v.item() if isinstance(v, torch.Tensor) else v))
 
 
-_M = "benchmarks.peers:"
+_M = "coarsen_nb.benchmarks.peers:"
 _CN = ("coarsen_nb",)
 _CN_PRE = ("sympy", "coarsen_nb.runtime")
 _JAX_PRE = ("jax.numpy", "jax.scipy.special")

@@ -1,4 +1,4 @@
-"""``python -m benchmarks.allocations``: live allocations of one gradient call against the trip count.
+"""``python -m coarsen_nb.benchmarks.allocations``: live allocations of one gradient call against the trip count.
 
 Coarsening lifts a reduction loop to a closed form (one array expression per
 SOI, no tape), so the allocations of its gradient do not grow with the trip
@@ -133,7 +133,7 @@ def report(sizes=(300, 3000), names=None) -> str:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.allocations", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m coarsen_nb.benchmarks.allocations", description=__doc__.splitlines()[0])
     p.add_argument("--sizes", default="300,3000", help="trip counts, comma-separated (default: 300,3000)")
     p.add_argument("--programs", default=None, help=f"comma-separated, from: {', '.join(PROGRAMS)}")
     a = p.parse_args(argv)

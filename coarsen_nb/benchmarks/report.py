@@ -15,7 +15,7 @@ import platform
 import sys
 from importlib import metadata
 
-from benchmarks.peers import BASELINE, METHODS
+from coarsen_nb.benchmarks.peers import BASELINE, METHODS
 
 PACKAGES = ("coarsen-nb", "numpy", "sympy", "autograd", "jax", "jaxlib", "torch", "tangent-ad",
             "matplotlib")
@@ -235,7 +235,7 @@ def results_markdown(records, info: dict, settings: dict, plot_name: str | None)
     parts = [
         "# coarsen_nb benchmarks" + (" (quick mode)" if settings.get("quick") else ""),
         "",
-        f"Measured {info['date']} with `{settings.get('command', 'python -m benchmarks')}`.",
+        f"Measured {info['date']} with `{settings.get('command', 'python -m coarsen_nb.benchmarks')}`.",
         "",
         f"- Machine: {info['cpu']}, {info['cores']} cores ({info['usable_cores']} usable), "
         f"{info['memory'] or '? memory'}; {info['os']}",

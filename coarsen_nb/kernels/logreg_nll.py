@@ -3,7 +3,7 @@
 The classic training loss: for each record, z = x_iᵀw + b accumulated over
 features in an inner loop, and the per-record loss log(1 + e^z) − y·z in the
 branch-free stable form max(z, 0) − y·z + log1p(e^{−|z|}) (the one scikit-learn
-uses).  Unlike :mod:`kernels.hmc` it has a bias, {0, 1} labels, no prior and
+uses).  Unlike :mod:`coarsen_nb.kernels.hmc` it has a bias, {0, 1} labels, no prior and
 uses builtin ``max``/``abs`` instead of an ``if``.  ``wrt`` is ("w", "b").
 """
 

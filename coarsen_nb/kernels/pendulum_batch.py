@@ -1,6 +1,6 @@
 """A batch of damped pendulums by explicit Euler, whole arrays updated each step.
 
-The same physics as :mod:`kernels.pendulum` (θ'' = −(g/ℓ) sin θ − c θ', from
+The same physics as :mod:`coarsen_nb.kernels.pendulum` (θ'' = −(g/ℓ) sin θ − c θ', from
 rest, 10 s in ``n_steps`` = 1000 Euler steps), but for a batch of B initial
 angles at once: the loop runs over time steps and each update is an
 elementwise array expression (θ ← θ + dt·ω, ...), as a NumPy user writes an

@@ -1,6 +1,6 @@
 """The (L, R) grid: gradient time of every SOI selection on kernels/, and which one is best.
 
-Not a unit test: run ``python -m benchmarks.grid [--quick]``.  For each
+Not a unit test: run ``python -m coarsen_nb.benchmarks.grid [--quick]``.  For each
 kernel (at its smallest benchmark size) and each (L, R) in the grid it
 compiles ``coarsen(fn, max_soi=L, reuse=R)`` and checks the gradient agrees
 with the default selection's.  Settings that generate the *same code* are
@@ -23,8 +23,8 @@ import time
 import numpy as np
 
 import coarsen_nb as cn
+from coarsen_nb.kernels import KERNELS, function
 from coarsen_nb.soi.select import DEFAULT_REUSE
-from kernels import KERNELS, function
 
 GRID_L = (1, 8, 32, math.inf)
 GRID_R = (1, 2, 4, math.inf)

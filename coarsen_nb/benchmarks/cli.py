@@ -1,4 +1,4 @@
-"""``python -m benchmarks`` / ``coarsen-nb bench``: measure, then write tables, plot and RESULTS.md.
+"""``python -m coarsen_nb.benchmarks`` / ``coarsen-nb bench``: measure, then write tables, plot and RESULTS.md.
 
 Two modes, because the two questions differ.  A full run answers "how fast,
 against whom, at which sizes" and takes as long as the slow peers need (each
@@ -24,9 +24,9 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks import harness, report
-from benchmarks.measure import Config
-from benchmarks.peers import BASELINE, METHODS
+from coarsen_nb.benchmarks import harness, report
+from coarsen_nb.benchmarks.measure import Config
+from coarsen_nb.benchmarks.peers import BASELINE, METHODS
 
 # Run order: cheap, decisive methods first; slow peers last, where a quick run's budget cuts.
 ORDER = ("hand-written", "coarsen_nb", "coarsen_nb L=1", "coarsen_nb per-block", "torch", "tangent",
@@ -59,8 +59,8 @@ def parse_methods(text: str | None) -> list[str]:
 
 
 def select_kernels(text: str | None) -> dict:
-    """The kernels registry (``kernels.KERNELS``), optionally narrowed to a comma-separated list."""
-    from kernels import KERNELS
+    """The kernels registry (``coarsen_nb.kernels.KERNELS``), optionally narrowed to a comma-separated list."""
+    from coarsen_nb.kernels import KERNELS
 
     if not text:
         return dict(KERNELS)
@@ -90,12 +90,12 @@ _EXTRAS = "pip install 'coarsen-nb[bench]' for the peers, the progress bar and t
 
 
 def default_out() -> Path:
-    """``benchmarks/`` of a source checkout; the current directory for an installed package.
+    """``coarsen_nb/benchmarks/`` of a source checkout; the current directory for an installed package.
 
-    An installed ``benchmarks`` lives in site-packages, which is no place for a user's results.
+    An installed ``coarsen_nb.benchmarks`` lives in site-packages, which is no place for a user's results.
     """
     here = Path(__file__).resolve().parent
-    return here if (here.parent / "pyproject.toml").is_file() else Path.cwd()
+    return here if (here.parents[1] / "pyproject.toml").is_file() else Path.cwd()
 
 
 def _progress_bar(total: int):
@@ -112,8 +112,9 @@ def run_benchmarks(kernels: dict, methods: list, cfg: Config, out: Path, quick: 
                    log_path: str | None = None) -> dict:
     """Measure, add ratios, and write results JSON, plot and Markdown into ``out``; return paths and records.
 
-    ``methods`` holds names from :data:`~benchmarks.peers.METHODS` or :class:`~benchmarks.peers.Method`
-    objects (tests pass their own); the hand-written baseline is always added and runs first.
+    ``methods`` holds names from :data:`~coarsen_nb.benchmarks.peers.METHODS` or
+    :class:`~coarsen_nb.benchmarks.peers.Method` objects (tests pass their own); the hand-written baseline is
+    always added and runs first.
     """
     resolved = [METHODS[m] if isinstance(m, str) else m for m in methods]
     rank = {name: i for i, name in enumerate(ORDER)}
@@ -172,7 +173,7 @@ def main(argv=None) -> int:
             return 2
         base["timeout_s"] = args.timeout
     cfg = Config(**base)
-    command = "python -m benchmarks " + " ".join(shlex.quote(a) for a in (argv if argv is not None
+    command = "python -m coarsen_nb.benchmarks " + " ".join(shlex.quote(a) for a in (argv if argv is not None
                                                                           else sys.argv[1:]))
     t0 = time.perf_counter()
     out = Path(args.out) if args.out else default_out()
