@@ -213,12 +213,12 @@ _OUTSIDE_DOMAIN = [
 
 def _raises_like_python(fn, py, *args):
     """``fn(*args)`` raises what Python's own run raises (ValueError: math domain error, OverflowError,
-    ZeroDivisionError), with Python's message."""
+    ZeroDivisionError), with Python's message (the runtime may add the source line to it)."""
     with pytest.raises((ArithmeticError, ValueError)) as want:
         py(*args)
     with pytest.raises(type(want.value)) as got:
         _strict(fn, *args)
-    assert str(got.value) == str(want.value)
+    assert str(want.value) in str(got.value)
 
 
 @pytest.mark.parametrize("options", SELECTIONS, ids=["default", "L1", "per_block"])
