@@ -290,6 +290,26 @@ def names_used(e: Expr) -> list[str]:
     return out
 
 
+def map_children(e: Expr, f) -> Expr:
+    """``e`` with ``f`` applied to each direct operand of an operator, call or γ (other nodes as they are):
+    the one-step rewrite that passes over lifted expressions build on."""
+    if isinstance(e, BinOp):
+        return BinOp(e.op, f(e.left), f(e.right))
+    if isinstance(e, Compare):
+        return Compare(e.op, f(e.left), f(e.right))
+    if isinstance(e, UnaryOp):
+        return UnaryOp(e.op, f(e.operand))
+    if isinstance(e, BoolOp):
+        return BoolOp(e.op, tuple(f(v) for v in e.values))
+    if isinstance(e, IfExp):
+        return IfExp(f(e.test), f(e.body), f(e.orelse))
+    if isinstance(e, Call):
+        return Call(e.func, tuple(f(a) for a in e.args))
+    if isinstance(e, Gamma):
+        return Gamma(f(e.pred), f(e.if_true), f(e.if_false))
+    return e
+
+
 def rename(e: Expr, mapping) -> Expr:
     """``e`` with every ``Name`` replaced by ``mapping(name) -> Expr``."""
     if isinstance(e, Name):

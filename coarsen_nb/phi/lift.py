@@ -393,7 +393,7 @@ class _Lifter:
                 return ir.Name(name)
             if isinstance(e, (ir.Name, ir.Const, ir.Undef)):
                 return e
-            return _map_children(e, sub)
+            return ir.map_children(e, sub)
 
         return sub(n.value)
 
@@ -499,24 +499,6 @@ def _defines(n) -> list[str]:
         return [gm.name for gm in n.gammas]
     return [e.name for e in n.etas]
 
-
-def _map_children(e: ir.Expr, f) -> ir.Expr:
-    """``e`` with ``f`` applied to each direct sub-expression."""
-    if isinstance(e, ir.BinOp):
-        return ir.BinOp(e.op, f(e.left), f(e.right))
-    if isinstance(e, ir.Compare):
-        return ir.Compare(e.op, f(e.left), f(e.right))
-    if isinstance(e, ir.UnaryOp):
-        return ir.UnaryOp(e.op, f(e.operand))
-    if isinstance(e, ir.BoolOp):
-        return ir.BoolOp(e.op, tuple(f(v) for v in e.values))
-    if isinstance(e, ir.IfExp):
-        return ir.IfExp(f(e.test), f(e.body), f(e.orelse))
-    if isinstance(e, ir.Call):
-        return ir.Call(e.func, tuple(f(a) for a in e.args))
-    if isinstance(e, ir.Gamma):
-        return ir.Gamma(f(e.pred), f(e.if_true), f(e.if_false))
-    return e
 
 
 def _uses_after(nodes: list, tail: set[str]) -> list[set[str]]:

@@ -126,7 +126,7 @@ def guard_invariant_failures(loop):
             return ir.BinOp(e.op, expr(e.left), ir.IfExp(nonempty, e.right, ir.Const(1.0)))
         if _fails_invariantly(e, variant):
             return ir.IfExp(nonempty, e, ir.Const(1.0))
-        return _map(e, expr)
+        return ir.map_children(e, expr)
 
     def region(nodes) -> tuple:
         out = []
@@ -143,19 +143,3 @@ def guard_invariant_failures(loop):
 
     return Loop(loop.label, info, loop.mus, region(loop.header), loop.cond, region(loop.body), loop.etas)
 
-
-def _map(e: ir.Expr, f) -> ir.Expr:
-    """``e`` with ``f`` applied to each operand (the expressions a closed form lifts)."""
-    if isinstance(e, ir.BinOp):
-        return ir.BinOp(e.op, f(e.left), f(e.right))
-    if isinstance(e, ir.Compare):
-        return ir.Compare(e.op, f(e.left), f(e.right))
-    if isinstance(e, ir.UnaryOp):
-        return ir.UnaryOp(e.op, f(e.operand))
-    if isinstance(e, ir.BoolOp):
-        return ir.BoolOp(e.op, tuple(f(v) for v in e.values))
-    if isinstance(e, ir.IfExp):
-        return ir.IfExp(f(e.test), f(e.body), f(e.orelse))
-    if isinstance(e, ir.Call):
-        return ir.Call(e.func, tuple(f(a) for a in e.args))
-    return e
