@@ -104,6 +104,14 @@ ALIASES: dict[str, str] = {
     "max": "max", "min": "min", "array": "copy", "remainder": "mod", "around": "round",
 }
 
+#: NumPy's named ufuncs for the arithmetic operators, as the operator expression they mean (``a``, ``b``:
+#: the arguments).  The frontend translates the expression instead of the call, so SymPy lifting and the
+#: broadcasting adjoints are the operators' own.
+OPERATOR_UFUNCS: dict[str, str] = {
+    "add": "a + b", "subtract": "a - b", "multiply": "a * b", "divide": "a / b", "true_divide": "a / b",
+    "power": "a ** b", "negative": "-a", "positive": "+a", "square": "a ** 2", "reciprocal": "1.0 / a",
+}
+
 #: Constants the frontend folds: ``math.pi``, ``np.e``, ...
 CONSTANTS: dict[str, float] = {"pi": math.pi, "e": math.e, "inf": math.inf, "tau": math.tau}
 

@@ -611,6 +611,20 @@ def reductions(x):
     return np.mean(x) * np.sum(x) + np.prod(x) + np.dot(x, x) + np.sum(np.exp(-x * x))
 
 
+def named_ufuncs_scalar(x, y):
+    """NumPy's named ufuncs for the operators, on scalars: the same as writing the operators."""
+    u = np.add(np.multiply(x, y), np.subtract(y, 2.0 * x))
+    v = np.divide(u, np.true_divide(3.0, 2.0 + y * y)) - np.power(x, 3) * np.negative(y)
+    return np.square(v) + np.reciprocal(1.5 + x * x) + np.positive(x)
+
+
+def named_ufuncs_array(x, y, a):
+    """The named ufuncs on arrays and broadcast scalars: each adjoint sums over the broadcast axes."""
+    u = np.add(np.multiply(x, y), np.subtract(a, x))
+    v = np.divide(u, np.true_divide(2.0, a)) + np.power(a, 2.0) * np.negative(x)
+    return np.sum(np.square(v) + np.reciprocal(1.5 + x * x) + np.power(1.5 + y * y, x))
+
+
 def tuple_return(x, y):
     s = x + y
     d = x - y
@@ -923,6 +937,9 @@ CORPUS: list[CorpusEntry] = [
     _entry(ones_like_2d_write, lambda r: (r.normal(size=(_n(r, 2, 4), _n(r, 2, 4))),), ("a",),
            tags="array-write loop nested array-2d np"),
     _entry(reductions, lambda r: (_arr(r, _len(r)),), "x", tags="straight np reduction"),
+    _entry(named_ufuncs_scalar, lambda r: (_u(r, -2, 2), _u(r, -2, 2)), "x y", tags="straight np ufunc"),
+    _entry(named_ufuncs_array, lambda r: (lambda n: (_arr(r, n), _arr(r, n), _u(r, 0.5, 1.5)))(_len(r)),
+           "x y a", tags="straight np ufunc reduction"),
     _entry(tuple_return, lambda r: (_u(r, -2, 2), _u(r, -2, 2)), "x y", False, tags="straight tuple"),
     # helpers
     _entry(helper_call, lambda r: (_u(r, -2, 2), _u(r, -2, 2)), "x y", tags="helper straight"),

@@ -167,6 +167,8 @@ class ExprTranslator:
             base = func.value
             mod = self.unit.resolve.module(base.id) if isinstance(base, ast.Name) and base.id not in self.locals \
                 else None
+            if mod == "np" and func.attr in primitives.OPERATOR_UFUNCS:
+                return self._operator_ufunc(func.attr, node)
             if mod is not None:
                 prim = primitives.lookup(mod, func.attr)
                 if prim is None:
@@ -195,6 +197,8 @@ class ExprTranslator:
             if helper is not None:
                 return self.inline(helper, node)
             imported = self.unit.resolve.imported_primitive(name)
+            if imported in primitives.OPERATOR_UFUNCS:
+                return self._operator_ufunc(imported, node)
             prim = primitives.lookup("np", imported) if imported else primitives.lookup(None, name)
             if name == "range":
                 raise self.unit.error("range outside a for loop", node, "use range only as `for i in range(...)`")
@@ -204,6 +208,24 @@ class ExprTranslator:
                                       "cell can be called", message=f"unknown function {name!r}")
             return self._primitive(prim.name, node)
         raise self.unit.error("call of an expression", node, "call a named function")
+
+    def _operator_ufunc(self, name: str, node: ast.Call) -> ir.Expr:
+        """``np.multiply(a, b)`` translated as ``a * b``: the operator's IR, lifting and adjoints."""
+        template = ast.parse(primitives.OPERATOR_UFUNCS[name], mode="eval").body
+        params = sorted({n.id for n in ast.walk(template) if isinstance(n, ast.Name)})
+        if len(node.args) != len(params):
+            raise self.unit.error(f"np.{name} with {len(node.args)} arguments", node,
+                                  f"np.{name} takes {len(params)} positional argument{'s' * (len(params) > 1)}",
+                                  message=f"wrong number of arguments to np.{name}")
+        bound = dict(zip(params, node.args, strict=True))
+
+        class _Bind(ast.NodeTransformer):
+            def visit_Name(self, n: ast.Name) -> ast.AST:
+                return bound[n.id]
+
+        for n in ast.walk(template):
+            ast.copy_location(n, node)
+        return self.expr(_Bind().visit(template))
 
     def _primitive(self, name: str, node: ast.Call) -> ir.Expr:
         prim = primitives.PRIMITIVES[name]
