@@ -584,6 +584,15 @@ def copy_then_write(x):
     return np.sum(y * y)
 
 
+def param_private_copy_write(x, a):
+    """A parameter rebound to its own copy first (the fix the refusal of writes into parameters shows)."""
+    x = x.copy()
+    x[0] = a * x[1]
+    for i in range(1, len(x)):
+        x[i] += a * x[i - 1]
+    return np.sum(x * x)
+
+
 def ones_full_write(x, c):
     w = np.ones(len(x))
     f = np.full(len(x), c)
@@ -931,6 +940,8 @@ CORPUS: list[CorpusEntry] = [
     _entry(cumsum_write, lambda r: (_arr(r, _len(r)),), "x", tags="array-write loop np"),
     _entry(copy_then_write, lambda r: (_signed_arr(r, _len(r)),), "x",
            tags="array-write loop branch np"),
+    _entry(param_private_copy_write, lambda r: (_arr(r, _len(r)), _u(r, -1, 1)), "x a",
+           tags="array-write loop np"),
     _entry(ones_full_write, lambda r: (_arr(r, _len(r), 0.1, 1.0), _u(r, 0.5, 1.5)), ("x", "c"),
            tags="array-write loop np"),
     _entry(empty_write, lambda r: (_arr(r, _len(r)),), "x", tags="array-write loop np"),

@@ -317,6 +317,13 @@ UNSUPPORTED: list[UnsupportedCase] = [
                 x[i] += 1.0
             return x[0]
         """, 3, 8, "Subscript"),
+    _case("param_write_after_conditional_copy", "write into a parameter array", """\
+        def f(x, a):
+            if a > 0.0:
+                x = x.copy()
+            x[0] = a
+            return x[0]
+        """, 4, 4, "Subscript"),
     _case("decorator", "decorator", """\
         @staticmethod
         def f(x):

@@ -132,6 +132,25 @@ class _Frame:
         self.done = prefix + "$done"
         self.loops: list[tuple[str, str]] = []   # (break flag, continue flag) of enclosing loops
         self.written: set[str] = set()
+        self.private = _private_parameters(unit.node)
+
+
+def _private_parameters(fdef: ast.FunctionDef) -> dict[str, int]:
+    """Parameter → the last line of the first top-level statement that rebinds it (``x = x.copy()``).
+
+    Writes after that line go into the function's own array, not the caller's; a rebinding inside an
+    ``if`` or a loop may not run, so only the function body's own statements count.  (A plain alias,
+    ``x = y``, is refused by the alias check.)
+    """
+    params = {a.arg for a in fdef.args.args}
+    out: dict[str, int] = {}
+    for s in fdef.body:
+        targets = s.targets if isinstance(s, ast.Assign) else [s.target] if isinstance(s, ast.AnnAssign) else []
+        for t in targets:
+            for n in (t.elts if isinstance(t, ast.Tuple) else [t]):
+                if isinstance(n, ast.Name) and n.id in params and n.id not in out:
+                    out[n.id] = s.end_lineno
+    return out
 
 
 class _Builder(ExprTranslator):
@@ -375,9 +394,15 @@ class _Builder(ExprTranslator):
         if not isinstance(target.value, ast.Name):
             raise self.unit.error("nested subscript assignment", target, "write `out[i, j] = v`")
         name = target.value.id
-        if name not in self.locals or name in {a.arg for a in self.unit.node.args.args}:
+        is_param = name in {a.arg for a in self.unit.node.args.args}
+        if is_param and target.lineno > self.frame.private.get(name, target.lineno):
+            is_param = False        # rebound before: a write into the function's own array
+        if name not in self.locals or is_param:
             raise self.unit.error("write into a parameter array", target,
-                                  f"make a fresh array first, e.g. `{name}2 = np.copy({name})`, and write into that")
+                                  f"Python would change the caller's array here, and compiled code does not "
+                                  f"(it computes values, and their gradients, without side effects): write into "
+                                  f"a private copy, made by `{name} = {name}.copy()` as the function's first line",
+                                  message=f"write into the parameter array {name!r}")
         self.frame.written.add(name)
         index = self.index(target.slice)
         var = self.rename.get(name, name)

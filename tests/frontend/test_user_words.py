@@ -77,3 +77,18 @@ def test_a_method_hint_suggests_only_a_function_that_exists():
     assert "np.sum(x)" in _error("def f(x):\n    return x.sum()\n").hint
     hint = _error("def f(x):\n    return x.foo()\n").hint
     assert "np.foo" not in hint and "'foo'" in hint
+
+
+def test_a_write_into_a_parameter_says_why_and_shows_the_one_line_fix():
+    err = _error("def f(x, a):\n    x[0] = a * x[1]\n    return x[0]\n")
+    assert err.construct == "write into a parameter array"
+    assert "caller's array" in err.hint and "`x = x.copy()`" in err.hint
+
+
+def test_a_parameter_rebound_to_its_copy_may_be_written_and_the_caller_keeps_its_array():
+    g = cn.coarsen("def f(x, a):\n    x = x.copy()\n    x[0] = a * x[1]\n    return x[0] + x[1]\n",
+                   wrt=("x", "a"))
+    x = np.array([1.0, 2.0])
+    assert g(x, 3.0) == 8.0 and list(x) == [1.0, 2.0]
+    dx, da = g.grad(x, 3.0)
+    assert list(dx) == [0.0, 4.0] and da == 2.0
