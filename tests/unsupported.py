@@ -280,6 +280,13 @@ UNSUPPORTED: list[UnsupportedCase] = [
         def f(A, b):
             return np.sum(np.linalg.solve(A, b))
         """, 5, 18, "Call"),
+    _case("linalg_det", "np.linalg.det", """\
+        import numpy as np
+
+
+        def f(A):
+            return np.linalg.det(A * A)
+        """, 5, 11, "Call"),
     _case("bitwise", "bitwise operator", """\
         def f(n):
             return n & 1

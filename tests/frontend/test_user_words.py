@@ -73,6 +73,13 @@ def test_linalg_solve_hint_names_only_what_exists():
     assert "np.solve" not in str(err) and "outside the compiled function" in err.hint
 
 
+def test_linalg_det_is_named_as_the_function_not_a_method_call():
+    """Issue 19 saw ``np.linalg.det(A)`` reported as a "method call"."""
+    err = _error("import numpy as np\n\ndef f(A):\n    return np.linalg.det(A)\n")
+    assert err.construct == "np.linalg.det" and "method" not in str(err)
+    assert "outside the compiled function" in err.hint
+
+
 def test_a_method_hint_suggests_only_a_function_that_exists():
     assert "np.sum(x)" in _error("def f(x):\n    return x.sum()\n").hint
     hint = _error("def f(x):\n    return x.foo()\n").hint
