@@ -12,6 +12,8 @@ Kinds
 ``shape``        integer-valued, derivative zero (``len``, ``floor``, ...).
 ``constructor``  makes a fresh array (``zeros``, ``ones``, ``empty``, ...).
 ``opaque``       SymPy cannot see into it; it ends a segment (``dot``, ``@``).
+``reshape``      the same values in another shape (``atleast_2d``); an opaque step whose rules
+                 reshape the cotangent and the tangent (:mod:`coarsen_nb.lower.reshapes`).
 """
 
 from __future__ import annotations
@@ -92,6 +94,10 @@ PRIMITIVES: dict[str, Primitive] = {p.name: p for p in [
     _row("ones_like", "constructor", 1),
     _row("empty_like", "constructor", 1),
     _row("copy", "constructor", 1),
+    # the same values, shaped as NumPy's rule says for the operand's rank
+    _row("atleast_1d", "reshape", 1),
+    _row("atleast_2d", "reshape", 1),
+    _row("atleast_3d", "reshape", 1),
     # SymPy cannot see into these: they end a segment
     _row("dot", "opaque", 2),
     _row("matmul", "opaque", 2),

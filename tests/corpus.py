@@ -634,6 +634,18 @@ def named_ufuncs_array(x, y, a):
     return np.sum(np.square(v) + np.reciprocal(1.5 + x * x) + np.power(1.5 + y * y, x))
 
 
+def atleast_and_asarray(x, a, m):
+    """Shape-only calls: atleast_kd reshapes below rank k (a → (1,), x → (1, n) and (1, n, 1), m → (p, n, 1))
+    and is the array itself above; np.asarray of an array is the array, np.array a copy of it."""
+    u = np.atleast_1d(a)
+    v = np.atleast_2d(x)
+    w = np.atleast_3d(m)
+    z = np.atleast_3d(x)
+    q = np.atleast_1d(x) * np.asarray(x) + np.array(x) * np.asarray(a)
+    return np.sum(u * u) * a + np.sum(v * v * a) + np.sum(w * w) * np.sum(z) + np.sum(q * np.atleast_2d(m)) \
+        + np.sum(np.atleast_3d(a)) * np.array(a)
+
+
 def tuple_return(x, y):
     s = x + y
     d = x - y
@@ -951,6 +963,9 @@ CORPUS: list[CorpusEntry] = [
     _entry(named_ufuncs_scalar, lambda r: (_u(r, -2, 2), _u(r, -2, 2)), "x y", tags="straight np ufunc"),
     _entry(named_ufuncs_array, lambda r: (lambda n: (_arr(r, n), _arr(r, n), _u(r, 0.5, 1.5)))(_len(r)),
            "x y a", tags="straight np ufunc reduction"),
+    _entry(atleast_and_asarray,
+           lambda r: (lambda n: (_arr(r, n), _u(r, -1, 1), r.normal(size=(_n(r, 1, 4), n))))(_len(r)), "x a m",
+           tags="straight np reshape reduction array-2d"),
     _entry(tuple_return, lambda r: (_u(r, -2, 2), _u(r, -2, 2)), "x y", False, tags="straight tuple"),
     # helpers
     _entry(helper_call, lambda r: (_u(r, -2, 2), _u(r, -2, 2)), "x y", tags="helper straight"),

@@ -331,6 +331,15 @@ UNSUPPORTED: list[UnsupportedCase] = [
             x[0] = a
             return x[0]
         """, 4, 4, "Subscript"),
+    _case("asarray_alias_write", "array alias", """\
+        import numpy as np
+
+
+        def f(x):
+            y = np.asarray(x)
+            y[0] = 1.0
+            return y[0]
+        """, 5, 4, "Assign"),
     _case("decorator", "decorator", """\
         @staticmethod
         def f(x):

@@ -169,6 +169,8 @@ class ExprTranslator:
                 else None
             if mod == "np" and func.attr in primitives.OPERATOR_UFUNCS:
                 return self._operator_ufunc(func.attr, node)
+            if mod == "np" and func.attr == "asarray" and len(node.args) == 1 and not node.keywords:
+                return self.expr(node.args[0])      # of an array, the array itself; of a number, the number
             if mod is not None:
                 prim = primitives.lookup(mod, func.attr)
                 if prim is None:
@@ -236,7 +238,8 @@ class ExprTranslator:
                                   message=f"wrong number of arguments to {name}")
         if name in ("min", "max") and len(args) == 1:
             name = "amin" if name == "min" else "amax"
-        if primitives.PRIMITIVES[name].kind in ("reduction", "constructor", "opaque") or name in ("len", "int"):
+        if primitives.PRIMITIVES[name].kind in ("reduction", "constructor", "opaque", "reshape") \
+                or name in ("len", "int"):
             # A-normal form for opaque steps: the step and each operand get their own
             # names, so the arithmetic around and inside stays symbolic.
             args = tuple(self.temp(a, "a", node) for a in args)

@@ -634,12 +634,25 @@ class _Builder(ExprTranslator):
     def _check_writes(self, fdef: ast.FunctionDef) -> None:
         """A written array must be fresh: no alias of it may be read after a write."""
         for node in _walk_no_defs(fdef):
-            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name):
+            source = _aliased(node.value) if isinstance(node, ast.Assign) else None
+            if source is not None:
                 names = [t.id for t in node.targets if isinstance(t, ast.Name)]
-                if node.value.id in self.frame.written or any(n in self.frame.written for n in names):
+                if source in self.frame.written or any(n in self.frame.written for n in names):
                     raise self.unit.error("array alias", node,
-                                          f"write `np.copy({node.value.id})`: plain assignment would share the "
+                                          f"write `np.copy({source})`: plain assignment would share the "
                                           "array, and writes into it would change both names")
+
+
+#: Calls that return their array operand itself (NumPy makes no copy), so the result aliases it.
+_ALIASING_CALLS = ("asarray", "atleast_1d", "atleast_2d", "atleast_3d")
+
+
+def _aliased(value: ast.expr) -> str | None:
+    """The variable ``value`` shares its array with: ``x`` for ``x`` and ``np.asarray(x)``, else None."""
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and \
+            value.func.attr in _ALIASING_CALLS and len(value.args) == 1:
+        value = value.args[0]
+    return value.id if isinstance(value, ast.Name) else None
 
 
 def _ends_definitely(body: list[ast.stmt]) -> bool:

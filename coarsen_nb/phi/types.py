@@ -195,6 +195,9 @@ def _call_type(e: ir.Call, args: list[T]) -> T:
         if a.kind == "tuple":
             nd = a.ndim
         return T("float", nd if e.func.endswith("_like") or e.func == "copy" or a.kind in ("shape", "tuple") else 1)
+    if p.kind == "reshape":
+        a = args[0]
+        return T(a.kind if a.kind == "int" else "float", max(a.ndim, int(e.func[-2])))
     if e.func in ("dot", "matmul"):
         return T("float", max(0, args[0].ndim + args[1].ndim - 2))
     nd = max((a.ndim for a in args if a.kind != "shape"), default=0)
