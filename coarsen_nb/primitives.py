@@ -100,6 +100,9 @@ PRIMITIVES: dict[str, Primitive] = {p.name: p for p in [
     _row("atleast_3d", "reshape", 1),
     # SymPy cannot see into these: they end a segment
     _row("dot", "opaque", 2),
+    # a list or tuple literal of numbers, as the 1-D array NumPy makes of it (frontend/literals.py);
+    # no function of np or math is spelled so: the frontend makes it, lookup() never finds it
+    _row("array_literal", "opaque", (), numpy="asarray"),
     _row("matmul", "opaque", 2),
 ]}
 
@@ -133,6 +136,8 @@ def lookup(module: str | None, attr: str) -> Primitive | None:
     if module is None and attr not in BUILTINS:
         return None
     name = ALIASES.get(attr, attr)
+    if name == "array_literal":
+        return None
     if module in ("np", "numpy") and attr in ("max", "amax"):
         name = "amax"
     if module in ("np", "numpy") and attr in ("min", "amin"):

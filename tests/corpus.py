@@ -646,6 +646,38 @@ def atleast_and_asarray(x, a, m):
         + np.sum(np.atleast_3d(a)) * np.array(a)
 
 
+def array_literal_values(a, b, c):
+    """np.array of a list of scalar expressions: one opaque step whose VJP hands entry k back to element k."""
+    v = np.array([a, b * c, 2.0])
+    u = np.array((c, a - b, a * c))
+    return np.sum(v * v) + np.dot(v, u) + v[1] * u[2] + np.prod(np.exp(0.1 * u))
+
+
+def list_values(a, b, c):
+    """A list or tuple used as Python uses one: indexed, iterated, len/sum/max of it."""
+    w = [a * a, c]
+    t = (b, a + c)
+    s = w[0] * w[1] + t[-1] + [a, b][-1] * len(w)
+    for e in w:
+        s += e * b
+    return s + sum(t) + max(w) * min(t)
+
+
+def list_to_numpy(a, b, c):
+    """NumPy functions convert a list or tuple literal to an array: np.sum([...]), np.mean((...))."""
+    w = [a * a, b * c, c]
+    return np.sum(w) * np.mean((a, b)) + np.max([a, c]) + np.sum(np.exp(np.asarray(w)))
+
+
+def list_in_loop(x, a):
+    """A literal rebuilt on every iteration: the opaque step inside an iterated loop."""
+    s = a
+    for i in range(len(x)):
+        v = [s, a * x[i]]
+        s = 0.5 * v[0] + np.sum(np.array(v)) * 0.25
+    return s
+
+
 def tuple_return(x, y):
     s = x + y
     d = x - y
@@ -966,6 +998,15 @@ CORPUS: list[CorpusEntry] = [
     _entry(atleast_and_asarray,
            lambda r: (lambda n: (_arr(r, n), _u(r, -1, 1), r.normal(size=(_n(r, 1, 4), n))))(_len(r)), "x a m",
            tags="straight np reshape reduction array-2d"),
+    _entry(array_literal_values, lambda r: (_u(r, -1, 1), _u(r, -1, 1), _u(r, -1, 1)), "a b c",
+           tags="straight np literal reduction"),
+    _entry(list_values, lambda r: _retry(r, lambda q: (_u(q, -1, 1), _u(q, -1, 1), _u(q, -1, 1)),
+                                         lambda a, b, c: abs(a * a - c) > 0.1 and abs(b - a - c) > 0.1),
+           "a b c", tags="straight literal builtin"),
+    _entry(list_to_numpy, lambda r: _retry(r, lambda q: (_u(q, -1, 1), _u(q, -1, 1), _u(q, -1, 1)),
+                                           lambda a, b, c: abs(a - c) > 0.1),
+           "a b c", tags="straight np literal reduction"),
+    _entry(list_in_loop, lambda r: (_arr(r, _len(r)), _u(r, -1, 1)), "x a", tags="loop np literal array-read"),
     _entry(tuple_return, lambda r: (_u(r, -2, 2), _u(r, -2, 2)), "x y", False, tags="straight tuple"),
     # helpers
     _entry(helper_call, lambda r: (_u(r, -2, 2), _u(r, -2, 2)), "x y", tags="helper straight"),

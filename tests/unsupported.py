@@ -198,11 +198,53 @@ UNSUPPORTED: list[UnsupportedCase] = [
             label = "energy"
             return x
         """, 2, 12, "Constant"),
-    _case("list_literal", "list literal", """\
+    _case("list_arithmetic", "list in arithmetic", """\
         def f(x):
             v = [x, 2.0 * x]
-            return x
-        """, 2, 8, "List"),
+            return x * (v * 2)[0]
+        """, 3, 16, "Name"),
+    _case("list_literal_arithmetic", "list in arithmetic", """\
+        def f(x):
+            return [x, x] + [x]
+        """, 2, 11, "List"),
+    _case("list_augassign", "list in augmented assignment", """\
+        def f(x):
+            v = [x]
+            v += [x]
+            return v[1]
+        """, 3, 4, "Name"),
+    _case("list_math", "list in math.exp(...)", """\
+        import math
+
+
+        def f(x):
+            return math.exp([x, x])[0]
+        """, 5, 20, "List"),
+    _case("list_to_helper", "list in a call of the helper _h", """\
+        def _h(v):
+            return v * 2
+
+        def f(x):
+            return _h([x, x])[0]
+        """, 5, 14, "List"),
+    _case("nested_list", "nested list literal", """\
+        import numpy as np
+
+
+        def f(x):
+            return np.sum(np.array([[x, x], [x, x]]))
+        """, 5, 28, "List"),
+    _case("list_index", "list of indices", """\
+        def f(x):
+            return x[[0, 2]]
+        """, 2, 13, "List"),
+    _case("shape_tuple", "shape tuple", """\
+        import numpy as np
+
+
+        def f(x, n):
+            return np.sum(np.zeros((n, 2)))
+        """, 5, 27, "Tuple"),
     _case("dict_literal", "dict literal", """\
         def f(x):
             d = {1: x}

@@ -30,6 +30,7 @@ import itertools
 from coarsen_nb import ir
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.frontend.exprs import ExprTranslator
+from coarsen_nb.frontend.literals import list_names
 from coarsen_nb.frontend.source import Unit, unit_from_function, units_from_source
 from coarsen_nb.frontend.unbound import FALLS_OFF, FRAME, returns_on_every_path
 
@@ -133,6 +134,7 @@ class _Frame:
         self.loops: list[tuple[str, str]] = []   # (break flag, continue flag) of enclosing loops
         self.written: set[str] = set()
         self.private = _private_parameters(unit.node)
+        self.list_names = list_names(unit.node)
 
 
 def _private_parameters(fdef: ast.FunctionDef) -> dict[str, int]:
@@ -413,6 +415,7 @@ class _Builder(ExprTranslator):
         if isinstance(s.op, _BITWISE):
             raise self.unit.error("bitwise operator", s, "use arithmetic operators")
         op = _BINOPS[type(s.op)]
+        self.refuse_list_operands([s.target, s.value], "augmented assignment")
         rhs = self.expr(s.value)
         if isinstance(s.target, ast.Name):
             current = self.expr(ast.copy_location(ast.Name(s.target.id, ast.Load()), s.target))

@@ -232,6 +232,10 @@ class ModuleWriter:
             return f"xp.asarray({args[0]}, dtype=xp.float64, copy=True)"
         if f in reshapes.RESHAPES:
             return reshapes.forward(f, args[0], self.ndim(e.args[0]))
+        if f == "array_literal":
+            ints = all(type(a.value) is int if isinstance(a, ir.Const) else
+                       getattr(self.plan.types.get(a.id), "kind", None) == "int" for a in e.args)
+            return f"xp.asarray([{', '.join(args)}]{'' if ints else ', dtype=xp.float64'})"
         if f in ("min", "max"):
             return f"{f}({', '.join(args)})"
         if f == "abs":
@@ -572,6 +576,9 @@ class ModuleWriter:
                 acc(a[1], f"xp.sum({bo})")
             elif f in reshapes.RESHAPES:
                 acc(a[0], reshapes.vjp(f, self.code(a[0]), self.ndim(a[0]), bo))
+            elif f == "array_literal":
+                for k, x in enumerate(a):        # entry k of the cotangent goes to element k
+                    acc(x, f"{bo}[{k}]")
             elif f == "mean":
                 acc(a[0], f"{bo} / {self.code(a[0])}.size")
             elif f == "prod":

@@ -113,6 +113,7 @@ class _TangentWriter(ModuleWriter):
                 "matmul": lambda: f"xp.matmul({self._arr(a[0])}, {self.code(a[1])}) + "
                                   f"xp.matmul({self.code(a[0])}, {self._arr(a[1])})",
             }
+            rules["array_literal"] = lambda: f"xp.asarray([{', '.join(self.d(x) for x in a)}], dtype=xp.float64)"
             if f in reshapes.RESHAPES:
                 nd = self.ndim(a[0])
                 rules[f] = lambda: reshapes.jvp(f, self.code(a[0]), nd, self._arr(a[0]) if nd else self.d(a[0]))

@@ -99,3 +99,10 @@ def test_a_parameter_rebound_to_its_copy_may_be_written_and_the_caller_keeps_its
     assert g(x, 3.0) == 8.0 and list(x) == [1.0, 2.0]
     dx, da = g.grad(x, 3.0)
     assert list(dx) == [0.0, 4.0] and da == 2.0
+
+
+def test_a_list_of_arrays_is_refused_at_its_line_as_a_2d_literal():
+    g = cn.coarsen("import numpy as np\n\ndef f(x, y):\n    v = np.array([x, y])\n    return np.sum(v)\n")
+    with pytest.raises(CoarsenError) as info:
+        g.grad(np.ones(3), np.ones(3))
+    assert info.value.line == 4 and "2-D array literal" in str(info.value)
