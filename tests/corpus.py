@@ -996,7 +996,7 @@ CORPUS: list[CorpusEntry] = [
     _entry(named_ufuncs_array, lambda r: (lambda n: (_arr(r, n), _arr(r, n), _u(r, 0.5, 1.5)))(_len(r)),
            "x y a", tags="straight np ufunc reduction"),
     _entry(atleast_and_asarray,
-           lambda r: (lambda n: (_arr(r, n), _u(r, -1, 1), r.normal(size=(_n(r, 1, 4), n))))(_len(r)), "x a m",
+           lambda r: (lambda n: (_arr(r, n), _u(r, -1, 1), r.normal(size=(_n(r, 2, 4), n))))(_len(r)), "x a m",
            tags="straight np reshape reduction array-2d"),
     _entry(array_literal_values, lambda r: (_u(r, -1, 1), _u(r, -1, 1), _u(r, -1, 1)), "a b c",
            tags="straight np literal reduction"),
