@@ -103,6 +103,7 @@ PRIMITIVES: dict[str, Primitive] = {p.name: p for p in [
     # a list or tuple literal of numbers, as the 1-D array NumPy makes of it (frontend/literals.py);
     # no function of np or math is spelled so: the frontend makes it, lookup() never finds it
     _row("array_literal", "opaque", (), numpy="asarray"),
+    _row("array_literal_2d", "opaque", (), numpy="asarray"),     # (ncols, entries row by row...)
     _row("matmul", "opaque", 2),
 ]}
 
@@ -136,7 +137,7 @@ def lookup(module: str | None, attr: str) -> Primitive | None:
     if module is None and attr not in BUILTINS:
         return None
     name = ALIASES.get(attr, attr)
-    if name == "array_literal":
+    if name in ("array_literal", "array_literal_2d"):
         return None
     if module in ("np", "numpy") and attr in ("max", "amax"):
         name = "amax"
@@ -175,6 +176,8 @@ def evaluate(name: str, args: list, xp=np):
         return xp.array(args[0], dtype=float, copy=True)
     if name == "array_literal":
         return xp.asarray(args) if all(isinstance(a, int) for a in args) else xp.asarray(args, dtype=float)
+    if name == "array_literal_2d":
+        return xp.reshape(evaluate("array_literal", args[1:], xp), (-1, args[0]))
     if name in ("zeros", "ones", "empty", "full"):
         return getattr(xp, name)(*args)
     if p.kind == "elementwise" and all(isinstance(a, (int, float)) for a in args) and p.math:

@@ -653,6 +653,13 @@ def array_literal_values(a, b, c):
     return np.sum(v * v) + np.dot(v, u) + v[1] * u[2] + np.prod(np.exp(0.1 * u))
 
 
+def array_literal_2d(a, b, x):
+    """A 2-D literal of rows of one length (lists or tuples): entry (i, j)'s cotangent to its element."""
+    m = np.array([[a, b * a], [2.0, np.sin(b)]])
+    r = np.array([(a, b, 1.0), (b, a, 0.5)])
+    return np.sum(m @ m) + m[1, 1] * m[0, 1] + np.sum(r * r * a) + np.dot(np.dot(m, np.array([a, b])), np.array([x[0], x[-1]]))
+
+
 def list_values(a, b, c):
     """A list or tuple used as Python uses one: indexed, iterated, len/sum/max of it."""
     w = [a * a, c]
@@ -1000,6 +1007,8 @@ CORPUS: list[CorpusEntry] = [
            tags="straight np reshape reduction array-2d"),
     _entry(array_literal_values, lambda r: (_u(r, -1, 1), _u(r, -1, 1), _u(r, -1, 1)), "a b c",
            tags="straight np literal reduction"),
+    _entry(array_literal_2d, lambda r: (_u(r, -1, 1), _u(r, -1, 1), _arr(r, _len(r))), "a b x",
+           tags="straight np literal reduction array-2d"),
     _entry(list_values, lambda r: _retry(r, lambda q: (_u(q, -1, 1), _u(q, -1, 1), _u(q, -1, 1)),
                                          lambda a, b, c: abs(a * a - c) > 0.1 and abs(b - a - c) > 0.1),
            "a b c", tags="straight literal builtin"),

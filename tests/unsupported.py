@@ -227,13 +227,20 @@ UNSUPPORTED: list[UnsupportedCase] = [
         def f(x):
             return _h([x, x])[0]
         """, 5, 14, "List"),
-    _case("nested_list", "nested list literal", """\
+    _case("ragged_list", "ragged list literal", """\
         import numpy as np
 
 
         def f(x):
-            return np.sum(np.array([[x, x], [x, x]]))
-        """, 5, 28, "List"),
+            return np.sum(np.array([[x, x], [x]]))
+        """, 5, 27, "List"),
+    _case("nested_list_3d", "nested list literal", """\
+        import numpy as np
+
+
+        def f(x):
+            return np.sum(np.array([[[x]], [[x]]]))
+        """, 5, 29, "List"),
     _case("list_index", "list of indices", """\
         def f(x):
             return x[[0, 2]]

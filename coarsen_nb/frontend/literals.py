@@ -2,13 +2,14 @@
 
 A literal of scalar expressions is translated as the 1-D array NumPy makes of it: one opaque step
 ``array_literal(a, b, ...)`` (VJP: entry k of the cotangent to the k-th element; JVP: the elements'
-tangents stacked), and ``[a, b][k]`` with a constant k is the element itself.
+tangents stacked), and ``[a, b][k]`` with a constant k is the element itself.  A literal of rows of
+one length, ``[[a, b], [c, d]]``, is ``array_literal_2d(ncols, a, b, c, d)``: the same, row by row.
 
 A Python list is not an array everywhere, though: ``v * 2`` repeats it, ``v + w`` concatenates,
 ``math.exp(v)`` raises.  So a literal — or a name a literal is assigned to — may only be used where
 a list and its array mean the same: indexed, iterated, ``len``/``sum``/``min``/``max`` of it, or as an
 argument of an ``np`` function (which converts it).  Anywhere else it is refused, with the fix
-(``np.array([...])`` first).  Literals of literals (2-D) and literals inside a subscript (``x[[0, 2]]``)
+(``np.array([...])`` first).  Ragged or deeper literals and literals inside a subscript (``x[[0, 2]]``)
 are refused too.
 """
 
@@ -46,15 +47,24 @@ class LiteralTranslator:
     def _array_literal(self, node: ast.List | ast.Tuple, kind: str) -> ir.Expr:
         if not node.elts:
             raise self.unit.error(f"empty {kind}", node, "an array needs its entries: np.zeros(n) makes one of n zeros")
-        for e in node.elts:
+        rows = [e.elts if isinstance(e, (ast.List, ast.Tuple)) else None for e in node.elts]
+        if any(r is not None for r in rows):
+            if any(r is None or not r or len(r) != len(rows[0]) for r in rows):
+                raise self.unit.error(f"ragged {kind} literal", node, "write every row with the same number of "
+                                      "entries (a 2-D literal of numbers), or one flat list")
+            entries = [e for r in rows for e in r]
+        else:
+            entries = node.elts
+        for e in entries:
             if isinstance(e, ast.Starred):
                 raise self.unit.error("*args", e, "write out each entry")
             if isinstance(e, (ast.List, ast.Tuple)):
-                raise self.unit.error(f"nested {kind} literal", e,
-                                      "only 1-D literals of numbers are supported: fill a 2-D array made by "
-                                      "np.zeros_like(...) in a loop, or pass it in as a parameter")
-        elts = tuple(self.temp(self.expr(e), "a", e) for e in node.elts)
-        return self.temp(ir.Call("array_literal", elts), "p", node)
+                raise self.unit.error(f"nested {kind} literal", e, "only 1-D and 2-D literals of numbers are "
+                                      "supported: pass a deeper array in as a parameter")
+        elts = tuple(self.temp(self.expr(e), "a", e) for e in entries)
+        if rows[0] is None:
+            return self.temp(ir.Call("array_literal", elts), "p", node)
+        return self.temp(ir.Call("array_literal_2d", (ir.Const(len(rows[0])), *elts)), "p", node)
 
     def literal_element(self, node: ast.Subscript) -> ast.expr | None:
         """``[a, b][k]`` with a constant k: the element's AST (Python's own indexing, negative k too)."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 from coarsen_nb import ir
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.frontend.unbound import is_bound_check
-from coarsen_nb.lower import reshapes
+from coarsen_nb.lower import literals, reshapes
 from coarsen_nb.lower.module import ModuleWriter, _differentiable_prim
 from coarsen_nb.plan import CondStep, IterStep, PrimStep
 from coarsen_nb.symbolic.jvp import jvp as kernel_jvp
@@ -113,7 +113,8 @@ class _TangentWriter(ModuleWriter):
                 "matmul": lambda: f"xp.matmul({self._arr(a[0])}, {self.code(a[1])}) + "
                                   f"xp.matmul({self.code(a[0])}, {self._arr(a[1])})",
             }
-            rules["array_literal"] = lambda: f"xp.asarray([{', '.join(self.d(x) for x in a)}], dtype=xp.float64)"
+            if f in literals.LITERALS:
+                rules[f] = lambda: literals.jvp(e, [self.d(x) for x in literals.entries(e)])
             if f in reshapes.RESHAPES:
                 nd = self.ndim(a[0])
                 rules[f] = lambda: reshapes.jvp(f, self.code(a[0]), nd, self._arr(a[0]) if nd else self.d(a[0]))

@@ -35,7 +35,7 @@ from coarsen_nb.plan import CondStep, IterStep, Kernel, KernelStep, Output, Plan
 
 _OPAQUE_CALLS = {"sum", "mean", "prod", "amax", "amin", "dot", "matmul", "len", "int", "zeros", "ones", "empty",
                  "full", "zeros_like", "ones_like", "empty_like", "copy", "atleast_1d", "atleast_2d", "atleast_3d",
-                 "array_literal"}
+                 "array_literal", "array_literal_2d"}
 
 
 def lift(g: GatedFunction, types: dict[str, T], mode: str = "phi", max_soi: float | None = None,

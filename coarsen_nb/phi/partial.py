@@ -24,7 +24,7 @@ from coarsen_nb import ir
 _TOTAL_CALLS = frozenset({"len", "abs", "sin", "cos", "tan", "tanh", "arctan", "arctan2", "sign", "sum",
                           "mean", "dot", "matmul", "zeros_like", "ones_like", "empty_like", "copy", "float",
                           "square", "hypot", "erf", "maximum", "minimum", "atleast_1d", "atleast_2d",
-                          "atleast_3d", "array_literal"})
+                          "atleast_3d", "array_literal", "array_literal_2d"})
 
 
 def can_fail(e: ir.Expr) -> bool:
