@@ -657,7 +657,8 @@ def array_literal_2d(a, b, x):
     """A 2-D literal of rows of one length (lists or tuples): entry (i, j)'s cotangent to its element."""
     m = np.array([[a, b * a], [2.0, np.sin(b)]])
     r = np.array([(a, b, 1.0), (b, a, 0.5)])
-    return np.sum(m @ m) + m[1, 1] * m[0, 1] + np.sum(r * r * a) + np.dot(np.dot(m, np.array([a, b])), np.array([x[0], x[-1]]))
+    ends = np.array([x[0], x[-1]])
+    return np.sum(m @ m) + m[1, 1] * m[0, 1] + np.sum(r * r * a) + np.dot(np.dot(m, np.array([a, b])), ends)
 
 
 def list_values(a, b, c):
