@@ -12,6 +12,8 @@ Kinds
 ``shape``        integer-valued, derivative zero (``len``, ``floor``, ...).
 ``constructor``  makes a fresh array (``zeros``, ``ones``, ``empty``, ...).
 ``opaque``       SymPy cannot see into it; it ends a segment (``dot``, ``@``).
+``reshape``      the same values in another shape (``atleast_2d``); an opaque step whose rules
+                 reshape the cotangent and the tangent (:mod:`coarsen_nb.lower.reshapes`).
 """
 
 from __future__ import annotations
@@ -92,8 +94,16 @@ PRIMITIVES: dict[str, Primitive] = {p.name: p for p in [
     _row("ones_like", "constructor", 1),
     _row("empty_like", "constructor", 1),
     _row("copy", "constructor", 1),
+    # the same values, shaped as NumPy's rule says for the operand's rank
+    _row("atleast_1d", "reshape", 1),
+    _row("atleast_2d", "reshape", 1),
+    _row("atleast_3d", "reshape", 1),
     # SymPy cannot see into these: they end a segment
     _row("dot", "opaque", 2),
+    # a list or tuple literal of numbers, as the 1-D array NumPy makes of it (frontend/literals.py);
+    # no function of np or math is spelled so: the frontend makes it, lookup() never finds it
+    _row("array_literal", "opaque", (), numpy="asarray"),
+    _row("array_literal_2d", "opaque", (), numpy="asarray"),     # (ncols, entries row by row...)
     _row("matmul", "opaque", 2),
 ]}
 
@@ -102,6 +112,14 @@ ALIASES: dict[str, str] = {
     "asin": "arcsin", "acos": "arccos", "atan": "arctan", "atan2": "arctan2",
     "fabs": "abs", "absolute": "abs", "pow": "power", "fmax": "maximum", "fmin": "minimum",
     "max": "max", "min": "min", "array": "copy", "remainder": "mod", "around": "round",
+}
+
+#: NumPy's named ufuncs for the arithmetic operators, as the operator expression they mean (``a``, ``b``:
+#: the arguments).  The frontend translates the expression instead of the call, so SymPy lifting and the
+#: broadcasting adjoints are the operators' own.
+OPERATOR_UFUNCS: dict[str, str] = {
+    "add": "a + b", "subtract": "a - b", "multiply": "a * b", "divide": "a / b", "true_divide": "a / b",
+    "power": "a ** b", "negative": "-a", "positive": "+a", "square": "a ** 2", "reciprocal": "1.0 / a",
 }
 
 #: Constants the frontend folds: ``math.pi``, ``np.e``, ...
@@ -119,6 +137,8 @@ def lookup(module: str | None, attr: str) -> Primitive | None:
     if module is None and attr not in BUILTINS:
         return None
     name = ALIASES.get(attr, attr)
+    if name in ("array_literal", "array_literal_2d"):
+        return None
     if module in ("np", "numpy") and attr in ("max", "amax"):
         name = "amax"
     if module in ("np", "numpy") and attr in ("min", "amin"):
@@ -154,6 +174,10 @@ def evaluate(name: str, args: list, xp=np):
         return np.vectorize(math.erf, otypes=[float])(x)
     if name == "copy":
         return xp.array(args[0], dtype=float, copy=True)
+    if name == "array_literal":
+        return xp.asarray(args) if all(isinstance(a, int) for a in args) else xp.asarray(args, dtype=float)
+    if name == "array_literal_2d":
+        return xp.reshape(evaluate("array_literal", args[1:], xp), (-1, args[0]))
     if name in ("zeros", "ones", "empty", "full"):
         return getattr(xp, name)(*args)
     if p.kind == "elementwise" and all(isinstance(a, (int, float)) for a in args) and p.math:

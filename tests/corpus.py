@@ -584,6 +584,15 @@ def copy_then_write(x):
     return np.sum(y * y)
 
 
+def param_private_copy_write(x, a):
+    """A parameter rebound to its own copy first (the fix the refusal of writes into parameters shows)."""
+    x = x.copy()
+    x[0] = a * x[1]
+    for i in range(1, len(x)):
+        x[i] += a * x[i - 1]
+    return np.sum(x * x)
+
+
 def ones_full_write(x, c):
     w = np.ones(len(x))
     f = np.full(len(x), c)
@@ -609,6 +618,72 @@ def ones_like_2d_write(a):
 
 def reductions(x):
     return np.mean(x) * np.sum(x) + np.prod(x) + np.dot(x, x) + np.sum(np.exp(-x * x))
+
+
+def named_ufuncs_scalar(x, y):
+    """NumPy's named ufuncs for the operators, on scalars: the same as writing the operators."""
+    u = np.add(np.multiply(x, y), np.subtract(y, 2.0 * x))
+    v = np.divide(u, np.true_divide(3.0, 2.0 + y * y)) - np.power(x, 3) * np.negative(y)
+    return np.square(v) + np.reciprocal(1.5 + x * x) + np.positive(x)
+
+
+def named_ufuncs_array(x, y, a):
+    """The named ufuncs on arrays and broadcast scalars: each adjoint sums over the broadcast axes."""
+    u = np.add(np.multiply(x, y), np.subtract(a, x))
+    v = np.divide(u, np.true_divide(2.0, a)) + np.power(a, 2.0) * np.negative(x)
+    return np.sum(np.square(v) + np.reciprocal(1.5 + x * x) + np.power(1.5 + y * y, x))
+
+
+def atleast_and_asarray(x, a, m):
+    """Shape-only calls: atleast_kd reshapes below rank k (a → (1,), x → (1, n) and (1, n, 1), m → (p, n, 1))
+    and is the array itself above; np.asarray of an array is the array, np.array a copy of it."""
+    u = np.atleast_1d(a)
+    v = np.atleast_2d(x)
+    w = np.atleast_3d(m)
+    z = np.atleast_3d(x)
+    q = np.atleast_1d(x) * np.asarray(x) + np.array(x) * np.asarray(a)
+    return np.sum(u * u) * a + np.sum(v * v * a) + np.sum(w * w) * np.sum(z) + np.sum(q * np.atleast_2d(m)) \
+        + np.sum(np.atleast_3d(a)) * np.array(a)
+
+
+def array_literal_values(a, b, c):
+    """np.array of a list of scalar expressions: one opaque step whose VJP hands entry k back to element k."""
+    v = np.array([a, b * c, 2.0])
+    u = np.array((c, a - b, a * c))
+    return np.sum(v * v) + np.dot(v, u) + v[1] * u[2] + np.prod(np.exp(0.1 * u))
+
+
+def array_literal_2d(a, b, x):
+    """A 2-D literal of rows of one length (lists or tuples): entry (i, j)'s cotangent to its element."""
+    m = np.array([[a, b * a], [2.0, np.sin(b)]])
+    r = np.array([(a, b, 1.0), (b, a, 0.5)])
+    ends = np.array([x[0], x[-1]])
+    return np.sum(m @ m) + m[1, 1] * m[0, 1] + np.sum(r * r * a) + np.dot(np.dot(m, np.array([a, b])), ends)
+
+
+def list_values(a, b, c):
+    """A list or tuple used as Python uses one: indexed, iterated, len/sum/max of it."""
+    w = [a * a, c]
+    t = (b, a + c)
+    s = w[0] * w[1] + t[-1] + [a, b][-1] * len(w)
+    for e in w:
+        s += e * b
+    return s + sum(t) + max(w) * min(t)
+
+
+def list_to_numpy(a, b, c):
+    """NumPy functions convert a list or tuple literal to an array: np.sum([...]), np.mean((...))."""
+    w = [a * a, b * c, c]
+    return np.sum(w) * np.mean((a, b)) + np.max([a, c]) + np.sum(np.exp(np.asarray(w)))
+
+
+def list_in_loop(x, a):
+    """A literal rebuilt on every iteration: the opaque step inside an iterated loop."""
+    s = a
+    for i in range(len(x)):
+        v = [s, a * x[i]]
+        s = 0.5 * v[0] + np.sum(np.array(v)) * 0.25
+    return s
 
 
 def tuple_return(x, y):
@@ -917,12 +992,31 @@ CORPUS: list[CorpusEntry] = [
     _entry(cumsum_write, lambda r: (_arr(r, _len(r)),), "x", tags="array-write loop np"),
     _entry(copy_then_write, lambda r: (_signed_arr(r, _len(r)),), "x",
            tags="array-write loop branch np"),
+    _entry(param_private_copy_write, lambda r: (_arr(r, _len(r)), _u(r, -1, 1)), "x a",
+           tags="array-write loop np"),
     _entry(ones_full_write, lambda r: (_arr(r, _len(r), 0.1, 1.0), _u(r, 0.5, 1.5)), ("x", "c"),
            tags="array-write loop np"),
     _entry(empty_write, lambda r: (_arr(r, _len(r)),), "x", tags="array-write loop np"),
     _entry(ones_like_2d_write, lambda r: (r.normal(size=(_n(r, 2, 4), _n(r, 2, 4))),), ("a",),
            tags="array-write loop nested array-2d np"),
     _entry(reductions, lambda r: (_arr(r, _len(r)),), "x", tags="straight np reduction"),
+    _entry(named_ufuncs_scalar, lambda r: (_u(r, -2, 2), _u(r, -2, 2)), "x y", tags="straight np ufunc"),
+    _entry(named_ufuncs_array, lambda r: (lambda n: (_arr(r, n), _arr(r, n), _u(r, 0.5, 1.5)))(_len(r)),
+           "x y a", tags="straight np ufunc reduction"),
+    _entry(atleast_and_asarray,
+           lambda r: (lambda n: (_arr(r, n), _u(r, -1, 1), r.normal(size=(_n(r, 2, 4), n))))(_len(r)), "x a m",
+           tags="straight np reshape reduction array-2d"),
+    _entry(array_literal_values, lambda r: (_u(r, -1, 1), _u(r, -1, 1), _u(r, -1, 1)), "a b c",
+           tags="straight np literal reduction"),
+    _entry(array_literal_2d, lambda r: (_u(r, -1, 1), _u(r, -1, 1), _arr(r, _len(r))), "a b x",
+           tags="straight np literal reduction array-2d"),
+    _entry(list_values, lambda r: _retry(r, lambda q: (_u(q, -1, 1), _u(q, -1, 1), _u(q, -1, 1)),
+                                         lambda a, b, c: abs(a * a - c) > 0.1 and abs(b - a - c) > 0.1),
+           "a b c", tags="straight literal builtin"),
+    _entry(list_to_numpy, lambda r: _retry(r, lambda q: (_u(q, -1, 1), _u(q, -1, 1), _u(q, -1, 1)),
+                                           lambda a, b, c: abs(a - c) > 0.1),
+           "a b c", tags="straight np literal reduction"),
+    _entry(list_in_loop, lambda r: (_arr(r, _len(r)), _u(r, -1, 1)), "x a", tags="loop np literal array-read"),
     _entry(tuple_return, lambda r: (_u(r, -2, 2), _u(r, -2, 2)), "x y", False, tags="straight tuple"),
     # helpers
     _entry(helper_call, lambda r: (_u(r, -2, 2), _u(r, -2, 2)), "x y", tags="helper straight"),

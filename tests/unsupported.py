@@ -198,11 +198,60 @@ UNSUPPORTED: list[UnsupportedCase] = [
             label = "energy"
             return x
         """, 2, 12, "Constant"),
-    _case("list_literal", "list literal", """\
+    _case("list_arithmetic", "list in arithmetic", """\
         def f(x):
             v = [x, 2.0 * x]
-            return x
-        """, 2, 8, "List"),
+            return x * (v * 2)[0]
+        """, 3, 16, "Name"),
+    _case("list_literal_arithmetic", "list in arithmetic", """\
+        def f(x):
+            return [x, x] + [x]
+        """, 2, 11, "List"),
+    _case("list_augassign", "list in augmented assignment", """\
+        def f(x):
+            v = [x]
+            v += [x]
+            return v[1]
+        """, 3, 4, "Name"),
+    _case("list_math", "list in math.exp(...)", """\
+        import math
+
+
+        def f(x):
+            return math.exp([x, x])[0]
+        """, 5, 20, "List"),
+    _case("list_to_helper", "list in a call of the helper _h", """\
+        def _h(v):
+            return v * 2
+
+        def f(x):
+            return _h([x, x])[0]
+        """, 5, 14, "List"),
+    _case("ragged_list", "ragged list literal", """\
+        import numpy as np
+
+
+        def f(x):
+            return np.sum(np.array([[x, x], [x]]))
+        """, 5, 27, "List"),
+    _case("nested_list_3d", "nested list literal", """\
+        import numpy as np
+
+
+        def f(x):
+            return np.sum(np.array([[[x]], [[x]]]))
+        """, 5, 29, "List"),
+    _case("list_index", "list of indices", """\
+        def f(x):
+            return x[[0, 2]]
+        """, 2, 13, "List"),
+    _case("shape_tuple", "shape tuple", """\
+        import numpy as np
+
+
+        def f(x, n):
+            return np.sum(np.zeros((n, 2)))
+        """, 5, 27, "Tuple"),
     _case("dict_literal", "dict literal", """\
         def f(x):
             d = {1: x}
@@ -280,6 +329,13 @@ UNSUPPORTED: list[UnsupportedCase] = [
         def f(A, b):
             return np.sum(np.linalg.solve(A, b))
         """, 5, 18, "Call"),
+    _case("linalg_det", "np.linalg.det", """\
+        import numpy as np
+
+
+        def f(A):
+            return np.linalg.det(A * A)
+        """, 5, 11, "Call"),
     _case("bitwise", "bitwise operator", """\
         def f(n):
             return n & 1
@@ -317,6 +373,22 @@ UNSUPPORTED: list[UnsupportedCase] = [
                 x[i] += 1.0
             return x[0]
         """, 3, 8, "Subscript"),
+    _case("param_write_after_conditional_copy", "write into a parameter array", """\
+        def f(x, a):
+            if a > 0.0:
+                x = x.copy()
+            x[0] = a
+            return x[0]
+        """, 4, 4, "Subscript"),
+    _case("asarray_alias_write", "array alias", """\
+        import numpy as np
+
+
+        def f(x):
+            y = np.asarray(x)
+            y[0] = 1.0
+            return y[0]
+        """, 5, 4, "Assign"),
     _case("decorator", "decorator", """\
         @staticmethod
         def f(x):

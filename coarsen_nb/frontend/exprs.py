@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 
 from coarsen_nb import ir, primitives
+from coarsen_nb.frontend.literals import LIST_SAFE_BUILTINS, LiteralTranslator
 from coarsen_nb.frontend.source import _MISSING, Unit
 
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
@@ -28,7 +29,6 @@ _REJECT = {
     ast.ListComp: ("list comprehension", "fill an array made by np.zeros(n) in a `for` loop"),
     ast.SetComp: ("set comprehension", "write a `for` loop"),
     ast.DictComp: ("dict comprehension", "write a `for` loop"),
-    ast.List: ("list literal", "use separate scalar variables, or an array made by np.zeros(n)"),
     ast.Dict: ("dict literal", "use separate variables"),
     ast.Set: ("set literal", "use separate variables"),
     ast.JoinedStr: ("string literal", "remove strings from the function; print outside it"),
@@ -41,7 +41,7 @@ _REJECT = {
 }
 
 
-class ExprTranslator:
+class ExprTranslator(LiteralTranslator):
     """Mixin: ``self.unit`` is the function being translated, ``self.locals`` its variable names."""
 
     unit: Unit
@@ -82,15 +82,13 @@ class ExprTranslator:
                               "pass it as a parameter, or define it as a number before the function",
                               message=f"unknown name {name!r}")
 
-    def _e_Tuple(self, node: ast.Tuple) -> ir.Expr:
-        raise self.unit.error("tuple", node, "tuples may only be assigned (`a, b = ...`) or returned")
-
     # -- operators -----------------------------------------------------------
 
     def _e_BinOp(self, node: ast.BinOp) -> ir.Expr:
         if isinstance(node.op, _BITWISE):
             raise self.unit.error("bitwise operator", node, "use `and`/`or`/`not` for conditions")
         op = _BINOPS[type(node.op)]
+        self.refuse_list_operands([node.left, node.right], "arithmetic")
         left, right = self.expr(node.left), self.expr(node.right)
         if op == "@":
             return self.temp(ir.BinOp(op, self.temp(left, "a", node), self.temp(right, "a", node)), "p", node)
@@ -100,6 +98,7 @@ class ExprTranslator:
         if isinstance(node.op, ast.Invert):
             raise self.unit.error("bitwise operator", node, "use `not` for conditions")
         op = {ast.USub: "-", ast.UAdd: "+", ast.Not: "not"}[type(node.op)]
+        self.refuse_list_operands([node.operand], "arithmetic" if op != "not" else "a condition")
         operand = self.expr(node.operand)
         if op == "-" and isinstance(operand, ir.Const) and not isinstance(operand.value, bool):
             return ir.Const(-operand.value)
@@ -107,6 +106,7 @@ class ExprTranslator:
 
     def _e_Compare(self, node: ast.Compare) -> ir.Expr:
         parts = []
+        self.refuse_list_operands([node.left, *node.comparators], "a comparison")
         left = self.expr(node.left)
         for op, right_node in zip(node.ops, node.comparators, strict=True):
             if isinstance(op, (ast.Is, ast.IsNot)):
@@ -128,6 +128,9 @@ class ExprTranslator:
     # -- indexing and attributes ----------------------------------------------
 
     def _e_Subscript(self, node: ast.Subscript) -> ir.Expr:
+        element = self.literal_element(node)
+        if element is not None:
+            return self.expr(element)
         value = self.expr(node.value)
         return ir.Index(value, self.index(node.slice))
 
@@ -137,6 +140,7 @@ class ExprTranslator:
         for e in elts:
             if isinstance(e, ast.Slice):
                 raise self.unit.error("slice", e, "loop over the indices instead (`for i in range(a, b)`)")
+            self.refuse_list_index(e)
             out.append(self.expr(e))
         return tuple(out)
 
@@ -167,8 +171,16 @@ class ExprTranslator:
             base = func.value
             mod = self.unit.resolve.module(base.id) if isinstance(base, ast.Name) and base.id not in self.locals \
                 else None
+            if mod == "np" and func.attr in primitives.OPERATOR_UFUNCS:
+                return self._operator_ufunc(func.attr, node)
+            if mod == "np" and func.attr == "asarray" and len(node.args) == 1 and not node.keywords:
+                return self.expr(node.args[0])      # of an array, the array itself; of a number, the number
             if mod is not None:
                 prim = primitives.lookup(mod, func.attr)
+                if mod == "math":
+                    self.refuse_list_operands(node.args, f"math.{func.attr}(...)")
+                elif prim is not None and prim.kind == "constructor" and prim.name != "copy":
+                    self._refuse_shape_tuple(node)
                 if prim is None:
                     raise self.unit.error(f"unknown function '{base.id}.{func.attr}'", node,
                                           "use a supported math/np function, or write it with loops",
@@ -193,8 +205,11 @@ class ExprTranslator:
                 raise self.unit.error("recursion", node, "write the recursion as a loop")
             helper = self.unit.resolve.helper(name)
             if helper is not None:
+                self.refuse_list_operands(node.args, f"a call of the helper {name}")
                 return self.inline(helper, node)
             imported = self.unit.resolve.imported_primitive(name)
+            if imported in primitives.OPERATOR_UFUNCS:
+                return self._operator_ufunc(imported, node)
             prim = primitives.lookup("np", imported) if imported else primitives.lookup(None, name)
             if name == "range":
                 raise self.unit.error("range outside a for loop", node, "use range only as `for i in range(...)`")
@@ -202,8 +217,34 @@ class ExprTranslator:
                 raise self.unit.error(f"unknown function '{name}'", node,
                                       "only math/np functions, abs/min/max/len and helpers defined in the same "
                                       "cell can be called", message=f"unknown function {name!r}")
+            if not imported and name not in LIST_SAFE_BUILTINS:
+                self.refuse_list_operands(node.args, f"{name}(...)")
             return self._primitive(prim.name, node)
         raise self.unit.error("call of an expression", node, "call a named function")
+
+    def _refuse_shape_tuple(self, node: ast.Call) -> None:
+        for a in node.args:
+            if isinstance(a, (ast.List, ast.Tuple)):
+                raise self.unit.error("shape tuple", a, "only 1-D arrays are made here: give the length as one "
+                                      "int, e.g. np.zeros(n)")
+
+    def _operator_ufunc(self, name: str, node: ast.Call) -> ir.Expr:
+        """``np.multiply(a, b)`` translated as ``a * b``: the operator's IR, lifting and adjoints."""
+        template = ast.parse(primitives.OPERATOR_UFUNCS[name], mode="eval").body
+        params = sorted({n.id for n in ast.walk(template) if isinstance(n, ast.Name)})
+        if len(node.args) != len(params):
+            raise self.unit.error(f"np.{name} with {len(node.args)} arguments", node,
+                                  f"np.{name} takes {len(params)} positional argument{'s' * (len(params) > 1)}",
+                                  message=f"wrong number of arguments to np.{name}")
+        bound = dict(zip(params, node.args, strict=True))
+
+        class _Bind(ast.NodeTransformer):
+            def visit_Name(self, n: ast.Name) -> ast.AST:
+                return bound[n.id]
+
+        for n in ast.walk(template):
+            ast.copy_location(n, node)
+        return self.expr(_Bind().visit(template))
 
     def _primitive(self, name: str, node: ast.Call) -> ir.Expr:
         prim = primitives.PRIMITIVES[name]
@@ -214,7 +255,8 @@ class ExprTranslator:
                                   message=f"wrong number of arguments to {name}")
         if name in ("min", "max") and len(args) == 1:
             name = "amin" if name == "min" else "amax"
-        if primitives.PRIMITIVES[name].kind in ("reduction", "constructor", "opaque") or name in ("len", "int"):
+        if primitives.PRIMITIVES[name].kind in ("reduction", "constructor", "opaque", "reshape") \
+                or name in ("len", "int"):
             # A-normal form for opaque steps: the step and each operand get their own
             # names, so the arithmetic around and inside stays symbolic.
             args = tuple(self.temp(a, "a", node) for a in args)

@@ -30,6 +30,7 @@ import itertools
 from coarsen_nb import ir
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.frontend.exprs import ExprTranslator
+from coarsen_nb.frontend.literals import list_names
 from coarsen_nb.frontend.source import Unit, unit_from_function, units_from_source
 from coarsen_nb.frontend.unbound import FALLS_OFF, FRAME, returns_on_every_path
 
@@ -132,6 +133,26 @@ class _Frame:
         self.done = prefix + "$done"
         self.loops: list[tuple[str, str]] = []   # (break flag, continue flag) of enclosing loops
         self.written: set[str] = set()
+        self.private = _private_parameters(unit.node)
+        self.list_names = list_names(unit.node)
+
+
+def _private_parameters(fdef: ast.FunctionDef) -> dict[str, int]:
+    """Parameter → the last line of the first top-level statement that rebinds it (``x = x.copy()``).
+
+    Writes after that line go into the function's own array, not the caller's; a rebinding inside an
+    ``if`` or a loop may not run, so only the function body's own statements count.  (A plain alias,
+    ``x = y``, is refused by the alias check.)
+    """
+    params = {a.arg for a in fdef.args.args}
+    out: dict[str, int] = {}
+    for s in fdef.body:
+        targets = s.targets if isinstance(s, ast.Assign) else [s.target] if isinstance(s, ast.AnnAssign) else []
+        for t in targets:
+            for n in (t.elts if isinstance(t, ast.Tuple) else [t]):
+                if isinstance(n, ast.Name) and n.id in params and n.id not in out:
+                    out[n.id] = s.end_lineno
+    return out
 
 
 class _Builder(ExprTranslator):
@@ -375,9 +396,15 @@ class _Builder(ExprTranslator):
         if not isinstance(target.value, ast.Name):
             raise self.unit.error("nested subscript assignment", target, "write `out[i, j] = v`")
         name = target.value.id
-        if name not in self.locals or name in {a.arg for a in self.unit.node.args.args}:
+        is_param = name in {a.arg for a in self.unit.node.args.args}
+        if is_param and target.lineno > self.frame.private.get(name, target.lineno):
+            is_param = False        # rebound before: a write into the function's own array
+        if name not in self.locals or is_param:
             raise self.unit.error("write into a parameter array", target,
-                                  f"make a fresh array first, e.g. `{name}2 = np.copy({name})`, and write into that")
+                                  f"Python would change the caller's array here, and compiled code does not "
+                                  f"(it computes values, and their gradients, without side effects): write into "
+                                  f"a private copy, made by `{name} = {name}.copy()` as the function's first line",
+                                  message=f"write into the parameter array {name!r}")
         self.frame.written.add(name)
         index = self.index(target.slice)
         var = self.rename.get(name, name)
@@ -388,6 +415,7 @@ class _Builder(ExprTranslator):
         if isinstance(s.op, _BITWISE):
             raise self.unit.error("bitwise operator", s, "use arithmetic operators")
         op = _BINOPS[type(s.op)]
+        self.refuse_list_operands([s.target, s.value], "augmented assignment")
         rhs = self.expr(s.value)
         if isinstance(s.target, ast.Name):
             current = self.expr(ast.copy_location(ast.Name(s.target.id, ast.Load()), s.target))
@@ -609,12 +637,25 @@ class _Builder(ExprTranslator):
     def _check_writes(self, fdef: ast.FunctionDef) -> None:
         """A written array must be fresh: no alias of it may be read after a write."""
         for node in _walk_no_defs(fdef):
-            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name):
+            source = _aliased(node.value) if isinstance(node, ast.Assign) else None
+            if source is not None:
                 names = [t.id for t in node.targets if isinstance(t, ast.Name)]
-                if node.value.id in self.frame.written or any(n in self.frame.written for n in names):
+                if source in self.frame.written or any(n in self.frame.written for n in names):
                     raise self.unit.error("array alias", node,
-                                          f"write `np.copy({node.value.id})`: plain assignment would share the "
+                                          f"write `np.copy({source})`: plain assignment would share the "
                                           "array, and writes into it would change both names")
+
+
+#: Calls that return their array operand itself (NumPy makes no copy), so the result aliases it.
+_ALIASING_CALLS = ("asarray", "atleast_1d", "atleast_2d", "atleast_3d")
+
+
+def _aliased(value: ast.expr) -> str | None:
+    """The variable ``value`` shares its array with: ``x`` for ``x`` and ``np.asarray(x)``, else None."""
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and \
+            value.func.attr in _ALIASING_CALLS and len(value.args) == 1:
+        value = value.args[0]
+    return value.id if isinstance(value, ast.Name) else None
 
 
 def _ends_definitely(body: list[ast.stmt]) -> bool:

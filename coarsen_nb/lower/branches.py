@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+import math
+
 import sympy as sp
 from sympy.functions.elementary.piecewise import ExprCondPair
 
@@ -118,7 +120,10 @@ class BranchPrinting:
         xp = self.xp
         e = self._resolved(expr)
         if e.is_Number:
-            return f"{xp}.full({size}, {float(e)!r})"
+            v = float(e)
+            # nan (the IEEE arm of a power's guard) and ±inf have no literal: spell them as the namespace's
+            fill = repr(v) if math.isfinite(v) else f"{xp}.nan" if math.isnan(v) else f"{'-' * (v < 0)}{xp}.inf"
+            return f"{xp}.full({size}, {fill})"
         varies = self.deps(e) & (self._varying_binders(lv) | {ELEM})
         if isinstance(e, (sp.Add, sp.Mul, sp.Pow)) and varies and self.natural(e, lv) is lv and not _int_typed(e):
             code = self._compute(e, lv)      # a new array (not the memo's: it is written to)

@@ -28,6 +28,7 @@ import sympy as sp
 from coarsen_nb import ir, primitives
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.frontend.unbound import bound_error, is_bound_check
+from coarsen_nb.lower import literals, reshapes
 from coarsen_nb.lower.emit import Printer
 from coarsen_nb.lower.helpers import DEPENDS as _DEPENDS
 from coarsen_nb.lower.helpers import HELPERS as _HELPERS
@@ -180,6 +181,10 @@ class ModuleWriter:
     def py(self, name: str) -> str:
         return self.names(name)
 
+    def ndim(self, e: ir.Expr) -> int:
+        t = self.plan.types.get(e.id) if isinstance(e, ir.Name) else None
+        return t.ndim if t is not None else 0
+
     def is_array(self, name: str) -> bool:
         t = self.plan.types.get(name)
         return bool(t is not None and t.is_array)
@@ -225,6 +230,13 @@ class ModuleWriter:
             return f"{f}({args[0]})"
         if f == "copy":
             return f"xp.asarray({args[0]}, dtype=xp.float64, copy=True)"
+        if f in reshapes.RESHAPES:
+            return reshapes.forward(f, args[0], self.ndim(e.args[0]))
+        if f in literals.LITERALS:
+            items = literals.entries(e)
+            ints = all(type(a.value) is int if isinstance(a, ir.Const) else
+                       getattr(self.plan.types.get(a.id), "kind", None) == "int" for a in items)
+            return literals.forward(e, [self.code(a) for a in items], ints)
         if f in ("min", "max"):
             return f"{f}({', '.join(args)})"
         if f == "abs":
@@ -563,6 +575,11 @@ class ModuleWriter:
                 acc(a[1], bo)
             elif f == "full":
                 acc(a[1], f"xp.sum({bo})")
+            elif f in reshapes.RESHAPES:
+                acc(a[0], reshapes.vjp(f, self.code(a[0]), self.ndim(a[0]), bo))
+            elif f in literals.LITERALS:
+                for x, bar in literals.cotangent_entries(e, bo):
+                    acc(x, bar)
             elif f == "mean":
                 acc(a[0], f"{bo} / {self.code(a[0])}.size")
             elif f == "prod":

@@ -12,6 +12,7 @@ from __future__ import annotations
 from coarsen_nb import ir
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.frontend.unbound import is_bound_check
+from coarsen_nb.lower import literals, reshapes
 from coarsen_nb.lower.module import ModuleWriter, _differentiable_prim
 from coarsen_nb.plan import CondStep, IterStep, PrimStep
 from coarsen_nb.symbolic.jvp import jvp as kernel_jvp
@@ -100,7 +101,8 @@ class _TangentWriter(ModuleWriter):
             rules = {
                 "sum": lambda: f"xp.sum({self.d(a[0])} + xp.zeros({self.code(a[0])}.shape))",
                 "mean": lambda: f"xp.mean({self.d(a[0])} + xp.zeros({self.code(a[0])}.shape))",
-                "copy": lambda: f"xp.asarray({self.d(a[0])}, dtype=xp.float64) + xp.zeros({self.code(a[0])}.shape)",
+                # xp.shape: np.array(a) of a number copies a float, which has no .shape
+                "copy": lambda: f"xp.asarray({self.d(a[0])}, dtype=xp.float64) + xp.zeros(xp.shape({self.code(a[0])}))",
                 "float": lambda: self.d(a[0]),
                 "full": lambda: f"xp.full({self.code(a[0])}, {self.d(a[1])})",
                 "prod": lambda: self._prod(a[0]),
@@ -111,6 +113,11 @@ class _TangentWriter(ModuleWriter):
                 "matmul": lambda: f"xp.matmul({self._arr(a[0])}, {self.code(a[1])}) + "
                                   f"xp.matmul({self.code(a[0])}, {self._arr(a[1])})",
             }
+            if f in literals.LITERALS:
+                rules[f] = lambda: literals.jvp(e, [self.d(x) for x in literals.entries(e)])
+            if f in reshapes.RESHAPES:
+                nd = self.ndim(a[0])
+                rules[f] = lambda: reshapes.jvp(f, self.code(a[0]), nd, self._arr(a[0]) if nd else self.d(a[0]))
             if f in rules:
                 self.emit(f"{dn} = {rules[f]()}")
                 return

@@ -34,7 +34,8 @@ from coarsen_nb.phi.types import T
 from coarsen_nb.plan import CondStep, IterStep, Kernel, KernelStep, Output, Plan, PrimStep, Read
 
 _OPAQUE_CALLS = {"sum", "mean", "prod", "amax", "amin", "dot", "matmul", "len", "int", "zeros", "ones", "empty",
-                 "full", "zeros_like", "ones_like", "empty_like", "copy"}
+                 "full", "zeros_like", "ones_like", "empty_like", "copy", "atleast_1d", "atleast_2d", "atleast_3d",
+                 "array_literal", "array_literal_2d"}
 
 
 def lift(g: GatedFunction, types: dict[str, T], mode: str = "phi", max_soi: float | None = None,

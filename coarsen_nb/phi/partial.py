@@ -23,7 +23,8 @@ from coarsen_nb import ir
 #: empty one raises; of two or more they are total.
 _TOTAL_CALLS = frozenset({"len", "abs", "sin", "cos", "tan", "tanh", "arctan", "arctan2", "sign", "sum",
                           "mean", "dot", "matmul", "zeros_like", "ones_like", "empty_like", "copy", "float",
-                          "square", "hypot", "erf", "maximum", "minimum"})
+                          "square", "hypot", "erf", "maximum", "minimum", "atleast_1d", "atleast_2d",
+                          "atleast_3d", "array_literal", "array_literal_2d"})
 
 
 def can_fail(e: ir.Expr) -> bool:

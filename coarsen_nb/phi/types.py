@@ -195,6 +195,17 @@ def _call_type(e: ir.Call, args: list[T]) -> T:
         if a.kind == "tuple":
             nd = a.ndim
         return T("float", nd if e.func.endswith("_like") or e.func == "copy" or a.kind in ("shape", "tuple") else 1)
+    if e.func in ("array_literal", "array_literal_2d"):
+        if e.func == "array_literal_2d":
+            args = args[1:]         # the row length first
+        if any(a.ndim for a in args):
+            raise CoarsenError("list of arrays", hint="only a list of numbers makes an array here; build a 2-D "
+                               "array in a loop over np.zeros_like(...)", message="a list or tuple literal of "
+                               "arrays (a 2-D array literal)")
+        return T("int" if all(a.kind == "int" for a in args) else "float", 1 if e.func == "array_literal" else 2)
+    if p.kind == "reshape":
+        a = args[0]
+        return T(a.kind if a.kind == "int" else "float", max(a.ndim, int(e.func[-2])))
     if e.func in ("dot", "matmul"):
         return T("float", max(0, args[0].ndim + args[1].ndim - 2))
     nd = max((a.ndim for a in args if a.kind != "shape"), default=0)

@@ -295,6 +295,9 @@ class AbstractValues:
                 r = _KNOWN_REDUCE[f](k)                  # xp.max(_pe) of known exponents
                 return ("int", int(r)) if k.dtype.kind in "iub" else ("scalar", float(r))
             return _S
+        if f in ("asarray", "array") and e.args and isinstance(e.args[0], (ast.List, ast.Tuple)):
+            items = [_number(self.ev(x)) for x in e.args[0].elts]      # a literal of numbers (array_literal)
+            return _arr(np.asarray(items)) if None not in items else ("arr", float(len(items)), False)
         if f in ("asarray", "array"):
             v = args[0] if args else _S
             if v[0] != "arr":

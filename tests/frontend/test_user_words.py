@@ -73,7 +73,36 @@ def test_linalg_solve_hint_names_only_what_exists():
     assert "np.solve" not in str(err) and "outside the compiled function" in err.hint
 
 
+def test_linalg_det_is_named_as_the_function_not_a_method_call():
+    """Issue 19 saw ``np.linalg.det(A)`` reported as a "method call"."""
+    err = _error("import numpy as np\n\ndef f(A):\n    return np.linalg.det(A)\n")
+    assert err.construct == "np.linalg.det" and "method" not in str(err)
+    assert "outside the compiled function" in err.hint
+
+
 def test_a_method_hint_suggests_only_a_function_that_exists():
     assert "np.sum(x)" in _error("def f(x):\n    return x.sum()\n").hint
     hint = _error("def f(x):\n    return x.foo()\n").hint
     assert "np.foo" not in hint and "'foo'" in hint
+
+
+def test_a_write_into_a_parameter_says_why_and_shows_the_one_line_fix():
+    err = _error("def f(x, a):\n    x[0] = a * x[1]\n    return x[0]\n")
+    assert err.construct == "write into a parameter array"
+    assert "caller's array" in err.hint and "`x = x.copy()`" in err.hint
+
+
+def test_a_parameter_rebound_to_its_copy_may_be_written_and_the_caller_keeps_its_array():
+    g = cn.coarsen("def f(x, a):\n    x = x.copy()\n    x[0] = a * x[1]\n    return x[0] + x[1]\n",
+                   wrt=("x", "a"))
+    x = np.array([1.0, 2.0])
+    assert g(x, 3.0) == 8.0 and list(x) == [1.0, 2.0]
+    dx, da = g.grad(x, 3.0)
+    assert list(dx) == [0.0, 4.0] and da == 2.0
+
+
+def test_a_list_of_arrays_is_refused_at_its_line_as_a_2d_literal():
+    g = cn.coarsen("import numpy as np\n\ndef f(x, y):\n    v = np.array([x, y])\n    return np.sum(v)\n")
+    with pytest.raises(CoarsenError) as info:
+        g.grad(np.ones(3), np.ones(3))
+    assert info.value.line == 4 and "2-D array literal" in str(info.value)

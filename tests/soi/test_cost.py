@@ -77,6 +77,13 @@ def linrec(a, b):
         s += v * v
     return s
 ''', lambda: (np.linspace(0.1, 0.9, 7), np.linspace(-1.0, 1.0, 13)), ("while ", "cumulative_prod", "xp.flip")),
+    "array_literal_and_reshapes": ('''
+def lit(x, m):
+    a = np.sum(x)
+    v = np.array([a, a * a, 2.0])
+    w = np.atleast_2d(x) * m
+    return np.sum(v * v) * np.sum(w) + np.sum(np.atleast_3d(m) * np.atleast_3d(m))
+''', lambda: (np.linspace(-1.0, 1.0, 7), np.arange(35.0).reshape(5, 7) / 10), ("xp.asarray([", "xp.reshape(")),
     "matrix_vector": ('''
 def mv(A, w, g):
     s = 0.0

@@ -1,0 +1,55 @@
+"""``np.atleast_1d``/``2d``/``3d``: shape-only steps, with their forward, VJP and JVP code.
+
+The operand's rank is known when the module is written (the specialization's types), so each call is
+printed as what it does to that rank — nothing (rank ≥ k), or ``xp.reshape`` to a shape spelled from
+the operand's own ``.shape`` — and the generated code never calls ``atleast_kd`` itself.  NumPy's
+rule for where the new axes of length 1 go:
+
+====  =========  ============  ===============
+rank  1d         2d            3d
+====  =========  ============  ===============
+0     ``(1,)``   ``(1, 1)``    ``(1, 1, 1)``
+1     —          ``(1, n)``    ``(1, n, 1)``
+2     —          —             ``(m, n, 1)``
+====  =========  ============  ===============
+
+A reshape moves no value, so the VJP reshapes the cotangent back to the operand's shape and the JVP
+reshapes the tangent like the value.
+"""
+
+from __future__ import annotations
+
+RESHAPES = {"atleast_1d": 1, "atleast_2d": 2, "atleast_3d": 3}
+
+
+def new_shape(func: str, x: str, ndim: int) -> str | None:
+    """The shape ``func`` gives an operand ``x`` (code) of rank ``ndim``, or None if it keeps x's own."""
+    k = RESHAPES[func]
+    if ndim >= k:
+        return None
+    dims = [f"{x}.shape[{i}]" for i in range(ndim)]
+    if ndim == 0:
+        dims = ["1"] * k
+    elif k == 2:
+        dims = ["1", *dims]
+    else:
+        dims = ["1", *dims, "1"] if ndim == 1 else [*dims, "1"]
+    return "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
+
+
+def forward(func: str, x: str, ndim: int) -> str:
+    shape = new_shape(func, x, ndim)
+    return x if shape is None else f"xp.reshape({x}, {shape})"
+
+
+def vjp(func: str, x: str, ndim: int, bar: str) -> str:
+    """The cotangent of the operand from the result's cotangent ``bar``."""
+    if new_shape(func, x, ndim) is None:
+        return bar
+    return f"xp.sum({bar})" if ndim == 0 else f"xp.reshape({bar}, {x}.shape)"
+
+
+def jvp(func: str, x: str, ndim: int, dx: str) -> str:
+    """The result's tangent from the operand's tangent ``dx`` (an array of x's shape where x is one)."""
+    shape = new_shape(func, x, ndim)
+    return dx if shape is None else f"xp.reshape({dx}, {shape})"
