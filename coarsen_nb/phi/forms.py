@@ -172,6 +172,19 @@ class LogSumExp(_Inert):
         return f"logsumexp({printer._print(c)}; {printer._print(g)}, {k} in range({start}, {stop}, {step}))"
 
 
+class RealAbs(sp.Abs):
+    """``abs(u)`` of a program value, which is a real float (NaN where the math is not real): d|u| = sign(u)·du.
+
+    SymPy's Abs cannot prove ``log1p(abs(a))``, ``asin(a)`` or ``a**0.5`` real (they are real on part of
+    the line only) and differentiates them into re/im terms, which no printer has; in the compiled code's
+    real arithmetic those terms are ``u`` and 0.  Printers and checks see an ``Abs`` (it is one).
+    """
+
+    def _eval_derivative(self, x):
+        u = self.args[0]
+        return sp.sign(u) * sp.diff(u, x)
+
+
 class Softplus(sp.Function):
     """log(1 + exp(z)), lowered as a guarded, overflow-free form."""
 

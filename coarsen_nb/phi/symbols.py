@@ -33,7 +33,7 @@ def symbol(name: str, kind: str) -> sp.Symbol:
 _FUNCS = {
     "sin": sp.sin, "cos": sp.cos, "tan": sp.tan, "arcsin": sp.asin, "arccos": sp.acos, "arctan": sp.atan,
     "sinh": sp.sinh, "cosh": sp.cosh, "tanh": sp.tanh, "exp": sp.exp, "log": sp.log, "sqrt": sp.sqrt,
-    "abs": sp.Abs, "log1p": forms.Log1p, "expm1": forms.Expm1, "erf": forms.Erf, "sign": sp.sign,
+    "abs": forms.RealAbs, "log1p": forms.Log1p, "expm1": forms.Expm1, "erf": forms.Erf, "sign": sp.sign,
     "floor": rounding.Floor, "ceil": rounding.Ceil, "round": rounding.Round, "mod": rounding.mod,
     "floor_divide": rounding.floor_div, "float": lambda a: a,
 }
