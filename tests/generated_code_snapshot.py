@@ -30,8 +30,9 @@ import numpy as np
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [_HERE, os.path.dirname(_HERE)]
 
-import coarsen_nb as cn  # noqa: E402
 from corpus import CORPUS  # noqa: E402
+
+import coarsen_nb as cn  # noqa: E402
 from kernels import KERNELS, function  # noqa: E402
 
 SELECTIONS = {"default": {}, "L=1": {"max_soi": 1}, "per-block": {"per_block": True}}
