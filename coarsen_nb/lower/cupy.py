@@ -67,6 +67,11 @@ import sympy as sp
 from coarsen_nb.lower.cuda_printer import PREAMBLE, _c_of, _ctype
 from coarsen_nb.lower.fusion import FusedKernel, Target, _groups, fused_source  # noqa: F401 (fused_source: re-export)
 
+# CuPy 13 lacks array-API names the generated code uses (cumulative_sum, cumulative_prod, concat, bool):
+# the module says so on import instead of failing with an AttributeError inside a gradient.
+VERSION_CHECK = '''if int(xp.__version__.split(".")[0]) < 14:
+    raise ImportError(f"needs CuPy >= 14 (array-API functions such as cumulative_sum), found {xp.__version__}")'''
+
 # Python-side helpers the generated module needs (see ``HELPERS``).
 HELPERS = {
     "_cupy_kernel": '''_CUPY_KERNELS = {}
@@ -149,10 +154,9 @@ def emit_call(fk: FusedKernel, indent: str = "    ") -> list[str]:
 
 
 def _register_helpers(writer) -> None:
-    from coarsen_nb.lower import module
-
+    """The Python-side helpers join the module's helper table (``writer.helper_source``) and its set."""
     for k, text in HELPERS.items():
-        module._HELPERS.setdefault(k, text)
+        writer.helper_source.setdefault(k, text)
         writer.helpers.add(k)
 
 
@@ -324,13 +328,14 @@ def translation_unit(fk: FusedKernel, namespace: str | None = None) -> str:
     return SKELETON_HEADER + PREAMBLE + text + "\n"
 
 
-def fused_kernels(plan, wrt) -> list[FusedKernel]:
-    """Every fused kernel the CuPy backend would build for ``plan`` (forward and VJP), without
-    writing the module: what the nvcc check compiles."""
-    from coarsen_nb.lower.module import ModuleWriter
+def fused_kernels(w) -> list[FusedKernel]:
+    """Every fused kernel the CuPy backend would build for the plan of the module writer ``w``
+    (forward and VJP), without writing the module: what the nvcc check compiles.  The writer is
+    passed in (``ModuleWriter(plan, wrt, "cupy")``) because the module writer imports this module.
+    """
     from coarsen_nb.symbolic.diff import vjp as kernel_vjp
 
-    w = ModuleWriter(plan, tuple(wrt), "cupy", "")
+    plan = w.plan
     out: list[FusedKernel] = []
     for k in plan.kernels():
         fwd = [Target(w.py(o.name), o.symbol, dtype=_ctype(k.types.get(o.name))[0]) for o in k.outputs]
