@@ -20,7 +20,6 @@ from coarsen_nb.backends import BACKENDS
 from coarsen_nb.errors import CoarsenError
 
 
-
 def options(backend, max_soi, reuse, per_block) -> tuple:
     """``(max_soi, reuse)`` normalized (a whole float such as ``2.0`` becomes ``2``); raise on a bad option.
 

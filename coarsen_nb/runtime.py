@@ -20,13 +20,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from coarsen_nb import __version__, backends, call_errors, checks
+from coarsen_nb import backends, call_errors, checks
 from coarsen_nb.errors import CoarsenError, FallbackWarning, InternalCompilerError, NoSegmentForm
 from coarsen_nb.frontend.parse import parse
 from coarsen_nb.frontend.ssa import to_ssa
 from coarsen_nb.phi import scalar_uses
 from coarsen_nb.phi.gate import gate, hoist_invariants, prune_etas
 from coarsen_nb.phi.types import T, infer, signature_of
+from coarsen_nb.version import __version__
 
 _counter = itertools.count(1)
 
