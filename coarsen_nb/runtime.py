@@ -338,7 +338,7 @@ class Coarsened:
     @property
     def cost(self):
         """The cost model's figures for this selection and the last argument shapes."""
-        from coarsen_nb.soi.cost import estimate
+        from coarsen_nb.lower.cost import estimate
 
         c = self._compiled()
         return estimate(c.plan, c.wrt, self._last_shapes, ints=self._last_ints)

@@ -6,7 +6,7 @@ from measure import measure
 
 import coarsen_nb as cn
 from coarsen_nb.lower.module import ModuleWriter
-from coarsen_nb.soi.cost import _iter_steps, estimate
+from coarsen_nb.lower.cost import _iter_steps, estimate
 from kernels import KERNELS, function
 
 
