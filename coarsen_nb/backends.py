@@ -18,26 +18,44 @@ exportable, and :attr:`Backend.install_hint` says what to install.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
-
-from coarsen_nb.lower import cupy
 
 
 @dataclass(frozen=True)
 class Backend:
-    """One backend: the facts the module writer and the runtime read."""
+    """One backend: the facts the module writer, the runtime and the command line read."""
 
     name: str                          # the ``backend=`` option
     xp_module: str                     # imported as ``xp`` by the generated module
     needs: str                         # what a standalone generated module needs, for its header
     prologue: str = ""                 # module-level code right after the imports (when ``xp`` is used)
-    fuser: ModuleType | None = None    # ``forward_lines(writer, kernel)``, ``reverse_lines(writer, kernel, v, leaves)``
+    load_fuser: Callable[[], ModuleType] | None = None   # the fuser's module, imported on first use
+    loads_everywhere: bool = True      # False: the generated module may not load here (no GPU)
     install_hint: str = ""             # what to do when the module cannot be loaded here
 
+    @property
+    def fuser(self) -> ModuleType | None:
+        """The module with ``forward_lines(writer, kernel)`` and ``reverse_lines(writer, kernel, v,
+        leaves)``, or None: imported when a module is written, so that reading the registry (the
+        command line's ``--help``, option checks) imports no SymPy."""
+        return None if self.load_fuser is None else self.load_fuser()
+
+
+def _cupy_fuser() -> ModuleType:
+    from coarsen_nb.lower import cupy
+
+    return cupy
+
+
+# CuPy 13 lacks array-API names the generated code uses (cumulative_sum, cumulative_prod, concat, bool):
+# the module says so on import instead of failing with an AttributeError inside a gradient.
+_CUPY_VERSION_CHECK = '''if int(xp.__version__.split(".")[0]) < 14:
+    raise ImportError(f"needs CuPy >= 14 (array-API functions such as cumulative_sum), found {xp.__version__}")'''
 
 NUMPY = Backend("numpy", "numpy", "NumPy")
-CUPY = Backend("cupy", "cupy", "CuPy", prologue=cupy.VERSION_CHECK, fuser=cupy,
+CUPY = Backend("cupy", "cupy", "CuPy", prologue=_CUPY_VERSION_CHECK, load_fuser=_cupy_fuser, loads_everywhere=False,
                install_hint="install CuPy on a machine with a CUDA GPU (pip install coarsen-nb[cupy]); "
                             "the generated code is in .source and .export() works")
 

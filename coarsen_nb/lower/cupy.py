@@ -67,11 +67,6 @@ import sympy as sp
 from coarsen_nb.lower.cuda_printer import PREAMBLE, c_type_of, leaf_ctype
 from coarsen_nb.lower.fusion import FusedKernel, Target, fuse_groups, fused_source  # noqa: F401 (fused_source: re-export)
 
-# CuPy 13 lacks array-API names the generated code uses (cumulative_sum, cumulative_prod, concat, bool):
-# the module says so on import instead of failing with an AttributeError inside a gradient.
-VERSION_CHECK = '''if int(xp.__version__.split(".")[0]) < 14:
-    raise ImportError(f"needs CuPy >= 14 (array-API functions such as cumulative_sum), found {xp.__version__}")'''
-
 # Python-side helpers the generated module needs (see ``HELPERS``).
 HELPERS = {
     "_cupy_kernel": '''_CUPY_KERNELS = {}

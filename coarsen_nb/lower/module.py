@@ -234,8 +234,9 @@ class ModuleWriter:
     def kernel(self, k, tape: bool = False) -> None:
         where = f" (line{'s' if len(k.lines) > 1 else ''} {', '.join(map(str, k.lines))})" if k.lines else ""
         self.emit(f"# SOI {k.index}{where}{': ' + k.note if k.note else ''}")
-        if self.backend.fuser is not None:
-            fused = self.backend.fuser.forward_lines(self, k)     # e.g. one fused GPU kernel for the whole SOI
+        fuser = self.backend.fuser
+        if fuser is not None:
+            fused = fuser.forward_lines(self, k)     # e.g. one fused GPU kernel for the whole SOI
             if fused is not None:
                 self.lines += fused
                 return
@@ -414,8 +415,9 @@ class ModuleWriter:
         self.emit(f"# SOI {k.index}: adjoint")
         leaves = {sym: (self.names.bar(name), self.is_array(name)) for name, sym in outs.items()
                   if isinstance(sym, sp.Symbol)}
-        if self.backend.fuser is not None:
-            fused = self.backend.fuser.reverse_lines(self, k, v, leaves)
+        fuser = self.backend.fuser
+        if fuser is not None:
+            fused = fuser.reverse_lines(self, k, v, leaves)
             if fused is not None:
                 self._printers.pop(id(k), None)
                 self.lines += fused
