@@ -1,4 +1,4 @@
-"""The cost model against the generated code, run instrumented (tests/soi/measure.py)."""
+"""The cost model against the generated code, run instrumented (tests/lower/measure.py)."""
 
 import numpy as np
 import pytest
