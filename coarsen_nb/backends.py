@@ -10,14 +10,16 @@ plain array printer would print one statement per operation.
 
 The module writer (:mod:`coarsen_nb.lower.module`) and the runtime ask the
 record; neither compares backend names, so a new backend is one record here
-plus its printer.  Loading is the same for every backend today: the runtime
-compiles the source under a real file name and executes it; an ``ImportError``
-while executing (CuPy absent, or too old) leaves the source readable and
-exportable, and :attr:`Backend.install_hint` says what to install.
+plus its printer.  To load a generated module the runtime
+asks :meth:`Backend.load` (the same for every backend today: compile under a
+real file name and execute); an ``ImportError`` while loading (CuPy absent, or
+too old) leaves the source readable and exportable, and
+:attr:`Backend.install_hint` says what to install.
 """
 
 from __future__ import annotations
 
+import linecache
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
@@ -41,6 +43,20 @@ class Backend:
         leaves)``, or None: imported when a module is written, so that reading the registry (the
         command line's ``--help``, option checks) imports no SymPy."""
         return None if self.load_fuser is None else self.load_fuser()
+
+    def load(self, source: str, filename: str, module_name: str) -> dict:
+        """Load a generated module: its namespace (``NAME``, ``NAME_vjp``, ...).
+
+        Compiled from the real file name ``filename`` and registered with :mod:`linecache`, so
+        tracebacks and ``inspect`` show the generated code.  Raises ``SyntaxError`` (a bug in the
+        printer) and ``ImportError`` (the array module is absent or too old: see ``install_hint``).
+        Every backend loads this way today; a compiled backend would load its own way here.
+        """
+        code = compile(source, filename, "exec")
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        env: dict = {"__name__": module_name, "__file__": filename}
+        exec(code, env)
+        return env
 
 
 def _cupy_fuser() -> ModuleType:

@@ -11,7 +11,6 @@ under a real file name, so tracebacks and ``inspect`` show it.
 from __future__ import annotations
 
 import itertools
-import linecache
 import math
 import os
 import tempfile
@@ -190,13 +189,9 @@ class Coarsened:
             warnings.warn(FallbackWarning(f"coarsen_nb: {self.name}: {self.fallback}"), stacklevel=3)
         filename = os.path.join(tempfile.gettempdir(), f"coarsen_nb_{self.name}_{next(_counter)}.py")
         try:
-            code = compile(source, filename, "exec")
+            env = backend.load(source, filename, f"coarsen_nb_generated_{self.name}")
         except SyntaxError as exc:
             raise InternalCompilerError(self.name, "compiling the generated module", exc) from exc
-        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-        env: dict = {"__name__": f"coarsen_nb_generated_{self.name}", "__file__": filename}
-        try:
-            exec(code, env)
         except ImportError as exc:
             # e.g. backend="cupy" without CuPy: the source is still there to read and export.
             return Compiled(sig, plan, source, filename, None, None, None, wrt, missing=str(exc))
