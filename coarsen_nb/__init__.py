@@ -4,9 +4,9 @@ Public API only; see ``coarsen`` and ``%load_ext coarsen_nb``.
 """
 
 from coarsen_nb.errors import CoarsenError
+from coarsen_nb.version import __version__  # noqa: F401 (public)
 
 __all__ = ["coarsen", "CoarsenError", "load_ipython_extension", "Coarsened"]
-__version__ = "0.1.0"
 
 
 def __getattr__(name):

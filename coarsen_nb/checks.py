@@ -16,9 +16,8 @@ import numbers
 
 import numpy as np
 
+from coarsen_nb.backends import BACKENDS
 from coarsen_nb.errors import CoarsenError
-
-BACKENDS = ("numpy", "cupy")
 
 
 def options(backend, max_soi, reuse, per_block) -> tuple:
@@ -30,7 +29,7 @@ def options(backend, max_soi, reuse, per_block) -> tuple:
     """
     if backend not in BACKENDS:
         raise CoarsenError("backend", message=f"unknown backend {backend!r}",
-                           hint='use backend="numpy" or backend="cupy"')
+                           hint="use " + " or ".join(f'backend="{b}"' for b in BACKENDS))
     if not isinstance(per_block, (bool, np.bool_)):
         raise CoarsenError("per_block", message=f"per_block must be True or False, got {per_block!r}",
                            hint="pass per_block=True for SOIs that never cross a branch or loop join")

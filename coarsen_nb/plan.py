@@ -204,3 +204,29 @@ class Plan:
         lines += [ln for s in self.steps for ln in s.lines("    ")]
         lines.append(f"    return {self.result}")
         return "\n".join(lines)
+
+
+def names_read(steps) -> set[str]:
+    """Every SSA name the steps read (SOI inputs, operands, predicates, φ operands), nested steps included.
+
+    Shared by SOI pruning (:mod:`coarsen_nb.soi.select`) and the lowering (which values ``NAME_grad``
+    needs): a fact about steps, so it lives with them.
+    """
+    out: set[str] = set()
+    for s in steps:
+        if isinstance(s, KernelStep):
+            out |= set(s.kernel.inputs)
+        elif isinstance(s, PrimStep):
+            out |= set(ir.names_used(s.expr))
+        elif isinstance(s, CondStep):
+            out.add(s.cond)
+            out |= names_read(s.then) | names_read(s.orelse)
+            for _, a, b in s.gammas:
+                out |= set(ir.names_used(a)) | set(ir.names_used(b))
+        else:
+            for _, init, nxt in s.mus:
+                out |= set(ir.names_used(init)) | set(ir.names_used(nxt))
+            out.add(s.cond)
+            out |= names_read(s.header) | names_read(s.body)
+            out |= {mu for _, mu in s.etas}
+    return out

@@ -11,7 +11,6 @@ under a real file name, so tracebacks and ``inspect`` show it.
 from __future__ import annotations
 
 import itertools
-import linecache
 import math
 import os
 import tempfile
@@ -20,13 +19,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from coarsen_nb import __version__, call_errors, checks
+from coarsen_nb import backends, call_errors, checks
 from coarsen_nb.errors import CoarsenError, FallbackWarning, InternalCompilerError, NoSegmentForm
 from coarsen_nb.frontend.parse import parse
 from coarsen_nb.frontend.ssa import to_ssa
 from coarsen_nb.phi import scalar_uses
 from coarsen_nb.phi.gate import gate, hoist_invariants, prune_etas
 from coarsen_nb.phi.types import T, infer, signature_of
+from coarsen_nb.version import __version__
 
 _counter = itertools.count(1)
 
@@ -142,8 +142,7 @@ class Coarsened:
         self._last = hit
         if hit.missing:
             raise CoarsenError(self.backend, message=f"the {self.backend} module cannot be loaded here ({hit.missing})",
-                               hint="install CuPy on a machine with a CUDA GPU (pip install coarsen-nb[cupy]); "
-                                    "the generated code is in .source and .export() works")
+                               hint=backends.get(self.backend).install_hint)
         return hit
 
     def _compile(self, sig: tuple[T, ...]) -> Compiled:
@@ -159,7 +158,7 @@ class Coarsened:
                 raise CoarsenError(w, message=f"cannot differentiate with respect to {w!r}: it is {t}",
                                    hint="pass a float (e.g. 2.0 instead of 2) or leave it out of wrt")
         reuse = DEFAULT_REUSE if self.reuse is None else self.reuse
-        xp = "cupy" if self.backend == "cupy" else "numpy"
+        backend = backends.get(self.backend)
         # A segment with no form at this selection (a documented limit, NoSegmentForm) falls back to a
         # finer selection, and says so.  Any other exception is a bug in coarsen_nb: reported as one,
         # never hidden behind a fallback (never a wrong gradient, never a bare internal traceback).
@@ -172,11 +171,11 @@ class Coarsened:
                     f"({self._ssa.source.filename or 'source text'}, line {self._ssa.source.first_line}).\n\n"
                     f"Options: backend={self.backend}, mode={mode}, max_soi={self.max_soi}, reuse={reuse}, "
                     f"wrt={', '.join(wrt) or '-'}.\nSignature: {signature}."
-                    "\nStandalone: needs only " + ("CuPy" if xp == "cupy" else "NumPy") + ".")
+                    f"\nStandalone: needs only {backend.needs}.")
 
         for mode in order[order.index(self.mode):]:
             try:
-                plan, source = self._generate(types, wrt, mode, reuse, xp, header(mode))
+                plan, source = self._generate(types, wrt, mode, reuse, backend.xp_module, header(mode))
                 break
             except NoSegmentForm as limit:
                 limits.append(str(limit))
@@ -190,15 +189,11 @@ class Coarsened:
             warnings.warn(FallbackWarning(f"coarsen_nb: {self.name}: {self.fallback}"), stacklevel=3)
         filename = os.path.join(tempfile.gettempdir(), f"coarsen_nb_{self.name}_{next(_counter)}.py")
         try:
-            code = compile(source, filename, "exec")
+            env = backend.load(source, filename, f"coarsen_nb_generated_{self.name}")
         except SyntaxError as exc:
             raise InternalCompilerError(self.name, "compiling the generated module", exc) from exc
-        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-        env: dict = {"__name__": f"coarsen_nb_generated_{self.name}", "__file__": filename}
-        try:
-            exec(code, env)
         except ImportError as exc:
-            # backend="cupy" without CuPy: the source is still there to read and export.
+            # e.g. backend="cupy" without CuPy: the source is still there to read and export.
             return Compiled(sig, plan, source, filename, None, None, None, wrt, missing=str(exc))
         return Compiled(sig, plan, source, filename, env[self.name], env[self.name + "_vjp"],
                         env.get(self.name + "_jvp"), wrt, grad=env.get(self.name + "_grad"))
@@ -338,7 +333,7 @@ class Coarsened:
     @property
     def cost(self):
         """The cost model's figures for this selection and the last argument shapes."""
-        from coarsen_nb.soi.cost import estimate
+        from coarsen_nb.lower.cost import estimate
 
         c = self._compiled()
         return estimate(c.plan, c.wrt, self._last_shapes, ints=self._last_ints)

@@ -12,11 +12,12 @@ import ast
 
 from coarsen_nb import ir, primitives
 from coarsen_nb.frontend.literals import LIST_SAFE_BUILTINS, LiteralTranslator
-from coarsen_nb.frontend.source import _MISSING, Unit
+from coarsen_nb.frontend.source import MISSING, Unit
 
-_BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
-           ast.Mod: "%", ast.Pow: "**", ast.MatMult: "@"}
-_BITWISE = (ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift, ast.RShift)
+#: Python binary operators and their IR spelling (shared with the parser).
+BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
+          ast.Mod: "%", ast.Pow: "**", ast.MatMult: "@"}
+BITWISE = (ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift, ast.RShift)
 _CMPOPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
 
 #: ``yield`` makes a generator, which has no single value to differentiate.
@@ -76,7 +77,7 @@ class ExprTranslator(LiteralTranslator):
         if name in ("True", "False"):
             return ir.Const(name == "True")
         value = self.unit.resolve.constant(name)
-        if value is not _MISSING:
+        if value is not MISSING:
             return ir.Const(value)
         raise self.unit.error(f"unknown name {name!r}", node,
                               "pass it as a parameter, or define it as a number before the function",
@@ -85,9 +86,9 @@ class ExprTranslator(LiteralTranslator):
     # -- operators -----------------------------------------------------------
 
     def _e_BinOp(self, node: ast.BinOp) -> ir.Expr:
-        if isinstance(node.op, _BITWISE):
+        if isinstance(node.op, BITWISE):
             raise self.unit.error("bitwise operator", node, "use `and`/`or`/`not` for conditions")
-        op = _BINOPS[type(node.op)]
+        op = BINOPS[type(node.op)]
         self.refuse_list_operands([node.left, node.right], "arithmetic")
         left, right = self.expr(node.left), self.expr(node.right)
         if op == "@":

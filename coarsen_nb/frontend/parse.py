@@ -411,10 +411,10 @@ class _Builder(ExprTranslator):
         self.emit(var, ir.Update(ir.Name(var), index, self.temp(value, "v", s)), s)
 
     def _s_AugAssign(self, s: ast.AugAssign):
-        from coarsen_nb.frontend.exprs import _BINOPS, _BITWISE
-        if isinstance(s.op, _BITWISE):
+        from coarsen_nb.frontend.exprs import BINOPS, BITWISE
+        if isinstance(s.op, BITWISE):
             raise self.unit.error("bitwise operator", s, "use arithmetic operators")
-        op = _BINOPS[type(s.op)]
+        op = BINOPS[type(s.op)]
         self.refuse_list_operands([s.target, s.value], "augmented assignment")
         rhs = self.expr(s.value)
         if isinstance(s.target, ast.Name):

@@ -60,7 +60,7 @@ class Resolver:
         self.defs = defs if defs is not None else {}
 
     def _lookup(self, name: str):
-        obj = self.namespace.get(name, _MISSING)
+        obj = self.namespace.get(name, MISSING)
         reads.note(self.namespace, name, obj)
         return obj
 
@@ -71,7 +71,7 @@ class Resolver:
             return "math"
         if obj is np:
             return "np"
-        if obj is _MISSING and name in ("math", "np", "numpy"):
+        if obj is MISSING and name in ("math", "np", "numpy"):
             return "math" if name == "math" else "np"
         return None
 
@@ -90,7 +90,7 @@ class Resolver:
     def imported_primitive(self, name: str) -> str | None:
         """``sin`` after ``from math import sin``: the primitive's attribute name."""
         obj = self._lookup(name)
-        if obj is _MISSING or obj is None:
+        if obj is MISSING or obj is None:
             return None
         mod = getattr(obj, "__module__", None) or ""
         if obj is getattr(math, name, None) or (mod.startswith("numpy") and obj is getattr(np, name, None)):
@@ -104,10 +104,11 @@ class Resolver:
         obj = self._lookup(name)
         if isinstance(obj, (bool, int, float, np.floating, np.integer)):
             return obj.item() if hasattr(obj, "item") else obj
-        return _MISSING
+        return MISSING
 
 
-_MISSING = reads.ABSENT
+#: A name not bound in the namespace (shared with the expression translation).
+MISSING = reads.ABSENT
 
 
 def unit_from_function(fn) -> Unit:

@@ -10,7 +10,7 @@ import math
 import sympy as sp
 from sympy.functions.elementary.piecewise import ExprCondPair
 
-from coarsen_nb.lower.printing import Level, _int_typed, _is_atom_code
+from coarsen_nb.lower.printing import Level, int_typed, is_atom_code
 from coarsen_nb.phi import forms
 from coarsen_nb.phi.symbols import is_boolean
 from coarsen_nb.symbolic.levels import ELEM
@@ -32,7 +32,7 @@ class BranchPrinting:
         if not self._is_array_level(lv) or not any(self.deps(c) & varying for _, c in clauses):
             # the predicate is one value for the whole level: a real `if`
             return self._scalar_piecewise(clauses, lv)
-        floating = not all(_int_typed(self._resolved(x)) for x, _ in clauses)
+        floating = not all(int_typed(self._resolved(x)) for x, _ in clauses)
         for _, cond in clauses[:-1]:
             if cond != sp.true:
                 self.value(cond, lv)        # on every point either way; an arm may be among its values
@@ -125,9 +125,9 @@ class BranchPrinting:
             fill = repr(v) if math.isfinite(v) else f"{xp}.nan" if math.isnan(v) else f"{'-' * (v < 0)}{xp}.inf"
             return f"{xp}.full({size}, {fill})"
         varies = self.deps(e) & (self._varying_binders(lv) | {ELEM})
-        if isinstance(e, (sp.Add, sp.Mul, sp.Pow)) and varies and self.natural(e, lv) is lv and not _int_typed(e):
+        if isinstance(e, (sp.Add, sp.Mul, sp.Pow)) and varies and self.natural(e, lv) is lv and not int_typed(e):
             code = self._compute(e, lv)      # a new array (not the memo's: it is written to)
-            if not _is_atom_code(code):
+            if not is_atom_code(code):
                 return code
         code = self.value(expr, lv)
         shape = size if lv.points.kind == "elem" else f"({size},)"
@@ -212,7 +212,7 @@ class BranchPrinting:
         depth = 0
         cond_lv = lv
 
-        floating = not all(_int_typed(self._resolved(x)) for x, _ in clauses)
+        floating = not all(int_typed(self._resolved(x)) for x, _ in clauses)
 
         varying = self._varying_binders(lv) | {ELEM}
         arrays = any(self.deps(x) & varying for x, _ in clauses)     # the value is an array of lv's points

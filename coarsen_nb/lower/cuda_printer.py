@@ -5,7 +5,7 @@ scalar body of one SOI as CUDA C with the NumPy printer's semantics (ternaries t
 never evaluate the untaken arm, short-circuit ``&&``/``||``, Python's negative
 indices, ``max``/``min`` that propagate NaN; see :mod:`coarsen_nb.lower.cupy`);
 ``PREAMBLE`` holds the ``_cn_*`` device functions its output calls, and
-``_cname``/``_ctype``/``_c_of`` name and type C variables.  It knows nothing of
+``c_identifier``/``leaf_ctype``/``c_type_of`` name and type C variables.  It knows nothing of
 domains, parameters or CuPy: which targets fuse and how a kernel is assembled is
 :mod:`coarsen_nb.lower.fusion`.
 """
@@ -44,7 +44,7 @@ __device__ __forceinline__ double _cn_mod(double a, double b) { return a - floor
 #endif
 """
 
-_C_RESERVED = {
+C_RESERVED = {
     "i", "auto", "bool", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
     "enum", "extern", "float", "for", "goto", "if", "int", "long", "register", "return", "short", "signed",
     "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile", "while",
@@ -199,7 +199,7 @@ class CudaPrinter(C99CodePrinter):
         """Nested ternaries: C evaluates only the operand selected, per element."""
         out = None
         for expr, cond in reversed(e.args):
-            val = f"(double)({self._print(expr)})" if not _is_bool(expr) else f"({self._print(expr)})"
+            val = f"(double)({self._print(expr)})" if not is_bool(expr) else f"({self._print(expr)})"
             if out is None or cond == sp.true:
                 out = val
             else:
@@ -231,11 +231,12 @@ class CudaPrinter(C99CodePrinter):
         raise NotImplementedError(f"no CUDA printer for {type(e).__name__}: {e}")
 
 
-def _is_bool(e) -> bool:
+def is_bool(e) -> bool:
+    """Whether ``e`` is a SymPy boolean (a C ``bool``), not a number."""
     return isinstance(e, sp.logic.boolalg.Boolean) and not isinstance(e, sp.Expr)
 
 
-def _ctype(t) -> tuple[str, str]:
+def leaf_ctype(t) -> tuple[str, str]:
     """(CuPy dtype name, C type) of a leaf of type ``t`` (None: float)."""
     kind = getattr(t, "kind", "float")
     if kind == "int":
@@ -245,11 +246,12 @@ def _ctype(t) -> tuple[str, str]:
     return "float64", "double"
 
 
-def _cname(name: str, taken: set) -> str:
+def c_identifier(name: str, taken: set) -> str:
+    """A C identifier for ``name``, not in ``taken`` nor reserved (shared with the fusion)."""
     base = re.sub(r"_+", "_", re.sub(r"\W", "_", name)).strip("_") or "v"
     if base[0].isdigit():
         base = "v" + base
-    if base in _C_RESERVED or keyword.iskeyword(base):
+    if base in C_RESERVED or keyword.iskeyword(base):
         base += "_"
     cand, k = base, 1
     while cand in taken:
@@ -259,5 +261,6 @@ def _cname(name: str, taken: set) -> str:
     return cand
 
 
-def _c_of(dtype: str) -> str:
+def c_type_of(dtype: str) -> str:
+    """The C type of a CuPy dtype name (shared with the fusion and the CuPy glue)."""
     return {"float64": "double", "int64": "long long", "bool": "bool"}[dtype]

@@ -64,8 +64,8 @@ from __future__ import annotations
 
 import sympy as sp
 
-from coarsen_nb.lower.cuda_printer import PREAMBLE, _c_of, _ctype
-from coarsen_nb.lower.fusion import FusedKernel, Target, _groups, fused_source  # noqa: F401 (fused_source: re-export)
+from coarsen_nb.lower.cuda_printer import PREAMBLE, c_type_of, leaf_ctype
+from coarsen_nb.lower.fusion import FusedKernel, Target, fuse_groups, fused_source  # noqa: F401 (fused_source: re-export)
 
 # Python-side helpers the generated module needs (see ``HELPERS``).
 HELPERS = {
@@ -149,10 +149,9 @@ def emit_call(fk: FusedKernel, indent: str = "    ") -> list[str]:
 
 
 def _register_helpers(writer) -> None:
-    from coarsen_nb.lower import module
-
+    """The Python-side helpers join the module's helper table (``writer.helper_source``) and its set."""
     for k, text in HELPERS.items():
-        module._HELPERS.setdefault(k, text)
+        writer.helper_source.setdefault(k, text)
         writer.helpers.add(k)
 
 
@@ -163,8 +162,8 @@ def forward_lines(writer, kernel) -> list[str] | None:
     outputs that vary elementwise share one ElementwiseKernel; the rest (plain
     scalar code) is printed by the array printer.  None: nothing fused.
     """
-    fwd = [Target(writer.py(o.name), o.symbol, dtype=_ctype(kernel.types.get(o.name))[0]) for o in kernel.outputs]
-    groups = _groups(kernel, writer.py, fwd, None, None)
+    fwd = [Target(writer.py(o.name), o.symbol, dtype=leaf_ctype(kernel.types.get(o.name))[0]) for o in kernel.outputs]
+    groups = fuse_groups(kernel, writer.py, fwd, None, None)
     if groups is None:
         return None
     fused, rest = groups
@@ -189,7 +188,7 @@ def reverse_lines(writer, kernel, v, leaves) -> list[str] | None:
     targets = [Target(writer.names.bar(n), e, "add") for n, e in v.scalars + v.arrays]
     targets += _scatter_targets(writer, v)
     ndims = {writer.names.bar(sc[0]): (getattr(writer.plan.types.get(sc[0]), "ndim", 1) or 1) for sc in v.scatters}
-    groups = _groups(kernel, writer.py, targets, leaves, v.temps, tag="vjp", ndims=ndims)
+    groups = fuse_groups(kernel, writer.py, targets, leaves, v.temps, tag="vjp", ndims=ndims)
     if groups is None:
         return None
     fused, rest = groups
@@ -271,7 +270,7 @@ def translation_unit(fk: FusedKernel, namespace: str | None = None) -> str:
     """
     decl = []
     for p in fk.params + fk.outs:
-        c = _c_of(p.ctype)
+        c = c_type_of(p.ctype)
         if p.raw:
             decl.append(f"CArray<{c}, {p.ndim}> {p.cname}")
         elif p.is_array:
@@ -287,8 +286,8 @@ def translation_unit(fk: FusedKernel, namespace: str | None = None) -> str:
             decl.append("ptrdiff_t _n")
         body = [f"{linkage}__global__ void {fk.name}({', '.join(decl)}) {{",
                 f"  CUPY_FOR(i, {size}) {{"]
-        body += [f"    const {_c_of(p.ctype)} {p.cname} = _raw_{p.cname}[i];" for p in nonraw_in]
-        body += [f"    {_c_of(p.ctype)} &{p.cname} = _raw_{p.cname}[i];" for p in nonraw_out]
+        body += [f"    const {c_type_of(p.ctype)} {p.cname} = _raw_{p.cname}[i];" for p in nonraw_in]
+        body += [f"    {c_type_of(p.ctype)} &{p.cname} = _raw_{p.cname}[i];" for p in nonraw_out]
         body += ["    " + ln for ln in fk.operation.splitlines()] + ["    ;", "  }", "}"]
     else:
         size = f"_raw_{nonraw_in[0].cname}.size()"
@@ -300,7 +299,7 @@ def translation_unit(fk: FusedKernel, namespace: str | None = None) -> str:
                 "  const unsigned int _tid = threadIdx.x;",
                 f"  _type_reduce _s = _type_reduce({fk.identity});",
                 f"  for (ptrdiff_t _j = _tid; _j < {size}; _j += blockDim.x) {{"]
-        body += [f"    const {_c_of(p.ctype)} {p.cname} = _raw_{p.cname}[_j];" for p in nonraw_in]
+        body += [f"    const {c_type_of(p.ctype)} {p.cname} = _raw_{p.cname}[_j];" for p in nonraw_in]
         body += [f"    _type_reduce _a = static_cast<_type_reduce>({fk.map_expr});",
                  "    _s = REDUCE(_s, _a);",
                  "  }",
@@ -315,7 +314,7 @@ def translation_unit(fk: FusedKernel, namespace: str | None = None) -> str:
                  "  }",
                  "  if (_tid == 0) {",
                  "    _s = _sdata[0];"]
-        body += [f"    {_c_of(p.ctype)} &{p.cname} = _raw_{p.cname}[0];" for p in nonraw_out]
+        body += [f"    {c_type_of(p.ctype)} &{p.cname} = _raw_{p.cname}[0];" for p in nonraw_out]
         body += ["    POST_MAP(_s);", "  }", "}", "#undef REDUCE", "#undef POST_MAP"]
     text = "\n".join([fk.preamble, *body])
     if namespace:
@@ -324,17 +323,18 @@ def translation_unit(fk: FusedKernel, namespace: str | None = None) -> str:
     return SKELETON_HEADER + PREAMBLE + text + "\n"
 
 
-def fused_kernels(plan, wrt) -> list[FusedKernel]:
-    """Every fused kernel the CuPy backend would build for ``plan`` (forward and VJP), without
-    writing the module: what the nvcc check compiles."""
-    from coarsen_nb.lower.module import ModuleWriter
+def fused_kernels(w) -> list[FusedKernel]:
+    """Every fused kernel the CuPy backend would build for the plan of the module writer ``w``
+    (forward and VJP), without writing the module: what the nvcc check compiles.  The writer is
+    passed in (``ModuleWriter(plan, wrt, "cupy")``) because the module writer imports this module.
+    """
     from coarsen_nb.symbolic.diff import vjp as kernel_vjp
 
-    w = ModuleWriter(plan, tuple(wrt), "cupy", "")
+    plan = w.plan
     out: list[FusedKernel] = []
     for k in plan.kernels():
-        fwd = [Target(w.py(o.name), o.symbol, dtype=_ctype(k.types.get(o.name))[0]) for o in k.outputs]
-        groups = _groups(k, w.py, fwd, None, None)
+        fwd = [Target(w.py(o.name), o.symbol, dtype=leaf_ctype(k.types.get(o.name))[0]) for o in k.outputs]
+        groups = fuse_groups(k, w.py, fwd, None, None)
         out += groups[0] if groups else []
         bars = {o.name: sp.Symbol("bar:" + o.name, real=True) for o in k.outputs if o.name in w.active}
         if not bars or not (set(k.inputs) & w.active):
@@ -344,6 +344,6 @@ def fused_kernels(plan, wrt) -> list[FusedKernel]:
         targets = [Target(w.names.bar(n), e, "add") for n, e in v.scalars + v.arrays]
         targets += _scatter_targets(w, v)
         ndims = {w.names.bar(sc[0]): (getattr(plan.types.get(sc[0]), "ndim", 1) or 1) for sc in v.scatters}
-        groups = _groups(k, w.py, targets, leaves, v.temps, tag="vjp", ndims=ndims)
+        groups = fuse_groups(k, w.py, targets, leaves, v.temps, tag="vjp", ndims=ndims)
         out += groups[0] if groups else []
     return out

@@ -38,12 +38,12 @@ from coarsen_nb.lower.nests import NestPrinting
 from coarsen_nb.lower.operators import OperatorPrinting
 from coarsen_nb.lower.printing import (
     Level,
-    _ident,
-    _is_atom_code,
-    _is_int_literal,
-    _is_number,
-    _number,
-    _trip_count,
+    ident,
+    is_atom_code,
+    is_int_literal,
+    is_number_code,
+    number_code,
+    trip_count,
 )
 from coarsen_nb.phi import forms, logsumexp
 from coarsen_nb.symbolic.levels import ELEM, Deps
@@ -127,7 +127,7 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting):
         return lv
 
     def bcast(self, code: str, src: Level, dst: Level) -> str:
-        if src is dst or src.kind == "root" or _is_number(code) or code in ("True", "False"):
+        if src is dst or src.kind == "root" or is_number_code(code) or code in ("True", "False"):
             return code
         path = []
         for lv in dst.ancestors():
@@ -177,7 +177,7 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting):
                 if not d:
                     return lv.memo[e]
                 code = self.bcast(lv.memo[e], lv, ctx)
-                if ctx.kind == "mask" and not _is_atom_code(code):
+                if ctx.kind == "mask" and not is_atom_code(code):
                     # gathered once per masked arm's points (the adjoint's arms share them)
                     name = self.fresh("g")
                     self.emit(f"{name} = {code}")
@@ -186,7 +186,7 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting):
             if lv.binder is not None and lv.binder in d:
                 break   # above here the same index is bound by an outer loop (shadowed)
         code = self._compute(e, nat)
-        if not _is_atom_code(code):
+        if not is_atom_code(code):
             name = self.fresh("t")
             self.emit(f"{name} = {code}")
             code = name
@@ -197,7 +197,7 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting):
         if isinstance(e, sp.Symbol):
             return self._symbol(e, lv)
         if e.is_Number or e in (sp.pi, sp.E, sp.oo, -sp.oo, sp.zoo, sp.nan):
-            return _number(e)
+            return number_code(e)
         if e in (sp.true, sp.false):
             return "True" if e == sp.true else "False"
         array = lv.kind != "root" and not (lv.kind == "cond")
@@ -257,7 +257,7 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting):
             codes = [self.value(i, lv) for i in idx]
             if self._is_array_level(lv):
                 return f"{arr}[{', '.join(codes)}]"
-            return f"{arr}[{', '.join(f'int({c})' if not _is_int_literal(c) else c for c in codes)}]"
+            return f"{arr}[{', '.join(f'int({c})' if not is_int_literal(c) else c for c in codes)}]"
         code, is_array = self.leaf(s)
         if is_array:
             elem = self._ensure_elem(f"{code}.shape")
@@ -271,14 +271,14 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting):
         if key in lv.children:
             return lv.children[key]
         a_c, b_c, s_c = self.value(a, lv), self.value(b, lv), self.value(s, lv)
-        kname = _ident(str(k))
+        kname = ident(str(k))
         varying = bool((self.deps(a) | self.deps(b)) & self._varying_binders(lv))
         if lv.kind in ("root", "cond") or not self._is_array_level(lv):
             idx = self.fresh(kname)
             self.emit(f"{idx} = {self.xp}.arange({a_c}, {b_c}, {s_c})")
             # the trip count as a number, so that the index array is dropped when only its length is used
             cnt = self.fresh("n")
-            self.emit(f"{cnt} = {_trip_count(a, b, s, a_c, b_c, s_c)}")
+            self.emit(f"{cnt} = {trip_count(a, b, s, a_c, b_c, s_c)}")
             child = Level(lv, "range", binder=k, seg=None, size=cnt)
         elif not varying:
             n_parent = self._size(lv)
@@ -295,7 +295,7 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting):
         else:
             n_parent = self._size(lv)
             cnt, seg, off, pos, idx = (self.fresh(h) for h in ("n", "seg", "off", "pos", kname))
-            self.emit(f"{cnt} = {_trip_count(a, b, s, a_c, b_c, s_c, f'{self.xp}.maximum')} + "
+            self.emit(f"{cnt} = {trip_count(a, b, s, a_c, b_c, s_c, f'{self.xp}.maximum')} + "
                       f"{self.xp}.zeros({n_parent}, dtype={self.xp}.int64)")
             self.emit(f"{seg} = {self.xp}.repeat({self.xp}.arange({n_parent}), {cnt})")
             self.emit(f"{off} = {self.xp}.cumulative_sum({cnt}) - {cnt}")

@@ -17,7 +17,15 @@ from dataclasses import dataclass, field
 import sympy as sp
 from sympy.printing.pycode import PythonCodePrinter
 
-from coarsen_nb.lower.cuda_printer import _C_RESERVED, PREAMBLE, CudaPrinter, _c_of, _cname, _ctype, _is_bool
+from coarsen_nb.lower.cuda_printer import (
+    C_RESERVED,
+    PREAMBLE,
+    CudaPrinter,
+    c_identifier,
+    c_type_of,
+    is_bool,
+    leaf_ctype,
+)
 from coarsen_nb.phi import forms
 from coarsen_nb.symbolic.levels import ELEM, Deps
 
@@ -182,7 +190,7 @@ class _Emitter:
         for s in self.unconditional(exprs):
             if s in self.body.reads:
                 # an element read every point makes: one named load
-                name = _cname(s.name, self.taken)
+                name = c_identifier(s.name, self.taken)
                 self.lines.append(f"{indent}const double {name} = {self.pr._print_Symbol(s)};")
                 self.codes[s] = name
                 continue
@@ -191,8 +199,8 @@ class _Emitter:
                 self.codes[s] = self.subst[e]
                 continue
             code = self.pr.doprint(e)
-            name = _cname(s.name, self.taken)
-            ctype = "bool" if _is_bool(e) else "double"
+            name = c_identifier(s.name, self.taken)
+            ctype = "bool" if is_bool(e) else "double"
             self.lines.append(f"{indent}const {ctype} {name} = {code};")
             self.codes[s] = name
 
@@ -285,8 +293,8 @@ def _leaf_params(body: _Body, symbols, taken: set, raw_arrays: bool) -> tuple[li
         if s not in body.leaves:
             continue
         code, ssa, is_array, t = body.leaves[s]
-        dt, _ = _ctype(t)
-        cname = _cname(code, taken)
+        dt, _ = leaf_ctype(t)
+        cname = c_identifier(code, taken)
         if is_array:
             if raw_arrays:
                 return [], {}               # an elementwise array inside a loop domain: not one pass
@@ -304,9 +312,9 @@ def _read_params(body: _Body, read_syms, taken: set) -> tuple[list[Param], dict]
         arr, idx = body.reads[s]
         if arr not in arrays:
             t = body.kernel.types.get(arr)
-            dt, _ = _ctype(t)
+            dt, _ = leaf_ctype(t)
             code = body.names(arr)
-            cname = _cname(code, taken)
+            cname = c_identifier(code, taken)
             arrays[arr] = cname
             params.append(Param(cname, dt, f"xp.asarray({code}, dtype=xp.{dt})", raw=True, is_array=True,
                                 ndim=getattr(t, "ndim", len(idx)) or len(idx)))
@@ -333,7 +341,7 @@ def _build(kernel, body: _Body, targets, dom, tag, array_ndim) -> FusedKernel | 
     where = f"line{'s' if len(kernel.lines) > 1 else ''} {', '.join(map(str, kernel.lines))}" if kernel.lines \
         else "no source line"
     comment = f"// SOI {kernel.index} ({where}), {tag}: one fused kernel"
-    taken = set(_C_RESERVED) | {name}
+    taken = set(C_RESERVED) | {name}
     syms = set()
     read_syms = set()
     for t in targets:
@@ -355,7 +363,7 @@ def _build(kernel, body: _Body, targets, dom, tag, array_ndim) -> FusedKernel | 
     if loop:
         k = dom[1].args[1] if dom[0] == "reduce" else dom[1]
         a, b, s = dom[1].args[2:5] if dom[0] == "reduce" else body.deps.ranges[k]
-        kname = _cname(str(k), taken)
+        kname = c_identifier(str(k), taken)
         a_c, b_c, s_c = _bounds_code(body, (a, b, s))
         dom_var = f"_dom_{name}"
         setup.append(f"{dom_var} = xp.arange({a_c}, {b_c}, {s_c}, dtype=xp.int64)")
@@ -368,7 +376,7 @@ def _build(kernel, body: _Body, targets, dom, tag, array_ndim) -> FusedKernel | 
     onames: dict = {}
     for t in targets:
         if t.target not in onames:
-            onames[t.target] = _cname(t.target, taken)
+            onames[t.target] = c_identifier(t.target, taken)
     em = _Emitter(body, codes, reads, {}, taken)
     ind = "  "
     em.hoist([t.expr for t in targets] + [i for t in targets for i in t.index], ind)
@@ -396,7 +404,7 @@ def _build_reduction(kernel, body, target, dom, name, comment, params, codes, re
     kind = "sum" if isinstance(red, forms.ElemSum) else red.kind
     rbody = red.args[0]
     # map: a device function of the per-point inputs
-    oname = _cname(target.target, taken)
+    oname = c_identifier(target.target, taken)
     map_params = [p for p in params if p.cname in set(codes.values()) | {r[0] for r in reads.values()}]
     em = _Emitter(body, codes, reads, {}, taken)
     em.hoist([rbody], "  ")
@@ -408,20 +416,20 @@ def _build_reduction(kernel, body, target, dom, name, comment, params, codes, re
         if p.raw:
             sig.append(f"const T_{p.cname}& {p.cname}")
         else:
-            sig.append(f"const {_c_of(p.ctype)} {p.cname}")
+            sig.append(f"const {c_type_of(p.ctype)} {p.cname}")
     head = (f"template <{', '.join(tparams)}>\n" if tparams else "") + \
         f"__device__ double {name}_map({', '.join(sig)}) {{"
     map_fn = "\n".join([head, f"  {comment.lstrip()}: the mapped value at one point"] + em.lines +
                        [f"  return (double)({val});", "}"])
     # post: the root code around the reduction, over the reduced value and scalar inputs
-    acc = _cname("acc", taken)
+    acc = c_identifier("acc", taken)
     post_em = _Emitter(body, {s: c for s, c in codes.items() if s in body.leaves and not body.leaves[s][2]},
                        {}, {red: acc}, taken)
     post_em.hoist([target.expr], "  ")
     post_val = post_em.value(target.expr)
     post_syms = {s for s in body.nodes(target.expr) if isinstance(s, sp.Symbol) and s in body.leaves}
     post_params = [p for p in params if any(codes.get(s) == p.cname for s in post_syms) and not p.is_array]
-    psig = [f"const double {acc}"] + [f"const {_c_of(p.ctype)} {p.cname}" for p in post_params]
+    psig = [f"const double {acc}"] + [f"const {c_type_of(p.ctype)} {p.cname}" for p in post_params]
     post_fn = "\n".join([f"__device__ double {name}_post({', '.join(psig)}) {{",
                          f"  // the root code of SOI {kernel.index} around its {kind}"] + post_em.lines +
                         [f"  return (double)({post_val});", "}"])
@@ -442,7 +450,7 @@ def _param_list(params: list[Param]) -> str:
     return ", ".join(f"{'raw ' if p.raw else ''}{p.ctype} {p.cname}" for p in params)
 
 
-def _groups(kernel, names, targets, leaves, temps, tag="fwd", ndims=None):
+def fuse_groups(kernel, names, targets, leaves, temps, tag="fwd", ndims=None):
     """Split targets into fused kernels (elementwise together, scatters together, one per
     reduction) and the rest; None when nothing fuses."""
     body = _Body(kernel, names, leaves, temps)

@@ -23,9 +23,11 @@ The module imports only NumPy (or CuPy) and ``math`` — never coarsen_nb.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import sympy as sp
 
-from coarsen_nb import ir, primitives
+from coarsen_nb import backends, ir, primitives
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.frontend.unbound import bound_error, is_bound_check
 from coarsen_nb.lower import literals, reshapes
@@ -34,8 +36,9 @@ from coarsen_nb.lower.helpers import DEPENDS as _DEPENDS
 from coarsen_nb.lower.helpers import HELPERS as _HELPERS
 from coarsen_nb.lower.liveness import drop_dead_assignments, free_dead_names
 from coarsen_nb.lower.names import Names
-from coarsen_nb.plan import CondStep, IterStep, KernelStep, Plan, PrimStep
-from coarsen_nb.symbolic.diff import active_symbols
+from coarsen_nb.lower.tangent import TangentSweep
+from coarsen_nb.plan import CondStep, IterStep, KernelStep, Plan, PrimStep, names_read
+from coarsen_nb.symbolic.activity import active_names
 from coarsen_nb.symbolic.diff import vjp as kernel_vjp
 
 # NumPy names of primitives -> the array API's (NumPy >= 2 has both spellings)
@@ -43,86 +46,45 @@ _XP_NAMES = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arctan2": "a
              "dot": "matmul"}
 
 
-def active_names(plan: Plan, wrt: tuple[str, ...]) -> set[str]:
-    """SSA values that depend on a differentiated parameter (activity analysis)."""
-    active = set(wrt)
+@dataclass
+class ModuleState:
+    """What every function of one generated module shares, whichever writer prints it.
 
-    def float_typed(name: str) -> bool:
-        t = plan.types.get(name)
-        return t is not None and t.kind in ("float", "tuple")
+    :class:`ModuleWriter` prints the forward, VJP and gradient functions; the JVP
+    function is printed by another writer (the tangent sweep of
+    :mod:`coarsen_nb.lower.tangent` over this one) constructed on the same state: the
+    same name allocator (no name clashes across functions) and the same helper set
+    and table (the module defines every helper any of its functions calls).
+    Everything else a writer holds (lines, indent, printers kept for the adjoint) is
+    its own.
+    """
 
-    def walk(steps) -> bool:
-        changed = False
-        for s in steps:
-            if isinstance(s, KernelStep):
-                if set(s.kernel.inputs) & active:
-                    varying = active_symbols(s.kernel, active)
-                    for o in s.kernel.outputs:
-                        if float_typed(o.name) and o.name not in active and o.symbol in varying:
-                            active.add(o.name)
-                            changed = True
-            elif isinstance(s, PrimStep):
-                if _differentiable_prim(s.expr) and set(ir.names_used(s.expr)) & active and float_typed(s.name) \
-                        and s.name not in active:
-                    active.add(s.name)
-                    changed = True
-            elif isinstance(s, CondStep):
-                changed |= walk(s.then) | walk(s.orelse)
-                for name, a, b in s.gammas:
-                    if (set(ir.names_used(a)) | set(ir.names_used(b))) & active and float_typed(name) \
-                            and name not in active:
-                        active.add(name)
-                        changed = True
-            else:
-                for name, init, nxt in s.mus:
-                    if (set(ir.names_used(init)) | set(ir.names_used(nxt))) & active and float_typed(name) \
-                            and name not in active:
-                        active.add(name)
-                        changed = True
-                changed |= walk(s.header) | walk(s.body)
-                for out, mu in s.etas:
-                    if mu in active and out not in active:
-                        active.add(out)
-                        changed = True
-        return changed
-
-    while walk(plan.steps):
-        pass
-    return active
-
-
-def _reads_of(steps) -> set[str]:
-    from coarsen_nb.soi.select import _reads
-
-    return _reads(steps)
-
-
-def _differentiable_prim(e: ir.Expr) -> bool:
-    """Whether an opaque step can carry a derivative (constructors, shapes and lengths cannot)."""
-    if isinstance(e, ir.Call):
-        return e.func not in ("len", "int", "zeros", "ones", "empty", "zeros_like", "ones_like",
-                              "empty_like", "sign", "floor", "ceil")
-    return not isinstance(e, ir.Attr)
-
-
-# CuPy 13 lacks array-API names the generated code uses (cumulative_sum, cumulative_prod, concat, bool):
-# the module says so on import instead of failing with an AttributeError inside a gradient.
-_CUPY_VERSION_CHECK = '''if int(xp.__version__.split(".")[0]) < 14:
-    raise ImportError(f"needs CuPy >= 14 (array-API functions such as cumulative_sum), found {xp.__version__}")'''
+    plan: Plan
+    wrt: tuple[str, ...]
+    backend: backends.Backend
+    names: Names
+    active: set[str]                 # activity analysis: values that depend on wrt
+    helpers: set[str]                # the helpers the module's code calls
+    helper_source: dict[str, str]    # helper name -> its source text (lower.helpers', a fuser's)
 
 
 class ModuleWriter:
     """Writes the forward, VJP and JVP functions of one plan."""
 
-    def __init__(self, plan: Plan, wrt: tuple[str, ...], xp_module: str = "numpy", header: str = ""):
-        self.plan = plan
-        self.wrt = wrt
-        self.xp_module = xp_module
+    def __init__(self, plan: Plan, wrt: tuple[str, ...], xp_module: str = "numpy", header: str = "",
+                 shared: ModuleState | None = None):
+        if shared is None:
+            shared = ModuleState(plan, wrt, backends.for_module(xp_module), Names(plan.params),
+                                 active_names(plan, wrt), set(), dict(_HELPERS))
+        self.shared = shared
+        # the shared objects, by their short names (the same objects: a helper one function's
+        # writer adds is the module's, a name one allocates no other reuses)
+        self.plan, self.wrt, self.backend = shared.plan, shared.wrt, shared.backend
+        self.xp_module = shared.backend.xp_module
+        self.names, self.active = shared.names, shared.active
+        self.helpers, self.helper_source = shared.helpers, shared.helper_source
         self.header = header
-        self.names = Names(plan.params)
-        self.helpers: set[str] = set()
         self.uses_math = False
-        self.active = active_names(plan, wrt)
         self.lines: list[str] = []
         self.indent = 1
         self._printers: dict = {}
@@ -152,7 +114,7 @@ class ModuleWriter:
                 if dep not in self.helpers:
                     self.helpers.add(dep)
                     todo.append(dep)
-        helpers = [_HELPERS[h] for h in sorted(self.helpers)]
+        helpers = [self.helper_source[h] for h in sorted(self.helpers)]
         code = "\n".join(helpers + [fwd, rev, grad, tan or ""])
         imports = []
         if "math." in code:
@@ -161,8 +123,8 @@ class ModuleWriter:
             imports.append(("" if not imports else "\n") + f"import {self.xp_module} as xp")
         head = f'"""{self.header}"""' if self.header else '"""Generated by coarsen_nb."""'
         parts = [head + ("\n\n" + "\n".join(imports) if imports else "")]
-        if "xp." in code and self.xp_module == "cupy":
-            parts.append(_CUPY_VERSION_CHECK)
+        if "xp." in code and self.backend.prologue:
+            parts.append(self.backend.prologue)
         parts += helpers + [fwd, rev] + ([grad] if grad else []) + ([tan] if tan else [])
         return "\n\n\n".join(p.strip("\n") for p in parts) + "\n"
 
@@ -284,10 +246,9 @@ class ModuleWriter:
     def kernel(self, k, tape: bool = False) -> None:
         where = f" (line{'s' if len(k.lines) > 1 else ''} {', '.join(map(str, k.lines))})" if k.lines else ""
         self.emit(f"# SOI {k.index}{where}{': ' + k.note if k.note else ''}")
-        if self.xp_module == "cupy":
-            from coarsen_nb.lower.cupy import forward_lines
-
-            fused = forward_lines(self, k)     # one fused GPU kernel for the whole SOI
+        fuser = self.backend.fuser
+        if fuser is not None:
+            fused = fuser.forward_lines(self, k)     # e.g. one fused GPU kernel for the whole SOI
             if fused is not None:
                 self.lines += fused
                 return
@@ -386,7 +347,7 @@ class ModuleWriter:
         is never computed — the adjoint computes just the primal values it uses."""
         grad_only = self._grad_only
         if grad_only:
-            self._needed = _reads_of(self.plan.steps)
+            self._needed = names_read(self.plan.steps)
         for p in self.plan.params:
             if p in self.active:
                 self._zero(p)
@@ -455,7 +416,7 @@ class ModuleWriter:
             else:
                 self.iterate_reverse(s)
             if top and self._unit_bars:
-                self._unit_bars -= _reads_of([s])
+                self._unit_bars -= names_read([s])
 
     def kernel_reverse(self, k) -> None:
         outs = {o.name: sp.Integer(1) if o.name in self._unit_bars else sp.Symbol("bar:" + o.name, real=True)
@@ -466,10 +427,9 @@ class ModuleWriter:
         self.emit(f"# SOI {k.index}: adjoint")
         leaves = {sym: (self.names.bar(name), self.is_array(name)) for name, sym in outs.items()
                   if isinstance(sym, sp.Symbol)}
-        if self.xp_module == "cupy":
-            from coarsen_nb.lower.cupy import reverse_lines
-
-            fused = reverse_lines(self, k, v, leaves)
+        fuser = self.backend.fuser
+        if fuser is not None:
+            fused = fuser.reverse_lines(self, k, v, leaves)
             if fused is not None:
                 self._printers.pop(id(k), None)
                 self.lines += fused
@@ -689,10 +649,12 @@ class ModuleWriter:
 
     # -- forward mode ------------------------------------------------------------------------------
 
-    def _jvp_source(self) -> str | None:
-        """The JVP function, written by :mod:`coarsen_nb.lower.tangent` (None until it can be)."""
-        try:
-            from coarsen_nb.lower.tangent import write_jvp
-        except ImportError:
-            return None
-        return write_jvp(self)
+    def _jvp_source(self) -> str:
+        """The JVP function: the tangent sweep (:mod:`coarsen_nb.lower.tangent`) over this writer's
+        printing, on this writer's :class:`ModuleState`."""
+        return _JvpWriter(self.plan, self.wrt, self.xp_module, self.header, shared=self.shared).jvp_function()
+
+
+class _JvpWriter(TangentSweep, ModuleWriter):
+    """The JVP function's writer: :class:`~coarsen_nb.lower.tangent.TangentSweep`'s step rules
+    first, this module's printing underneath (``super()``)."""

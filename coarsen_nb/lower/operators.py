@@ -18,11 +18,11 @@ import sympy as sp
 
 from coarsen_nb.lower.printing import (
     Level,
-    _common_coefficient,
-    _int_typed,
-    _is_atom_code,
-    _is_number,
-    _number,
+    common_coefficient,
+    int_typed,
+    is_atom_code,
+    is_number_code,
+    number_code,
 )
 from coarsen_nb.phi import domain, forms, rounding
 from coarsen_nb.phi.symbols import is_boolean
@@ -49,13 +49,13 @@ class OperatorPrinting:
         # integer or boolean array operands of a float operation are cast (the array API does not promote)
         cast = not (e.is_integer or is_boolean(e)) or isinstance(e, sp.core.relational.Relational)
         if isinstance(e, sp.Add):
-            common = _common_coefficient(e)
+            common = common_coefficient(e)
             if common is not None:
                 # SymPy distributes numbers over sums (200*(a - b) -> 200*a - 200*b); printed as
                 # 200 * (a - b), the sum is one node that other multiples of it share
                 c, prim = common
                 code = self.value(prim, lv)
-                return f"({_number(c)} * {self._floats([prim], [code], force=True)[0] if cast else code})"
+                return f"({number_code(c)} * {self._floats([prim], [code], force=True)[0] if cast else code})"
             # a - b, not a + (-b): the negated term is one value (shared with other uses of b)
             terms = sorted(e.args, key=lambda x: x.could_extract_minus_sign())
             negs = [x.could_extract_minus_sign() for x in terms]
@@ -147,7 +147,7 @@ class OperatorPrinting:
                 and not any(isinstance(x, sp.Float) for x in args):
             return codes
         return [f"{self.xp}.asarray({c}, dtype={self.xp}.float64)"
-                if _int_typed(self._resolved(x)) and not _is_number(c) and (self.deps(x) or self._reduced(x)) else c
+                if int_typed(self._resolved(x)) and not is_number_code(c) and (self.deps(x) or self._reduced(x)) else c
                 for x, c in zip(args, codes, strict=True)]
 
     def _resolved(self, x):
@@ -173,7 +173,7 @@ class OperatorPrinting:
             # -(a*b) as the negation of the product a*b: one shared node when a*b is used elsewhere
             return f"-{self.value(-e, lv)}"
         num, den, sign = [], [], ""
-        cast = not all(_int_typed(self._resolved(f)) for f in e.args)   # (a·γ(0, 0) "is" an integer)
+        cast = not all(int_typed(self._resolved(f)) for f in e.args)   # (a·γ(0, 0) "is" an integer)
         args = list(e.args)
         consts = [f for f in args if f.is_number and f.is_real]
         if array and len(consts) > 1:
@@ -211,7 +211,7 @@ class OperatorPrinting:
         b = self.value(base, lv)
         if cast or not (exp.is_integer and exp.is_nonnegative):
             b = self._floats([base], [b], force=True)[0]
-        if exp == sp.Rational(1, 2) and _is_number(b):
+        if exp == sp.Rational(1, 2) and is_number_code(b):
             return repr(math.sqrt(float(b)))
         if exp == sp.Rational(1, 2):
             if not array:
@@ -226,7 +226,7 @@ class OperatorPrinting:
         if exp == 1:
             return b
         if exp == 2:
-            return f"({b} * {b})" if _is_atom_code(b) else f"({b})**2"
+            return f"({b} * {b})" if is_atom_code(b) else f"({b})**2"
         x = self.value(exp, lv)
         if not (base.is_integer and exp.is_integer):
             x = self._floats([exp], [x], force=True)[0]
@@ -238,6 +238,6 @@ class OperatorPrinting:
         """``num / den`` (in parentheses with ``wrap``); in scalar derivative code IEEE's ±inf or nan
         where Python would raise ZeroDivisionError (the derivative of sqrt at 0), unless ``den`` is
         a nonzero number."""
-        if self.ieee and not array and not (_is_number(den) and float(den) != 0):
+        if self.ieee and not array and not (is_number_code(den) and float(den) != 0):
             return f"_ieee_div({num}, {den})"
         return f"({num} / {den})" if wrap else f"{num} / {den}"

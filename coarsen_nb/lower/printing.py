@@ -48,7 +48,7 @@ class Level:
         return sum(1 for _ in self.ancestors()) - 1
 
 
-def _common_coefficient(e: sp.Add):
+def common_coefficient(e: sp.Add):
     """``(c, a - b)`` for ``c*a - c*b`` (every term a multiple of ±c, c ≠ 1), else None."""
     parts = [t.as_coeff_Mul() for t in e.args]
     c = abs(parts[0][0])
@@ -57,7 +57,7 @@ def _common_coefficient(e: sp.Add):
     return c, sp.Add(*[rest if k > 0 else -rest for k, rest in parts])
 
 
-def _trip_count(a, b, s, a_c: str, b_c: str, s_c: str, maximum: str = "max") -> str:
+def trip_count(a, b, s, a_c: str, b_c: str, s_c: str, maximum: str = "max") -> str:
     """``len(range(a, b, s))`` as arithmetic (valid for NumPy and CuPy integers too), i.e.
     ceil((b − a) / s) clipped at 0; ``maximum`` is ``xp.maximum`` when the bounds are arrays."""
     if s == 1:
@@ -65,7 +65,7 @@ def _trip_count(a, b, s, a_c: str, b_c: str, s_c: str, maximum: str = "max") -> 
     return f"{maximum}(0, -((({a_c}) - ({b_c})) // ({s_c})))"
 
 
-def _int_typed(x) -> bool:
+def int_typed(x) -> bool:
     """Whether the printed value of ``x`` has an integer or boolean dtype (sign, floor and ceil of a
     float are integer-valued but stay float)."""
     if isinstance(x, (sp.sign, sp.floor, sp.ceiling, Round)):
@@ -73,7 +73,8 @@ def _int_typed(x) -> bool:
     return bool(x.is_integer or is_boolean(x))
 
 
-def _number(e) -> str:
+def number_code(e) -> str:
+    """A SymPy number as exact Python code (shared by the printers)."""
     if e == sp.oo:
         return "math.inf"
     if e == -sp.oo:
@@ -96,11 +97,14 @@ def _number(e) -> str:
     return repr(v)
 
 
-def _is_atom_code(code: str) -> bool:
-    return code.replace("_", "").replace(".", "").isalnum() or _is_number(code)
+def is_atom_code(code: str) -> bool:
+    """Whether printed ``code`` is a name, attribute or number: safe to repeat or use unparenthesized
+    (shared by the printers in emit, operators and branches)."""
+    return code.replace("_", "").replace(".", "").isalnum() or is_number_code(code)
 
 
-def _is_number(code: str) -> bool:
+def is_number_code(code: str) -> bool:
+    """Whether printed ``code`` is a numeric literal (shared by the printers)."""
     try:
         float(code)
         return True
@@ -108,10 +112,12 @@ def _is_number(code: str) -> bool:
         return False
 
 
-def _is_int_literal(code: str) -> bool:
+def is_int_literal(code: str) -> bool:
+    """Whether printed ``code`` is an integer literal (shared by the printers)."""
     return code.lstrip("-").isdigit()
 
 
-def _ident(name: str) -> str:
+def ident(name: str) -> str:
+    """A Python identifier made of ``name`` (a SymPy symbol name may hold ``:`` or ``.``)."""
     out = "".join(c if c.isalnum() else "_" for c in name).strip("_")
     return out or "v"

@@ -13,23 +13,28 @@ from coarsen_nb import ir
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.frontend.unbound import is_bound_check
 from coarsen_nb.lower import literals, reshapes
-from coarsen_nb.lower.module import ModuleWriter, _differentiable_prim
 from coarsen_nb.plan import CondStep, IterStep, PrimStep
+from coarsen_nb.symbolic.activity import differentiable_prim
 from coarsen_nb.symbolic.jvp import jvp as kernel_jvp
 
 
-def write_jvp(writer: ModuleWriter) -> str:
-    """Source of the JVP function for ``writer``'s plan."""
-    tw = _TangentWriter.__new__(_TangentWriter)
-    tw.__dict__.update(writer.__dict__)
-    params = list(writer.plan.params) + [tw.names.tangent(p) for p in writer.wrt]
-    tw.lines, tw.indent = [], 1
-    tw._body()
-    sig = ", ".join(tw.names(p) if p in writer.plan.params else p for p in params)
-    return f"def {writer.plan.name}_jvp({sig}):\n" + "\n".join(tw.lines) + "\n"
+class TangentSweep:
+    """The forward-mode sweep, as rules over a module writer's step methods.
 
+    A mixin: :mod:`coarsen_nb.lower.module` puts it in front of its ``ModuleWriter``
+    (``class _JvpWriter(TangentSweep, ModuleWriter)``) and builds it on the module's shared
+    state, so ``super()`` here is that writer's printing of the primal, and this module never
+    imports the module writer (which imports this one).
+    """
 
-class _TangentWriter(ModuleWriter):
+    def jvp_function(self) -> str:
+        """Source of the JVP function ``NAME_jvp(*params, *tangents)`` for the writer's plan."""
+        params = list(self.plan.params) + [self.names.tangent(p) for p in self.wrt]
+        self.lines, self.indent = [], 1
+        self._body()
+        sig = ", ".join(self.names(p) if p in self.plan.params else p for p in params)
+        return f"def {self.plan.name}_jvp({sig}):\n" + "\n".join(self.lines) + "\n"
+
     def d(self, e: ir.Expr) -> str:
         """The tangent of an IR operand (0.0 when it does not depend on wrt)."""
         if isinstance(e, ir.Name) and e.id in self.active:
@@ -69,7 +74,7 @@ class _TangentWriter(ModuleWriter):
 
     def prim(self, s: PrimStep) -> None:
         super().prim(s)
-        if s.name not in self.active or not _differentiable_prim(s.expr):
+        if s.name not in self.active or not differentiable_prim(s.expr):
             return
         e, dn = s.expr, self.names.tangent(s.name)
         if isinstance(e, ir.Name):

@@ -31,11 +31,12 @@ from pathlib import Path
 from IPython.core.magic import Magics, cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
-import coarsen_nb
 from coarsen_nb import option_help
+from coarsen_nb.backends import BACKENDS
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.frontend import reads
 from coarsen_nb.notebook.bound import Bound, source_or_none
+from coarsen_nb.version import __version__
 
 
 class CoarsenCellError(Exception):
@@ -69,7 +70,7 @@ class CompileOptions:
     def cache_key(self, cell: str) -> str:
         """A hash of everything that affects a compilation of ``cell``."""
         blob = json.dumps(
-            {"cell": cell, "options": asdict(self), "version": coarsen_nb.__version__},
+            {"cell": cell, "options": asdict(self), "version": __version__},
             sort_keys=True,
         )
         return hashlib.sha256(blob.encode()).hexdigest()
@@ -102,7 +103,7 @@ class CoarsenMagics(Magics):
 
     @magic_arguments(name="%coarsen")  # IPython prints one "%" before it: the usage reads "%%coarsen"
     @argument("--wrt", type=_names, default=None, metavar="a,b", help=option_help.WRT)
-    @argument("--backend", choices=("numpy", "cupy"), default="numpy", help=option_help.BACKEND)
+    @argument("--backend", choices=tuple(BACKENDS), default="numpy", help=option_help.BACKEND)
     @argument("--max-soi", type=int, default=None, metavar="L", help=option_help.MAX_SOI)
     @argument("--reuse", type=int, default=None, metavar="R", help=option_help.REUSE)
     @argument("--per-block", action="store_true", help=option_help.PER_BLOCK)

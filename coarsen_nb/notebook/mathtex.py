@@ -20,6 +20,7 @@ an integer power ``PowInt(1 - lr, 3)`` as a power, with its parentheses.
 from __future__ import annotations
 
 import math
+import re
 
 import sympy as sp
 from sympy.printing.latex import LatexPrinter
@@ -29,6 +30,22 @@ MAX_DENOMINATOR = 1000
 _SURDS = (sp.sqrt(2), sp.sqrt(3), sp.pi)
 #: Forms whose own ``_latex`` this view prints differently.
 _OWN = ("PowInt", "Gamma")
+
+
+def sympy_name(token: str) -> str:
+    """A token of an index expression (``$k1.2``) as a name SymPy parses as one symbol (``N_…``).
+
+    :func:`token_of` inverts it; both live here, beside the printer that inverts it, so that
+    :mod:`coarsen_nb.notebook.names` (which parses) imports this module and not the other way round.
+    """
+    return "N_" + re.sub(r"\W", lambda m: f"_{ord(m.group(0))}_", token)
+
+
+def token_of(symbol_name: str) -> str:
+    """The inverse of :func:`sympy_name` (for index expressions parsed by SymPy)."""
+    if not symbol_name.startswith("N_"):
+        return symbol_name
+    return re.sub(r"_(\d+)_", lambda m: chr(int(m.group(1))), symbol_name[2:])
 
 
 def latex(expr, names, *, unsafe: bool = False) -> str:
@@ -92,9 +109,7 @@ class _Printer(LatexPrinter):
     def _print_Symbol(self, expr, style="plain"):
         name = expr.name
         if self._unsafe:
-            from coarsen_nb.notebook.names import unsafe
-
-            name = unsafe(name)
+            name = token_of(name)
         return self._names.tex(name)
 
     _print_Dummy = _print_Symbol

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
+from coarsen_nb.notebook.mathtex import latex, sympy_name
 from coarsen_nb.plan import CondStep, IterStep, KernelStep, PrimStep
 
 #: Words for the compiler's temporaries, by the kind in ``$<kind><n>``.
@@ -159,11 +160,9 @@ class DisplayNames:
     def _index(self, text: str) -> str:
         """An index expression (``$k1.2 + 1``) with its names displayed."""
         try:
-            expr = sp.sympify(_TOKEN.sub(lambda m: _safe(m.group(0)), text))
+            expr = sp.sympify(_TOKEN.sub(lambda m: sympy_name(m.group(0)), text))
         except (sp.SympifyError, SyntaxError, TypeError):
             return _TOKEN.sub(lambda m: self.tex(m.group(0)), text)
-        from coarsen_nb.notebook.mathtex import latex
-
         return latex(expr, self, unsafe=True)
 
     def _base_tex(self, name: str) -> str:
@@ -208,8 +207,6 @@ class DisplayNames:
 
     def _definition_tex(self, definition) -> str:
         if isinstance(definition, sp.Basic):
-            from coarsen_nb.notebook.mathtex import latex
-
             return "= " + latex(definition, self)
         text = _TOKEN.sub(lambda m: "{" + self.tex(m.group(0)) + "}", str(definition))
         return "= " + text
@@ -286,17 +283,6 @@ def _user_tex(name: str) -> str:
 def _is_len(definition) -> bool:
     return type(definition).__name__ == "Call" and getattr(definition, "func", "") == "len" \
         and len(definition.args) == 1 and type(definition.args[0]).__name__ == "Name"
-
-
-def _safe(token: str) -> str:
-    return "N_" + re.sub(r"\W", lambda m: f"_{ord(m.group(0))}_", token)
-
-
-def unsafe(symbol_name: str) -> str:
-    """The inverse of :func:`_safe` (for index expressions parsed by SymPy)."""
-    if not symbol_name.startswith("N_"):
-        return symbol_name
-    return re.sub(r"_(\d+)_", lambda m: chr(int(m.group(1))), symbol_name[2:])
 
 
 def _escape(text: str) -> str:

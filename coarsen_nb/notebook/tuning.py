@@ -1,6 +1,6 @@
 """The *Tuning* tab's numbers: the cost table, the sweep over L, and its plot.
 
-* **Cost table** — the cost model (:mod:`coarsen_nb.soi.cost`) of the selection
+* **Cost table** — the cost model (:mod:`coarsen_nb.lower.cost`) of the selection
   on screen, in human units (ops, arrays, kB/MB) with one line saying what each
   row counts; loops whose trip count is known only at run time are named by
   their source line.

@@ -350,7 +350,7 @@ def hoist_invariants(g: GatedFunction) -> GatedFunction:
             elif isinstance(n, Loop):
                 body = region(n.body)
                 header = n.header
-                inner = _defined_in(n)
+                inner = defined_in(n)
                 moved: list = []
                 changed = True
                 while changed:
@@ -383,11 +383,11 @@ def defined_names(nodes) -> set[str]:
         elif isinstance(n, If):
             out |= defined_names(n.then) | defined_names(n.orelse) | {gm.name for gm in n.gammas}
         else:
-            out |= _defined_in(n) | {e.name for e in n.etas}
+            out |= defined_in(n) | {e.name for e in n.etas}
     return out
 
 
-def _defined_in(loop: Loop) -> set[str]:
+def defined_in(loop: Loop) -> set[str]:
     """The names a loop defines inside it (its μs, header and body; not its ηs, which follow it)."""
     return {m.name for m in loop.mus} | defined_names(loop.header) | defined_names(loop.body)
 

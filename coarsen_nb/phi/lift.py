@@ -157,10 +157,10 @@ class _HoistContext:
     """Loop-invariant sums found inside an iterated loop, to be computed once before it."""
 
     def __init__(self, lifter: _Lifter, loop: Loop):
-        from coarsen_nb.phi.gate import _defined_in
+        from coarsen_nb.phi.gate import defined_in
 
         self.lifter = lifter
-        self.loop_defined = _defined_in(loop)
+        self.loop_defined = defined_in(loop)
         self.kb = _KernelBuilder(lifter)
         self.kb.note = f"loop-invariant sums hoisted out of the loop at line {loop.line}"
         self.names: dict = {}

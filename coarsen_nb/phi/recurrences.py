@@ -36,7 +36,7 @@ from coarsen_nb import ir
 from coarsen_nb.phi import online_lse
 from coarsen_nb.phi.forms import Gamma, PowInt, RLin, RMax, RMin, RProd, RSum, RWrite
 from coarsen_nb.phi.gate import If, Let, Loop
-from coarsen_nb.phi.partial import guard_invariant_failures
+from coarsen_nb.phi.guards import guard_invariant_failures
 from coarsen_nb.phi.symbols import NotSymbolic, gamma, to_sympy
 
 

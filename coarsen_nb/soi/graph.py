@@ -29,20 +29,11 @@ from coarsen_nb import ir
 from coarsen_nb.phi.gate import GatedFunction, If, Let
 from coarsen_nb.phi.lift import use_counts
 from coarsen_nb.plan import CondStep, KernelStep, Plan, PrimStep
+from coarsen_nb.soi.statements import SOIGraph, statement_graph
 
 PALETTE = ("#cfe2f3", "#d9ead3", "#fff2cc", "#f4cccc", "#d9d2e9", "#fce5cd", "#d0e0e3", "#ead1dc",
            "#c9daf8", "#b6d7a8", "#ffe599", "#b4a7d6")
 _SHAPES = {"γ": "diamond", "μ": "invhouse", "η": "house"}
-
-
-class SOIGraph(graphviz.Digraph):
-    """The statement-level graph (what ``f.soi_graph()`` shows), carrying its SSA-level twin.
-
-    ``ssa`` is the same partition drawn over every SSA value (copies, constants,
-    μ, η, γ): the notebook's "SSA values" toggle shows it.
-    """
-
-    ssa: graphviz.Digraph | None = None
 
 
 def soi_graph(plan: Plan, gated: GatedFunction, wrt: tuple[str, ...], discontinuities) -> SOIGraph:
@@ -60,8 +51,6 @@ def soi_graph(plan: Plan, gated: GatedFunction, wrt: tuple[str, ...], discontinu
     >>> "cluster_soi1" in g.source and "cluster_soi1" in g.ssa.source
     True
     """
-    from coarsen_nb.soi.statements import statement_graph
-
     builder = _Builder(plan, gated, tuple(wrt), list(discontinuities))
     ssa = builder.build()
     dot = statement_graph(builder)

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
-from coarsen_nb.lower.module import active_names
 from coarsen_nb.plan import Plan
+from coarsen_nb.symbolic.activity import active_names
 from coarsen_nb.symbolic.diff import vjp
 
 

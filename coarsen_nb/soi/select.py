@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 
 from coarsen_nb import ir
-from coarsen_nb.plan import CondStep, IterStep, KernelStep, Plan, PrimStep
+from coarsen_nb.plan import CondStep, IterStep, KernelStep, Plan, PrimStep, names_read
 
 #: The defaults, chosen by the (L, R) grid benchmark on kernels/ (see README).  R = 1: a value read
 #: twice is computed once; in scalar loops SymPy's CSE does not always find the inlined copies again
@@ -66,7 +66,7 @@ def prune(plan: Plan) -> Plan:
     """Drop SOI outputs and opaque steps whose values nothing reads (e.g. a loop counter's start
     once the loop became a closed form), so the generated code has no dead assignments."""
     while True:
-        used = _reads(plan.steps) | set(ir.names_used(plan.result))
+        used = names_read(plan.steps) | set(ir.names_used(plan.result))
         changed = False
 
         def walk(steps, used=used) -> tuple:
@@ -95,24 +95,3 @@ def prune(plan: Plan) -> Plan:
         plan.steps = walk(plan.steps)
         if not changed:
             return plan
-
-
-def _reads(steps) -> set[str]:
-    out: set[str] = set()
-    for s in steps:
-        if isinstance(s, KernelStep):
-            out |= set(s.kernel.inputs)
-        elif isinstance(s, PrimStep):
-            out |= set(ir.names_used(s.expr))
-        elif isinstance(s, CondStep):
-            out.add(s.cond)
-            out |= _reads(s.then) | _reads(s.orelse)
-            for _, a, b in s.gammas:
-                out |= set(ir.names_used(a)) | set(ir.names_used(b))
-        else:
-            for _, init, nxt in s.mus:
-                out |= set(ir.names_used(init)) | set(ir.names_used(nxt))
-            out.add(s.cond)
-            out |= _reads(s.header) | _reads(s.body)
-            out |= {mu for _, mu in s.etas}
-    return out

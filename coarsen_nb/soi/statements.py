@@ -26,10 +26,20 @@ from coarsen_nb.phi.gate import If, Let, Loop
 MAX_LABEL = 44
 
 
-def statement_graph(b) -> graphviz.Digraph:
-    """The statement-level ``SOIGraph`` of a prepared :class:`coarsen_nb.soi.graph._Builder`."""
-    from coarsen_nb.soi.graph import SOIGraph
+class SOIGraph(graphviz.Digraph):
+    """The statement-level graph (what ``f.soi_graph()`` shows), carrying its SSA-level twin.
 
+    Defined here, where it is built; :mod:`coarsen_nb.soi.graph` (which draws the twin) imports it.
+
+    ``ssa`` is the same partition drawn over every SSA value (copies, constants,
+    μ, η, γ): the notebook's "SSA values" toggle shows it.
+    """
+
+    ssa: graphviz.Digraph | None = None
+
+
+def statement_graph(b) -> SOIGraph:
+    """The statement-level ``SOIGraph`` of a prepared :class:`coarsen_nb.soi.graph._Builder`."""
     return _Statements(b).build(SOIGraph)
 
 

@@ -199,7 +199,7 @@ def _rule(e, b, act, add, deps, level) -> None:
 def _chain(e, weight, act, add, level) -> None:
     """Contributions ``weight · ∂e/∂u`` for every active symbol u of ``e``, holding at ``level``."""
     for u in sorted(e.free_symbols & act, key=str):
-        d = _tidy(derivative(e, u))
+        d = tidy(derivative(e, u))
         if d != 0:
             add(u, weight * d, level)
 
@@ -227,7 +227,7 @@ def derivative(e, u):
     return d.xreplace({v: k for k, v in powers.items()})
 
 
-def _tidy(d):
+def tidy(d):
     """N·t**N/t → N·t**(N-1): SymPy's derivative of a symbolic power divides by the base,
     which is a 0/0 at t = 0 (Horner at the origin, C6 with a zero multiplier)."""
     if any(isinstance(p, sp.Pow) and not p.exp.is_Number for p in d.atoms(sp.Pow)):

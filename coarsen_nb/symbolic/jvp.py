@@ -25,7 +25,7 @@ import sympy as sp
 
 from coarsen_nb.phi import forms
 from coarsen_nb.plan import Kernel
-from coarsen_nb.symbolic.diff import _tidy, active_symbols, derivative
+from coarsen_nb.symbolic.diff import active_symbols, derivative, tidy
 
 
 @dataclass
@@ -113,7 +113,7 @@ def _tangent(e, dot: dict, act: set):
     for u in sorted(e.free_symbols & set(dot), key=str):
         if u not in act and u not in dot:
             continue
-        d = _tidy(derivative(e, u))
+        d = tidy(derivative(e, u))
         if d != 0:
             total += d * dot[u]
     return total

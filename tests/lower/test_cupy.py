@@ -90,7 +90,7 @@ def _all_fused():
     out = []
     for name, fn, make_args, wrt in CASES:
         f, _ = _compiled(fn, make_args, wrt)
-        out += [(name, fk) for fk in cl.fused_kernels(f.plan, f._last.wrt)]
+        out += [(name, fk) for fk in cl.fused_kernels(ModuleWriter(f.plan, tuple(f._last.wrt), "cupy", ""))]
     return out
 
 
@@ -123,7 +123,7 @@ def _entry(name):
 
 def test_rosenbrock_is_one_reduction_forward_and_one_scatter_adjoint():
     f, _ = _compiled(*_entry("rosenbrock")[1:])
-    fused = cl.fused_kernels(f.plan, f._last.wrt)
+    fused = cl.fused_kernels(ModuleWriter(f.plan, tuple(f._last.wrt), "cupy", ""))
     assert [fk.kind for fk in fused] == ["reduction", "elementwise"]
     red, sc = fused
     assert red.reduce_expr == "a + b" and red.identity == "0.0"

@@ -21,7 +21,7 @@ import sympy as sp
 from corpus import CORPUS, CORPUS_IDS
 
 import coarsen_nb as cn
-from coarsen_nb.lower.module import active_names
+from coarsen_nb.symbolic.activity import active_names
 from coarsen_nb.symbolic.diff import vjp
 
 

@@ -1,10 +1,10 @@
 """Shape, dtype and view facts of the cost model: what the abstract values' element counts do not say.
 
-Sizes are what :mod:`coarsen_nb.soi.values` tracks; a statement's size depends on
+Sizes are what :mod:`coarsen_nb.lower.values` tracks; a statement's size depends on
 more than the element count for ``A @ B``, a reduction along an axis, ``_block``,
 basic indexing and ``.T``, and whether it allocates depends on whether its result
 is a view of what it reads (``reshape`` of a contiguous array, an in-bounds
-``_take``/``_block``).  A mixin of :class:`~coarsen_nb.soi.cost._Model`.
+``_take``/``_block``).  A mixin of :class:`~coarsen_nb.lower.cost._Model`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import math
 
-from coarsen_nb.soi.values import _REDUCE, _S, _as_int, _fname, _is_nonzero, _is_xp, _known
+from coarsen_nb.lower.values import REDUCTIONS, SCALAR, as_int, call_name, is_nonzero_call, is_xp_call, known_value
 
 
 class ShapeFacts:
@@ -24,12 +24,12 @@ class ShapeFacts:
         Sizes are what the abstract values carry; shapes matter where a statement's size depends on
         more than the element count: ``A @ B``, a reduction along an axis, ``_block`` and ``.T``.
         """
-        if _is_nonzero(e):
-            return (_as_int(self._nonzero(e.value.args[0])[1]),)
+        if is_nonzero_call(e):
+            return (as_int(self._nonzero(e.value.args[0])[1]),)
         if isinstance(e, ast.Name):
             if e.id + "#shape" in self.env:
                 return self.env[e.id + "#shape"]
-            v = self.env.get(e.id, _S)
+            v = self.env.get(e.id, SCALAR)
             return (v[1],) if v[0] == "arr" else () if v[0] in ("scalar", "int") else None
         if isinstance(e, ast.Constant):
             return ()
@@ -45,7 +45,7 @@ class ShapeFacts:
             return self._subscript_shape(e)
         if not isinstance(e, ast.Call):
             return None
-        f, a = _fname(e), e.args
+        f, a = call_name(e), e.args
         kw = {k.arg: k.value for k in e.keywords}
         if f == "matmul" and len(a) == 2:
             return _matmul_shape(self.shape(a[0]), self.shape(a[1]))
@@ -58,7 +58,7 @@ class ShapeFacts:
             return shapes[0][:ax] + (sum(s[ax] for s in shapes),) + shapes[0][ax + 1:]
         if f == "asarray" and a and isinstance(a[0], (ast.List, ast.Tuple)):
             return (len(a[0].elts),)          # a literal of numbers (an array literal of the source)
-        if f == "take" and _is_xp(e) and len(a) == 2:
+        if f == "take" and is_xp_call(e) and len(a) == 2:
             idx = self.shape(a[1])
             if "axis" not in kw:
                 return idx
@@ -70,7 +70,7 @@ class ShapeFacts:
         if f == "_block" and len(a) == 5:
             n0, n1 = self.ints(a[2], a[4])
             return None if None in (n0, n1) else (max(n0, 0), max(n1, 0))
-        if f in ("reshape", "broadcast_to") and _is_xp(e) and len(a) == 2:
+        if f in ("reshape", "broadcast_to") and is_xp_call(e) and len(a) == 2:
             t = self.ev(a[1])
             dims = t[1] if t[0] == "tuple" else (t[1],) if t[0] == "int" else None
             if dims is None or None in dims:
@@ -84,7 +84,7 @@ class ShapeFacts:
             if t[0] == "tuple" and None not in t[1]:
                 return tuple(t[1])
             return (t[1],) if t[0] == "int" and t[1] is not None else None
-        if f in _REDUCE and _is_xp(e) and a:
+        if f in REDUCTIONS and is_xp_call(e) and a:
             shp = self.shape(a[0])
             if "axis" not in kw:
                 return ()
@@ -96,7 +96,7 @@ class ShapeFacts:
             return shp[:k] + ((1,) if keep else ()) + shp[k + 1:]
         if f in _SAME_SHAPE and a:
             return self.shape(a[0])
-        if f in _ELEMENTWISE or (f in _MATH and _is_xp(e)):
+        if f in _ELEMENTWISE or (f in _MATH and is_xp_call(e)):
             return _broadcast([self.shape(x) for x in a])
         # anything else: its element count, one axis, when everything it reads has at most one
         v = self.ev(e)
@@ -111,11 +111,11 @@ class ShapeFacts:
         a, b = self.ev(left), self.ev(right)
         shp = _matmul_shape(self.shape(left), self.shape(right))
         if shp is not None:
-            return ("arr", float(math.prod(shp)), False) if shp else _S
+            return ("arr", float(math.prod(shp)), False) if shp else SCALAR
         if a[0] != "arr" or b[0] != "arr":
             return self.join([a, b])
         big, small = max(a[1], b[1]), min(a[1], b[1])
-        return ("arr", big / small, False) if small > 0 and big != small else _S
+        return ("arr", big / small, False) if small > 0 and big != small else SCALAR
 
     def _subscript_shape(self, e: ast.Subscript):
         """Basic indexing (slices, ``None``, ints) of a known shape; a gather has the index's size."""
@@ -147,10 +147,10 @@ class ShapeFacts:
         if isinstance(e, ast.Name):
             if e.id + "#dtype" in self.env:
                 return self.env[e.id + "#dtype"]
-            v = self.env.get(e.id, _S)
+            v = self.env.get(e.id, SCALAR)
             if v[0] == "arr" and v[2]:
                 return "b"
-            k = _known(v) if v[0] == "arr" else None
+            k = known_value(v) if v[0] == "arr" else None
             return None if k is None else "b" if k.dtype == bool else "i" if k.dtype.kind in "iu" else "f"
         if isinstance(e, ast.Constant):
             return "b" if isinstance(e.value, bool) else "i" if isinstance(e.value, int) else \
@@ -173,7 +173,7 @@ class ShapeFacts:
             return kinds.pop() if len(kinds) == 1 else None
         if not isinstance(e, ast.Call):
             return None
-        f = _fname(e)
+        f = call_name(e)
         kw = {k.arg: k.value for k in e.keywords}
         if "dtype" in kw:
             name = ast.unparse(kw["dtype"])
@@ -209,16 +209,16 @@ class ShapeFacts:
             return self.allocates(e.value) if basic else True
         if not isinstance(e, ast.Call):
             return True
-        f, a = _fname(e), e.args
+        f, a = call_name(e), e.args
         kw = {k.arg: k.value for k in e.keywords}
-        if f in ("reshape", "ravel") and isinstance(e.func, ast.Attribute) and not _is_xp(e):
+        if f in ("reshape", "ravel") and isinstance(e.func, ast.Attribute) and not is_xp_call(e):
             return self.allocates(e.func.value)                   # x.reshape(...), x.ravel()
         if not a:
             return True
         if f == "reshape" and isinstance(a[0], ast.Attribute) and a[0].attr == "T":
             shp = self.shape(a[0].value)          # the transpose of a 2-D array is not contiguous
             return shp is None or sum(d != 1 for d in shp) > 1 or self.allocates(a[0])
-        if f == "reshape" and isinstance(a[0], ast.Call) and _fname(a[0]) == "_block":
+        if f == "reshape" and isinstance(a[0], ast.Call) and call_name(a[0]) == "_block":
             return self.allocates(a[0]) or not self._block_reshapes_as_view(e)
         if f in ("reshape", "broadcast_to", "_put"):
             return self.allocates(a[0])
@@ -257,7 +257,7 @@ class ShapeFacts:
             return True
         n0, n1 = self.ints(blk.args[2], blk.args[4])
         shp = self.shape(blk.args[0])
-        cols = _as_int(shp[1]) if shp is not None and len(shp) == 2 else None
+        cols = as_int(shp[1]) if shp is not None and len(shp) == 2 else None
         if None in (n0, n1, cols):
             return True
         return n0 <= 1 or n1 <= 1 or n1 == cols
@@ -265,7 +265,7 @@ class ShapeFacts:
     def _in_bounds(self, e):
         """Whether ``_take(x, lo, n, step)`` / ``_block(x, lo0, n0, lo1, n1)`` is in bounds (a view),
         None when the model does not know the ints or the shape (then it is taken to be)."""
-        f, a = _fname(e), e.args
+        f, a = call_name(e), e.args
         shp = self.shape(a[0])
         if f == "_take" and len(a) == 4:
             lo, n, step = self.ints(*a[1:])

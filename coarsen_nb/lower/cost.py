@@ -45,8 +45,11 @@ fraction (``~m`` then has the complement), and is listed in ``unknown_masks``;
 a scalar ``if`` on data counts each arm at weight one half.
 
 This module holds the statement interpreter and the trip counts; the abstract
-values are :mod:`coarsen_nb.soi.values`, the shapes, dtypes and views
-:mod:`coarsen_nb.soi.shapes` (mixins of its ``_Model``).
+values are :mod:`coarsen_nb.lower.values`, the shapes, dtypes and views
+:mod:`coarsen_nb.lower.shapes` (mixins of its ``_Model``).  The three live in
+``lower/`` because they interpret the lowering's output (DESIGN.md, Lowering:
+the cost model is a pass of the back half); SOI selection itself needs only
+the lifted graph, and ``soi/`` does not import ``lower/``.
 """
 
 from __future__ import annotations
@@ -59,9 +62,9 @@ import numpy as np
 import sympy as sp
 
 from coarsen_nb.lower.module import ModuleWriter
+from coarsen_nb.lower.shapes import ShapeFacts
+from coarsen_nb.lower.values import MASK_FRACTION, SCALAR, AbstractValues, call_name, known_value, number_of
 from coarsen_nb.plan import IterStep, KernelStep, Plan
-from coarsen_nb.soi.shapes import ShapeFacts
-from coarsen_nb.soi.values import _S, MASK_FRACTION, AbstractValues, _fname, _known, _number
 
 _NO_OPS = {"arange", "zeros", "ones", "empty", "full", "shape", "array", "asarray", "len", "int", "bool", "float",
            "repeat", "tile", "concatenate", "concat", "flip", "reshape", "ravel", "copy", "append", "any",
@@ -122,8 +125,8 @@ MAX_PASSES = 64                # most passes of a `while` on known ints the mode
 
 class _Model(ShapeFacts, AbstractValues):
     """The abstract interpreter of the VJP function: its statements and loop trip counts; the values
-    of expressions are :class:`~coarsen_nb.soi.values.AbstractValues`, their shapes, dtypes and views
-    :class:`~coarsen_nb.soi.shapes.ShapeFacts`."""
+    of expressions are :class:`~coarsen_nb.lower.values.AbstractValues`, their shapes, dtypes and views
+    :class:`~coarsen_nb.lower.shapes.ShapeFacts`."""
 
     def __init__(self, plan: Plan, writer: ModuleWriter, shapes, ints, trips, masks):
         self.plan, self.w, self.trips_given, self.masks_given = plan, writer, trips, masks
@@ -135,7 +138,7 @@ class _Model(ShapeFacts, AbstractValues):
                 self.env[py] = ("arr", math.prod(shape), False)
                 self.env[py + "#shape"] = tuple(shape)
             else:
-                self.env[py] = ("int", int(ints[p])) if p in ints else _S
+                self.env[py] = ("int", int(ints[p])) if p in ints else SCALAR
         self.loops = {writer.tape_name(st): st for st in _iter_steps(plan.steps)}
         self.last_tape = ""
         self.trip_of: dict[str, float] = {}
@@ -181,17 +184,17 @@ class _Model(ShapeFacts, AbstractValues):
         elif isinstance(s, ast.AugAssign):
             self.account(s.value, self.ev(s.value), mult, extra_op=1)
             t = s.target
-            if isinstance(t, ast.Name) and self.env.get(t.id, _S)[0] in ("int", "scalar"):
+            if isinstance(t, ast.Name) and self.env.get(t.id, SCALAR)[0] in ("int", "scalar"):
                 e = ast.BinOp(ast.Name(t.id, ast.Load()), s.op, s.value)
                 self.env[t.id] = self.ev(e)                                              # `sh *= 2`
                 self._freshness(t.id, e)
         elif isinstance(s, ast.Expr):
-            if not (isinstance(s.value, ast.Call) and _fname(s.value) == "append"):   # a tape keeps references
+            if not (isinstance(s.value, ast.Call) and call_name(s.value) == "append"):   # a tape keeps references
                 self.account(s.value, self.ev(s.value), mult, alloc=False)
         elif isinstance(s, ast.If):
             test = s.test
-            if isinstance(test, ast.Call) and _fname(test) == "any":
-                m = _known(self.ev(test.args[0])) if test.args else None
+            if isinstance(test, ast.Call) and call_name(test) == "any":
+                m = known_value(self.ev(test.args[0])) if test.args else None
                 frac = self.fraction(test.args[0]) if test.args else None
                 if (m is None or np.any(m)) and frac != 0:
                     self.block(s.body, mult)
@@ -233,7 +236,7 @@ class _Model(ShapeFacts, AbstractValues):
     def account(self, e, v, mult: float, alloc: bool = True, extra_op: int = 0) -> None:
         # the arrays it reads (each name once) and its result; an empty array result does no work
         reads = [self.env[n] for n in {n.id for n in ast.walk(e) if isinstance(n, ast.Name)}
-                 if self.env.get(n, _S)[0] == "arr"]
+                 if self.env.get(n, SCALAR)[0] == "arr"]
         work = max([self.size(v)] + [r[1] for r in reads])
         nops = _count_ops(e) + extra_op
         self.ops[self.phase] += nops * work * mult
@@ -254,7 +257,7 @@ class _Model(ShapeFacts, AbstractValues):
         self.env[name] = v
         self._freshness(name, e)
         frac = None
-        if v[0] == "arr" and v[2] and _known(v) is None:         # a data mask: what fraction is true
+        if v[0] == "arr" and v[2] and known_value(v) is None:         # a data mask: what fraction is true
             frac = self.masks_given.get(name, self.fraction(e))
             if frac is None:
                 self.unknown_masks[name] = ast.unparse(e)
@@ -271,7 +274,7 @@ class _Model(ShapeFacts, AbstractValues):
         if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.Invert, ast.Not)):
             f = self.fraction(e.operand)
             return None if f is None else 1.0 - f
-        if isinstance(e, ast.Call) and _fname(e) in ("asarray", "reshape") and e.args:
+        if isinstance(e, ast.Call) and call_name(e) in ("asarray", "reshape") and e.args:
             return self.fraction(e.args[0])
         return None
 
@@ -281,7 +284,7 @@ class _Model(ShapeFacts, AbstractValues):
         if _value_reads(e) & self.stale:
             return None
         v = self.ev(e)
-        x = _number(v)
+        x = number_of(v)
         return None if x is None else bool(x)
 
     # -- trip counts ---------------------------------------------------------------------------
@@ -330,7 +333,7 @@ class _Model(ShapeFacts, AbstractValues):
         if isinstance(e, ir.Const) and isinstance(e.value, int):
             return e.value
         if isinstance(e, ir.Name):
-            v = self.env.get(self.w.py(e.id), _S)
+            v = self.env.get(self.w.py(e.id), SCALAR)
             return v[1] if v[0] == "int" else None
         return None
 
@@ -338,7 +341,7 @@ class _Model(ShapeFacts, AbstractValues):
         sub = {}
         for s in e.free_symbols:
             name = names.get(s)
-            v = self.env.get(self.w.py(name), _S) if name else _S
+            v = self.env.get(self.w.py(name), SCALAR) if name else SCALAR
             if v[0] != "int" or v[1] is None:
                 return None
             sub[s] = v[1]
@@ -386,7 +389,7 @@ def _count_ops(e) -> int:
             n += len(node.ops)
         elif isinstance(node, ast.BoolOp):
             n += len(node.values) - 1
-        elif isinstance(node, ast.Call) and _fname(node) not in _NO_OPS and not isinstance(node.func, ast.Name):
+        elif isinstance(node, ast.Call) and call_name(node) not in _NO_OPS and not isinstance(node.func, ast.Name):
             n += 1
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("abs", "max", "min"):
             n += 1

@@ -1,4 +1,4 @@
-"""The cost model against the generated code, run instrumented (tests/soi/measure.py)."""
+"""The cost model against the generated code, run instrumented (tests/lower/measure.py)."""
 
 import numpy as np
 import pytest
@@ -6,8 +6,8 @@ from measure import measure
 
 import coarsen_nb as cn
 from coarsen_nb.kernels import KERNELS, function
+from coarsen_nb.lower.cost import _iter_steps, estimate
 from coarsen_nb.lower.module import ModuleWriter
-from coarsen_nb.soi.cost import _iter_steps, estimate
 
 
 def _compiled(name):

@@ -6,7 +6,7 @@ counts the statement's arithmetic nodes × its work (the largest element
 count among the result and the arrays it reads), and counts an allocation
 when the result is an array that shares no memory with any array it read
 (so a view of a name is not one).  The operation-node count of a statement
-is :func:`coarsen_nb.soi.cost._count_ops` — the unit is shared, the sizes,
+is :func:`coarsen_nb.lower.cost._count_ops` — the unit is shared, the sizes,
 trip counts and branch outcomes are observed here, not modelled.  The loops'
 trip counts (their tapes) and the fraction of true elements of every boolean
 array assigned to a name are recorded, for the facts of the data the model
@@ -19,7 +19,7 @@ import ast
 
 import numpy as np
 
-from coarsen_nb.soi.cost import _count_ops
+from coarsen_nb.lower.cost import _count_ops
 
 
 class Counts:

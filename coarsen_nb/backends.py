@@ -1,0 +1,93 @@
+"""The backends, registered in one place.
+
+A :class:`Backend` says everything the rest of coarsen_nb needs to know about
+one value of the ``backend=`` option: the array module the generated code
+imports as ``xp``, what a standalone module needs, the module-level lines that
+follow the imports, what to say when the module cannot be loaded here, and
+the *fuser* that prints an SOI as one fused kernel (CuPy's
+ElementwiseKernel/ReductionKernel, :mod:`coarsen_nb.lower.cupy`) where the
+plain array printer would print one statement per operation.
+
+The module writer (:mod:`coarsen_nb.lower.module`) and the runtime ask the
+record; neither compares backend names, so a new backend is one record here
+plus its printer.  To load a generated module the runtime
+asks :meth:`Backend.load` (the same for every backend today: compile under a
+real file name and execute); an ``ImportError`` while loading (CuPy absent, or
+too old) leaves the source readable and exportable, and
+:attr:`Backend.install_hint` says what to install.
+"""
+
+from __future__ import annotations
+
+import linecache
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import ModuleType
+
+
+@dataclass(frozen=True)
+class Backend:
+    """One backend: the facts the module writer, the runtime and the command line read."""
+
+    name: str                          # the ``backend=`` option
+    xp_module: str                     # imported as ``xp`` by the generated module
+    needs: str                         # what a standalone generated module needs, for its header
+    prologue: str = ""                 # module-level code right after the imports (when ``xp`` is used)
+    load_fuser: Callable[[], ModuleType] | None = None   # the fuser's module, imported on first use
+    loads_everywhere: bool = True      # False: the generated module may not load here (no GPU)
+    install_hint: str = ""             # what to do when the module cannot be loaded here
+
+    @property
+    def fuser(self) -> ModuleType | None:
+        """The module with ``forward_lines(writer, kernel)`` and ``reverse_lines(writer, kernel, v,
+        leaves)``, or None: imported when a module is written, so that reading the registry (the
+        command line's ``--help``, option checks) imports no SymPy."""
+        return None if self.load_fuser is None else self.load_fuser()
+
+    def load(self, source: str, filename: str, module_name: str) -> dict:
+        """Load a generated module: its namespace (``NAME``, ``NAME_vjp``, ...).
+
+        Compiled from the real file name ``filename`` and registered with :mod:`linecache`, so
+        tracebacks and ``inspect`` show the generated code.  Raises ``SyntaxError`` (a bug in the
+        printer) and ``ImportError`` (the array module is absent or too old: see ``install_hint``).
+        Every backend loads this way today; a compiled backend would load its own way here.
+        """
+        code = compile(source, filename, "exec")
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        env: dict = {"__name__": module_name, "__file__": filename}
+        exec(code, env)
+        return env
+
+
+def _cupy_fuser() -> ModuleType:
+    from coarsen_nb.lower import cupy
+
+    return cupy
+
+
+# CuPy 13 lacks array-API names the generated code uses (cumulative_sum, cumulative_prod, concat, bool):
+# the module says so on import instead of failing with an AttributeError inside a gradient.
+_CUPY_VERSION_CHECK = '''if int(xp.__version__.split(".")[0]) < 14:
+    raise ImportError(f"needs CuPy >= 14 (array-API functions such as cumulative_sum), found {xp.__version__}")'''
+
+NUMPY = Backend("numpy", "numpy", "NumPy")
+CUPY = Backend("cupy", "cupy", "CuPy", prologue=_CUPY_VERSION_CHECK, load_fuser=_cupy_fuser, loads_everywhere=False,
+               install_hint="install CuPy on a machine with a CUDA GPU (pip install coarsen-nb[cupy]); "
+                            "the generated code is in .source and .export() works")
+
+#: The ``backend=`` options, in the order the docs list them.
+BACKENDS: dict[str, Backend] = {b.name: b for b in (NUMPY, CUPY)}
+
+
+def get(name: str) -> Backend:
+    """The backend of a ``backend=`` option (checked by :func:`coarsen_nb.checks.options` first)."""
+    return BACKENDS[name]
+
+
+def for_module(xp_module: str) -> Backend:
+    """The backend whose generated code imports ``xp_module``; any other array-API namespace (the tests
+    print for ``array_api_strict``) is a plain backend of that name, without a fuser."""
+    for b in BACKENDS.values():
+        if b.xp_module == xp_module:
+            return b
+    return Backend(xp_module, xp_module, xp_module)

@@ -1,0 +1,117 @@
+"""Snapshot of everything the compiler generates, to prove a refactor pure.
+
+Compiles every corpus entry (``tests/corpus.py``) and every kernel
+(``kernels/``) under the default selection, ``max_soi=1`` and
+``per_block=True`` (NumPy backend; the default selection also with
+``backend="cupy"``, whose source is generated even where CuPy is absent),
+calls each once on its test inputs, and writes the generated module's source
+(``f.source``), ``f.cost`` and the value and gradient into one JSON file.
+A refactor that claims to change no generated code compares two snapshots::
+
+    python tests/generated_code_snapshot.py /tmp/before.json
+    ... refactor ...
+    python tests/generated_code_snapshot.py /tmp/after.json --compare /tmp/before.json
+
+The module header names the source file of each function; run both from the
+same checkout path so that it matches.  Not a test module (no ``test_``
+prefix): it is a tool, and it takes a minute.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import warnings
+
+import numpy as np
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [_HERE, os.path.dirname(_HERE)]
+
+from corpus import CORPUS  # noqa: E402
+
+import coarsen_nb as cn  # noqa: E402
+from coarsen_nb.kernels import KERNELS, function  # noqa: E402
+
+SELECTIONS = {"default": {}, "L=1": {"max_soi": 1}, "per-block": {"per_block": True}}
+
+
+def _plain(v):
+    """A JSON-able exact form of a value or gradient (floats by ``repr``: bit-exact)."""
+    if isinstance(v, tuple | list):
+        return [_plain(x) for x in v]
+    a = np.asarray(v)
+    return {"dtype": str(a.dtype), "shape": list(a.shape), "values": [repr(x) for x in a.ravel().tolist()]}
+
+
+def _record(fn, wrt, args, backend="numpy", **selection) -> dict:
+    """Compile ``fn`` once, call it once, and keep what it generated."""
+    rec: dict = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            f = cn.coarsen(fn, wrt=wrt or None, backend=backend, **selection)
+            try:
+                rec["value"] = _plain(f(*args))
+                if wrt and isinstance(rec["value"], dict) and not rec["value"]["shape"]:
+                    rec["grad"] = _plain(f.grad(*args))
+            except cn.CoarsenError as exc:    # a non-scalar result, or the cupy module not loadable here
+                rec["call_error"] = str(exc).splitlines()[0]
+                if f._last is None:
+                    return rec
+            rec["source"] = f.source
+            rec["fallback"] = f.fallback
+            rec["cost"] = f.cost.as_dict()
+        except cn.CoarsenError as exc:
+            rec["compile_error"] = str(exc)
+    return rec
+
+
+def snapshot() -> dict:
+    out: dict = {}
+    for e in CORPUS:
+        args = e.make_args(np.random.default_rng(0))
+        for sel, kw in SELECTIONS.items():
+            out[f"corpus/{e.name}/{sel}"] = _record(e.fn, e.wrt, args, **kw)
+        out[f"corpus/{e.name}/cupy"] = _record(e.fn, e.wrt, args, backend="cupy")
+    for name in sorted(KERNELS):
+        mod = KERNELS[name]
+        args = mod.make_inputs(mod.META["test_size"], 0)
+        for sel, kw in SELECTIONS.items():
+            out[f"kernel/{name}/{sel}"] = _record(function(mod), mod.META["wrt"], args, **kw)
+        out[f"kernel/{name}/cupy"] = _record(function(mod), mod.META["wrt"], args, backend="cupy")
+    return out
+
+
+def compare(new: dict, old: dict) -> list[str]:
+    """Every difference between two snapshots, one line each."""
+    diffs = [f"{k}: only in one snapshot" for k in sorted(set(new) ^ set(old))]
+    for k in sorted(set(new) & set(old)):
+        for field in sorted(set(new[k]) | set(old[k])):
+            if new[k].get(field) != old[k].get(field):
+                diffs.append(f"{k}: {field} differs")
+    return diffs
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("out", help="the JSON file to write")
+    ap.add_argument("--compare", metavar="OLD", help="a snapshot to compare with; exit 1 on any difference")
+    a = ap.parse_args(argv)
+    snap = snapshot()
+    with open(a.out, "w") as fh:
+        json.dump(snap, fh, indent=1, sort_keys=True)
+    sources = sum("source" in r for r in snap.values())
+    print(f"{len(snap)} compilations, {sources} generated modules -> {a.out}")
+    if a.compare:
+        with open(a.compare) as fh:
+            diffs = compare(snap, json.load(fh))
+        print("\n".join(diffs) or "identical: source, cost, values and gradients")
+        return 1 if diffs else 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,42 @@
+"""Backends are registered in one place (:mod:`coarsen_nb.backends`): no other module compares a
+backend or array-module name with a string, and every registered backend is complete."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+from test_import_graph import ROOT, modules
+
+from coarsen_nb import backends
+
+#: Where backend names may be spelled out: the registry, and a backend's own modules.
+OWN = {"coarsen_nb.backends", "coarsen_nb.lower.cupy", "coarsen_nb.lower.fusion", "coarsen_nb.lower.cuda_printer"}
+
+
+def test_no_backend_name_comparisons_outside_the_registry():
+    names = {b.name for b in backends.BACKENDS.values()} | {b.xp_module for b in backends.BACKENDS.values()}
+    bad = []
+    for m, path in modules().items():
+        if m in OWN:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Compare) and any(
+                    isinstance(x, ast.Constant) and x.value in names for x in [node.left, *node.comparators]):
+                bad.append(f"{path.relative_to(ROOT.parent)} line {node.lineno}: {ast.unparse(node)}")
+    assert not bad, "backend names compared outside coarsen_nb/backends.py:\n" + "\n".join(bad)
+
+
+@pytest.mark.parametrize("name", list(backends.BACKENDS))
+def test_every_backend_is_complete(name):
+    b = backends.get(name)
+    assert b.name == name and b.xp_module and b.needs
+    assert b.loads_everywhere or b.install_hint, "a backend that may not load must say what to install"
+    if b.fuser is not None:
+        assert callable(b.fuser.forward_lines) and callable(b.fuser.reverse_lines)
+    assert backends.for_module(b.xp_module) is b
+
+
+def test_another_array_namespace_is_a_plain_backend():
+    b = backends.for_module("array_api_strict")
+    assert (b.xp_module, b.fuser, b.prologue) == ("array_api_strict", None, "")
