@@ -27,7 +27,7 @@ def options(backend, max_soi, reuse, per_block) -> tuple:
     number of reads, so 0 or more (``0``: every value read at all is materialized, no substitution).
     ``None`` and ``math.inf`` mean no cap.
     """
-    if backend not in BACKENDS:
+    if not isinstance(backend, str) or backend not in BACKENDS:
         raise CoarsenError("backend", message=f"unknown backend {backend!r}",
                            hint="use " + " or ".join(f'backend="{b}"' for b in BACKENDS))
     if not isinstance(per_block, (bool, np.bool_)):
@@ -51,10 +51,17 @@ def _count(option: str, value, least: int, meaning: str):
 
 def wrt_names(wrt, params: tuple[str, ...], fname: str) -> tuple[str, ...] | None:
     """The ``wrt`` names as a tuple (``None``: every float parameter); raise on a non-parameter or a repeat."""
+    if wrt is None:
+        return None
+    hint = "pass a parameter name, a comma-separated string of them, or a tuple of names (None: every float one)"
     if isinstance(wrt, str):
         wrt = tuple(w.strip() for w in wrt.split(",") if w.strip())
+    if not isinstance(wrt, (tuple, list)) or not all(isinstance(w, str) for w in wrt):
+        raise CoarsenError("wrt", message=f"wrt must name parameters of {fname}, got {wrt!r}", hint=hint)
+    if not wrt:
+        raise CoarsenError("wrt", message="wrt names no parameter", hint=hint)
     seen: set = set()
-    for w in wrt or ():
+    for w in wrt:
         if w not in params:
             raise CoarsenError(str(w), hint=f"parameters are: {', '.join(params)}",
                                message=f"wrt names {w!r}, which is not a parameter of {fname}")
@@ -62,7 +69,7 @@ def wrt_names(wrt, params: tuple[str, ...], fname: str) -> tuple[str, ...] | Non
             raise CoarsenError(w, hint=f"name each parameter once: wrt={tuple(dict.fromkeys(wrt))!r}",
                                message=f"wrt names {w!r} twice")
         seen.add(w)
-    return tuple(wrt) if wrt else None
+    return tuple(wrt)
 
 
 def arguments(fname: str, params: tuple[str, ...], args: tuple) -> None:

@@ -68,3 +68,47 @@ def test_internal_error_is_a_coarsen_error_so_the_notebook_shows_no_compiler_fra
     err = InternalCompilerError("f", "lowering", TypeError("x"))
     assert isinstance(err, cn.CoarsenError)
     assert err._render_traceback_()[0].startswith("CoarsenError: internal compiler error while compiling f()")
+
+
+@pytest.mark.expects_internal_error
+@pytest.mark.parametrize("exc", [NameError("name '_t3' is not defined"), AttributeError("'float' has no 'shape'"),
+                                 KeyError("b_x"), UnboundLocalError("cannot access local variable '_t1'")])
+def test_a_compiler_bug_met_at_run_time_is_reported_as_one_not_as_the_users_error(exc):
+    f = cn.coarsen(SRC)
+    x = np.ones(3)
+    f(x)
+
+    def broken(*args):
+        raise exc
+
+    f._last.forward = broken                # the generated function, as a bug in it would behave
+    with pytest.raises(InternalCompilerError, match="running the generated code"):
+        f(x)
+
+
+def test_an_unbound_read_still_raises_pythons_error():
+    f = cn.coarsen("def f(x):\n    if x > 0:\n        y = x\n    return y\n")
+    with pytest.raises(UnboundLocalError, match="'y'"):
+        f(-0.5)
+    assert f(0.5) == 0.5
+
+
+@pytest.mark.allows_fallback("the test raises a documented limit on purpose")
+def test_fallback_belongs_to_the_signature_it_was_compiled_for(monkeypatch):
+    real = lift_module.lift
+
+    def limited_for_arrays(g, types, mode="phi", *args, **kwargs):
+        if mode == "phi" and types["x"].is_array:
+            raise NoSegmentForm("nested-write")
+        return real(g, types, mode, *args, **kwargs)
+
+    monkeypatch.setattr(lift_module, "lift", limited_for_arrays)
+    f = cn.coarsen("def f(x):\n    return x * x\n")
+    with pytest.warns(FallbackWarning) as record:
+        f(np.ones(2))
+    assert record[0].filename == __file__          # the warning points at the user's call, not at coarsen_nb
+    assert f.fallback is not None
+    f(2.0)
+    assert f.fallback is None
+    f(np.ones(2))                                   # cached: the array signature's fallback is still its own
+    assert f.fallback is not None

@@ -324,3 +324,10 @@ def test_parameter_indexed_beyond_its_rank_is_reported_in_the_users_names(arg):
     assert (e.line, e.col) == (4, src.splitlines()[3].index("x[i, 0]"))
     assert f"'x' is read with 2 indices, but it was passed with {np.ndim(arg)} dimension" in str(e)
     assert "i.1" not in str(e) and "x[i" in str(e)          # the source line, not the SSA form
+
+
+@pytest.mark.parametrize("kwargs", [{"backend": ["numpy"]}, {"wrt": 3}, {"wrt": ""}, {"wrt": ()}, {"wrt": ("x", 1)}])
+def test_options_of_the_wrong_type_are_a_coarsen_error_naming_them(kwargs):
+    with pytest.raises(cn.CoarsenError) as info:
+        cn.coarsen("def f(x, y):\n    return x * y\n", **kwargs)
+    assert next(iter(kwargs)) in str(info.value)

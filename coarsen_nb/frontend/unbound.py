@@ -39,6 +39,10 @@ def is_bound_check(e: ir.Expr) -> bool:
     return isinstance(e, ir.Call) and e.func.startswith(BOUND + ":")
 
 
+#: The end of the message of every UnboundLocalError a check raises: how the runtime tells it from a bug.
+UNBOUND_MARK = "and no assignment to it ran on this path"
+
+
 def bound_error(e: ir.Call, line: int) -> tuple[str, str]:
     """(exception class, message) that a failed check ``e`` at ``line`` raises, in the user's words."""
     what, func = e.func[len(BOUND) + 1:].split("@", 1)
@@ -48,7 +52,7 @@ def bound_error(e: ir.Call, line: int) -> tuple[str, str]:
         return "TypeError", (f"{func}() reached its end without a return statement{called}: Python would "
                              "return None, which is not a number")
     return "UnboundLocalError", (f"cannot access local variable {what!r} where it is not associated with a "
-                                 f"value: {func}() reads it{at}, and no assignment to it ran on this path")
+                                 f"value: {func}() reads it{at}, {UNBOUND_MARK}")
 
 
 def check_unbound_reads(fn: ir.Function) -> ir.Function:
