@@ -109,7 +109,7 @@ class Coarsened:
         self._last: Compiled | None = None
         self._last_shapes: tuple = ()
         self._last_ints: dict = {}
-        self.__doc__ = getattr(fn_or_source, "__doc__", None)
+        self.__doc__ = fn_or_source.__doc__ if callable(fn_or_source) else None   # not str's docstring
         self.__name__ = self.name
 
     # -- text of each stage ------------------------------------------------------------------

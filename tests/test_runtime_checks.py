@@ -331,3 +331,12 @@ def test_options_of_the_wrong_type_are_a_coarsen_error_naming_them(kwargs):
     with pytest.raises(cn.CoarsenError) as info:
         cn.coarsen("def f(x, y):\n    return x * y\n", **kwargs)
     assert next(iter(kwargs)) in str(info.value)
+
+
+def test_docstring_is_the_functions_not_strs():
+    def sq(x):
+        """The square."""
+        return x * x
+
+    assert cn.coarsen(sq).__doc__ == "The square."
+    assert cn.coarsen("def sq(x):\n    return x * x\n").__doc__ is None      # it was str's docstring

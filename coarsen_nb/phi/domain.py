@@ -14,6 +14,7 @@ constant).
 
 from __future__ import annotations
 
+import functools
 import math
 
 import sympy as sp
@@ -45,14 +46,11 @@ class OutsideDomain(sp.Function):
         return rf"\operatorname{{{self.math_name}}}\left({', '.join(printer._print(a) for a in self.args)}\right)"
 
 
-_CLASSES: dict[str, type] = {}
-
-
+@functools.cache
 def outside_domain(math_name: str) -> type:
-    """The :class:`OutsideDomain` class of ``math.<math_name>``."""
-    if math_name not in _CLASSES:
-        _CLASSES[math_name] = type(f"OutsideDomain_{math_name}", (OutsideDomain,), {"math_name": math_name})
-    return _CLASSES[math_name]
+    """The :class:`OutsideDomain` class of ``math.<math_name>`` (one per name, also across threads: SymPy
+    tells functions apart by class)."""
+    return type(f"OutsideDomain_{math_name}", (OutsideDomain,), {"math_name": math_name})
 
 
 def kept_real(func: str, args: list, lifted):

@@ -65,7 +65,7 @@ def cannot_raise(e: ir.Expr, shapes: frozenset[str] | set[str] = frozenset()) ->
         return True
     if can_fail(e):
         return False
-    return all(cannot_raise(c, shapes) for c in _children(e))
+    return all(cannot_raise(c, shapes) for c in ir.children(e))
 
 
 def fails_invariantly(e: ir.Expr, variant: set[str]) -> bool:
@@ -79,26 +79,3 @@ def fails_invariantly(e: ir.Expr, variant: set[str]) -> bool:
     names = [set(ir.names_used(o)) for o in _failing_operands(e)]
     return bool(set().union(*names)) and not any(n & variant for n in names)
 
-
-def _children(e: ir.Expr) -> list[ir.Expr]:
-    if isinstance(e, (ir.BinOp, ir.Compare)):
-        return [e.left, e.right]
-    if isinstance(e, ir.UnaryOp):
-        return [e.operand]
-    if isinstance(e, ir.BoolOp):
-        return list(e.values)
-    if isinstance(e, ir.IfExp):
-        return [e.test, e.body, e.orelse]
-    if isinstance(e, ir.Call):
-        return list(e.args)
-    if isinstance(e, ir.Index):
-        return [e.value, *e.index]
-    if isinstance(e, ir.Attr):
-        return [e.value]
-    if isinstance(e, ir.Tuple):
-        return list(e.elts)
-    if isinstance(e, ir.Update):
-        return [e.array, *e.index, e.value]
-    if isinstance(e, ir.Gamma):
-        return [e.pred, e.if_true, e.if_false]
-    return []

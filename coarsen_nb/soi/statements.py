@@ -178,7 +178,8 @@ class _Statements:
                 attrs["peripheries"] = "2"
         else:
             text = self._text(k[1]) or ", ".join(dict.fromkeys(_user(n) for n in names))
-            attrs = {"label": f"{text}\nline {k[1]}", "tooltip": f"line {k[1]}: {text}"}
+            where = f"line {k[1]}" if k[1] else ""          # 0: a value with no source line of its own
+            attrs = {"label": f"{text}\n{where}" if where else text, "tooltip": f"{where}: {text}" if where else text}
         if any(n in b.boundary for n in names):
             attrs.update(penwidth="2.5", color="blue")
         if any(n in b.red for n in names):
