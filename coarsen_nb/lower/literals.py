@@ -25,8 +25,13 @@ def _shaped(e: ir.Call, flat: str) -> str:
 
 
 def forward(e: ir.Call, codes: list[str], ints: bool) -> str:
-    """The array, from the entries' ``codes``; an int array where every entry is an int (as NumPy's)."""
-    return _shaped(e, f"xp.asarray([{', '.join(codes)}]{'' if ints else ', dtype=xp.float64'})")
+    """The array, from the entries' ``codes``; an int array where every entry is an int (as NumPy's).
+
+    Each entry is made a Python number first: an entry may be a 0-d array (a CuPy scalar, an array-API
+    one), and the array API has no array of nested arrays."""
+    number = "int" if ints else "float"
+    items = ", ".join(f"{number}({c})" for c in codes)
+    return _shaped(e, f"xp.asarray([{items}]{'' if ints else ', dtype=xp.float64'})")
 
 
 def cotangent_entries(e: ir.Call, bar: str) -> list[tuple[ir.Expr, str]]:
@@ -38,4 +43,4 @@ def cotangent_entries(e: ir.Call, bar: str) -> list[tuple[ir.Expr, str]]:
 
 
 def jvp(e: ir.Call, tangents: list[str]) -> str:
-    return _shaped(e, f"xp.asarray([{', '.join(tangents)}], dtype=xp.float64)")
+    return _shaped(e, f"xp.asarray([{', '.join(f'float({t})' for t in tangents)}], dtype=xp.float64)")

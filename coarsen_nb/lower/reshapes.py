@@ -37,9 +37,14 @@ def new_shape(func: str, x: str, ndim: int) -> str | None:
     return "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
 
 
+def _as_array(x: str, ndim: int) -> str:
+    """A number operand as a 0-d array: the array API's reshape takes arrays only (NumPy's takes numbers too)."""
+    return f"xp.asarray({x})" if ndim == 0 else x
+
+
 def forward(func: str, x: str, ndim: int) -> str:
     shape = new_shape(func, x, ndim)
-    return x if shape is None else f"xp.reshape({x}, {shape})"
+    return x if shape is None else f"xp.reshape({_as_array(x, ndim)}, {shape})"
 
 
 def vjp(func: str, x: str, ndim: int, bar: str) -> str:
@@ -52,4 +57,4 @@ def vjp(func: str, x: str, ndim: int, bar: str) -> str:
 def jvp(func: str, x: str, ndim: int, dx: str) -> str:
     """The result's tangent from the operand's tangent ``dx`` (an array of x's shape where x is one)."""
     shape = new_shape(func, x, ndim)
-    return dx if shape is None else f"xp.reshape({dx}, {shape})"
+    return dx if shape is None else f"xp.reshape({_as_array(dx, ndim)}, {shape})"

@@ -106,8 +106,10 @@ class TangentSweep:
             rules = {
                 "sum": lambda: f"xp.sum({self.d(a[0])} + xp.zeros({self.code(a[0])}.shape))",
                 "mean": lambda: f"xp.mean({self.d(a[0])} + xp.zeros({self.code(a[0])}.shape))",
-                # xp.shape: np.array(a) of a number copies a float, which has no .shape
-                "copy": lambda: f"xp.asarray({self.d(a[0])}, dtype=xp.float64) + xp.zeros(xp.shape({self.code(a[0])}))",
+                # asarray(...).shape: np.array(a) of a number copies a float, which has no .shape (and the
+                # array API has no xp.shape)
+                "copy": lambda: f"xp.asarray({self.d(a[0])}, dtype=xp.float64) + "
+                                f"xp.zeros(xp.asarray({self.code(a[0])}).shape)",
                 "float": lambda: self.d(a[0]),
                 "full": lambda: f"xp.full({self.code(a[0])}, {self.d(a[1])})",
                 "prod": lambda: self._prod(a[0]),

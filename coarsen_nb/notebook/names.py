@@ -41,7 +41,8 @@ FREE_INDICES = ("i", "j", "l", "m", "q", "u")
 #: Base names for the shared subexpressions, the first unused one is taken.
 CSE_LETTERS = (r"\xi", r"\zeta", r"\chi", r"\varpi")
 CSE_PREFIX = "cse:"
-_VERSIONED = re.compile(r"^(?P<base>\$?[A-Za-z_]\w*?)(?P<num>\d*)(?P<ver>(?:\.\d+)*(?:\.out)?)$")
+#: An SSA name: base, number, versions; `#rK` marks the K-th element read of it.
+_VERSIONED = re.compile(r"^(?P<base>\$?[A-Za-z_]\w*?)(?P<num>\d*)(?P<ver>(?:\.\d+)*(?:\.out)?)(?:#r\d+)?$")
 _TOKEN = re.compile(r"[$A-Za-z_][\w$:]*(?:\.\d+)*(?:\.out)?")
 _LOOP_HEAD = re.compile(r"loop for (\$k\d+)\.\d+ in .*, line (\d+)")
 _LOOP_VAR = re.compile(r"^\s*([A-Za-z_]\w*)\.\d+ = (\$k\d+)\.\d+\s*$", re.M)

@@ -184,6 +184,9 @@ class RealAbs(sp.Abs):
         u = self.args[0]
         return sp.sign(u) * sp.diff(u, x)
 
+    def _sympystr(self, printer):
+        return f"Abs({printer._print(self.args[0])})"
+
 
 class Softplus(sp.Function):
     """log(1 + exp(z)), lowered as a guarded, overflow-free form."""
