@@ -57,6 +57,9 @@ class NameContext:
     loop_vars: dict[str, str] = field(default_factory=dict)     # "$k1" -> "i"
     loop_lines: dict[str, int] = field(default_factory=dict)    # "$k1" -> 3
     definitions: dict[str, object] = field(default_factory=dict)  # "$p2.1" -> len(x) (ir or sympy)
+    #: the state of an iterated loop, in the paper's notation: "th.2" -> ("$k1", 0) is th_k, "th.3" -> ("$k1", 1)
+    #: is th_{k+1} (k the loop's counter, shown as the user's loop variable)
+    steps: dict[str, tuple[str | None, int]] = field(default_factory=dict)
 
 
 def context_of(compiled, sois) -> NameContext:
@@ -69,6 +72,14 @@ def context_of(compiled, sois) -> NameContext:
     for step in _steps(compiled.plan.steps):
         if isinstance(step, PrimStep):
             ctx.definitions[step.name] = step.expr
+        elif isinstance(step, IterStep):
+            counter = next((_split_helper(m[0])[1].split(".")[0] for m in step.mus
+                            if _split_helper(m[0])[1].startswith("$k")), None)
+            for name, _init, nxt in step.mus:
+                if not _split_helper(name)[1].startswith("$"):
+                    ctx.steps[name] = (counter, 0)
+                    if getattr(nxt, "id", None) is not None:
+                        ctx.steps[nxt.id] = (counter, 1)
     for soi in sois:
         for name, expr in soi.exprs.items():
             if str(name).lstrip("_").split(":")[-1].startswith("$") and not str(name).startswith("$ret"):
@@ -117,6 +128,11 @@ class DisplayNames:
             seen: dict[str, str] = {}
             n = 0
             for v in members:
+                if v in ctx.steps:                  # a loop state: v_k, v_{k+1} (the paper's recurrences)
+                    counter, ahead = ctx.steps[v]
+                    k = self._counter(counter) if counter else "k"
+                    self._tex[v] = f"{{{base}}}_{{{k} + 1}}" if ahead else f"{{{base}}}_{{{k}}}"
+                    continue
                 same = self._same_as(v)
                 if same is not None and same in seen:
                     self._tex[v] = seen[same]

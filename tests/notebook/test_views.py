@@ -278,3 +278,19 @@ def test_graph_tab_shows_statements_by_default_and_ssa_values_on_request(compile
     assert "μ" in view.graph_view.dot_source and view.graph_view.dot_source != statements
     view.max_soi.value = 1   # a new selection redraws at the level chosen
     assert "μ" in view.graph_view.dot_source
+
+
+def test_an_iterated_loop_shows_its_state_as_a_recurrence_in_the_papers_notation():
+    """v_{k+1} = f(v_k): the state read by the loop body is v_k and the one it makes v_{k+1} (not v and v′)."""
+    from coarsen_nb.notebook.derivatives import derivatives_html
+    from coarsen_nb.notebook.names import context_of
+
+    src = ("def pendulum(th0, om0, g, dt, n):\n    th = th0\n    om = om0\n    for k in range(n):\n"
+           "        a = -g * np.sin(th)\n        th = th + dt * om\n        om = om + dt * a\n    return th\n")
+    f = coarsen(src)
+    f.grad(0.3, 0.1, 9.8, 0.01, 10)
+    tex = derivatives_html(f.sois, f.discontinuities, context_of(f, f.sois))
+    body = next(s for s in tex.split("SOI ") if "sin" in s)
+    assert r"{\mathit{th}}_{i + 1} = \mathit{dt} {\mathit{om}}_{i} + {\mathit{th}}_{i}" in body
+    assert r"\overline{{\mathit{th}}_{i}} \mathrel{+}=" in body
+    assert "'" not in re.sub(r"<[^>]+>", "", body).replace("&#x27;", "'").split("values")[1]   # no primes
