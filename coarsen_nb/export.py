@@ -20,6 +20,7 @@ import os
 import secrets
 
 from coarsen_nb.error_kinds import coarsen_error_as
+from coarsen_nb.errors import CoarsenError
 
 _NO_HARD_LINKS = {errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.ENOSYS, errno.EMLINK}
 _NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
@@ -42,6 +43,12 @@ def write_module(path: str, text: str, overwrite: bool = False) -> str:
             os.replace(tmp, path)
         else:
             _link_exclusively(tmp, path, text)
+    except CoarsenError:
+        raise
+    except OSError as exc:      # a full disk, a read-only file system, no permission: named, not raw
+        raise coarsen_error_as(type(exc))(
+            path, message=f"cannot export to {path}: {exc.strerror or exc}",
+            hint="export to a directory you can write to, with room on its disk") from exc
     finally:
         if os.path.lexists(tmp):
             os.unlink(tmp)
@@ -77,8 +84,12 @@ def _link_exclusively(tmp: str, path: str, text: str) -> None:
         fd = os.open(path, _NEW, 0o666)
     except FileExistsError:
         raise _exists(path) from None
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except BaseException:
+        os.unlink(path)         # ours (O_EXCL): leave no half-written target behind
+        raise
 
 
 def _exists(path: str):

@@ -195,3 +195,17 @@ def test_export_without_hard_links_is_still_exclusive(tmp_path, monkeypatch):
     with pytest.raises(FileExistsError):
         f.export(tmp_path / "m.py")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.py"]
+
+
+def test_export_on_a_file_system_that_refuses_is_a_coarsen_error_naming_the_target(tmp_path, monkeypatch):
+    """A link refused for another reason than missing hard links (EACCES, EROFS) was a raw OSError."""
+    f = _called()
+
+    def refused(*_a, **_k):
+        raise OSError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(runtime.os, "link", refused)
+    with pytest.raises(CoarsenError, match="cannot export to .*m.py: Permission denied") as info:
+        f.export(tmp_path / "m.py")
+    assert isinstance(info.value, PermissionError)          # still the OS error it stands for
+    assert list(tmp_path.iterdir()) == []
