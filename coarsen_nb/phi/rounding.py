@@ -93,16 +93,19 @@ class Round(sp.Function):
         return rf"\operatorname{{round}}\left({printer._print(self.args[0])}\right)"
 
 
-class FloorDiv(sp.Function):
-    """``a // b`` of floats as Python computes it; derivative 0 in both operands."""
+class _PythonBinary(sp.Function):
+    """``a <op> b`` of floats as Python computes it, folded when both operands are numbers; printed as the
+    operator (``_symbol``), so that the generated code is Python's own arithmetic."""
 
     nargs = 2
+    _symbol = ""
+    _apply = staticmethod(lambda x, y: None)
 
     @classmethod
     def eval(cls, a, b):
         x, y = _operand(a), _operand(b)
         if x is not None and y is not None and y != 0:
-            return _python_number(x // y)
+            return _python_number(cls._apply(x, y))
         return None
 
     def _eval_is_integer(self):
@@ -111,39 +114,31 @@ class FloorDiv(sp.Function):
     def _eval_is_real(self):
         return True if self.args[0].is_real and self.args[1].is_real else None
 
+    def _sympystr(self, printer):
+        return f"({printer._print(self.args[0])} {self._symbol} {printer._print(self.args[1])})"
+
+
+class FloorDiv(_PythonBinary):
+    """``a // b`` of floats as Python computes it; derivative 0 in both operands."""
+
+    _symbol = "//"
+    _apply = staticmethod(lambda x, y: x // y)
+
     def fdiff(self, argindex=1):
         return sp.S.Zero
-
-    def _sympystr(self, printer):
-        return f"({printer._print(self.args[0])} // {printer._print(self.args[1])})"
 
     def _latex(self, printer):
         return rf"\left\lfloor {printer._print(self.args[0])} / {printer._print(self.args[1])} \right\rfloor"
 
 
-class PyMod(sp.Function):
+class PyMod(_PythonBinary):
     """``a % b`` of floats as Python computes it (the sign of ``b``): ∂/∂a = 1, ∂/∂b = −(a // b)."""
 
-    nargs = 2
-
-    @classmethod
-    def eval(cls, a, b):
-        x, y = _operand(a), _operand(b)
-        if x is not None and y is not None and y != 0:
-            return _python_number(x % y)
-        return None
-
-    def _eval_is_integer(self):
-        return True if self.args[0].is_integer and self.args[1].is_integer else None
-
-    def _eval_is_real(self):
-        return True if self.args[0].is_real and self.args[1].is_real else None
+    _symbol = "%"
+    _apply = staticmethod(lambda x, y: x % y)
 
     def fdiff(self, argindex=1):
         return sp.S.One if argindex == 1 else -FloorDiv(*self.args)
-
-    def _sympystr(self, printer):
-        return f"({printer._print(self.args[0])} % {printer._print(self.args[1])})"
 
     def _latex(self, printer):
         return rf"\left({printer._print(self.args[0])} \bmod {printer._print(self.args[1])}\right)"
