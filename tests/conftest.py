@@ -11,9 +11,13 @@ _TESTS = os.path.dirname(os.path.abspath(__file__))
 if _TESTS not in sys.path:
     sys.path.insert(0, _TESTS)
 
-# "ci": derandomized, so that a red run can be reproduced from its log alone.
-settings.register_profile("ci", derandomize=True, print_blob=True)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+# The README's test command is deterministic: every property test draws the same examples on every
+# run ("repeatable", derandomized per test), so a red CI run is reproduced by running the same command.
+# Exploration is a separate, explicit run with fresh random examples on every call (the issue notes give
+# the command):  HYPOTHESIS_PROFILE=explore COARSEN_RANDOM_EXAMPLES=1000 python -m pytest tests/phi
+settings.register_profile("repeatable", derandomize=True, print_blob=True)
+settings.register_profile("explore", print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
 
 # -- every test fails on a fallback or an internal compiler error ------------------------------------------

@@ -428,9 +428,46 @@ class Gamma(sp.Piecewise):
     and every printer treats it as the Piecewise it is.
     """
 
+    def __new__(cls, *args, **options):
+        pairs = [getattr(ec, "args", ec) for ec in args]
+        return super().__new__(cls, *[(e, _as_written(c)) for e, c in pairs], **options)
+
     @classmethod
     def eval(cls, *args):
         return None
 
     def _sympystr(self, printer):
         return "γ(" + ", ".join(f"{printer._print(e)} if {printer._print(c)}" for e, c in self.args) + ")"
+
+
+def _as_written(cond):
+    """A predicate with every γ inside it (``(u if c else v) > 0``) folded into an ITE chain.
+
+    SymPy's Piecewise does this fold itself on construction, but then tries to prove the
+    chain's conditions exhaustive through their solution sets, and its inequality solver
+    fails (IndexError) on relations of two ``abs`` terms.  The chain is exhaustive by
+    construction (a γ ends in ``True``), so no set logic is needed.
+    """
+    if not isinstance(cond, sp.Basic) or isinstance(cond, sp.Piecewise) or not cond.has(sp.Piecewise):
+        return cond
+    folded = sp.piecewise_fold(cond)
+    if not isinstance(folded, sp.Piecewise) or folded.args[-1].cond != sp.true:
+        return cond
+    out = folded.args[-1].expr
+    for e, c in reversed(folded.args[:-1]):
+        out = sp.ITE(c, e, out)
+    return out
+
+
+def _not_to_nnf(self, simplify=True):
+    """``not (a and b)`` → ``(not a) or (not b)``: SymPy's Not knows only its own And/Or."""
+    inner = self.args[0]
+    if isinstance(inner, AndThen):
+        return sp.Or._to_nnf(*[sp.Not(a) for a in inner.args], simplify=simplify)
+    if isinstance(inner, OrElse):
+        return sp.And._to_nnf(*[sp.Not(a) for a in inner.args], simplify=simplify)
+    return _SYMPY_NOT_TO_NNF(self, simplify)
+
+
+_SYMPY_NOT_TO_NNF = sp.Not.to_nnf
+sp.Not.to_nnf = _not_to_nnf
