@@ -230,8 +230,10 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting):
             return self._unwritten(e, lv)
         if isinstance(e, (forms.AndThen, forms.OrElse)):
             return self._short_circuit(e, lv)
-        if lv.kind == "mask" and not self.deps(e) & (self._varying_binders(lv) | {ELEM}):
-            return self._op(e, lv, False)     # one number for all of an arm's points: Python's math
+        if lv.kind in ("mask", "cond") and not self.deps(e) & (self._varying_binders(lv) | {ELEM}):
+            # one number for all of an arm's points (a masked arm, or an `if` on a scalar inside an
+            # array level): Python's math, not the array namespace, which need not take a Python float
+            return self._op(e, lv, False)
         return self._op(e, lv, array or self._is_array_level(lv))
 
     def _is_array_level(self, lv: Level) -> bool:

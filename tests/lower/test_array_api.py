@@ -119,6 +119,27 @@ def test_random_programs_match_numpy(p):
     _check(p.source, p.wrt, [p.args], {})
 
 
+#: Found by the random programs above: ``abs(t0)`` of a scalar in an ``if`` on a scalar inside an array
+#: level printed as ``xp.abs(t0)``, which the standard refuses for a Python float.
+_SCALAR_IF_IN_ARRAY_LEVEL = (
+    "def main(a, x):\n"
+    "    t0 = a * a\n"
+    "    if a < a + a:\n"
+    "        t0 = math.sin(math.exp(math.sin(a)))\n"
+    "    s1 = a + a\n"
+    "    for i in range(len(x)):\n"
+    "        t3 = min(math.log(abs(t0) + 1.0), abs(i * 0.25))\n"
+    "        s1 += math.sin(min(x[i], min(t3, i * 0.25)))\n"
+    "    return s1 + max(1.0, a)\n"
+)
+
+
+@pytest.mark.parametrize("a", [-1.8884197593698424, 0.7])
+def test_scalar_if_inside_an_array_level_uses_python_math(a):
+    x = np.array([-1.48784051, 0.100004438, -1.38627538e-133, -1.31892728, 2.0, -1.62659516e-101])
+    _check(_SCALAR_IF_IN_ARRAY_LEVEL, ("a", "x"), [(a, x)], {})
+
+
 # -- the scatter helpers: the standard-only forms equal the NumPy fast paths ---------------------------------
 
 
