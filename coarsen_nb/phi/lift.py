@@ -26,12 +26,13 @@ from collections import Counter
 import sympy as sp
 
 from coarsen_nb import ir
-from coarsen_nb.phi import array_logsumexp, logsumexp, recurrences
+from coarsen_nb.phi import array_logsumexp, recurrences
 from coarsen_nb.phi.gate import GatedFunction, If, Let, Loop, names_read
+from coarsen_nb.phi.kernel_builder import HoistContext, KernelBuilder
 from coarsen_nb.phi.operations import one_operation_per_let
-from coarsen_nb.phi.symbols import NotSymbolic, symbol, to_sympy
+from coarsen_nb.phi.symbols import NotSymbolic, to_sympy
 from coarsen_nb.phi.types import T
-from coarsen_nb.plan import CondStep, IterStep, Kernel, KernelStep, Output, Plan, PrimStep, Read
+from coarsen_nb.plan import CondStep, IterStep, KernelStep, Plan, PrimStep
 
 _OPAQUE_CALLS = {"sum", "mean", "prod", "amax", "amin", "dot", "matmul", "len", "int", "zeros", "ones", "empty",
                  "full", "zeros_like", "ones_like", "empty_like", "copy", "atleast_1d", "atleast_2d", "atleast_3d",
@@ -57,145 +58,6 @@ def use_counts(g: GatedFunction) -> Counter:
     return Counter(ir.names_used(g.result) + names_read(g.body))
 
 
-class _KernelBuilder:
-    """The open kernel of a region: straight-line values being merged into one SOI."""
-
-    def __init__(self, lifter: _Lifter):
-        self.lifter = lifter
-        self.scalars: dict[sp.Symbol, str] = {}
-        self.arrays: dict[sp.Symbol, str] = {}
-        self.reads: dict[tuple, Read] = {}
-        self.body: list[tuple[sp.Symbol, sp.Basic]] = []
-        self.env: dict[str, sp.Basic] = {}          # SSA name -> expression inside this kernel
-        self.defined: list[str] = []                # SSA names this kernel defines, in order
-        self.lines: list[int] = []
-        self.ops = 0
-        self.note = ""
-
-    def empty(self) -> bool:
-        return not self.defined
-
-    def input(self, name: str) -> sp.Basic:
-        if name in self.env:
-            return self.env[name]
-        t = self.lifter.types.get(name)
-        if t is None or t.kind in ("undef", "shape", "tuple"):
-            raise NotSymbolic(f"{name} has no scalar value")
-        s = symbol(name, t.kind)
-        if t.is_array:
-            self.arrays[s] = name
-        else:
-            self.scalars[s] = name
-        self.env[name] = s
-        return s
-
-    def read(self, array: str, index: tuple) -> sp.Symbol:
-        key = (array, index)
-        if key not in self.reads:
-            k = len(self.reads) + 1
-            s = sp.Symbol(f"{array}[{', '.join(map(str, index))}]#{k}", real=True)
-            self.reads[key] = Read(s, array, index)
-        return self.reads[key].symbol
-
-    def index_read(self, array: str, index: tuple) -> sp.Symbol:
-        """``array[index]`` as a :class:`Read` symbol; ``array`` must come from outside the kernel."""
-        t = self.lifter.types.get(array)
-        if array in self.defined or t is None or not t.is_array or len(index) != t.ndim:
-            raise NotSymbolic("not an element read")
-        for i in index:
-            if isinstance(i, sp.Basic) and (i.is_integer is False or isinstance(i, sp.Float)):
-                raise NotSymbolic("non-integer index")
-        return self.read(array, index)
-
-    def snapshot(self):
-        return (dict(self.scalars), dict(self.arrays), dict(self.reads), list(self.body), dict(self.env),
-                list(self.defined), list(self.lines), self.ops, self.note)
-
-    def restore(self, snap) -> None:
-        (self.scalars, self.arrays, self.reads, self.body, self.env, self.defined, self.lines, self.ops,
-         self.note) = snap
-
-    def define(self, name: str, expr: sp.Basic, line: int, materialize: bool) -> None:
-        self.ops += int(sp.count_ops(expr)) if isinstance(expr, sp.Basic) else 0
-        if materialize and isinstance(expr, sp.Expr) and not expr.is_Atom:
-            s = symbol(name, self.lifter.types[name].kind)
-            self.body.append((s, expr))
-            expr = s
-        self.env[name] = expr
-        self.defined.append(name)
-        if line:
-            self.lines.append(line)
-
-    def temp(self, name: str, expr: sp.Basic, kind: str = "float") -> sp.Symbol:
-        s = symbol(name, kind)
-        self.body.append((s, expr))
-        return s
-
-    def close(self, live_after: set[str]) -> Kernel | None:
-        """The finished kernel; outputs are the values read after it."""
-        outs = []
-        for name in self.defined:
-            if name not in live_after:
-                continue
-            e = self.env[name]
-            if isinstance(e, sp.Symbol) and any(s == e for s, _ in self.body):
-                outs.append(Output(name, e))
-            else:
-                s = symbol(name + "'", self.lifter.types[name].kind) if isinstance(e, sp.Symbol) else \
-                    symbol(name, self.lifter.types[name].kind)
-                self.body.append((s, e))
-                outs.append(Output(name, s))
-        if not outs:
-            return None
-        self.body = logsumexp.recognize(self.body)
-        k = Kernel(0, dict(self.scalars), dict(self.arrays), tuple(self.reads.values()), list(self.body),
-                   tuple(outs), tuple(sorted(set(self.lines))), self.note)
-        return k
-
-
-class _HoistContext:
-    """Loop-invariant sums found inside an iterated loop, to be computed once before it."""
-
-    def __init__(self, lifter: _Lifter, loop: Loop):
-        from coarsen_nb.phi.gate import defined_in
-
-        self.lifter = lifter
-        self.loop_defined = defined_in(loop)
-        self.kb = _KernelBuilder(lifter)
-        self.kb.note = f"loop-invariant sums hoisted out of the loop at line {loop.line}"
-        self.names: dict = {}
-
-    def sum_of(self, h, k, rng, kb, reads) -> str:
-        """The name of Σ_k h computed before the loop (shared when the same sum appears twice)."""
-        from coarsen_nb.phi.forms import RSum
-        from coarsen_nb.phi.types import FLOAT
-
-        hb = self.kb
-        sub = {}
-        for s in (h.free_symbols | set().union(*(sp.sympify(b).free_symbols for b in rng))):
-            if s in reads:
-                sub[s] = hb.read(reads[s].array, reads[s].index)
-            elif s in kb.scalars:
-                sub[s] = hb.input(kb.scalars[s])
-        body = h.xreplace(sub)
-        bounds = tuple(sp.sympify(b).xreplace(sub) for b in rng)
-        key = (body, k, bounds)
-        if key not in self.names:
-            name = f"$sum{len(self.names) + 1}:{self.lifter.hoist_count()}"
-            self.lifter.types[name] = FLOAT
-            g = hb.temp(name + ":g", body)
-            hb.define(name, RSum(g, k, *bounds), self.kb_line(), materialize=False)
-            self.names[key] = name
-        return self.names[key]
-
-    def kb_line(self) -> int:
-        return 0
-
-    def steps(self) -> list:
-        kern = self.kb.close(set(self.names.values()))
-        return [KernelStep(kern)] if kern is not None else []
-
-
 class _Lifter:
     def __init__(self, g: GatedFunction, types: dict[str, T], mode: str, max_soi: float, reuse: float):
         self.g = g
@@ -204,7 +66,7 @@ class _Lifter:
         self.max_soi = max_soi
         self.reuse = reuse
         self.uses = use_counts(g)
-        self.hoist_stack: list[_HoistContext] = []
+        self.hoist_stack: list[HoistContext] = []
         self._hoists = 0
         self.iterated = 0        # depth of iterated loop bodies around the region being lifted
 
@@ -226,7 +88,7 @@ class _Lifter:
         tail = set(tail_uses or set()) | set(ir.names_used(self.g.result))
         later = _uses_after(nodes, tail)
         steps: list = []
-        kb = _KernelBuilder(self)
+        kb = KernelBuilder(self)
         start = 0               # first node of the open kernel
         pieces: list = []       # node ranges [a, b) of the current run already cut at the cap
         rewritten: dict = {}    # node index -> the Let as lifted (element reads split off)
@@ -243,7 +105,7 @@ class _Lifter:
                 kern = kb.close(later[k])
                 if kern is not None:
                     steps.append(KernelStep(kern))
-            kb = _KernelBuilder(self)
+            kb = KernelBuilder(self)
             pieces = []
 
         def close_at_cap(k: int) -> None:
@@ -251,7 +113,7 @@ class _Lifter:
             nonlocal kb, start
             if kb.ops >= self.max_soi:
                 pieces.append((start, k + 1))
-                kb = _KernelBuilder(self)
+                kb = KernelBuilder(self)
                 start = k + 1
 
         k = 0
@@ -268,7 +130,7 @@ class _Lifter:
                     # Oversized: cut the run after its most-used value and lift the rest afresh.
                     j = self._cut(nodes, start, k)
                     pieces.append((start, j + 1))
-                    kb = _KernelBuilder(self)
+                    kb = KernelBuilder(self)
                     k = start = j + 1
                     continue
                 close_at_cap(k)
@@ -285,7 +147,7 @@ class _Lifter:
                 try:
                     expr = to_sympy(value, kb.input, kb.index_read)
                 except NotSymbolic:
-                    kb = _KernelBuilder(self)
+                    kb = KernelBuilder(self)
                     steps.append(PrimStep(n.name, value, n.line))
                     k += 1
                     continue
@@ -306,7 +168,7 @@ class _Lifter:
         flush(len(nodes))
         return steps
 
-    def _join(self, kb: _KernelBuilder, n) -> bool:
+    def _join(self, kb: KernelBuilder, n) -> bool:
         """Add node ``n`` to the open kernel ``kb``; False when ``n`` cannot join an SOI there."""
         if isinstance(n, Let):
             if self._opaque(n):
@@ -340,9 +202,9 @@ class _Lifter:
         arrays = any(self.types.get(gm.name) is None or self.types[gm.name].is_array for gm in n.gammas)
         return self.iterated > 0 and self.reuse < math.inf and not arrays
 
-    def _lift_range(self, nodes: list, a: int, b: int, rewritten: dict) -> _KernelBuilder:
+    def _lift_range(self, nodes: list, a: int, b: int, rewritten: dict) -> KernelBuilder:
         """``nodes[a:b]`` lifted into one fresh kernel (NotSymbolic if one of them cannot join it)."""
-        kb = _KernelBuilder(self)
+        kb = KernelBuilder(self)
         for i in range(a, b):
             if not self._join(kb, rewritten.get(i, nodes[i])):
                 raise NotSymbolic(f"node {i} cannot join an SOI starting at node {a}")
@@ -429,7 +291,7 @@ class _Lifter:
 
         return ok(n.then) and ok(n.orelse)
 
-    def _if_into(self, kb: _KernelBuilder, n: If) -> None:
+    def _if_into(self, kb: KernelBuilder, n: If) -> None:
         """Merge a pure ``if`` into the open kernel: arm values inline into γ Piecewise."""
         saved = dict(kb.env)
         arm_env: dict[str, sp.Basic] = {}
@@ -475,7 +337,7 @@ class _Lifter:
         nexts = set()
         for m in n.mus:
             nexts |= set(ir.names_used(m.value.next))
-        ctx = _HoistContext(self, n)
+        ctx = HoistContext(self, n)
         if self.mode == "phi":
             self.hoist_stack.append(ctx)
         self.iterated += 1

@@ -4,7 +4,7 @@ that Python would not have run.
 Python evaluates a loop body only when the loop runs.  Three things evaluate loop-invariant work
 outside the loop, once, and so also when the loop runs zero times: loop-invariant code motion
 (:func:`coarsen_nb.phi.gate.hoist_invariants`), the sums hoisted before an iterated loop
-(``_HoistContext`` in :mod:`coarsen_nb.phi.lift`), and a closed form, whose lowering computes an
+(``HoistContext`` in :mod:`coarsen_nb.phi.kernel_builder`), and a closed form, whose lowering computes an
 invariant factor of Σ_k once at the root rather than per point of the sum's domain.  For a total
 operation that is only a little wasted work.  For one that can fail — ``math.sqrt`` of a negative
 number, a division by zero, ``math.exp`` overflowing — it turns a loop that never runs into a

@@ -185,7 +185,7 @@ def descend(a, x, steps):
 @pytest.mark.parametrize("selection", SELECTIONS)
 def test_a_sum_hoisted_before_a_while_loop_that_runs_zero_times_is_not_evaluated(selection):
     """Σ_j x[j]·sqrt(a - 2), an invariant sum of the descent, was computed once before the while loop
-    (``_HoistContext``), so zero steps at a = 1 raised math domain error."""
+    (``HoistContext``), so zero steps at a = 1 raised math domain error."""
     _check(descend, (1.0, np.array([0.5, 1.5]), 0), selection, wrt_indices=(0, 1))
     _check(descend, (3.0, np.array([0.5, 1.5]), 3), selection, wrt_indices=(0, 1))
 
