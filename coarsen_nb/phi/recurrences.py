@@ -34,17 +34,10 @@ import sympy as sp
 
 from coarsen_nb import ir
 from coarsen_nb.phi import online_lse
-from coarsen_nb.phi.forms import Gamma, PowInt, RLin, RMax, RMin, RProd, RSum, RWrite
 from coarsen_nb.phi.gate import If, Let, Loop
 from coarsen_nb.phi.guards import guard_invariant_failures
+from coarsen_nb.phi.recurrence_classes import ElementWrite, classify, depends_on, extremum
 from coarsen_nb.phi.symbols import NotSymbolic, gamma, to_sympy
-
-
-class _Write:
-    """The lifted ``update(array, [idx], value)`` of a body, until its μ is classified."""
-
-    def __init__(self, base: str, index: tuple, value: sp.Basic):
-        self.base, self.index, self.value = base, index, value
 
 
 def closed_form(lifter, kb, loop: Loop) -> bool:
@@ -75,7 +68,7 @@ class _Scope:
     def lookup(self, name: str):
         if name in self.env:
             v = self.env[name]
-            if isinstance(v, _Write):
+            if isinstance(v, ElementWrite):
                 raise NotSymbolic("array being written")
             return v
         return self.parent.lookup(name) if self.parent else self.kb.input(name)
@@ -141,7 +134,7 @@ def _lift_loop(lifter, kb, loop: Loop, outer: _Scope) -> dict[str, sp.Basic]:
             eta = online_lse.closed_form(kb, name, a, init, updates[mname][1], closed[mname], k,
                                          (start, stop, step))
         else:
-            eta = _classify(lifter, kb, name, states, value, init, k, (start, stop, step), trip, triangular,
+            eta = classify(lifter, kb, name, states, value, init, k, (start, stop, step), trip, triangular,
                             outer.binders)
         closed[name] = eta
         if name in etas:
@@ -165,60 +158,13 @@ def _streaming_lse(kb, states, updates) -> dict:
                     and [c for _, c in vs.args] == [c for _, c in vm.args]]
         if not partners:
             continue    # cheap tests first: the extremum test expands the predicate
-        ext = _extremum(vm, states[mname])
-        if ext is None or ext[0] != "max" or _depends_on(kb, ext[1], set(states.values())):
+        ext = extremum(vm, states[mname])
+        if ext is None or ext[0] != "max" or depends_on(kb, ext[1], set(states.values())):
             continue
         for sname in partners:
             if online_lse.pair(vm, updates[sname][0], states[mname], states[sname], ext[1]):
                 out[sname] = (mname, ext[1])
     return out
-
-
-def hoist_sum(lifter, kb, g, k, rng):
-    """Σ_k g with g = Σ_t m_t(v) · h_t(k): hoist each Σ_k h_t out of the enclosing iterated loop.
-
-    Inside a loop that runs iteration by iteration (BGDHyperOpt's descent), a
-    sum over the records whose summand is a polynomial in the loop's variables
-    (w, b) factors into loop-invariant sums (Σ x², Σ x, Σ x·y) computed once
-    before the loop, turning O(K·M) work into O(M + K).  Returns the factored
-    expression, or None when the sum does not factor this way.
-    """
-    ctx = lifter.hoist_stack[-1] if lifter.hoist_stack else None
-    if ctx is None:
-        return None
-    start, stop, step = rng
-    variant = {s for s, name in kb.scalars.items() if name in ctx.loop_defined}
-    bounds_syms = set().union(*(sp.sympify(b).free_symbols for b in rng))
-    temps = {t for t, _ in kb.body}
-    if (bounds_syms & (variant | temps)) or (g.free_symbols & temps) or g.has(sp.Piecewise):
-        return None
-    if any(name in ctx.loop_defined for s, name in kb.scalars.items() if s in bounds_syms):
-        return None
-    gens = sorted(g.free_symbols & variant, key=str)
-    try:
-        terms = sp.Poly(sp.expand(g), *gens).terms() if gens else [((), g)]
-    except sp.PolynomialError:
-        return None
-    if len(terms) > 8:
-        return None
-    reads = {r.symbol: r for r in kb.reads.values()}
-    arrays = set(kb.arrays)
-    total = sp.Integer(0)
-    for monom, coeff in terms:
-        if coeff.free_symbols & (variant | arrays):
-            return None
-        for sym in coeff.free_symbols:
-            # a read of an array the loop writes, or at an index the loop moves (x[k] of the loop's k),
-            # is not invariant
-            if sym in reads and (reads[sym].array in ctx.loop_defined or any(
-                    sp.sympify(i).free_symbols & (variant | temps) for i in reads[sym].index)):
-                return None
-        name = ctx.sum_of(coeff, k, rng, kb, reads)
-        term = kb.input(name)
-        for gen, power in zip(gens, monom, strict=True):
-            term = term * gen ** power
-        total += term
-    return total
 
 
 def _resolve_lagged(kb, loop, scope, states, outer, k, rng, trip, etas, result) -> None:
@@ -231,9 +177,9 @@ def _resolve_lagged(kb, loop, scope, states, outer, k, rng, trip, etas, result) 
         if m.name == loop.info.counter or not isinstance(m.value.next, ir.Name):
             continue
         nxt = scope.env.get(m.value.next.id)
-        if nxt is None or isinstance(nxt, _Write) or not isinstance(nxt, sp.Expr):
+        if nxt is None or isinstance(nxt, ElementWrite) or not isinstance(nxt, sp.Expr):
             continue
-        if _depends_on(kb, nxt, set(states.values())) or isinstance(m.value.init, ir.Undef):
+        if depends_on(kb, nxt, set(states.values())) or isinstance(m.value.init, ir.Undef):
             continue
         if kb.lifter.types.get(m.name) is None or kb.lifter.types[m.name].is_array:
             continue
@@ -249,8 +195,8 @@ def _resolve_lagged(kb, loop, scope, states, outer, k, rng, trip, etas, result) 
     for name, v in list(scope.env.items()):
         if isinstance(v, sp.Basic):
             scope.env[name] = v.xreplace(subst)
-        elif isinstance(v, _Write):
-            scope.env[name] = _Write(v.base, tuple(sp.sympify(i).xreplace(subst) for i in v.index),
+        elif isinstance(v, ElementWrite):
+            scope.env[name] = ElementWrite(v.base, tuple(sp.sympify(i).xreplace(subst) for i in v.index),
                                      v.value.xreplace(subst))
 
 
@@ -264,7 +210,7 @@ def _at(kb, e, k, value):
     temps = {s for s, _ in kb.body}
     sub: dict = {}
     for s in e.free_symbols:
-        if s in temps and _depends_on(kb, s, k):
+        if s in temps and depends_on(kb, s, k):
             raise NotSymbolic("a nested loop's value cannot be shifted")
         for r in list(kb.reads.values()):
             if r.symbol == s and any(k in sp.sympify(i).free_symbols for i in r.index):
@@ -282,7 +228,7 @@ def _body(lifter, kb, nodes, scope: _Scope) -> None:
             if isinstance(v, ir.Update) and isinstance(v.array, ir.Name):
                 idx = tuple(to_sympy(i, scope.lookup, scope.index) for i in v.index)
                 val = to_sympy(v.value, scope.lookup, scope.index)
-                scope.env[n.name] = _Write(v.array.id, idx, val)
+                scope.env[n.name] = ElementWrite(v.array.id, idx, val)
                 continue
             if lifter._opaque(n):
                 raise NotSymbolic("opaque step in the loop body")
@@ -296,8 +242,8 @@ def _body(lifter, kb, nodes, scope: _Scope) -> None:
                 scope.local.add(gm.name)
                 g = gm.value
                 a, b = g.if_true, g.if_false
-                wa = isinstance(a, ir.Name) and isinstance(scope.env.get(a.id), _Write)
-                wb = isinstance(b, ir.Name) and isinstance(scope.env.get(b.id), _Write)
+                wa = isinstance(a, ir.Name) and isinstance(scope.env.get(a.id), ElementWrite)
+                wb = isinstance(b, ir.Name) and isinstance(scope.env.get(b.id), ElementWrite)
                 if wa or wb:
                     raise NotSymbolic("conditional array write")
                 scope.env[gm.name] = to_sympy(g, scope.lookup, scope.index)
@@ -307,217 +253,6 @@ def _body(lifter, kb, nodes, scope: _Scope) -> None:
             for name, expr in env.items():
                 scope.local.add(name)
                 scope.env[name] = expr
-
-
-def _strip(expr, v, op: str):
-    """``g`` with ``expr == v op g`` (distributing over Piecewise, F2), or None."""
-    if isinstance(expr, sp.Piecewise):
-        parts = []
-        for e, c in expr.args:
-            g = _strip(e, v, op)
-            if g is None:
-                return None
-            parts.append((g, c))
-        return Gamma(*parts)
-    if expr == v:
-        return sp.Integer(0) if op == "+" else sp.Integer(1)
-    if op == "+" and isinstance(expr, sp.Add) and v in expr.args:
-        return expr - v
-    if op == "*" and isinstance(expr, sp.Mul) and v in expr.args:
-        return expr / v
-    return None
-
-
-def _classify(lifter, kb, name, states, value, init, k, rng, trip, triangular=False, binders=frozenset()):
-    v = states[name]
-    others = set(states.values())
-    start, stop, step = rng
-    if isinstance(value, _Write):
-        if value.base != name:
-            raise NotSymbolic("write into another array")
-        if any(_depends_on(kb, i, others) for i in value.index) or _depends_on(kb, value.value, others):
-            raise NotSymbolic("write depends on loop state")
-        if init is None:
-            raise NotSymbolic("write into an undefined array")
-        g = kb.temp(f"g:{name}", value.value)
-        return kb.temp(f"w:{name}", RWrite(init, g, k, start, stop, step, *value.index))
-    if init is None:
-        raise NotSymbolic("accumulator without an initial value")
-    if isinstance(value, sp.logic.boolalg.Boolean) and not isinstance(value, sp.Expr):
-        raise NotSymbolic("boolean state")
-    if _elementwise(kb, value):
-        raise NotSymbolic("array-valued accumulator")
-    # sum, product
-    for op, node in (("+", RSum), ("*", RProd)):
-        if op == "*" and triangular:
-            continue    # segmented products of a triangular nest are iterated (see lower.nests)
-        g = _strip(value, v, op)
-        if g is not None and not _depends_on(kb, g, others):
-            if op == "+":
-                hoisted = None if _depends_on(kb, g, set(binders)) or triangular else \
-                    hoist_sum(lifter, kb, g, k, rng)
-                if hoisted is not None:
-                    return init + hoisted
-            gs = kb.temp(f"g:{name}", g)
-            red = kb.temp(f"{node.kind}:{name}", node(gs, k, start, stop, step))
-            return init + red if op == "+" else init * red
-    # max / min: Max(v, g) or γ(g > v, g, v)
-    ext = None if triangular else _extremum(value, v)
-    if ext is not None:
-        kind, g = ext
-        if not _depends_on(kb, g, others):
-            gs = kb.temp(f"g:{name}", g)
-            node = RMax if kind == "max" else RMin
-            red = kb.temp(f"{kind}:{name}", node(gs, k, start, stop, step))
-            # Python's max(m, g) keeps m on a tie, and so does `if g > m: m = g`
-            return gamma(init >= red, init, red) if kind == "max" else gamma(init <= red, init, red)
-    # linear with an invariant coefficient: v <- a*v + b(k)   (C6, C7)
-    expanded = sp.expand(value) if not value.has(sp.Piecewise) else value
-    if expanded.is_polynomial(v) and sp.degree(expanded, v) == 1:
-        a = expanded.coeff(v, 1)
-        b = expanded.coeff(v, 0)
-        if not _depends_on(kb, a, others) and not _depends_on(kb, b, others) and not _depends_on(kb, a, k):
-            p = (k - start) / step
-            bs = kb.temp(f"b:{name}", b * PowInt(a, trip - 1 - p))
-            red = kb.temp(f"sum:{name}", RSum(bs, k, start, stop, step))
-            return PowInt(a, trip) * init + red
-        if not triangular and not _depends_on(kb, a, others) and not _depends_on(kb, b, others) \
-                and all(_nests(kb, c, k, binders) for c in (a, b)):
-            # C8: the coefficient varies with k
-            at = kb.temp(f"a:{name}", a)
-            bt = kb.temp(f"b:{name}", b)
-            prod = kb.temp(f"prod:{name}", RProd(at, k, start, stop, step))
-            return init * prod + kb.temp(f"lin:{name}", RLin(at, bt, k, start, stop, step))
-    power = _power(value, v)
-    if power is not None:
-        a, b = power
-        if not (_depends_on(kb, a, others | {k}) or _depends_on(kb, b, others | {k})):
-            return _power_closed_form(kb, name, a, b, init, k, rng, trip)
-    raise NotSymbolic("no closed form")
-
-
-def _nests(kb, c, k, binders) -> bool:
-    """Whether a C8 coefficient ``c`` inside enclosing closed-form loops (``binders``) varies over
-    all of them, or over none of them and not over k.  Otherwise its adjoint (which holds at every
-    (outer, k) point) is summed over an outer index inside k's level, where the suffix products and
-    the states would be evaluated with the indices the other way round: correct (see
-    ``lower.nests.NestPrinting._segments``) but recomputed per point, so such a loop is iterated instead."""
-    if not binders:
-        return True
-    if all(_depends_on(kb, c, j) for j in binders):
-        return True
-    return not _depends_on(kb, c, set(binders) | {k})
-
-
-def _power(value, v):
-    """(a, b) if ``value`` is a·v**b with a, b free of v (C9), else None."""
-    if isinstance(value, sp.Pow) and value.base == v:
-        a, p = sp.Integer(1), value
-    elif isinstance(value, sp.Mul):
-        powers = [f for f in value.args if isinstance(f, sp.Pow) and f.base == v]
-        if len(powers) != 1:
-            return None
-        p = powers[0]
-        a = value / p
-    else:
-        return None
-    if v in a.free_symbols or v in p.exp.free_symbols:
-        return None
-    return a, p.exp
-
-
-def _power_closed_form(kb, name, a, b, init, k, rng, trip):
-    """v_N of v ← a·v**b (C9): a^S·init^{bᴺ} with S = Σ_{p<N} bᵖ = (bᴺ − 1)/(b − 1).
-
-    Domain.  For an integer b both exponents are integers, so the form holds for
-    every sign of a and init; with a literal b ≥ 2 they are non-negative and
-    :class:`PowInt` keeps the derivative finite at a = 0 or init = 0.  For any
-    other b (a symbol, a fraction) the form holds wherever the loop stays real:
-    for positive a and init with every b, and for negative ones only when b is
-    integral at run time — then bᴺ and S are integral floats and ``**`` of a
-    negative base is exact; where it is not, the loop itself leaves the reals
-    (Python gives a complex number) and so does the form.
-
-    For a b that is not a literal, S is the sum Σ_{p<N} bᵖ itself (one array
-    reduction, not unrolled): the quotient is 0/0 at b = 1, and a Piecewise on
-    b = 1 would give the wrong ∂/∂b there.  N = 0 is its own case (S = 0, and
-    ∂/∂a of a^S would divide by a = 0).
-
-    Limit: when bᴺ passes the float range (N ≳ 1000 for b = 2) the integer
-    exponent does not convert to a float and the derivative raises
-    OverflowError (the loop would give 0, ±1 or ±inf); a literal trip count
-    that large is left to be iterated.
-    """
-    start, stop, step = rng
-    if b.is_Float and b == int(b):
-        b = sp.Integer(int(b))
-    if b.is_Integer and b in (0, 1):
-        raise NotSymbolic("degenerate power recurrence")  # lagged or product forms, never here
-    if b.is_Integer and sp.sympify(trip).is_Integer and abs(b) ** trip > 2 ** 53:
-        # the exponents would not fit a float: v is 0, ±1 or ±inf long before; let the loop run
-        raise NotSymbolic("power recurrence exponent beyond float range")
-    if b.is_Integer and b >= 2:
-        return _pow_int(a, (b ** trip - 1) / (b - 1)) * PowInt(init, b ** trip)
-    if b.is_Integer:
-        s = (b ** trip - 1) / (b - 1)
-    else:
-        s = kb.temp(f"sum:{name}", RSum(kb.temp(f"g:{name}", PowInt(b, (k - start) / step)), k, start, stop, step))
-    return Gamma((init, sp.Eq(trip, 0)), ((a ** s if a != 1 else 1) * init ** (b ** trip), True))
-
-
-def _pow_int(a, m):
-    return sp.Integer(1) if a == 1 else PowInt(a, m)
-
-
-def _extremum(value, v):
-    """("max"|"min", g) if ``value`` is max(v, g) or min(v, g) written as a γ, else None."""
-    if not (isinstance(value, sp.Piecewise) and len(value.args) == 2):
-        return None
-    (first, c), (second, _) = value.args
-    if v not in (first, second) or first == second:
-        return None
-    g = second if first == v else first
-    if not isinstance(c, (sp.StrictGreaterThan, sp.GreaterThan, sp.StrictLessThan, sp.LessThan)):
-        return None
-    diff = sp.expand(c.lhs - c.rhs)
-    if diff == sp.expand(first - second):
-        lhs_is_first = True
-    elif diff == sp.expand(second - first):
-        lhs_is_first = False
-    else:
-        return None
-    greater = c.rel_op in (">", ">=")
-    # cond true  <=>  first > second  (when greater and lhs is first, or not greater and lhs is second)
-    first_wins_when_larger = greater == lhs_is_first
-    return ("max" if first_wins_when_larger else "min"), g
-
-
-def _elementwise(kb, e) -> bool:
-    return bool(e.free_symbols & set(kb.arrays))
-
-
-def _depends_on(kb, e, k) -> bool:
-    """Whether ``e`` varies with ``k`` — a loop index or a set of state symbols — directly,
-    through a read's index, or through a temp of the kernel."""
-    reads = {r.symbol: r for r in kb.reads.values()}
-    temps = dict(kb.body)
-    seen: set = set()
-    targets = set(k) if isinstance(k, (set, frozenset)) else {k}
-
-    def dep(x) -> bool:
-        for s in x.free_symbols:
-            if s in targets:
-                return True
-            if s in seen:
-                continue
-            seen.add(s)
-            if s in reads and any(targets & sp.sympify(i).free_symbols for i in reads[s].index):
-                return True
-            if s in temps and dep(temps[s]):
-                return True
-        return False
-
-    return dep(sp.sympify(e))
 
 
 __all__ = ["closed_form", "gamma"]
