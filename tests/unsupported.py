@@ -159,10 +159,16 @@ UNSUPPORTED: list[UnsupportedCase] = [
         def f(x, *, scale):
             return x * scale
         """, 1, 12, "arg"),
-    _case("default", "default parameter values", """\
-        def f(x, scale=2.0):
-            return x * scale
-        """, 1, 9, "arg"),
+    _case("default_not_a_number", "default parameter value that is not a number", """\
+        def f(x, scale=[2.0]):
+            return x * scale[0]
+        """, 1, 15, "List"),
+    _case("helper_unknown_keyword", "call to g", """\
+        def g(t, scale=2.0):
+            return t * scale
+        def f(x):
+            return g(x, factor=3.0)
+        """, 4, 16, "keyword"),
     _case("import", "import", """\
         def f(x):
             import math
@@ -314,10 +320,14 @@ UNSUPPORTED: list[UnsupportedCase] = [
             y = sorted(x)
             return y[0]
         """, 2, 8, "Call"),
-    _case("method_call", "method call", """\
+    _case("method_axis", "x.sum(axis=...)", """\
         def f(x):
-            return x.sum()
-        """, 2, 11, "Call"),
+            return x.sum(axis=0)
+        """, 2, 17, "keyword"),
+    _case("method_positional_axis", "x.max(...) with arguments", """\
+        def f(x):
+            return x.max(0)
+        """, 2, 17, "Constant"),
     _case("unknown_method", "method call", """\
         def f(x):
             return x.foo()

@@ -12,6 +12,7 @@ import ast
 
 from coarsen_nb import ir, primitives
 from coarsen_nb.frontend.literals import LIST_SAFE_BUILTINS, LiteralTranslator
+from coarsen_nb.frontend.methods import MethodTranslator
 from coarsen_nb.frontend.source import MISSING, Unit
 
 #: Python binary operators and their IR spelling (shared with the parser).
@@ -42,7 +43,7 @@ _REJECT = {
 }
 
 
-class ExprTranslator(LiteralTranslator):
+class ExprTranslator(LiteralTranslator, MethodTranslator):
     """Mixin: ``self.unit`` is the function being translated, ``self.locals`` its variable names."""
 
     unit: Unit
@@ -115,6 +116,8 @@ class ExprTranslator(LiteralTranslator):
             if isinstance(op, (ast.In, ast.NotIn)):
                 raise self.unit.error("'in' comparison", node, "compare with == in a loop")
             right = self.expr(right_node)
+            if len(parts) < len(node.ops) - 1:
+                right = self.temp(right, "t", right_node)   # `a < b < c` reads b twice, evaluates it once
             parts.append(ir.Compare(_CMPOPS[type(op)], left, right))
             left = right
         return parts[0] if len(parts) == 1 else ir.BoolOp("and", tuple(parts))
@@ -161,7 +164,7 @@ class ExprTranslator(LiteralTranslator):
     # -- calls ---------------------------------------------------------------
 
     def _e_Call(self, node: ast.Call) -> ir.Expr:
-        if node.keywords:
+        if node.keywords and not self._takes_keywords(node):
             raise self.unit.error("keyword arguments", node.keywords[0] if hasattr(node.keywords[0], "lineno")
                                   else node, "pass arguments by position")
         for a in node.args:
@@ -187,17 +190,11 @@ class ExprTranslator(LiteralTranslator):
                                           "use a supported math/np function, or write it with loops",
                                           message=f"unsupported function {base.id}.{func.attr}")
                 return self._primitive(prim.name, node)
-            if func.attr == "copy" and not node.args:
-                return self.temp(ir.Call("copy", (self.expr(base),)), "p", node)
             submodule = _submodule_function(func, self.unit.resolve, self.locals)
             if submodule is not None:
                 raise self.unit.error(submodule, node, _submodule_hint(submodule),
                                       message=f"unsupported function {submodule}")
-            if primitives.lookup("np", func.attr) is not None:
-                hint = f"call the function instead: np.{func.attr}({ast.unparse(base)}); only .copy() is a method here"
-            else:
-                hint = f"there is no supported function {func.attr!r}; only .copy() is a method here"
-            raise self.unit.error("method call", node, hint)
+            return self.method_call(node)
         if isinstance(func, ast.Name):
             name = func.id
             if name in self.locals:
@@ -222,6 +219,17 @@ class ExprTranslator(LiteralTranslator):
                 self.refuse_list_operands(node.args, f"{name}(...)")
             return self._primitive(prim.name, node)
         raise self.unit.error("call of an expression", node, "call a named function")
+
+    def _takes_keywords(self, node: ast.Call) -> bool:
+        """Calls whose keywords a later step handles: a helper's (bound to its parameters), a method's
+        (refused there, naming the method)."""
+        func = node.func
+        if isinstance(func, ast.Attribute):
+            base = func.value
+            return not (isinstance(base, ast.Name) and base.id not in self.locals
+                        and self.unit.resolve.module(base.id) is not None)
+        return isinstance(func, ast.Name) and func.id not in self.locals \
+            and self.unit.resolve.helper(func.id) is not None
 
     def _refuse_shape_tuple(self, node: ast.Call) -> None:
         for a in node.args:

@@ -31,6 +31,7 @@ from coarsen_nb import ir
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.frontend.exprs import ExprTranslator
 from coarsen_nb.frontend.literals import list_names
+from coarsen_nb.frontend.signature import bind_call, parameter_defaults
 from coarsen_nb.frontend.source import Unit, unit_from_function, units_from_source
 from coarsen_nb.frontend.unbound import FALLS_OFF, FRAME, returns_on_every_path
 
@@ -271,9 +272,7 @@ class _Builder(ExprTranslator):
         for k, p in enumerate(a.args):
             if p.arg in names[:k]:
                 raise self.unit.error("duplicate parameter", p, f"rename the second {p.arg!r}")
-        if a.defaults:
-            raise self.unit.error("default parameter values", a.args[len(a.args) - len(a.defaults)],
-                                  "remove the default; pass every argument when calling")
+        parameter_defaults(self.unit)     # constants only (frontend/signature.py)
         if a.posonlyargs:
             raise self.unit.error("positional-only marker", a.posonlyargs[0], "remove the `/`")
 
@@ -607,10 +606,7 @@ class _Builder(ExprTranslator):
     def inline(self, helper: Unit, node: ast.Call) -> ir.Expr:
         fdef = helper.node
         params = [a.arg for a in fdef.args.args]
-        args = [self.expr(a) for a in node.args]
-        if len(args) != len(params):
-            raise self.unit.error(f"call to {fdef.name}", node, f"{fdef.name} takes {len(params)} arguments",
-                                  message=f"wrong number of arguments to {fdef.name}")
+        args = [ir.Const(a) if not isinstance(a, ast.AST) else self.expr(a) for a in bind_call(self.unit, helper, node)]
         returns = [r for r in _walk_no_defs(fdef) if isinstance(r, ast.Return)]
         arities = {len(r.value.elts) if isinstance(r.value, ast.Tuple) else 0 for r in returns if r.value}
         if not returns or len(arities) != 1:

@@ -1,0 +1,92 @@
+"""The variants of issue 15's Python forms that stay outside the subset: a CoarsenError that names the
+construct in the user's words, at its line and column (checked against :mod:`ast`), with what to do."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+import numpy as np
+import pytest
+
+import coarsen_nb as cn
+from coarsen_nb.errors import CoarsenError
+from coarsen_nb.frontend.parse import parse
+
+_INTERNAL = re.compile(r"\$\w+|\b[A-Za-z_]\w*\.\d+\b|\b[A-Za-z_]\w*\d+:[A-Za-z_$]")
+
+
+def _error(src: str) -> CoarsenError:
+    with pytest.raises(CoarsenError) as info:
+        parse(src)
+    return info.value
+
+
+def _at(src: str, line: int, node_type: str, needle: str) -> int:
+    """The column of the ``node_type`` node at ``line`` whose source starts with ``needle`` (from ast)."""
+    tree = ast.parse(src)
+    for n in ast.walk(tree):
+        if type(n).__name__ == node_type and getattr(n, "lineno", None) == line \
+                and ast.get_source_segment(src, n).startswith(needle):
+            return n.col_offset
+    raise AssertionError(f"no {node_type} {needle!r} at line {line}")
+
+
+# (id, source, line, node type at the error, its text, words the message must hold)
+CASES = [
+    ("method-axis-keyword", "def f(x):\n    return x.sum(axis=0)\n", 2, "keyword", "axis=0",
+     ("x.sum(axis=...)", "not supported yet")),
+    ("method-keepdims", "def f(x):\n    return x.mean(keepdims=True)\n", 2, "keyword", "keepdims",
+     ("x.mean(keepdims=...)", "not supported yet")),
+    ("method-positional-axis", "def f(x):\n    return x.prod(0)\n", 2, "Constant", "0",
+     ("x.prod(...)", "not supported yet")),
+    ("method-unknown", "def f(x):\n    return x.cumsum()\n", 2, "Call", "x.cumsum",
+     ("x.cumsum", "supported methods")),
+    ("method-of-list", "def f(a, b):\n    v = [a, b]\n    return v.sum()\n", 3, "Call", "v.sum",
+     ("list", ".sum()")),
+    ("dot-arity", "def f(x, y):\n    return x.dot(y, y)\n", 2, "Call", "x.dot", ("x.dot", "arguments")),
+    ("default-not-number", "def g(t, w=np.ones(3)):\n    return t\ndef f(x):\n    return g(x)\n", 1, "Call",
+     "np.ones", ("default value", "not a number")),
+    ("keyword-unknown", "def g(t, w=1.0):\n    return t * w\ndef f(x):\n    return g(x, width=2.0)\n", 4,
+     "keyword", "width", ("unexpected keyword argument 'width'",)),
+    ("keyword-twice", "def g(t, w=1.0):\n    return t * w\ndef f(x):\n    return g(x, 2.0, w=2.0)\n", 4,
+     "keyword", "w=", ("multiple values", "'w'")),
+    ("keyword-missing", "def g(t, w):\n    return t * w\ndef f(x):\n    return g(x)\n", 4, "Call", "g(x)",
+     ("missing w",)),
+    ("keyword-of-primitive", "def f(x):\n    return np.sum(x, axis=0)\n", 2, "keyword", "axis",
+     ("keyword arguments",)),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_refused_with_construct_position_and_hint(case):
+    _, src, line, node_type, needle, words = case
+    err = _error(src)
+    assert (err.line, err.col) == (line, _at(src, line, node_type, needle)), str(err)
+    text = str(err)
+    for w in words:
+        assert w in text, f"{w!r} not in:\n{text}"
+    assert err.hint.strip() and "^" in text
+    assert not _INTERNAL.search(text), text
+
+
+def test_the_compiled_function_with_a_default_still_takes_every_argument():
+    """The runtime binds arguments by position: a default of the compiled function is accepted (and
+    checked to be a number), and a call that omits it is refused rather than guessed."""
+    f = cn.coarsen("def f(x, a=2.0):\n    return x * a\n")
+    assert f(1.5, 3.0) == 4.5 and f.grad(1.5, 3.0) == (3.0, 1.5)
+    with pytest.raises(CoarsenError, match="takes 2 arguments"):
+        f(1.5)
+
+
+def test_a_chained_comparison_evaluates_its_middle_operand_once():
+    fn = parse("def f(x):\n    return 1.0 if 0.0 < x * x < 3.0 else 0.0\n")
+    assert str(fn).count("x * x") == 1, str(fn)
+
+
+def test_methods_are_the_np_functions():
+    x = np.array([0.3, -1.2, 2.5, 0.7])
+    f = cn.coarsen("def f(x):\n    return x.max() * x.sum() - x.min() + x.prod() / x.mean()\n")
+    g = cn.coarsen("def f(x):\n    return np.max(x) * np.sum(x) - np.min(x) + np.prod(x) / np.mean(x)\n")
+    assert f(x) == g(x)
+    np.testing.assert_array_equal(f.grad(x), g.grad(x))
