@@ -268,13 +268,27 @@ UNSUPPORTED: list[UnsupportedCase] = [
             y = np.sum(x[1:3])
             return y
         """, 2, 17, "Slice"),
-    _case("for_zip", "for over a non-range iterable", """\
+    _case("for_zip_one_name", "one name for several values", """\
         def f(x, y):
             s = 0.0
             for a in zip(x, y):
                 s += 1.0
             return s
+        """, 3, 8, "Name"),
+    _case("for_sorted", "for over a non-range iterable", """\
+        def f(x):
+            s = 0.0
+            for a in sorted(x):
+                s += a
+            return s
         """, 3, 13, "Call"),
+    _case("for_unpack_row", "unpacking an array element in a for loop", """\
+        def f(m):
+            s = 0.0
+            for a, b in m:
+                s += a * b
+            return s
+        """, 3, 8, "Tuple"),
     _case("for_else", "for/else", """\
         def f(x):
             s = 0.0

@@ -18,7 +18,8 @@ it.  It keeps control flow *structured*, which later passes rely on:
 * helper functions of the same source are inlined at their call sites with
   their variables prefixed (``h1:x``), so no call survives except primitives;
 * ``for i in range(a, b, s)`` evaluates a, b, s once in the pre-header and
-  counts with a hidden counter ``$kN``; ``for v in x`` counts over ``len(x)``.
+  counts with a hidden counter ``$kN``; ``for v in x``, ``enumerate`` and ``zip`` count over the
+  length and read element k (:mod:`.loops`).
   The header carries a :class:`~coarsen_nb.ir.LoopInfo` saying so.
 """
 
@@ -31,6 +32,7 @@ from coarsen_nb import ir
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.frontend.exprs import ExprTranslator
 from coarsen_nb.frontend.literals import list_names
+from coarsen_nb.frontend.loops import LoopTranslator
 from coarsen_nb.frontend.signature import bind_call, parameter_defaults
 from coarsen_nb.frontend.source import Unit, unit_from_function, units_from_source
 from coarsen_nb.frontend.unbound import FALLS_OFF, FRAME, returns_on_every_path
@@ -156,7 +158,7 @@ def _private_parameters(fdef: ast.FunctionDef) -> dict[str, int]:
     return out
 
 
-class _Builder(ExprTranslator):
+class _Builder(ExprTranslator, LoopTranslator):
     def __init__(self, unit: Unit):
         self.frame = _Frame(unit, "")
         self.order: list[str] = []
@@ -519,7 +521,9 @@ class _Builder(ExprTranslator):
         if "continue" in exits:
             self.emit(cont, ir.Const(False))
         self.frame.loops.append((brk, cont))
-        self.stmts(self._target_then(s) if isinstance(s, ast.For) else s.body)
+        if isinstance(s, ast.For):
+            self._for_bind(ir.Name(self._for_counter[0]))     # the loop variables, from the counter
+        self.stmts(s.body)
         self.frame.loops.pop()
         self._jump(latch)
         self.new_block(latch)
@@ -533,11 +537,9 @@ class _Builder(ExprTranslator):
         if s.orelse:
             raise self.unit.error("for/else", s.orelse[0], "set a flag in the loop and test it after the loop",
                                   message="unsupported construct 'for/else' (the else block of a loop)")
-        if not isinstance(s.target, ast.Name):
-            raise self.unit.error("for with a tuple target", s.target, "loop over an index: `for i in range(n)`")
         n = next(self.counter)
         counter = self.frame.prefix + f"$k{n}"
-        start, stop, step, seq = self._range_of(s, n)
+        start, stop, step, bind = self.iteration(s)
         exits = _scan(s.body)
         brk, cont = self.frame.prefix + f"$brk{n}", self.frame.prefix + f"$cont{n}"
         if "break" in exits:
@@ -560,46 +562,12 @@ class _Builder(ExprTranslator):
             early_exit="break" in exits or "return" in exits)
         saved = getattr(self, "_for_counter", None)
         self._for_counter = (counter, step)
-        self._for_seq = seq
-        self._for_target = s
+        self._for_bind = bind
         self._loop_body(s, body, latch, head, brk, cont, exits)
         self._for_counter = saved
         self.new_block(exit_)
         self.cur = exit_
         return exits - {"break", "continue"}, False
-
-    def _target_then(self, s: ast.For) -> list[ast.stmt]:
-        counter = self._for_counter[0]
-        target = self.rename.get(s.target.id, s.target.id)
-        seq = self._for_seq
-        value = ir.Name(counter) if seq is None else ir.Index(seq, (ir.Name(counter),))
-        self.emit(target, value, s.target)
-        return s.body
-
-    def _range_of(self, s: ast.For, n: int):
-        it = s.iter
-        if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range" \
-                and "range" not in self.locals:
-            if it.keywords or not 1 <= len(it.args) <= 3:
-                raise self.unit.error("range with these arguments", it, "use range(stop), range(start, stop) "
-                                      "or range(start, stop, step)")
-            args = [self.expr(a) for a in it.args]
-            if len(args) == 1:
-                args = [ir.Const(0), args[0]]
-            if len(args) == 2:
-                args.append(ir.Const(1))
-            if isinstance(args[2], ir.Const) and args[2].value == 0:
-                raise self.unit.error("range with step 0", it.args[2], "use a non-zero step")
-            start, stop, step = (self.temp(a, kind, it) for a, kind in zip(args, ("start", "stop", "step"),
-                                                                          strict=True))
-            return start, stop, step, None
-        if isinstance(it, (ast.Name, ast.Subscript, ast.Attribute)) and not (
-                isinstance(it, ast.Call)):
-            seq = self.temp(self.expr(it), "seq", it)
-            stop = self.temp(ir.Call("len", (seq,)), "stop", it)
-            return ir.Const(0), stop, ir.Const(1), seq
-        raise self.unit.error("for over a non-range iterable", it,
-                              "loop over range(...) or directly over an array: `for i in range(len(x))`")
 
     # -- helpers ---------------------------------------------------------------------
 

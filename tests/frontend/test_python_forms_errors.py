@@ -53,6 +53,16 @@ CASES = [
      "keyword", "w=", ("multiple values", "'w'")),
     ("keyword-missing", "def g(t, w):\n    return t * w\ndef f(x):\n    return g(x)\n", 4, "Call", "g(x)",
      ("missing w",)),
+    ("zip-strict", "def f(x, y):\n    s = 0.0\n    for a, b in zip(x, y, strict=True):\n        s += a * b\n"
+     "    return s\n", 3, "keyword", "strict", ("zip", "not supported yet")),
+    ("range-tuple-target", "def f(x):\n    s = 0.0\n    for i, j in range(3):\n        s += x\n    return s\n",
+     3, "Tuple", "i, j", ("cannot unpack", "range")),
+    ("enumerate-arity", "def f(x):\n    s = 0.0\n    for i, v in enumerate():\n        s += v\n    return s\n",
+     3, "Call", "enumerate", ("enumerate",)),
+    ("zip-arity-mismatch", "def f(x, y):\n    s = 0.0\n    for a, b, c in zip(x, y):\n        s += a\n"
+     "    return s\n", 3, "Tuple", "a, b, c", ("cannot unpack 2 values into 3 names",)),
+    ("zip-variable-step", "def f(x, n):\n    s = 0.0\n    for i, v in zip(range(0, 9, n), x):\n        s += v\n"
+     "    return s\n", 3, "Call", "range", ("variable step",)),
     ("keyword-of-primitive", "def f(x):\n    return np.sum(x, axis=0)\n", 2, "keyword", "axis",
      ("keyword arguments",)),
 ]
