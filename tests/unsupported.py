@@ -79,7 +79,7 @@ UNSUPPORTED: list[UnsupportedCase] = [
         """, 2, 4, "ClassDef"),
     _case("genexp", "generator expression", """\
         def f(x):
-            total = sum(v * v for v in x)
+            total = max(v * v for v in x)
             return total
         """, 2, 15, "GeneratorExp"),
     _case("listcomp", "list comprehension", """\

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 
 from coarsen_nb import ir, primitives
+from coarsen_nb.frontend.comprehensions import ComprehensionTranslator
 from coarsen_nb.frontend.literals import LIST_SAFE_BUILTINS, LiteralTranslator
 from coarsen_nb.frontend.methods import MethodTranslator
 from coarsen_nb.frontend.source import MISSING, Unit
@@ -27,8 +28,10 @@ _GENERATOR_HINT = ("generators are not supported: return the value to differenti
 
 _REJECT = {
     ast.Lambda: ("lambda", "define a helper function with `def` in the same cell; it is inlined"),
-    ast.GeneratorExp: ("generator expression", "write a `for` loop that accumulates the result"),
-    ast.ListComp: ("list comprehension", "fill an array made by np.zeros(n) in a `for` loop"),
+    ast.GeneratorExp: ("generator expression", "only sum(... for ...) of a generator is supported: write a "
+                       "`for` loop that accumulates the result"),
+    ast.ListComp: ("list comprehension", "only sum([... for ...]) of a list comprehension is supported: fill "
+                   "an array made by np.zeros(n) in a `for` loop"),
     ast.SetComp: ("set comprehension", "write a `for` loop"),
     ast.DictComp: ("dict comprehension", "write a `for` loop"),
     ast.Dict: ("dict literal", "use separate variables"),
@@ -43,7 +46,7 @@ _REJECT = {
 }
 
 
-class ExprTranslator(LiteralTranslator, MethodTranslator):
+class ExprTranslator(LiteralTranslator, MethodTranslator, ComprehensionTranslator):
     """Mixin: ``self.unit`` is the function being translated, ``self.locals`` its variable names."""
 
     unit: Unit
@@ -206,6 +209,8 @@ class ExprTranslator(LiteralTranslator, MethodTranslator):
                 self.refuse_list_operands(node.args, f"a call of the helper {name}")
                 return self.inline(helper, node)
             imported = self.unit.resolve.imported_primitive(name)
+            if self._is_sum_of_comprehension(node):
+                return self.sum_of_comprehension(node)
             if imported in primitives.OPERATOR_UFUNCS:
                 return self._operator_ufunc(imported, node)
             prim = primitives.lookup("np", imported) if imported else primitives.lookup(None, name)
@@ -220,10 +225,18 @@ class ExprTranslator(LiteralTranslator, MethodTranslator):
             return self._primitive(prim.name, node)
         raise self.unit.error("call of an expression", node, "call a named function")
 
+    def _is_sum_of_comprehension(self, node: ast.Call) -> bool:
+        """The builtin ``sum`` (not a helper, not NumPy's) of a generator or list comprehension."""
+        return isinstance(node.func, ast.Name) and node.func.id == "sum" and node.func.id not in self.locals \
+            and bool(node.args) and isinstance(node.args[0], (ast.GeneratorExp, ast.ListComp)) \
+            and self.unit.resolve.helper("sum") is None and self.unit.resolve.imported_primitive("sum") is None
+
     def _takes_keywords(self, node: ast.Call) -> bool:
         """Calls whose keywords a later step handles: a helper's (bound to its parameters), a method's
         (refused there, naming the method)."""
         func = node.func
+        if self._is_sum_of_comprehension(node):
+            return True
         if isinstance(func, ast.Attribute):
             base = func.value
             return not (isinstance(base, ast.Name) and base.id not in self.locals

@@ -497,7 +497,9 @@ class _Builder(ExprTranslator, LoopTranslator):
         test = self.expr(s.test)
         if self.cur != head:
             raise self.unit.error("helper with control flow in a while condition", s.test,
-                                  "compute the condition into a variable at the end of the loop body")
+                                  "compute the condition into a variable before the loop and at the end of the "
+                                  "loop body (a helper with an if or a loop, or sum(... for ...), runs "
+                                  "statements of its own)")
         cond = self.temp(self._loop_cond(test, exits, brk), "c", s.test)
         self.terminate(ir.Branch(cond, body, exit_, self._line(s)))
         self.blocks[head]["loop"] = ir.LoopInfo("while", s.lineno + self.unit.source.first_line - 1,

@@ -63,6 +63,16 @@ CASES = [
      "    return s\n", 3, "Tuple", "a, b, c", ("cannot unpack 2 values into 3 names",)),
     ("zip-variable-step", "def f(x, n):\n    s = 0.0\n    for i, v in zip(range(0, 9, n), x):\n        s += v\n"
      "    return s\n", 3, "Call", "range", ("variable step",)),
+    ("max-of-generator", "def f(x):\n    return max(v * v for v in x)\n", 2, "GeneratorExp", "(v * v",
+     ("generator expression", "sum(... for ...)")),
+    ("listcomp-assigned", "def f(x):\n    ys = [2.0 * v for v in x]\n    return ys[0]\n", 2, "ListComp", "[2.0",
+     ("list comprehension", "sum([... for ...])")),
+    ("np-sum-of-generator", "def f(x):\n    return np.sum(v for v in x)\n", 2, "GeneratorExp", "(v for",
+     ("generator expression",)),
+    ("comprehension-shadow", "def f(x, k):\n    return sum(x[k] for k in range(k))\n", 2, "Call", "range",
+     ("comprehension variable", "'k'")),
+    ("sum-three-arguments", "def f(x):\n    return sum((v for v in x), 1.0, 2.0)\n", 2, "Call", "sum(",
+     ("sum with these arguments",)),
     ("keyword-of-primitive", "def f(x):\n    return np.sum(x, axis=0)\n", 2, "keyword", "axis",
      ("keyword arguments",)),
 ]
@@ -92,6 +102,21 @@ def test_the_compiled_function_with_a_default_still_takes_every_argument():
 def test_a_chained_comparison_evaluates_its_middle_operand_once():
     fn = parse("def f(x):\n    return 1.0 if 0.0 < x * x < 3.0 else 0.0\n")
     assert str(fn).count("x * x") == 1, str(fn)
+
+
+def test_a_comprehension_variable_does_not_leak():
+    """Python 3 scopes ``k`` to the comprehension: the ``k`` outside keeps its value."""
+    src = "def f(x):\n    k = 1\n    s = sum(x[k] for k in range(3))\n    return s + x[k]\n"
+    x = np.array([0.5, 2.0, -1.0, 4.0])
+    namespace: dict = {}
+    exec(src, namespace)            # the plain Python function is the oracle
+    assert cn.coarsen(src)(x) == namespace["f"](x)
+
+
+def test_sum_of_a_generator_in_a_while_condition_says_how_to_rewrite():
+    src = "def f(x):\n    n = 0\n    while sum(v for v in x) > n:\n        n += 1\n    return n * x[0]\n"
+    err = _error(src)
+    assert err.line == 3 and "sum(... for ...)" in err.hint
 
 
 def test_methods_are_the_np_functions():
