@@ -64,13 +64,24 @@ UNSUPPORTED: list[UnsupportedCase] = [
             g = lambda t: t * 2.0
             return x
         """, 2, 8, "Lambda"),
-    _case("nested_def", "nested function", """\
+    _case("nested_def_in_if", "nested function inside a block", """\
         def f(x):
             y = x + 1.0
-            def g(t):
-                return t * t
-            return g(y)
-        """, 3, 4, "FunctionDef"),
+            if x > 0.0:
+                def g(t):
+                    return t * t
+                y = g(y)
+            return y
+        """, 4, 8, "FunctionDef"),
+    _case("nested_def_writes_enclosing", "write into an enclosing function's array", """\
+        def f(x):
+            out = np.zeros(3)
+            def put(i, v):
+                out[i] = v
+                return v
+            put(0, x)
+            return np.sum(out)
+        """, 4, 8, "Subscript"),
     _case("class", "class definition", """\
         def f(x):
             class Box:

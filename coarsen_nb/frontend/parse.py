@@ -15,8 +15,9 @@ it.  It keeps control flow *structured*, which later passes rely on:
   dependent (the forward run records it) while every join keeps an exact
   two-way predicate for gating;
 * several ``return`` s assign ``$ret``; the single exit block returns it;
-* helper functions of the same source are inlined at their call sites with
-  their variables prefixed (``h1:x``), so no call survives except primitives;
+* helper functions of the same source, and ``def`` s nested in the function
+  (:mod:`.nested`), are inlined at their call sites with their variables
+  prefixed (``h1:x``), so no call survives except primitives;
 * ``for i in range(a, b, s)`` evaluates a, b, s once in the pre-header and
   counts with a hidden counter ``$kN``; ``for v in x``, ``enumerate`` and ``zip`` count over the
   length and read element k (:mod:`.loops`).
@@ -33,6 +34,7 @@ from coarsen_nb.errors import CoarsenError
 from coarsen_nb.frontend.exprs import ExprTranslator
 from coarsen_nb.frontend.literals import list_names
 from coarsen_nb.frontend.loops import LoopTranslator
+from coarsen_nb.frontend.nested import NestedDefs
 from coarsen_nb.frontend.signature import bind_call, parameter_defaults
 from coarsen_nb.frontend.source import Unit, unit_from_function, units_from_source
 from coarsen_nb.frontend.unbound import FALLS_OFF, FRAME, returns_on_every_path
@@ -138,6 +140,8 @@ class _Frame:
         self.written: set[str] = set()
         self.private = _private_parameters(unit.node)
         self.list_names = list_names(unit.node)
+        self.nested: dict = {}                   # nested defs run so far, by name (frontend/nested.py)
+        self.closure: set[str] = set()           # free names bound to an enclosing function's variables
 
 
 def _private_parameters(fdef: ast.FunctionDef) -> dict[str, int]:
@@ -158,7 +162,7 @@ def _private_parameters(fdef: ast.FunctionDef) -> dict[str, int]:
     return out
 
 
-class _Builder(ExprTranslator, LoopTranslator):
+class _Builder(NestedDefs, LoopTranslator, ExprTranslator):
     def __init__(self, unit: Unit):
         self.frame = _Frame(unit, "")
         self.order: list[str] = []
@@ -166,6 +170,7 @@ class _Builder(ExprTranslator, LoopTranslator):
         self.counter = itertools.count(1)
         self.cur: str | None = None
         self.inlining: tuple[str, ...] = ()
+        self.nested_units: dict = {}
 
     # ExprTranslator reads these three from the current frame.
     @property
@@ -397,6 +402,12 @@ class _Builder(ExprTranslator, LoopTranslator):
         if not isinstance(target.value, ast.Name):
             raise self.unit.error("nested subscript assignment", target, "write `out[i, j] = v`")
         name = target.value.id
+        if name in self.frame.closure:
+            raise self.unit.error("write into an enclosing function's array", target,
+                                  f"pass {name!r} to {self.unit.node.name} as a parameter and return the new "
+                                  "values, or write the loop in the enclosing function",
+                                  message=f"the nested function {self.unit.node.name!r} writes into {name!r}, "
+                                  "an array of the function around it")
         is_param = name in {a.arg for a in self.unit.node.args.args}
         if is_param and target.lineno > self.frame.private.get(name, target.lineno):
             is_param = False        # rebound before: a write into the function's own array
@@ -588,6 +599,7 @@ class _Builder(ExprTranslator, LoopTranslator):
         for p, a in zip(params, args, strict=True):
             self.emit(prefix + p, a, node)
         self.frame = _Frame(helper, prefix, arity)
+        self.enter_nested(helper)
         self.inlining = (*self.inlining, outer.unit.node.name)
         try:
             self._check_signature(fdef)
@@ -639,7 +651,6 @@ _STMT_REJECT = {
     ast.With: ("with", "remove the with-block; compile only the numeric code"),
     ast.AsyncWith: ("async function", "write a plain synchronous function"),
     ast.AsyncFor: ("async function", "write a plain synchronous function"),
-    ast.FunctionDef: ("nested function", "define the helper at the top level of the cell; it is inlined"),
     ast.AsyncFunctionDef: ("nested function", "define the helper at the top level of the cell"),
     ast.ClassDef: ("class definition", "define classes outside the compiled function"),
     ast.Global: ("global", "pass the value as a parameter and return the new value"),

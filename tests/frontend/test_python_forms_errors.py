@@ -8,6 +8,7 @@ import re
 
 import numpy as np
 import pytest
+from gradcheck import assert_close, finite_difference
 
 import coarsen_nb as cn
 from coarsen_nb.errors import CoarsenError
@@ -73,6 +74,14 @@ CASES = [
      ("comprehension variable", "'k'")),
     ("sum-three-arguments", "def f(x):\n    return sum((v for v in x), 1.0, 2.0)\n", 2, "Call", "sum(",
      ("sum with these arguments",)),
+    ("nested-def-twice", "def f(x):\n    def g(t):\n        return t\n    def g(t):\n        return 2 * t\n"
+     "    return g(x)\n", 4, "FunctionDef", "def g", ("defined twice", "'g'")),
+    ("nested-def-and-variable", "def f(x):\n    def g(t):\n        return t\n    g = x\n    return g\n", 2,
+     "FunctionDef", "def g", ("defined twice",)),
+    ("nested-def-decorator", "def f(x):\n    @staticmethod\n    def g(t):\n        return t\n    return g(x)\n",
+     2, "Name", "staticmethod", ("decorator",)),
+    ("nested-def-recursion", "def f(x):\n    def g(t):\n        return g(t - 1.0)\n    return g(x)\n", 3,
+     "Call", "g(t", ("recursion",)),
     ("keyword-of-primitive", "def f(x):\n    return np.sum(x, axis=0)\n", 2, "keyword", "axis",
      ("keyword arguments",)),
 ]
@@ -117,6 +126,33 @@ def test_sum_of_a_generator_in_a_while_condition_says_how_to_rewrite():
     src = "def f(x):\n    n = 0\n    while sum(v for v in x) > n:\n        n += 1\n    return n * x[0]\n"
     err = _error(src)
     assert err.line == 3 and "sum(... for ...)" in err.hint
+
+
+NESTED = """def f(x, a):
+    b = 2.0 * a
+
+    def inner(t):
+        return b * t
+
+    def outer(t, w=1.0):
+        return w * inner(t) + a
+
+    s = 0.0
+    for v in x:
+        s += outer(v) + outer(v, w=b)
+    b = 0.5
+    return s + outer(a)
+"""
+
+
+def test_nested_defs_call_each_other_and_read_enclosing_locals_when_called():
+    namespace: dict = {}
+    exec(NESTED, namespace)         # the plain Python function is the oracle
+    f = cn.coarsen(NESTED)
+    x, a = np.array([0.3, -1.2, 2.0]), 0.7
+    assert abs(f(x, a) - namespace["f"](x, a)) < 1e-12
+    for k, g in enumerate(f.grad(x, a)):
+        assert_close(g, finite_difference(namespace["f"], (x, a), k), rtol=1e-6, atol=1e-7, what=f"d/d{'xa'[k]}")
 
 
 def test_methods_are_the_np_functions():
