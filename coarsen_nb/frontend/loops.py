@@ -66,8 +66,9 @@ class LoopTranslator:
     # -- iterables ----------------------------------------------------------------------------
 
     def _is_builtin_call(self, node: ast.AST, name: str) -> bool:
+        """``name(...)`` of the builtin: not a local; for enumerate and zip not a helper of that name."""
         return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name \
-            and name not in self.locals and self.unit.resolve.helper(name) is None
+            and name not in self.locals and (name == "range" or self.unit.resolve.helper(name) is None)
 
     def _range_args(self, it: ast.Call):
         if it.keywords or not 1 <= len(it.args) <= 3:
@@ -101,7 +102,7 @@ class LoopTranslator:
             return _Iter(self._range_length(it, start, stop, step), lambda k: _affine(start, step, k), what)
         if isinstance(it, (ast.Name, ast.Subscript, ast.Attribute)):
             seq = self.temp(self.expr(it), "seq", it)
-            return _Iter(self.temp(ir.Call("len", (seq,)), "len", it), lambda k: ir.Index(seq, (k,)), what)
+            return _Iter(ir.Call("len", (seq,)), lambda k: ir.Index(seq, (k,)), what)
         raise self.unit.error("for over a non-range iterable", it, _ITER_HINT)
 
     def _enumerate(self, it: ast.Call, what: str) -> _Iter:
