@@ -204,9 +204,10 @@ class ExprTranslator(LiteralTranslator, MethodTranslator, ComprehensionTranslato
                 raise self.unit.error("method call", node, "call only named functions, not variables")
             if name == self.unit.node.name or name in self.inlining:
                 raise self.unit.error("recursion", node, "write the recursion as a loop")
-            helper = self.nested_def(name) or self.unit.resolve.helper(name)
+            helper = self.nested_def(name, node) or self.unit.resolve.helper(name)
             if helper is not None:
-                self.refuse_list_operands(node.args, f"a call of the helper {name}")
+                self.refuse_list_operands([*node.args, *(k.value for k in node.keywords)],
+                                          f"a call of the helper {name}")
                 return self.inline(helper, node)
             imported = self.unit.resolve.imported_primitive(name)
             if self._is_sum_of_comprehension(node):
@@ -242,7 +243,7 @@ class ExprTranslator(LiteralTranslator, MethodTranslator, ComprehensionTranslato
             return not (isinstance(base, ast.Name) and base.id not in self.locals
                         and self.unit.resolve.module(base.id) is not None)
         return isinstance(func, ast.Name) and func.id not in self.locals \
-            and (self.nested_def(func.id) or self.unit.resolve.helper(func.id)) is not None
+            and (self.nested_def(func.id, node) or self.unit.resolve.helper(func.id)) is not None
 
     def _refuse_shape_tuple(self, node: ast.Call) -> None:
         for a in node.args:
@@ -294,7 +295,7 @@ class ExprTranslator(LiteralTranslator, MethodTranslator, ComprehensionTranslato
     def inline(self, helper: Unit, node: ast.Call) -> ir.Expr:  # pragma: no cover - overridden
         raise NotImplementedError
 
-    def nested_def(self, name: str) -> Unit | None:  # pragma: no cover - overridden
+    def nested_def(self, name: str, call: ast.Call) -> Unit | None:  # pragma: no cover - overridden
         raise NotImplementedError
 
 

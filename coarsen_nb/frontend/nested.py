@@ -55,10 +55,16 @@ class NestedDefs:
         self.nested_units[id(s)] = record
         return set(), False
 
-    def nested_def(self, name: str) -> Unit | None:
-        """The nested function ``name`` visible in the current frame, if a ``def`` ran before."""
+    def nested_def(self, name: str, call: ast.Call) -> Unit | None:
+        """The nested function ``name`` visible in the current frame, if a ``def`` ran before ``call``."""
         record = self.frame.nested.get(name)
-        return record.unit if record is not None else None
+        if record is not None:
+            return record.unit
+        if any(isinstance(s, ast.FunctionDef) and s.name == name for s in self.frame.unit.node.body):
+            raise self.unit.error("nested function called before its def", call,
+                                  f"move `def {name}` above its first call: Python runs the def as a statement",
+                                  message=f"{name!r} is called before `def {name}` has run")
+        return None
 
     def enter_nested(self, helper: Unit) -> None:
         """In a frame just made for inlining ``helper``: bind its closure names, if it is a nested def."""

@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 
 from coarsen_nb import primitives
-from coarsen_nb.frontend.source import MISSING, Unit
+from coarsen_nb.frontend.source import MISSING, Unit, unit_from_function, units_from_source
 
 _CONSTANT_HINT = ("use a number as the default (a literal, a global number or math.pi), or pass the "
                   "value at every call")
@@ -40,6 +40,23 @@ def parameter_defaults(unit: Unit) -> dict[str, object]:
     args = unit.node.args
     params = args.args[len(args.args) - len(args.defaults):]
     return {p.arg: _constant(unit, d) for p, d in zip(params, args.defaults, strict=True)}
+
+
+def defaults_of(fn_or_source, name: str | None = None, namespace: dict | None = None) -> dict[str, object]:
+    """The compiled function's own defaults (what :func:`~.parse.parse` would compile), for a caller
+    that binds arguments: parameter → number.  (The runtime does not use it yet: see the module docstring.)
+
+    Example
+    -------
+    >>> defaults_of("def f(x, a=2.0):\\n    return x * a\\n")
+    {'a': 2.0}
+    """
+    if isinstance(fn_or_source, str):
+        units = units_from_source(fn_or_source, namespace)
+        unit = units[name if name is not None else list(units)[-1]]
+    else:
+        unit = unit_from_function(fn_or_source)
+    return parameter_defaults(unit)
 
 
 def _constant(unit: Unit, node: ast.expr):

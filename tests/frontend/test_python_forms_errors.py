@@ -4,6 +4,7 @@ construct in the user's words, at its line and column (checked against :mod:`ast
 from __future__ import annotations
 
 import ast
+import math
 import re
 
 import numpy as np
@@ -82,6 +83,10 @@ CASES = [
      2, "Name", "staticmethod", ("decorator",)),
     ("nested-def-recursion", "def f(x):\n    def g(t):\n        return g(t - 1.0)\n    return g(x)\n", 3,
      "Call", "g(t", ("recursion",)),
+    ("nested-def-called-before", "def f(x):\n    y = g(x)\n    def g(t):\n        return t\n    return y\n", 2,
+     "Call", "g(x)", ("called before", "def g")),
+    ("keyword-list-literal", "def g(t, w=1.0):\n    return t * w\ndef f(x):\n    return g(x, w=[1.0, 2.0])\n", 4,
+     "List", "[1.0", ("list", "a call of the helper g")),
     ("keyword-of-primitive", "def f(x):\n    return np.sum(x, axis=0)\n", 2, "keyword", "axis",
      ("keyword arguments",)),
 ]
@@ -106,6 +111,22 @@ def test_the_compiled_function_with_a_default_still_takes_every_argument():
     assert f(1.5, 3.0) == 4.5 and f.grad(1.5, 3.0) == (3.0, 1.5)
     with pytest.raises(CoarsenError, match="takes 2 arguments"):
         f(1.5)
+
+
+def test_the_defaults_a_runtime_would_bind_are_pythons():
+    """``defaults_of`` (for the runtime to bind omitted arguments) agrees with Python's own signature."""
+    import inspect
+
+    from corpus_python_forms import own_defaults
+
+    from coarsen_nb.frontend.signature import defaults_of
+    want = {p.name: p.default for p in inspect.signature(own_defaults).parameters.values()
+            if p.default is not inspect.Parameter.empty}
+    assert defaults_of(own_defaults) == want and want
+    src = "SCALE = 3\ndef f(x, a=-2.5, b=SCALE, c=math.pi, d=True):\n    return x\n"
+    namespace = {"math": math}
+    exec(src, namespace)
+    assert defaults_of(src, namespace=namespace) == dict(zip("abcd", namespace["f"].__defaults__, strict=True))
 
 
 def test_a_chained_comparison_evaluates_its_middle_operand_once():
