@@ -64,13 +64,24 @@ UNSUPPORTED: list[UnsupportedCase] = [
             g = lambda t: t * 2.0
             return x
         """, 2, 8, "Lambda"),
-    _case("nested_def", "nested function", """\
+    _case("nested_def_in_if", "nested function inside a block", """\
         def f(x):
             y = x + 1.0
-            def g(t):
-                return t * t
-            return g(y)
-        """, 3, 4, "FunctionDef"),
+            if x > 0.0:
+                def g(t):
+                    return t * t
+                y = g(y)
+            return y
+        """, 4, 8, "FunctionDef"),
+    _case("nested_def_writes_enclosing", "write into an enclosing function's array", """\
+        def f(x):
+            out = np.zeros(3)
+            def put(i, v):
+                out[i] = v
+                return v
+            put(0, x)
+            return np.sum(out)
+        """, 4, 8, "Subscript"),
     _case("class", "class definition", """\
         def f(x):
             class Box:
@@ -79,7 +90,7 @@ UNSUPPORTED: list[UnsupportedCase] = [
         """, 2, 4, "ClassDef"),
     _case("genexp", "generator expression", """\
         def f(x):
-            total = sum(v * v for v in x)
+            total = max(v * v for v in x)
             return total
         """, 2, 15, "GeneratorExp"),
     _case("listcomp", "list comprehension", """\
@@ -159,10 +170,16 @@ UNSUPPORTED: list[UnsupportedCase] = [
         def f(x, *, scale):
             return x * scale
         """, 1, 12, "arg"),
-    _case("default", "default parameter values", """\
-        def f(x, scale=2.0):
-            return x * scale
-        """, 1, 9, "arg"),
+    _case("default_not_a_number", "default parameter value that is not a number", """\
+        def f(x, scale=[2.0]):
+            return x * scale[0]
+        """, 1, 15, "List"),
+    _case("helper_unknown_keyword", "call to g", """\
+        def g(t, scale=2.0):
+            return t * scale
+        def f(x):
+            return g(x, factor=3.0)
+        """, 4, 16, "keyword"),
     _case("import", "import", """\
         def f(x):
             import math
@@ -262,13 +279,27 @@ UNSUPPORTED: list[UnsupportedCase] = [
             y = np.sum(x[1:3])
             return y
         """, 2, 17, "Slice"),
-    _case("for_zip", "for over a non-range iterable", """\
+    _case("for_zip_one_name", "one name for several values", """\
         def f(x, y):
             s = 0.0
             for a in zip(x, y):
                 s += 1.0
             return s
+        """, 3, 8, "Name"),
+    _case("for_sorted", "for over a non-range iterable", """\
+        def f(x):
+            s = 0.0
+            for a in sorted(x):
+                s += a
+            return s
         """, 3, 13, "Call"),
+    _case("for_unpack_row", "unpacking an array element in a for loop", """\
+        def f(m):
+            s = 0.0
+            for a, b in m:
+                s += a * b
+            return s
+        """, 3, 8, "Tuple"),
     _case("for_else", "for/else", """\
         def f(x):
             s = 0.0
@@ -314,10 +345,14 @@ UNSUPPORTED: list[UnsupportedCase] = [
             y = sorted(x)
             return y[0]
         """, 2, 8, "Call"),
-    _case("method_call", "method call", """\
+    _case("method_axis", "x.sum(axis=...)", """\
         def f(x):
-            return x.sum()
-        """, 2, 11, "Call"),
+            return x.sum(axis=0)
+        """, 2, 17, "keyword"),
+    _case("method_positional_axis", "x.max(...) with arguments", """\
+        def f(x):
+            return x.max(0)
+        """, 2, 17, "Constant"),
     _case("unknown_method", "method call", """\
         def f(x):
             return x.foo()

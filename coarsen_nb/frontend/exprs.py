@@ -11,7 +11,9 @@ from __future__ import annotations
 import ast
 
 from coarsen_nb import ir, primitives
+from coarsen_nb.frontend.comprehensions import ComprehensionTranslator
 from coarsen_nb.frontend.literals import LIST_SAFE_BUILTINS, LiteralTranslator
+from coarsen_nb.frontend.methods import MethodTranslator
 from coarsen_nb.frontend.source import MISSING, Unit
 
 #: Python binary operators and their IR spelling (shared with the parser).
@@ -26,8 +28,10 @@ _GENERATOR_HINT = ("generators are not supported: return the value to differenti
 
 _REJECT = {
     ast.Lambda: ("lambda", "define a helper function with `def` in the same cell; it is inlined"),
-    ast.GeneratorExp: ("generator expression", "write a `for` loop that accumulates the result"),
-    ast.ListComp: ("list comprehension", "fill an array made by np.zeros(n) in a `for` loop"),
+    ast.GeneratorExp: ("generator expression", "only sum(... for ...) of a generator is supported: write a "
+                       "`for` loop that accumulates the result"),
+    ast.ListComp: ("list comprehension", "only sum([... for ...]) of a list comprehension is supported: fill "
+                   "an array made by np.zeros(n) in a `for` loop"),
     ast.SetComp: ("set comprehension", "write a `for` loop"),
     ast.DictComp: ("dict comprehension", "write a `for` loop"),
     ast.Dict: ("dict literal", "use separate variables"),
@@ -42,7 +46,7 @@ _REJECT = {
 }
 
 
-class ExprTranslator(LiteralTranslator):
+class ExprTranslator(LiteralTranslator, MethodTranslator, ComprehensionTranslator):
     """Mixin: ``self.unit`` is the function being translated, ``self.locals`` its variable names."""
 
     unit: Unit
@@ -115,6 +119,8 @@ class ExprTranslator(LiteralTranslator):
             if isinstance(op, (ast.In, ast.NotIn)):
                 raise self.unit.error("'in' comparison", node, "compare with == in a loop")
             right = self.expr(right_node)
+            if len(parts) < len(node.ops) - 1:
+                right = self.temp(right, "t", right_node)   # `a < b < c` reads b twice, evaluates it once
             parts.append(ir.Compare(_CMPOPS[type(op)], left, right))
             left = right
         return parts[0] if len(parts) == 1 else ir.BoolOp("and", tuple(parts))
@@ -161,7 +167,7 @@ class ExprTranslator(LiteralTranslator):
     # -- calls ---------------------------------------------------------------
 
     def _e_Call(self, node: ast.Call) -> ir.Expr:
-        if node.keywords:
+        if node.keywords and not self._takes_keywords(node):
             raise self.unit.error("keyword arguments", node.keywords[0] if hasattr(node.keywords[0], "lineno")
                                   else node, "pass arguments by position")
         for a in node.args:
@@ -187,28 +193,25 @@ class ExprTranslator(LiteralTranslator):
                                           "use a supported math/np function, or write it with loops",
                                           message=f"unsupported function {base.id}.{func.attr}")
                 return self._primitive(prim.name, node)
-            if func.attr == "copy" and not node.args:
-                return self.temp(ir.Call("copy", (self.expr(base),)), "p", node)
             submodule = _submodule_function(func, self.unit.resolve, self.locals)
             if submodule is not None:
                 raise self.unit.error(submodule, node, _submodule_hint(submodule),
                                       message=f"unsupported function {submodule}")
-            if primitives.lookup("np", func.attr) is not None:
-                hint = f"call the function instead: np.{func.attr}({ast.unparse(base)}); only .copy() is a method here"
-            else:
-                hint = f"there is no supported function {func.attr!r}; only .copy() is a method here"
-            raise self.unit.error("method call", node, hint)
+            return self.method_call(node)
         if isinstance(func, ast.Name):
             name = func.id
             if name in self.locals:
                 raise self.unit.error("method call", node, "call only named functions, not variables")
             if name == self.unit.node.name or name in self.inlining:
                 raise self.unit.error("recursion", node, "write the recursion as a loop")
-            helper = self.unit.resolve.helper(name)
+            helper = self.nested_def(name, node) or self.unit.resolve.helper(name)
             if helper is not None:
-                self.refuse_list_operands(node.args, f"a call of the helper {name}")
+                self.refuse_list_operands([*node.args, *(k.value for k in node.keywords)],
+                                          f"a call of the helper {name}")
                 return self.inline(helper, node)
             imported = self.unit.resolve.imported_primitive(name)
+            if self._is_sum_of_comprehension(node):
+                return self.sum_of_comprehension(node)
             if imported in primitives.OPERATOR_UFUNCS:
                 return self._operator_ufunc(imported, node)
             prim = primitives.lookup("np", imported) if imported else primitives.lookup(None, name)
@@ -222,6 +225,25 @@ class ExprTranslator(LiteralTranslator):
                 self.refuse_list_operands(node.args, f"{name}(...)")
             return self._primitive(prim.name, node)
         raise self.unit.error("call of an expression", node, "call a named function")
+
+    def _is_sum_of_comprehension(self, node: ast.Call) -> bool:
+        """The builtin ``sum`` (not a helper, not NumPy's) of a generator or list comprehension."""
+        return isinstance(node.func, ast.Name) and node.func.id == "sum" and node.func.id not in self.locals \
+            and bool(node.args) and isinstance(node.args[0], (ast.GeneratorExp, ast.ListComp)) \
+            and self.unit.resolve.helper("sum") is None and self.unit.resolve.imported_primitive("sum") is None
+
+    def _takes_keywords(self, node: ast.Call) -> bool:
+        """Calls whose keywords a later step handles: a helper's (bound to its parameters), a method's
+        (refused there, naming the method)."""
+        func = node.func
+        if self._is_sum_of_comprehension(node):
+            return True
+        if isinstance(func, ast.Attribute):
+            base = func.value
+            return not (isinstance(base, ast.Name) and base.id not in self.locals
+                        and self.unit.resolve.module(base.id) is not None)
+        return isinstance(func, ast.Name) and func.id not in self.locals \
+            and (self.nested_def(func.id, node) or self.unit.resolve.helper(func.id)) is not None
 
     def _refuse_shape_tuple(self, node: ast.Call) -> None:
         for a in node.args:
@@ -271,6 +293,9 @@ class ExprTranslator(LiteralTranslator):
         raise NotImplementedError
 
     def inline(self, helper: Unit, node: ast.Call) -> ir.Expr:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def nested_def(self, name: str, call: ast.Call) -> Unit | None:  # pragma: no cover - overridden
         raise NotImplementedError
 
 

@@ -15,10 +15,12 @@ it.  It keeps control flow *structured*, which later passes rely on:
   dependent (the forward run records it) while every join keeps an exact
   two-way predicate for gating;
 * several ``return`` s assign ``$ret``; the single exit block returns it;
-* helper functions of the same source are inlined at their call sites with
-  their variables prefixed (``h1:x``), so no call survives except primitives;
+* helper functions of the same source, and ``def`` s nested in the function
+  (:mod:`.nested`), are inlined at their call sites with their variables
+  prefixed (``h1:x``), so no call survives except primitives;
 * ``for i in range(a, b, s)`` evaluates a, b, s once in the pre-header and
-  counts with a hidden counter ``$kN``; ``for v in x`` counts over ``len(x)``.
+  counts with a hidden counter ``$kN``; ``for v in x``, ``enumerate`` and ``zip`` count over the
+  length and read element k (:mod:`.loops`).
   The header carries a :class:`~coarsen_nb.ir.LoopInfo` saying so.
 """
 
@@ -31,6 +33,9 @@ from coarsen_nb import ir
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.frontend.exprs import ExprTranslator
 from coarsen_nb.frontend.literals import list_names
+from coarsen_nb.frontend.loops import LoopTranslator
+from coarsen_nb.frontend.nested import NestedDefs
+from coarsen_nb.frontend.signature import bind_call, parameter_defaults
 from coarsen_nb.frontend.source import Unit, unit_from_function, units_from_source
 from coarsen_nb.frontend.unbound import FALLS_OFF, FRAME, returns_on_every_path
 
@@ -135,6 +140,8 @@ class _Frame:
         self.written: set[str] = set()
         self.private = _private_parameters(unit.node)
         self.list_names = list_names(unit.node)
+        self.nested: dict = {}                   # nested defs run so far, by name (frontend/nested.py)
+        self.closure: set[str] = set()           # free names bound to an enclosing function's variables
 
 
 def _private_parameters(fdef: ast.FunctionDef) -> dict[str, int]:
@@ -155,7 +162,7 @@ def _private_parameters(fdef: ast.FunctionDef) -> dict[str, int]:
     return out
 
 
-class _Builder(ExprTranslator):
+class _Builder(NestedDefs, LoopTranslator, ExprTranslator):
     def __init__(self, unit: Unit):
         self.frame = _Frame(unit, "")
         self.order: list[str] = []
@@ -163,6 +170,7 @@ class _Builder(ExprTranslator):
         self.counter = itertools.count(1)
         self.cur: str | None = None
         self.inlining: tuple[str, ...] = ()
+        self.nested_units: dict = {}
 
     # ExprTranslator reads these three from the current frame.
     @property
@@ -271,9 +279,7 @@ class _Builder(ExprTranslator):
         for k, p in enumerate(a.args):
             if p.arg in names[:k]:
                 raise self.unit.error("duplicate parameter", p, f"rename the second {p.arg!r}")
-        if a.defaults:
-            raise self.unit.error("default parameter values", a.args[len(a.args) - len(a.defaults)],
-                                  "remove the default; pass every argument when calling")
+        parameter_defaults(self.unit)     # constants only (frontend/signature.py)
         if a.posonlyargs:
             raise self.unit.error("positional-only marker", a.posonlyargs[0], "remove the `/`")
 
@@ -396,6 +402,12 @@ class _Builder(ExprTranslator):
         if not isinstance(target.value, ast.Name):
             raise self.unit.error("nested subscript assignment", target, "write `out[i, j] = v`")
         name = target.value.id
+        if name in self.frame.closure:
+            raise self.unit.error("write into an enclosing function's array", target,
+                                  f"pass {name!r} to {self.unit.node.name} as a parameter and return the new "
+                                  "values, or write the loop in the enclosing function",
+                                  message=f"the nested function {self.unit.node.name!r} writes into {name!r}, "
+                                  "an array of the function around it")
         is_param = name in {a.arg for a in self.unit.node.args.args}
         if is_param and target.lineno > self.frame.private.get(name, target.lineno):
             is_param = False        # rebound before: a write into the function's own array
@@ -496,7 +508,9 @@ class _Builder(ExprTranslator):
         test = self.expr(s.test)
         if self.cur != head:
             raise self.unit.error("helper with control flow in a while condition", s.test,
-                                  "compute the condition into a variable at the end of the loop body")
+                                  "compute the condition into a variable before the loop and at the end of the "
+                                  "loop body (a helper with an if or a loop, or sum(... for ...), runs "
+                                  "statements of its own)")
         cond = self.temp(self._loop_cond(test, exits, brk), "c", s.test)
         self.terminate(ir.Branch(cond, body, exit_, self._line(s)))
         self.blocks[head]["loop"] = ir.LoopInfo("while", s.lineno + self.unit.source.first_line - 1,
@@ -520,7 +534,9 @@ class _Builder(ExprTranslator):
         if "continue" in exits:
             self.emit(cont, ir.Const(False))
         self.frame.loops.append((brk, cont))
-        self.stmts(self._target_then(s) if isinstance(s, ast.For) else s.body)
+        if isinstance(s, ast.For):
+            self._for_bind(ir.Name(self._for_counter[0]))     # the loop variables, from the counter
+        self.stmts(s.body)
         self.frame.loops.pop()
         self._jump(latch)
         self.new_block(latch)
@@ -534,11 +550,9 @@ class _Builder(ExprTranslator):
         if s.orelse:
             raise self.unit.error("for/else", s.orelse[0], "set a flag in the loop and test it after the loop",
                                   message="unsupported construct 'for/else' (the else block of a loop)")
-        if not isinstance(s.target, ast.Name):
-            raise self.unit.error("for with a tuple target", s.target, "loop over an index: `for i in range(n)`")
         n = next(self.counter)
         counter = self.frame.prefix + f"$k{n}"
-        start, stop, step, seq = self._range_of(s, n)
+        start, stop, step, bind = self.iteration(s)
         exits = _scan(s.body)
         brk, cont = self.frame.prefix + f"$brk{n}", self.frame.prefix + f"$cont{n}"
         if "break" in exits:
@@ -561,56 +575,19 @@ class _Builder(ExprTranslator):
             early_exit="break" in exits or "return" in exits)
         saved = getattr(self, "_for_counter", None)
         self._for_counter = (counter, step)
-        self._for_seq = seq
-        self._for_target = s
+        self._for_bind = bind
         self._loop_body(s, body, latch, head, brk, cont, exits)
         self._for_counter = saved
         self.new_block(exit_)
         self.cur = exit_
         return exits - {"break", "continue"}, False
 
-    def _target_then(self, s: ast.For) -> list[ast.stmt]:
-        counter = self._for_counter[0]
-        target = self.rename.get(s.target.id, s.target.id)
-        seq = self._for_seq
-        value = ir.Name(counter) if seq is None else ir.Index(seq, (ir.Name(counter),))
-        self.emit(target, value, s.target)
-        return s.body
-
-    def _range_of(self, s: ast.For, n: int):
-        it = s.iter
-        if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range" \
-                and "range" not in self.locals:
-            if it.keywords or not 1 <= len(it.args) <= 3:
-                raise self.unit.error("range with these arguments", it, "use range(stop), range(start, stop) "
-                                      "or range(start, stop, step)")
-            args = [self.expr(a) for a in it.args]
-            if len(args) == 1:
-                args = [ir.Const(0), args[0]]
-            if len(args) == 2:
-                args.append(ir.Const(1))
-            if isinstance(args[2], ir.Const) and args[2].value == 0:
-                raise self.unit.error("range with step 0", it.args[2], "use a non-zero step")
-            start, stop, step = (self.temp(a, kind, it) for a, kind in zip(args, ("start", "stop", "step"),
-                                                                          strict=True))
-            return start, stop, step, None
-        if isinstance(it, (ast.Name, ast.Subscript, ast.Attribute)) and not (
-                isinstance(it, ast.Call)):
-            seq = self.temp(self.expr(it), "seq", it)
-            stop = self.temp(ir.Call("len", (seq,)), "stop", it)
-            return ir.Const(0), stop, ir.Const(1), seq
-        raise self.unit.error("for over a non-range iterable", it,
-                              "loop over range(...) or directly over an array: `for i in range(len(x))`")
-
     # -- helpers ---------------------------------------------------------------------
 
     def inline(self, helper: Unit, node: ast.Call) -> ir.Expr:
         fdef = helper.node
         params = [a.arg for a in fdef.args.args]
-        args = [self.expr(a) for a in node.args]
-        if len(args) != len(params):
-            raise self.unit.error(f"call to {fdef.name}", node, f"{fdef.name} takes {len(params)} arguments",
-                                  message=f"wrong number of arguments to {fdef.name}")
+        args = [ir.Const(a) if not isinstance(a, ast.AST) else self.expr(a) for a in bind_call(self.unit, helper, node)]
         returns = [r for r in _walk_no_defs(fdef) if isinstance(r, ast.Return)]
         arities = {len(r.value.elts) if isinstance(r.value, ast.Tuple) else 0 for r in returns if r.value}
         if not returns or len(arities) != 1:
@@ -622,6 +599,7 @@ class _Builder(ExprTranslator):
         for p, a in zip(params, args, strict=True):
             self.emit(prefix + p, a, node)
         self.frame = _Frame(helper, prefix, arity)
+        self.enter_nested(helper)
         self.inlining = (*self.inlining, outer.unit.node.name)
         try:
             self._check_signature(fdef)
@@ -673,7 +651,6 @@ _STMT_REJECT = {
     ast.With: ("with", "remove the with-block; compile only the numeric code"),
     ast.AsyncWith: ("async function", "write a plain synchronous function"),
     ast.AsyncFor: ("async function", "write a plain synchronous function"),
-    ast.FunctionDef: ("nested function", "define the helper at the top level of the cell; it is inlined"),
     ast.AsyncFunctionDef: ("nested function", "define the helper at the top level of the cell"),
     ast.ClassDef: ("class definition", "define classes outside the compiled function"),
     ast.Global: ("global", "pass the value as a parameter and return the new value"),
