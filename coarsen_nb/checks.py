@@ -11,6 +11,7 @@ wrote it and says what to pass instead.
 
 from __future__ import annotations
 
+import inspect
 import math
 import numbers
 
@@ -70,6 +71,27 @@ def wrt_names(wrt, params: tuple[str, ...], fname: str) -> tuple[str, ...] | Non
                                message=f"wrt names {w!r} twice")
         seen.add(w)
     return tuple(wrt)
+
+
+def signature(params: tuple[str, ...], defaults: dict) -> inspect.Signature:
+    """The compiled function's Python signature: every parameter by position or by keyword, with the
+    defaults of its ``def`` (numbers only; the frontend checked them)."""
+    empty = inspect.Parameter.empty
+    return inspect.Signature([inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                                default=defaults.get(p, empty)) for p in params])
+
+
+def bind(fname: str, sig: inspect.Signature, args: tuple, kwargs: dict) -> tuple:
+    """``args`` and ``kwargs`` bound as Python binds them to ``sig``: one value per parameter, in order,
+    defaults filled in.  Python's TypeError (a missing argument, an unknown keyword, a value given twice)
+    is a CoarsenError naming the function and showing how to call it."""
+    try:
+        bound = sig.bind(*args, **kwargs)
+    except TypeError as exc:
+        raise CoarsenError(fname, message=f"{fname}(): {exc}",
+                           hint=f"call it as {fname}{sig}") from None
+    bound.apply_defaults()
+    return tuple(bound.args)
 
 
 def arguments(fname: str, params: tuple[str, ...], args: tuple) -> None:

@@ -22,6 +22,7 @@ import numpy as np
 from coarsen_nb import backends, call_errors, checks
 from coarsen_nb.errors import CoarsenError, FallbackWarning, InternalCompilerError, NoSegmentForm
 from coarsen_nb.frontend.parse import parse
+from coarsen_nb.frontend.signature import defaults_of
 from coarsen_nb.frontend.ssa import to_ssa
 from coarsen_nb.frontend.unbound import UNBOUND_MARK
 from coarsen_nb.phi import scalar_uses
@@ -100,6 +101,8 @@ class Coarsened:
         self._cfg, self._ssa, self._gated = _front
         self.name = self._cfg.name
         self.params = self._cfg.params
+        defaults = defaults_of(fn_or_source, self.name if isinstance(fn_or_source, str) else None, namespace)
+        self.__signature__ = checks.signature(self.params, defaults)
         self.wrt = checks.wrt_names(wrt, self.params, self.name)
         self.backend = backend
         self.max_soi = max_soi
@@ -259,12 +262,14 @@ class Coarsened:
                 raise
             raise err from exc
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
+        args = checks.bind(self.name, self.__signature__, args, kwargs)
         c = self._specialize(args)
         return self._run(c, c.forward, args)
 
-    def value_and_grad(self, *args):
+    def value_and_grad(self, *args, **kwargs):
         """The value and the gradient (one array/float for one wrt name, else a tuple)."""
+        args = checks.bind(self.name, self.__signature__, args, kwargs)
         c = self._specialize(args)
         if not _scalar_result(c):
             raise CoarsenError(self.name, message=f"{self.name} does not return a scalar; grad needs one",
@@ -272,18 +277,20 @@ class Coarsened:
         value, grads = self._run(c, c.vjp, args)
         return value, grads[0] if len(grads) == 1 else grads
 
-    def grad(self, *args):
+    def grad(self, *args, **kwargs):
         """The gradient with respect to ``wrt`` (in wrt order)."""
+        args = checks.bind(self.name, self.__signature__, args, kwargs)
         c = self._specialize(args)
         if c.grad is None or not _scalar_result(c):
             return self.value_and_grad(*args)[1]
         grads = self._run(c, c.grad, args)
         return grads[0] if len(grads) == 1 else grads
 
-    def vjp(self, *args):
+    def vjp(self, *args, **kwargs):
         """``(value, pullback)``: ``pullback(cotangent)`` gives the wrt gradients.  The cotangent has the
         value's structure: a float or an array of its shape, or a tuple with one per element of a tuple
         result (default: ones)."""
+        args = checks.bind(self.name, self.__signature__, args, kwargs)
         c = self._specialize(args)
         value, _ = self._run(c, c.vjp, args)
 
@@ -299,7 +306,7 @@ class Coarsened:
     def jvp(self, args, tangents):
         """``(value, directional derivative)`` along ``tangents`` (one per wrt name, each shaped like its
         argument: a number for a float, an array of the same shape for an array)."""
-        args = checks.primals(self.name, args)
+        args = checks.bind(self.name, self.__signature__, checks.primals(self.name, args), {})
         c = self._specialize(args)
         tangents = checks.tangents(self.params, args, c.wrt, tangents)
         if c.jvp is None:

@@ -11,8 +11,8 @@ Python evaluates it once, when the ``def`` runs, in the cell's namespace: a cons
 where reading it at the call gives the same value.
 
 The compiled function's own defaults are checked the same way and reported by
-:func:`parameter_defaults`; the runtime passes arguments positionally, so a call of the compiled
-function still gives every argument.
+:func:`parameter_defaults`; the runtime binds a call of the compiled function to them
+(:func:`coarsen_nb.checks.bind`), by position, keyword and default, as Python would.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def parameter_defaults(unit: Unit) -> dict[str, object]:
 
 def defaults_of(fn_or_source, name: str | None = None, namespace: dict | None = None) -> dict[str, object]:
     """The compiled function's own defaults (what :func:`~.parse.parse` would compile), for a caller
-    that binds arguments: parameter → number.  (The runtime does not use it yet: see the module docstring.)
+    that binds arguments: parameter → number (the runtime's signature of the compiled function).
 
     Example
     -------

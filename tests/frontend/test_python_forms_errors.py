@@ -104,13 +104,35 @@ def test_refused_with_construct_position_and_hint(case):
     assert not _INTERNAL.search(text), text
 
 
-def test_the_compiled_function_with_a_default_still_takes_every_argument():
-    """The runtime binds arguments by position: a default of the compiled function is accepted (and
-    checked to be a number), and a call that omits it is refused rather than guessed."""
-    f = cn.coarsen("def f(x, a=2.0):\n    return x * a\n")
-    assert f(1.5, 3.0) == 4.5 and f.grad(1.5, 3.0) == (3.0, 1.5)
-    with pytest.raises(CoarsenError, match="takes 2 arguments"):
-        f(1.5)
+def test_the_compiled_function_binds_arguments_as_python_does():
+    """Defaults and keywords of the compiled function itself: bound by Python's rules (the plain function
+    is the reference), for the value and every derivative entry point; Python's TypeErrors are
+    CoarsenErrors naming the function and showing its signature."""
+    import inspect
+
+    src = "def f(x, a=2.0, n=3):\n    return x * a ** n\n"
+    ns: dict = {}
+    exec(src, ns)
+    py, f = ns["f"], cn.coarsen(src)
+    assert inspect.signature(f) == inspect.signature(py)
+    for args, kwargs in [((1.5,), {}), ((1.5, 3.0), {}), ((), {"x": 1.5, "n": 2}), ((1.5,), {"a": -0.5})]:
+        assert f(*args, **kwargs) == py(*args, **kwargs)
+        bound = inspect.signature(py).bind(*args, **kwargs)
+        bound.apply_defaults()
+        x, a, n = bound.args
+        assert f.grad(*args, **kwargs) == pytest.approx((a ** n, n * x * a ** (n - 1)))
+        assert f.value_and_grad(*args, **kwargs)[1] == f.grad(*args, **kwargs)
+        assert f.vjp(*args, **kwargs)[1](1.0) == f.grad(*args, **kwargs)
+    assert f.jvp((1.5,), (1.0, 0.0)) == pytest.approx((py(1.5), 2.0 ** 3))
+    for args, kwargs, words in [((), {}, "missing a required argument: 'x'"),
+                                ((1.5,), {"b": 1.0}, "unexpected keyword argument 'b'"),
+                                ((1.5, 2.0), {"x": 1.0}, "multiple values for argument 'x'"),
+                                ((1.5, 2.0, 3, 4), {}, "too many positional arguments")]:
+        with pytest.raises(CoarsenError, match="f\\(\\): ") as info:
+            f(*args, **kwargs)
+        assert words in str(info.value) and "f(x, a=2.0, n=3)" in info.value.hint
+        with pytest.raises(TypeError):      # Python's own error for the same call
+            py(*args, **kwargs)
 
 
 def test_the_defaults_a_runtime_would_bind_are_pythons():
