@@ -430,7 +430,7 @@ class Gamma(sp.Piecewise):
 
     def __new__(cls, *args, **options):
         pairs = [getattr(ec, "args", ec) for ec in args]
-        return super().__new__(cls, *[(e, _as_written(c)) for e, c in pairs], **options)
+        return super().__new__(cls, *[(e, as_written(c)) for e, c in pairs], **options)
 
     @classmethod
     def eval(cls, *args):
@@ -440,7 +440,7 @@ class Gamma(sp.Piecewise):
         return "γ(" + ", ".join(f"{printer._print(e)} if {printer._print(c)}" for e, c in self.args) + ")"
 
 
-def _as_written(cond):
+def as_written(cond):
     """A predicate with every γ inside it (``(u if c else v) > 0``) folded into an ITE chain.
 
     SymPy's Piecewise does this fold itself on construction, but then tries to prove the

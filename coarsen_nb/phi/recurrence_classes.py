@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from coarsen_nb.phi.forms import Gamma, PowInt, RLin, RMax, RMin, RProd, RSum, RWrite
+from coarsen_nb.phi.forms import Gamma, PowInt, RLin, RMax, RMin, RProd, RSum, RWrite, as_written
 from coarsen_nb.phi.symbols import NotSymbolic, gamma
 
 
@@ -238,7 +238,9 @@ def extremum(value, v):
         return None
     g = second if first == v else first
     if not isinstance(c, (sp.StrictGreaterThan, sp.GreaterThan, sp.StrictLessThan, sp.LessThan)):
-        return None
+        c = _unfolded(c, first, second)
+        if c is None:
+            return None
     diff = sp.expand(c.lhs - c.rhs)
     if diff == sp.expand(first - second):
         lhs_is_first = True
@@ -250,6 +252,21 @@ def extremum(value, v):
     # cond true  <=>  first > second  (when greater and lhs is first, or not greater and lhs is second)
     first_wins_when_larger = greater == lhs_is_first
     return ("max" if first_wins_when_larger else "min"), g
+
+
+def _unfolded(c, first, second):
+    """The relation between ``first`` and ``second`` that ``c`` is the folded form of, or None.
+
+    When ``g`` is itself a γ (``max(m, min(max(t, 0.0), 1.0))``, a clamp), the predicate ``m >= g`` of
+    ``max(m, g)`` holds a γ, and :class:`~coarsen_nb.phi.forms.Gamma` folds it into an ITE over g's
+    conditions; the relation as written is found again by folding each candidate the same way.
+    """
+    for rel in (sp.GreaterThan, sp.StrictGreaterThan, sp.LessThan, sp.StrictLessThan):
+        for lhs, rhs in ((first, second), (second, first)):
+            candidate = rel(lhs, rhs, evaluate=False)
+            if as_written(candidate) == c:
+                return candidate
+    return None
 
 
 def _elementwise(kb, e) -> bool:

@@ -27,6 +27,14 @@ FORMS = {
     "min": "def f(x, n):\n    m = 10.0\n    for i in range(n):\n        m = min(m, x[i])\n    return m\n",
     "max_if": "def f(x, n):\n    m = -10.0\n    for i in range(n):\n        if x[i] > m:\n            m = x[i]\n"
               "    return m\n",
+    # an extremum of a γ (a clamp, a branch): the predicate m >= g holds g's conditions (issue 16)
+    "max_clamp": "def f(x, n):\n    m = -10.0\n    for i in range(n):\n"
+                 "        m = max(m, min(max(1.5 * x[i], -0.5), 0.75))\n    return m\n",
+    "max_clamped_square": "def f(x, n):\n    m = 0.0\n    for i in range(n):\n"
+                          "        t = min(max(x[i] - 0.3, 0.0), 1.0)\n        m = max(m, t * t + 0.1 * x[i])\n"
+                          "    return m\n",
+    "min_branch": "def f(x, n):\n    m = 10.0\n    for i in range(n):\n"
+                  "        m = min(m, x[i] * x[i] if x[i] > 0.2 else 0.5 - x[i])\n    return m\n",
     "c6": "def f(a, b, v0, n):\n    v = v0\n    for i in range(n):\n        v = a * v + b\n    return v\n",
     "c7": "def f(a, c, v0, n):\n    v = v0\n    for i in range(n):\n        v = a * v + c[i]\n    return v\n",
     "horner": "def f(c, t, n):\n    v = 0.0\n    for i in range(n):\n        v = v * t + c[i]\n    return v\n",
@@ -42,7 +50,7 @@ FORMS = {
     "c9_cube": "def f(v0, n):\n    v = v0\n    for i in range(n):\n        v = v ** 3\n    return v\n",
     "c9_inverse": "def f(a, v0, n):\n    v = v0\n    for i in range(n):\n        v = a / v\n    return v\n",
 }
-CLOSED = ("sum", "product", "max", "min", "max_if", "c6", "c7", "horner", "c8", "c8_index", "c8_invariant_b",
+CLOSED = ("sum", "product", "max", "min", "max_if", "max_clamp", "max_clamped_square", "min_branch", "c6", "c7", "horner", "c8", "c8_index", "c8_invariant_b",
           "c9", "c9_square", "c9_cube", "c9_inverse")
 TRIPS = (0, 1, 2, 7, 25)
 
@@ -54,7 +62,7 @@ def _python(name):
 
 
 def _args(name, rng, n):
-    if name in ("sum", "product", "max", "min", "max_if"):
+    if name in ("sum", "product", "max", "min", "max_if", "max_clamp", "max_clamped_square", "min_branch"):
         return (rng.uniform(-2, 2, size=max(n, 1)), n)
     if name == "c6":
         return (float(rng.uniform(-1.2, 1.2)), float(rng.uniform(-1, 1)), float(rng.uniform(-1, 1)), n)
