@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from coarsen_nb import backends, ir, primitives
+from coarsen_nb import backends, ir
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.frontend.unbound import bound_error, is_bound_check
 from coarsen_nb.lower import literals, reshapes
@@ -38,12 +38,10 @@ from coarsen_nb.lower.liveness import drop_dead_assignments, free_dead_names
 from coarsen_nb.lower.names import Names
 from coarsen_nb.lower.tangent import TangentSweep
 from coarsen_nb.plan import CondStep, IterStep, KernelStep, Plan, PrimStep, names_read
+from coarsen_nb.rules.record import spell
+from coarsen_nb.rules.table import missing, rule
 from coarsen_nb.symbolic.activity import active_names
 from coarsen_nb.symbolic.diff import vjp as kernel_vjp
-
-# NumPy names of primitives -> the array API's (NumPy >= 2 has both spellings)
-_XP_NAMES = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arctan2": "atan2", "power": "pow",
-             "dot": "matmul"}
 
 
 @dataclass
@@ -186,12 +184,6 @@ class ModuleWriter:
     def _call_code(self, e: ir.Call) -> str:
         args = [self.code(a) for a in e.args]
         f = e.func
-        if f == "len":
-            return f"{args[0]}.shape[0]"
-        if f in ("int", "float"):
-            return f"{f}({args[0]})"
-        if f == "copy":
-            return f"xp.asarray({args[0]}, dtype=xp.float64, copy=True)"
         if f in reshapes.RESHAPES:
             return reshapes.forward(f, args[0], self.ndim(e.args[0]))
         if f in literals.LITERALS:
@@ -199,15 +191,14 @@ class ModuleWriter:
             ints = all(type(a.value) is int if isinstance(a, ir.Const) else
                        getattr(self.plan.types.get(a.id), "kind", None) == "int" for a in items)
             return literals.forward(e, [self.code(a) for a in items], ints)
-        if f in ("min", "max"):
-            return f"{f}({', '.join(args)})"
-        if f == "abs":
-            return f"abs({args[0]})"
-        if f == "erf":
-            self.helpers.add("_erf")
-            return f"_erf({args[0]})"
-        p = primitives.PRIMITIVES[f]
-        return f"xp.{_XP_NAMES.get(p.numpy, p.numpy)}({', '.join(args)})"
+        # an opaque step: spelled as its registration says (rules/)
+        p = rule(f)
+        spelling = p.spelling.step or p.spelling.array
+        if spelling is None:
+            raise missing(p, "an opaque step of the array code")
+        if p.spelling.helper is not None:
+            self.helpers.add(p.spelling.helper)
+        return spell(spelling, args, "xp")
 
     # -- forward ---------------------------------------------------------------------------------
 

@@ -14,10 +14,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from coarsen_nb import ir, primitives
+from coarsen_nb import ir
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.frontend.unbound import is_bound_check
 from coarsen_nb.phi.gate import GatedFunction, If, Let
+from coarsen_nb.rules.table import rule
 
 
 @dataclass(frozen=True)
@@ -181,7 +182,7 @@ def expr_type(e: ir.Expr, env: dict[str, T]) -> T:
 
 
 def _call_type(e: ir.Call, args: list[T]) -> T:
-    p = primitives.PRIMITIVES[e.func]
+    p = rule(e.func)
     if e.func in ("len", "int"):
         return INT
     if e.func == "float":
