@@ -17,6 +17,7 @@ import sympy as sp
 
 from coarsen_nb.phi import forms, rounding
 from coarsen_nb.phi.gammas import gamma
+from coarsen_nb.rules.functions import elementwise_function
 from coarsen_nb.rules.record import Primitive, Spelling
 
 
@@ -82,6 +83,9 @@ def _binary_extremum(name: str, alias: str):
                      spelling=Spelling(array=name), total=True, cost="elementwise")
 
 
+#: d/dx ∛x = 1 / (3·∛x²); real for every real x (NumPy's cbrt, math.cbrt: ∛-8 = -2).
+Cbrt = elementwise_function("Cbrt", lambda x, f: 1 / (3 * f**2), r"\sqrt[3]{{{0}}}", real=True)
+
 ELEMENTWISE: tuple[Primitive, ...] = (
     _unary("sin", sp.sin, total=True),
     _unary("cos", sp.cos, total=True),
@@ -103,6 +107,8 @@ ELEMENTWISE: tuple[Primitive, ...] = (
               spelling=Spelling(array="log2"), nan_outside=True, cost="math"),
     Primitive("log10", "elementwise", (1,), "log10", "log10", lift=lambda a: sp.log(a) / sp.log(10),
               spelling=Spelling(array="log10"), nan_outside=True, cost="math"),
+    Primitive("cbrt", "elementwise", (1,), "cbrt", "cbrt", lift=Cbrt, forms=(Cbrt,), spelling=_math("cbrt"),
+              total=True, cost="math"),
     Primitive("sqrt", "elementwise", (1,), "sqrt", "sqrt", lift=sp.sqrt, spelling=Spelling(array="sqrt"),
               nan_outside=True, cost="math"),
     Primitive("abs", "elementwise", (1,), "abs", "fabs", ("fabs", "absolute"), evaluate=_python_abs,
