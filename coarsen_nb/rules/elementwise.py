@@ -73,7 +73,7 @@ def _builtin_extremum(name: str):
     better = (lambda a, b: a <= b) if name == "min" else (lambda a, b: a >= b)
     return Primitive(name, "elementwise", (1, 2, 3, 4), name, evaluate=evaluate, lift=_chain(better),
                      spelling=Spelling(array=name, step=f"{name}({{args}})"), total=True,
-                     one_arg=reduced)
+                     one_arg=reduced, kink=True, result="int of ints")
 
 
 def _binary_extremum(name: str, alias: str):
@@ -113,11 +113,11 @@ ELEMENTWISE: tuple[Primitive, ...] = (
               nan_outside=True, cost="math"),
     Primitive("abs", "elementwise", (1,), "abs", "fabs", ("fabs", "absolute"), evaluate=_python_abs,
               lift=forms.RealAbs, forms=(sp.Abs,), spelling=Spelling("abs", "abs", "fabs", step="abs({0})"),
-              total=True, cost="math"),
+              total=True, cost="math", kink=True, result="int of ints"),
     Primitive("hypot", "elementwise", (2,), "hypot", "hypot", lift=lambda a, b: sp.sqrt(a ** 2 + b ** 2),
               spelling=Spelling(array="hypot"), total=True, cost="elementwise"),
     # neither NumPy nor the array API has erf: the generated module's vectorized _erf
-    Primitive("erf", "elementwise", (1,), "erf", "erf", evaluate=_erf, lift=forms.Erf, forms=(forms.Erf,),
+    Primitive("erf", "elementwise", (1,), None, "erf", evaluate=_erf, lift=forms.Erf, forms=(forms.Erf,),
               spelling=Spelling("_erf({0})", "math.erf", "erf", helper="_erf"), total=True, cost="elementwise"),
     _binary_extremum("maximum", "fmax"),
     _binary_extremum("minimum", "fmin"),
@@ -146,7 +146,7 @@ ELEMENTWISE: tuple[Primitive, ...] = (
     Primitive("floor_divide", "elementwise", (2,), "floor_divide", lift=rounding.floor_div,
               forms=(rounding.FloorDiv,), spelling=Spelling("({0} // {1})", "({0} // {1})", step="floor_divide")),
     Primitive("float", "elementwise", (1,), "float", evaluate=lambda args, xp: float(args[0]), lift=lambda a: a,
-              spelling=Spelling(step="float({0})"), total=True),
+              spelling=Spelling(step="float({0})"), total=True, result="float"),
     _builtin_extremum("min"),
     _builtin_extremum("max"),
 )

@@ -52,6 +52,9 @@ class Primitive:
     total: bool = False                  # raises for no value of its operands (phi/partial.py)
     one_arg: str | None = None           # with one argument it is this primitive instead (builtin min/max)
     differentiable: bool = True          # an opaque step of it can carry a derivative
+    kink: bool = False                   # continuous with a jump in its derivative (the SOI graph marks it)
+    result: str | None = None            # its value's type where not a float of its operands' rank: "int" or
+    #                                     "float" (a scalar), "int of ints" (an int when every operand is)
     cost: str | None = None              # cost class of its printed call: "math" (a float per element) or
     #                                     "elementwise" (broadcasts its operands); None: the model's own rules
 

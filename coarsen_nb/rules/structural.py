@@ -23,9 +23,9 @@ def _row(name, kind, nargs, numpy=None, **kw) -> Primitive:
 
 STRUCTURAL: tuple[Primitive, ...] = (
     _row("len", "shape", 1, evaluate=lambda args, xp: len(args[0]), spelling=Spelling(step="{0}.shape[0]"),
-         total=True, differentiable=False),
+         total=True, differentiable=False, result="int"),
     _row("int", "shape", 1, evaluate=lambda args, xp: int(args[0]), spelling=Spelling(step="int({0})"),
-         differentiable=False),
+         differentiable=False, result="int"),
     # reductions
     _row("sum", "reduction", 1, total=True),
     _row("mean", "reduction", 1, total=True),
