@@ -99,6 +99,9 @@ ELEMENTWISE: tuple[Primitive, ...] = (
     _unary("cosh", sp.cosh),
     _unary("tanh", sp.tanh, total=True),
     _unary("exp", sp.exp),
+    # 2.0 ** a: a float base, since 2 ** -3 of int arrays is an error where np.exp2 gives 0.125
+    Primitive("exp2", "elementwise", (1,), "exp2", "exp2", lift=lambda a: sp.Float(2.0) ** a,
+              spelling=Spelling(array="exp2"), cost="math"),
     _unary("expm1", forms.Expm1),
     Primitive("log", "elementwise", (1,), "log", "log", lift=lambda a: forms.stabilize(sp.log(a)), forms=(sp.log,),
               spelling=_math("log"), nan_outside=True, cost="math"),
