@@ -28,7 +28,7 @@ from coarsen_nb.lower.printing import (
 from coarsen_nb.phi import domain, forms
 from coarsen_nb.phi.gammas import is_boolean
 from coarsen_nb.rules.record import spell
-from coarsen_nb.rules.table import missing, printed
+from coarsen_nb.rules.table import missing, no_derivative, printed
 
 
 class OperatorPrinting:
@@ -36,6 +36,8 @@ class OperatorPrinting:
 
     def _op(self, e, lv: Level, array: bool) -> str:
         xp = self.xp
+        if isinstance(e, sp.Derivative):
+            raise no_derivative(e.expr)      # SymPy's form of a derivative it does not know
         if isinstance(e, sp.Mul):
             return self._mul(e, lv, array)
         if isinstance(e, sp.Pow):

@@ -48,6 +48,14 @@ def missing(p: Primitive, what: str) -> CoarsenError:
                         message=f"{spelled(p)} has no rule for {what}")
 
 
+def no_derivative(expr) -> CoarsenError:
+    """The error for SymPy's unevaluated ``Derivative`` of ``expr``: a form without a derivative rule."""
+    p = printed(type(expr))
+    name = spelled(p) if p is not None else type(expr).__name__
+    return CoarsenError(f"the derivative of {name}", hint="write it with other math/np functions, or leave its "
+                        "arguments out of wrt", message=f"{name} has no derivative rule")
+
+
 @functools.cache
 def printed(cls: type) -> Primitive | None:
     """The registration whose SymPy form ``cls`` is (or subclasses), if any."""

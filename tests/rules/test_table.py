@@ -101,3 +101,23 @@ def test_a_missing_rule_names_the_primitive():
         primitives.evaluate("no_such_function", [1.0])
     with pytest.raises(cn.CoarsenError, match=r"np\.spherical_yn"):
         cn.coarsen("def f(x):\n    return np.spherical_yn(x)\n", wrt=("x",))(0.5)
+
+
+def test_a_form_without_a_derivative_rule_is_named_not_a_printer_error(monkeypatch):
+    """SymPy differentiates a function it does not know into an unevaluated ``Derivative``; that used to
+    reach the printer (``no printer for Tuple``, an internal error).  Now it names the primitive."""
+    from coarsen_nb.rules import table
+    from coarsen_nb.rules.record import Primitive, Spelling
+
+    nameless = type("Nameless", (sp.Function,), {"nargs": 1})     # no fdiff: SymPy keeps Derivative(...)
+    p = Primitive("nameless", "elementwise", (1,), "nameless", lift=nameless, forms=(nameless,),
+                  spelling=Spelling("sin", "math.sin", "sin"), cost="math")
+    monkeypatch.setitem(table.PRIMITIVES, "nameless", p)
+    monkeypatch.setitem(table._BY_FORM, nameless, p)
+    table.printed.cache_clear()
+    try:
+        f = cn.coarsen("def f(x):\n    return np.nameless(x) * x\n", wrt=("x",))
+        with pytest.raises(cn.CoarsenError, match=r"np\.nameless has no derivative rule"):
+            f.grad(0.3)
+    finally:
+        table.printed.cache_clear()
