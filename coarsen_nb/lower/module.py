@@ -39,7 +39,7 @@ from coarsen_nb.lower.names import Names
 from coarsen_nb.lower.tangent import TangentSweep
 from coarsen_nb.plan import CondStep, IterStep, KernelStep, Plan, PrimStep, names_read
 from coarsen_nb.rules.record import spell
-from coarsen_nb.rules.table import missing, rule
+from coarsen_nb.rules.table import PRIMITIVES, missing, rule
 from coarsen_nb.symbolic.activity import active_names
 from coarsen_nb.symbolic.diff import vjp as kernel_vjp
 
@@ -520,36 +520,22 @@ class ModuleWriter:
         if isinstance(e, ir.Call):
             a = e.args
             f = e.func
-            if f in ("sum", "copy", "float"):
-                acc(a[0], bo)
-            elif is_bound_check(e):
+            if is_bound_check(e):
                 acc(a[1], bo)
-            elif f == "full":
-                acc(a[1], f"xp.sum({bo})")
             elif f in reshapes.RESHAPES:
                 acc(a[0], reshapes.vjp(f, self.code(a[0]), self.ndim(a[0]), bo))
             elif f in literals.LITERALS:
                 for x, bar in literals.cotangent_entries(e, bo):
                     acc(x, bar)
-            elif f == "mean":
-                acc(a[0], f"{bo} / {self.code(a[0])}.size")
-            elif f == "prod":
-                self.helpers.add("_prod_except")
-                acc(a[0], f"{bo} * _prod_except({self.code(a[0])})")
-            elif f in ("amax", "amin"):
-                if isinstance(a[0], ir.Name) and a[0].id in self.active:
-                    pick = "argmax" if f == "amax" else "argmin"
-                    x = self.code(a[0])
-                    self.emit(f"{self.names.bar(a[0].id)} += xp.reshape(xp.asarray(xp.arange({x}.size) == "
-                              f"xp.{pick}({x}), dtype=xp.float64), {x}.shape) * {bo}")
-            elif f in ("dot", "matmul"):
-                self._matmul_reverse(a[0], a[1], bo)
+            elif f in PRIMITIVES and PRIMITIVES[f].vjp is not None:
+                for x, contribution in PRIMITIVES[f].vjp(self, a, bo):     # the registration's rule (rules/)
+                    acc(x, contribution)
             else:
                 raise CoarsenError(f, message=f"no derivative rule for {f}() on line {s.line}",
                                    hint="this primitive ends a segment; rewrite it with loops")
             return
         if isinstance(e, ir.BinOp) and e.op == "@":
-            self._matmul_reverse(e.left, e.right, bo)
+            self.matmul_reverse(e.left, e.right, bo)
             return
         if isinstance(e, ir.Index):
             if isinstance(e.value, ir.Name) and e.value.id in self.active:
@@ -571,7 +557,12 @@ class ModuleWriter:
         raise CoarsenError(str(e), message=f"no derivative rule for `{e}` on line {s.line}",
                            hint="rewrite this step with arithmetic on scalars or arrays")
 
-    def _matmul_reverse(self, x: ir.Expr, y: ir.Expr, bo: str) -> None:
+    def helper(self, name: str) -> str:
+        """``name``, a helper the module then defines (for the rules of :mod:`coarsen_nb.rules`)."""
+        self.helpers.add(name)
+        return name
+
+    def matmul_reverse(self, x: ir.Expr, y: ir.Expr, bo: str) -> None:
         xs, ys = self.code(x), self.code(y)
         if isinstance(x, ir.Name) and x.id in self.active:
             self.emit(f"{self.names.bar(x.id)} += _mm_left({bo}, {ys}, {xs})")

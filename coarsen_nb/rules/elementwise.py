@@ -149,7 +149,8 @@ ELEMENTWISE: tuple[Primitive, ...] = (
     Primitive("floor_divide", "elementwise", (2,), "floor_divide", lift=rounding.floor_div,
               forms=(rounding.FloorDiv,), spelling=Spelling("({0} // {1})", "({0} // {1})", step="floor_divide")),
     Primitive("float", "elementwise", (1,), "float", evaluate=lambda args, xp: float(args[0]), lift=lambda a: a,
-              spelling=Spelling(step="float({0})"), total=True, result="float"),
+              spelling=Spelling(step="float({0})"), total=True, result="float",
+              vjp=lambda s, a, bar: [(a[0], bar)], jvp=lambda s, a: s.d(a[0])),
     _builtin_extremum("min"),
     _builtin_extremum("max"),
 )

@@ -15,6 +15,17 @@ A spelling is a callee name or a template.  A template contains ``{``: ``{0}``,
 ``step``) as an attribute of the array namespace (``sin`` → ``xp.sin(a)``), in
 scalar code (``scalar``) and CUDA (``cuda``) as written (``math.sin``, ``abs``,
 ``log1p``).
+
+Opaque steps
+------------
+A primitive SymPy does not see into (``sum``, ``prod``, ``dot``) carries its own
+derivative rules, written over a *sweep*: the writer of the generated function,
+which gives ``code(x)`` (an operand's value), ``d(x)`` and ``array_tangent(x)``
+(its tangent, the latter as an array even where it is zero; forward sweep only),
+``helper(name)`` (the helper's name, which the module then defines) and
+``matmul_reverse(x, y, bar)`` (the cotangents of a matrix product, which it
+accumulates itself).  ``vjp`` returns each operand's contribution to its
+cotangent; ``jvp`` the step's tangent.
 """
 
 from __future__ import annotations
@@ -57,6 +68,8 @@ class Primitive:
     #                                     "float" (a scalar), "int of ints" (an int when every operand is)
     cost: str | None = None              # cost class of its printed call: "math" (a float per element) or
     #                                     "elementwise" (broadcasts its operands); None: the model's own rules
+    vjp: Callable | None = None          # an opaque step's reverse rule: ``(sweep, args, bar) -> [(arg, cotangent)]``
+    jvp: Callable | None = None          # an opaque step's tangent rule: ``(sweep, args) -> tangent code``
 
     @property
     def callee(self) -> str | None:
