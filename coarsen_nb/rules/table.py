@@ -28,7 +28,7 @@ def spelled(p: Primitive) -> str:
     """How a user writes ``p``: ``np.arcsin``, ``math.erf`` (no NumPy spelling), or the builtin's name."""
     if p.name in ("abs", "min", "max", "len", "float", "int", "round"):
         return p.name
-    if p.name == "erf" or p.numpy is None:
+    if p.numpy is None:
         return f"math.{p.math or p.name}"
     return f"np.{p.numpy}"
 
