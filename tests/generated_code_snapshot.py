@@ -13,7 +13,9 @@ A refactor that claims to change no generated code compares two snapshots::
     python tests/generated_code_snapshot.py /tmp/after.json --compare /tmp/before.json
 
 The module header names the source file of each function; run both from the
-same checkout path so that it matches.  Not a test module (no ``test_``
+same checkout path so that it matches.  SymPy orders some terms by hash (the
+CUDA printer's sums, in one corpus entry), so the tool runs itself under
+``PYTHONHASHSEED=0``: two runs of the same code then agree.  Not a test module (no ``test_``
 prefix): it is a tool, and it takes a minute.
 """
 
@@ -114,4 +116,7 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
+    if os.environ.get("PYTHONHASHSEED") != "0":        # see the module docstring
+        os.environ["PYTHONHASHSEED"] = "0"
+        os.execv(sys.executable, [sys.executable, *sys.argv])
     sys.exit(main())

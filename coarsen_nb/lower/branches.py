@@ -12,7 +12,7 @@ from sympy.functions.elementary.piecewise import ExprCondPair
 
 from coarsen_nb.lower.printing import Level, int_typed, is_atom_code
 from coarsen_nb.phi import forms
-from coarsen_nb.phi.symbols import is_boolean
+from coarsen_nb.phi.gammas import is_boolean
 from coarsen_nb.symbolic.levels import ELEM
 
 # Arms of a branch evaluated on all points (``Printer._cheap_arms``): arithmetic that is finite for

@@ -1,7 +1,8 @@
 """CUDA C text of a fused kernel's scalar body: SymPy printed as C, and the device helpers it calls.
 
 :class:`CudaPrinter` (a :class:`~sympy.printing.c.C99CodePrinter` subclass) prints the
-scalar body of one SOI as CUDA C with the NumPy printer's semantics (ternaries that
+scalar body of one SOI as CUDA C (a primitive's function as its registration in
+:mod:`coarsen_nb.rules` spells it) with the NumPy printer's semantics (ternaries that
 never evaluate the untaken arm, short-circuit ``&&``/``||``, Python's negative
 indices, ``max``/``min`` that propagate NaN; see :mod:`coarsen_nb.lower.cupy`);
 ``PREAMBLE`` holds the ``_cn_*`` device functions its output calls, and
@@ -17,6 +18,9 @@ import re
 
 import sympy as sp
 from sympy.printing.c import C99CodePrinter
+
+from coarsen_nb.rules.record import spell
+from coarsen_nb.rules.table import printed
 
 # Device helpers every fused kernel may use; guarded so that many kernels can
 # share one translation unit.
@@ -73,6 +77,10 @@ class CudaPrinter(C99CodePrinter):
     def _print(self, expr, **kwargs):
         if expr in self.subst:
             return self.subst[expr]
+        p = printed(type(expr))
+        # a primitive's form, spelled as its registration says (rules/), unless the form prints itself
+        if p is not None and p.spelling.cuda is not None and not hasattr(expr, "_ccode"):
+            return spell(p.spelling.cuda, [self._print(a) for a in expr.args])
         return super()._print(expr, **kwargs)
 
     def _print_Symbol(self, s):
@@ -157,13 +165,6 @@ class CudaPrinter(C99CodePrinter):
     def _print_Min(self, e):
         return self._minmax(e, "_cn_min")
 
-    def _print_Abs(self, e):
-        return f"fabs({self._print(e.args[0])})"
-
-    def _print_sign(self, e):
-        a = self._print(e.args[0])
-        return f"(double)((({a}) > 0) - (({a}) < 0))"
-
     def _print_Heaviside(self, e):
         a = self._print(e.args[0])
         return f"(({a}) > 0 ? 1.0 : (({a}) < 0 ? 0.0 : 0.5))"
@@ -174,26 +175,11 @@ class CudaPrinter(C99CodePrinter):
     def _print_Mod(self, e):
         return f"_cn_mod({self._print(e.args[0])}, {self._print(e.args[1])})"
 
-    def _print_floor(self, e):
-        return f"floor((double)({self._print(e.args[0])}))"
-
-    def _print_ceiling(self, e):
-        return f"ceil((double)({self._print(e.args[0])}))"
-
     def _print_Softplus(self, e):
         return f"_cn_softplus({self._print(e.args[0])})"
 
     def _print_Sigmoid(self, e):
         return f"_cn_sigmoid({self._print(e.args[0])})"
-
-    def _print_Log1p(self, e):
-        return f"log1p({self._print(e.args[0])})"
-
-    def _print_Expm1(self, e):
-        return f"expm1({self._print(e.args[0])})"
-
-    def _print_Erf(self, e):
-        return f"erf({self._print(e.args[0])})"
 
     def _print_Piecewise(self, e):
         """Nested ternaries: C evaluates only the operand selected, per element."""

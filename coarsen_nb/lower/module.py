@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from coarsen_nb import backends, ir, primitives
+from coarsen_nb import backends, ir
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.frontend.unbound import bound_error, is_bound_check
 from coarsen_nb.lower import literals, reshapes
@@ -38,12 +38,10 @@ from coarsen_nb.lower.liveness import drop_dead_assignments, free_dead_names
 from coarsen_nb.lower.names import Names
 from coarsen_nb.lower.tangent import TangentSweep
 from coarsen_nb.plan import CondStep, IterStep, KernelStep, Plan, PrimStep, names_read
+from coarsen_nb.rules.record import spell
+from coarsen_nb.rules.table import PRIMITIVES, missing, rule
 from coarsen_nb.symbolic.activity import active_names
 from coarsen_nb.symbolic.diff import vjp as kernel_vjp
-
-# NumPy names of primitives -> the array API's (NumPy >= 2 has both spellings)
-_XP_NAMES = {"arcsin": "asin", "arccos": "acos", "arctan": "atan", "arctan2": "atan2", "power": "pow",
-             "dot": "matmul"}
 
 
 @dataclass
@@ -186,12 +184,6 @@ class ModuleWriter:
     def _call_code(self, e: ir.Call) -> str:
         args = [self.code(a) for a in e.args]
         f = e.func
-        if f == "len":
-            return f"{args[0]}.shape[0]"
-        if f in ("int", "float"):
-            return f"{f}({args[0]})"
-        if f == "copy":
-            return f"xp.asarray({args[0]}, dtype=xp.float64, copy=True)"
         if f in reshapes.RESHAPES:
             return reshapes.forward(f, args[0], self.ndim(e.args[0]))
         if f in literals.LITERALS:
@@ -199,15 +191,14 @@ class ModuleWriter:
             ints = all(type(a.value) is int if isinstance(a, ir.Const) else
                        getattr(self.plan.types.get(a.id), "kind", None) == "int" for a in items)
             return literals.forward(e, [self.code(a) for a in items], ints)
-        if f in ("min", "max"):
-            return f"{f}({', '.join(args)})"
-        if f == "abs":
-            return f"abs({args[0]})"
-        if f == "erf":
-            self.helpers.add("_erf")
-            return f"_erf({args[0]})"
-        p = primitives.PRIMITIVES[f]
-        return f"xp.{_XP_NAMES.get(p.numpy, p.numpy)}({', '.join(args)})"
+        # an opaque step: spelled as its registration says (rules/)
+        p = rule(f)
+        spelling = p.spelling.step or p.spelling.array
+        if spelling is None:
+            raise missing(p, "an opaque step of the array code")
+        if p.spelling.helper is not None:
+            self.helpers.add(p.spelling.helper)
+        return spell(spelling, args, "xp")
 
     # -- forward ---------------------------------------------------------------------------------
 
@@ -529,36 +520,22 @@ class ModuleWriter:
         if isinstance(e, ir.Call):
             a = e.args
             f = e.func
-            if f in ("sum", "copy", "float"):
-                acc(a[0], bo)
-            elif is_bound_check(e):
+            if is_bound_check(e):
                 acc(a[1], bo)
-            elif f == "full":
-                acc(a[1], f"xp.sum({bo})")
             elif f in reshapes.RESHAPES:
                 acc(a[0], reshapes.vjp(f, self.code(a[0]), self.ndim(a[0]), bo))
             elif f in literals.LITERALS:
                 for x, bar in literals.cotangent_entries(e, bo):
                     acc(x, bar)
-            elif f == "mean":
-                acc(a[0], f"{bo} / {self.code(a[0])}.size")
-            elif f == "prod":
-                self.helpers.add("_prod_except")
-                acc(a[0], f"{bo} * _prod_except({self.code(a[0])})")
-            elif f in ("amax", "amin"):
-                if isinstance(a[0], ir.Name) and a[0].id in self.active:
-                    pick = "argmax" if f == "amax" else "argmin"
-                    x = self.code(a[0])
-                    self.emit(f"{self.names.bar(a[0].id)} += xp.reshape(xp.asarray(xp.arange({x}.size) == "
-                              f"xp.{pick}({x}), dtype=xp.float64), {x}.shape) * {bo}")
-            elif f in ("dot", "matmul"):
-                self._matmul_reverse(a[0], a[1], bo)
+            elif f in PRIMITIVES and PRIMITIVES[f].vjp is not None:
+                for x, contribution in PRIMITIVES[f].vjp(self, a, bo):     # the registration's rule (rules/)
+                    acc(x, contribution)
             else:
                 raise CoarsenError(f, message=f"no derivative rule for {f}() on line {s.line}",
                                    hint="this primitive ends a segment; rewrite it with loops")
             return
         if isinstance(e, ir.BinOp) and e.op == "@":
-            self._matmul_reverse(e.left, e.right, bo)
+            self.matmul_reverse(e.left, e.right, bo)
             return
         if isinstance(e, ir.Index):
             if isinstance(e.value, ir.Name) and e.value.id in self.active:
@@ -580,7 +557,12 @@ class ModuleWriter:
         raise CoarsenError(str(e), message=f"no derivative rule for `{e}` on line {s.line}",
                            hint="rewrite this step with arithmetic on scalars or arrays")
 
-    def _matmul_reverse(self, x: ir.Expr, y: ir.Expr, bo: str) -> None:
+    def helper(self, name: str) -> str:
+        """``name``, a helper the module then defines (for the rules of :mod:`coarsen_nb.rules`)."""
+        self.helpers.add(name)
+        return name
+
+    def matmul_reverse(self, x: ir.Expr, y: ir.Expr, bo: str) -> None:
         xs, ys = self.code(x), self.code(y)
         if isinstance(x, ir.Name) and x.id in self.active:
             self.emit(f"{self.names.bar(x.id)} += _mm_left({bo}, {ys}, {xs})")

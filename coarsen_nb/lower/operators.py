@@ -1,9 +1,10 @@
 """Printing SymPy's operators and functions as array code (or plain ``math``): the arithmetic part of
 the :class:`~coarsen_nb.lower.emit.Printer`.
 
-``+ - * /`` and powers, elementwise functions, comparisons and logic, and the
-forms of :mod:`coarsen_nb.phi` that print as one call (softplus, erf, rounding,
-a constant outside its domain).  Integer and boolean array operands of a float
+``+ - * /`` and powers, elementwise functions (each spelled as its registration in
+:mod:`coarsen_nb.rules` says: ``xp.asin``/``math.asin``, ``_erf``, ``a % b``),
+comparisons and logic, and the forms of :mod:`coarsen_nb.phi` that print as one
+call (softplus, a constant outside its domain).  Integer and boolean array operands of a float
 operation are cast (the array API does not promote between kinds).  In scalar
 derivative code (``Printer.ieee``) a division or a power that Python would
 refuse (``0.5 / 0.0``, ``0.0 ** -0.5``) prints as the module's IEEE helper, so
@@ -24,17 +25,10 @@ from coarsen_nb.lower.printing import (
     is_number_code,
     number_code,
 )
-from coarsen_nb.phi import domain, forms, rounding
-from coarsen_nb.phi.symbols import is_boolean
-
-_FUNCS = {  # sympy class -> (array namespace attribute, math attribute); array-API (2024.12) spellings
-    sp.sin: ("sin", "sin"), sp.cos: ("cos", "cos"), sp.tan: ("tan", "tan"), sp.asin: ("asin", "asin"),
-    sp.acos: ("acos", "acos"), sp.atan: ("atan", "atan"), sp.sinh: ("sinh", "sinh"),
-    sp.cosh: ("cosh", "cosh"), sp.tanh: ("tanh", "tanh"), sp.exp: ("exp", "exp"), sp.log: ("log", "log"),
-    forms.Log1p: ("log1p", "log1p"), forms.Expm1: ("expm1", "expm1"), sp.floor: ("floor", "floor"),
-    sp.ceiling: ("ceil", "ceil"), sp.atan2: ("atan2", "atan2"), rounding.Floor: ("floor", "floor"),
-    rounding.Ceil: ("ceil", "ceil"),
-}
+from coarsen_nb.phi import domain, forms
+from coarsen_nb.phi.gammas import is_boolean
+from coarsen_nb.rules.record import spell
+from coarsen_nb.rules.table import missing, no_derivative, printed
 
 
 class OperatorPrinting:
@@ -42,6 +36,8 @@ class OperatorPrinting:
 
     def _op(self, e, lv: Level, array: bool) -> str:
         xp = self.xp
+        if isinstance(e, sp.Derivative):
+            raise no_derivative(e.expr)      # SymPy's form of a derivative it does not know
         if isinstance(e, sp.Mul):
             return self._mul(e, lv, array)
         if isinstance(e, sp.Pow):
@@ -70,16 +66,15 @@ class OperatorPrinting:
         a = [self.value(x, lv) for x in e.args]
         if cast:
             a = self._floats(e.args, a)
-        if isinstance(e, sp.Abs):
-            return f"{xp}.abs({a[0]})" if array else f"abs({a[0]})"
-        if isinstance(e, sp.sign):
-            return f"{xp}.sign({a[0]})" if array else f"(1.0 if {a[0]} > 0 else (-1.0 if {a[0]} < 0 else 0.0))"
-        if type(e) in _FUNCS:
-            np_name, m_name = _FUNCS[type(e)]
-            if array:
-                return f"{xp}.{np_name}({', '.join(a)})"
-            self.uses_math = True
-            return f"math.{m_name}({', '.join(a)})"
+        p = printed(type(e))
+        if p is not None:
+            # a primitive's form: spelled as its registration says (rules/)
+            spelling = p.spelling.array if array else p.spelling.scalar
+            if spelling is None:
+                raise missing(p, "array code" if array else "scalar code")
+            if not array and spelling.startswith("math."):
+                self.uses_math = True
+            return spell(spelling, a, xp if array else None)
         if isinstance(e, domain.OutsideDomain):
             # the call as the user wrote it, so it raises where Python's own does (ValueError, OverflowError;
             # ** its ZeroDivisionError, or a complex number)
@@ -87,11 +82,6 @@ class OperatorPrinting:
                 return f"({a[0]} ** {a[1]})"
             self.uses_math = True
             return f"math.{e.math_name}({', '.join(a)})"
-        if isinstance(e, forms.Erf):
-            if array:
-                return f"_erf({a[0]})"
-            self.uses_math = True
-            return f"math.erf({a[0]})"
         if isinstance(e, forms.Softplus):
             if array:
                 return f"{xp}.logaddexp(0.0, {a[0]})"
@@ -109,12 +99,6 @@ class OperatorPrinting:
                     (f"(1.0 * {a[0]})" if e.args[0].is_integer else a[0])
                 return f"(({base}) ** ({a[1]}))"
             return f"_ipow({a[0]}, {a[1]})"
-        if isinstance(e, (sp.Mod, rounding.PyMod)):
-            return f"({a[0]} % {a[1]})"
-        if isinstance(e, rounding.FloorDiv):
-            return f"({a[0]} // {a[1]})"
-        if isinstance(e, rounding.Round):
-            return f"{xp}.round({a[0]})" if array else f"round({a[0]})"
         if isinstance(e, sp.Heaviside):
             if array:
                 return f"{xp}.where({a[0]} > 0, 1.0, {xp}.where({a[0]} < 0, 0.0, 0.5))"

@@ -10,8 +10,8 @@ import math
 import sympy as sp
 
 from coarsen_nb.errors import CoarsenError
+from coarsen_nb.phi.gammas import is_boolean
 from coarsen_nb.phi.rounding import Round
-from coarsen_nb.phi.symbols import is_boolean
 
 
 class Level:

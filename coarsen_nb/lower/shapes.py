@@ -13,6 +13,7 @@ import ast
 import math
 
 from coarsen_nb.lower.values import REDUCTIONS, SCALAR, as_int, call_name, is_nonzero_call, is_xp_call, known_value
+from coarsen_nb.rules.table import callees
 
 
 class ShapeFacts:
@@ -284,10 +285,9 @@ class ShapeFacts:
 # and elementwise math
 _SAME_SHAPE = {"asarray", "copy", "flip", "cumulative_sum", "cumulative_prod", "cumsum", "_put", "_prod_except",
                "zeros_like", "ones_like", "empty_like"}
-_ELEMENTWISE = {"where", "maximum", "minimum", "clip", "copysign", "pow", "atan2", "hypot", "_erf"}
-_MATH = {"exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sin", "cos", "tan", "asin", "acos", "atan",
-         "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "abs", "sign", "floor", "ceil", "square", "negative",
-         "logaddexp", "isnan", "isinf", "isfinite"}
+# (the primitives' printed calls by their registrations' cost class, and the lowering's own calls)
+_ELEMENTWISE = callees("elementwise") | {"where", "clip", "copysign"}
+_MATH = callees("math") | {"asinh", "acosh", "atanh", "negative", "isnan", "isinf", "isfinite"}
 
 
 def _elementwise_parts(e):

@@ -14,6 +14,7 @@ from coarsen_nb.errors import CoarsenError
 from coarsen_nb.frontend.unbound import is_bound_check
 from coarsen_nb.lower import literals, reshapes
 from coarsen_nb.plan import CondStep, IterStep, PrimStep
+from coarsen_nb.rules.table import PRIMITIVES
 from coarsen_nb.symbolic.activity import differentiable_prim
 from coarsen_nb.symbolic.jvp import jvp as kernel_jvp
 
@@ -84,7 +85,7 @@ class TangentSweep:
             self.emit(f"{dn} = ({', '.join(self.d(v) for v in e.elts)},)")
             return
         if isinstance(e, ir.Index):
-            base = self._arr(e.value)
+            base = self.array_tangent(e.value)
             self.emit(f"{dn} = {base}[{', '.join(self.code(i) for i in e.index)}]")
             return
         if isinstance(e, ir.Update):
@@ -96,48 +97,31 @@ class TangentSweep:
             return
         if isinstance(e, ir.BinOp) and e.op == "@":
             a, b = e.left, e.right
-            self.emit(f"{dn} = xp.matmul({self._arr(a)}, {self.code(b)}) + xp.matmul({self.code(a)}, {self._arr(b)})")
+            self.emit(f"{dn} = {PRIMITIVES['matmul'].jvp(self, (a, b))}")      # `@` is np.matmul
             return
         if is_bound_check(e):
             self.emit(f"{dn} = {self.d(e.args[1])}")
             return
         if isinstance(e, ir.Call):
             a, f = e.args, e.func
-            rules = {
-                "sum": lambda: f"xp.sum({self.d(a[0])} + xp.zeros({self.code(a[0])}.shape))",
-                "mean": lambda: f"xp.mean({self.d(a[0])} + xp.zeros({self.code(a[0])}.shape))",
-                # asarray(...).shape: np.array(a) of a number copies a float, which has no .shape (and the
-                # array API has no xp.shape)
-                "copy": lambda: f"xp.asarray({self.d(a[0])}, dtype=xp.float64) + "
-                                f"xp.zeros(xp.asarray({self.code(a[0])}).shape)",
-                "float": lambda: self.d(a[0]),
-                "full": lambda: f"xp.full({self.code(a[0])}, {self.d(a[1])})",
-                "prod": lambda: self._prod(a[0]),
-                "amax": lambda: f"xp.reshape({self._arr(a[0])}, (-1,))[xp.argmax({self.code(a[0])})]",
-                "amin": lambda: f"xp.reshape({self._arr(a[0])}, (-1,))[xp.argmin({self.code(a[0])})]",
-                "dot": lambda: f"xp.matmul({self._arr(a[0])}, {self.code(a[1])}) + "
-                               f"xp.matmul({self.code(a[0])}, {self._arr(a[1])})",
-                "matmul": lambda: f"xp.matmul({self._arr(a[0])}, {self.code(a[1])}) + "
-                                  f"xp.matmul({self.code(a[0])}, {self._arr(a[1])})",
-            }
+            rules = {}
+            if f in PRIMITIVES and PRIMITIVES[f].jvp is not None:
+                rules[f] = lambda: PRIMITIVES[f].jvp(self, a)       # the registration's rule (rules/)
             if f in literals.LITERALS:
                 rules[f] = lambda: literals.jvp(e, [self.d(x) for x in literals.entries(e)])
             if f in reshapes.RESHAPES:
                 nd = self.ndim(a[0])
-                rules[f] = lambda: reshapes.jvp(f, self.code(a[0]), nd, self._arr(a[0]) if nd else self.d(a[0]))
+                rules[f] = lambda: reshapes.jvp(f, self.code(a[0]), nd,
+                                                self.array_tangent(a[0]) if nd else self.d(a[0]))
             if f in rules:
                 self.emit(f"{dn} = {rules[f]()}")
                 return
         raise CoarsenError(str(e), message=f"no tangent rule for `{e}` on line {s.line}",
                            hint="rewrite this step with arithmetic on scalars or arrays")
 
-    def _arr(self, e: ir.Expr) -> str:
+    def array_tangent(self, e: ir.Expr) -> str:
         """The tangent of an array operand, as an array even when it is zero."""
         return f"({self.d(e)} + xp.zeros({self.code(e)}.shape))"
-
-    def _prod(self, a: ir.Expr) -> str:
-        self.helpers.add("_prod_except")
-        return f"xp.sum({self._arr(a)} * _prod_except({self.code(a)}))"
 
     def cond(self, s: CondStep, tape: bool) -> None:
         self.emit(f"if {self.py(s.cond)}:")

@@ -19,7 +19,7 @@ import math
 
 import sympy as sp
 
-from coarsen_nb import primitives
+from coarsen_nb.rules.table import PRIMITIVES
 
 
 class OutsideDomain(sp.Function):
@@ -63,7 +63,7 @@ def kept_real(func: str, args: list, lifted):
         return lifted
     if lifted.is_extended_real is True and not (lifted.is_Number and _overflows(lifted, args)):
         return lifted
-    name = primitives.PRIMITIVES[func].math if func in primitives.PRIMITIVES else None
+    name = PRIMITIVES[func].math if func in PRIMITIVES else None      # the registration's math name
     return outside_domain(name)(*args) if name else lifted
 
 

@@ -33,10 +33,7 @@ from coarsen_nb.phi.operations import one_operation_per_let
 from coarsen_nb.phi.symbols import NotSymbolic, to_sympy
 from coarsen_nb.phi.types import T
 from coarsen_nb.plan import CondStep, IterStep, KernelStep, Plan, PrimStep
-
-_OPAQUE_CALLS = {"sum", "mean", "prod", "amax", "amin", "dot", "matmul", "len", "int", "zeros", "ones", "empty",
-                 "full", "zeros_like", "ones_like", "empty_like", "copy", "atleast_1d", "atleast_2d", "atleast_3d",
-                 "array_literal", "array_literal_2d"}
+from coarsen_nb.rules.table import PRIMITIVES
 
 
 def lift(g: GatedFunction, types: dict[str, T], mode: str = "phi", max_soi: float | None = None,
@@ -265,8 +262,8 @@ class _Lifter:
 
     def _opaque(self, n: Let) -> bool:
         v = n.value
-        if isinstance(v, ir.Call) and v.func in _OPAQUE_CALLS:
-            return True
+        if isinstance(v, ir.Call) and v.func in PRIMITIVES and PRIMITIVES[v.func].lift is None:
+            return True         # SymPy cannot see into it (its registration has no SymPy form)
         if isinstance(v, ir.BinOp) and v.op == "@":
             return True
         if isinstance(v, (ir.Update, ir.Attr, ir.Tuple)):

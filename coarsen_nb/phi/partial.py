@@ -17,14 +17,7 @@ not counted: they fail on the loop's first iteration too, so they are the progra
 from __future__ import annotations
 
 from coarsen_nb import ir
-
-#: Calls that raise for no value of their arguments (``math.sin`` of inf raises, but an inf is already
-#: a result Python would have produced).  ``min``/``max`` of one argument reduce an array, and an
-#: empty one raises; of two or more they are total.
-_TOTAL_CALLS = frozenset({"len", "abs", "sin", "cos", "tan", "tanh", "arctan", "arctan2", "sign", "sum",
-                          "mean", "dot", "matmul", "zeros_like", "ones_like", "empty_like", "copy", "float",
-                          "square", "hypot", "erf", "maximum", "minimum", "atleast_1d", "atleast_2d",
-                          "atleast_3d", "array_literal", "array_literal_2d"})
+from coarsen_nb.rules.table import PRIMITIVES
 
 
 def can_fail(e: ir.Expr) -> bool:
@@ -38,9 +31,12 @@ def can_fail(e: ir.Expr) -> bool:
                         and r.value >= 0)
         return False
     if isinstance(e, ir.Call):
-        if e.func in ("min", "max"):
-            return len(e.args) < 2
-        return e.func not in _TOTAL_CALLS
+        # total: the registration's fact (``math.sin`` of inf raises, but an inf is already a result Python
+        # would have produced); builtin min/max of one argument reduce an array, and an empty one raises
+        p = PRIMITIVES.get(e.func)
+        if p is not None and p.one_arg is not None and len(e.args) == 1:
+            p = PRIMITIVES[p.one_arg]
+        return p is None or not p.total
     if isinstance(e, ir.Index):
         return True         # out of range, when the loop that would have checked it does not run
     return isinstance(e, ir.Update)

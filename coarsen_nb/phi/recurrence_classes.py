@@ -12,7 +12,8 @@ from __future__ import annotations
 import sympy as sp
 
 from coarsen_nb.phi.forms import Gamma, PowInt, RLin, RMax, RMin, RProd, RSum, RWrite, as_written
-from coarsen_nb.phi.symbols import NotSymbolic, gamma
+from coarsen_nb.phi.gammas import gamma
+from coarsen_nb.phi.symbols import NotSymbolic
 
 
 class ElementWrite:

@@ -34,10 +34,11 @@ import sympy as sp
 
 from coarsen_nb import ir
 from coarsen_nb.phi import online_lse
+from coarsen_nb.phi.gammas import gamma
 from coarsen_nb.phi.gate import If, Let, Loop
 from coarsen_nb.phi.guards import guard_invariant_failures
 from coarsen_nb.phi.recurrence_classes import ElementWrite, classify, depends_on, extremum
-from coarsen_nb.phi.symbols import NotSymbolic, gamma, to_sympy
+from coarsen_nb.phi.symbols import NotSymbolic, to_sympy
 
 
 def closed_form(lifter, kb, loop: Loop) -> bool:

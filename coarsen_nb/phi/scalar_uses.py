@@ -147,9 +147,11 @@ def _call(e: ir.Call, line: int, source: ir.Source, scalar) -> None:
         spelled = prim.math
         text = source.line_text(line) if line else None
         if spelled and text and re.search(rf"\bmath\.{spelled}\(", text) and \
-                not re.search(rf"\b(np|numpy)\.{prim.numpy}\(", text):
+                not (prim.numpy and re.search(rf"\b(np|numpy)\.{prim.numpy}\(", text)):
+            instead = f"write it elementwise with np.{prim.numpy}" if prim.numpy else \
+                f"apply math.{spelled} to one element at a time, in a loop (NumPy has no {spelled})"
             for a in e.args:
-                scalar(a, f"`math.{spelled}`", line, f"math.{spelled}(", f"write it elementwise with np.{prim.numpy}")
+                scalar(a, f"`math.{spelled}`", line, f"math.{spelled}(", instead)
 
 
 def _param_dependencies(g: GatedFunction) -> dict[str, set[str]]:

@@ -3,7 +3,7 @@
 One function, :func:`to_sympy`, maps a pure IR expression to a SymPy
 expression given a way to look names up.  γ and ``IfExp`` become
 ``Piecewise`` (C2 then lets the derivative distribute into it), calls map
-through :mod:`coarsen_nb.primitives`, numerically fragile patterns become the
+through the rule table (:mod:`coarsen_nb.rules`), numerically fragile patterns become the
 guarded forms of :mod:`coarsen_nb.phi.forms`.  What is not arithmetic (array
 reductions, ``dot``, constructors, ``len``, writes) raises :class:`NotSymbolic`:
 the lifter makes those opaque steps instead.
@@ -15,6 +15,8 @@ import sympy as sp
 
 from coarsen_nb import ir
 from coarsen_nb.phi import domain, forms, rounding
+from coarsen_nb.phi.gammas import gamma
+from coarsen_nb.rules.table import PRIMITIVES
 
 
 class NotSymbolic(Exception):
@@ -29,14 +31,6 @@ def symbol(name: str, kind: str) -> sp.Symbol:
         return sp.Symbol(name)
     return sp.Symbol(name, real=True)
 
-
-_FUNCS = {
-    "sin": sp.sin, "cos": sp.cos, "tan": sp.tan, "arcsin": sp.asin, "arccos": sp.acos, "arctan": sp.atan,
-    "sinh": sp.sinh, "cosh": sp.cosh, "tanh": sp.tanh, "exp": sp.exp, "log": sp.log, "sqrt": sp.sqrt,
-    "abs": forms.RealAbs, "log1p": forms.Log1p, "expm1": forms.Expm1, "erf": forms.Erf, "sign": sp.sign,
-    "floor": rounding.Floor, "ceil": rounding.Ceil, "round": rounding.Round, "mod": rounding.mod,
-    "floor_divide": rounding.floor_div, "float": lambda a: a,
-}
 
 _CMP = {"<": sp.Lt, "<=": sp.Le, ">": sp.Gt, ">=": sp.Ge, "==": sp.Eq, "!=": sp.Ne}
 
@@ -118,64 +112,16 @@ def compare(op: str, a, b):
     return _CMP[op](a, b, evaluate=False) if not (a.is_Number and b.is_Number) else _CMP[op](a, b)
 
 
-def is_boolean(x) -> bool:
-    """Whether a lifted value is a truth value (a predicate, a flag, a bool-typed SSA value)."""
-    if isinstance(x, sp.logic.boolalg.BooleanAtom):
-        return True
-    if isinstance(x, sp.Symbol):
-        return x.is_real is None and x.is_integer is None
-    if isinstance(x, sp.Piecewise):
-        return all(is_boolean(e) for e, _ in x.args)
-    return isinstance(x, sp.logic.boolalg.Boolean) and not isinstance(x, sp.Expr)
-
-
-def gamma(p, a, b):
-    """γ(p, a, b) as SymPy: F1 (equal operands collapse), truth values as ITE, else a Gamma.
-
-    Truth values never go into a Piecewise: SymPy's rewrites of a Piecewise of
-    booleans (``~Piecewise`` → ITE) assume conditions it has canonicalized, and
-    γ keeps its predicate as written.
-    """
-    if a == b:
-        return a
-    if p == sp.true:
-        return a
-    if p == sp.false:
-        return b
-    if is_boolean(a) or is_boolean(b):
-        return sp.ITE(p, a, b)   # lowered like a γ: only the selected operand is evaluated
-    return forms.Gamma((a, p), (b, True))
-
-
 def _call(e: ir.Call, rec):
     args = [rec(a) for a in e.args]
     return domain.kept_real(e.func, args, _lifted_call(e.func, args))
 
 
 def _lifted_call(f: str, args: list):
-    if f in _FUNCS:
-        return forms.stabilize(_FUNCS[f](*args)) if f == "log" else _FUNCS[f](*args)
-    if f in ("min", "minimum", "max", "maximum") and len(args) >= 2:
-        # As a γ chain: its derivative is then a Piecewise like every other branch (C2).
-        better = (lambda a, b: a <= b) if f.startswith("min") else (lambda a, b: a >= b)
-        out = args[0]
-        for b in args[1:]:
-            out = gamma(better(out, b), out, b)
-        return out
-    if f == "arctan2":
-        return sp.atan2(*args)
-    if f == "power":
-        return args[0] ** args[1]
-    if f == "square":
-        return args[0] ** 2
-    if f == "logaddexp":
-        # log(e^a + e^b) = b + softplus(a - b): the guarded softplus never overflows, and its
-        # derivatives are the sigmoid σ(a - b) and 1 - σ(a - b), the softmax of (a, b)
-        return args[1] + forms.Softplus(args[0] - args[1])
-    if f == "hypot":
-        return sp.sqrt(args[0] ** 2 + args[1] ** 2)
-    if f == "log2":
-        return sp.log(args[0]) / sp.log(2)
-    if f == "log10":
-        return sp.log(args[0]) / sp.log(10)
-    raise NotSymbolic(f)
+    """The registration's SymPy form of ``f(*args)`` (:mod:`coarsen_nb.rules`); NotSymbolic where it has none."""
+    p = PRIMITIVES.get(f)
+    if p is not None and p.one_arg is not None and len(args) == 1:
+        p = PRIMITIVES[p.one_arg]
+    if p is None or p.lift is None:
+        raise NotSymbolic(f)
+    return p.lift(*args)

@@ -14,10 +14,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from coarsen_nb import ir, primitives
+from coarsen_nb import ir
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.frontend.unbound import is_bound_check
 from coarsen_nb.phi.gate import GatedFunction, If, Let
+from coarsen_nb.rules.table import rule
 
 
 @dataclass(frozen=True)
@@ -181,10 +182,10 @@ def expr_type(e: ir.Expr, env: dict[str, T]) -> T:
 
 
 def _call_type(e: ir.Call, args: list[T]) -> T:
-    p = primitives.PRIMITIVES[e.func]
-    if e.func in ("len", "int"):
+    p = rule(e.func)
+    if p.result == "int":
         return INT
-    if e.func == "float":
+    if p.result == "float":
         return FLOAT
     if p.kind == "reduction":
         return FLOAT
@@ -209,9 +210,7 @@ def _call_type(e: ir.Call, args: list[T]) -> T:
     if e.func in ("dot", "matmul"):
         return T("float", max(0, args[0].ndim + args[1].ndim - 2))
     nd = max((a.ndim for a in args if a.kind != "shape"), default=0)
-    if p.kind == "shape":
-        return T("float", nd) if e.func in ("sign", "floor", "ceil") else T("int", nd)
-    if e.func in ("min", "max", "abs") and all(a.kind == "int" for a in args):
+    if p.result == "int of ints" and all(a.kind == "int" for a in args):
         return T("int", nd)
     return T("float", nd)
 

@@ -29,6 +29,7 @@ from coarsen_nb import ir
 from coarsen_nb.phi.gate import GatedFunction, If, Let
 from coarsen_nb.phi.lift import use_counts
 from coarsen_nb.plan import CondStep, KernelStep, Plan, PrimStep
+from coarsen_nb.rules.table import PRIMITIVES
 from coarsen_nb.soi.statements import SOIGraph, statement_graph
 
 PALETTE = ("#cfe2f3", "#d9ead3", "#fff2cc", "#f4cccc", "#d9d2e9", "#fce5cd", "#d0e0e3", "#ead1dc",
@@ -284,7 +285,7 @@ class _Builder:
 
 
 def _has_kink(e: ir.Expr) -> bool:
-    if isinstance(e, ir.Call) and e.func in ("min", "max", "abs"):
+    if isinstance(e, ir.Call) and e.func in PRIMITIVES and PRIMITIVES[e.func].kink:
         return True
     return any(_has_kink(c) for c in ir.children(e))
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from coarsen_nb import ir
 from coarsen_nb.plan import CondStep, KernelStep, Plan, PrimStep
+from coarsen_nb.rules.table import PRIMITIVES
 from coarsen_nb.symbolic.diff import active_symbols
 
 
@@ -67,6 +68,6 @@ def differentiable_prim(e: ir.Expr) -> bool:
     :mod:`coarsen_nb.lower.tangent`), and the activity analysis below.
     """
     if isinstance(e, ir.Call):
-        return e.func not in ("len", "int", "zeros", "ones", "empty", "zeros_like", "ones_like",
-                              "empty_like", "sign", "floor", "ceil")
+        p = PRIMITIVES.get(e.func)          # the registration's fact (a bound check carries its value's)
+        return p is None or p.differentiable
     return not isinstance(e, ir.Attr)

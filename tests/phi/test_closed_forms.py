@@ -50,7 +50,8 @@ FORMS = {
     "c9_cube": "def f(v0, n):\n    v = v0\n    for i in range(n):\n        v = v ** 3\n    return v\n",
     "c9_inverse": "def f(a, v0, n):\n    v = v0\n    for i in range(n):\n        v = a / v\n    return v\n",
 }
-CLOSED = ("sum", "product", "max", "min", "max_if", "max_clamp", "max_clamped_square", "min_branch", "c6", "c7", "horner", "c8", "c8_index", "c8_invariant_b",
+CLOSED = ("sum", "product", "max", "min", "max_if", "max_clamp", "max_clamped_square", "min_branch",
+          "c6", "c7", "horner", "c8", "c8_index", "c8_invariant_b",
           "c9", "c9_square", "c9_cube", "c9_inverse")
 TRIPS = (0, 1, 2, 7, 25)
 

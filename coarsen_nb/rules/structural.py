@@ -1,0 +1,108 @@
+"""The primitives SymPy does not see into, and those without a value to differentiate: reductions, shapes,
+constructors, reshapes and opaque steps (a matrix product, an array literal).  One registration each."""
+
+from __future__ import annotations
+
+from coarsen_nb.rules.record import Primitive, Spelling
+
+
+def _array_literal(args, xp):
+    return xp.asarray(args) if all(isinstance(a, int) for a in args) else xp.asarray(args, dtype=float)
+
+
+def _array_literal_2d(args, xp):
+    return xp.reshape(_array_literal(args[1:], xp), (-1, args[0]))
+
+
+# -- derivative rules of opaque steps (see record.py: the sweep's methods) --------------------------------
+
+
+def _through(s, a, bar):
+    """The cotangent passes through unchanged (``sum`` of a broadcast, ``copy``, ``float``)."""
+    return [(a[0], bar)]
+
+
+def _broadcast_tangent(fn):
+    return lambda s, a: f"xp.{fn}({s.d(a[0])} + xp.zeros({s.code(a[0])}.shape))"
+
+
+def _prod_vjp(s, a, bar):
+    return [(a[0], f"{bar} * {s.helper('_prod_except')}({s.code(a[0])})")]
+
+
+def _prod_jvp(s, a):
+    return f"xp.sum({s.array_tangent(a[0])} * {s.helper('_prod_except')}({s.code(a[0])}))"
+
+
+def _pick(arg: str):
+    """The VJP and JVP of ``amax``/``amin``: the first arg-extremum's element."""
+    def vjp(s, a, bar):
+        x = s.code(a[0])
+        return [(a[0], f"xp.reshape(xp.asarray(xp.arange({x}.size) == xp.{arg}({x}), dtype=xp.float64), "
+                       f"{x}.shape) * {bar}")]
+
+    def jvp(s, a):
+        return f"xp.reshape({s.array_tangent(a[0])}, (-1,))[xp.{arg}({s.code(a[0])})]"
+
+    return {"vjp": vjp, "jvp": jvp}
+
+
+def _matmul_jvp(s, a):
+    return f"xp.matmul({s.array_tangent(a[0])}, {s.code(a[1])}) + xp.matmul({s.code(a[0])}, {s.array_tangent(a[1])})"
+
+
+def _matmul_vjp(s, a, bar):
+    s.matmul_reverse(a[0], a[1], bar)
+    return []
+
+
+_MATMUL = {"vjp": _matmul_vjp, "jvp": _matmul_jvp}
+
+
+def _row(name, kind, nargs, numpy=None, **kw) -> Primitive:
+    """A registration whose NumPy attribute is its name unless given, spelled ``xp.<array>`` in array code."""
+    numpy = numpy or name
+    spelling = kw.pop("spelling", Spelling(array=numpy))
+    return Primitive(name, kind, nargs if isinstance(nargs, tuple) else (nargs,), numpy, spelling=spelling, **kw)
+
+
+STRUCTURAL: tuple[Primitive, ...] = (
+    _row("len", "shape", 1, evaluate=lambda args, xp: len(args[0]), spelling=Spelling(step="{0}.shape[0]"),
+         total=True, differentiable=False, result="int"),
+    _row("int", "shape", 1, evaluate=lambda args, xp: int(args[0]), spelling=Spelling(step="int({0})"),
+         differentiable=False, result="int"),
+    # reductions
+    _row("sum", "reduction", 1, total=True, vjp=_through, jvp=_broadcast_tangent("sum")),
+    _row("mean", "reduction", 1, total=True, vjp=lambda s, a, bar: [(a[0], f"{bar} / {s.code(a[0])}.size")],
+         jvp=_broadcast_tangent("mean")),
+    _row("prod", "reduction", 1, vjp=_prod_vjp, jvp=_prod_jvp),
+    _row("amax", "reduction", 1, "max", **_pick("argmax")),
+    _row("amin", "reduction", 1, "min", **_pick("argmin")),
+    # fresh arrays
+    _row("zeros", "constructor", 1, differentiable=False),
+    _row("ones", "constructor", 1, differentiable=False),
+    _row("empty", "constructor", 1, differentiable=False),
+    _row("full", "constructor", 2, vjp=lambda s, a, bar: [(a[1], f"xp.sum({bar})")],
+         jvp=lambda s, a: f"xp.full({s.code(a[0])}, {s.d(a[1])})"),
+    _row("zeros_like", "constructor", 1, total=True, differentiable=False),
+    _row("ones_like", "constructor", 1, total=True, differentiable=False),
+    _row("empty_like", "constructor", 1, total=True, differentiable=False),
+    _row("copy", "constructor", 1, aliases=("array",),
+         evaluate=lambda args, xp: xp.array(args[0], dtype=float, copy=True),
+         spelling=Spelling(step="xp.asarray({0}, dtype=xp.float64, copy=True)"), total=True, vjp=_through,
+         # asarray(...).shape: np.array(a) of a number copies a float, which has no .shape (and the array API
+         # has no xp.shape)
+         jvp=lambda s, a: f"xp.asarray({s.d(a[0])}, dtype=xp.float64) + xp.zeros(xp.asarray({s.code(a[0])}).shape)"),
+    # the same values, shaped as NumPy's rule says for the operand's rank (lower/reshapes.py prints them)
+    _row("atleast_1d", "reshape", 1, total=True),
+    _row("atleast_2d", "reshape", 1, total=True),
+    _row("atleast_3d", "reshape", 1, total=True),
+    # SymPy cannot see into these: they end a segment
+    _row("dot", "opaque", 2, spelling=Spelling(array="matmul"), total=True, **_MATMUL),
+    # a list or tuple literal of numbers, as the 1-D array NumPy makes of it (frontend/literals.py, printed
+    # by lower/literals.py); no function of np or math is spelled so: the frontend makes it, lookup() never
+    # finds it
+    _row("array_literal", "opaque", (), "asarray", evaluate=_array_literal, total=True),
+    _row("array_literal_2d", "opaque", (), "asarray", evaluate=_array_literal_2d, total=True),  # (ncols, rows...)
+    _row("matmul", "opaque", 2, total=True, **_MATMUL),
+)
