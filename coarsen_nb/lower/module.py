@@ -30,7 +30,7 @@ import sympy as sp
 from coarsen_nb import backends, ir, primitives
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.frontend.unbound import bound_error, is_bound_check
-from coarsen_nb.lower import literals, reshapes
+from coarsen_nb.lower import literals, naming, reshapes
 from coarsen_nb.lower.emit import Printer
 from coarsen_nb.lower.helpers import DEPENDS as _DEPENDS
 from coarsen_nb.lower.helpers import HELPERS as _HELPERS
@@ -129,8 +129,8 @@ class ModuleWriter:
         return "\n\n\n".join(p.strip("\n") for p in parts) + "\n"
 
     def _function(self, name: str, params: list[str], body) -> str:
-        self.lines = []
-        self.indent = 1
+        self.lines, self.indent = [], 1
+        self.names.new_scope()      # a temporary's name is unique in its function
         body()
         self.lines = drop_dead_assignments(self.lines)
         sig = ", ".join(self.names(p) if "=" not in p else p for p in params)
@@ -240,7 +240,7 @@ class ModuleWriter:
             f"_broadcast_shape({', '.join(f'{a}.shape' for a in arrays)})"
         pr = Printer("xp", lambda s: leaves[s], reads, temps, indent=self.indent, namer=self.names.fresh,
                      elem_shape=shape, exprs=[o.symbol for o in kernel.outputs], broadcast=len(arrays) > 1)
-        pr.leaf_map = leaves
+        pr.leaf_map, pr.words = leaves, {e: w for e, n in kernel.names.items() if (w := naming.user_word(n))}
         return pr
 
     def kernel(self, k, tape: bool = False) -> None:
@@ -255,7 +255,7 @@ class ModuleWriter:
         pr = self.printer(k)
         for o in k.outputs:
             if self._needed is None or o.name in self._needed:
-                pr.emit(f"{self.py(o.name)} = {pr.value(o.symbol)}")
+                pr.assign(self.py(o.name), o.symbol)
         self._absorb(pr)
         if tape:
             # The adjoint continues with this printer: the primal values it needs are

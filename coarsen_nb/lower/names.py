@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import keyword
 
+from coarsen_nb.lower import naming
+
 RESERVED = {"xp", "math", "np", "cupy"}
 
 
@@ -13,6 +15,7 @@ class Names:
     def __init__(self, params=()):
         self.map: dict[str, str] = {}
         self.taken: set[str] = set(RESERVED)
+        self.local: set[str] = set()        # the temporaries of the function being written
         for p in params:
             self(p)
 
@@ -24,7 +27,7 @@ class Names:
             base = "v" + base
         cand = base
         k = 1
-        while cand in self.taken or keyword.iskeyword(cand):
+        while cand in self.taken or cand in self.local or keyword.iskeyword(cand):
             k += 1
             cand = f"{base}_{k}" if not base.endswith("_") else f"{base}{k}"
         self.taken.add(cand)
@@ -43,19 +46,25 @@ class Names:
         if key not in self.map:
             base = prefix + self(name)
             cand, k = base, 1
-            while cand in self.taken:
+            while cand in self.taken or cand in self.local:
                 k += 1
                 cand = f"{base}_{k}"
             self.taken.add(cand)
             self.map[key] = cand
         return self.map[key]
 
-    def fresh(self, hint: str) -> str:
-        base = "_" + "".join(c if c.isalnum() else "_" for c in hint).strip("_")
-        k = 1
-        cand = f"{base}{k}"
-        while cand in self.taken:
+    def fresh(self, hint: str | None) -> str:
+        """A new temporary named after ``hint`` (see :mod:`.naming`): ``sin_theta``, then
+        ``sin_theta2``; never a name of the user's, a keyword, a builtin or an array-module name."""
+        base = naming.clean(hint)
+        sep = "_" if base[-1].isdigit() else ""
+        cand, k = base, 1
+        while cand in self.taken or cand in self.local or cand in naming.AVOID:
             k += 1
-            cand = f"{base}{k}"
-        self.taken.add(cand)
+            cand = f"{base}{sep}{k}"
+        self.local.add(cand)
         return cand
+
+    def new_scope(self) -> None:
+        """Start a new function: its temporaries may reuse the names of another function's."""
+        self.local = set()
