@@ -28,13 +28,12 @@ printed code in :mod:`.printing`.
 
 from __future__ import annotations
 
-import itertools
-
 import sympy as sp
 
 from coarsen_nb.errors import NoSegmentForm
-from coarsen_nb.lower import naming
+from coarsen_nb.lower import naming, trivial
 from coarsen_nb.lower.branches import BranchPrinting
+from coarsen_nb.lower.names import Names
 from coarsen_nb.lower.nests import NestPrinting
 from coarsen_nb.lower.operators import OperatorPrinting
 from coarsen_nb.lower.printing import (
@@ -68,8 +67,7 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting):
         self.temps = temps
         self.lines: list[str] = []
         self.indent = indent
-        self.counter = itertools.count(1)
-        self.namer = namer or (lambda hint: f"{naming.clean(hint)}{next(self.counter)}")
+        self.namer = namer or Names().fresh
         self.words: dict = {}          # expression -> the user's variable it is the value of (Kernel.names)
         self.root = Level(None, "root")
         self.elem: Level | None = None
@@ -352,6 +350,8 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting):
                 mv = f"{self.xp}.sum({m}, axis=1)" if h is None else f"({m} @ {h})"
                 return mv if g is None else f"({mv} * {g})"
         vals = self.value(body, child)
+        if e.kind == "sum" and is_int_literal(vals) and not self._is_array_level(lv):
+            return trivial.count(vals, child.size)      # Σ_k c over n points: c·n, exactly
         if not self.deps(body) & ({k} | self._varying_binders(child)) or self._may_be_scalar(body):
             # a value that is one number for every point (an invariant body, or a branch whose
             # predicate is a scalar) still counts once per point

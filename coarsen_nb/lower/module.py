@@ -30,7 +30,7 @@ import sympy as sp
 from coarsen_nb import backends, ir, primitives
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.frontend.unbound import bound_error, is_bound_check
-from coarsen_nb.lower import literals, naming, reshapes
+from coarsen_nb.lower import literals, naming, reshapes, trivial
 from coarsen_nb.lower.emit import Printer
 from coarsen_nb.lower.helpers import DEPENDS as _DEPENDS
 from coarsen_nb.lower.helpers import HELPERS as _HELPERS
@@ -466,8 +466,7 @@ class ModuleWriter:
             return
         fast = pr.affine_slice(idx[0], lv) if len(idx) == 1 else None
         if fast is not None:
-            lo, n, step = fast
-            pr.emit(f"_scatter_add({b}, {lo}, {n}, {step}, {val})")
+            pr.emit(trivial.scatter_add(self, pr, lv, b, name, fast, val))
             return
         codes = [pr.value(sp.sympify(i), lv) for i in idx]
         if lv.kind != "root":
@@ -503,8 +502,7 @@ class ModuleWriter:
                 return False
             col = f"xp.sum({m}, axis=0)" if g is None else f"xp.sum({g})" if m is None else f"({g} @ {m})"
             val = col if h is None else f"({col} * {h})"
-            lo, n, step = fast
-            pr.emit(f"_scatter_add({b}, {lo}, {n}, {step}, {val})")
+            pr.emit(trivial.scatter_add(self, pr, pr.level_for({j}), b, name, fast, val))
             return True
         if len(idx) == 2 and pr.deps(idx[0]) == {i} and pr.deps(idx[1]) == {j}:
             blk = pr._block_read_index(idx, i, j)
