@@ -52,7 +52,7 @@ def common_coefficient(e: sp.Add):
     """``(c, a - b)`` for ``c*a - c*b`` (every term a multiple of ±c, c ≠ 1), else None."""
     parts = [t.as_coeff_Mul() for t in e.args]
     c = abs(parts[0][0])
-    if c == 1 or c == 0 or any(abs(k) != c or not k.is_Number for k, _ in parts):
+    if c == 1 or c == 0 or float(c) == 1.0 or any(abs(k) != c or not k.is_Number for k, _ in parts):
         return None
     return c, sp.Add(*[rest if k > 0 else -rest for k, rest in parts])
 
