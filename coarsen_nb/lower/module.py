@@ -74,7 +74,7 @@ class ModuleWriter:
     def __init__(self, plan: Plan, wrt: tuple[str, ...], xp_module: str = "numpy", header: str = "",
                  shared: ModuleState | None = None):
         if shared is None:
-            shared = ModuleState(plan, wrt, backends.for_module(xp_module), Names(plan.params),
+            shared = ModuleState(plan, wrt, backends.for_module(xp_module), Names.for_plan(plan),
                                  active_names(plan, wrt), set(), dict(_HELPERS))
         self.shared = shared
         # the shared objects, by their short names (the same objects: a helper one function's

@@ -1,4 +1,11 @@
-"""SSA names → readable, unique Python identifiers for generated code."""
+"""SSA names → readable, unique Python identifiers for generated code.
+
+A variable the plan holds one version of is printed as the user wrote it (``d1``, not ``d1_1``); one
+with several keeps its versions apart (``theta_2``, ``theta_3``).  ``len(x)`` is ``n_x`` (it was
+``p2_1``, after the compiler's ``$p2.1``) and the function's result is ``result``.  Which names are
+unambiguous is decided from the whole plan (:meth:`Names.for_plan`); a name already in use (a
+temporary of the same function holding that variable's value) leaves the variable its version.
+"""
 
 from __future__ import annotations
 
@@ -12,16 +19,29 @@ RESERVED = {"xp", "math", "np", "cupy"}
 class Names:
     """``s.2`` → ``s_2``, ``$k1.2`` → ``k1_2``, ``h3:x.1`` → ``h3_x_1``; unique and stable."""
 
-    def __init__(self, params=()):
+    def __init__(self, params=(), preferred: dict | None = None):
         self.map: dict[str, str] = {}
         self.taken: set[str] = set(RESERVED)
         self.local: set[str] = set()        # the temporaries of the function being written
+        self.preferred: dict[str, str] = {}
         for p in params:
             self(p)
+        self.preferred = dict(preferred or {})
+
+    @classmethod
+    def for_plan(cls, plan) -> Names:
+        """The names of ``plan``'s generated module (the module writer's, and the error reports')."""
+        return cls(plan.params, naming.preferred_names(plan, set(RESERVED)))
 
     def __call__(self, name: str) -> str:
         if name in self.map:
             return self.map[name]
+        cand = self.preferred.get(name)
+        if cand is not None and cand not in self.taken and cand not in self.local:
+            # (a temporary of this function may hold it already: the value of the same variable)
+            self.taken.add(cand)
+            self.map[name] = cand
+            return cand
         base = "".join(c if c.isalnum() or c == "_" else "_" for c in name).strip("_") or "v"
         if base[0].isdigit():
             base = "v" + base

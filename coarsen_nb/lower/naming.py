@@ -26,6 +26,9 @@ import re
 import numpy as np
 import sympy as sp
 
+from coarsen_nb import ir
+from coarsen_nb.plan import CondStep, IterStep, PrimStep
+
 _C_KEYWORDS = {"auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
                "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
                "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch", "typedef",
@@ -170,3 +173,55 @@ def _levels(pr):
         lv = todo.pop()
         yield lv
         todo += lv.children.values()
+
+
+def length_steps(plan) -> dict[str, str]:
+    """SSA name -> SSA name of the array, for each ``name = len(array)`` step of ``plan``."""
+    out: dict[str, str] = {}
+    todo = list(plan.steps)
+    while todo:
+        s = todo.pop()
+        if isinstance(s, PrimStep):
+            e = s.expr
+            if isinstance(e, ir.Call) and e.func == "len" and len(e.args) == 1 and isinstance(e.args[0], ir.Name):
+                out[s.name] = e.args[0].id
+        elif isinstance(s, CondStep):
+            todo += list(s.then) + list(s.orelse)
+        elif isinstance(s, IterStep):
+            todo += list(s.header) + list(s.body)
+    return out
+
+
+_PLAIN_SSA = re.compile(r"([A-Za-z_]\w*)\.\d+")
+
+
+def preferred_names(plan, reserved: set[str]) -> dict[str, str]:
+    """SSA name -> the plain name it prints as, where that name is unambiguous in ``plan``: the only
+    version of a user's variable (``d1.1`` -> ``d1``), ``len(x)`` (``$p2.1`` -> ``n_x``), the
+    function's one result (``$ret.2`` -> ``result``).  Never a parameter's name, a builtin, a keyword
+    or an array-module name (a variable ``max`` stays ``max_1``: the code calls ``max``)."""
+    names = set(plan.types) | set(plan.params)
+    versions: dict[str, list[str]] = {}
+    for n in names:
+        root = n if n in plan.params else n.split(".")[0] if not n.startswith("$") and ":" not in n else None
+        if root is not None:
+            versions.setdefault(root, []).append(n)
+    out: dict[str, str] = {}
+    for root, ns in versions.items():
+        if len(ns) == 1 and _PLAIN_SSA.fullmatch(ns[0]):
+            out[ns[0]] = root
+    for n, array in length_steps(plan).items():
+        out[n] = "n_" + array.split(".")[0]
+    rets = [n for n in names if n.startswith("$ret.")]
+    if len(rets) == 1:
+        out[rets[0]] = "result"
+    taken = set(reserved) | set(versions) | set(plan.params)
+    chosen: dict[str, str] = {}
+    seen: set[str] = set()
+    for n in sorted(out):
+        w = out[n]
+        clash = w in seen or w in AVOID or keyword.iskeyword(w) or (w in taken and w != n.split(".")[0])
+        if not clash and w.isidentifier():
+            chosen[n] = w
+            seen.add(w)
+    return chosen

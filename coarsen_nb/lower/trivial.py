@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from coarsen_nb import ir
-from coarsen_nb.plan import CondStep, IterStep, PrimStep
+from coarsen_nb.lower import naming
 
 
 def count(literal: str, size: str) -> str:
@@ -51,16 +50,4 @@ def _whole_array(writer, pr, lv, array: str) -> bool:
 
 def _lengths(writer) -> dict[str, str]:
     """Printed name -> printed array name, for each ``name = len(array)`` step of the plan."""
-    out: dict[str, str] = {}
-    todo = list(writer.plan.steps)
-    while todo:
-        s = todo.pop()
-        if isinstance(s, PrimStep):
-            e = s.expr
-            if isinstance(e, ir.Call) and e.func == "len" and len(e.args) == 1 and isinstance(e.args[0], ir.Name):
-                out[writer.py(s.name)] = writer.py(e.args[0].id)
-        elif isinstance(s, CondStep):
-            todo += list(s.then) + list(s.orelse)
-        elif isinstance(s, IterStep):
-            todo += list(s.header) + list(s.body)
-    return out
+    return {writer.py(n): writer.py(a) for n, a in naming.length_steps(writer.plan).items()}
