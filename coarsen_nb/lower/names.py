@@ -10,6 +10,7 @@ temporary of the same function holding that variable's value) leaves the variabl
 from __future__ import annotations
 
 import keyword
+import re
 
 from coarsen_nb.lower import naming
 
@@ -42,7 +43,7 @@ class Names:
             self.taken.add(cand)
             self.map[name] = cand
             return cand
-        base = "".join(c if c.isalnum() or c == "_" else "_" for c in name).strip("_") or "v"
+        base = re.sub("_+", "_", "".join(c if c.isalnum() or c == "_" else "_" for c in name)).strip("_") or "v"
         if base[0].isdigit():
             base = "v" + base
         cand = base

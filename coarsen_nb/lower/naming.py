@@ -89,6 +89,8 @@ def _join(*parts: str | None) -> str | None:
     while len(word) > _MAX and len(parts) > 1:
         parts = parts[:-1]
         word = "_".join(parts)
+    if word in AVOID or word in ("inv", "neg", "sq", "rsqrt", "pow"):
+        return None     # a function's name alone (sqrt2 would read as √2, exp2 as np.exp2)
     return word if len(word) <= _MAX + 6 else None
 
 
@@ -177,19 +179,21 @@ def _levels(pr):
 
 def length_steps(plan) -> dict[str, str]:
     """SSA name -> SSA name of the array, for each ``name = len(array)`` step of ``plan``."""
-    out: dict[str, str] = {}
-    todo = list(plan.steps)
+    return {n: e.args[0].id for n, e in _opaque_steps(plan) if isinstance(e, ir.Call) and e.func == "len"
+            and len(e.args) == 1 and isinstance(e.args[0], ir.Name)}
+
+
+def _opaque_steps(plan):
+    """(name, expression) of every opaque primitive step of ``plan``, in plan order."""
+    todo = list(plan.steps)[::-1]
     while todo:
         s = todo.pop()
         if isinstance(s, PrimStep):
-            e = s.expr
-            if isinstance(e, ir.Call) and e.func == "len" and len(e.args) == 1 and isinstance(e.args[0], ir.Name):
-                out[s.name] = e.args[0].id
+            yield s.name, s.expr
         elif isinstance(s, CondStep):
-            todo += list(s.then) + list(s.orelse)
+            todo += (list(s.then) + list(s.orelse))[::-1]
         elif isinstance(s, IterStep):
-            todo += list(s.header) + list(s.body)
-    return out
+            todo += (list(s.header) + list(s.body))[::-1]
 
 
 _PLAIN_SSA = re.compile(r"([A-Za-z_]\w*)\.\d+")
@@ -212,6 +216,14 @@ def preferred_names(plan, reserved: set[str]) -> dict[str, str]:
             out[ns[0]] = root
     for n, array in length_steps(plan).items():
         out[n] = "n_" + array.split(".")[0]
+    for n, e in _opaque_steps(plan):
+        # another opaque primitive: after its call (xp.matmul(x, w) -> matmul_x_w; it was p4_1)
+        if n not in out and n.startswith("$p") and isinstance(e, ir.Call):
+            args = [a.id.split(".")[0] if isinstance(a, ir.Name) and not a.id.startswith("$") else None
+                    for a in e.args]
+            word = _join(e.func.split(".")[-1], *args) if all(args) else None
+            if word:
+                out[n] = word
     rets = [n for n in names if n.startswith("$ret.")]
     if len(rets) == 1:
         out[rets[0]] = "result"
