@@ -119,7 +119,9 @@ def hint(e, word_of) -> str | None:
             inner = hint(factors[0], word_of)
             return _join("neg", inner) if coeff == -1 else inner
         words = [_atom_word(f, word_of) for f in factors]
-        return _join(*words) if all(words) and len(words) <= 3 else None
+        if not all(words) or len(words) > 3:
+            return None
+        return _join("neg", *words) if coeff == -1 else _join(*words)
     func = _FUNCS.get(type(e))
     if func is not None and len(e.args) == 1:
         return _join(func, _atom_word(e.args[0], word_of))
