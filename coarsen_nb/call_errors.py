@@ -92,11 +92,12 @@ def _opaque_line(text: str, plan) -> list[int]:
     if plan is None or target is None:
         return []
     found: dict[str, int] = {}
+    names = Names.for_plan(plan)
 
     def walk(steps) -> None:
         for s in steps:
             if isinstance(s, PrimStep) and s.line:
-                found.setdefault(Names()(s.name), s.line)
+                found.setdefault(names(s.name), s.line)
             for part in ("then", "orelse", "header", "body"):
                 walk(getattr(s, part, ()))
 

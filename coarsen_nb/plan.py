@@ -72,6 +72,7 @@ class Kernel:
     lines: tuple[int, ...] = ()
     note: str = ""                  # how it was formed (closed form kind, ...)
     types: dict = field(default_factory=dict)   # SSA name -> phi.types.T for inputs and outputs
+    names: dict = field(default_factory=dict)   # Expr -> the SSA name whose value it is (to name temps)
 
     @property
     def inputs(self) -> list[str]:

@@ -97,16 +97,71 @@ def compare(new: dict, old: dict) -> list[str]:
     return diffs
 
 
+def _floats(v) -> list:
+    """The numbers of a snapshot value (``_plain``), flattened, as floats; None where not numeric."""
+    if isinstance(v, list):
+        return [x for part in v for x in (_floats(part) or [None])]
+    try:
+        return [float(x) for x in v["values"]]
+    except (TypeError, ValueError, KeyError):
+        return None
+
+
+def compare_values(new: dict, old: dict, tol: float = 1e-12) -> tuple[int, list[str]]:
+    """(how many numbers were compared, every value or gradient that differs by more than ``tol``,
+    relative to its size where that is above 1).  For a change that alters generated source on
+    purpose (names, printed constants) and must not alter what it computes."""
+    import math
+    count, diffs = 0, []
+    for k in sorted(set(new) & set(old)):
+        for field in ("value", "grad", "call_error", "compile_error"):
+            a, b = new[k].get(field), old[k].get(field)
+            if field.endswith("error") or a is None or b is None:
+                if a != b:
+                    diffs.append(f"{k}: {field} differs")
+                continue
+            fa, fb = _floats(a), _floats(b)
+            if fa is None or fb is None or len(fa) != len(fb) or \
+                    json.dumps(_shapes(a)) != json.dumps(_shapes(b)):
+                diffs.append(f"{k}: {field} differs in kind or shape")
+                continue
+            for x, y in zip(fa, fb, strict=True):
+                count += 1
+                same = x == y or (math.isnan(x) and math.isnan(y)) or abs(x - y) <= tol * max(1.0, abs(y))
+                if not same:
+                    diffs.append(f"{k}: {field} differs: {x!r} vs {y!r}")
+                    break
+    return count, diffs
+
+
+def _shapes(v):
+    return [_shapes(x) for x in v] if isinstance(v, list) else (v.get("dtype"), v.get("shape"))
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out", help="the JSON file to write")
     ap.add_argument("--compare", metavar="OLD", help="a snapshot to compare with; exit 1 on any difference")
+    ap.add_argument("--values", action="store_true", help="with --compare: compare only values and "
+                    "gradients, to 1e-12 (the source may differ); with OUT an existing snapshot, not rerun")
     a = ap.parse_args(argv)
+    if a.values and a.compare and os.path.exists(a.out):
+        with open(a.out) as fh, open(a.compare) as fo:
+            snap, old = json.load(fh), json.load(fo)
+        count, diffs = compare_values(snap, old)
+        print("\n".join(diffs) or f"equal to 1e-12: {count} numbers (values and gradients) in "
+              f"{len(set(snap) & set(old))} compilations")
+        return 1 if diffs else 0
     snap = snapshot()
     with open(a.out, "w") as fh:
         json.dump(snap, fh, indent=1, sort_keys=True)
     sources = sum("source" in r for r in snap.values())
     print(f"{len(snap)} compilations, {sources} generated modules -> {a.out}")
+    if a.compare and a.values:
+        with open(a.compare) as fh:
+            count, diffs = compare_values(snap, json.load(fh))
+        print("\n".join(diffs) or f"equal to 1e-12: {count} numbers (values and gradients)")
+        return 1 if diffs else 0
     if a.compare:
         with open(a.compare) as fh:
             diffs = compare(snap, json.load(fh))

@@ -14,11 +14,13 @@ domains, parameters or CuPy: which targets fuse and how a kernel is assembled is
 from __future__ import annotations
 
 import keyword
+import math
 import re
 
 import sympy as sp
 from sympy.printing.c import C99CodePrinter
 
+from coarsen_nb.lower.printing import exact_float
 from coarsen_nb.rules.record import spell
 from coarsen_nb.rules.table import printed
 
@@ -73,6 +75,10 @@ class CudaPrinter(C99CodePrinter):
         self.temps = temps
         self.reads = reads
         self.subst = subst or {}
+
+    def _print_Float(self, expr):
+        v = float(expr)     # the short decimal (9.81, not 9.8100000000000005), as the NumPy printer's
+        return exact_float(v) if math.isfinite(v) else super()._print_Float(expr)
 
     def _print(self, expr, **kwargs):
         if expr in self.subst:

@@ -28,22 +28,24 @@ printed code in :mod:`.printing`.
 
 from __future__ import annotations
 
-import itertools
-
 import sympy as sp
 
 from coarsen_nb.errors import NoSegmentForm
+from coarsen_nb.lower import naming, trivial
 from coarsen_nb.lower.branches import BranchPrinting
+from coarsen_nb.lower.names import Names
 from coarsen_nb.lower.nests import NestPrinting
 from coarsen_nb.lower.operators import OperatorPrinting
 from coarsen_nb.lower.printing import (
     Level,
     ident,
+    int_typed,
     is_atom_code,
     is_int_literal,
     is_number_code,
     number_code,
     trip_count,
+    unwrapped,
 )
 from coarsen_nb.phi import forms, logsumexp
 from coarsen_nb.symbolic.levels import ELEM, Deps
@@ -65,8 +67,8 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting):
         self.temps = temps
         self.lines: list[str] = []
         self.indent = indent
-        self.counter = itertools.count(1)
-        self.namer = namer or (lambda hint: f"_t{next(self.counter)}")
+        self.namer = namer or Names().fresh
+        self.words: dict = {}          # expression -> the user's variable it is the value of (Kernel.names)
         self.root = Level(None, "root")
         self.elem: Level | None = None
         self.elem_shape: str | None = None
@@ -163,10 +165,15 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting):
 
     # -- values ----------------------------------------------------------------------------
 
-    def value(self, e, ctx: Level | None = None) -> str:
-        """Code for ``e`` valid at level ``ctx`` (default: root), emitting statements as needed."""
+    def value(self, e, ctx: Level | None = None, target: str | None = None) -> str:
+        """Code for ``e`` valid at level ``ctx`` (default: root), emitting statements as needed.
+
+        ``target``: the name the caller assigns the result to; a value that needs a statement of its
+        own is computed into it (``theta_3 = theta_2 + dt_omega``, not ``_t3 = ...; theta_3 = _t3``)."""
         ctx = ctx or self.root
         e = sp.sympify(e)
+        if target is not None and e in self.temps and not any(e in lv.memo for lv in ctx.ancestors()):
+            return self.value(self.temps[e], ctx, target)      # the output names its value
         if ctx is self.root and ELEM in self.deps(e):
             ctx = self.elem
         nat = self.natural(e, ctx)
@@ -187,11 +194,17 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting):
                 break   # above here the same index is bound by an outer loop (shadowed)
         code = self._compute(e, nat)
         if not is_atom_code(code):
-            name = self.fresh("t")
-            self.emit(f"{name} = {code}")
+            name = target if target is not None and nat is ctx else self.fresh(naming.printer_word(self, e))
+            self.emit(f"{name} = {unwrapped(code)}")
             code = name
         nat.memo[e] = code
         return self.bcast(code, nat, ctx) if d else code
+
+    def assign(self, name: str, e) -> None:
+        """``name = <e>``, computed into ``name`` where ``e`` needs a statement of its own."""
+        code = self.value(e, target=name)
+        if code != name:
+            self.emit(f"{name} = {code}")
 
     def _compute(self, e, lv: Level) -> str:
         if isinstance(e, sp.Symbol):
@@ -200,6 +213,9 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting):
             return number_code(e)
         if e in (sp.true, sp.false):
             return "True" if e == sp.true else "False"
+        if isinstance(e, sp.Mul) and e.args[0].is_Float and abs(float(e.args[0])) == 1.0 and \
+                not int_typed(rest := sp.Mul(*e.args[1:])):
+            return self._compute(rest if e.args[0] > 0 else -rest, lv)     # 1.0 * x is x for a float x
         array = lv.kind != "root" and not (lv.kind == "cond")
         if isinstance(e, forms._Reduction):
             return self._reduce(e, lv)
@@ -336,6 +352,8 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting):
                 mv = f"{self.xp}.sum({m}, axis=1)" if h is None else f"({m} @ {h})"
                 return mv if g is None else f"({mv} * {g})"
         vals = self.value(body, child)
+        if e.kind == "sum" and is_int_literal(vals) and not self._is_array_level(lv):
+            return trivial.count(vals, child.size)      # Σ_k c over n points: c·n, exactly
         if not self.deps(body) & ({k} | self._varying_binders(child)) or self._may_be_scalar(body):
             # a value that is one number for every point (an invariant body, or a branch whose
             # predicate is a scalar) still counts once per point

@@ -30,7 +30,7 @@ import sympy as sp
 from coarsen_nb import backends, ir
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.frontend.unbound import bound_error, is_bound_check
-from coarsen_nb.lower import literals, reshapes
+from coarsen_nb.lower import literals, naming, reshapes, trivial
 from coarsen_nb.lower.emit import Printer
 from coarsen_nb.lower.helpers import DEPENDS as _DEPENDS
 from coarsen_nb.lower.helpers import HELPERS as _HELPERS
@@ -72,7 +72,7 @@ class ModuleWriter:
     def __init__(self, plan: Plan, wrt: tuple[str, ...], xp_module: str = "numpy", header: str = "",
                  shared: ModuleState | None = None):
         if shared is None:
-            shared = ModuleState(plan, wrt, backends.for_module(xp_module), Names(plan.params),
+            shared = ModuleState(plan, wrt, backends.for_module(xp_module), Names.for_plan(plan),
                                  active_names(plan, wrt), set(), dict(_HELPERS))
         self.shared = shared
         # the shared objects, by their short names (the same objects: a helper one function's
@@ -127,8 +127,8 @@ class ModuleWriter:
         return "\n\n\n".join(p.strip("\n") for p in parts) + "\n"
 
     def _function(self, name: str, params: list[str], body) -> str:
-        self.lines = []
-        self.indent = 1
+        self.lines, self.indent = [], 1
+        self.names.new_scope()      # a temporary's name is unique in its function
         body()
         self.lines = drop_dead_assignments(self.lines)
         sig = ", ".join(self.names(p) if "=" not in p else p for p in params)
@@ -231,7 +231,7 @@ class ModuleWriter:
             f"_broadcast_shape({', '.join(f'{a}.shape' for a in arrays)})"
         pr = Printer("xp", lambda s: leaves[s], reads, temps, indent=self.indent, namer=self.names.fresh,
                      elem_shape=shape, exprs=[o.symbol for o in kernel.outputs], broadcast=len(arrays) > 1)
-        pr.leaf_map = leaves
+        pr.leaf_map, pr.words = leaves, {e: w for e, n in kernel.names.items() if (w := naming.user_word(n))}
         return pr
 
     def kernel(self, k, tape: bool = False) -> None:
@@ -246,7 +246,7 @@ class ModuleWriter:
         pr = self.printer(k)
         for o in k.outputs:
             if self._needed is None or o.name in self._needed:
-                pr.emit(f"{self.py(o.name)} = {pr.value(o.symbol)}")
+                pr.assign(self.py(o.name), o.symbol)
         self._absorb(pr)
         if tape:
             # The adjoint continues with this printer: the primal values it needs are
@@ -457,8 +457,7 @@ class ModuleWriter:
             return
         fast = pr.affine_slice(idx[0], lv) if len(idx) == 1 else None
         if fast is not None:
-            lo, n, step = fast
-            pr.emit(f"_scatter_add({b}, {lo}, {n}, {step}, {val})")
+            pr.emit(trivial.scatter_add(self, pr, lv, b, name, fast, val))
             return
         codes = [pr.value(sp.sympify(i), lv) for i in idx]
         if lv.kind != "root":
@@ -494,8 +493,7 @@ class ModuleWriter:
                 return False
             col = f"xp.sum({m}, axis=0)" if g is None else f"xp.sum({g})" if m is None else f"({g} @ {m})"
             val = col if h is None else f"({col} * {h})"
-            lo, n, step = fast
-            pr.emit(f"_scatter_add({b}, {lo}, {n}, {step}, {val})")
+            pr.emit(trivial.scatter_add(self, pr, pr.level_for({j}), b, name, fast, val))
             return True
         if len(idx) == 2 and pr.deps(idx[0]) == {i} and pr.deps(idx[1]) == {j}:
             blk = pr._block_read_index(idx, i, j)

@@ -1,8 +1,18 @@
-"""SSA names → readable, unique Python identifiers for generated code."""
+"""SSA names → readable, unique Python identifiers for generated code.
+
+A variable the plan holds one version of is printed as the user wrote it (``d1``, not ``d1_1``); one
+with several keeps its versions apart (``theta_2``, ``theta_3``).  ``len(x)`` is ``n_x`` (it was
+``p2_1``, after the compiler's ``$p2.1``) and the function's result is ``result``.  Which names are
+unambiguous is decided from the whole plan (:meth:`Names.for_plan`); a name already in use (a
+temporary of the same function holding that variable's value) leaves the variable its version.
+"""
 
 from __future__ import annotations
 
 import keyword
+import re
+
+from coarsen_nb.lower import naming
 
 RESERVED = {"xp", "math", "np", "cupy"}
 
@@ -10,21 +20,35 @@ RESERVED = {"xp", "math", "np", "cupy"}
 class Names:
     """``s.2`` → ``s_2``, ``$k1.2`` → ``k1_2``, ``h3:x.1`` → ``h3_x_1``; unique and stable."""
 
-    def __init__(self, params=()):
+    def __init__(self, params=(), preferred: dict | None = None):
         self.map: dict[str, str] = {}
         self.taken: set[str] = set(RESERVED)
+        self.local: set[str] = set()        # the temporaries of the function being written
+        self.preferred: dict[str, str] = {}
         for p in params:
             self(p)
+        self.preferred = dict(preferred or {})
+
+    @classmethod
+    def for_plan(cls, plan) -> Names:
+        """The names of ``plan``'s generated module (the module writer's, and the error reports')."""
+        return cls(plan.params, naming.preferred_names(plan, set(RESERVED)))
 
     def __call__(self, name: str) -> str:
         if name in self.map:
             return self.map[name]
-        base = "".join(c if c.isalnum() or c == "_" else "_" for c in name).strip("_") or "v"
+        cand = self.preferred.get(name)
+        if cand is not None and cand not in self.taken and cand not in self.local:
+            # (a temporary of this function may hold it already: the value of the same variable)
+            self.taken.add(cand)
+            self.map[name] = cand
+            return cand
+        base = re.sub("_+", "_", "".join(c if c.isalnum() or c == "_" else "_" for c in name)).strip("_") or "v"
         if base[0].isdigit():
             base = "v" + base
         cand = base
         k = 1
-        while cand in self.taken or keyword.iskeyword(cand):
+        while cand in self.taken or cand in self.local or keyword.iskeyword(cand):
             k += 1
             cand = f"{base}_{k}" if not base.endswith("_") else f"{base}{k}"
         self.taken.add(cand)
@@ -43,19 +67,25 @@ class Names:
         if key not in self.map:
             base = prefix + self(name)
             cand, k = base, 1
-            while cand in self.taken:
+            while cand in self.taken or cand in self.local:
                 k += 1
                 cand = f"{base}_{k}"
             self.taken.add(cand)
             self.map[key] = cand
         return self.map[key]
 
-    def fresh(self, hint: str) -> str:
-        base = "_" + "".join(c if c.isalnum() else "_" for c in hint).strip("_")
-        k = 1
-        cand = f"{base}{k}"
-        while cand in self.taken:
+    def fresh(self, hint: str | None) -> str:
+        """A new temporary named after ``hint`` (see :mod:`.naming`): ``sin_theta``, then
+        ``sin_theta2``; never a name of the user's, a keyword, a builtin or an array-module name."""
+        base = naming.clean(hint)
+        sep = "_" if base[-1].isdigit() else ""
+        cand, k = base, 1
+        while cand in self.taken or cand in self.local or cand in naming.AVOID:
             k += 1
-            cand = f"{base}{k}"
-        self.taken.add(cand)
+            cand = f"{base}{sep}{k}"
+        self.local.add(cand)
         return cand
+
+    def new_scope(self) -> None:
+        """Start a new function: its temporaries may reuse the names of another function's."""
+        self.local = set()

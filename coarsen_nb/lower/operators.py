@@ -216,7 +216,8 @@ class OperatorPrinting:
             x = self._floats([exp], [x], force=True)[0]
         if self.ieee and not array and not (exp.is_integer and exp.is_nonnegative):
             return f"_ieee_pow({b}, {x})"   # 0.0 ** -0.5 is inf here, not a ZeroDivisionError
-        return f"({b})**({x})"
+        plain = is_atom_code(b) and is_atom_code(x) and not b.startswith("-") and not x.startswith("-")
+        return f"{b}**{x}" if plain else f"({b})**({x})"
 
     def _divide(self, num: str, den: str, array: bool, wrap: bool = False) -> str:
         """``num / den`` (in parentheses with ``wrap``); in scalar derivative code IEEE's ±inf or nan

@@ -52,7 +52,7 @@ def common_coefficient(e: sp.Add):
     """``(c, a - b)`` for ``c*a - c*b`` (every term a multiple of ±c, c ≠ 1), else None."""
     parts = [t.as_coeff_Mul() for t in e.args]
     c = abs(parts[0][0])
-    if c == 1 or c == 0 or any(abs(k) != c or not k.is_Number for k, _ in parts):
+    if c == 1 or c == 0 or float(c) == 1.0 or any(abs(k) != c or not k.is_Number for k, _ in parts):
         return None
     return c, sp.Add(*[rest if k > 0 else -rest for k, rest in parts])
 
@@ -94,7 +94,37 @@ def number_code(e) -> str:
         raise CoarsenError(str(e), message=f"the constant {sp.N(e, 4)} (an expression's constants multiplied "
                            "out) is beyond the float range", hint="scale the constants of that expression so "
                            "that their product stays below 1.8e308")
+    return exact_float(v)
+
+
+def exact_float(v: float) -> str:
+    """``v`` as the short decimal a user writes: ``repr`` (the shortest that round-trips), or a decimal of
+    at most 10 digits within 2 ulps of ``v`` (``-0.5`` for the ``-0.4999999999999999`` that SymPy makes
+    of ``-(1/sqrt(2.0))**2``: its constants multiplied out in floats, so the last bits are noise)."""
+    if not math.isfinite(v) or v == 0:
+        return repr(v)
+    for digits in range(1, 11):
+        c = float(f"{v:.{digits}g}")
+        if c == v or abs(c - v) <= 2 * math.ulp(v):
+            return repr(c)
     return repr(v)
+
+
+def unwrapped(code: str) -> str:
+    """``code`` without parentheses around the whole of it: the right-hand side of an assignment
+    needs none (``t = a + b``, not ``t = (a + b)``)."""
+    while code.startswith("(") and code.endswith(")"):
+        depth = 0
+        for k, ch in enumerate(code):
+            depth += ch == "("
+            depth -= ch == ")"
+            if depth == 0 and k < len(code) - 1:
+                return code      # (a) + (b): the first parenthesis closes before the end
+        inner = code[1:-1]
+        if inner.endswith(",") or not inner.strip():
+            return code          # a tuple (a,) or ()
+        code = inner
+    return code
 
 
 def is_atom_code(code: str) -> bool:

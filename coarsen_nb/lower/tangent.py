@@ -13,6 +13,7 @@ from coarsen_nb import ir
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.frontend.unbound import is_bound_check
 from coarsen_nb.lower import literals, reshapes
+from coarsen_nb.lower.liveness import drop_dead_assignments
 from coarsen_nb.plan import CondStep, IterStep, PrimStep
 from coarsen_nb.rules.table import PRIMITIVES
 from coarsen_nb.symbolic.activity import differentiable_prim
@@ -32,7 +33,9 @@ class TangentSweep:
         """Source of the JVP function ``NAME_jvp(*params, *tangents)`` for the writer's plan."""
         params = list(self.plan.params) + [self.names.tangent(p) for p in self.wrt]
         self.lines, self.indent = [], 1
+        self.names.new_scope()      # a temporary's name is unique in its function
         self._body()
+        self.lines = drop_dead_assignments(self.lines)      # (a trip count only the primal loop used)
         sig = ", ".join(self.names(p) if p in self.plan.params else p for p in params)
         return f"def {self.plan.name}_jvp({sig}):\n" + "\n".join(self.lines) + "\n"
 
@@ -62,11 +65,11 @@ class TangentSweep:
         reads = {s: (self.names.tangent(a), idx) for s, (a, idx) in j.reads.items()}
         pr = self.printer(k, extra_leaves=leaves, extra_temps=j.temps, extra_reads=reads)
         for o in k.outputs:
-            pr.emit(f"{self.py(o.name)} = {pr.value(o.symbol)}")
+            pr.assign(self.py(o.name), o.symbol)
         done = set()
         pr.ieee = True      # tangent code: inf at a domain edge, not ZeroDivisionError
         for name, e in j.outputs:
-            pr.emit(f"{self.names.tangent(name)} = {pr.value(e)}")
+            pr.assign(self.names.tangent(name), e)
             done.add(name)
         for o in k.outputs:
             if o.name in self.active and o.name not in done:

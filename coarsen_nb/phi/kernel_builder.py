@@ -27,6 +27,7 @@ class KernelBuilder:
         self.reads: dict[tuple, Read] = {}
         self.body: list[tuple[sp.Symbol, sp.Basic]] = []
         self.env: dict[str, sp.Basic] = {}          # SSA name -> expression inside this kernel
+        self.named: dict = {}                       # expression -> SSA name, of loop bodies' values
         self.defined: list[str] = []                # SSA names this kernel defines, in order
         self.lines: list[int] = []
         self.ops = 0
@@ -108,8 +109,11 @@ class KernelBuilder:
         if not outs:
             return None
         self.body = logsumexp.recognize(self.body)
+        # which expression each SSA value stood for, so that generated code can call it by its name
+        named = {e: n for n, e in reversed(self.env.items()) if isinstance(e, sp.Expr) and not e.is_Number}
+        named.update({e: n for e, n in self.named.items() if e not in named})
         k = Kernel(0, dict(self.scalars), dict(self.arrays), tuple(self.reads.values()), list(self.body),
-                   tuple(outs), tuple(sorted(set(self.lines))), self.note)
+                   tuple(outs), tuple(sorted(set(self.lines))), self.note, names=named)
         return k
 
 

@@ -112,6 +112,9 @@ def _lift_loop(lifter, kb, loop: Loop, outer: _Scope) -> dict[str, sp.Basic]:
     etas = {e.value.value.id: e.name for e in loop.etas}
     trip = sp.Max(0, sp.ceiling((stop - start) / step))
     _resolve_lagged(kb, loop, scope, states, outer, k, (start, stop, step), trip, etas, result)
+    for name, v in scope.env.items():       # the body's values by the user's names (for generated code)
+        if isinstance(v, sp.Expr) and not v.is_Number:
+            kb.named.setdefault(v, name)
     updates: dict = {}      # μ name -> (next value, init)
     for m in loop.mus:
         if m.name in scope.lagged:

@@ -106,3 +106,15 @@ def test_a_list_of_arrays_is_refused_at_its_line_as_a_2d_literal():
     with pytest.raises(CoarsenError) as info:
         g.grad(np.ones(3), np.ones(3))
     assert info.value.line == 4 and "2-D array literal" in str(info.value)
+
+
+@pytest.mark.parametrize("src", [INDEXED, LOOPED], ids=["indexed", "looped"])
+def test_generated_code_has_no_ssa_or_numbered_temporary_names(src):
+    """The code a user reads (``f.source``, the code view, ``f.export``) uses their words too: no
+    ``$k1``, ``i.1`` or ``_t98`` (the temporaries are named after what they compute)."""
+    f = cn.coarsen(src, wrt=("x",))
+    x = np.array([0.5, 1.5, -2.0])
+    assert f.grad(x).tolist() == [1.0, 1.0, 1.0]
+    body = f.source[f.source.index("def f("):]
+    assert not _SSA_NAME.search(body), _SSA_NAME.findall(body)[:5]
+    assert not re.search(r"\b_t\d+\b", body), re.findall(r"\b_t\d+\b", body)[:5]

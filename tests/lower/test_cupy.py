@@ -198,7 +198,7 @@ def test_generated_module_calls_the_fused_kernels():
     src = HookedWriter(f.plan, f._last.wrt, "cupy", "").source()
     assert "xp.ReductionKernel(" in src and "xp.ElementwiseKernel(" in src
     assert "def _cupy_kernel(key, make):" in src
-    assert "xp.arange(int(0), int(p2_1 - 1), int(1), dtype=xp.int64)" in src
+    assert "xp.arange(int(0), int(n_x - 1), int(1), dtype=xp.int64)" in src     # n_x: len(x)
 
 
 # ---- on a GPU: CuPy gradients equal NumPy's ---------------------------------------------------------

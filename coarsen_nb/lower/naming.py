@@ -1,0 +1,241 @@
+"""Names for the printer's temporaries: the user's words, not ``_t98``.
+
+Generated code is read (``f.source``, the notebook's code view, ``f.export``), so a shared
+subexpression is named after what it is:
+
+* the value of one of the user's variables keeps that variable's name (``d1``, ``sq``): the lifter
+  inlines ``d1 = ...`` into the SOI's expressions, and :attr:`Kernel.names` remembers which
+  expression each user variable stood for;
+* anything else is named after its shape over those names: ``exp_x``, ``sin_theta``, ``th_sq``
+  (``th**2``), ``inv_vol`` (``1/vol``), ``dt_omega`` (``dt*omega``), ``neg_x``;
+* what has no good name (a long sum) is ``t``.
+
+:func:`hint` only proposes a word; :class:`~coarsen_nb.lower.names.Names` makes it unique and keeps it
+clear of :data:`AVOID` (Python's keywords and builtins, the array and ``math`` modules' attribute
+names, which the text passes of :mod:`.liveness` count as words, and C's keywords, since CuPy kernels
+are C).  A word never starts with ``_`` (helpers do), ``b_`` or ``d_`` (adjoints and tangents do).
+"""
+
+from __future__ import annotations
+
+import builtins
+import keyword
+import math
+import re
+
+import numpy as np
+import sympy as sp
+
+from coarsen_nb import ir
+from coarsen_nb.plan import CondStep, IterStep, PrimStep
+
+_C_KEYWORDS = {"auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
+               "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
+               "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch", "typedef",
+               "union", "unsigned", "void", "volatile", "while", "bool", "true", "false", "new", "delete",
+               "this", "class", "template", "typename", "namespace", "operator", "private", "public"}
+
+#: Words a temporary may not be (it may still contain them: ``exp_x`` is fine).
+AVOID = frozenset(set(dir(builtins)) | set(keyword.kwlist) | set(keyword.softkwlist) | set(dir(math)) |
+                  set(dir(np)) | _C_KEYWORDS | {"xp", "np", "math", "cupy"})
+
+_MAX = 22                     # longer words are cut to their first parts
+_VERSION = re.compile(r"(_\d+)+(_out)?$|_out$")
+
+_FUNCS = {sp.exp: "exp", sp.log: "log", sp.sin: "sin", sp.cos: "cos", sp.tan: "tan", sp.tanh: "tanh",
+          sp.sinh: "sinh", sp.cosh: "cosh", sp.atan: "atan", sp.asin: "asin", sp.acos: "acos",
+          sp.Abs: "abs", sp.erf: "erf", sp.sign: "sign", sp.floor: "floor", sp.ceiling: "ceil"}
+
+
+def user_word(name: str) -> str | None:
+    """The user's variable in an SSA name (``d1.1`` -> ``d1``, ``_clip3:v.2`` -> ``v``, an inlined
+    helper's result ``_norm_cdf4:$ret.2`` -> ``norm_cdf``); None for the compiler's own (``$k1.2``;
+    ``g:total.2``, the loop body of ``total``, is not ``total``)."""
+    helper, _, local = name.rpartition(":")
+    if helper and not helper.startswith("_"):
+        return None
+    if local.startswith("$ret") and helper:
+        return helper.split(":")[0].strip("_").rstrip("0123456789") or None
+    base = local.split(".")[0].rstrip("'")
+    return base if base.isidentifier() else None
+
+
+def code_word(code: str) -> str:
+    """A printed name without its SSA version: ``theta_2`` -> ``theta``, ``omega_2_out`` -> ``omega``;
+    an adjoint ``b_ret_2`` -> ``bar_ret``, a tangent ``d_theta_1`` -> ``dtheta``."""
+    word = _VERSION.sub("", code.strip("_")) or code.strip("_")
+    if word.startswith("b_") and len(word) > 2:
+        return "bar_" + word[2:]
+    if word.startswith("d_") and len(word) > 2:
+        return "d" + word[2:]
+    return word
+
+
+def clean(word: str | None) -> str:
+    """``word`` as a temporary's stem: an identifier, not private, not an adjoint's or tangent's."""
+    w = re.sub(r"\W", "_", word or "").strip("_")
+    if not w or w[0].isdigit():
+        w = "t" + w
+    if w.startswith(("b_", "d_")):
+        w = w[2:] or "t"
+    return w
+
+
+def _join(*parts: str | None) -> str | None:
+    parts = [p for p in parts if p]
+    if not parts:
+        return None
+    word = "_".join(parts)
+    while len(word) > _MAX and len(parts) > 1:
+        parts = parts[:-1]
+        word = "_".join(parts)
+    if word in AVOID or word in ("inv", "neg", "sq", "rsqrt", "pow"):
+        return None     # a function's name alone (sqrt2 would read as √2, exp2 as np.exp2)
+    return word if len(word) <= _MAX + 6 else None
+
+
+def hint(e, word_of) -> str | None:
+    """A word for expression ``e`` (None: no good one); ``word_of(symbol)`` names a leaf or None."""
+    if isinstance(e, sp.Symbol):
+        return word_of(e)
+    if not isinstance(e, sp.Expr) or e.is_Number:
+        return None
+    if isinstance(e, sp.Pow):
+        b, x = e.args
+        hb = _atom_word(b, word_of)
+        if x == 2:
+            return _join(hb, "sq")
+        if x == -1:
+            return _join("inv", hb)
+        if x == sp.S.Half:
+            return _join("sqrt", hb)
+        if x == -sp.S.Half:
+            return _join("rsqrt", hb)
+        return _join(hb, "pow")
+    if isinstance(e, sp.Mul):
+        coeff, rest = e.as_coeff_Mul()
+        factors = [f for f in sp.Mul.make_args(rest)]
+        if len(factors) == 1:
+            inner = hint(factors[0], word_of)
+            return _join("neg", inner) if coeff == -1 else inner
+        words = [_atom_word(f, word_of) for f in factors]
+        if not all(words) or len(words) > 3:
+            return None
+        return _join("neg", *words) if coeff == -1 else _join(*words)
+    func = _FUNCS.get(type(e))
+    if func is not None and len(e.args) == 1:
+        return _join(func, _atom_word(e.args[0], word_of))
+    return None
+
+
+def _atom_word(e, word_of) -> str | None:
+    """The word of a factor or argument: a name, or a short form of one (``x**2`` -> ``x_sq``)."""
+    w = word_of(e)
+    if w or isinstance(e, sp.Symbol):
+        return w
+    if isinstance(e, sp.Pow) or isinstance(e, sp.Mul) and len(e.args) == 2 and e.args[0].is_Number:
+        return hint(e, word_of)
+    if type(e) in _FUNCS and len(e.args) == 1 and isinstance(e.args[0], sp.Symbol):
+        return hint(e, word_of)
+    return None
+
+
+def printer_word(pr, e) -> str | None:
+    """What printer ``pr`` (an :class:`~coarsen_nb.lower.emit.Printer`) should call the value of ``e``:
+    the user's variable it is the value of, else a word for its shape over the names already printed."""
+    return pr.words.get(e) or hint(e, lambda x: _printed_word(pr, x))
+
+
+def _printed_word(pr, x) -> str | None:
+    if not isinstance(x, sp.Symbol):
+        # a subexpression already computed into a name: that name (``dt * alpha``: ``dt_alpha``)
+        code = next((lv.memo[x] for lv in _levels(pr) if x in lv.memo), None)
+        if code and code.isidentifier() and not re.fullmatch(r"t\d*", code):
+            return code_word(code)
+        return pr.words.get(x)
+    if pr.words.get(x):
+        return pr.words[x]
+    if x in pr.temps:
+        return user_word(str(x)) or hint(pr.temps[x], lambda y: _printed_word(pr, y))
+    if x in pr.reads:
+        # x[i]: x_i, with the user's loop variable
+        arr, index = pr.reads[x]
+        at = [pr.words.get(i) for i in index]
+        return _join(code_word(arr), *(at if all(at) else ["k"]))
+    if x in pr.deps.ranges:
+        return None
+    try:
+        code = pr.leaf(x)[0]
+    except KeyError:
+        return None
+    return code_word(code) if code.isidentifier() else None
+
+
+def _levels(pr):
+    todo = [lv for lv in (pr.root, pr.elem) if lv is not None]
+    while todo:
+        lv = todo.pop()
+        yield lv
+        todo += lv.children.values()
+
+
+def length_steps(plan) -> dict[str, str]:
+    """SSA name -> SSA name of the array, for each ``name = len(array)`` step of ``plan``."""
+    return {n: e.args[0].id for n, e in _opaque_steps(plan) if isinstance(e, ir.Call) and e.func == "len"
+            and len(e.args) == 1 and isinstance(e.args[0], ir.Name)}
+
+
+def _opaque_steps(plan):
+    """(name, expression) of every opaque primitive step of ``plan``, in plan order."""
+    todo = list(plan.steps)[::-1]
+    while todo:
+        s = todo.pop()
+        if isinstance(s, PrimStep):
+            yield s.name, s.expr
+        elif isinstance(s, CondStep):
+            todo += (list(s.then) + list(s.orelse))[::-1]
+        elif isinstance(s, IterStep):
+            todo += (list(s.header) + list(s.body))[::-1]
+
+
+_PLAIN_SSA = re.compile(r"([A-Za-z_]\w*)\.\d+")
+
+
+def preferred_names(plan, reserved: set[str]) -> dict[str, str]:
+    """SSA name -> the plain name it prints as, where that name is unambiguous in ``plan``: the only
+    version of a user's variable (``d1.1`` -> ``d1``), ``len(x)`` (``$p2.1`` -> ``n_x``), the
+    function's one result (``$ret.2`` -> ``result``).  Never a parameter's name, a builtin, a keyword
+    or an array-module name (a variable ``max`` stays ``max_1``: the code calls ``max``)."""
+    names = set(plan.types) | set(plan.params)
+    versions: dict[str, list[str]] = {}
+    for n in names:
+        root = n if n in plan.params else n.split(".")[0] if not n.startswith("$") and ":" not in n else None
+        if root is not None:
+            versions.setdefault(root, []).append(n)
+    out: dict[str, str] = {}
+    for root, ns in versions.items():
+        if len(ns) == 1 and _PLAIN_SSA.fullmatch(ns[0]):
+            out[ns[0]] = root
+    for n, array in length_steps(plan).items():
+        out[n] = "n_" + array.split(".")[0]
+    for n, e in _opaque_steps(plan):
+        # another opaque primitive: after its call (xp.matmul(x, w) -> matmul_x_w; it was p4_1)
+        if n not in out and n.startswith("$p") and isinstance(e, ir.Call):
+            args = [a.id.split(".")[0] if isinstance(a, ir.Name) and not a.id.startswith("$") else None
+                    for a in e.args]
+            word = _join(e.func.split(".")[-1], *args) if all(args) else None
+            if word:
+                out[n] = word
+    rets = [n for n in names if n.startswith("$ret.")]
+    if len(rets) == 1:
+        out[rets[0]] = "result"
+    taken = set(reserved) | set(versions) | set(plan.params)
+    chosen: dict[str, str] = {}
+    seen: set[str] = set()
+    for n in sorted(out):
+        w = out[n]
+        clash = w in seen or w in AVOID or keyword.iskeyword(w) or (w in taken and w != n.split(".")[0])
+        if not clash and w.isidentifier():
+            chosen[n] = w
+            seen.add(w)
+    return chosen

@@ -1,0 +1,53 @@
+"""Trivial forms printed as what they are, so that generated code reads like a hand-written gradient.
+
+* ``b_x += v``, not ``_scatter_add(b_x, 0, n, 1, v)``, for the adjoint of the read ``x[k]`` over
+  ``k in range(len(x))``: the read visits every element of ``x`` once, in order, so the scatter is
+  the whole array's sum.  That is proved from the plan (the loop's stop is the primitive
+  ``len(x)`` of that same ``x``), never assumed: any other range keeps ``_scatter_add``, which
+  handles offsets, steps and partial ranges.
+* ``int(n)``, not ``int(xp.sum(xp.broadcast_to(xp.asarray(1), (n,))))``, for the count of a loop's
+  points (``k += 1`` in a loop lifted to a sum); ``3 * int(n)`` for another integer literal.  Both
+  are exact: an integer sum has no rounding.
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from coarsen_nb.lower import naming
+
+
+def count(literal: str, size: str) -> str:
+    """Σ over ``size`` points of the integer ``literal``."""
+    return f"int({size})" if literal == "1" else f"{literal} * int({size})"
+
+
+def scatter_add(writer, pr, lv, bar: str, array: str, fast, val: str) -> str:
+    """The statement adding ``val`` (one value per point of level ``lv``) into ``bar[lo + step*k]``.
+
+    ``writer`` is the module writer (its plan and names), ``pr`` the printer, ``array`` the SSA name
+    of the array whose adjoint ``bar`` is, ``fast`` the (lo, n, step) codes of the slice."""
+    lo, n, step = fast
+    if lo == "0" and step == "1" and _whole_array(writer, pr, lv, array):
+        return f"{bar} += {val}"
+    return f"_scatter_add({bar}, {lo}, {n}, {step}, {val})"
+
+
+def _whole_array(writer, pr, lv, array: str) -> bool:
+    """Whether ``lv``'s loop runs over ``range(0, len(array), 1)``."""
+    rng = pr.deps.ranges.get(lv.binder)
+    if rng is None:
+        return False
+    a, b, s = (sp.sympify(x) for x in rng)
+    if a != 0 or s != 1 or not isinstance(b, sp.Symbol):
+        return False
+    try:
+        stop = pr.leaf(b)[0]
+    except KeyError:
+        return False
+    return _lengths(writer).get(stop) == writer.py(array)
+
+
+def _lengths(writer) -> dict[str, str]:
+    """Printed name -> printed array name, for each ``name = len(array)`` step of the plan."""
+    return {writer.py(n): writer.py(a) for n, a in naming.length_steps(writer.plan).items()}
