@@ -14,6 +14,7 @@ from coarsen_nb import ir, primitives
 from coarsen_nb.frontend.comprehensions import ComprehensionTranslator
 from coarsen_nb.frontend.literals import LIST_SAFE_BUILTINS, LiteralTranslator
 from coarsen_nb.frontend.methods import MethodTranslator
+from coarsen_nb.frontend.slices import SliceTranslator, has_slice
 from coarsen_nb.frontend.source import MISSING, Unit
 
 #: Python binary operators and their IR spelling (shared with the parser).
@@ -46,7 +47,7 @@ _REJECT = {
 }
 
 
-class ExprTranslator(LiteralTranslator, MethodTranslator, ComprehensionTranslator):
+class ExprTranslator(LiteralTranslator, MethodTranslator, ComprehensionTranslator, SliceTranslator):
     """Mixin: ``self.unit`` is the function being translated, ``self.locals`` its variable names."""
 
     unit: Unit
@@ -138,6 +139,9 @@ class ExprTranslator(LiteralTranslator, MethodTranslator, ComprehensionTranslato
         element = self.literal_element(node)
         if element is not None:
             return self.expr(element)
+        if has_slice(node.slice):
+            self.refuse_list_operands([node.value], "a slice")
+            return self.slice_read(node)
         value = self.expr(node.value)
         return ir.Index(value, self.index(node.slice))
 

@@ -1,0 +1,216 @@
+"""Slices, ``x[a:b:s]`` read and written, desugared to counted loops of element reads and writes.
+
+The later passes know element reads ``x[i]`` and writes ``t[k] = v`` of a counted loop, and the
+lifter gives a loop ``for k in range(m): t[k] = x[a + s·k]`` a closed form (an RWrite: a vectorized
+gather, no iteration at run time, with its adjoint a scatter-add).  So a slice becomes exactly that
+loop, and nothing after the frontend knows slices.
+
+Python's meaning (``slice.indices``): for an axis of length n and a constant step s ≠ 0,
+
+* a bound b < 0 counts from the end, ``b + n``; then it is clamped to ``[0, n]`` (s > 0) or to
+  ``[-1, n - 1]`` (s < 0);
+* an omitted start is 0 (s > 0) or n - 1 (s < 0); an omitted stop is n (s > 0) or "before 0" (s < 0);
+* the length is ``max(0, ⌈(stop - start) / s⌉)``, and element k is ``start + s·k``.
+
+The normalized start and the length are computed once, as int IR values, before the loop; a
+constant bound picks its branch here, a bound of unknown sign is an ``IfExp``.
+
+A read ``x[a:b:s]`` (``X[i, a:b]``, ``X[a:b, j]``: one sliced axis) is a fresh 1-D array::
+
+    $slN = np.zeros(length)
+    for $iN in range(length):
+        $slN[$iN] = x[start + s * $iN]          # X[i, start + s * $iN] for a row
+
+A write ``u[a:b:s] = v`` first makes ``$vN = np.zeros(length) + v`` — NumPy's broadcast of a
+number, or an array of the slice's length, to the slice — so v is evaluated once, before any
+element of ``u`` changes (``u[1:] = u[:-1]`` reads the old values, as NumPy does), then writes
+``u[start + s * $iN] = $vN[$iN]``.  ``u[a:b] += v`` is the read, the operation and the write
+(:meth:`~coarsen_nb.frontend.parse._Builder._s_AugAssign`), which is what NumPy's in-place add of
+the view computes.
+
+A slice read is a copy here and a view in NumPy: the two differ only when the array or the slice
+is written afterwards (``y = u[1:]`` then ``u[1] = 0``), which :func:`sliced_name` lets the alias
+check refuse.  Blocks of two sliced axes, 3-D slices, variable steps and new axes (``x[:, None]``)
+are refused with what to write instead.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from coarsen_nb import ir
+
+_NEWAXIS_HINT = ("adding an axis is not supported yet: write the broadcast as a loop over the indices "
+                 "(`for i in range(len(x))`)")
+
+
+def has_slice(index: ast.AST) -> bool:
+    """Whether a subscript's index holds a slice, ``None``/``np.newaxis`` or ``...``."""
+    elts = index.elts if isinstance(index, ast.Tuple) else [index]
+    return any(isinstance(e, ast.Slice) or _is_newaxis(e) or _is_ellipsis(e) for e in elts)
+
+
+def sliced_name(value: ast.AST) -> str | None:
+    """``u`` when ``value`` is a slice of the variable ``u`` (``u[1:]``, ``U[:, j]``), else None."""
+    if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name) and has_slice(value.slice):
+        return value.value.id
+    return None
+
+
+def _is_ellipsis(e: ast.AST) -> bool:
+    return isinstance(e, ast.Constant) and e.value is Ellipsis
+
+
+def _is_newaxis(e: ast.AST) -> bool:
+    return (isinstance(e, ast.Constant) and e.value is None) or \
+        (isinstance(e, ast.Attribute) and e.attr == "newaxis")
+
+
+class SliceTranslator:
+    """Mixin of :class:`~coarsen_nb.frontend.exprs.ExprTranslator`: slice reads, and the CFG builder's
+    slice writes."""
+
+    # -- reads ----------------------------------------------------------------------------
+
+    def slice_read(self, node: ast.Subscript) -> ir.Expr:
+        """``node`` (a subscript with a slice) as the name of the fresh 1-D array it reads."""
+        base = self.temp(self.expr(node.value), "sb", node.value)
+        fixed, axis, start, step, length = self._slice_of(node, base)
+        n = next(self.counter)
+        out = self._hidden(f"$sl{n}", self._fresh_array(length, node), node)
+        k = self._hidden(f"$i{n}", None, node)
+        source = self._subscript(self._hidden(f"$sb{n}", base, node), fixed, axis,
+                                 self._element(start, step, k, node), node)
+        self._counted_loop(k, length, ast.Subscript(ast.Name(out, ast.Load()), ast.Name(k, ast.Load()),
+                                                    ast.Store()), source, node)
+        return self.temp(ir.Call("copy", (ir.Name(self.rename[out]),)), "p", node)    # see _settled
+
+    # -- writes ---------------------------------------------------------------------------
+
+    def slice_store(self, target: ast.Subscript, value: ir.Expr, s: ast.stmt) -> None:
+        """``target = value`` where ``target`` (a subscript of a written array) holds a slice."""
+        name = target.value.id
+        base = ir.Name(self.rename.get(name, name))
+        fixed, axis, start, step, length = self._slice_of(target, base)
+        n = next(self.counter)
+        spread = self.temp(ir.BinOp("+", self._fresh_array(length, s), value), "v", s)
+        values = self._hidden(f"$sv{n}", spread, s)
+        k = self._hidden(f"$i{n}", None, s)
+        dest = self._subscript(ast.Name(name, ast.Load()), fixed, axis, self._element(start, step, k, s), s)
+        dest.ctx = ast.Store()
+        self._counted_loop(k, length, dest, ast.Subscript(ast.Name(values, ast.Load()),
+                                                          ast.Name(k, ast.Load()), ast.Load()), s)
+        self.emit(base.id, self.temp(ir.Call("copy", (base,)), "p", s), s)      # see _settled
+
+    # -- the pieces -----------------------------------------------------------------------
+
+    def _slice_of(self, node: ast.Subscript, base: ir.Expr):
+        """``(fixed, axis, start, step, length)``: the indices of the other axes (AST, by position),
+        which axis is sliced, its normalized start and constant step, and the slice's length."""
+        elts = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
+        written = ast.unparse(node)
+        for e in elts:
+            if _is_newaxis(e):
+                raise self.unit.error("new axis (None / np.newaxis) in an index", e, _NEWAXIS_HINT,
+                                      message=f"unsupported index {written}: a new axis")
+            if _is_ellipsis(e):
+                raise self.unit.error("Ellipsis (...) in an index", e, "write one index or slice per axis, "
+                                      "e.g. X[:, j]")
+        slices = [k for k, e in enumerate(elts) if isinstance(e, ast.Slice)]
+        if len(elts) > 2:
+            raise self.unit.error("slice of an array of more than 2 dimensions", node,
+                                  "slice 1-D or 2-D arrays, or loop over the other indices")
+        if len(slices) > 1:
+            raise self.unit.error("2-D block slice", node,
+                                  f"slice one axis at a time: loop over the rows, `for i in range(...)`, and read "
+                                  f"the row's part, `{ast.unparse(node.value)}[i, a:b]`",
+                                  message=f"unsupported slice {written}: a block of two sliced axes")
+        axis = slices[0]
+        sl = elts[axis]
+        fixed = [None if k == axis else self.temp(self.expr(e), "ix", e) for k, e in enumerate(elts)]
+        step = 1
+        if sl.step is not None:
+            v = self.expr(sl.step)
+            if not isinstance(v, ir.Const) or isinstance(v.value, bool) or not isinstance(v.value, int):
+                raise self.unit.error("slice with a variable step", sl.step,
+                                      "use a constant step (`x[a:b:2]`, `x[::-1]`), or loop over "
+                                      "range(a, b, s) and read x[i]")
+            if v.value == 0:
+                raise self.unit.error("slice step of zero", sl.step, "use a non-zero step",
+                                      message="slice step cannot be zero")
+            step = v.value
+        size = self.temp(ir.Call("len", (base,)) if axis == 0 else
+                         ir.Index(self.temp(ir.Attr(base, "shape"), "p", node), (ir.Const(axis),)), "len", node)
+        lo = self._bound(sl.lower, size, step, "start", node)
+        hi = self._bound(sl.upper, size, step, "stop", node)
+        span = ir.BinOp("-", hi, lo) if step > 0 else ir.BinOp("-", lo, hi)
+        if abs(step) != 1:
+            # ⌈span / |s|⌉ as a float floor division, exact for ints below 2**53, then int(): the
+            # integer ``//`` lifts to SymPy's floor((span + |s| - 1)/|s|), whose rational coefficients
+            # the printer writes as floats, one ulp short of an integer (floor(2/3 + 7/3) == 2)
+            quotient = ir.BinOp("//", ir.BinOp("+", span, ir.Const(abs(step) - 1)), ir.Const(float(abs(step))))
+            span = ir.Call("int", (self.temp(quotient, "len", node),))
+        length = self.temp(ir.Call("max", (ir.Const(0), self.temp(span, "len", node))), "len", node)
+        return fixed, axis, lo, step, length
+
+    def _bound(self, bound: ast.AST | None, size: ir.Expr, step: int, which: str, node: ast.AST) -> ir.Expr:
+        """A start or stop as ``slice.indices`` normalizes it, as an int IR value."""
+        if bound is None:
+            if step > 0:
+                return ir.Const(0) if which == "start" else size
+            return self.temp(ir.BinOp("-", size, ir.Const(1)), "len", node) if which == "start" else ir.Const(-1)
+        b = self.temp(self.expr(bound), "ix", bound)
+        low, high = (ir.Const(0), size) if step > 0 else (ir.Const(-1), ir.BinOp("-", size, ir.Const(1)))
+        from_end = ir.Call("max", (ir.BinOp("+", b, size), low))
+        from_start = ir.Call("min", (b, high))
+        if isinstance(b, ir.Const):
+            return self.temp(from_end if b.value < 0 else from_start, "ix", node)
+        return self.temp(ir.IfExp(ir.Compare("<", b, ir.Const(0)), from_end, from_start), "ix", node)
+
+    def _fresh_array(self, length: ir.Expr, node: ast.AST) -> ir.Expr:
+        """``np.zeros(length)``, as the frontend emits a constructor call (its own named step)."""
+        return self.temp(ir.Call("zeros", (length,)), "p", node)
+
+    def _hidden(self, name: str, value: ir.Expr | None, node: ast.AST) -> str:
+        """A compiler variable the desugared AST can name: ``value`` assigned to it (unless None)."""
+        frame = self.frame
+        frame.rename[name] = frame.prefix + name
+        frame.locals.add(name)
+        if value is not None:
+            self.emit(frame.prefix + name, value, node)
+        return name
+
+    def _subscript(self, base: str | ast.expr, fixed: list, axis: int, index: ast.expr, node: ast.AST):
+        """``base[index]`` with the other axes' indices (already evaluated) in their positions."""
+        parts = [index if k == axis else self._as_ast(f, node) for k, f in enumerate(fixed)]
+        value = ast.Name(base, ast.Load()) if isinstance(base, str) else base
+        return ast.Subscript(value, parts[0] if len(parts) == 1 else ast.Tuple(parts, ast.Load()), ast.Load())
+
+    def _as_ast(self, value: ir.Expr, node: ast.AST) -> ast.expr:
+        """An evaluated IR value (a constant or a name) as AST the translator reads back."""
+        if isinstance(value, ir.Const):
+            return ast.Constant(value.value)
+        return ast.Name(self._hidden(f"$ix{next(self.counter)}", value, node), ast.Load())
+
+    def _counted_loop(self, k: str, length: ir.Expr, target: ast.expr, value: ast.expr, node: ast.AST) -> None:
+        """``for k in range(length): target = value``, built as AST at ``node``'s position."""
+        stop = self._as_ast(length, node)
+        loop = ast.For(target=ast.Name(k, ast.Store()),
+                       iter=ast.Call(ast.Name("range", ast.Load()), [stop], []),
+                       body=[ast.Assign(targets=[target], value=value)], orelse=[])
+        for sub in ast.walk(loop):
+            ast.copy_location(sub, node)
+        self.stmts([loop])
+
+    def _element(self, start: ir.Expr, step: int, k: str, node: ast.AST) -> ast.expr:
+        """``start + step·k`` as AST, without the terms that are 0 or 1."""
+        term: ast.expr = ast.Name(k, ast.Load())
+        if step != 1:
+            term = ast.BinOp(ast.Constant(step), ast.Mult(), term)
+        if start == ir.Const(0):
+            return term
+        return ast.BinOp(self._as_ast(start, node), ast.Add(), term)
+
+    # Implemented by the CFG builder and ExprTranslator.
+    def temp(self, value: ir.Expr, kind: str = "t", node: ast.AST | None = None) -> ir.Expr:  # pragma: no cover
+        raise NotImplementedError
