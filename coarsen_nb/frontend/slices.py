@@ -28,6 +28,11 @@ element of ``u`` changes (``u[1:] = u[:-1]`` reads the old values, as NumPy does
 (:meth:`~coarsen_nb.frontend.parse._Builder._s_AugAssign`), which is what NumPy's in-place add of
 the view computes.
 
+The array a slice loop writes is handed on as ``np.copy`` of it (a read's result; a written array after
+the write), so the write ends its segment.  Without that, an element write used by array code in the same
+segment is mistaken for a scalar by the later stages (today: ``math.sin`` of the array, an adjoint
+summed to a scalar); the copy costs one pass over the slice and keeps values and gradients exact.
+
 A slice read is a copy here and a view in NumPy: the two differ only when the array or the slice
 is written afterwards (``y = u[1:]`` then ``u[1] = 0``), which :func:`sliced_name` lets the alias
 check refuse.  Blocks of two sliced axes, 3-D slices, variable steps and new axes (``x[:, None]``)
@@ -83,7 +88,7 @@ class SliceTranslator:
                                  self._element(start, step, k, node), node)
         self._counted_loop(k, length, ast.Subscript(ast.Name(out, ast.Load()), ast.Name(k, ast.Load()),
                                                     ast.Store()), source, node)
-        return self.temp(ir.Call("copy", (ir.Name(self.rename[out]),)), "p", node)    # see _settled
+        return self.temp(ir.Call("copy", (ir.Name(self.rename[out]),)), "p", node)    # see the module docstring
 
     # -- writes ---------------------------------------------------------------------------
 
@@ -100,7 +105,7 @@ class SliceTranslator:
         dest.ctx = ast.Store()
         self._counted_loop(k, length, dest, ast.Subscript(ast.Name(values, ast.Load()),
                                                           ast.Name(k, ast.Load()), ast.Load()), s)
-        self.emit(base.id, self.temp(ir.Call("copy", (base,)), "p", s), s)      # see _settled
+        self.emit(base.id, self.temp(ir.Call("copy", (base,)), "p", s), s)      # see the module docstring
 
     # -- the pieces -----------------------------------------------------------------------
 
