@@ -7,6 +7,8 @@ oracles apply: the plain Python function (NumPy's own slicing), central finite d
 with the seed; inputs keep away from kinks.
 """
 
+# ruff: noqa: B905 - the entries write zip(x, y) as users do: zip stops at the shorter operand
+
 from __future__ import annotations
 
 import numpy as np
@@ -160,6 +162,20 @@ def column_writes(X):
 
 
 # --------------------------------------------------------------------------
+# 4. max and min of a generator (desugared like sum(... for ...))
+# --------------------------------------------------------------------------
+
+
+def max_of_generator(x):
+    return max(x[i] * x[i + 1] for i in range(len(x) - 1)) + min([np.sin(v) for v in x])
+
+
+def extremum_filter_default(x, lo):
+    big = max((v * v for v in x if v > lo), default=-1.0)
+    return big + min(abs(a - b) for a, b in zip(x[1:], x[:-1]))
+
+
+# --------------------------------------------------------------------------
 # Inputs and entries
 # --------------------------------------------------------------------------
 
@@ -174,6 +190,19 @@ def _len(rng, lo=4, hi=9):
 
 def _mat(rng, lo=2, hi=6):
     return rng.uniform(-1.0, 1.0, size=(_len(rng, lo, hi), _len(rng, lo, hi)))
+
+
+def _apart(rng, n, gap=0.08):
+    """n values in (-1, 1) whose pairwise differences, products of neighbours and squares keep apart
+    (the kinks of max and min)."""
+    while True:
+        v = rng.uniform(-1.0, 1.0, size=n)
+        d = np.abs(np.subtract.outer(v, v))[~np.eye(n, dtype=bool)]
+        p = np.sort(v[1:] * v[:-1])
+        s = np.sort(v * v)
+        gaps = np.sort(np.abs(np.diff(v)))
+        if d.min() > gap and np.diff(p).min() > 1e-2 and np.diff(s).min() > 1e-2 and np.diff(gaps).min() > 1e-2:
+            return v
 
 
 def _entry(fn, make_args, wrt, tags=""):
@@ -210,6 +239,9 @@ _ALL: list[CorpusEntry] = [
     _entry(overlapping_write, lambda r: (_arr(r, _len(r)),), "x", "write augmented"),
     _entry(heat_steps, lambda r: (_arr(r, _len(r)), float(r.uniform(0.1, 0.3))), "x r", "write loop"),
     _entry(column_writes, lambda r: (_mat(r, 3, 6),), "X", "2d write augmented"),
+    _entry(max_of_generator, lambda r: (_apart(r, _len(r)),), "x", "extremum"),
+    _entry(extremum_filter_default, lambda r: (_apart(r, _len(r)), float(r.choice([-0.5, 0.05, 2.0]))), "x",
+           "extremum"),
 ]
 
 SLICES = _ALL

@@ -90,9 +90,9 @@ UNSUPPORTED: list[UnsupportedCase] = [
         """, 2, 4, "ClassDef"),
     _case("genexp", "generator expression", """\
         def f(x):
-            total = max(v * v for v in x)
-            return total
-        """, 2, 15, "GeneratorExp"),
+            squares = (v * v for v in x)
+            return x[0]
+        """, 2, 14, "GeneratorExp"),
     _case("listcomp", "list comprehension", """\
         def f(x):
             ys = [2.0 * v for v in x]
