@@ -36,7 +36,10 @@ summed to a scalar); the copy costs one pass over the slice and keeps values and
 A slice read is a copy here and a view in NumPy: the two differ only when the array or the slice
 is written afterwards (``y = u[1:]`` then ``u[1] = 0``), which :func:`sliced_name` lets the alias
 check refuse.  Blocks of two sliced axes, 3-D slices, variable steps and new axes (``x[:, None]``)
-are refused with what to write instead.
+are refused with what to write instead, and so is ``X[a:b]`` of an array the function also indexes
+with two indices (a block of rows: a fresh 2-D array has no constructor here, ``np.zeros((r, c))``
+is refused); the frontend knows no ranks, so ``X[a:b]`` of a 2-D array the source does not show as
+one fails when called, at its line (NumPy's "setting an array element with a sequence").
 """
 
 from __future__ import annotations
@@ -60,6 +63,20 @@ def sliced_name(value: ast.AST) -> str | None:
     if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name) and has_slice(value.slice):
         return value.value.id
     return None
+
+
+def _is_2d(fdef: ast.FunctionDef, name: str) -> bool:
+    """Whether the function indexes ``name`` with two indices (``X[i, j]``, ``X[:, j]``) or reads
+    ``name.shape[1]``: then ``name[a:b]`` is a block of rows, which is refused, not a 1-D slice."""
+    for n in ast.walk(fdef):
+        if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and n.value.id == name \
+                and isinstance(n.slice, ast.Tuple) and len(n.slice.elts) == 2:
+            return True
+        if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Attribute) and n.value.attr == "shape" \
+                and isinstance(n.value.value, ast.Name) and n.value.value.id == name \
+                and isinstance(n.slice, ast.Constant) and n.slice.value == 1:
+            return True
+    return False
 
 
 def _is_ellipsis(e: ast.AST) -> bool:
@@ -130,6 +147,12 @@ class SliceTranslator:
                                   f"slice one axis at a time: loop over the rows, `for i in range(...)`, and read "
                                   f"the row's part, `{ast.unparse(node.value)}[i, a:b]`",
                                   message=f"unsupported slice {written}: a block of two sliced axes")
+        if len(elts) == 1 and isinstance(node.value, ast.Name) and _is_2d(self.unit.node, node.value.id):
+            x = node.value.id
+            raise self.unit.error("slice of the rows of a 2-D array", node,
+                                  f"loop over the rows, `for i in range(...)`, and use the row `{x}[i, :]`, or slice "
+                                  f"one column, `{x}[a:b, j]`",
+                                  message=f"unsupported slice {written}: rows of the 2-D array {x!r}")
         axis = slices[0]
         sl = elts[axis]
         fixed = [None if k == axis else self.temp(self.expr(e), "ix", e) for k, e in enumerate(elts)]

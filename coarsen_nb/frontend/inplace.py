@@ -1,0 +1,44 @@
+"""Whether ``x += v`` on a parameter ``x`` changes the caller's array, as far as the source tells.
+
+On a NumPy array, ``x += v`` is an in-place add: the caller's array changes, as with ``x[i] = v``.
+On a number it rebinds the local name only.  The compiled function computes values without side
+effects, so the first is refused (like any write into a parameter array, with the ``x = x.copy()``
+fix) and the second is fine.  The frontend knows no types, so it looks for uses that only an array
+has: a subscript ``x[...]``, ``len(x)``, an attribute or method (``x.shape``, ``x.sum()``), a ``for``
+over it, an operand of ``@``, or an argument of one of NumPy's reductions and array constructors.
+Where the source shows none of these, ``x += v`` is taken as a number's (an array that is only
+combined elementwise, ``x += 1.0; return np.sin(x)``, is not detected: its caller's array is not
+changed by the compiled code).
+"""
+
+from __future__ import annotations
+
+import ast
+
+#: np.<name>(x, ...) that a number would not be passed to.
+_ARRAY_FUNCTIONS = frozenset({"sum", "mean", "prod", "max", "min", "amax", "amin", "dot", "copy", "zeros_like",
+                              "ones_like", "empty_like", "matmul", "atleast_1d", "atleast_2d", "atleast_3d"})
+
+
+def array_use(fdef: ast.FunctionDef, name: str) -> ast.AST | None:
+    """A node of ``fdef`` that uses the variable ``name`` as only an array is used, or None."""
+    def is_it(n: ast.AST) -> bool:
+        return isinstance(n, ast.Name) and n.id == name
+
+    for node in ast.walk(fdef):
+        if isinstance(node, ast.Subscript) and is_it(node.value):
+            return node
+        if isinstance(node, ast.Attribute) and is_it(node.value):
+            return node
+        if isinstance(node, ast.For) and (is_it(node.iter) or (
+                isinstance(node.iter, ast.Call) and any(is_it(a) for a in node.iter.args))):
+            return node.iter
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult) and (is_it(node.left) or
+                                                                                  is_it(node.right)):
+            return node
+        if isinstance(node, ast.Call) and any(is_it(a) for a in node.args):
+            f = node.func
+            if (isinstance(f, ast.Name) and f.id == "len") or \
+                    (isinstance(f, ast.Attribute) and f.attr in _ARRAY_FUNCTIONS):
+                return node
+    return None
