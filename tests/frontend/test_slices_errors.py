@@ -56,6 +56,8 @@ CASES = [
      ("in-place update", "x = x.copy()")),
     ("augassign-helper-parameter", "def _h(v):\n    v -= 1.0\n    return len(v)\ndef f(x):\n    return _h(x)\n",
      2, "Name", "v", ("in-place update of the parameter array 'v'",)),
+    ("slice-as-loop-bound", "def f(x):\n    s = 0.0\n    for i in range(1, x[1:]):\n        s = s + x[i]\n"
+     "    return s\n", 3, "Subscript", "x[1:]", ("slice as a loop bound", "range(len(x[1:]))")),
     ("max-key", "def f(x):\n    return max((v for v in x), key=abs)\n", 2, "keyword", "key", ("key=",)),
 ]
 
