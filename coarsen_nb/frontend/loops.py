@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from coarsen_nb import ir
-from coarsen_nb.frontend.slices import has_slice
+from coarsen_nb.frontend.slices import ceil_quotient, has_slice
 
 _ITER_HINT = ("loop over range(...), over an array (`for v in x`, `for row in X`), or over enumerate(...) "
               "or zip(...) of those")
@@ -131,8 +131,7 @@ class LoopTranslator:
                                   "use a constant step, or loop over the range itself")
         s = step.value
         span = ir.BinOp("-", stop, start) if s > 0 else ir.BinOp("-", start, stop)
-        if abs(s) != 1:
-            span = ir.BinOp("//", ir.BinOp("+", span, ir.Const(abs(s) - 1)), ir.Const(abs(s)))
+        span = ceil_quotient(self.temp, self.temp(span, "len", it), abs(s), it)
         return self.temp(ir.Call("max", (ir.Const(0), self.temp(span, "len", it))), "len", it)
 
     # -- targets ------------------------------------------------------------------------------

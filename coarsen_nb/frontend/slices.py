@@ -65,6 +65,20 @@ def sliced_name(value: ast.AST) -> str | None:
     return None
 
 
+def ceil_quotient(temp, span: ir.Expr, step: int, node: ast.AST) -> ir.Expr:
+    """``⌈span / step⌉`` for a constant int ``step > 0``: the count of a range or slice of that span.
+
+    Computed as a float floor division, exact for ints below 2**53, then ``int``: the integer ``//``
+    lifts to SymPy's ``floor((span + step - 1)/step)``, whose rational coefficients the printer writes
+    as floats, one ulp short of an integer (``floor(2/3 + 7/3) == 2``; tests/lower/test_slice_workarounds.py).
+    ``temp`` names a value (the builder's).
+    """
+    if step == 1:
+        return span
+    quotient = ir.BinOp("//", ir.BinOp("+", span, ir.Const(step - 1)), ir.Const(float(step)))
+    return ir.Call("int", (temp(quotient, "len", node),))
+
+
 def _is_2d(fdef: ast.FunctionDef, name: str) -> bool:
     """Whether the function indexes ``name`` with two indices (``X[i, j]``, ``X[:, j]``) or reads
     ``name.shape[1]``: then ``name[a:b]`` is a block of rows, which is refused, not a 1-D slice."""
@@ -172,12 +186,7 @@ class SliceTranslator:
         lo = self._bound(sl.lower, size, step, "start", node)
         hi = self._bound(sl.upper, size, step, "stop", node)
         span = ir.BinOp("-", hi, lo) if step > 0 else ir.BinOp("-", lo, hi)
-        if abs(step) != 1:
-            # ⌈span / |s|⌉ as a float floor division, exact for ints below 2**53, then int(): the
-            # integer ``//`` lifts to SymPy's floor((span + |s| - 1)/|s|), whose rational coefficients
-            # the printer writes as floats, one ulp short of an integer (floor(2/3 + 7/3) == 2)
-            quotient = ir.BinOp("//", ir.BinOp("+", span, ir.Const(abs(step) - 1)), ir.Const(float(abs(step))))
-            span = ir.Call("int", (self.temp(quotient, "len", node),))
+        span = ceil_quotient(self.temp, span, abs(step), node)
         length = self.temp(ir.Call("max", (ir.Const(0), self.temp(span, "len", node))), "len", node)
         return fixed, axis, lo, step, length
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 
 import numpy as np
+import pytest
 from gradcheck import assert_close, finite_difference
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -101,3 +102,18 @@ def test_augmented_write_gradient(case, data):
     gx, gw = f.grad(*args)
     assert_close(gx, finite_difference(py, args, 0), rtol=1e-5, atol=1e-6, what="d/dx")
     assert_close(gw, finite_difference(py, args, 1), rtol=1e-5, atol=1e-6, what="d/dw")
+
+
+@pytest.mark.parametrize("step", [2, 3, -3, 5])
+def test_enumerate_of_a_stepped_range_counts_like_python(step):
+    """Regression: the count of ``range(a, b, s)`` inside enumerate/zip was ``(span + |s| - 1) // |s|``
+    printed with float coefficients, one short for len(x) = 7 and s = 3 (the ceil_quotient fix)."""
+    src = (f"def f(x, a):\n    s = 0.0\n    for k, i in enumerate(range(a, len(x) if {step} > 0 else -1, {step})):\n"
+           "        s = s + x[i] * (k + 1)\n    return s\n")
+    namespace = {"np": np}
+    exec(src, namespace)
+    f = cn.coarsen(src)
+    for n in range(1, 13):
+        x = np.arange(1.0, n + 1.0)
+        for a in {0, n // 2, n - 1}:
+            assert f(x, a) == namespace["f"](x, a), (n, a)
