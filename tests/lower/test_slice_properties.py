@@ -117,3 +117,29 @@ def test_enumerate_of_a_stepped_range_counts_like_python(step):
         x = np.arange(1.0, n + 1.0)
         for a in {0, n // 2, n - 1}:
             assert f(x, a) == namespace["f"](x, a), (n, a)
+
+
+@functools.cache
+def _compiled_2d(axis: int, lower: bool, upper: bool, step: int):
+    sl = _bounds(lower, upper, step)
+    index = f"i, {sl}" if axis == 1 else f"{sl}, i"
+    src = f"def f(X, w, i, a, b):\n    return np.sum(np.sin(X[{index}]) * w)\n"
+    namespace = {"np": np}
+    exec(src, namespace)
+    return cn.coarsen(src, wrt=("X",)), namespace["f"]
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 5), st.integers(1, 5), st.integers(0, 1), _slices(), st.data())
+def test_row_and_column_slices(rows, cols, axis, case, data):
+    _, a, b, lower, upper, step = case
+    X = np.asarray(data.draw(st.lists(st.floats(-2, 2), min_size=rows * cols, max_size=rows * cols)),
+                   dtype=float).reshape(rows, cols)
+    i = data.draw(st.integers(-(rows if axis == 1 else cols), (rows if axis == 1 else cols) - 1))
+    sl = _python_slice(lower, upper, step, a, b)
+    part = X[i, sl] if axis == 1 else X[sl, i]
+    w = np.asarray(data.draw(st.lists(st.floats(-2, 2), min_size=len(part), max_size=len(part))), dtype=float)
+    f, py = _compiled_2d(axis, lower, upper, step)
+    args = (X, w, i, a, b)
+    assert_close(f(*args), py(*args), rtol=1e-12, atol=1e-12, what="value")
+    assert_close(f.grad(*args), finite_difference(py, args, 0), rtol=1e-5, atol=1e-6, what="d/dX")
