@@ -102,3 +102,21 @@ def test_slice_step_is_python_not_numpy_for_an_empty_array():
     f = cn.coarsen("def f(x):\n    return x[::-2]\n")
     assert f(np.zeros(0)).shape == (0,)
     assert np.array_equal(f(np.arange(5.0)), np.arange(5.0)[::-2])
+
+
+def test_a_write_of_the_wrong_length_is_numpys_value_error_at_the_line():
+    src = "def f(x):\n    u = np.zeros(len(x))\n    u[1:] = x\n    return np.sum(u)\n"
+    namespace = {"np": np}
+    exec(src, namespace)
+    with pytest.raises(ValueError):
+        namespace["f"](np.ones(3))
+    with pytest.raises(ValueError) as info:
+        cn.coarsen(src)(np.ones(3))
+    assert isinstance(info.value, CoarsenError) and info.value.line == 3
+
+
+def test_rows_of_a_2d_array_the_source_does_not_show_fail_at_the_line():
+    """The frontend knows no ranks: X[1:] of a 2-D argument is caught when called, not guessed."""
+    with pytest.raises(ValueError) as info:
+        cn.coarsen("def f(X):\n    return np.sum(X[1:] * 2.0)\n")(np.ones((3, 3)))
+    assert isinstance(info.value, CoarsenError) and info.value.line == 2
