@@ -1,5 +1,6 @@
 """Corpus of slicing as notebook users write it (issue 15): ``x[1:] - x[:-1]``, ``u[1:-1] = ...``,
-``X[:, j]``, ``x[::-1]``, windows ``x[i:i+3]``, empty and clamped slices, slice writes and ``+=``.
+``X[:, j]``, ``img[:, 1:]``, ``x[::-1]``, windows ``x[i:i+3]``, empty and clamped slices, slice writes
+and ``+=``, and ``max``/``min`` of generators.
 
 The entries are :class:`corpus.CorpusEntry` records, like the loop-style corpus, so the same
 oracles apply: the plain Python function (NumPy's own slicing), central finite differences and JAX
@@ -107,9 +108,27 @@ def row_matmul(X, w):
     return np.sum(X[1, :] @ w) + np.sum(X[:, 0] ** 2) + np.dot(X[-1, 1:], w[:-1])
 
 
+def image_gradient(img):
+    dx = img[:, 1:] - img[:, :-1]
+    dy = img[1:, :] - img[:-1, :]
+    return np.sum(dx * dx) + np.sum(np.sqrt(dy * dy + 0.1))
+
+
+def row_blocks(X):
+    n = X.shape[1]
+    return np.sum(X[1:] * X[:-1]) + n * np.sum(X[::2, 1::-1] ** 3) + np.sum(X[-2:, -3:])
+
+
 # --------------------------------------------------------------------------
 # 3. Writes into arrays the function made
 # --------------------------------------------------------------------------
+
+
+def block_writes(X):
+    U = X.copy()
+    U[1:, ::-1] = 2.0 * X[:-1, :]
+    U[:2, 1:3] += 1.5
+    return np.sum(U * U * X)
 
 
 def laplacian(x):
@@ -231,6 +250,9 @@ _ALL: list[CorpusEntry] = [
     _entry(column_sums, lambda r: (_mat(r),), "X", "2d column loop"),
     _entry(row_weights, _row_args, "X w", "2d row loop"),
     _entry(row_matmul, _row_args, "X w", "2d row matmul"),
+    _entry(image_gradient, lambda r: (_mat(r),), "img", "2d block"),
+    _entry(row_blocks, lambda r: (_mat(r, 3, 6),), "X", "2d block negative-step"),
+    _entry(block_writes, lambda r: (_mat(r, 3, 6),), "X", "2d block write augmented"),
     _entry(laplacian, lambda r: (_arr(r, _len(r)),), "x", "write"),
     _entry(smoothing_step, lambda r: (_arr(r, _len(r)), float(r.uniform(0.1, 0.4))), "x r", "write augmented"),
     _entry(broadcast_scalar_write, lambda r: (_arr(r, _len(r)), float(r.uniform(-1.0, 1.0))), "x c",

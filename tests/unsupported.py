@@ -302,10 +302,6 @@ UNSUPPORTED: list[UnsupportedCase] = [
         def f(t):
             return np.sum(t[:, 0, 1:])
         """, 2, 18, "Subscript"),
-    _case("slice_block", "2-D block slice", """\
-        def f(m):
-            return np.sum(m[1:, :2])
-        """, 2, 18, "Subscript"),
     _case("slice_of_list", "list in a slice", """\
         def f(x):
             v = [x, 2.0 * x, 3.0]

@@ -21,6 +21,12 @@ A read ``x[a:b:s]`` (``X[i, a:b]``, ``X[a:b, j]``: one sliced axis) is a fresh 1
     for $iN in range(length):
         $slN[$iN] = x[start + s * $iN]          # X[i, start + s * $iN] for a row
 
+and a block ``X[a:b, c:d]`` (``img[:, 1:]``; ``X[a:b]`` of an array the function also indexes with two
+indices, a block of rows) a fresh 2-D one, ``np.zeros((rows, cols))`` filled by two nested loops.  The
+inner loop gets its closed form (one vectorized row at a time); the outer one stays iterated, row by
+row (an element write in a loop nested in another closed-form loop is a documented limit of the
+lifter), with no fallback.
+
 A write ``u[a:b:s] = v`` first makes ``$vN = np.zeros(length) + v`` — NumPy's broadcast of a
 number, or an array of the slice's length, to the slice — so v is evaluated once, before any
 element of ``u`` changes (``u[1:] = u[:-1]`` reads the old values, as NumPy does), then writes
@@ -35,11 +41,10 @@ summed to a scalar); the copy costs one pass over the slice and keeps values and
 
 A slice read is a copy here and a view in NumPy: the two differ only when the array or the slice
 is written afterwards (``y = u[1:]`` then ``u[1] = 0``), which :func:`sliced_name` lets the alias
-check refuse.  Blocks of two sliced axes, 3-D slices, variable steps and new axes (``x[:, None]``)
-are refused with what to write instead, and so is ``X[a:b]`` of an array the function also indexes
-with two indices (a block of rows: a fresh 2-D array has no constructor here, ``np.zeros((r, c))``
-is refused); the frontend knows no ranks, so ``X[a:b]`` of a 2-D array the source does not show as
-one fails when called, at its line (NumPy's "setting an array element with a sequence").
+check refuse.  3-D slices, variable steps and new axes (``x[:, None]``) are refused with what to write instead.
+The frontend knows no ranks: ``X[a:b]`` of a 2-D array the source does not show as one (no
+``X[i, j]``, no ``X.shape[1]``) is read as 1-D and fails when called, at its line (NumPy's "setting an
+array element with a sequence").
 """
 
 from __future__ import annotations
@@ -81,7 +86,7 @@ def ceil_quotient(temp, span: ir.Expr, step: int, node: ast.AST) -> ir.Expr:
 
 def _is_2d(fdef: ast.FunctionDef, name: str) -> bool:
     """Whether the function indexes ``name`` with two indices (``X[i, j]``, ``X[:, j]``) or reads
-    ``name.shape[1]``: then ``name[a:b]`` is a block of rows, which is refused, not a 1-D slice."""
+    ``name.shape[1]``: then ``name[a:b]`` is a block of rows, ``name[a:b, :]``, not a 1-D slice."""
     for n in ast.walk(fdef):
         if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and n.value.id == name \
                 and isinstance(n.slice, ast.Tuple) and len(n.slice.elts) == 2:
@@ -109,16 +114,15 @@ class SliceTranslator:
     # -- reads ----------------------------------------------------------------------------
 
     def slice_read(self, node: ast.Subscript) -> ir.Expr:
-        """``node`` (a subscript with a slice) as the name of the fresh 1-D array it reads."""
+        """``node`` (a subscript with a slice) as the name of the fresh array it reads."""
         base = self.temp(self.expr(node.value), "sb", node.value)
-        fixed, axis, start, step, length = self._slice_of(node, base)
+        axes = self._slice_of(node, base)
         n = next(self.counter)
-        out = self._hidden(f"$sl{n}", self._fresh_array(length, node), node)
-        k = self._hidden(f"$i{n}", None, node)
-        source = self._subscript(self._hidden(f"$sb{n}", base, node), fixed, axis,
-                                 self._element(start, step, k, node), node)
-        self._counted_loop(k, length, ast.Subscript(ast.Name(out, ast.Load()), ast.Name(k, ast.Load()),
-                                                    ast.Store()), source, node)
+        ranges = [a for a in axes if a[0] == "range"]
+        out = self._hidden(f"$sl{n}", self._fresh_array([a[3] for a in ranges], node), node)
+        ks = [self._hidden(f"$i{n}_{d}", None, node) for d in range(len(ranges))]
+        source = self._subscript(ast.Name(self._hidden(f"$sb{n}", base, node), ast.Load()), axes, ks, node)
+        self._loop_nest(ks, [a[3] for a in ranges], self._at(out, ks, ast.Store()), source, node)
         return self.temp(ir.Call("copy", (ir.Name(self.rename[out]),)), "p", node)    # see the module docstring
 
     # -- writes ---------------------------------------------------------------------------
@@ -127,22 +131,22 @@ class SliceTranslator:
         """``target = value`` where ``target`` (a subscript of a written array) holds a slice."""
         name = target.value.id
         base = ir.Name(self.rename.get(name, name))
-        fixed, axis, start, step, length = self._slice_of(target, base)
+        axes = self._slice_of(target, base)
         n = next(self.counter)
-        spread = self.temp(ir.BinOp("+", self._fresh_array(length, s), value), "v", s)
+        lengths = [a[3] for a in axes if a[0] == "range"]
+        spread = self.temp(ir.BinOp("+", self._fresh_array(lengths, s), value), "v", s)
         values = self._hidden(f"$sv{n}", spread, s)
-        k = self._hidden(f"$i{n}", None, s)
-        dest = self._subscript(ast.Name(name, ast.Load()), fixed, axis, self._element(start, step, k, s), s)
+        ks = [self._hidden(f"$i{n}_{d}", None, s) for d in range(len(lengths))]
+        dest = self._subscript(ast.Name(name, ast.Load()), axes, ks, s)
         dest.ctx = ast.Store()
-        self._counted_loop(k, length, dest, ast.Subscript(ast.Name(values, ast.Load()),
-                                                          ast.Name(k, ast.Load()), ast.Load()), s)
+        self._loop_nest(ks, lengths, dest, self._at(values, ks, ast.Load()), s)
         self.emit(base.id, self.temp(ir.Call("copy", (base,)), "p", s), s)      # see the module docstring
 
     # -- the pieces -----------------------------------------------------------------------
 
-    def _slice_of(self, node: ast.Subscript, base: ir.Expr):
-        """``(fixed, axis, start, step, length)``: the indices of the other axes (AST, by position),
-        which axis is sliced, its normalized start and constant step, and the slice's length."""
+    def _slice_of(self, node: ast.Subscript, base: ir.Expr) -> list[tuple]:
+        """Each axis of the subscript: ``("at", index)`` (evaluated), or ``("range", start, step, length)``
+        for a sliced axis (normalized start, constant step, length)."""
         elts = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
         written = ast.unparse(node)
         for e in elts:
@@ -152,43 +156,39 @@ class SliceTranslator:
             if _is_ellipsis(e):
                 raise self.unit.error("Ellipsis (...) in an index", e, "write one index or slice per axis, "
                                       "e.g. X[:, j]")
-        slices = [k for k, e in enumerate(elts) if isinstance(e, ast.Slice)]
         if len(elts) > 2:
             raise self.unit.error("slice of an array of more than 2 dimensions", node,
                                   "slice 1-D or 2-D arrays, or loop over the other indices")
-        if len(slices) > 1:
-            raise self.unit.error("2-D block slice", node,
-                                  f"slice one axis at a time: loop over the rows, `for i in range(...)`, and read "
-                                  f"the row's part, `{ast.unparse(node.value)}[i, a:b]`",
-                                  message=f"unsupported slice {written}: a block of two sliced axes")
         if len(elts) == 1 and isinstance(node.value, ast.Name) and _is_2d(self.unit.node, node.value.id):
-            x = node.value.id
-            raise self.unit.error("slice of the rows of a 2-D array", node,
-                                  f"loop over the rows, `for i in range(...)`, and use the row `{x}[i, :]`, or slice "
-                                  f"one column, `{x}[a:b, j]`",
-                                  message=f"unsupported slice {written}: rows of the 2-D array {x!r}")
-        axis = slices[0]
-        sl = elts[axis]
-        fixed = [None if k == axis else self.temp(self.expr(e), "ix", e) for k, e in enumerate(elts)]
-        step = 1
-        if sl.step is not None:
-            v = self.expr(sl.step)
-            if not isinstance(v, ir.Const) or isinstance(v.value, bool) or not isinstance(v.value, int):
-                raise self.unit.error("slice with a variable step", sl.step,
-                                      "use a constant step (`x[a:b:2]`, `x[::-1]`), or loop over "
-                                      "range(a, b, s) and read x[i]")
-            if v.value == 0:
-                raise self.unit.error("slice step of zero", sl.step, "use a non-zero step",
-                                      message="slice step cannot be zero")
-            step = v.value
-        size = self.temp(ir.Call("len", (base,)) if axis == 0 else
-                         ir.Index(self.temp(ir.Attr(base, "shape"), "p", node), (ir.Const(axis),)), "len", node)
-        lo = self._bound(sl.lower, size, step, "start", node)
-        hi = self._bound(sl.upper, size, step, "stop", node)
-        span = ir.BinOp("-", hi, lo) if step > 0 else ir.BinOp("-", lo, hi)
-        span = ceil_quotient(self.temp, span, abs(step), node)
-        length = self.temp(ir.Call("max", (ir.Const(0), self.temp(span, "len", node))), "len", node)
-        return fixed, axis, lo, step, length
+            elts.append(ast.copy_location(ast.Slice(None, None, None), node))      # X[a:b] is X[a:b, :]
+        axes: list[tuple] = []
+        for axis, e in enumerate(elts):
+            if not isinstance(e, ast.Slice):
+                axes.append(("at", self.temp(self.expr(e), "ix", e)))
+                continue
+            step = self._step(e)
+            size = self.temp(ir.Call("len", (base,)) if axis == 0 else
+                             ir.Index(self.temp(ir.Attr(base, "shape"), "p", node), (ir.Const(axis),)), "len", node)
+            lo = self._bound(e.lower, size, step, "start", node)
+            hi = self._bound(e.upper, size, step, "stop", node)
+            span = ir.BinOp("-", hi, lo) if step > 0 else ir.BinOp("-", lo, hi)
+            span = ceil_quotient(self.temp, span, abs(step), node)
+            axes.append(("range", lo, step,
+                         self.temp(ir.Call("max", (ir.Const(0), self.temp(span, "len", node))), "len", node)))
+        return axes
+
+    def _step(self, sl: ast.Slice) -> int:
+        if sl.step is None:
+            return 1
+        v = self.expr(sl.step)
+        if not isinstance(v, ir.Const) or isinstance(v.value, bool) or not isinstance(v.value, int):
+            raise self.unit.error("slice with a variable step", sl.step,
+                                  "use a constant step (`x[a:b:2]`, `x[::-1]`), or loop over "
+                                  "range(a, b, s) and read x[i]")
+        if v.value == 0:
+            raise self.unit.error("slice step of zero", sl.step, "use a non-zero step",
+                                  message="slice step cannot be zero")
+        return v.value
 
     def _bound(self, bound: ast.AST | None, size: ir.Expr, step: int, which: str, node: ast.AST) -> ir.Expr:
         """A start or stop as ``slice.indices`` normalizes it, as an int IR value."""
@@ -204,9 +204,10 @@ class SliceTranslator:
             return self.temp(from_end if b.value < 0 else from_start, "ix", node)
         return self.temp(ir.IfExp(ir.Compare("<", b, ir.Const(0)), from_end, from_start), "ix", node)
 
-    def _fresh_array(self, length: ir.Expr, node: ast.AST) -> ir.Expr:
-        """``np.zeros(length)``, as the frontend emits a constructor call (its own named step)."""
-        return self.temp(ir.Call("zeros", (length,)), "p", node)
+    def _fresh_array(self, lengths: list[ir.Expr], node: ast.AST) -> ir.Expr:
+        """``np.zeros(length)`` or ``np.zeros((rows, cols))``, as a constructor call of its own step."""
+        shape = lengths[0] if len(lengths) == 1 else ir.Tuple(tuple(lengths))
+        return self.temp(ir.Call("zeros", (shape,)), "p", node)
 
     def _hidden(self, name: str, value: ir.Expr | None, node: ast.AST) -> str:
         """A compiler variable the desugared AST can name: ``value`` assigned to it (unless None)."""
@@ -217,11 +218,19 @@ class SliceTranslator:
             self.emit(frame.prefix + name, value, node)
         return name
 
-    def _subscript(self, base: str | ast.expr, fixed: list, axis: int, index: ast.expr, node: ast.AST):
-        """``base[index]`` with the other axes' indices (already evaluated) in their positions."""
-        parts = [index if k == axis else self._as_ast(f, node) for k, f in enumerate(fixed)]
-        value = ast.Name(base, ast.Load()) if isinstance(base, str) else base
-        return ast.Subscript(value, parts[0] if len(parts) == 1 else ast.Tuple(parts, ast.Load()), ast.Load())
+    def _subscript(self, base: ast.expr, axes: list[tuple], ks: list[str], node: ast.AST) -> ast.Subscript:
+        """``base[...]``: a fixed axis's index, a sliced axis's ``start + step·k`` of its own counter."""
+        counters = iter(ks)
+        parts = [self._as_ast(a[1], node) if a[0] == "at" else self._element(a[1], a[2], next(counters), node)
+                 for a in axes]
+        return ast.Subscript(base, parts[0] if len(parts) == 1 else ast.Tuple(parts, ast.Load()), ast.Load())
+
+    @staticmethod
+    def _at(name: str, ks: list[str], ctx: ast.expr_context) -> ast.Subscript:
+        """``name[k0]`` or ``name[k0, k1]``."""
+        index = [ast.Name(k, ast.Load()) for k in ks]
+        return ast.Subscript(ast.Name(name, ast.Load()), index[0] if len(index) == 1 else
+                             ast.Tuple(index, ast.Load()), ctx)
 
     def _as_ast(self, value: ir.Expr, node: ast.AST) -> ast.expr:
         """An evaluated IR value (a constant or a name) as AST the translator reads back."""
@@ -229,15 +238,17 @@ class SliceTranslator:
             return ast.Constant(value.value)
         return ast.Name(self._hidden(f"$ix{next(self.counter)}", value, node), ast.Load())
 
-    def _counted_loop(self, k: str, length: ir.Expr, target: ast.expr, value: ast.expr, node: ast.AST) -> None:
-        """``for k in range(length): target = value``, built as AST at ``node``'s position."""
-        stop = self._as_ast(length, node)
-        loop = ast.For(target=ast.Name(k, ast.Store()),
-                       iter=ast.Call(ast.Name("range", ast.Load()), [stop], []),
-                       body=[ast.Assign(targets=[target], value=value)], orelse=[])
-        for sub in ast.walk(loop):
+    def _loop_nest(self, ks: list[str], lengths: list[ir.Expr], target: ast.expr, value: ast.expr,
+                   node: ast.AST) -> None:
+        """``for k0 in range(n0): [for k1 in range(n1):] target = value``, as AST at ``node``'s position."""
+        body: list[ast.stmt] = [ast.Assign(targets=[target], value=value)]
+        for k, length in reversed(list(zip(ks, lengths, strict=True))):
+            body = [ast.For(target=ast.Name(k, ast.Store()),
+                            iter=ast.Call(ast.Name("range", ast.Load()), [self._as_ast(length, node)], []),
+                            body=body, orelse=[])]
+        for sub in ast.walk(body[0]):
             ast.copy_location(sub, node)
-        self.stmts([loop])
+        self.stmts(body)
 
     def _element(self, start: ir.Expr, step: int, k: str, node: ast.AST) -> ast.expr:
         """``start + step·k`` as AST, without the terms that are 0 or 1."""

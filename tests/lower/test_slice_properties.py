@@ -21,9 +21,9 @@ import coarsen_nb as cn
 _STEPS = (1, 2, 3, -1, -2, 5, -7)
 
 
-def _bounds(lower: bool, upper: bool, step: int) -> str:
+def _bounds(lower: bool, upper: bool, step: int, a: str = "a", b: str = "b") -> str:
     s = "" if step == 1 and lower and upper else f":{step}"
-    return f"{'a' if lower else ''}:{'b' if upper else ''}{s}"
+    return f"{a if lower else ''}:{b if upper else ''}{s}"
 
 
 @functools.cache
@@ -141,5 +141,29 @@ def test_row_and_column_slices(rows, cols, axis, case, data):
     w = np.asarray(data.draw(st.lists(st.floats(-2, 2), min_size=len(part), max_size=len(part))), dtype=float)
     f, py = _compiled_2d(axis, lower, upper, step)
     args = (X, w, i, a, b)
+    assert_close(f(*args), py(*args), rtol=1e-12, atol=1e-12, what="value")
+    assert_close(f.grad(*args), finite_difference(py, args, 0), rtol=1e-5, atol=1e-6, what="d/dX")
+
+
+@functools.cache
+def _compiled_block(rows: tuple, cols: tuple):
+    index = f"{_bounds(*rows, 'a0', 'b0')}, {_bounds(*cols, 'a1', 'b1')}"
+    src = f"def f(X, W, a0, b0, a1, b1):\n    return np.sum(np.sin(X[{index}]) * W)\n"
+    namespace = {"np": np}
+    exec(src, namespace)
+    return cn.coarsen(src, wrt=("X",)), namespace["f"]
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 4), st.integers(0, 4), _slices(), _slices(), st.data())
+def test_block_slices(rows, cols, r, c, data):
+    (_, a0, b0, lo0, hi0, s0), (_, a1, b1, lo1, hi1, s1) = r, c
+    X = np.asarray(data.draw(st.lists(st.floats(-2, 2), min_size=rows * cols, max_size=rows * cols)),
+                   dtype=float).reshape(rows, cols)
+    block = X[_python_slice(lo0, hi0, s0, a0, b0), _python_slice(lo1, hi1, s1, a1, b1)]
+    W = np.asarray(data.draw(st.lists(st.floats(-2, 2), min_size=block.size, max_size=block.size)),
+                   dtype=float).reshape(block.shape)
+    f, py = _compiled_block((lo0, hi0, s0), (lo1, hi1, s1))
+    args = (X, W, a0, b0, a1, b1)
     assert_close(f(*args), py(*args), rtol=1e-12, atol=1e-12, what="value")
     assert_close(f.grad(*args), finite_difference(py, args, 0), rtol=1e-5, atol=1e-6, what="d/dX")

@@ -20,9 +20,11 @@ from coarsen_nb.frontend.ssa import to_ssa, verify
 
 SELECTIONS = {"default": {}, "L=1": {"max_soi": 1}, "per-block": {"per_block": True}}
 SEEDS = (0, 1, 2)
-#: Entries whose own loop (not a slice's) stays iterated under the default selection: a loop whose body
-#: makes a fresh array (the window) or rewrites the whole array each step.
-USER_LOOPS_ITERATED = {"moving_window", "heat_steps", "column_sums", "row_weights", "extremum_filter_default"}
+#: Entries with a loop iterated under the default selection: the user's own loop whose body makes a fresh
+#: array (the window) or rewrites the whole array each step, or the row loop of a 2-D block.
+USER_LOOPS_ITERATED = {"moving_window", "heat_steps", "column_sums", "row_weights", "extremum_filter_default",
+                       # a 2-D block: each row vectorized, the rows iterated (frontend/slices.py)
+                       "image_gradient", "row_blocks", "block_writes"}
 
 
 def _flat(v):
