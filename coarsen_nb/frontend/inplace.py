@@ -42,3 +42,19 @@ def array_use(fdef: ast.FunctionDef, name: str) -> ast.AST | None:
                     (isinstance(f, ast.Attribute) and f.attr in _ARRAY_FUNCTIONS):
                 return node
     return None
+
+
+def refuse_inplace_parameter(unit, private: dict[str, int], target: ast.Name) -> None:
+    """A CoarsenError for ``x += v`` (``target`` is ``x``) on a parameter of ``unit`` not yet rebound
+    (``private``: the line of each parameter's rebinding, as for element writes) that the source uses as
+    an array."""
+    name = target.id
+    if name not in {a.arg for a in unit.node.args.args} or target.lineno > private.get(name, target.lineno):
+        return
+    evidence = array_use(unit.node, name)
+    if evidence is not None:
+        raise unit.error("in-place update of a parameter array", target,
+                         f"{name!r} is an array (line {evidence.lineno + unit.source.first_line - 1} uses it as "
+                         f"one), and Python would change the caller's array here, which compiled code does not: "
+                         f"make a private copy, `{name} = {name}.copy()`, as the function's first line, or write "
+                         f"`{name} = {name} + ...`", message=f"in-place update of the parameter array {name!r}")

@@ -32,7 +32,7 @@ import itertools
 from coarsen_nb import ir
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.frontend.exprs import ExprTranslator
-from coarsen_nb.frontend.inplace import array_use
+from coarsen_nb.frontend.inplace import refuse_inplace_parameter
 from coarsen_nb.frontend.literals import list_names
 from coarsen_nb.frontend.loops import LoopTranslator
 from coarsen_nb.frontend.nested import NestedDefs
@@ -434,7 +434,7 @@ class _Builder(NestedDefs, LoopTranslator, ExprTranslator):
         self.refuse_list_operands([s.target, s.value], "augmented assignment")
         rhs = self.expr(s.value)
         if isinstance(s.target, ast.Name):
-            self._refuse_inplace_parameter(s.target)
+            refuse_inplace_parameter(self.unit, self.frame.private, s.target)
             current = self.expr(ast.copy_location(ast.Name(s.target.id, ast.Load()), s.target))
             self.emit(self.rename.get(s.target.id, s.target.id), ir.BinOp(op, current, rhs), s)
         elif isinstance(s.target, ast.Subscript):
@@ -443,21 +443,6 @@ class _Builder(NestedDefs, LoopTranslator, ExprTranslator):
         else:
             raise self.unit.error("attribute assignment", s.target, "assign to a plain variable")
         return set(), False
-
-    def _refuse_inplace_parameter(self, target: ast.Name) -> None:
-        """``x += v`` on a parameter array changes the caller's array in Python (frontend/inplace.py)."""
-        name = target.id
-        if name not in {a.arg for a in self.unit.node.args.args} or \
-                target.lineno > self.frame.private.get(name, target.lineno):
-            return
-        evidence = array_use(self.unit.node, name)
-        if evidence is not None:
-            raise self.unit.error("in-place update of a parameter array", target,
-                                  f"{name!r} is an array (line {self._line(evidence)} uses it as one), and Python "
-                                  f"would change the caller's array here, which compiled code does not: make a "
-                                  f"private copy, `{name} = {name}.copy()`, as the function's first line, or write "
-                                  f"`{name} = {name} + ...`",
-                                  message=f"in-place update of the parameter array {name!r}")
 
     def _s_Return(self, s: ast.Return):
         if s.value is None:
