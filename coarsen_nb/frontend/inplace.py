@@ -9,11 +9,16 @@ over it, an operand of ``@``, or an argument of one of NumPy's reductions and ar
 Where the source shows none of these, ``x += v`` is taken as a number's (an array that is only
 combined elementwise, ``x += 1.0; return np.sin(x)``, is not detected: its caller's array is not
 changed by the compiled code).
+
+The same holds for a name bound to a slice, ``y = u[1:]``: NumPy's ``y += v`` changes ``u`` through
+the view, while a slice here is a copy; so ``+=`` on such a name is refused too, with the fixes.
 """
 
 from __future__ import annotations
 
 import ast
+
+from coarsen_nb.frontend.slices import sliced_name
 
 #: np.<name>(x, ...) that a number would not be passed to.
 _ARRAY_FUNCTIONS = frozenset({"sum", "mean", "prod", "max", "min", "amax", "amin", "dot", "copy", "zeros_like",
@@ -47,8 +52,18 @@ def array_use(fdef: ast.FunctionDef, name: str) -> ast.AST | None:
 def refuse_inplace_parameter(unit, private: dict[str, int], target: ast.Name) -> None:
     """A CoarsenError for ``x += v`` (``target`` is ``x``) on a parameter of ``unit`` not yet rebound
     (``private``: the line of each parameter's rebinding, as for element writes) that the source uses as
-    an array."""
+    an array; or on a name assigned a slice anywhere in the function (``y = u[1:]``: NumPy's ``y += v``
+    changes ``u`` through the view, and here a slice is a copy)."""
     name = target.id
+    view = next((s for s in ast.walk(unit.node) if isinstance(s, ast.Assign) and sliced_name(s.value) is not None
+                 and any(isinstance(t, ast.Name) and t.id == name for t in s.targets)), None)
+    if view is not None:
+        source = ast.unparse(view.value)
+        raise unit.error("in-place update of a slice", target,
+                         f"{name!r} is the slice {source} (line {view.lineno + unit.source.first_line - 1}), and "
+                         f"NumPy would change {sliced_name(view.value)!r} through it: write `{source} += ...` to "
+                         f"change it, or `{name} = {name} + ...` for a new array",
+                         message=f"in-place update of {name!r}, a slice of {sliced_name(view.value)!r}")
     if name not in {a.arg for a in unit.node.args.args} or target.lineno > private.get(name, target.lineno):
         return
     evidence = array_use(unit.node, name)

@@ -54,6 +54,8 @@ CASES = [
      2, "Name", "v", ("in-place update of the parameter array 'v'",)),
     ("slice-as-loop-bound", "def f(x):\n    s = 0.0\n    for i in range(1, x[1:]):\n        s = s + x[i]\n"
      "    return s\n", 3, "Subscript", "x[1:]", ("slice as a loop bound", "range(len(x[1:]))")),
+    ("augassign-slice-view", "def f(x):\n    u = np.zeros(len(x))\n    tail = u[1:]\n    tail += x[1:]\n"
+     "    return np.sum(u)\n", 4, "Name", "tail", ("in-place update of 'tail', a slice of 'u'", "u[1:] += ...")),
     ("max-key", "def f(x):\n    return max((v for v in x), key=abs)\n", 2, "keyword", "key", ("key=",)),
 ]
 
