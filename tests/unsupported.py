@@ -90,9 +90,9 @@ UNSUPPORTED: list[UnsupportedCase] = [
         """, 2, 4, "ClassDef"),
     _case("genexp", "generator expression", """\
         def f(x):
-            total = max(v * v for v in x)
-            return total
-        """, 2, 15, "GeneratorExp"),
+            squares = (v * v for v in x)
+            return x[0]
+        """, 2, 14, "GeneratorExp"),
     _case("listcomp", "list comprehension", """\
         def f(x):
             ys = [2.0 * v for v in x]
@@ -274,11 +274,51 @@ UNSUPPORTED: list[UnsupportedCase] = [
             d = {1: x}
             return x
         """, 2, 8, "Dict"),
-    _case("slice", "slice", """\
-        def f(x):
-            y = np.sum(x[1:3])
+    _case("slice_variable_step", "slice with a variable step", """\
+        def f(x, k):
+            y = np.sum(x[1:9:k])
             return y
-        """, 2, 17, "Slice"),
+        """, 2, 21, "Name"),
+    _case("slice_zero_step", "slice step of zero", """\
+        def f(x):
+            return np.sum(x[::0])
+        """, 2, 22, "Constant"),
+    _case("slice_newaxis", "new axis (None / np.newaxis) in an index", """\
+        def f(x):
+            return np.sum(x[:, None] * x)
+        """, 2, 23, "Constant"),
+    _case("slice_np_newaxis", "new axis (None / np.newaxis) in an index", """\
+        import numpy as np
+
+
+        def f(x):
+            return np.sum(x[np.newaxis, :])
+        """, 5, 20, "Attribute"),
+    _case("slice_ellipsis", "Ellipsis (...) in an index", """\
+        def f(x):
+            return np.sum(x[..., 0])
+        """, 2, 20, "Constant"),
+    _case("slice_3d", "slice of an array of more than 2 dimensions", """\
+        def f(t):
+            return np.sum(t[:, 0, 1:])
+        """, 2, 18, "Subscript"),
+    _case("slice_of_list", "list in a slice", """\
+        def f(x):
+            v = [x, 2.0 * x, 3.0]
+            return np.sum(v[1:])
+        """, 3, 18, "Name"),
+    _case("slice_write_parameter", "write into a parameter array", """\
+        def f(x):
+            x[1:] = 0.0
+            return np.sum(x)
+        """, 2, 4, "Subscript"),
+    _case("slice_alias_written", "array alias", """\
+        def f(x):
+            u = np.zeros(len(x))
+            tail = u[1:]
+            tail[0] = x[0]
+            return np.sum(u)
+        """, 3, 4, "Assign"),
     _case("for_zip_one_name", "one name for several values", """\
         def f(x, y):
             s = 0.0

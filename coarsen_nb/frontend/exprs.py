@@ -14,6 +14,7 @@ from coarsen_nb import ir, primitives
 from coarsen_nb.frontend.comprehensions import ComprehensionTranslator
 from coarsen_nb.frontend.literals import LIST_SAFE_BUILTINS, LiteralTranslator
 from coarsen_nb.frontend.methods import MethodTranslator
+from coarsen_nb.frontend.slices import SliceTranslator, has_slice
 from coarsen_nb.frontend.source import MISSING, Unit
 
 #: Python binary operators and their IR spelling (shared with the parser).
@@ -28,10 +29,10 @@ _GENERATOR_HINT = ("generators are not supported: return the value to differenti
 
 _REJECT = {
     ast.Lambda: ("lambda", "define a helper function with `def` in the same cell; it is inlined"),
-    ast.GeneratorExp: ("generator expression", "only sum(... for ...) of a generator is supported: write a "
-                       "`for` loop that accumulates the result"),
-    ast.ListComp: ("list comprehension", "only sum([... for ...]) of a list comprehension is supported: fill "
-                   "an array made by np.zeros(n) in a `for` loop"),
+    ast.GeneratorExp: ("generator expression", "only sum, max and min of a generator, sum(... for ...), are "
+                       "supported: write a `for` loop that accumulates the result"),
+    ast.ListComp: ("list comprehension", "only sum, max and min of a list comprehension, sum([... for ...]), are "
+                   "supported: fill an array made by np.zeros(n) in a `for` loop"),
     ast.SetComp: ("set comprehension", "write a `for` loop"),
     ast.DictComp: ("dict comprehension", "write a `for` loop"),
     ast.Dict: ("dict literal", "use separate variables"),
@@ -46,7 +47,7 @@ _REJECT = {
 }
 
 
-class ExprTranslator(LiteralTranslator, MethodTranslator, ComprehensionTranslator):
+class ExprTranslator(LiteralTranslator, MethodTranslator, ComprehensionTranslator, SliceTranslator):
     """Mixin: ``self.unit`` is the function being translated, ``self.locals`` its variable names."""
 
     unit: Unit
@@ -138,6 +139,9 @@ class ExprTranslator(LiteralTranslator, MethodTranslator, ComprehensionTranslato
         element = self.literal_element(node)
         if element is not None:
             return self.expr(element)
+        if has_slice(node.slice):
+            self.refuse_list_operands([node.value], "a slice")
+            return self.slice_read(node)
         value = self.expr(node.value)
         return ir.Index(value, self.index(node.slice))
 
@@ -211,7 +215,7 @@ class ExprTranslator(LiteralTranslator, MethodTranslator, ComprehensionTranslato
                 return self.inline(helper, node)
             imported = self.unit.resolve.imported_primitive(name)
             if self._is_sum_of_comprehension(node):
-                return self.sum_of_comprehension(node)
+                return self.reduction_of_comprehension(node)
             if imported in primitives.OPERATOR_UFUNCS:
                 return self._operator_ufunc(imported, node)
             prim = primitives.lookup("np", imported) if imported else primitives.lookup(None, name)
@@ -227,10 +231,12 @@ class ExprTranslator(LiteralTranslator, MethodTranslator, ComprehensionTranslato
         raise self.unit.error("call of an expression", node, "call a named function")
 
     def _is_sum_of_comprehension(self, node: ast.Call) -> bool:
-        """The builtin ``sum`` (not a helper, not NumPy's) of a generator or list comprehension."""
-        return isinstance(node.func, ast.Name) and node.func.id == "sum" and node.func.id not in self.locals \
+        """The builtin ``sum``, ``max`` or ``min`` (not a helper, not NumPy's) of a generator or list
+        comprehension."""
+        f = node.func
+        return isinstance(f, ast.Name) and f.id in ("sum", "max", "min") and f.id not in self.locals \
             and bool(node.args) and isinstance(node.args[0], (ast.GeneratorExp, ast.ListComp)) \
-            and self.unit.resolve.helper("sum") is None and self.unit.resolve.imported_primitive("sum") is None
+            and self.unit.resolve.helper(f.id) is None and self.unit.resolve.imported_primitive(f.id) is None
 
     def _takes_keywords(self, node: ast.Call) -> bool:
         """Calls whose keywords a later step handles: a helper's (bound to its parameters), a method's

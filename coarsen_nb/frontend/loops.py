@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from coarsen_nb import ir
+from coarsen_nb.frontend.slices import ceil_quotient, has_slice
 
 _ITER_HINT = ("loop over range(...), over an array (`for v in x`, `for row in X`), or over enumerate(...) "
               "or zip(...) of those")
@@ -74,6 +75,11 @@ class LoopTranslator:
         if it.keywords or not 1 <= len(it.args) <= 3:
             raise self.unit.error("range with these arguments", it, "use range(stop), range(start, stop) "
                                   "or range(start, stop, step)")
+        for a in it.args:
+            if isinstance(a, ast.Subscript) and has_slice(a.slice):
+                raise self.unit.error("slice as a loop bound", a, f"a slice is an array, not a number: loop to "
+                                      f"its length, range(len({ast.unparse(a)})), or over it, `for v in "
+                                      f"{ast.unparse(a)}`")
         args = [self.expr(a) for a in it.args]
         if len(args) == 1:
             args = [ir.Const(0), args[0]]
@@ -125,8 +131,7 @@ class LoopTranslator:
                                   "use a constant step, or loop over the range itself")
         s = step.value
         span = ir.BinOp("-", stop, start) if s > 0 else ir.BinOp("-", start, stop)
-        if abs(s) != 1:
-            span = ir.BinOp("//", ir.BinOp("+", span, ir.Const(abs(s) - 1)), ir.Const(abs(s)))
+        span = ceil_quotient(self.temp, self.temp(span, "len", it), abs(s), it)
         return self.temp(ir.Call("max", (ir.Const(0), self.temp(span, "len", it))), "len", it)
 
     # -- targets ------------------------------------------------------------------------------

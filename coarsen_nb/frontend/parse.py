@@ -32,10 +32,12 @@ import itertools
 from coarsen_nb import ir
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.frontend.exprs import ExprTranslator
+from coarsen_nb.frontend.inplace import refuse_inplace_parameter
 from coarsen_nb.frontend.literals import list_names
 from coarsen_nb.frontend.loops import LoopTranslator
 from coarsen_nb.frontend.nested import NestedDefs
 from coarsen_nb.frontend.signature import bind_call, parameter_defaults
+from coarsen_nb.frontend.slices import has_slice, sliced_name
 from coarsen_nb.frontend.source import Unit, unit_from_function, units_from_source
 from coarsen_nb.frontend.unbound import FALLS_OFF, FRAME, returns_on_every_path
 
@@ -418,6 +420,8 @@ class _Builder(NestedDefs, LoopTranslator, ExprTranslator):
                                   f"a private copy, made by `{name} = {name}.copy()` as the function's first line",
                                   message=f"write into the parameter array {name!r}")
         self.frame.written.add(name)
+        if has_slice(target.slice):
+            return self.slice_store(target, value, s)
         index = self.index(target.slice)
         var = self.rename.get(name, name)
         self.emit(var, ir.Update(ir.Name(var), index, self.temp(value, "v", s)), s)
@@ -430,6 +434,7 @@ class _Builder(NestedDefs, LoopTranslator, ExprTranslator):
         self.refuse_list_operands([s.target, s.value], "augmented assignment")
         rhs = self.expr(s.value)
         if isinstance(s.target, ast.Name):
+            refuse_inplace_parameter(self.unit, self.frame.private, s.target)
             current = self.expr(ast.copy_location(ast.Name(s.target.id, ast.Load()), s.target))
             self.emit(self.rename.get(s.target.id, s.target.id), ir.BinOp(op, current, rhs), s)
         elif isinstance(s.target, ast.Subscript):
@@ -616,11 +621,12 @@ class _Builder(NestedDefs, LoopTranslator, ExprTranslator):
         """A written array must be fresh: no alias of it may be read after a write."""
         for node in _walk_no_defs(fdef):
             source = _aliased(node.value) if isinstance(node, ast.Assign) else None
-            if source is not None:
-                names = [t.id for t in node.targets if isinstance(t, ast.Name)]
+            names = [t.id for t in node.targets if isinstance(t, ast.Name)] if source is not None else []
+            if source is not None and (names or sliced_name(node.value) is None):   # u[1:] = u[:-1] copies
                 if source in self.frame.written or any(n in self.frame.written for n in names):
+                    shared = source if sliced_name(node.value) is None else ast.unparse(node.value)
                     raise self.unit.error("array alias", node,
-                                          f"write `np.copy({source})`: plain assignment would share the "
+                                          f"write `np.copy({shared})`: plain assignment would share the "
                                           "array, and writes into it would change both names")
 
 
@@ -629,11 +635,12 @@ _ALIASING_CALLS = ("asarray", "atleast_1d", "atleast_2d", "atleast_3d")
 
 
 def _aliased(value: ast.expr) -> str | None:
-    """The variable ``value`` shares its array with: ``x`` for ``x`` and ``np.asarray(x)``, else None."""
+    """The variable ``value`` shares its array with: ``x`` for ``x``, ``np.asarray(x)`` and a slice
+    ``x[a:b]`` (a view in NumPy, a copy here), else None."""
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and \
             value.func.attr in _ALIASING_CALLS and len(value.args) == 1:
         value = value.args[0]
-    return value.id if isinstance(value, ast.Name) else None
+    return value.id if isinstance(value, ast.Name) else sliced_name(value)
 
 
 def _ends_definitely(body: list[ast.stmt]) -> bool:

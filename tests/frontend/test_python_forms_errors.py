@@ -65,8 +65,12 @@ CASES = [
      "    return s\n", 3, "Tuple", "a, b, c", ("cannot unpack 2 values into 3 names",)),
     ("zip-variable-step", "def f(x, n):\n    s = 0.0\n    for i, v in zip(range(0, 9, n), x):\n        s += v\n"
      "    return s\n", 3, "Call", "range", ("variable step",)),
-    ("max-of-generator", "def f(x):\n    return max(v * v for v in x)\n", 2, "GeneratorExp", "(v * v",
+    ("generator-assigned", "def f(x):\n    g = (v * v for v in x)\n    return x[0]\n", 2, "GeneratorExp", "(v * v",
      ("generator expression", "sum(... for ...)")),
+    ("max-of-generator-key", "def f(x):\n    return max((v for v in x), key=abs)\n", 2, "keyword", "key",
+     ("key=", "max(f(v) for v in ...)")),
+    ("min-of-generator-arguments", "def f(x):\n    return min((v for v in x), 0.0)\n", 2, "Constant", "0.0",
+     ("min of a generator and other arguments", "default=d")),
     ("listcomp-assigned", "def f(x):\n    ys = [2.0 * v for v in x]\n    return ys[0]\n", 2, "ListComp", "[2.0",
      ("list comprehension", "sum([... for ...])")),
     ("np-sum-of-generator", "def f(x):\n    return np.sum(v for v in x)\n", 2, "GeneratorExp", "(v for",
