@@ -88,8 +88,12 @@ def bind(fname: str, sig: inspect.Signature, args: tuple, kwargs: dict) -> tuple
     try:
         bound = sig.bind(*args, **kwargs)
     except TypeError as exc:
-        raise CoarsenError(fname, message=f"{fname}(): {exc}",
-                           hint=f"call it as {fname}{sig}") from None
+        params = list(sig.parameters.values())
+        required = sum(p.default is inspect.Parameter.empty for p in params)
+        count = f"{len(params)}" if required == len(params) else f"{required} to {len(params)}"
+        got = f"got {len(args)}" + (f" and the keywords {', '.join(kwargs)}" if kwargs else "")
+        raise CoarsenError(fname, message=f"{fname}() takes {count} arguments ({', '.join(sig.parameters)}), "
+                           f"{got}: {exc}", hint=f"call it as {fname}{sig}") from None
     bound.apply_defaults()
     return tuple(bound.args)
 

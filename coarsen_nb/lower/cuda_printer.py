@@ -20,7 +20,7 @@ import re
 import sympy as sp
 from sympy.printing.c import C99CodePrinter
 
-from coarsen_nb.lower.printing import exact_float
+from coarsen_nb.lower.printing import exact_float, exact_integer_division
 from coarsen_nb.rules.record import spell
 from coarsen_nb.rules.table import printed
 
@@ -83,6 +83,10 @@ class CudaPrinter(C99CodePrinter):
     def _print(self, expr, **kwargs):
         if expr in self.subst:
             return self.subst[expr]
+        exact = exact_integer_division(expr)
+        if exact is not None:       # floor((n + 2) / 3) of integers: one division of exact doubles
+            num, den, down = exact
+            return f"{'floor' if down else 'ceil'}((double)({self._print(num)}) / {den}.0)"
         p = printed(type(expr))
         # a primitive's form, spelled as its registration says (rules/), unless the form prints itself
         if p is not None and p.spelling.cuda is not None and not hasattr(expr, "_ccode"):

@@ -123,6 +123,8 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting):
 
     def natural(self, e, ctx: Level) -> Level:
         d = self.deps(e)
+        if isinstance(e, (forms.RWrite, forms.Unwritten)):
+            d = d - {ELEM}      # a whole array, computed once; its elements are what varies over ELEM
         lv = ctx
         while lv.kind in ("range", "elem") and lv.binder not in d:
             lv = lv.parent

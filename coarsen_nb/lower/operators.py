@@ -20,6 +20,7 @@ import sympy as sp
 from coarsen_nb.lower.printing import (
     Level,
     common_coefficient,
+    exact_integer_division,
     int_typed,
     is_atom_code,
     is_number_code,
@@ -63,6 +64,11 @@ class OperatorPrinting:
             for neg, code in zip(negs, codes, strict=True):
                 out = (f"-{code}" if neg else code) if not out else f"{out} {'-' if neg else '+'} {code}"
             return f"({out})"
+        exact = exact_integer_division(e)
+        if exact is not None:
+            num, den, down = exact
+            code = self.value(num, lv)
+            return f"({code} // {den})" if down else f"(-((-{code}) // {den}))"
         a = [self.value(x, lv) for x in e.args]
         if cast:
             a = self._floats(e.args, a)
@@ -226,3 +232,4 @@ class OperatorPrinting:
         if self.ieee and not array and not (is_number_code(den) and float(den) != 0):
             return f"_ieee_div({num}, {den})"
         return f"({num} / {den})" if wrap else f"{num} / {den}"
+

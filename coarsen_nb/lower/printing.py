@@ -151,3 +151,19 @@ def ident(name: str) -> str:
     """A Python identifier made of ``name`` (a SymPy symbol name may hold ``:`` or ``.``)."""
     out = "".join(c if c.isalnum() else "_" for c in name).strip("_")
     return out or "v"
+
+
+def exact_integer_division(e):
+    """``(P, q, True)`` for ``floor(P / q)`` and ``(P, q, False)`` for ``ceiling(P / q)``, where ``P`` is
+    integer-valued and ``q`` a positive integer, else None.
+
+    SymPy keeps a user's ``(n + 2) // 3`` of integers as the exact ``floor(n/3 + 2/3)``; printed as
+    written that is float arithmetic, ``math.floor(0.3333333333333333 * n + 0.6666666666666666)``,
+    which is 2 at n = 7 (Python's 3).  ``P // q`` is exact, in Python and for NumPy integer arrays.
+    """
+    if not isinstance(e, (sp.floor, sp.ceiling)):
+        return None
+    num, den = sp.fraction(sp.together(e.args[0]))
+    if not (den.is_Integer and den > 1 and num.is_integer):
+        return None
+    return num, int(den), isinstance(e, sp.floor)

@@ -68,12 +68,14 @@ class Deps:
         elif isinstance(e, forms.RWrite):
             init, body, k, a, b, s, *idx = e.args
             inner = self(body).union(*(self(sp.sympify(i)) for i in idx))
-            out |= (self(init) - {ELEM}) | (inner - {k}) | self(a) | self(b)
+            # the written array is elementwise where its initial array is (its elements are used
+            # by the kernel's array code); the write itself is computed once (see Printer.natural)
+            out |= self(init) | (inner - {k}) | self(a) | self(b)
         elif isinstance(e, forms.Gather):
             out |= set().union(*(self(sp.sympify(i)) for i in e.args[1:]))
         elif isinstance(e, forms.Unwritten):
             body, k, a, b, s, *idx = e.args
-            out |= self(a) | self(b) | (set().union(*(self(sp.sympify(i)) for i in idx)) - {k})
+            out |= ({ELEM} & self(body)) | self(a) | self(b) | (set().union(*(self(sp.sympify(i)) for i in idx)) - {k})
         elif isinstance(e, forms.ElemSum):
             out |= self(e.args[0]) - {ELEM}
         elif isinstance(e, sp.Basic):
