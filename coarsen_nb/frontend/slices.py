@@ -34,10 +34,8 @@ element of ``u`` changes (``u[1:] = u[:-1]`` reads the old values, as NumPy does
 (:meth:`~coarsen_nb.frontend.parse._Builder._s_AugAssign`), which is what NumPy's in-place add of
 the view computes.
 
-The array a slice loop writes is handed on as ``np.copy`` of it (a read's result; a written array after
-the write), so the write ends its segment.  Without that, an element write used by array code in the same
-segment is mistaken for a scalar by the later stages (today: ``math.sin`` of the array, an adjoint
-summed to a scalar); the copy costs one pass over the slice and keeps values and gradients exact.
+The array a slice loop writes is the slice's value: the write's closed form (a vectorized gather or
+scatter) joins the SOI of the array code that uses it.
 
 A slice read is a copy here and a view in NumPy: the two differ only when the array or the slice
 is written afterwards (``y = u[1:]`` then ``u[1] = 0``), which :func:`sliced_name` lets the alias
@@ -73,15 +71,12 @@ def sliced_name(value: ast.AST) -> str | None:
 def ceil_quotient(temp, span: ir.Expr, step: int, node: ast.AST) -> ir.Expr:
     """``⌈span / step⌉`` for a constant int ``step > 0``: the count of a range or slice of that span.
 
-    Computed as a float floor division, exact for ints below 2**53, then ``int``: the integer ``//``
-    lifts to SymPy's ``floor((span + step - 1)/step)``, whose rational coefficients the printer writes
-    as floats, one ulp short of an integer (``floor(2/3 + 7/3) == 2``; tests/lower/test_slice_workarounds.py).
+    The integer ``(span + step - 1) // step``, exact (tests/lower/test_integer_arithmetic.py).
     ``temp`` names a value (the builder's).
     """
     if step == 1:
         return span
-    quotient = ir.BinOp("//", ir.BinOp("+", span, ir.Const(step - 1)), ir.Const(float(step)))
-    return ir.Call("int", (temp(quotient, "len", node),))
+    return ir.BinOp("//", ir.BinOp("+", span, ir.Const(step - 1)), ir.Const(step))
 
 
 def _is_2d(fdef: ast.FunctionDef, name: str) -> bool:
@@ -123,7 +118,7 @@ class SliceTranslator:
         ks = [self._hidden(f"$i{n}_{d}", None, node) for d in range(len(ranges))]
         source = self._subscript(ast.Name(self._hidden(f"$sb{n}", base, node), ast.Load()), axes, ks, node)
         self._loop_nest(ks, [a[3] for a in ranges], self._at(out, ks, ast.Store()), source, node)
-        return self.temp(ir.Call("copy", (ir.Name(self.rename[out]),)), "p", node)    # see the module docstring
+        return ir.Name(self.rename[out])
 
     # -- writes ---------------------------------------------------------------------------
 
@@ -140,7 +135,6 @@ class SliceTranslator:
         dest = self._subscript(ast.Name(name, ast.Load()), axes, ks, s)
         dest.ctx = ast.Store()
         self._loop_nest(ks, lengths, dest, self._at(values, ks, ast.Load()), s)
-        self.emit(base.id, self.temp(ir.Call("copy", (base,)), "p", s), s)      # see the module docstring
 
     # -- the pieces -----------------------------------------------------------------------
 

@@ -91,12 +91,7 @@ def test_gradient_matches_jax(entry):
             assert_close(g, np.asarray(w), rtol=1e-9, atol=1e-12, what=f"{entry.name} seed {seed} d/d{name} vs JAX")
 
 
-_DEAD_TANGENT = pytest.mark.xfail(strict=True, reason="the tangent code assigns d_<len of a made array> and never "
-                                   "reads it (F841): a lowering issue, seen with len(x[a:b])")
-
-
-@pytest.mark.parametrize("entry", [pytest.param(e, marks=_DEAD_TANGENT) if e.name == "empty_and_clamped" else e
-                                   for e in SLICES], ids=SLICES_IDS)
+@pytest.mark.parametrize("entry", SLICES, ids=SLICES_IDS)
 def test_generated_module_is_clean_python(entry, tmp_path):
     """As for the loop-style corpus (test_generated_code.py): ruff-clean, standalone."""
     import subprocess
