@@ -391,8 +391,20 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting):
         vals = self.value(body, child)
         where = ", ".join(self.value(i, child) for i in idx)
         out = self.fresh("w")
-        self.emit(f"{out} = {self.xp}.asarray({self.value(init, lv)}, dtype={self.xp}.float64, copy=True)")
+        base = self.value(init, lv)
+        whole = trivial.whole_write(self.xp, out, base, vals, self._size(child), len(idx) == 1 and idx[0] == k
+                                    and a == 0 and s == 1 and lv.kind == "root")
+        if whole:
+            self.emit(whole[0])
+            self.indent += 1
+            self.emit(whole[1])
+            self.indent -= 1
+            self.emit("else:")
+            self.indent += 1
+        self.emit(f"{out} = {self.xp}.asarray({base}, dtype={self.xp}.float64, copy=True)")
         self.emit(f"{out} = _put({out}, ({where},), {vals})")
+        if whole:
+            self.indent -= 1
         return out
 
     def _unwritten(self, e, lv: Level) -> str:

@@ -8,6 +8,10 @@
 * ``int(n)``, not ``int(xp.sum(xp.broadcast_to(xp.asarray(1), (n,))))``, for the count of a loop's
   points (``k += 1`` in a loop lifted to a sum); ``3 * int(n)`` for another integer literal.  Both
   are exact: an integer sum has no rounding.
+* The values themselves, not ``zeros`` + copy + scatter, for a write ``out[k] = v_k`` over
+  ``k in range(n)`` into a 1-D array of length ``n`` (a slice ``x[1:]``, a filled table): every element
+  is written once, in order.  The length is compared when the code runs (it is one comparison), so
+  any other case keeps the scatter.
 """
 
 from __future__ import annotations
@@ -51,3 +55,12 @@ def _whole_array(writer, pr, lv, array: str) -> bool:
 def _lengths(writer) -> dict[str, str]:
     """Printed name -> printed array name, for each ``name = len(array)`` step of the plan."""
     return {writer.py(n): writer.py(a) for n, a in naming.length_steps(writer.plan).items()}
+
+
+def whole_write(xp: str, out: str, base: str, vals: str, n: str, identity: bool) -> tuple[str, str] | None:
+    """The ``if`` line and the assignment for a write of ``vals`` at ``k`` over ``range(0, n, 1)`` into
+    ``base`` (``identity``: the write's index is its loop's ``k``), else None."""
+    if not identity:
+        return None
+    return (f"if {base}.ndim == 1 and {base}.shape[0] == {n}:",
+            f"{out} = {xp}.asarray({xp}.broadcast_to({xp}.asarray({vals}, dtype={xp}.float64), ({n},)), copy=True)")

@@ -30,6 +30,11 @@ _SOURCES = {
                             "        u[k] = x[k] - x[k - 1]\n    return np.sum(u * w * u) + np.sum(np.exp(u))\n"),
     "partial_write": ("def f(x):\n    u = x.copy()\n    for k in range(0, len(x), 2):\n        u[k] = x[k] ** 2\n"
                       "    return np.sum(np.tanh(u) * x)\n"),
+    # every element written in order (the values themselves), and a prefix only (the scatter)
+    "whole_write": ("def f(x):\n    u = np.ones(len(x))\n    for k in range(len(x)):\n"
+                    "        u[k] = x[k] * x[k] - 1.0\n    return np.sum(u * x)\n"),
+    "prefix_write": ("def f(x):\n    u = np.ones(len(x))\n    for k in range(len(x) - 1):\n"
+                     "        u[k] = x[k + 1] * 3.0\n    return np.sum(u * x)\n"),
     "third_length": ("def f(x):\n    m = (len(x) + 2) // 3\n    t = np.zeros(m)\n"
                      "    for k in range(m):\n        t[k] = x[3 * k]\n    return np.sum(t * t)\n"),
 }
