@@ -70,7 +70,9 @@ class CudaPrinter(C99CodePrinter):
     """
 
     def __init__(self, codes: dict, temps: dict, reads: dict, subst: dict | None = None):
-        super().__init__({"precision": 17})
+        # a sum's terms in SymPy's canonical order ("none"): its default "lex" order of terms such as
+        # 2.0*a and -4.0*a**1.0*x depends on the hash seed, and the same program printed two CUDA sources
+        super().__init__({"precision": 17, "order": "none"})
         self.codes = codes
         self.temps = temps
         self.reads = reads
