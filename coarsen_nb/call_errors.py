@@ -25,7 +25,7 @@ import numpy as np
 from coarsen_nb.error_kinds import coarsen_error_as
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.lower.names import Names
-from coarsen_nb.plan import PrimStep
+from coarsen_nb.plan import PrimStep, walk_steps
 
 _SEGMENT = re.compile(r"^\s*# SOI (\d+)(?: \(lines? ([\d, ]+)\))?")
 _LOOP = re.compile(r"^\s*# loop at line (\d+)")
@@ -94,14 +94,9 @@ def _opaque_line(text: str, plan) -> list[int]:
     found: dict[str, int] = {}
     names = Names.for_plan(plan)
 
-    def walk(steps) -> None:
-        for s in steps:
-            if isinstance(s, PrimStep) and s.line:
-                found.setdefault(names(s.name), s.line)
-            for part in ("then", "orelse", "header", "body"):
-                walk(getattr(s, part, ()))
-
-    walk(plan.steps)
+    for s in walk_steps(plan.steps):
+        if isinstance(s, PrimStep) and s.line:
+            found.setdefault(names(s.name), s.line)
     return [found[target.group(1)]] if target.group(1) in found else []
 
 

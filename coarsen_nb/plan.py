@@ -184,27 +184,26 @@ class Plan:
     discontinuities: list = field(default_factory=list)
 
     def kernels(self) -> list[Kernel]:
-        out: list[Kernel] = []
-
-        def walk(steps) -> None:
-            for s in steps:
-                if isinstance(s, KernelStep):
-                    out.append(s.kernel)
-                elif isinstance(s, CondStep):
-                    walk(s.then)
-                    walk(s.orelse)
-                elif isinstance(s, IterStep):
-                    walk(s.header)
-                    walk(s.body)
-
-        walk(self.steps)
-        return out
+        return [s.kernel for s in walk_steps(self.steps) if isinstance(s, KernelStep)]
 
     def __str__(self) -> str:
         lines = [f"def {self.name}({', '.join(self.params)}):"]
         lines += [ln for s in self.steps for ln in s.lines("    ")]
         lines.append(f"    return {self.result}")
         return "\n".join(lines)
+
+
+def walk_steps(steps):
+    """Every step of ``steps`` and of the regions inside them, in plan order: a branch before its arms
+    (then, else), a loop before its header and body."""
+    for s in steps:
+        yield s
+        if isinstance(s, CondStep):
+            yield from walk_steps(s.then)
+            yield from walk_steps(s.orelse)
+        elif isinstance(s, IterStep):
+            yield from walk_steps(s.header)
+            yield from walk_steps(s.body)
 
 
 def names_read(steps) -> set[str]:

@@ -27,7 +27,7 @@ import numpy as np
 import sympy as sp
 
 from coarsen_nb import ir
-from coarsen_nb.plan import CondStep, IterStep, PrimStep
+from coarsen_nb.plan import PrimStep, walk_steps
 
 _C_KEYWORDS = {"auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
                "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
@@ -187,15 +187,7 @@ def length_steps(plan) -> dict[str, str]:
 
 def _opaque_steps(plan):
     """(name, expression) of every opaque primitive step of ``plan``, in plan order."""
-    todo = list(plan.steps)[::-1]
-    while todo:
-        s = todo.pop()
-        if isinstance(s, PrimStep):
-            yield s.name, s.expr
-        elif isinstance(s, CondStep):
-            todo += (list(s.then) + list(s.orelse))[::-1]
-        elif isinstance(s, IterStep):
-            todo += (list(s.header) + list(s.body))[::-1]
+    return ((s.name, s.expr) for s in walk_steps(plan.steps) if isinstance(s, PrimStep))
 
 
 _PLAIN_SSA = re.compile(r"([A-Za-z_]\w*)\.\d+")

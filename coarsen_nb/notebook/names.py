@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import sympy as sp
 
 from coarsen_nb.notebook.mathtex import latex, sympy_name
-from coarsen_nb.plan import CondStep, IterStep, KernelStep, PrimStep
+from coarsen_nb.plan import IterStep, PrimStep, walk_steps
 
 #: Words for the compiler's temporaries, by the kind in ``$<kind><n>``.
 WORDS = {"ret": "result", "brk": "broke", "cont": "continued", "done": "returned", "c": "test",
@@ -69,7 +69,7 @@ def context_of(compiled, sois) -> NameContext:
     ctx.loop_lines = {k: int(line) for k, line in _LOOP_HEAD.findall(gated)}
     for user, counter in _LOOP_VAR.findall(gated):
         ctx.loop_vars.setdefault(counter, user)
-    for step in _steps(compiled.plan.steps):
+    for step in walk_steps(compiled.plan.steps):
         if isinstance(step, PrimStep):
             ctx.definitions[step.name] = step.expr
         elif isinstance(step, IterStep):
@@ -85,19 +85,6 @@ def context_of(compiled, sois) -> NameContext:
             if str(name).lstrip("_").split(":")[-1].startswith("$") and not str(name).startswith("$ret"):
                 ctx.definitions.setdefault(str(name), expr)
     return ctx
-
-
-def _steps(steps):
-    for s in steps:
-        yield s
-        if isinstance(s, CondStep):
-            yield from _steps(s.then)
-            yield from _steps(s.orelse)
-        elif isinstance(s, IterStep):
-            yield from _steps(s.header)
-            yield from _steps(s.body)
-        elif not isinstance(s, (KernelStep, PrimStep)):
-            continue
 
 
 class DisplayNames:
