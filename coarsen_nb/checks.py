@@ -98,11 +98,8 @@ def bind(fname: str, sig: inspect.Signature, args: tuple, kwargs: dict) -> tuple
     return tuple(bound.args)
 
 
-def arguments(fname: str, params: tuple[str, ...], args: tuple) -> None:
-    """Raise unless ``args`` are one number or numeric array per parameter."""
-    if len(args) != len(params):
-        raise CoarsenError(fname, message=f"{fname}() takes {len(params)} arguments "
-                           f"({', '.join(params)}), got {len(args)}", hint="pass every argument")
+def arguments(params: tuple[str, ...], args: tuple) -> None:
+    """Raise unless each of ``args`` (one per parameter: :func:`bind` made them) is a number or a numeric array."""
     for p, a in zip(params, args, strict=True):
         if isinstance(a, (bool, int, float, np.integer, np.floating, np.bool_)):
             continue

@@ -139,7 +139,7 @@ class Coarsened:
     # -- specialization ------------------------------------------------------------------------
 
     def _specialize(self, args) -> Compiled:
-        checks.arguments(self.name, self.params, args)
+        checks.arguments(self.params, args)
         sig = signature_of(args)
         hit = self._cache.get(sig)
         if hit is None:
