@@ -63,11 +63,15 @@ def lookup(module: str | None, attr: str) -> Primitive | None:
     return PRIMITIVES.get(name)
 
 
-def evaluate(name: str, args: list, xp=np):
-    """Run primitive ``name`` on concrete values: the executable meaning of a call."""
+def evaluate(name: str, args: list, xp=np, static: tuple = ()):
+    """Run primitive ``name`` on concrete values: the executable meaning of a call.
+
+    ``static``: the call's compile-time parameters (``ir.Call.static``), passed by keyword."""
     p = rule(name)
     if p.evaluate is not None:
-        return p.evaluate(args, xp)
+        return p.evaluate(args, xp, **dict(static))
+    if static:
+        return getattr(xp, p.numpy)(*args, **dict(static))
     if p.kind == "elementwise" and all(isinstance(a, (int, float)) for a in args) and p.math:
         if p.nan_outside:
             # NumPy semantics (nan/inf with a warning) rather than math's ValueError,

@@ -373,7 +373,11 @@ UNSUPPORTED: list[UnsupportedCase] = [
         """, 2, 4, "Match"),
     _case("keyword_args", "keyword arguments", """\
         def f(x):
-            return np.sum(x, axis=0)
+            return np.exp(x, out=x)
+        """, 2, 21, "keyword"),
+    _case("unknown_keyword", "np.sum(..., dtype=...)", """\
+        def f(x):
+            return np.sum(x, dtype=float)
         """, 2, 21, "keyword"),
     _case("print", "unknown function 'print'", """\
         def f(x):

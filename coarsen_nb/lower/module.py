@@ -198,7 +198,7 @@ class ModuleWriter:
             raise missing(p, "an opaque step of the array code")
         if p.spelling.helper is not None:
             self.helpers.add(p.spelling.helper)
-        return spell(spelling, args, "xp")
+        return spell(spelling, args, "xp", e.static)
 
     # -- forward ---------------------------------------------------------------------------------
 
@@ -526,7 +526,7 @@ class ModuleWriter:
                 for x, bar in literals.cotangent_entries(e, bo):
                     acc(x, bar)
             elif f in PRIMITIVES and PRIMITIVES[f].vjp is not None:
-                for x, contribution in PRIMITIVES[f].vjp(self, a, bo):     # the registration's rule (rules/)
+                for x, contribution in PRIMITIVES[f].vjp(self, a, bo, **dict(e.static)):   # its rule (rules/)
                     acc(x, contribution)
             else:
                 raise CoarsenError(f, message=f"no derivative rule for {f}() on line {s.line}",

@@ -183,6 +183,8 @@ def expr_type(e: ir.Expr, env: dict[str, T]) -> T:
 
 def _call_type(e: ir.Call, args: list[T]) -> T:
     p = rule(e.func)
+    if p.type is not None:
+        return T(*p.type(args, dict(e.static or p.static)))
     if p.result == "int":
         return INT
     if p.result == "float":

@@ -1,4 +1,4 @@
-"""The primitives SymPy does not see into, and those without a value to differentiate: reductions, shapes,
+"""The primitives SymPy does not see into, and those without a value to differentiate: shapes,
 constructors, reshapes and opaque steps (a matrix product, an array literal).  One registration each."""
 
 from __future__ import annotations
@@ -26,25 +26,7 @@ def _broadcast_tangent(fn):
     return lambda s, a: f"xp.{fn}({s.d(a[0])} + xp.zeros({s.code(a[0])}.shape))"
 
 
-def _prod_vjp(s, a, bar):
-    return [(a[0], f"{bar} * {s.helper('_prod_except')}({s.code(a[0])})")]
 
-
-def _prod_jvp(s, a):
-    return f"xp.sum({s.array_tangent(a[0])} * {s.helper('_prod_except')}({s.code(a[0])}))"
-
-
-def _pick(arg: str):
-    """The VJP and JVP of ``amax``/``amin``: the first arg-extremum's element."""
-    def vjp(s, a, bar):
-        x = s.code(a[0])
-        return [(a[0], f"xp.reshape(xp.asarray(xp.arange({x}.size) == xp.{arg}({x}), dtype=xp.float64), "
-                       f"{x}.shape) * {bar}")]
-
-    def jvp(s, a):
-        return f"xp.reshape({s.array_tangent(a[0])}, (-1,))[xp.{arg}({s.code(a[0])})]"
-
-    return {"vjp": vjp, "jvp": jvp}
 
 
 def _matmul_jvp(s, a):
@@ -71,13 +53,6 @@ STRUCTURAL: tuple[Primitive, ...] = (
          total=True, differentiable=False, result="int"),
     _row("int", "shape", 1, evaluate=lambda args, xp: int(args[0]), spelling=Spelling(step="int({0})"),
          differentiable=False, result="int"),
-    # reductions
-    _row("sum", "reduction", 1, total=True, vjp=_through, jvp=_broadcast_tangent("sum")),
-    _row("mean", "reduction", 1, total=True, vjp=lambda s, a, bar: [(a[0], f"{bar} / {s.code(a[0])}.size")],
-         jvp=_broadcast_tangent("mean")),
-    _row("prod", "reduction", 1, vjp=_prod_vjp, jvp=_prod_jvp),
-    _row("amax", "reduction", 1, "max", **_pick("argmax")),
-    _row("amin", "reduction", 1, "min", **_pick("argmin")),
     # fresh arrays
     _row("zeros", "constructor", 1, differentiable=False),
     _row("ones", "constructor", 1, differentiable=False),
