@@ -200,6 +200,11 @@ class ExprTranslator(LiteralTranslator, MethodTranslator, ComprehensionTranslato
                 return self._primitive(prim.name, node)
             submodule = _submodule_function(func, self.unit.resolve, self.locals)
             if submodule is not None:
+                root, _, rest = submodule.partition(".")
+                path, _, attr = rest.rpartition(".")
+                prim = primitives.lookup(f"{self.unit.resolve.module(root)}.{path}", attr)
+                if prim is not None:        # np.linalg.solve: a registration with a dotted NumPy name
+                    return self._primitive(prim.name, node)
                 raise self.unit.error(submodule, node, _submodule_hint(submodule),
                                       message=f"unsupported function {submodule}")
             return self.method_call(node)
