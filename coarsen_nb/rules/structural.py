@@ -71,6 +71,9 @@ def _unpack_shape(args, xp, count):
 STRUCTURAL: tuple[Primitive, ...] = (
     _row("len", "shape", 1, evaluate=lambda args, xp: len(args[0]), spelling=Spelling(step="{0}.shape[0]"),
          total=True, differentiable=False, result="int"),
+    # the positions a 1-D boolean mask selects: x[x > 0] is read as x[flatnonzero(x > 0)] (phi/indexing.py)
+    _row("flatnonzero", "opaque", 1, spelling=Spelling(array="xp.nonzero({0})[0]"), total=True,
+         differentiable=False, type=lambda args, static: ("int", 1)),
     # ``n, m = X.shape`` (frontend/parse.py): the shape itself, whose type rule checks the count of names
     _row("unpack_shape", "shape", 1, evaluate=_unpack_shape, spelling=Spelling(step="{0}"), total=True,
          differentiable=False, static=(("count", 0),), type=_unpack_shape_type),
