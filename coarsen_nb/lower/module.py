@@ -379,9 +379,15 @@ class ModuleWriter:
         return [(e.id, k) for k, e in elts if isinstance(e, ir.Name) and e.id in self.active
                 and getattr(self.plan.types.get(e.id), "kind", None) == "float"]
 
-    def _zero(self, name: str) -> None:
+    def _zero(self, name: str, scalar_first: bool = False) -> None:
+        """``b_name`` set to zeros of ``name``'s shape; ``scalar_first``: ``name`` is a loop state that
+        is a number on the first iteration (its initial value) and an array after (``s = 1.0`` then
+        ``s = s * x``), so the shape is the value's own."""
         b = self.names.bar(name)
-        self.emit(f"{b} = xp.zeros({self.py(name)}.shape)" if self.is_array(name) else f"{b} = 0.0")
+        if scalar_first:
+            self.emit(f"{b} = xp.zeros(xp.asarray({self.py(name)}).shape)")
+        else:
+            self.emit(f"{b} = xp.zeros({self.py(name)}.shape)" if self.is_array(name) else f"{b} = 0.0")
 
     def _defined(self, steps) -> list[str]:
         out = []
@@ -620,11 +626,11 @@ class ModuleWriter:
         self.steps(s.header, tape=False)
         self.steps(s.body, tape=True)
         carried = []
-        for n, _, _ in active_mus:
+        for n, init, _ in active_mus:
             c = self.names.fresh("carry")
             carried.append((n, c))
             self.emit(f"{c} = {self.names.bar(n)}")
-            self._zero(n)
+            self._zero(n, scalar_first=self.is_array(n) and not self.ndim(init))
         # The next state's adjoint starts as the carried one: assigned, not zeroed and then added
         # (the carried array is referenced by nothing else, so later in-place += on it is safe).
         defined = self._defined(list(s.header) + list(s.body))

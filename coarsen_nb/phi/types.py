@@ -84,7 +84,7 @@ def infer(g: GatedFunction, sig: tuple[T, ...]) -> dict[str, T]:
                 walk(n.then)
                 walk(n.orelse)
                 for gm in n.gammas:
-                    env[gm.name] = join(expr_type(gm.value.if_true, env), expr_type(gm.value.if_false, env))
+                    env[gm.name] = expr_type(gm.value, env)
             else:
                 _check_range(n, env)
                 for m in n.mus:
@@ -151,7 +151,10 @@ def expr_type(e: ir.Expr, env: dict[str, T]) -> T:
     if isinstance(e, (ir.IfExp, ir.Gamma)):
         a = e.body if isinstance(e, ir.IfExp) else e.if_true
         b = e.orelse if isinstance(e, ir.IfExp) else e.if_false
-        return join(expr_type(a, env), expr_type(b, env))
+        t = join(expr_type(a, env), expr_type(b, env))
+        if isinstance(e, ir.Gamma):     # an elementwise choice has the shape of its predicate too (np.where)
+            t = T(t.kind, max(t.ndim, expr_type(e.pred, env).ndim))
+        return t
     if isinstance(e, ir.Index):
         base = expr_type(e.value, env)
         if base.kind == "shape":

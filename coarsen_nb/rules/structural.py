@@ -74,6 +74,9 @@ STRUCTURAL: tuple[Primitive, ...] = (
     # the positions a 1-D boolean mask selects: x[x > 0] is read as x[flatnonzero(x > 0)] (phi/indexing.py)
     _row("flatnonzero", "opaque", 1, spelling=Spelling(array="xp.nonzero({0})[0]"), total=True,
          differentiable=False, type=lambda args, static: ("int", 1)),
+    # the lanes of a loop run over all its iterations at once (phi/batching.py): its counter as an array
+    _row("lanes", "opaque", 3, evaluate=lambda args, xp: xp.arange(*args), spelling=Spelling(array="arange"),
+         total=True, differentiable=False, type=lambda args, static: ("int", 1)),
     # ``n, m = X.shape`` (frontend/parse.py): the shape itself, whose type rule checks the count of names
     _row("unpack_shape", "shape", 1, evaluate=_unpack_shape, spelling=Spelling(step="{0}"), total=True,
          differentiable=False, static=(("count", 0),), type=_unpack_shape_type),
