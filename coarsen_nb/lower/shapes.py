@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import math
 
+from coarsen_nb.lower.linalg_shapes import LINALG_CALLS, linalg_shape
 from coarsen_nb.lower.values import REDUCTIONS, SCALAR, as_int, call_name, is_nonzero_call, is_xp_call, known_value
 from coarsen_nb.rules.table import callees
 
@@ -48,6 +49,8 @@ class ShapeFacts:
             return None
         f, a = call_name(e), e.args
         kw = {k.arg: k.value for k in e.keywords}
+        if f in LINALG_CALLS:
+            return linalg_shape(f, e, self.shape, self.ints)
         if f == "matmul" and len(a) == 2:
             return _matmul_shape(self.shape(a[0]), self.shape(a[1]))
         if f == "concat" and a and isinstance(a[0], (ast.List, ast.Tuple)) and a[0].elts:
