@@ -49,8 +49,8 @@ def static_parameters(unit, prim: Primitive, node: ast.Call) -> tuple[tuple[str,
     extra = node.args[prim.leading + max(prim.nargs):]
     if len(extra) > len(names):
         raise unit.error(f"{fn} with {len(node.args)} arguments", extra[len(names)],
-                         f"{fn} takes {' or '.join(map(str, prim.nargs))} array arguments, then "
-                         f"{', '.join(names)}", message=f"too many arguments to {fn}")
+                         f"{fn} takes {' or '.join(map(str, prim.nargs))} array arguments"
+                         + (f", then {', '.join(names)}" if names else ""), message=f"too many arguments to {fn}")
     for name, arg in zip(names, extra, strict=False):      # (extra may stop first)
         values[name] = _constant(unit, fn, name, arg)
         given.add(name)
@@ -59,7 +59,8 @@ def static_parameters(unit, prim: Primitive, node: ast.Call) -> tuple[tuple[str,
             raise unit.error(f"{fn}(**...)", kw, f"pass {', '.join(names)} by name, each written out",
                              message=f"{fn}(**...) is not supported")
         if kw.arg not in values:
-            raise unit.error(f"{fn}(..., {kw.arg}=...)", kw, f"{fn} takes {', '.join(n + '=' for n in names)} "
+            takes = f"takes {', '.join(n + '=' for n in names)}" if names else "takes no keyword arguments"
+            raise unit.error(f"{fn}(..., {kw.arg}=...)", kw, f"{fn} {takes} "
                              f"here; leave {kw.arg}= out or compute this call outside the compiled function",
                              message=f"{fn}(..., {kw.arg}=...) is not supported yet")
         if kw.arg in given:

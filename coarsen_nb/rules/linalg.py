@@ -75,7 +75,7 @@ def _inverse(axes: tuple[int, ...]) -> tuple[int, ...]:
 def _transpose_type(args: list, static: dict) -> tuple[str, int]:
     nd, axes = args[0].ndim, static["axes"]
     if axes is not None and (not isinstance(axes, tuple) or sorted(axes) != list(range(nd))):
-        raise _error("axes= of np.transpose", "axes", f"np.transpose's axes={axes!r} is not an order of the "
+        raise _error("axes= of np.transpose", "transpose", f"np.transpose's axes={axes!r} is not an order of the "
                      f"{nd} axes", f"give each axis 0 to {nd - 1} once, e.g. axes={tuple(reversed(range(nd)))}")
     return "float", nd
 
