@@ -87,8 +87,8 @@ def _constant(unit, fn: str, name: str, node: ast.expr, leading: bool = False):
     if isinstance(node, ast.Tuple):
         return tuple(_constant(unit, fn, name, e) for e in node.elts)
     if leading:
-        raise unit.error(f"{name} of {fn}", node, f"write the {name} itself, as a string in the call: {fn}'s "
-                         f"{name} must be known when the function is compiled",
+        raise unit.error(f"{name} of {fn}", node, f"write {fn}'s {name} out, as a string in the call: they "
+                         "must be known when the function is compiled",
                          message=f"{fn}'s {name} must be a constant written in the source")
     raise unit.error(f"{name}= of {fn}", node, f"write the value itself, e.g. {name}=0: {fn}'s {name} must be "
                      "known when the function is compiled", message=f"{fn}'s {name} must be a constant written "

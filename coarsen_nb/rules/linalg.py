@@ -55,7 +55,8 @@ def _matrix_type(fn: str, word: str, ndim_out):
     """The ``type`` rule of a function of one square matrix (and, for solve, a right-hand side)."""
     def rule(args: list, static: dict) -> tuple[str, int]:
         if args[0].ndim != 2:
-            raise _error(fn, word, f"{fn} of an array of {args[0].ndim} dimensions" if args[0].ndim else
+            nd = args[0].ndim
+            raise _error(fn, word, f"{fn} of an array of {nd} dimension{'s' * (nd != 1)}" if nd else
                          f"{fn} of a number", "pass a 2-D array (one matrix); for a stack of matrices, loop over "
                          "them")
         if len(args) > 1 and args[1].ndim not in (1, 2):
