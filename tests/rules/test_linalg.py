@@ -65,8 +65,8 @@ _LINALG_CASES = [
     ("transpose_1d", "x", "x.T @ np.transpose(x) + np.sum(np.sin(x.T))", lambda r: (_u(r, 4),), "x", "transpose"),
     ("transpose_axes", "T, U", "np.sum(np.transpose(T, (2, 0, 1)) * U) + np.sum(T.T ** 2)",
      lambda r: (_u(r, 2, 3, 4), _u(r, 4, 2, 3)), "T U", "transpose"),
-    ("eye", "A", "np.sum(np.eye(A.shape[0], A.shape[1]) * A) + np.sum(np.eye(3) * np.sin(A @ A.T))", lambda r: (_u(r, 3, 4),), "A",
-     "eye"),
+    ("eye", "A", "np.sum(np.eye(A.shape[0], A.shape[1]) * A) + np.sum(np.eye(3) * np.sin(A @ A.T))",
+     lambda r: (_u(r, 3, 4),), "A", "eye"),
 ]
 
 _EINSUMS = ["ij,j->i", "ij,ij->", "i,i->", "ij,jk->ik", "bi,bi->b", "ij->ji", "ij->", "ij->j", "i,j->ij",
