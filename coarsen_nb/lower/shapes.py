@@ -198,7 +198,7 @@ class ShapeFacts:
     def allocates(self, e) -> bool:
         """Whether evaluating ``e`` makes a new array, not a view of an array it reads.
 
-        A name, basic indexing (slices, ``None``, ints), ``.T``, ``reshape``/``broadcast_to`` of a
+        A name, basic indexing (slices, ``None``, ints), ``.T`` and ``transpose``, ``reshape``/``broadcast_to`` of a
         contiguous array, ``asarray`` without a copy or a dtype change, an in-bounds ``_take`` or
         ``_block`` and ``_put`` (in place, returns its array) are views of their operand.
         """
@@ -224,7 +224,7 @@ class ShapeFacts:
             return shp is None or sum(d != 1 for d in shp) > 1 or self.allocates(a[0])
         if f == "reshape" and isinstance(a[0], ast.Call) and call_name(a[0]) == "_block":
             return self.allocates(a[0]) or not self._block_reshapes_as_view(e)
-        if f in ("reshape", "broadcast_to", "_put"):
+        if f in ("reshape", "broadcast_to", "_put", "transpose"):     # (xp.transpose: a view, like .T)
             return self.allocates(a[0])
         if f == "asarray":
             copy = kw.get("copy")

@@ -158,8 +158,9 @@ def parse_subscripts(spec, ndims: list[int]) -> tuple[list[str], str]:
     if "." in text:
         raise refuse("an ellipsis (...) is not supported", "name every axis with a letter: 'bij,bj->bi'")
     if "->" not in text:
-        raise refuse("implicit mode (no '->') is not supported", f"write the output explicitly, e.g. "
-                     f"np.einsum('{text}->...', ...) with the output's letters after '->'")
+        implicit = "".join(sorted(c for c in set(text) if c in _LETTERS and text.count(c) == 1))
+        raise refuse("implicit mode (no '->') is not supported", f"write the output after '->': what NumPy "
+                     f"makes of it here is np.einsum('{text}->{implicit}', ...)")
     lhs, out = text.split("->", 1)
     ins = lhs.split(",")
     if any(set(t) - _LETTERS for t in [*ins, out]):
@@ -200,7 +201,7 @@ def _einsum_cotangent(s, a, bar: str, ins: list[str], out: str, k: int) -> str:
         value = terms[0][1]
     else:
         value = _einsum(",".join(t for t, _ in terms) + "->" + kept, [c for _, c in terms])
-    if not out and terms and value is not bar:
+    if not out and terms:       # (a scalar cotangent scales the einsum of the others)
         value = f"{bar} * {value}"
     if kept == target or not kept:
         return value

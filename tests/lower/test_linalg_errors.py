@@ -22,6 +22,8 @@ _CASES = [
     # (id, body of f(A, x, B, s, k), the text the caret is under, words the message holds): under the call where
     # the frontend refuses it, under the function's name where the operands' ranks do (phi/types.py)
     ("einsum_implicit", "np.einsum('ij,ij', A, A)", "einsum(", "implicit mode"),
+    ("einsum_implicit_says_what_numpy_makes", "np.sum(np.einsum('ij,jk', A, A))", "einsum(",
+     "np.einsum('ij,jk->ik', ...)"),
     ("einsum_ellipsis", "np.sum(np.einsum('...j,j->...', A, x))", "einsum(", "ellipsis"),
     ("einsum_trace", "np.einsum('ii->', A)", "einsum(", "repeated within one operand"),
     ("einsum_diagonal", "np.sum(np.einsum('ii->i', A))", "einsum(", "repeated within one operand"),
