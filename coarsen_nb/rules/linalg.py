@@ -45,6 +45,11 @@ def _moves(s, x) -> bool:
     return d != "0.0" and not d.startswith("xp.zeros(")
 
 
+def _tangent(s, x) -> str:
+    """Operand ``x``'s tangent: an array of x's shape, or a number where x is one."""
+    return s.array_tangent(x) if s.ndim(x) else s.d(x)
+
+
 def _error(fn: str, word: str, message: str, hint: str) -> CoarsenError:
     err = CoarsenError(fn, hint=hint, message=message)
     err.user_name = word        # the caret goes under this word of the user's line (phi/types.py)
@@ -90,7 +95,7 @@ def _transpose_vjp(s, a, bar, axes=None):
 
 
 def _transpose_jvp(s, a, axes=None):
-    return _permuted(s.array_tangent(a[0]), axes) if s.ndim(a[0]) else s.d(a[0])
+    return _permuted(_tangent(s, a[0]), axes) if s.ndim(a[0]) else s.d(a[0])
 
 
 def _trace_vjp(s, a, bar):
@@ -216,7 +221,7 @@ def _einsum_vjp(s, a, bar, subscripts):
 
 
 def _einsum_jvp(s, a, subscripts):
-    terms = [_einsum(subscripts, [s.array_tangent(x) if j == k else s.code(x) for j, x in enumerate(a)])
+    terms = [_einsum(subscripts, [_tangent(s, x) if j == k else s.code(x) for j, x in enumerate(a)])
              for k in range(len(a)) if _moves(s, a[k])]
     return " + ".join(terms)
 

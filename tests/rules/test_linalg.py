@@ -40,7 +40,8 @@ def _square(rng, n=4):
 
 
 def _u(rng, *shape):
-    return rng.uniform(-1.0, 1.0, size=shape)
+    """An array of ``shape`` in (-1, 1); a float where the shape is () (a scalar operand, as users pass one)."""
+    return rng.uniform(-1.0, 1.0, size=shape) if shape else float(rng.uniform(-1.0, 1.0))
 
 
 # (name, parameters, body, make_args, wrt, the registrations it exercises)
@@ -70,7 +71,7 @@ _LINALG_CASES = [
 ]
 
 _EINSUMS = ["ij,j->i", "ij,ij->", "i,i->", "ij,jk->ik", "bi,bi->b", "ij->ji", "ij->", "ij->j", "i,j->ij",
-            "ij,j->", "bi,ij,bj->b", "ij,jk,kl->il", "ijk,kj->i", "i,i,i->", "ij,kj->ki", "i->i"]
+            "ij,j->", "bi,ij,bj->b", "ij,jk,kl->il", "ijk,kj->i", "i,i,i->", "ij,kj->ki", "i->i", ",i->i", "ij,->"]
 
 
 def _einsum_case(spec: str):
@@ -121,7 +122,7 @@ def test_jvp_is_the_directional_derivative(e):
         rng = np.random.default_rng(seed)
         args = e.make_args(rng)
         wrt_args = [args[f.params.index(w)] for w in e.wrt]
-        directions = [rng.normal(size=np.shape(a)) for a in wrt_args]
+        directions = [rng.normal(size=np.shape(a)) if np.ndim(a) else float(rng.normal()) for a in wrt_args]
         grads = f.grad(*args)
         grads = grads if isinstance(grads, tuple) else (grads,)
         want = sum(float(np.sum(g * d)) for g, d in zip(grads, directions, strict=True))
