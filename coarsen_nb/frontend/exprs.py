@@ -305,6 +305,10 @@ class ExprTranslator(LiteralTranslator, MethodTranslator, ComprehensionTranslato
 
     def _primitive(self, name: str, node: ast.Call) -> ir.Expr:
         prim = primitives.PRIMITIVES[name]
+        if name == "copy" and len(node.args) == 1 and not node.keywords \
+                and isinstance(node.args[0], (ast.List, ast.Tuple)):
+            # np.array([2, 0]): the literal is a fresh array already, of NumPy's dtype (ints stay ints)
+            return self.expr(node.args[0])
         static = static_parameters(self.unit, prim, node) if prim.static else ()
         args = tuple(self.expr(a) for a in operand_nodes(prim, node))
         if len(args) not in prim.nargs and not (name in ("min", "max") and len(args) >= 2):

@@ -145,6 +145,11 @@ class ModuleWriter:
         t = self.plan.types.get(e.id) if isinstance(e, ir.Name) else None
         return t.ndim if t is not None else 0
 
+    def is_mask(self, e: ir.Expr) -> bool:
+        """Whether ``e`` is a boolean array (an index that selects, each element at most once)."""
+        t = self.plan.types.get(e.id) if isinstance(e, ir.Name) else None
+        return bool(t is not None and t.kind == "bool" and t.ndim)
+
     def is_array(self, name: str) -> bool:
         t = self.plan.types.get(name)
         return bool(t is not None and t.is_array)
@@ -258,7 +263,7 @@ class ModuleWriter:
         text = "\n".join(pr.lines)
         for h in ("_softplus", "_sigmoid", "_erf", "_take", "_scatter_add", "_ipow", "_put", "_scatter_sum",
                   "_segment_sum", "_segment_prod", "_segment_max", "_segment_min", "_block", "_sum_to",
-                  "_broadcast_shape", "_ieee_div", "_ieee_pow"):
+                  "_broadcast_shape", "_ieee_div", "_ieee_pow", "_window"):
             if h + "(" in text:
                 self.helpers.add(h)
         if "_block_add(" in text:
@@ -496,6 +501,15 @@ class ModuleWriter:
             val = col if h is None else f"({col} * {h})"
             pr.emit(trivial.scatter_add(self, pr, pr.level_for({j}), b, name, fast, val))
             return True
+        if len(idx) == 1 and pr.deps(idx[0]) == {i, j}:
+            win = pr._window_read_index(idx, i, j)
+            if win is None:
+                return False
+            factors = ([m] if m is not None else []) + ([f"({g})[:, None]"] if g is not None else []) + \
+                ([f"({h})[None, :]"] if h is not None else [])
+            self.helpers.add("_window")         # (defines _window_add too)
+            pr.emit(f"_window_add({b}, {win}, {' * '.join(factors)})")
+            return True
         if len(idx) == 2 and pr.deps(idx[0]) == {i} and pr.deps(idx[1]) == {j}:
             blk = pr._block_read_index(idx, i, j)
             if blk is None:
@@ -539,7 +553,11 @@ class ModuleWriter:
             return
         if isinstance(e, ir.Index):
             if isinstance(e.value, ir.Name) and e.value.id in self.active:
-                self.emit(f"{self.names.bar(e.value.id)}[{', '.join(self.code(i) for i in e.index)}] += {bo}")
+                b, idx = self.names.bar(e.value.id), [self.code(i) for i in e.index]
+                if any(self.ndim(i) and not self.is_mask(i) for i in e.index):   # a gather: repeats accumulate
+                    self.emit(f"{b} = {self.helper('_index_add')}({b}, ({', '.join(idx)},), {bo})")
+                else:
+                    self.emit(f"{b}[{', '.join(idx)}] += {bo}")
             return
         if isinstance(e, ir.Update):
             idx = ", ".join(self.code(i) for i in e.index)

@@ -26,7 +26,7 @@ from collections import Counter
 import sympy as sp
 
 from coarsen_nb import ir
-from coarsen_nb.phi import array_logsumexp, recurrences
+from coarsen_nb.phi import array_logsumexp, indexing, recurrences
 from coarsen_nb.phi.gate import GatedFunction, If, Let, Loop, names_read
 from coarsen_nb.phi.kernel_builder import HoistContext, KernelBuilder
 from coarsen_nb.phi.operations import one_operation_per_let
@@ -42,6 +42,7 @@ def lift(g: GatedFunction, types: dict[str, T], mode: str = "phi", max_soi: floa
     if mode not in ("phi", "block", "operator"):
         raise ValueError(f"unknown lifting mode {mode!r}")
     g, types = array_logsumexp.rewrite(g, types)
+    g, types = indexing.normalize(g, types)
     if mode == "operator":
         g, types = one_operation_per_let(g, types)
     lifter = _Lifter(g, types, mode, math.inf if max_soi is None else max_soi,

@@ -168,7 +168,8 @@ def expr_type(e: ir.Expr, env: dict[str, T]) -> T:
                                f"{'s' if len(e.index) > 1 else ''} (a 0-d array is a number), or index it less",
                                message=f"{what} here, but it is indexed with {len(e.index)} "
                                        f"ind{'ices' if len(e.index) > 1 else 'ex'}"))
-        return T(base.kind if base.kind != "undef" else "float", base.ndim - len(e.index))
+        kind = base.kind if base.kind != "undef" else "float"
+        return T(kind, _indexed_ndim(base.ndim, [expr_type(i, env) for i in e.index]))
     if isinstance(e, ir.Attr):
         base = expr_type(e.value, env)
         return T("shape", base.ndim) if e.attr == "shape" else INT
@@ -183,6 +184,18 @@ def expr_type(e: ir.Expr, env: dict[str, T]) -> T:
     if isinstance(e, ir.Eta):
         return expr_type(e.value, env)
     raise TypeError(e)
+
+
+def _indexed_ndim(ndim: int, index: list[T]) -> int:
+    """The rank of ``x[index]`` by NumPy's rules: a number takes one axis away; an array of ints (a
+    gather, ``x[idx]``) takes one and puts back its own rank; a boolean mask takes as many axes as it
+    has and puts back one (the selected elements, ``x[x > 0]``)."""
+    arrays = [t for t in index if t.is_array]
+    if not arrays:
+        return ndim - len(index)
+    taken = sum(t.ndim if t.is_array and t.kind == "bool" else 1 for t in index)
+    added = max(1 if t.kind == "bool" else t.ndim for t in arrays)
+    return ndim - taken + added
 
 
 def _call_type(e: ir.Call, args: list[T]) -> T:

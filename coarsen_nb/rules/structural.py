@@ -3,6 +3,7 @@ constructors, reshapes and opaque steps (a matrix product, an array literal).  O
 
 from __future__ import annotations
 
+from coarsen_nb.errors import CoarsenError
 from coarsen_nb.rules.record import Primitive, Spelling
 
 
@@ -48,9 +49,34 @@ def _row(name, kind, nargs, numpy=None, **kw) -> Primitive:
     return Primitive(name, kind, nargs if isinstance(nargs, tuple) else (nargs,), numpy, spelling=spelling, **kw)
 
 
+def _unpack_shape_type(args, static) -> tuple[str, int]:
+    """``n, m = X.shape`` names as many sizes as ``X`` has dimensions (Python's unpacking rule)."""
+    ndim, count = args[0].ndim, static["count"]
+    if ndim != count:
+        err = CoarsenError("tuple unpacking", hint=f"unpack as many names as the array has dimensions (here "
+                           f"{ndim}), or read one size, as X.shape[0]",
+                           message=f"{'too many' if ndim > count else 'not enough'} values to unpack (expected "
+                                   f"{count}, got {ndim}): the array has {ndim} dimension{'s' * (ndim != 1)}")
+        err.user_name = "shape"
+        raise err
+    return "shape", ndim
+
+
+def _unpack_shape(args, xp, count):
+    if len(args[0]) != count:
+        raise ValueError(f"cannot unpack a shape of {len(args[0])} entries into {count} names")
+    return args[0]
+
+
 STRUCTURAL: tuple[Primitive, ...] = (
     _row("len", "shape", 1, evaluate=lambda args, xp: len(args[0]), spelling=Spelling(step="{0}.shape[0]"),
          total=True, differentiable=False, result="int"),
+    # the positions a 1-D boolean mask selects: x[x > 0] is read as x[flatnonzero(x > 0)] (phi/indexing.py)
+    _row("flatnonzero", "opaque", 1, spelling=Spelling(array="xp.nonzero({0})[0]"), total=True,
+         differentiable=False, type=lambda args, static: ("int", 1)),
+    # ``n, m = X.shape`` (frontend/parse.py): the shape itself, whose type rule checks the count of names
+    _row("unpack_shape", "shape", 1, evaluate=_unpack_shape, spelling=Spelling(step="{0}"), total=True,
+         differentiable=False, static=(("count", 0),), type=_unpack_shape_type),
     _row("int", "shape", 1, evaluate=lambda args, xp: int(args[0]), spelling=Spelling(step="int({0})"),
          differentiable=False, result="int"),
     # fresh arrays
