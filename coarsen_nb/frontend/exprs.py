@@ -16,7 +16,7 @@ from coarsen_nb.frontend.literals import LIST_SAFE_BUILTINS, LiteralTranslator
 from coarsen_nb.frontend.methods import MethodTranslator
 from coarsen_nb.frontend.slices import SliceTranslator, has_slice
 from coarsen_nb.frontend.source import MISSING, Unit
-from coarsen_nb.frontend.static import static_parameters
+from coarsen_nb.frontend.static import operand_nodes, static_parameters
 
 #: Python binary operators and their IR spelling (shared with the parser).
 BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
@@ -144,7 +144,18 @@ class ExprTranslator(LiteralTranslator, MethodTranslator, ComprehensionTranslato
             self.refuse_list_operands([node.value], "a slice")
             return self.slice_read(node)
         value = self.expr(node.value)
+        if isinstance(value, ir.Tuple):     # np.linalg.slogdet(A)[1]: an element of a tuple-valued call
+            return self._tuple_element(value, node)
         return ir.Index(value, self.index(node.slice))
+
+    def _tuple_element(self, value: ir.Tuple, node: ast.Subscript) -> ir.Expr:
+        k = node.slice
+        k = -k.operand.value if isinstance(k, ast.UnaryOp) and isinstance(k.op, ast.USub) else getattr(k, "value", None)
+        if type(k) is not int or not -len(value.elts) <= k < len(value.elts):
+            raise self.unit.error("index of a tuple", node.slice, f"index it with a number written out, 0 to "
+                                  f"{len(value.elts) - 1}, or unpack it: `a, b = ...`",
+                                  message=f"a tuple of {len(value.elts)} values indexed with {ast.unparse(node.slice)}")
+        return value.elts[k]
 
     def index(self, node: ast.AST) -> tuple[ir.Expr, ...]:
         elts = node.elts if isinstance(node, ast.Tuple) else [node]
@@ -167,7 +178,9 @@ class ExprTranslator(LiteralTranslator, MethodTranslator, ComprehensionTranslato
                                       message=f"unsupported use of {node.value.id}.{node.attr}")
         if node.attr in ("shape", "size", "ndim"):
             return self.temp(ir.Attr(self.expr(node.value), node.attr), "p", node)
-        raise self.unit.error(f"attribute '{node.attr}'", node, "only .shape, .size and .ndim are supported")
+        if node.attr == "T":        # X.T is np.transpose(X)
+            return self._primitive("transpose", ast.copy_location(ast.Call(node, [node.value], []), node))
+        raise self.unit.error(f"attribute '{node.attr}'", node, "only .T, .shape, .size and .ndim are supported")
 
     # -- calls ---------------------------------------------------------------
 
@@ -296,15 +309,17 @@ class ExprTranslator(LiteralTranslator, MethodTranslator, ComprehensionTranslato
                 and isinstance(node.args[0], (ast.List, ast.Tuple)):
             # np.array([2, 0]): the literal is a fresh array already, of NumPy's dtype (ints stay ints)
             return self.expr(node.args[0])
-        operands = node.args[:max(prim.nargs)] if prim.static else node.args
         static = static_parameters(self.unit, prim, node) if prim.static else ()
-        args = tuple(self.expr(a) for a in operands)
+        args = tuple(self.expr(a) for a in operand_nodes(prim, node))
         if len(args) not in prim.nargs and not (name in ("min", "max") and len(args) >= 2):
             raise self.unit.error(f"{name} with {len(args)} arguments", node,
                                   f"{name} takes {' or '.join(map(str, prim.nargs))} positional arguments",
                                   message=f"wrong number of arguments to {name}")
         if name in ("min", "max") and len(args) == 1:
             name = "amin" if name == "min" else "amax"
+        if prim.parts:      # a tuple-valued call: the tuple of one call per element (rules/record.py)
+            args = tuple(self.temp(a, "a", node) for a in args)
+            return ir.Tuple(tuple(self.temp(ir.Call(p, args, static), "p", node) for p in prim.parts))
         if primitives.PRIMITIVES[name].kind in ("reduction", "constructor", "opaque", "reshape") \
                 or name in ("len", "int"):
             # A-normal form for opaque steps: the step and each operand get their own
@@ -340,7 +355,8 @@ def _submodule_function(func: ast.Attribute, resolve, local_names: set[str]) -> 
 
 def _submodule_hint(dotted: str) -> str:
     if ".linalg." in dotted:
-        return (f"linear algebra other than @ and np.dot is not supported yet: compute {dotted}(...) outside "
-                "the compiled function and pass its result in as a parameter, or write the product with @")
+        known = ", ".join(f"np.{k}" for k in sorted(primitives.SUBMODULE_FUNCTIONS) if k.startswith("linalg."))
+        return (f"the linear algebra supported is @, np.dot, np.einsum, np.trace and {known}: compute "
+                f"{dotted}(...) outside the compiled function and pass its result in as a parameter")
     return (f"only functions of math and np themselves are supported: compute {dotted}(...) outside the "
             "compiled function and pass its result in as a parameter")

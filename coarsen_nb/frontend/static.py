@@ -8,6 +8,10 @@ must be (a number, ``True``/``False``, ``None``, a string, or a tuple of these).
 them (:attr:`~coarsen_nb.ir.Call.static`) and every later stage passes them on to the registration's
 rules, so a parameter needs no code anywhere else.
 
+A registration may put its first parameters *before* the operands
+(:attr:`~coarsen_nb.rules.record.Primitive.leading`: ``np.einsum('ij,j->i', A, x)``, whose subscripts
+come first); those are given by position only, and :func:`operand_nodes` skips them.
+
 A call that gives each parameter its default is the plain call, so ``np.sum(x, axis=None)`` is
 ``np.sum(x)``.  What is not a constant written in the source (``axis=k``) is a CoarsenError at the
 value, saying to write the number itself.
@@ -21,17 +25,32 @@ from coarsen_nb.rules.record import Primitive
 from coarsen_nb.rules.table import spelled
 
 
+def operand_nodes(prim: Primitive, node: ast.Call) -> list[ast.expr]:
+    """The operands of ``node`` (a call of ``prim``): its positional arguments, less the compile-time
+    parameters before them (``leading``) and after them."""
+    if not prim.static:
+        return node.args
+    return node.args[prim.leading:prim.leading + max(prim.nargs)]
+
+
 def static_parameters(unit, prim: Primitive, node: ast.Call) -> tuple[tuple[str, object], ...]:
     """The compile-time parameters ``node`` (a call of ``prim``) gives, as ``ir.Call.static``."""
     names = [k for k, _ in prim.static]
     values = dict(prim.static)
     given: set[str] = set()
     fn = spelled(prim)
-    extra = node.args[max(prim.nargs):]
+    for name, arg in zip(names[:prim.leading], node.args, strict=False):
+        values[name] = _constant(unit, fn, name, arg, leading=True)
+        given.add(name)
+    if len(node.args) < prim.leading:
+        raise unit.error(f"{fn} without its {names[0]}", node, f"give {fn}'s {names[0]} first, written out",
+                         message=f"{fn} needs its {names[0]} as the first argument")
+    names = names[prim.leading:]        # (those after the operands)
+    extra = node.args[prim.leading + max(prim.nargs):]
     if len(extra) > len(names):
         raise unit.error(f"{fn} with {len(node.args)} arguments", extra[len(names)],
-                         f"{fn} takes {' or '.join(map(str, prim.nargs))} array arguments, then "
-                         f"{', '.join(names)}", message=f"too many arguments to {fn}")
+                         f"{fn} takes {' or '.join(map(str, prim.nargs))} array arguments"
+                         + (f", then {', '.join(names)}" if names else ""), message=f"too many arguments to {fn}")
     for name, arg in zip(names, extra, strict=False):      # (extra may stop first)
         values[name] = _constant(unit, fn, name, arg)
         given.add(name)
@@ -40,7 +59,8 @@ def static_parameters(unit, prim: Primitive, node: ast.Call) -> tuple[tuple[str,
             raise unit.error(f"{fn}(**...)", kw, f"pass {', '.join(names)} by name, each written out",
                              message=f"{fn}(**...) is not supported")
         if kw.arg not in values:
-            raise unit.error(f"{fn}(..., {kw.arg}=...)", kw, f"{fn} takes {', '.join(n + '=' for n in names)} "
+            takes = f"takes {', '.join(n + '=' for n in names)}" if names else "takes no keyword arguments"
+            raise unit.error(f"{fn}(..., {kw.arg}=...)", kw, f"{fn} {takes} "
                              f"here; leave {kw.arg}= out or compute this call outside the compiled function",
                              message=f"{fn}(..., {kw.arg}=...) is not supported yet")
         if kw.arg in given:
@@ -50,14 +70,14 @@ def static_parameters(unit, prim: Primitive, node: ast.Call) -> tuple[tuple[str,
         given.add(kw.arg)
     if all(_same(values[k], default) for k, default in prim.static):
         return ()
-    return tuple((k, values[k]) for k in names)
+    return tuple((k, values[k]) for k, _ in prim.static)
 
 
 def _same(a, b) -> bool:
     return type(a) is type(b) and a == b
 
 
-def _constant(unit, fn: str, name: str, node: ast.expr):
+def _constant(unit, fn: str, name: str, node: ast.expr, leading: bool = False):
     """The constant ``node`` writes (``0``, ``-1``, ``True``, ``None``, ``"valid"``, ``(0, 1)``)."""
     if isinstance(node, ast.Constant) and (node.value is None or isinstance(node.value, (bool, int, float, str))):
         return node.value
@@ -66,6 +86,10 @@ def _constant(unit, fn: str, name: str, node: ast.expr):
         return -node.operand.value
     if isinstance(node, ast.Tuple):
         return tuple(_constant(unit, fn, name, e) for e in node.elts)
+    if leading:
+        raise unit.error(f"{name} of {fn}", node, f"write {fn}'s {name} out, as a string in the call: they "
+                         "must be known when the function is compiled",
+                         message=f"{fn}'s {name} must be a constant written in the source")
     raise unit.error(f"{name}= of {fn}", node, f"write the value itself, e.g. {name}=0: {fn}'s {name} must be "
                      "known when the function is compiled", message=f"{fn}'s {name} must be a constant written "
                      "in the source")

@@ -271,6 +271,7 @@ class ModuleWriter:
 
     def prim(self, s: PrimStep) -> None:
         e = s.expr
+        self._step = s.name         # (value(): the tangent sweep's rules run after this)
         if is_bound_check(e):
             # a read of a variable that may be unbound: Python's error where no assignment ran
             kind, message = bound_error(e, s.line)
@@ -530,6 +531,7 @@ class ModuleWriter:
         if s.name not in self.active:
             return
         e, bo = s.expr, self.names.bar(s.name)
+        self._step = s.name
 
         def acc(x: ir.Expr, contribution: str) -> None:
             if isinstance(x, ir.Name) and x.id in self.active:
@@ -582,6 +584,17 @@ class ModuleWriter:
     def helper(self, name: str) -> str:
         """``name``, a helper the module then defines (for the rules of :mod:`coarsen_nb.rules`)."""
         self.helpers.add(name)
+        return name
+
+    def value(self) -> str:
+        """The value of the step whose rule runs, by its name (a rule of :mod:`coarsen_nb.rules` need not
+        recompute it: ``np.linalg.solve``'s cotangent of A reads the solution)."""
+        return self.py(self._step)
+
+    def temp(self, code: str, hint: str = "t") -> str:
+        """``code`` computed once, into a fresh name after ``hint`` (for a rule that uses one value twice)."""
+        name = self.names.fresh(hint)
+        self.emit(f"{name} = {code}")
         return name
 
     def matmul_reverse(self, x: ir.Expr, y: ir.Expr, bo: str) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import math
 
+from coarsen_nb.lower.linalg_shapes import LINALG_CALLS, linalg_shape
 from coarsen_nb.lower.values import REDUCTIONS, SCALAR, as_int, call_name, is_nonzero_call, is_xp_call, known_value
 from coarsen_nb.rules.table import callees
 
@@ -48,6 +49,8 @@ class ShapeFacts:
             return None
         f, a = call_name(e), e.args
         kw = {k.arg: k.value for k in e.keywords}
+        if f in LINALG_CALLS:
+            return linalg_shape(f, e, self.shape, self.ints)
         if f == "matmul" and len(a) == 2:
             return _matmul_shape(self.shape(a[0]), self.shape(a[1]))
         if f == "concat" and a and isinstance(a[0], (ast.List, ast.Tuple)) and a[0].elts:
@@ -198,7 +201,7 @@ class ShapeFacts:
     def allocates(self, e) -> bool:
         """Whether evaluating ``e`` makes a new array, not a view of an array it reads.
 
-        A name, basic indexing (slices, ``None``, ints), ``.T``, ``reshape``/``broadcast_to`` of a
+        A name, basic indexing (slices, ``None``, ints), ``.T`` and ``transpose``, ``reshape``/``broadcast_to`` of a
         contiguous array, ``asarray`` without a copy or a dtype change, an in-bounds ``_take`` or
         ``_block`` and ``_put`` (in place, returns its array) are views of their operand.
         """
@@ -224,7 +227,7 @@ class ShapeFacts:
             return shp is None or sum(d != 1 for d in shp) > 1 or self.allocates(a[0])
         if f == "reshape" and isinstance(a[0], ast.Call) and call_name(a[0]) == "_block":
             return self.allocates(a[0]) or not self._block_reshapes_as_view(e)
-        if f in ("reshape", "broadcast_to", "_put"):
+        if f in ("reshape", "broadcast_to", "_put", "transpose"):     # (xp.transpose: a view, like .T)
             return self.allocates(a[0])
         if f == "asarray":
             copy = kw.get("copy")

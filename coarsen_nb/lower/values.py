@@ -16,6 +16,8 @@ import math
 
 import numpy as np
 
+from coarsen_nb.lower.linalg_shapes import LINALG_CALLS
+
 MASK_FRACTION = 0.5
 #: Array-namespace reductions (their work is the size of their input; shared with the shapes).
 REDUCTIONS = {"sum", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "any", "count_nonzero", "mean", "dot"}
@@ -208,6 +210,8 @@ class AbstractValues:
             return getattr(self, "_" + _XP_CALLS[f])(e, args, kw)
         if f == "matmul" and is_xp_call(e) and len(e.args) == 2:
             return self.matmul(*e.args)
+        if f in LINALG_CALLS and (shp := self.shape(e)) is not None:      # xp.linalg.solve(A, b): b's size
+            return ("arr", float(math.prod(shp)), False) if shp else SCALAR
         if isinstance(e.func, ast.Attribute) and isinstance(e.func.value, ast.Name) and e.func.value.id == "math" \
                 and len(args) == 1 and args[0][0] in ("int", "scalar"):
             return _scalar(getattr(math, f, None), number_of(args[0]))      # math.exp(m) of a known m

@@ -159,6 +159,10 @@ def expr_type(e: ir.Expr, env: dict[str, T]) -> T:
         base = expr_type(e.value, env)
         if base.kind == "shape":
             return INT
+        if base.kind == "tuple":        # (the frontend takes an element of a tuple written or made in place)
+            raise _named(_user_name(e.value), CoarsenError("index of a tuple", hint="unpack it where it is made: "
+                         "`a, b = ...`, or index the call itself: `np.linalg.slogdet(A)[1]`",
+                         message=f"{_user_name(e.value)!r} is a tuple here; an element of it is not supported"))
         if len(e.index) > base.ndim:
             name = _user_name(e.value)
             what = f"{name!r} is a number" if base.ndim == 0 else f"{name!r} has {base.ndim} dimension" + \

@@ -23,7 +23,14 @@ Compile-time parameters
 their defaults is the plain call (``ir.Call.static == ()``); otherwise the IR call carries every
 one of them, and each stage passes them on by keyword: ``evaluate(args, xp, **static)``,
 ``type(args, static)``, ``vjp(sweep, args, bar, **static)``, ``jvp(sweep, args, **static)``, and a
-spelling prints them as keyword arguments (a template names them: ``{axis}``).
+spelling prints them as keyword arguments (a template names them: ``{axis}``).  The first ``leading``
+of them come *before* the operands, by position (``np.einsum('ij,j->i', A, x)``: its subscripts).
+
+Tuple-valued calls
+------------------
+A call whose value is a tuple (``np.linalg.slogdet``: a sign and a log-determinant) lists in ``parts``
+one primitive per element, each a call of the same operands; the frontend makes the tuple of those
+calls, so ``sign, logdet = np.linalg.slogdet(A)`` and ``np.linalg.slogdet(A)[1]`` need nothing else.
 
 Opaque steps
 ------------
@@ -31,7 +38,9 @@ A primitive SymPy does not see into (``sum``, ``prod``, ``dot``) carries its own
 derivative rules, written over a *sweep*: the writer of the generated function,
 which gives ``code(x)`` (an operand's value), ``d(x)`` and ``array_tangent(x)``
 (its tangent, the latter as an array even where it is zero; forward sweep only),
-``helper(name)`` (the helper's name, which the module then defines) and
+``helper(name)`` (the helper's name, which the module then defines), ``value()`` (the step's own
+value, by its name: a rule need not recompute it), ``temp(code, hint)`` (``code`` computed once,
+into a fresh name, for a rule that uses it twice) and
 ``matmul_reverse(x, y, bar)`` (the cotangents of a matrix product, which it
 accumulates itself).  ``vjp`` returns each operand's contribution to its
 cotangent; ``jvp`` the step's tangent.
@@ -83,6 +92,8 @@ class Primitive:
     #                                     order, with their defaults: ``(("axis", None), ("keepdims", False))``
     type: Callable | None = None         # ``(operand types, static dict) -> (kind, ndim)``: its value's type
     #                                     where the rules above do not give it (an axis reduction drops axes)
+    leading: int = 0                     # how many of ``static`` come before the operands (einsum's subscripts)
+    parts: tuple[str, ...] = ()          # a tuple-valued call: the primitive of each element (see above)
 
     @property
     def callee(self) -> str | None:
