@@ -128,7 +128,13 @@ def vjp(kernel: Kernel, active: set[str], out_bars: dict) -> KernelVJP:
     broadcasts = len(set(kernel.arrays.values())) > 1     # arrays of different shapes may meet
     for s, name in kernel.arrays.items():
         if s in bar and name in active:
-            b = _finish(s, bar.pop(s), out_temps)
+            parts = bar.pop(s)
+            if broadcasts and len(parts) > 1:
+                # each use has its own broadcast shape: a part of the leaf's own shape (m of a (n, 1)
+                # max passed on, beside exp(L - m)) added to a wider one would count once per column
+                out.arrays.append((name, _finish(s, [forms.SumTo(p, s) for p in parts], out_temps)))
+                continue
+            b = _finish(s, parts, out_temps)
             out.arrays.append((name, forms.SumTo(b, s) if broadcasts else b))
     for r in kernel.reads:
         if r.symbol in bar and r.array in active:
