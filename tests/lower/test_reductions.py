@@ -94,6 +94,27 @@ def test_ties_over_several_axes_go_to_the_first_in_c_order():
     np.testing.assert_array_equal(f.grad(T, w)[0], want)
 
 
+@pytest.mark.parametrize("selection", [{}, {"max_soi": 1}, {"per_block": True}], ids=["default", "L=1", "per-block"])
+@pytest.mark.parametrize("src", [
+    # a (k,) column sum passed on beside exp(X - m), (n, k), in one SOI
+    "def f(X):\n    m = np.sum(X, axis=0)\n    a = np.exp(X - m)\n    return np.sum(m * m) + np.sum(a)\n",
+    # the log-sum-exp of rows with its (n, 1) maximum, and that maximum passed on
+    "def f(X):\n    m = np.max(X, axis=1, keepdims=True)\n    lse = m + np.log(np.sum(np.exp(X - m), axis=1, "
+    "keepdims=True))\n    R = np.exp(X - lse)\n    return np.sum(lse) + np.sum(R * R)\n",
+    # an (n, 1) temp read by an (n, 1) output and an (n, k) one
+    "def f(X):\n    t = np.sum(X, axis=1, keepdims=True) + 1.0\n    u = t * 2.0\n    w = t * X\n"
+    "    return np.sum(u * u) + np.sum(w * w)\n",
+], ids=["sum-passed-on", "lse-rows", "shared-temp"])
+def test_outputs_of_different_shapes_in_one_soi(src, selection):
+    """An SOI whose outputs have different shapes (a reduced value passed on beside a broadcast one): each
+    output's part of an adjoint is summed to the input's shape on its own (finite differences)."""
+    f = _compile(src, **selection)
+    ns: dict = {"np": np}
+    exec(src, ns)
+    X = np.random.default_rng(5).normal(size=(4, 3))
+    assert_close(f.grad(X), finite_difference(ns["f"], (X,), 0), rtol=1e-6, atol=1e-7, what="d/dX")
+
+
 # -- the forms that mean the same ------------------------------------------------------------------------
 
 
