@@ -115,6 +115,38 @@ def test_outputs_of_different_shapes_in_one_soi(src, selection):
     assert_close(f.grad(X), finite_difference(ns["f"], (X,), 0), rtol=1e-6, atol=1e-7, what="d/dX")
 
 
+@pytest.mark.parametrize("call", ["np.mean(X, keepdims=True)", "np.max(X, keepdims=True)", "X.prod(keepdims=True)",
+                                  "np.linalg.norm(X, keepdims=True)", "np.std(X, keepdims=True, ddof=1)",
+                                  "np.var(X, axis=(0, 1), keepdims=True)", "np.min(X, axis=(1, 0))"])
+def test_the_whole_array_with_keepdims(call):
+    """Over every axis with ``keepdims=True`` (a (1, 1) array), or every axis named: the value NumPy gives,
+    the gradient of finite differences."""
+    src = f"def f(X, W):\n    return np.sum({call} * W)\n"
+    ns: dict = {"np": np}
+    exec(src, ns)
+    f = _compile(src)
+    rng = np.random.default_rng(6)
+    X = rng.permutation(np.linspace(0.5, 1.5, 12)).reshape(3, 4)
+    W = rng.uniform(-1.0, 1.0, size=(3, 4))
+    assert_close(f(X, W), ns["f"](X, W), rtol=1e-13, atol=0.0, what="value")
+    for k, g in enumerate(f.grad(X, W)):
+        assert_close(g, finite_difference(ns["f"], (X, W), k), rtol=1e-6, atol=1e-7, what=f"d/d{'XW'[k]}")
+
+
+def test_prod_over_an_axis_with_zeros():
+    """``np.prod(X, axis=1)`` where a row holds one zero or two: the products of the other elements (no
+    division by the zero), as finite differences of the polynomial give."""
+    src = "def f(X, w):\n    return np.sum(np.prod(X, axis=1) * w) + np.sum(np.prod(X, axis=(0, 1), keepdims=True))\n"
+    ns: dict = {"np": np}
+    exec(src, ns)
+    f = _compile(src)
+    X = np.array([[0.0, 2.0, 3.0], [1.5, 0.0, 0.0], [0.5, -1.0, 2.0]])
+    w = np.array([1.0, -2.0, 0.5])
+    gX, _ = f.grad(X, w)
+    assert_close(gX, finite_difference(ns["f"], (X, w), 0), rtol=1e-6, atol=1e-7, what="d/dX")
+    assert gX[0, 0] == 6.0 and gX[1, 0] == 0.0 and gX[1, 1] == 0.0
+
+
 # -- the forms that mean the same ------------------------------------------------------------------------
 
 
