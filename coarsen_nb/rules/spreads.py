@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.rules.record import Primitive, Spelling
-from coarsen_nb.rules.reductions import count, kept, over, reduced_type
+from coarsen_nb.rules.reductions import axes, count, kept, over, reduced_type
 
 MOMENT = (("axis", None), ("ddof", 0), ("keepdims", False))
 NORM = (("ord", None), ("axis", None), ("keepdims", False))
@@ -59,13 +59,20 @@ def _check_norm(static: dict, ndim: int) -> None:
         raise err
 
 
+def _kept_axes(s, x, axis) -> str:
+    """The keyword arguments of a reduction over ``axis`` that broadcasts back against ``x``: the axes kept
+    (none to write over the whole array: a scalar broadcasts)."""
+    whole = len(axes(axis, s.ndim(x), "a reduction")) == s.ndim(x)
+    return over(s, x, axis, keepdims=not whole)
+
+
 def _centered(s, x, axis) -> str:
     """``x`` less its mean over the reduced axes (kept, to broadcast)."""
     code = s.code(x)
-    return f"({code} - xp.mean({code}{over(s, x, axis, keepdims=True)}))"
+    return f"({code} - xp.mean({code}{_kept_axes(s, x, axis)}))"
 
 
-def _moment(fn: str, std: bool):
+def _moment(std: bool):
     """The VJP and JVP of ``np.var`` (``std=False``) and ``np.std``."""
     def vjp(s, a, bar, axis=None, ddof=0, keepdims=False):
         x = a[0]
@@ -73,7 +80,7 @@ def _moment(fn: str, std: bool):
         n = _n(s, x, axis, ddof)
         if not std:
             return [(x, f"2.0 * {_centered(s, x, axis)} * {b} / {n}")]
-        sd = f"xp.std({s.code(x)}{over(s, x, axis, keepdims=True)}, ddof={ddof!r})"
+        sd = f"xp.std({s.code(x)}{_kept_axes(s, x, axis)}, ddof={ddof!r})"
         return [(x, f"{_centered(s, x, axis)} * {s.helper('_div_or_zero')}({b}, {sd}) / {n}")]
 
     def jvp(s, a, axis=None, ddof=0, keepdims=False):
@@ -89,10 +96,11 @@ def _moment(fn: str, std: bool):
 
 
 def _norm_of(s, x, axis, keepdims) -> str:
-    """The norm again, as the derivative code needs it (kept axes: a sum, not linalg.norm, which takes
-    at most two axes)."""
+    """The norm again, as the derivative code needs it (``keepdims=None``: kept to broadcast against ``x``;
+    a sum, not linalg.norm, which takes at most two axes)."""
     code = s.code(x)
-    return f"xp.sqrt(xp.sum({code} * {code}{over(s, x, axis, keepdims)}))"
+    kw = _kept_axes(s, x, axis) if keepdims is None else over(s, x, axis, keepdims)
+    return f"xp.sqrt(xp.sum({code} * {code}{kw}))"
 
 
 def _n(s, x, axis, ddof) -> str:
@@ -104,7 +112,7 @@ def _n(s, x, axis, ddof) -> str:
 def _norm_vjp(s, a, bar, ord=None, axis=None, keepdims=False):
     x = a[0]
     b = kept(s, x, bar, axis, keepdims)
-    return [(x, f"{s.code(x)} * {s.helper('_div_or_zero')}({b}, {_norm_of(s, x, axis, keepdims=True)})")]
+    return [(x, f"{s.code(x)} * {s.helper('_div_or_zero')}({b}, {_norm_of(s, x, axis, None)})")]
 
 
 def _norm_jvp(s, a, ord=None, axis=None, keepdims=False):
@@ -119,7 +127,7 @@ def _row(name, numpy, static, check, **kw) -> Primitive:
 
 
 SPREADS: tuple[Primitive, ...] = (
-    _row("var", "var", MOMENT, _check_ddof("np.var"), **_moment("np.var", std=False)),
-    _row("std", "std", MOMENT, _check_ddof("np.std"), **_moment("np.std", std=True)),
+    _row("var", "var", MOMENT, _check_ddof("np.var"), **_moment(std=False)),
+    _row("std", "std", MOMENT, _check_ddof("np.std"), **_moment(std=True)),
     _row("norm", "linalg.norm", NORM, _check_norm, vjp=_norm_vjp, jvp=_norm_jvp),
 )
