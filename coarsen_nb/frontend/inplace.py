@@ -22,7 +22,8 @@ from coarsen_nb.frontend.slices import sliced_name
 
 #: np.<name>(x, ...) that a number would not be passed to.
 _ARRAY_FUNCTIONS = frozenset({"sum", "mean", "prod", "max", "min", "amax", "amin", "dot", "copy", "zeros_like",
-                              "ones_like", "empty_like", "matmul", "atleast_1d", "atleast_2d", "atleast_3d"})
+                              "ones_like", "empty_like", "matmul", "atleast_1d", "atleast_2d", "atleast_3d",
+                              "std", "var", "norm"})
 
 
 def array_use(fdef: ast.FunctionDef, name: str) -> ast.AST | None:

@@ -20,7 +20,8 @@ from coarsen_nb import ir, primitives
 #: method → (the ``np`` function it is, how many positional arguments besides the array).
 METHODS = {
     "sum": ("sum", 0), "mean": ("mean", 0), "prod": ("prod", 0),
-    "max": ("max", 0), "min": ("min", 0), "dot": ("dot", 1), "copy": ("copy", 0),
+    "max": ("max", 0), "min": ("min", 0), "std": ("std", 0), "var": ("var", 0), "dot": ("dot", 1),
+    "copy": ("copy", 0),
 }
 
 _ALL_HINT = "reduce over the whole array, x.{m}(), or write the reduction over one axis as a loop"

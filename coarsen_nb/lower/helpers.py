@@ -285,3 +285,36 @@ def _mm_right(g, x, y):
         return x[:, None] * g[None, :]
     return x.T @ g
 '''
+
+# Reductions over some axes (rules/reductions.py): the reduced axes are moved last and merged into one,
+# so the whole-array rule applies along it; the result is put back in the operand's shape.
+HELPERS["_prod_except_axes"] = '''def _prod_except_axes(a, axes):
+    """Products, along axes, of all other elements (the gradient of prod over axes), without division."""
+    rest = tuple(d for d in range(a.ndim) if d not in axes)
+    perm = rest + tuple(axes)
+    t = xp.permute_dims(a, perm)
+    v = xp.reshape(t, t.shape[:len(rest)] + (-1,))
+    pre = xp.cumulative_prod(v, axis=-1, include_initial=True)[..., :-1]
+    suf = xp.flip(xp.cumulative_prod(xp.flip(v, axis=-1), axis=-1, include_initial=True)[..., :-1], axis=-1)
+    back = xp.reshape(pre * suf, t.shape)
+    return xp.permute_dims(back, tuple(perm.index(d) for d in range(a.ndim)))
+'''
+
+HELPERS["_first_extremum"] = '''def _first_extremum(a, axes, arg):
+    """1.0 at the element of a that arg (xp.argmax or xp.argmin) picks over axes, 0.0 elsewhere: the
+    first extremum in C order over the reduced axes, where the cotangent of max or min goes."""
+    rest = tuple(d for d in range(a.ndim) if d not in axes)
+    perm = rest + tuple(axes)
+    t = xp.permute_dims(a, perm)
+    v = xp.reshape(t, t.shape[:len(rest)] + (-1,))
+    hit = xp.arange(v.shape[-1]) == arg(v, axis=-1, keepdims=True)
+    back = xp.reshape(xp.asarray(hit, dtype=xp.float64), t.shape)
+    return xp.permute_dims(back, tuple(perm.index(d) for d in range(a.ndim)))
+'''
+
+HELPERS["_div_or_zero"] = '''def _div_or_zero(a, b):
+    """a / b, and 0 where b is 0: the derivative of a norm or a standard deviation where it is 0 (the
+    least-norm subgradient; the formula's 0/0 would be nan)."""
+    b = xp.asarray(b)
+    return a / xp.where(b == 0, xp.inf, b)
+'''

@@ -93,14 +93,16 @@ class ShapeFacts:
             return (t[1],) if t[0] == "int" and t[1] is not None else None
         if f in REDUCTIONS and is_xp_call(e) and a:
             shp = self.shape(a[0])
-            if "axis" not in kw:
-                return ()
-            ax = self.ev(kw["axis"])
-            if shp is None or ax[0] != "int" or ax[1] is None or not -len(shp) <= ax[1] < len(shp):
-                return None
-            k = ax[1] % len(shp)
             keep = isinstance(kw.get("keepdims"), ast.Constant) and kw["keepdims"].value is True
-            return shp[:k] + ((1,) if keep else ()) + shp[k + 1:]
+            axis = kw.get("axis")
+            if axis is None or (isinstance(axis, ast.Constant) and axis.value is None):
+                return () if not keep else None if shp is None else (1,) * len(shp)
+            ax = self.ev(axis)
+            dims = (ax[1],) if ax[0] == "int" else ax[1] if ax[0] == "tuple" else None     # axis=1, axis=(0, 2)
+            if shp is None or dims is None or any(d is None or not -len(shp) <= d < len(shp) for d in dims):
+                return None
+            gone = {d % len(shp) for d in dims}
+            return tuple(1 if d in gone else n for d, n in enumerate(shp) if keep or d not in gone)
         if f in _SAME_SHAPE and a:
             return self.shape(a[0])
         if f in _ELEMENTWISE or (f in _MATH and is_xp_call(e)):
@@ -295,7 +297,7 @@ class ShapeFacts:
 # functions whose result has their first argument's shape, elementwise functions of several arguments,
 # and elementwise math
 _SAME_SHAPE = {"asarray", "copy", "flip", "cumulative_sum", "cumulative_prod", "cumsum", "_put", "_prod_except",
-               "zeros_like", "ones_like", "empty_like"}
+               "zeros_like", "ones_like", "empty_like", "_prod_except_axes", "_first_extremum"}
 # (the primitives' printed calls by their registrations' cost class, and the lowering's own calls)
 _ELEMENTWISE = callees("elementwise") | {"where", "clip", "copysign"}
 _MATH = callees("math") | {"asinh", "acosh", "atanh", "negative", "isnan", "isinf", "isfinite"}

@@ -20,7 +20,8 @@ from coarsen_nb.lower.linalg_shapes import LINALG_CALLS
 
 MASK_FRACTION = 0.5
 #: Array-namespace reductions (their work is the size of their input; shared with the shapes).
-REDUCTIONS = {"sum", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "any", "count_nonzero", "mean", "dot"}
+REDUCTIONS = {"sum", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "any", "count_nonzero", "mean", "dot",
+              "std", "var", "norm"}
 
 # Abstract values: ("scalar",), ("int", value-or-None), ("tuple", (ints...)), ("arr", size, is_mask[, values]).
 # Index arrays and masks the lowering derives from ``arange`` and int arguments (the segment counts of a
@@ -212,6 +213,8 @@ class AbstractValues:
             return self.matmul(*e.args)
         if f in LINALG_CALLS and (shp := self.shape(e)) is not None:      # xp.linalg.solve(A, b): b's size
             return ("arr", float(math.prod(shp)), False) if shp else SCALAR
+        if f == "_sum_to" and len(args) == 2 and args[1][0] == "tuple" and None not in args[1][1]:
+            return ("arr", float(math.prod(args[1][1])), False) if args[1][1] else SCALAR   # g summed to a shape
         if isinstance(e.func, ast.Attribute) and isinstance(e.func.value, ast.Name) and e.func.value.id == "math" \
                 and len(args) == 1 and args[0][0] in ("int", "scalar"):
             return _scalar(getattr(math, f, None), number_of(args[0]))      # math.exp(m) of a known m
@@ -432,8 +435,11 @@ def is_nonzero_call(e) -> bool:
 
 
 def is_xp_call(call: ast.Call) -> bool:
-    """Whether ``call`` is ``xp.f(...)``, a function of the array namespace (not a method)."""
-    return isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name) and call.func.value.id == "xp"
+    """Whether ``call`` is ``xp.f(...)`` or ``xp.linalg.f(...)``, a function of the array namespace (not a method)."""
+    base = call.func.value if isinstance(call.func, ast.Attribute) else None
+    if isinstance(base, ast.Attribute) and base.attr == "linalg":
+        base = base.value
+    return isinstance(base, ast.Name) and base.id == "xp"
 
 
 def as_int(d):

@@ -1,11 +1,20 @@
 """The reductions: ``np.sum``, ``mean``, ``prod``, ``max``, ``min``; over the whole array, or over
-``axis=`` with ``keepdims=`` (compile-time parameters, :mod:`coarsen_nb.frontend.static`).
+``axis=`` with ``keepdims=`` (compile-time parameters, :mod:`coarsen_nb.frontend.static`).  The
+spreads (``np.std``, ``np.var``, ``np.linalg.norm``) are in :mod:`coarsen_nb.rules.spreads`.
 
 A reduction over axes is an opaque step like the whole-array one.  Its value's rank is the operand's
 less the reduced axes (unless ``keepdims``), and its cotangent reaches the operand broadcast back
 over the reduced axes: the cotangent re-shaped with those axes kept as length 1
 (:func:`kept`), which NumPy's broadcasting in ``b_x += ...`` then spreads over them.  The JVP is
-the same reduction of the tangent.
+the same reduction of the tangent (``mean``, ``sum``), or a sum over the reduced axes of the
+tangent times the partial derivatives (``prod``, ``max``, ``min``).
+
+``prod``, ``max`` and ``min`` over some axes use the generated module's helpers
+``_prod_except_axes`` and ``_first_extremum`` (``lower/helpers.py``), which move the reduced axes
+last and merge them, so the whole-array rule applies along that one axis: the products of the other
+elements without division (zero-safe), and the first arg-extremum (NumPy's ``argmax`` tie rule, in C
+order over the reduced axes) as the one element that gets the cotangent.  A call over the whole
+array without ``keepdims`` keeps the whole-array code it always had.
 """
 
 from __future__ import annotations
@@ -48,10 +57,15 @@ def _axes(axis, ndim: int, fn: str) -> tuple[int, ...]:
     return tuple(sorted(out))
 
 
-def reduced_type(fn: str):
-    """The ``type`` rule of a reduction: a float of the operand's rank less the reduced axes."""
+def reduced_type(fn: str, check=None):
+    """The ``type`` rule of a reduction: a float of the operand's rank less the reduced axes.
+
+    ``check(static, ndim)``: the registration's own checks of its other parameters (``ddof``, ``ord``),
+    raising a located CoarsenError."""
     def rule(args: list, static: dict) -> tuple[str, int]:
         nd = args[0].ndim
+        if check is not None:
+            check(static, nd)
         gone = axes(static["axis"], nd, fn)
         return "float", nd if static["keepdims"] else nd - len(gone)
     return rule
@@ -68,6 +82,32 @@ def kept(s, x, bar: str, axis, keepdims: bool) -> str:
     return f"xp.reshape({bar}, ({shape},))"
 
 
+def count(s, x, axis) -> str:
+    """The number of elements a reduction of ``x`` over ``axis`` combines into each of its values."""
+    nd = s.ndim(x)
+    gone = axes(axis, nd, "a reduction")
+    if len(gone) == nd:
+        return f"{s.code(x)}.size" if nd else "1"
+    dims = [f"{s.code(x)}.shape[{d}]" for d in gone]
+    return dims[0] if len(dims) == 1 else f"({' * '.join(dims)})"
+
+
+def over(s, x, axis, keepdims: bool) -> str:
+    """The keyword arguments of a reduction of generated code over the same axes as ``axis`` of ``x``
+    (normalized: non-negative, sorted), ``""`` when that is the whole array to a scalar."""
+    nd = s.ndim(x)
+    gone = axes(axis, nd, "a reduction")
+    if len(gone) == nd and not keepdims:
+        return ""
+    text = f", axis={gone[0]!r}" if len(gone) == 1 else f", axis={gone!r}"
+    return text + (", keepdims=True" if keepdims else "")
+
+
+def whole(axis, keepdims) -> bool:
+    """The plain call: over the whole array, to a scalar (its rules print the code they always did)."""
+    return axis is None and not keepdims
+
+
 def _static_kw(axis, keepdims) -> str:
     return f", axis={axis!r}" + (", keepdims=True" if keepdims else "")
 
@@ -77,45 +117,69 @@ def _sum_vjp(s, a, bar, axis=None, keepdims=False):
 
 
 def _sum_jvp(s, a, axis=None, keepdims=False):
-    if axis is None and not keepdims:
+    if whole(axis, keepdims):
         return f"xp.sum({s.d(a[0])} + xp.zeros({s.code(a[0])}.shape))"
     return f"xp.sum({s.array_tangent(a[0])}{_static_kw(axis, keepdims)})"
 
 
-def _mean_vjp(s, a, bar):
-    return [(a[0], f"{bar} / {s.code(a[0])}.size")]
+def _mean_vjp(s, a, bar, axis=None, keepdims=False):
+    if whole(axis, keepdims):
+        return [(a[0], f"{bar} / {s.code(a[0])}.size")]
+    return [(a[0], f"{kept(s, a[0], bar, axis, keepdims)} / {count(s, a[0], axis)}")]
 
 
-def _prod_vjp(s, a, bar):
-    return [(a[0], f"{bar} * {s.helper('_prod_except')}({s.code(a[0])})")]
+def _mean_jvp(s, a, axis=None, keepdims=False):
+    if whole(axis, keepdims):
+        return f"xp.mean({s.d(a[0])} + xp.zeros({s.code(a[0])}.shape))"
+    return f"xp.mean({s.array_tangent(a[0])}{_static_kw(axis, keepdims)})"
 
 
-def _prod_jvp(s, a):
-    return f"xp.sum({s.array_tangent(a[0])} * {s.helper('_prod_except')}({s.code(a[0])}))"
+def _prod_except(s, a, axis) -> str:
+    return f"{s.helper('_prod_except_axes')}({s.code(a[0])}, {axes(axis, s.ndim(a[0]), 'np.prod')!r})"
+
+
+def _prod_vjp(s, a, bar, axis=None, keepdims=False):
+    if whole(axis, keepdims):
+        return [(a[0], f"{bar} * {s.helper('_prod_except')}({s.code(a[0])})")]
+    return [(a[0], f"{kept(s, a[0], bar, axis, keepdims)} * {_prod_except(s, a, axis)}")]
+
+
+def _prod_jvp(s, a, axis=None, keepdims=False):
+    if whole(axis, keepdims):
+        return f"xp.sum({s.array_tangent(a[0])} * {s.helper('_prod_except')}({s.code(a[0])}))"
+    return f"xp.sum({s.array_tangent(a[0])} * {_prod_except(s, a, axis)}{over(s, a[0], axis, keepdims)})"
 
 
 def _pick(arg: str):
-    """The VJP and JVP of ``amax``/``amin``: the first arg-extremum's element."""
-    def vjp(s, a, bar):
-        x = s.code(a[0])
-        return [(a[0], f"xp.reshape(xp.asarray(xp.arange({x}.size) == xp.{arg}({x}), dtype=xp.float64), "
-                       f"{x}.shape) * {bar}")]
+    """The VJP and JVP of ``amax``/``amin``: the first arg-extremum's element (over the reduced axes)."""
+    def mask(s, a, axis) -> str:
+        gone = axes(axis, s.ndim(a[0]), "np.max" if arg == "argmax" else "np.min")
+        return f"{s.helper('_first_extremum')}({s.code(a[0])}, {gone!r}, xp.{arg})"
 
-    def jvp(s, a):
-        return f"xp.reshape({s.array_tangent(a[0])}, (-1,))[xp.{arg}({s.code(a[0])})]"
+    def vjp(s, a, bar, axis=None, keepdims=False):
+        x = s.code(a[0])
+        if whole(axis, keepdims):
+            return [(a[0], f"xp.reshape(xp.asarray(xp.arange({x}.size) == xp.{arg}({x}), dtype=xp.float64), "
+                           f"{x}.shape) * {bar}")]
+        return [(a[0], f"{mask(s, a, axis)} * {kept(s, a[0], bar, axis, keepdims)}")]
+
+    def jvp(s, a, axis=None, keepdims=False):
+        if whole(axis, keepdims):
+            return f"xp.reshape({s.array_tangent(a[0])}, (-1,))[xp.{arg}({s.code(a[0])})]"
+        return f"xp.sum({mask(s, a, axis)} * {s.array_tangent(a[0])}{over(s, a[0], axis, keepdims)})"
 
     return {"vjp": vjp, "jvp": jvp}
 
 
 def _row(name, nargs, numpy=None, **kw) -> Primitive:
     numpy = numpy or name
-    return Primitive(name, "reduction", (nargs,), numpy, spelling=Spelling(array=numpy), **kw)
+    return Primitive(name, "reduction", (nargs,), numpy, spelling=Spelling(array=numpy), static=AXIS,
+                     type=reduced_type(f"np.{numpy}"), **kw)
 
 
 REDUCTIONS: tuple[Primitive, ...] = (
-    _row("sum", 1, total=True, vjp=_sum_vjp, jvp=_sum_jvp, static=AXIS, type=reduced_type("np.sum")),
-    _row("mean", 1, total=True, vjp=_mean_vjp,
-         jvp=lambda s, a: f"xp.mean({s.d(a[0])} + xp.zeros({s.code(a[0])}.shape))"),
+    _row("sum", 1, total=True, vjp=_sum_vjp, jvp=_sum_jvp),
+    _row("mean", 1, total=True, vjp=_mean_vjp, jvp=_mean_jvp),
     _row("prod", 1, vjp=_prod_vjp, jvp=_prod_jvp),
     _row("amax", 1, "max", **_pick("argmax")),
     _row("amin", 1, "min", **_pick("argmin")),

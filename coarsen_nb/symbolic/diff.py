@@ -81,15 +81,72 @@ def active_symbols(kernel: Kernel, active: set[str]) -> set:
 
 
 def vjp(kernel: Kernel, active: set[str], out_bars: dict) -> KernelVJP:
-    """The VJP of ``kernel``: ``out_bars`` maps output names to adjoint symbols (leaves)."""
+    """The VJP of ``kernel``: ``out_bars`` maps output names to adjoint symbols (leaves).
+
+    An array contribution keeps the broadcast shape of the output it comes from, and is summed to its
+    input's shape at the end (``SumTo``).  Outputs of different shapes (a ``(n, 1)`` maximum passed on
+    beside ``exp(L - m)``, ``(n, k)``) must not be added before that sum, or the smaller one's part
+    would count once per element it is broadcast over: the outputs are swept in groups of the same
+    shape (:func:`_shape_groups`), each summed to its inputs' shapes, and the groups then added."""
     temps = dict(kernel.body)
     reads = {r.symbol: (r.array, r.index) for r in kernel.reads}
     act = active_symbols(kernel, active)
-    bar_leaves = {b for b in out_bars.values()}
     deps = kernel_deps(kernel, temps, reads, [b for n, b in out_bars.items() if _is_array_out(kernel, n)])
-    bar: dict = {}
+    out_temps = dict(temps)
+    broadcasts = len(set(kernel.arrays.values())) > 1     # arrays of different shapes may meet
+    groups = _shape_groups(kernel, temps) if broadcasts else [list(kernel.outputs)]
+    bars = [_sweep(kernel, outputs, out_bars, act, deps, out_temps, "" if k == 0 else f"@{k}")
+            for k, outputs in enumerate(groups)]
+    out = KernelVJP(out_temps, reads)
+    deps.temps = out_temps
+    for s, name in kernel.scalars.items():
+        parts = [p for bar in bars for p in bar.pop(s, [])]
+        if parts and name in active:
+            out.scalars.append((name, _finish(s, parts, out_temps)))
+    for s, name in kernel.arrays.items():
+        if name not in active:
+            continue
+        totals = [_finish(s if k == 0 else sp.Symbol(f"{s.name}@{k}", real=True), bar.pop(s), out_temps)
+                  for k, bar in enumerate(bars) if s in bar]
+        if totals:
+            out.arrays.append((name, sp.Add(*(forms.SumTo(b, s) for b in totals)) if broadcasts else totals[0]))
+    for r in kernel.reads:
+        parts = [p for bar in bars for p in bar.pop(r.symbol, [])]
+        if parts and r.array in active:
+            # one scatter per level: parts at different levels must not be added before scattering
+            by_level: dict = {}
+            for part, level in parts:
+                by_level.setdefault(level, []).append(part)
+            for k, (level, level_parts) in enumerate(by_level.items()):
+                sym = r.symbol if k == 0 else sp.Symbol(f"{r.symbol.name}@{k}", real=True)
+                out.scatters.append((r.array, r.index, _finish(sym, level_parts, out_temps), level))
+    return out
 
-    read_syms = set(reads)
+
+def _shape_groups(kernel: Kernel, temps: dict) -> list[list]:
+    """The kernel's outputs grouped by the array inputs their values read (through the temps): those
+    that read the same arrays broadcast them to the same shape."""
+    memo: dict = {}
+
+    def arrays_of(sym) -> frozenset:
+        if sym not in memo:
+            memo[sym] = frozenset()     # (a temp's expression never reads itself)
+            e = temps.get(sym)
+            memo[sym] = frozenset({sym}) if sym in kernel.arrays else frozenset().union(
+                *(arrays_of(a) for a in e.free_symbols)) if e is not None else frozenset()
+        return memo[sym]
+
+    groups: dict = {}
+    for o in kernel.outputs:
+        groups.setdefault(arrays_of(o.symbol), []).append(o)
+    return list(groups.values()) or [[]]
+
+
+def _sweep(kernel: Kernel, outputs, out_bars: dict, act, deps, out_temps: dict, suffix: str) -> dict:
+    """The reverse sweep over the kernel's temps from the adjoints of ``outputs``: each input symbol's
+    contributions (for a read, with its level).  ``suffix`` names the adjoint temps of this sweep."""
+    read_syms = {r.symbol for r in kernel.reads}
+    bar: dict = {}
 
     def add(u, c, level=frozenset()) -> None:
         """Add contribution ``c``, which holds at every point of ``level`` (and of its own deps)."""
@@ -103,11 +160,9 @@ def vjp(kernel: Kernel, active: set[str], out_bars: dict) -> KernelVJP:
             return
         bar.setdefault(u, []).append(deps.reduce_to(c, deps(u), level))
 
-    for o in kernel.outputs:
+    for o in outputs:
         if o.name in out_bars and o.symbol in act:
             add(o.symbol, out_bars[o.name], deps(o.symbol))
-
-    out_temps = dict(temps)
     for t, e in reversed(kernel.body):
         if t not in bar:
             continue
@@ -115,32 +170,12 @@ def vjp(kernel: Kernel, active: set[str], out_bars: dict) -> KernelVJP:
         if total.is_Number:
             b = total       # a constant adjoint (the gradient's unit seed) folds into the products
         else:
-            b = sp.Symbol(f"b:{t.name}", real=True)
+            b = sp.Symbol(f"b:{t.name}{suffix}", real=True)
             out_temps[b] = total
             deps.cache.pop(b, None)
             deps.temps = out_temps
         _rule(e, b, act, add, deps, deps(t))
-    out = KernelVJP(out_temps, reads)
-    deps.temps = out_temps
-    for s, name in kernel.scalars.items():
-        if s in bar and name in active:
-            out.scalars.append((name, _finish(s, bar.pop(s), out_temps)))
-    broadcasts = len(set(kernel.arrays.values())) > 1     # arrays of different shapes may meet
-    for s, name in kernel.arrays.items():
-        if s in bar and name in active:
-            b = _finish(s, bar.pop(s), out_temps)
-            out.arrays.append((name, forms.SumTo(b, s) if broadcasts else b))
-    for r in kernel.reads:
-        if r.symbol in bar and r.array in active:
-            # one scatter per level: parts at different levels must not be added before scattering
-            by_level: dict = {}
-            for part, level in bar.pop(r.symbol):
-                by_level.setdefault(level, []).append(part)
-            for k, (level, parts) in enumerate(by_level.items()):
-                sym = r.symbol if k == 0 else sp.Symbol(f"{r.symbol.name}@{k}", real=True)
-                out.scatters.append((r.array, r.index, _finish(sym, parts, out_temps), level))
-    del bar_leaves
-    return out
+    return bar
 
 
 def _is_array_out(kernel: Kernel, name: str) -> bool:
