@@ -13,13 +13,14 @@ import sys
 
 import numpy as np
 import pytest
+from corpus_arrays import ARRAYS
 from corpus_reductions import REDUCTIONS
 from entry_checks import SEEDS, SELECTIONS, check_desugared_ir, check_gradient_against_jax, check_value_and_gradient
 from gradcheck import assert_close
 
 import coarsen_nb as cn
 
-VECTORIZED = [*REDUCTIONS]
+VECTORIZED = [*REDUCTIONS, *ARRAYS]
 IDS = [e.name for e in VECTORIZED]
 
 
