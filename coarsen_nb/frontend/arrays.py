@@ -1,5 +1,5 @@
 """Calls whose arguments are not one array each: ``np.concatenate([x, y ** 2])``, ``np.stack((a, b), axis=1)``,
-``x.reshape(n, m)``, ``x.reshape((2, -1))``, ``np.reshape(x, -1)``.
+``x.reshape(n, m)``, ``x.reshape((2, -1))``, ``np.reshape(x, -1)``, ``np.clip(p, 1e-7, None)``.
 
 A list literal is refused as an operand almost everywhere (:mod:`.literals`: a Python list is not an
 array under ``*`` or ``+``), but the list of ``np.concatenate`` and ``np.stack`` is only a way of
@@ -21,7 +21,7 @@ from coarsen_nb import ir, primitives
 from coarsen_nb.frontend.static import static_parameters
 
 #: The primitives translated here rather than as one operand per argument.
-SHAPED_CALLS = ("concatenate", "stack", "reshape")
+SHAPED_CALLS = ("concatenate", "stack", "reshape", "clip")
 
 
 class ArrayCallTranslator:
@@ -31,6 +31,8 @@ class ArrayCallTranslator:
         """``node`` (a call of ``name``, the array first for a reshape method) as its IR call."""
         if name == "reshape":
             return self._reshape(node)
+        if name == "clip":
+            return self._clip(node)
         prim = primitives.PRIMITIVES[name]
         fn = f"np.{prim.numpy}"
         if not node.args:
@@ -54,6 +56,21 @@ class ArrayCallTranslator:
                                       f"its entries as arrays of the {fn}", message=f"a list inside {fn}'s list")
             operands.append(self.temp(self.expr(e), "a", e))
         return self.temp(ir.Call(name, tuple(operands), static), "p", node)
+
+    def _clip(self, node: ast.Call) -> ir.Expr:
+        """``np.clip(x, lo, hi)``; a bound written as ``None`` is no bound: ``np.maximum(x, lo)`` or
+        ``np.minimum(x, hi)``, as NumPy defines it."""
+        if len(node.args) != 3 or node.keywords:
+            raise self.unit.error("np.clip", node, "give the array and both bounds by position: np.clip(x, lo, hi) "
+                                  "(None for no bound)", message="np.clip takes 3 positional arguments here")
+        x, lo, hi = node.args
+        none = [isinstance(b, ast.Constant) and b.value is None for b in (lo, hi)]
+        if all(none):
+            raise self.unit.error("np.clip without bounds", node, "leave the call out: np.clip(x, None, None) is x",
+                                  message="np.clip(x, None, None) clips nothing")
+        operands = [a for a, n in zip((x, lo, hi), [False, *none], strict=True) if not n]
+        args = tuple(self.expr(a) for a in operands)
+        return ir.Call("minimum" if none[0] else "maximum" if none[1] else "clip", args)
 
     def _reshape(self, node: ast.Call) -> ir.Expr:
         where = "reshape" if len(node.args) < 1 else f"{ast.unparse(node.args[0])}.reshape"

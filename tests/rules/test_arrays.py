@@ -105,6 +105,19 @@ def test_clip_with_array_bounds_and_crossed_bounds():
     assert_close(ghi, np.sum(x * (c == hi)), rtol=1e-14)
 
 
+def test_clip_with_a_none_bound_is_maximum_or_minimum():
+    """``np.clip(p, eps, None)`` (a floor for a log) and ``np.clip(x, None, hi)``, as NumPy defines them."""
+    x = np.array([-0.5, 0.05, 0.3, 0.9])
+    for src, want, grad in (
+            ("def f(x):\n    return np.sum(np.log(np.clip(x, 0.1, None)))\n",
+             np.sum(np.log(np.maximum(x, 0.1))), np.where(x > 0.1, 1.0 / x, 0.0)),
+            ("def f(x):\n    return np.sum(np.clip(x, None, 0.5) * x)\n",
+             np.sum(np.minimum(x, 0.5) * x), np.where(x < 0.5, 2.0 * x, 0.5))):
+        f = _compile(src, "x")
+        assert_close(f(x), want, rtol=1e-14)
+        assert_close(f.grad(x), grad, rtol=1e-14)
+
+
 # -- cumprod at zeros --------------------------------------------------------------------------------------
 
 
