@@ -284,3 +284,25 @@ def test_generated_code_runs_under_the_array_api_standard(entry):
 
     with xps.ArrayAPIStrictFlags(api_version="2024.12"):
         _check(entry.fn, entry.wrt, [entry.make_args(np.random.default_rng(s)) for s in (0, 1)], {})
+
+
+def test_cost_of_pairwise_differences_grows_with_the_square():
+    """``x[:, None] - x[None, :]`` is n² elements: the cost model sees the new axes' shapes."""
+    src = "def f(x):\n    d = x[:, None] - x[None, :]\n    return np.sum(np.exp(-d ** 2))\n"
+    ops = []
+    for n in (8, 16):
+        f = _compile(src, "x")
+        f.grad(np.linspace(0.0, 1.0, n))
+        ops.append(f.cost.forward_ops)
+    assert 3.5 < ops[1] / ops[0] < 4.5, ops
+
+
+def test_cost_sizes_of_stack_diff_and_linspace():
+    src = ("def f(x, a):\n    s = np.stack([x, x, x], axis=1)\n    d = np.diff(x, 2)\n"
+           "    t = np.linspace(0.0, a, 50)\n    return np.sum(s * 2.0) + np.sum(d * 3.0) + np.sum(t * 4.0)\n")
+    f = _compile(src, "x a")
+    f.grad(np.linspace(0.0, 1.0, 10), 2.0)
+    small = f.cost.forward_ops
+    f.grad(np.linspace(0.0, 1.0, 20), 2.0)
+    # s * 2.0 counts 3n, d * 3.0 counts n - 2 and t * 4.0 counts 50: 10 more elements add 40 operations
+    assert f.cost.forward_ops - small >= 40, (small, f.cost.forward_ops)
