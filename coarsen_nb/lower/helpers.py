@@ -255,7 +255,7 @@ HELPERS["_cumprod_vjp"] = '''def _cumprod_vjp(x, g, axis):
     """
     z = x == 0
     x1 = xp.where(z, 1.0, x)
-    c = xp.cumulative_sum(xp.astype(z, xp.int64), axis=axis)
+    c = xp.cumulative_sum(xp.where(z, 1.0, xp.zeros_like(x)), axis=axis)     # counts, exact in float64
 
     def rev(v):
         return xp.flip(xp.cumulative_sum(xp.flip(v, axis=axis), axis=axis), axis=axis)
@@ -271,7 +271,7 @@ HELPERS["_cumprod_jvp"] = '''def _cumprod_jvp(x, dx, axis):
     (x1: x with its zeros set to 1; c: the running count of zeros)."""
     z = x == 0
     x1 = xp.where(z, 1.0, x)
-    c = xp.cumulative_sum(xp.astype(z, xp.int64), axis=axis)
+    c = xp.cumulative_sum(xp.where(z, 1.0, xp.zeros_like(x)), axis=axis)     # counts, exact in float64
     first = xp.cumulative_sum(xp.where(z & (c == 1), dx, 0.0), axis=axis)
     s = xp.where(c == 0, xp.cumulative_sum(dx / x1, axis=axis), xp.where(c == 1, first, 0.0))
     return xp.cumulative_prod(x1, axis=axis) * s
