@@ -305,3 +305,17 @@ def test_cost_sizes_of_stack_and_linspace():
     f = _compile("def f(x, a):\n    t = np.linspace(0.0, a, 50)\n    return np.sum(t * 4.0 * x[0])\n", "x a")
     f.grad(np.linspace(0.0, 1.0, 10), 2.0)
     assert f.cost.forward_ops >= 100, f.cost
+
+
+def test_where_with_a_condition_of_fewer_axes_than_its_arms():
+    """``np.where(x[:, None] > 0, ...)`` of (n, m) arms: the mask is broadcast before its points are
+    numbered (it was numbered over the (n, 1) condition, and the rest of the buffer read uninitialized)."""
+    src = "def f(x, A):\n    return np.sum(np.where(x[:, None] > 0, np.log(A), A * A) * A)\n"
+    f = _compile(src, "x A")
+    x = np.array([-0.5, 0.3, 0.8, -1.2])
+    A = np.arange(1.0, 13.0).reshape(4, 3) / 5
+    on = np.broadcast_to(x[:, None] > 0, A.shape)
+    assert_close(f(x, A), np.sum(np.where(on, np.log(A), A * A) * A), rtol=1e-14)
+    gx, gA = f.grad(x, A)
+    assert_close(gx, np.zeros(4), atol=0.0)
+    assert_close(gA, np.where(on, np.log(A) + 1.0, 3.0 * A * A), rtol=1e-13)
