@@ -150,6 +150,24 @@ def column_broadcast_scaling(X, s):
     return np.sum((X * s[:, None] - s[None, :2]) ** 2)
 
 
+def pairwise_ranking_loss(s_pos, s_neg):
+    d = s_neg[None, :] - s_pos[:, None]
+    return np.mean(np.where(d > 0, d + np.log1p(np.exp(-d)), np.log1p(np.exp(d))))
+
+
+def row_floor_clip(X, lo):
+    return np.sum(np.clip(X, lo[:, None], 0.5) ** 2)
+
+
+def masked_columns(X, w):
+    return np.sum(np.where(w[None, :] > 0, X * w, np.exp(X)) ** 2)
+
+
+def leaky_cumulative(X):
+    C = np.cumsum(X, axis=1)
+    return np.sum(np.where(C > 0, C, 0.1 * C) ** 2)
+
+
 def _six(r):
     return (vector(r, 6),)
 
@@ -204,5 +222,10 @@ ARRAYS = [
     entry(stacked_coordinates, lambda r: (vector(r, 4), vector(r, 4)), "x y", "stack axis"),
     entry(reshape_blocks, _six, "x", "reshape method"),
     entry(flatten_matrix, lambda r: (matrix(r, (2, 3)),), "X", "reshape flatten shape"),
+    entry(pairwise_ranking_loss, lambda r: (vector(r, 4), vector(r, 3)), "s_pos s_neg", "newaxis where pairwise"),
+    entry(row_floor_clip, lambda r: (_away(r, 12, 0.1, -0.9, 0.9).reshape(4, 3), r.uniform(-0.6, -0.5, size=4)),
+          "X lo", "clip newaxis broadcast"),
+    entry(masked_columns, lambda r: (matrix(r, (4, 3)), np.array([0.5, -0.4, 0.3])), "X w", "where newaxis mask"),
+    entry(leaky_cumulative, lambda r: (matrix(r, (3, 4)),), "X", "cumsum axis where"),
     entry(column_broadcast_scaling, lambda r: (matrix(r, (3, 2)), positive(r, 3)), "X s", "newaxis broadcast"),
 ]
