@@ -231,7 +231,7 @@ def _concat_vjp(s, a, bar, axis=0):
     for x in a:
         stop = f"{s.code(x)}.shape[{d}]"
         end = stop if start == "0" else f"{start} + {stop}"
-        cut = ", ".join([":"] * d + [f"{start}:{end}"])
+        cut = ", ".join([":"] * d + [f"{start}:{end}", "..."])     # (the array API wants every axis named)
         out.append((x, f"{bar}[{cut}]"))
         start = end
     return out
@@ -243,7 +243,7 @@ def _concat_jvp(s, a, axis=0):
 
 def _stack_vjp(s, a, bar, axis=0):
     d = axis % (s.ndim(a[0]) + 1)
-    return [(x, f"{bar}[{', '.join([':'] * d + [str(k)])}]") for k, x in enumerate(a)]
+    return [(x, f"{bar}[{', '.join([':'] * d + [str(k), '...'])}]") for k, x in enumerate(a)]
 
 
 def _stack_jvp(s, a, axis=0):
