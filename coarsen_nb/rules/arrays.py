@@ -28,6 +28,12 @@ reshape        ȳ reshaped to the operand's shape           reshape(ẋ)
 expand_dims    ȳ squeezed                                  expand_dims(ẋ)
 =============  ==========================================  ========================================
 
+``np.cumprod``'s derivative never divides by an element of x: the usual R(ȳ·y)/x (R the reverse
+cumulative sum) is taken only where x ≠ 0; at the first zero of a line the derivative is the product of
+the other elements up to each j (``R(ȳ·cumprod(x with its zeros set to 1))`` over the stretch before the
+second zero), and at every later zero it is 0 — exactly the products of the other elements, as
+tests/rules/test_arrays.py checks against brute force.
+
 Generated code uses the array API's names (``cumulative_sum``, ``concat``, ``expand_dims``), which NumPy
 2 and CuPy 14 have.  Forms outside these rules are refused where the call's types are known (a
 CoarsenError at the function's name on the user's line, with what to write instead).
