@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 
 from coarsen_nb import ir, primitives
+from coarsen_nb.frontend.arrays import SHAPED_CALLS, ArrayCallTranslator
 from coarsen_nb.frontend.comprehensions import ComprehensionTranslator
 from coarsen_nb.frontend.literals import LIST_SAFE_BUILTINS, LiteralTranslator
 from coarsen_nb.frontend.methods import MethodTranslator
@@ -48,7 +49,8 @@ _REJECT = {
 }
 
 
-class ExprTranslator(LiteralTranslator, MethodTranslator, ComprehensionTranslator, SliceTranslator):
+class ExprTranslator(LiteralTranslator, MethodTranslator, ComprehensionTranslator, SliceTranslator,
+                     ArrayCallTranslator):
     """Mixin: ``self.unit`` is the function being translated, ``self.locals`` its variable names."""
 
     unit: Unit
@@ -304,6 +306,8 @@ class ExprTranslator(LiteralTranslator, MethodTranslator, ComprehensionTranslato
         return self.expr(_Bind().visit(template))
 
     def _primitive(self, name: str, node: ast.Call) -> ir.Expr:
+        if name in SHAPED_CALLS:        # np.concatenate([x, y]), x.reshape(n, m): frontend/arrays.py
+            return self.shaped_call(name, node)
         prim = primitives.PRIMITIVES[name]
         if name == "copy" and len(node.args) == 1 and not node.keywords \
                 and isinstance(node.args[0], (ast.List, ast.Tuple)):

@@ -22,6 +22,7 @@ METHODS = {
     "sum": ("sum", 0), "mean": ("mean", 0), "prod": ("prod", 0),
     "max": ("max", 0), "min": ("min", 0), "std": ("std", 0), "var": ("var", 0), "dot": ("dot", 1),
     "copy": ("copy", 0),
+    "reshape": ("reshape", None),       # any number of sizes (frontend/arrays.py)
 }
 
 _ALL_HINT = "reduce over the whole array, x.{m}(), or write the reduction over one axis as a loop"
@@ -49,7 +50,7 @@ class MethodTranslator:
                                   if method != "copy" else None)
         np_name, nargs = METHODS[method]
         prim = primitives.lookup("np", np_name)
-        if prim.static:         # x.sum(axis=0): the function's compile-time parameters (frontend/static.py)
+        if prim.static or nargs is None:    # x.sum(axis=0) (frontend/static.py), x.reshape(n, m) (arrays.py)
             call = ast.copy_location(ast.Call(func=func, args=[base, *node.args], keywords=node.keywords), node)
             return self._primitive(prim.name, call)
         if node.keywords:

@@ -39,7 +39,9 @@ scatter) joins the SOI of the array code that uses it.
 
 A slice read is a copy here and a view in NumPy: the two differ only when the array or the slice
 is written afterwards (``y = u[1:]`` then ``u[1] = 0``), which :func:`sliced_name` lets the alias
-check refuse.  3-D slices, variable steps and new axes (``x[:, None]``) are refused with what to write instead.
+check refuse.  3-D slices and variable steps are refused with what to write instead.
+A new axis, ``x[:, None]`` (``np.newaxis``), is the read without it followed by an ``expand_dims``
+step (:meth:`SliceTranslator._new_axes`); a write through a new axis is refused.
 The frontend knows no ranks: ``X[a:b]`` of a 2-D array the source does not show as one (no
 ``X[i, j]``, no ``X.shape[1]``) is read as 1-D and fails when called, at its line (NumPy's "setting an
 array element with a sequence").
@@ -51,8 +53,8 @@ import ast
 
 from coarsen_nb import ir
 
-_NEWAXIS_HINT = ("adding an axis is not supported yet: write the broadcast as a loop over the indices "
-                 "(`for i in range(len(x))`)")
+_NEWAXIS_HINT = ("a new axis can be read, not written: assign to the array itself (`u[:] = ...`), and "
+                 "add the axis to the value instead")
 
 
 def has_slice(index: ast.AST) -> bool:
@@ -80,11 +82,11 @@ def ceil_quotient(temp, span: ir.Expr, step: int, node: ast.AST) -> ir.Expr:
 
 
 def _is_2d(fdef: ast.FunctionDef, name: str) -> bool:
-    """Whether the function indexes ``name`` with two indices (``X[i, j]``, ``X[:, j]``) or reads
+    """Whether the function indexes ``name`` with two indices (``X[i, j]``, ``X[:, j]``, new axes aside) or reads
     ``name.shape[1]``: then ``name[a:b]`` is a block of rows, ``name[a:b, :]``, not a 1-D slice."""
     for n in ast.walk(fdef):
         if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and n.value.id == name \
-                and isinstance(n.slice, ast.Tuple) and len(n.slice.elts) == 2:
+                and isinstance(n.slice, ast.Tuple) and len([e for e in n.slice.elts if not _is_newaxis(e)]) == 2:
             return True
         if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Attribute) and n.value.attr == "shape" \
                 and isinstance(n.value.value, ast.Name) and n.value.value.id == name \
@@ -110,6 +112,9 @@ class SliceTranslator:
 
     def slice_read(self, node: ast.Subscript) -> ir.Expr:
         """``node`` (a subscript with a slice) as the name of the fresh array it reads."""
+        elts = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if any(_is_newaxis(e) for e in elts):
+            return self._new_axes(node, elts)
         base = self.temp(self.expr(node.value), "sb", node.value)
         axes = self._slice_of(node, base)
         n = next(self.counter)
@@ -119,6 +124,32 @@ class SliceTranslator:
         source = self._subscript(ast.Name(self._hidden(f"$sb{n}", base, node), ast.Load()), axes, ks, node)
         self._loop_nest(ks, [a[3] for a in ranges], self._at(out, ks, ast.Store()), source, node)
         return ir.Name(self.rename[out])
+
+    def _new_axes(self, node: ast.Subscript, elts: list[ast.expr]) -> ir.Expr:
+        """``x[:, None]``, ``X[None, 1:, :]``, ``x[..., None]``: the read without its new axes, then one
+        ``expand_dims`` step per new axis (rules/arrays.py), at its position in the result, counted from
+        the start, or from the end for a new axis after an ``...``."""
+        rest = [e for e in elts if not _is_newaxis(e)]
+        front, back, out, after_dots = [], [], 0, False
+        for k, e in enumerate(elts):
+            if _is_ellipsis(e):
+                after_dots = True
+            elif _is_newaxis(e) and after_dots:
+                back.append(-sum(1 for f in elts[k:] if isinstance(f, ast.Slice) or _is_newaxis(f)))
+            elif _is_newaxis(e):
+                front.append(out)
+            if isinstance(e, ast.Slice) or _is_newaxis(e):
+                out += 1
+        whole = [e for e in rest if not _is_ellipsis(e)]
+        if all(isinstance(e, ast.Slice) and e.lower is None and e.upper is None and e.step is None for e in whole):
+            value = self.temp(self.expr(node.value), "sb", node.value)      # x[:, None] adds an axis to x itself
+        else:
+            index = rest[0] if len(rest) == 1 else ast.Tuple(rest, ast.Load())
+            value = self.temp(self.expr(ast.copy_location(ast.Subscript(node.value, index, ast.Load()), node)),
+                              "sb", node)
+        for axis in front + sorted(back, reverse=True):
+            value = self.temp(ir.Call("expand_dims", (value,), (("axis", axis),)), "p", node)
+        return value
 
     # -- writes ---------------------------------------------------------------------------
 

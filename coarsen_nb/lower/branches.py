@@ -80,7 +80,11 @@ class BranchPrinting:
                         nxt = self.fresh("m")
                         self.emit(f"{nxt} = {remaining} | {mname}")
                     else:
-                        self.emit(f"{mname} = {self.xp}.asarray({c_code}, dtype={self.xp}.bool)")
+                        mask = f"{self.xp}.asarray({c_code}, dtype={self.xp}.bool)"
+                        if self.broadcast and lv.points.kind == "elem":
+                            # np.where(x[:, None] > 0, A, 0.0): a predicate of fewer axes than its arms
+                            mask = f"{self.xp}.broadcast_to({mask}, {size})"
+                        self.emit(f"{mname} = {mask}")
                         nxt = mname
                 sub = None
             if k != base:

@@ -318,3 +318,46 @@ HELPERS["_div_or_zero"] = '''def _div_or_zero(a, b):
     b = xp.asarray(b)
     return a / xp.where(b == 0, xp.inf, b)
 '''
+
+# the derivatives of the cumulative product and of differences (rules/arrays.py)
+HELPERS["_cumprod_vjp"] = '''def _cumprod_vjp(x, g, axis):
+    """The cotangent of x in y = cumprod(x) along axis, from y's cotangent g, never dividing by a zero.
+
+    Element i takes sum_{j >= i} g_j prod_{k <= j, k != i} x_k.  With z the zeros of x, x1 = x with its
+    zeros set to 1, c the running count of zeros and R the reverse cumulative sum, that is R(g y) / x1
+    where x_i != 0, R(g cumprod(x1) [c == 1]) at the first zero, and 0 at every later one.
+    """
+    z = x == 0
+    x1 = xp.where(z, 1.0, x)
+    c = xp.cumulative_sum(xp.where(z, 1.0, xp.zeros_like(x)), axis=axis)     # counts, exact in float64
+
+    def rev(v):
+        return xp.flip(xp.cumulative_sum(xp.flip(v, axis=axis), axis=axis), axis=axis)
+
+    at_zero = rev(xp.where(c == 1, g * xp.cumulative_prod(x1, axis=axis), 0.0))
+    return xp.where(z, at_zero, rev(g * xp.cumulative_prod(x, axis=axis)) / x1)
+'''
+
+HELPERS["_cumprod_jvp"] = '''def _cumprod_jvp(x, dx, axis):
+    """The tangent of y = cumprod(x) along axis, never dividing by a zero: y_j's is
+    sum_{i <= j} dx_i prod_{k <= j, k != i} x_k, which is cumprod(x1)_j times cumsum(dx / x1)_j before
+    the first zero of x, times dx at the first zero from there to the second zero, and 0 after it
+    (x1: x with its zeros set to 1; c: the running count of zeros)."""
+    z = x == 0
+    x1 = xp.where(z, 1.0, x)
+    c = xp.cumulative_sum(xp.where(z, 1.0, xp.zeros_like(x)), axis=axis)     # counts, exact in float64
+    first = xp.cumulative_sum(xp.where(z & (c == 1), dx, 0.0), axis=axis)
+    s = xp.where(c == 0, xp.cumulative_sum(dx / x1, axis=axis), xp.where(c == 1, first, 0.0))
+    return xp.cumulative_prod(x1, axis=axis) * s
+'''
+
+HELPERS["_diff_vjp"] = '''def _diff_vjp(g, n, axis):
+    """The cotangent of x in y = diff(x, n, axis), from y's cotangent g: diff's transpose, -diff of g
+    with a zero put before and after it along axis, n times."""
+    for _ in range(n):
+        edge = list(g.shape)
+        edge[axis] = 1
+        pad = xp.zeros(tuple(edge))
+        g = -xp.diff(xp.concat([pad, g, pad], axis=axis), axis=axis)
+    return g
+'''

@@ -145,6 +145,15 @@ class ModuleWriter:
         t = self.plan.types.get(e.id) if isinstance(e, ir.Name) else None
         return t.ndim if t is not None else 0
 
+    def index_code(self, e: ir.Index) -> str:
+        """The index of the read ``e``: a row ``X[i]`` of a 2-D array is ``X[i, ...]``, the one form of a
+        partial index the array API defines (NumPy and CuPy read it the same)."""
+        idx = [self.code(i) for i in e.index]
+        base = self.plan.types.get(e.value.id) if isinstance(e.value, ir.Name) else None
+        if base is not None and base.is_array and len(e.index) < base.ndim and not any(self.ndim(i) for i in e.index):
+            idx.append("...")
+        return ", ".join(idx)
+
     def is_mask(self, e: ir.Expr) -> bool:
         """Whether ``e`` is a boolean array (an index that selects, each element at most once)."""
         t = self.plan.types.get(e.id) if isinstance(e, ir.Name) else None
@@ -177,7 +186,7 @@ class ModuleWriter:
         if isinstance(e, ir.IfExp):
             return f"({self.code(e.body)} if {self.code(e.test)} else {self.code(e.orelse)})"
         if isinstance(e, ir.Index):
-            return f"{self.code(e.value)}[{', '.join(self.code(i) for i in e.index)}]"
+            return f"{self.code(e.value)}[{self.index_code(e)}]"
         if isinstance(e, ir.Attr):
             return f"{self.code(e.value)}.{e.attr}"
         if isinstance(e, ir.Tuple):
@@ -559,11 +568,12 @@ class ModuleWriter:
             return
         if isinstance(e, ir.Index):
             if isinstance(e.value, ir.Name) and e.value.id in self.active:
-                b, idx = self.names.bar(e.value.id), [self.code(i) for i in e.index]
+                b = self.names.bar(e.value.id)
                 if any(self.ndim(i) and not self.is_mask(i) for i in e.index):   # a gather: repeats accumulate
-                    self.emit(f"{b} = {self.helper('_index_add')}({b}, ({', '.join(idx)},), {bo})")
+                    idx = ", ".join(self.code(i) for i in e.index)
+                    self.emit(f"{b} = {self.helper('_index_add')}({b}, ({idx},), {bo})")
                 else:
-                    self.emit(f"{b}[{', '.join(idx)}] += {bo}")
+                    self.emit(f"{b}[{self.index_code(e)}] += {bo}")
             return
         if isinstance(e, ir.Update):
             idx = ", ".join(self.code(i) for i in e.index)

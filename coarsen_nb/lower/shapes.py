@@ -105,6 +105,8 @@ class ShapeFacts:
             return tuple(1 if d in gone else n for d, n in enumerate(shp) if keep or d not in gone)
         if f in _SAME_SHAPE and a:
             return self.shape(a[0])
+        if f in _ARRAY_STEPS and is_xp_call(e) and a:
+            return self._array_step_shape(f, a, kw)
         if f in _ELEMENTWISE or (f in _MATH and is_xp_call(e)):
             return _broadcast([self.shape(x) for x in a])
         # anything else: its element count, one axis, when everything it reads has at most one
@@ -113,6 +115,29 @@ class ShapeFacts:
         if v[0] == "arr" and all((s := self.shape(n)) is not None and len(s) <= 1 for n in names):
             return (v[1],)
         return None if v[0] == "arr" else ()
+
+    def _array_step_shape(self, f: str, a: list, kw: dict):
+        """The shapes of the steps of rules/arrays.py: a new axis of length 1 (``expand_dims``) or of the
+        operands' count (``stack``), one gone (``squeeze``), n fewer along an axis (``diff``), a grid."""
+        if f == "linspace" and len(a) == 3:
+            n = self.ints(a[2])[0]
+            return None if n is None else (n,)
+        shapes = [self.shape(x) for x in a[0].elts] if f == "stack" and isinstance(a[0], ast.List) else \
+            [self.shape(a[0])]
+        axis = self.ints(kw["axis"])[0] if "axis" in kw else -1 if f == "diff" else 0
+        shp = shapes[0]
+        if shp is None or axis is None or any(t != shp for t in shapes):
+            return None
+        if f == "diff":
+            n = self.ints(kw["n"])[0] if "n" in kw else 1
+            if n is None or not shp:
+                return None
+            k = axis % len(shp)
+            return shp[:k] + (max(shp[k] - n, 0),) + shp[k + 1:]
+        if f == "squeeze":
+            return shp[:axis % len(shp)] + shp[axis % len(shp) + 1:] if shp else None
+        k = axis % (len(shp) + 1)
+        return shp[:k] + (len(shapes) if f == "stack" else 1,) + shp[k:]
 
     def matmul(self, left, right):
         """``A @ B``: the product's shape where both are known; otherwise a matrix times a vector, whose
@@ -297,7 +322,10 @@ class ShapeFacts:
 # functions whose result has their first argument's shape, elementwise functions of several arguments,
 # and elementwise math
 _SAME_SHAPE = {"asarray", "copy", "flip", "cumulative_sum", "cumulative_prod", "cumsum", "_put", "_prod_except",
-               "zeros_like", "ones_like", "empty_like", "_prod_except_axes", "_first_extremum"}
+               "zeros_like", "ones_like", "empty_like", "_prod_except_axes", "_first_extremum",
+               "roll", "_cumprod_vjp", "_cumprod_jvp"}
+# the steps of rules/arrays.py that change a shape (ShapeFacts._array_step_shape)
+_ARRAY_STEPS = {"expand_dims", "squeeze", "stack", "diff", "linspace"}
 # (the primitives' printed calls by their registrations' cost class, and the lowering's own calls)
 _ELEMENTWISE = callees("elementwise") | {"where", "clip", "copysign"}
 _MATH = callees("math") | {"asinh", "acosh", "atanh", "negative", "isnan", "isinf", "isfinite"}

@@ -89,7 +89,7 @@ class TangentSweep:
             return
         if isinstance(e, ir.Index):
             base = self.array_tangent(e.value)
-            self.emit(f"{dn} = {base}[{', '.join(self.code(i) for i in e.index)}]")
+            self.emit(f"{dn} = {base}[{self.index_code(e)}]")
             return
         if isinstance(e, ir.Update):
             tmp = self.names.fresh("du")

@@ -317,6 +317,10 @@ class AbstractValues:
             return self.ev(e.func.value)
         if f == "copy" and isinstance(e.func, ast.Attribute):
             return self.ev(e.func.value)
+        if f in ("stack", "diff", "linspace") and is_xp_call(e):    # sized by their shapes (rules/arrays.py)
+            shp = self.shape(e)
+            if shp is not None:
+                return ("arr", float(math.prod(shp)), False)
         return self.join(args + [self.ev(k) for k in kw.values()])
 
     # the module's helpers (coarsen_nb.lower.module._HELPERS) and array-API functions with their own sizes

@@ -12,7 +12,7 @@ operation each, the way an operator-level tool records it:
                                          s.3 = s.2 + $o2.1
 
 Only operands that are always evaluated are hoisted: the arms of a
-conditional expression and the later operands of ``and``/``or`` stay where
+conditional expression (and of ``np.where``) and the later operands of ``and``/``or`` stay where
 they are (hoisting them would evaluate a guarded ``log`` or division the
 program never runs).  The pass is a pure function of the gated tree; names
 stay single-assignment.
@@ -62,6 +62,8 @@ def one_operation_per_let(g: GatedFunction, types: dict[str, T]) -> tuple[GatedF
             return ir.Compare(e.op, operand(e.left, out, line), operand(e.right, out, line))
         if isinstance(e, ir.UnaryOp):
             return ir.UnaryOp(e.op, operand(e.operand, out, line))
+        if isinstance(e, ir.Call) and e.func == "where":     # np.where(c, a, b): like IfExp, only c always runs
+            return ir.Call(e.func, (operand(e.args[0], out, line), *e.args[1:]), e.static)
         if isinstance(e, ir.Call):
             z = softplus_operand(e)
             if z is not None:   # log(1 + exp(z)) is one guarded operation, softplus: split, it overflows

@@ -13,6 +13,7 @@ import sys
 
 import numpy as np
 import pytest
+from corpus_arrays import ARRAYS
 from corpus_linalg import LINALG
 from corpus_reductions import REDUCTIONS
 from entry_checks import SEEDS, SELECTIONS, check_desugared_ir, check_gradient_against_jax, check_value_and_gradient
@@ -20,7 +21,7 @@ from gradcheck import assert_close
 
 import coarsen_nb as cn
 
-VECTORIZED = [*REDUCTIONS, *LINALG]
+VECTORIZED = [*REDUCTIONS, *LINALG, *ARRAYS]
 IDS = [e.name for e in VECTORIZED]
 
 

@@ -44,7 +44,7 @@ def _program(name: str, array: bool) -> tuple[str, tuple[str, ...]]:
     only ``math`` has it)."""
     p = PRIMITIVES[name]
     call, module = _source_call(p)
-    params = ("x", "y")[: max(p.nargs)]
+    params = ("x", "y", "z")[: max(p.nargs)]
     if not array:
         return f"def f({', '.join(params)}):\n    return {call}({', '.join(params)})\n", params
     if module == "np":
@@ -61,9 +61,10 @@ def test_each_registration_compiles_to_numpys_value_and_derivative(name, array):
     src, params = _program(name, array)
     n = max(p.nargs)
     if array:
-        args = (np.array([0.31, 0.52, 0.77]), np.array([0.66, 0.43, 0.58]))[:n] + (np.array([1.5, -0.5, 0.25]),)
+        args = (np.array([0.31, 0.52, 0.77]), np.array([0.66, 0.43, 0.58]),
+                np.array([0.91, 0.47, 0.69]))[:n] + (np.array([1.5, -0.5, 0.25]),)
     else:
-        args = (0.37, 0.61)[:n]
+        args = (0.37, 0.61, 0.83)[:n]
     ns: dict = {"np": np, "math": math}
     exec(src, ns)
     plain = ns["f"]
@@ -79,7 +80,7 @@ def test_each_registration_compiles_to_numpys_value_and_derivative(name, array):
 @pytest.mark.parametrize("name", LIFTED)
 def test_each_sympy_form_differentiates(name):
     p = PRIMITIVES[name]
-    xs = sp.symbols("x y", real=True)[: max(p.nargs)]
+    xs = sp.symbols("x y z", real=True)[: max(p.nargs)]
     e = p.lift(*xs)
     for x in xs:
         assert not sp.diff(e, x).has(sp.Derivative), f"{name}: d/d{x} is left unevaluated"
