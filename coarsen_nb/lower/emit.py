@@ -36,6 +36,7 @@ from coarsen_nb.lower.branches import BranchPrinting
 from coarsen_nb.lower.names import Names
 from coarsen_nb.lower.nests import NestPrinting
 from coarsen_nb.lower.operators import OperatorPrinting
+from coarsen_nb.lower.scan_printing import ScanPrinting
 from coarsen_nb.lower.printing import (
     Level,
     ident,
@@ -47,11 +48,11 @@ from coarsen_nb.lower.printing import (
     trip_count,
     unwrapped,
 )
-from coarsen_nb.phi import forms, logsumexp
+from coarsen_nb.phi import forms, logsumexp, scans
 from coarsen_nb.symbolic.levels import ELEM, Deps
 
 
-class Printer(OperatorPrinting, NestPrinting, BranchPrinting):
+class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting):
     """Emit statements computing SymPy expressions of one kernel.
 
     ``leaf(symbol) -> (code, is_array)`` names the kernel's inputs;
@@ -241,6 +242,8 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting):
             return self._segment_op(e, lv)
         if isinstance(e, forms.LinState):
             return self._lin_state(e, lv)
+        if isinstance(e, scans.SCAN_FORMS):
+            return self._scan(e, lv)
         if isinstance(e, forms.Gather):
             whole = self.value(e.args[0], self.root)
             return f"{whole}[{', '.join(self.value(i, lv) for i in e.args[1:])}]"

@@ -244,3 +244,47 @@ def _mm_right(g, x, y):
         return x[:, None] * g[None, :]
     return x.T @ g
 '''
+
+# The scans of coarsen_nb.phi.scans: the state before each of n steps of s <- a[k]*s + b[k] from s = init.
+# s[k] = a[k-1]*s[k-1] + b[k-1], so the inputs are shifted by one step and the scan is inclusive.
+
+HELPERS["_sum_scan"] = '''def _sum_scan(b, init, n):
+    """The state before each of n steps of s <- s + b[k] from init (b a number or n values): a prefix sum."""
+    b = xp.asarray(b, dtype=xp.float64) + xp.zeros(n)
+    head = xp.reshape(xp.asarray(init, dtype=xp.float64), (1,))
+    return xp.cumulative_sum(xp.concat([head, b[:n - 1]])) if n > 0 else b
+'''
+
+HELPERS["_prod_scan"] = '''def _prod_scan(a, init, n):
+    """The state before each of n steps of s <- a[k]*s from init: a prefix product (no division)."""
+    a = xp.asarray(a, dtype=xp.float64) + xp.zeros(n)
+    head = xp.reshape(xp.asarray(init, dtype=xp.float64), (1,))
+    return xp.cumulative_prod(xp.concat([head, a[:n - 1]])) if n > 0 else a
+'''
+
+HELPERS["_lin_scan"] = '''def _lin_scan(a, b, init, n):
+    """The state before each of n steps of s <- a[k]*s + b[k] from init (a, b numbers or n values).
+
+    A Hillis-Steele doubling scan of the affine maps (a, b) o (a', b') = (a*a', a*b' + b): ceil(log2 n)
+    passes of array products and sums, no division (stable for |a| < 1 over any n, exact zeros fine).
+    With one coefficient a for every step, the composed coefficient of 2**p steps is the number a**(2**p)."""
+    b = xp.asarray(b, dtype=xp.float64) + xp.zeros(n)
+    if n == 0:
+        return b
+    s = xp.concat([xp.reshape(xp.asarray(init, dtype=xp.float64), (1,)), b[:n - 1]])
+    a = xp.asarray(a, dtype=xp.float64)
+    sh = 1
+    if a.ndim == 0:
+        c = a
+        while sh < n:
+            s[sh:] += c * s[:-sh]
+            c = c * c
+            sh *= 2
+        return s
+    c = xp.concat([xp.ones(1), a[:n - 1]])
+    while sh < n:
+        s[sh:] = c[sh:] * s[:-sh] + s[sh:]
+        c[sh:] = c[sh:] * c[:-sh]
+        sh *= 2
+    return s
+'''
