@@ -21,7 +21,7 @@ but only the element the previous iteration wrote, so the read is that iteration
 Rules (v_k = LinScan, w the adjoint of v_k at every k; u the *costate*, :class:`LinCostate`):
 
     u_k     = Σ_{m>k} w_m Π_{k<l<m} a_l          (the adjoint recurrence u_k = w_{k+1} + a_{k+1}·u_{k+1})
-    b̄_k     = u_k,   ā_k = v_k·u_k,   init̄ = Σ_k w_k·Π_{j<k} a_j
+    b̄_k     = u_k,   ā_k = v_k·u_k,   init̄ = Σ_k w_k·Π_{j<k} a_j = w_start + a_start·u_start
     v̇       = LinScan(a, ȧ·v + ḃ, init̄̇)        (the same recurrence driven by the tangents)
 
 Lowered (``lower.scan_printing``) without a loop over k: a cumulative sum (a = 1), a cumulative

@@ -15,7 +15,7 @@ max_k g, min_k g   b(g_k) = b · [k = argmax]
 write(v, [i_k], g) b(g_k) = b[i_k];  b(v) = b with zeros at the i_k
 logsumexp(c; g)    b(g_k) = b · exp(g_k − L);  b(c) = b · exp(−L)    (L the form's value)
 RLin(a, g) (C8)    b(g_k) = b · Π_{j>k} a_j;  b(a_k) = b · v_k · Π_{j>k} a_j  (v_k: LinState, a scan)
-scan v_k (a, g)    b(g_k) = u_k;  b(a_k) = v_k · u_k;  b(init) = Σ_k b_k Π_{j<k} a_j  (u: the costate, a
+scan v_k (a, g)    b(g_k) = u_k;  b(a_k) = v_k · u_k;  b(init) = Σ_k b_k Π_{j<k} a_j = (b + a·u)_start  (u: the costate, a
                    reverse scan of b with the same a; phi.scans)
 x[i(k)] (a read)   b(x)[i(k)] += b(read)        (a scatter)
 =================  ========================================================
@@ -198,7 +198,8 @@ def _rule(e, b, act, add, deps, level) -> None:
         if a.free_symbols & act:
             _chain(a, e * u, act, add, deps(a) | deps(k))
         if init.free_symbols & act:
-            w = b if a == 1 else b * scans.LinScan(a, sp.Integer(0), k, lo, hi, st, sp.Integer(1))
+            # Σ_k b_k Π_{j<k} a_j = b + a·u at the first step (no prefix product: it underflows slowly)
+            w = b if a == 1 else forms.Gamma((b + a * u, sp.Eq(k, lo)), (sp.Integer(0), True))
             deps.scan(w)
             _chain(init, w, act, add, deps(w) | deps(k))
         return
