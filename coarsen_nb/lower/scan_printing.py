@@ -19,12 +19,33 @@ from coarsen_nb.phi import scans
 class ScanPrinting:
     """Scans and costates of the :class:`~coarsen_nb.lower.emit.Printer`."""
 
+    def scans_first(self, clauses, lv: Level) -> None:
+        """Compute at ``lv`` the scans over its points that the arms of a γ read, before its masked
+        arms: a scan needs all of k's points, and inside an arm only the arm's points exist."""
+        binders = {a.binder for a in lv.ancestors() if a.kind == "range"}
+        seen: set = set()
+        todo = [x for x, _ in clauses]
+        found = []
+        while todo:
+            x = todo.pop()
+            if x in seen or not isinstance(x, sp.Basic):
+                continue
+            seen.add(x)
+            if isinstance(x, scans.SCAN_FORMS) and x.args[2] in binders:
+                found.append(x)
+            elif isinstance(x, sp.Symbol) and x in self.temps:
+                todo.append(self.temps[x])
+            else:
+                todo.extend(x.args)
+        for x in found:
+            self.value(x, lv)
+
     def _scan_level(self, e, lv: Level) -> Level:
         """The level of k, the scan's index, among ``lv``'s ancestors: a loop directly under the root."""
         k = e.args[2]
         for a in lv.ancestors():
             if a.kind == "range" and a.binder == k:
-                if a.seg or a.parent is not self.root:
+                if a.seg or a.parent.points is not self.root:
                     raise NoSegmentForm("segment-away")     # lifting keeps scans out of nests
                 return a
         return self._child(self.root, k, *e.args[3:6])

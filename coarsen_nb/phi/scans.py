@@ -99,14 +99,15 @@ def _affine(value, v):
     return None
 
 
-def _scan(kb, name, a, b, k, rng, init):
+def _scan(kb, name, a, b, k, rng, init, word=None):
+    """The temp of ``LinScan(a, b, ...)``; the generated code calls it ``word`` (default: the μ's variable)."""
     start, stop, step = rng
     # (not "a:"/"b:" names: "b:" + a temp is its adjoint, and the η of the same μ has "b:" + its name)
     at = a if a.is_Number else kb.temp(f"scan:a:{name}", a)
     bt = b if b.is_Number else kb.temp(f"scan:b:{name}", b)
-    scan = kb.temp(f"scan:{name}", LinScan(at, bt, k, start, stop, step, init))
-    kb.named.setdefault(scan, name)     # generated code calls it by the user's name
-    return scan
+    form = LinScan(at, bt, k, start, stop, step, init)
+    kb.named.setdefault(form, word or name)
+    return kb.temp(f"scan:{name}", form)
 
 
 def _exprs(value) -> list:
@@ -201,7 +202,8 @@ def resolve_lagged_elements(kb, lagged: LaggedReads, env: dict, mus, states, out
             raise NotSymbolic("read of an array that the loop changes")
         first = outer.index(m.value.init.id, (sp.sympify(start + c - step),))
         init = gamma(sp.Gt(trip, 0), first, sp.Float(0))    # no read when the loop does not run
-        scan = _scan(kb, m.name, ab[0], ab[1], k, rng, init)
+        base, _, version = m.name.partition(".")
+        scan = _scan(kb, m.name, ab[0], ab[1], k, rng, init, word=f"{base}_prev.{version}")
         sub.update({s: scan for s in mine})
     if set(sub) != set(lagged.reads):
         raise NotSymbolic("read of an array that the loop changes")
