@@ -2,10 +2,10 @@
 
 The forecasting model of Brown and Holt: the level s_i = α·x_i + (1 − α)·s_{i−1}
 (s_0 = x_0) forecasts x_{i+1}, and α is fitted by the mean squared forecast
-error.  Written as a user writes it, with element writes ``s[i] = ...`` reading
-the element the previous iteration wrote: coarsen_nb lifts the previous element
-to a scan of s ← (1 − α)·s + α·x_i, so the written array is one array
-expression (no per-iteration copy of ``s`` into a tape), and its adjoint is the
+error.  Written as a user writes it, with element writes ``s[i] = ...`` and a
+running error, both reading the element the previous iteration wrote: coarsen_nb
+lifts that element to a scan of s ← (1 − α)·s + α·x_i, so the loop is array
+code (no per-iteration copy of ``s`` into a tape) and its adjoint is the
 reverse scan.  ``wrt`` is the smoothing constant ``alpha`` and the series ``x``.
 """
 
@@ -27,10 +27,12 @@ META = dict(
 def exp_smoothing(x, alpha):
     s = np.zeros(len(x))
     s[0] = x[0]
+    sse = 0.0
     for i in range(1, len(x)):
+        err = x[i] - s[i - 1]          # the forecast of x[i] is the previous level
+        sse += err * err
         s[i] = alpha * x[i] + (1 - alpha) * s[i - 1]
-    err = x[1:] - s[:-1]
-    return np.sum(err * err) / (len(x) - 1)
+    return sse / (len(x) - 1)
 
 
 def _scan(a, b):
