@@ -1,7 +1,7 @@
 """Simple exponential smoothing fitted by its one-step forecast error.
 
-The forecasting model of Brown and Holt: the level s_i = α·x_i + (1 − α)·s_{i−1}
-(s_0 = x_0) forecasts x_{i+1}, and α is fitted by the mean squared forecast
+The forecasting model of Brown and Holt: the level s_{i+1} = α·x_i + (1 − α)·s_i
+(from s_0 = 0) forecasts x_{i+1}, and α is fitted by the mean squared forecast
 error.  Written as a user writes it, with element writes ``s[i] = ...`` and a
 running error, both reading the element the previous iteration wrote: coarsen_nb
 lifts that element to a scan of s ← (1 − α)·s + α·x_i, so the loop is array
@@ -25,14 +25,13 @@ META = dict(
 
 
 def exp_smoothing(x, alpha):
-    s = np.zeros(len(x))
-    s[0] = x[0]
+    s = np.zeros(len(x) + 1)           # s[i]: the level before x[i], the forecast of x[i]; s[0] = 0
     sse = 0.0
-    for i in range(1, len(x)):
-        err = x[i] - s[i - 1]          # the forecast of x[i] is the previous level
+    for i in range(len(x)):
+        err = x[i] - s[i]
         sse += err * err
-        s[i] = alpha * x[i] + (1 - alpha) * s[i - 1]
-    return sse / (len(x) - 1)
+        s[i + 1] = alpha * x[i] + (1 - alpha) * s[i]
+    return sse / len(x)
 
 
 def _scan(a, b):
@@ -47,17 +46,13 @@ def _scan(a, b):
 
 
 def grad(x, alpha):
-    """With e_i = x_i − s_{i−1} and λ_j = ∂L/∂s_j = −2e_{j+1}/(n−1) + (1 − α)·λ_{j+1} (a reverse scan):
-    ∂/∂x_0 = λ_0, ∂/∂x_i = 2e_i/(n−1) + α·λ_i, ∂/∂α = Σ_{i≥1} λ_i·(x_i − s_{i−1})."""
+    """With the errors e_i = x_i − s_i and λ_i = ∂L/∂s_{i+1} = −2e_{i+1}/n + (1 − α)·λ_{i+1} (a reverse
+    scan, λ_{n−1} = 0): ∂/∂x_i = 2e_i/n + α·λ_i, ∂/∂α = Σ_i λ_i·(x_i − s_i)."""
     n = len(x)
-    b = alpha * x
-    b[0] = x[0]
-    s = _scan(1.0 - alpha, b)
-    e = x[1:] - s[:-1]
-    direct = np.concatenate([-2.0 * e / (n - 1), [0.0]])
-    lam = _scan(1.0 - alpha, direct[::-1])[::-1]
-    gx = np.concatenate([[lam[0]], 2.0 * e / (n - 1) + alpha * lam[1:]])
-    return gx, float(np.dot(lam[1:], e))
+    s = np.concatenate([[0.0], _scan(1.0 - alpha, alpha * x)])[:n]     # s_0 .. s_{n-1}
+    e = x - s
+    lam = _scan(1.0 - alpha, np.concatenate([-2.0 * e[1:] / n, [0.0]])[::-1])[::-1]
+    return 2.0 * e / n + alpha * lam, float(np.dot(lam, e))
 
 
 def make_inputs(size, seed=0):
