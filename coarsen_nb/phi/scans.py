@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import sympy as sp
 
+from coarsen_nb import ir
 from coarsen_nb.phi.forms import _Inert
 from coarsen_nb.phi.gammas import gamma
 from coarsen_nb.phi.recurrence_classes import ElementWrite, _strip, depends_on
@@ -187,7 +188,8 @@ def resolve_lagged_elements(kb, lagged: LaggedReads, env: dict, mus, states, out
         if not mine:
             continue
         nxt = env.get(getattr(m.value.next, "id", None))
-        if not isinstance(nxt, ElementWrite) or nxt.base != m.name or len(nxt.index) != 1:
+        if not isinstance(nxt, ElementWrite) or nxt.base != m.name or len(nxt.index) != 1 \
+                or not isinstance(m.value.init, ir.Name):
             raise NotSymbolic("read of an array that the loop changes")
         c = sp.simplify(sp.sympify(nxt.index[0]) - k)
         if depends_on(kb, c, others | {k}) or c.free_symbols & others:
