@@ -193,7 +193,8 @@ HELPERS["_put"] = '''def _put(x, idx, v):
     return xp.reshape(xp.where(hit, xp.take(vs, last), xp.reshape(x, (-1,))), x.shape)
 '''
 
-DEPENDS = {"_scatter_add": ("_scatter_sum",), "_block": ("_scatter_sum",), "_scatter_sum": ("_segment_sum",),
+DEPENDS = {"_sum_scan": ("_steps",), "_prod_scan": ("_steps",), "_lin_scan": ("_steps",),
+            "_scatter_add": ("_scatter_sum",), "_block": ("_scatter_sum",), "_scatter_sum": ("_segment_sum",),
             "_segment_sum": ("_segments",),
             "_segment_prod": ("_segments",), "_segment_max": ("_segments",), "_segment_min": ("_segments",)}
 
@@ -248,16 +249,22 @@ def _mm_right(g, x, y):
 # The scans of coarsen_nb.phi.scans: the state before each of n steps of s <- a[k]*s + b[k] from s = init.
 # s[k] = a[k-1]*s[k-1] + b[k-1], so the inputs are shifted by one step and the scan is inclusive.
 
+HELPERS["_steps"] = '''def _steps(b, n):
+    """b (a number or n values) as n floats (read only)."""
+    b = xp.asarray(b, dtype=xp.float64)
+    return b if b.shape == (n,) else b + xp.zeros(n)
+'''
+
 HELPERS["_sum_scan"] = '''def _sum_scan(b, init, n):
     """The state before each of n steps of s <- s + b[k] from init (b a number or n values): a prefix sum."""
-    b = xp.asarray(b, dtype=xp.float64) + xp.zeros(n)
+    b = _steps(b, n)
     head = xp.reshape(xp.asarray(init, dtype=xp.float64), (1,))
     return xp.cumulative_sum(xp.concat([head, b[:n - 1]])) if n > 0 else b
 '''
 
 HELPERS["_prod_scan"] = '''def _prod_scan(a, init, n):
     """The state before each of n steps of s <- a[k]*s from init: a prefix product (no division)."""
-    a = xp.asarray(a, dtype=xp.float64) + xp.zeros(n)
+    a = _steps(a, n)
     head = xp.reshape(xp.asarray(init, dtype=xp.float64), (1,))
     return xp.cumulative_prod(xp.concat([head, a[:n - 1]])) if n > 0 else a
 '''
@@ -270,7 +277,7 @@ HELPERS["_lin_scan"] = '''def _lin_scan(a, b, init, n):
     With one coefficient a for every step, the composed coefficient of 2**p steps is the number a**(2**p);
     once it is below the normal range it is 0 (a subnormal factor makes a pass ~20x slower, and what it
     would add is below 2**-1022 times the state 2**p steps before) and the scan is done."""
-    b = xp.asarray(b, dtype=xp.float64) + xp.zeros(n)
+    b = _steps(b, n)
     if n == 0:
         return b
     s = xp.concat([xp.reshape(xp.asarray(init, dtype=xp.float64), (1,)), b[:n - 1]])
