@@ -84,8 +84,10 @@ class _Scope:
         return False
 
     def index(self, array: str, idx: tuple):
-        if self.lagged_reads is not None and array in self.lagged_reads.arrays:
-            return self.lagged_reads.read(array, idx)    # resolved after the body (.scans)
+        if self.lagged_reads is not None:
+            array = scans.before_write(self.env.get(array), array, idx, self.lagged_reads)
+            if array in self.lagged_reads.arrays:
+                return self.lagged_reads.read(array, idx)    # resolved after the body (.scans)
         if self.defined_here(array):
             raise NotSymbolic("read of an array that the loop changes")
         return self.kb.index_read(array, idx)

@@ -170,6 +170,15 @@ class LaggedReads:
         return s
 
 
+def before_write(value, array: str, index: tuple, lagged: LaggedReads) -> str:
+    """The array that ``array[index]`` reads: the loop's array μ itself when ``array`` is that μ written
+    this iteration at an index a nonzero constant away (an element this iteration did not write)."""
+    if not (isinstance(value, ElementWrite) and value.base in lagged.arrays and len(index) == len(value.index) == 1):
+        return array
+    d = sp.simplify(sp.sympify(index[0]) - value.index[0])
+    return value.base if d.is_Integer and d != 0 else array
+
+
 def resolve_lagged_elements(kb, lagged: LaggedReads, env: dict, mus, states, outer, k, rng, trip) -> None:
     """Each placeholder of ``lagged`` → the :class:`LinScan` of the element the previous iteration wrote.
 
@@ -180,34 +189,52 @@ def resolve_lagged_elements(kb, lagged: LaggedReads, env: dict, mus, states, out
     """
     if not lagged.reads:
         return
-    start, stop, step = rng
     sub: dict = {}
     others = set(states.values()) | set(lagged.reads)
-    for m in mus:
-        mine = [s for s, (arr, _) in lagged.reads.items() if arr == m.name]
-        if not mine:
-            continue
-        nxt = env.get(getattr(m.value.next, "id", None))
-        if not isinstance(nxt, ElementWrite) or nxt.base != m.name or len(nxt.index) != 1 \
-                or not isinstance(m.value.init, ir.Name):
+    pending = [m for m in mus if any(arr == m.name for arr, _ in lagged.reads.values())]
+    while pending:      # an array whose update reads another's previous element after that one
+        ready = [m for m in pending if not _unresolved(env, m, lagged, sub)]
+        if not ready:
             raise NotSymbolic("read of an array that the loop changes")
-        c = sp.simplify(sp.sympify(nxt.index[0]) - k)
-        if depends_on(kb, c, others | {k}) or c.free_symbols & others:
-            raise NotSymbolic("read of an array that the loop changes")
-        prev = nxt.index[0] - step
-        if any(sp.simplify(sp.sympify(lagged.reads[s][1][0]) - prev) != 0 for s in mine):
-            raise NotSymbolic("read of an array that the loop changes")
-        w = sp.Symbol("w", real=True)
-        value = nxt.value.xreplace({s: w for s in mine})
-        ab = _affine(value, w) if value.has(w) else (sp.Integer(0), value)
-        if ab is None or any(c2.free_symbols & (others | {w}) or depends_on(kb, c2, others) for c2 in ab):
-            raise NotSymbolic("read of an array that the loop changes")
-        first = outer.index(m.value.init.id, (sp.sympify(start + c - step),))
-        init = gamma(sp.Gt(trip, 0), first, sp.Float(0))    # no read when the loop does not run
-        base, _, version = m.name.partition(".")
-        scan = _scan(kb, m.name, ab[0], ab[1], k, rng, init, word=f"{base}_prev.{version}")
-        sub.update({s: scan for s in mine})
+        for m in ready:
+            mine = [s for s, (arr, _) in lagged.reads.items() if arr == m.name]
+            scan = _lagged_scan(kb, lagged, env, m, mine, sub, others, outer, k, rng, trip)
+            sub.update({s: scan for s in mine})
+            pending.remove(m)
     if set(sub) != set(lagged.reads):
         raise NotSymbolic("read of an array that the loop changes")
     for name, v in list(env.items()):
         env[name] = _replace(v, sub)
+
+
+def _unresolved(env, m, lagged, sub) -> bool:
+    """Whether μ ``m``'s write reads the previous element of another array not yet resolved."""
+    nxt = env.get(getattr(m.value.next, "id", None))
+    if not isinstance(nxt, ElementWrite):
+        return False
+    pending = {s for s, (arr, _) in lagged.reads.items() if arr != m.name and s not in sub}
+    return bool(nxt.value.free_symbols & pending)
+
+
+def _lagged_scan(kb, lagged, env, m, mine, sub, others, outer, k, rng, trip):
+    """The scan of array μ ``m``'s previous element (see :func:`resolve_lagged_elements`)."""
+    start, stop, step = rng
+    nxt = env.get(getattr(m.value.next, "id", None))
+    if not isinstance(nxt, ElementWrite) or nxt.base != m.name or len(nxt.index) != 1 \
+            or not isinstance(m.value.init, ir.Name):
+        raise NotSymbolic("read of an array that the loop changes")
+    c = sp.simplify(sp.sympify(nxt.index[0]) - k)
+    if depends_on(kb, c, others | {k}) or c.free_symbols & others:
+        raise NotSymbolic("read of an array that the loop changes")
+    prev = nxt.index[0] - step
+    if any(sp.simplify(sp.sympify(lagged.reads[s][1][0]) - prev) != 0 for s in mine):
+        raise NotSymbolic("read of an array that the loop changes")
+    w = sp.Symbol("w", real=True)
+    value = nxt.value.xreplace(sub).xreplace({s: w for s in mine})
+    ab = _affine(value, w)
+    if ab is None or any(c2.free_symbols & (others | {w}) or depends_on(kb, c2, others) for c2 in ab):
+        raise NotSymbolic("read of an array that the loop changes")
+    first = outer.index(m.value.init.id, (sp.sympify(start + c - step),))
+    init = gamma(sp.Gt(trip, 0), first, sp.Float(0))    # no read when the loop does not run
+    base, _, version = m.name.partition(".")
+    return _scan(kb, m.name, ab[0], ab[1], k, rng, init, word=f"{base}_prev.{version}")

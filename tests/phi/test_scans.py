@@ -51,6 +51,16 @@ FORMS = {
                        "    return np.sum(np.sin(y))\n",
     "smooth_offset": "def f(x, a, n):\n    y = np.zeros(n + 2)\n    y[1] = x[0]\n    for i in range(n):\n"
                      "        y[i + 2] = a * y[i + 1] + x[i + 1]\n    return np.sum(y * x[0])\n",
+    # the running sum written out (np.cumsum as a loop); a reader inside a branch (scans before masked arms)
+    "cumsum_write": "def f(x, a, n):\n    y = np.zeros(n)\n    acc = 0.0\n    for i in range(n):\n"
+                    "        acc += a * x[i]\n        y[i] = acc\n    return np.sum(y * y)\n",
+    "branch_reader": "def f(x, a, n):\n    acc = 0.0\n    t = 0.0\n    for i in range(n):\n        acc += x[i]\n"
+                     "        if x[i] > 0.2:\n            t += math.exp(-a * acc)\n        else:\n"
+                     "            t += a * acc\n    return t\n",
+    # one array's write reads the other's previous element, after that one's write
+    "two_arrays": "def f(x, a, n):\n    y = np.zeros(n + 1)\n    z = np.zeros(n + 1)\n    for i in range(n):\n"
+                  "        y[i + 1] = a * y[i] + x[i]\n        z[i + 1] = 0.5 * z[i] + y[i]\n"
+                  "    return np.sum(y * z)\n",
 }
 SCANS = tuple(FORMS)
 # not scans: the loop stays iterated exactly as before (and no fallback, no internal error)
@@ -61,6 +71,10 @@ ITERATED = {
                            "        y[i] = a * y[i + 1] + x[i]\n    return np.sum(y * y)\n",
     "write_reads_two_back": "def f(x, a, n):\n    y = np.ones(n + 2)\n    for i in range(2, n + 2):\n"
                             "        y[i] = a * y[i - 1] + y[i - 2] * x[i - 2]\n    return np.sum(y * y)\n",
+    # an inner loop reads the state: its Σ is a temp the substitution does not reach
+    "inner_loop_reads_state": "def f(x, a, n):\n    s = 0.0\n    t = 0.0\n    for i in range(n):\n"
+                              "        s = a * s + x[i]\n        for j in range(3):\n            t += s * j\n"
+                              "    return t\n",
 }
 TRIPS = (0, 1, 2, 7, 25)
 
