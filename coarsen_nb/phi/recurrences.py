@@ -21,7 +21,11 @@ lse pair   s·e^{m-a} + 1 | s + e^{a-m}     exp(L − m_N), L a LogSumExp (.onli
 write      update(v, [i(k)], g(k))         init with [i(k)] = g(k) for every k
 =========  ==============================  ======================================
 
-g, a, b must not depend on any μ of the loop (other than through k).  Inner
+g, a, b must not depend on any μ of the loop (other than through k) — except a μ of
+the sum, product or linear class read by the others in the same iteration (a prefix
+sum, ``s = a*s + x[i]; total += s*s``) and the element ``y[k - s]`` that the previous
+iteration wrote (``y[i] = a*y[i-1] + b``): :mod:`.scans` replaces such a state by its
+value at every step (a ``LinScan``), and the readers then fall into the classes above.  Inner
 loops nest: an inner closed form is a reduction whose bounds may depend on the
 outer k (triangular loops).  A loop that fits none of these (a nonlinear
 recurrence, an early exit, C8 in a triangular nest) is left to be iterated with a
