@@ -128,13 +128,21 @@ class IfExp:
 
 @dataclass(frozen=True)
 class Call:
-    """A primitive call; ``func`` is a canonical name of :mod:`coarsen_nb.primitives`."""
+    """A primitive call; ``func`` is a canonical name of :mod:`coarsen_nb.primitives`.
+
+    ``static`` holds the call's compile-time parameters (``axis=0``, ``keepdims=True``) as
+    ``(name, value)`` pairs in the registration's order, every one of them, or ``()`` when the call
+    gives each its default (:attr:`~coarsen_nb.rules.record.Primitive.static`).  They are not values
+    of the program: nothing lifts, renames or differentiates them.
+    """
 
     func: str
     args: tuple[Expr, ...]
+    static: tuple[tuple[str, object], ...] = ()
 
     def __str__(self) -> str:
-        return f"{self.func}({', '.join(map(str, self.args))})"
+        parts = [*map(str, self.args), *(f"{k}={v!r}" for k, v in self.static)]
+        return f"{self.func}({', '.join(parts)})"
 
 
 @dataclass(frozen=True)
@@ -304,7 +312,7 @@ def map_children(e: Expr, f) -> Expr:
     if isinstance(e, IfExp):
         return IfExp(f(e.test), f(e.body), f(e.orelse))
     if isinstance(e, Call):
-        return Call(e.func, tuple(f(a) for a in e.args))
+        return Call(e.func, tuple(f(a) for a in e.args), e.static)
     if isinstance(e, Gamma):
         return Gamma(f(e.pred), f(e.if_true), f(e.if_false))
     return e
@@ -327,7 +335,7 @@ def rename(e: Expr, mapping) -> Expr:
     if isinstance(e, IfExp):
         return IfExp(rename(e.test, mapping), rename(e.body, mapping), rename(e.orelse, mapping))
     if isinstance(e, Call):
-        return Call(e.func, tuple(rename(a, mapping) for a in e.args))
+        return Call(e.func, tuple(rename(a, mapping) for a in e.args), e.static)
     if isinstance(e, Index):
         return Index(rename(e.value, mapping), tuple(rename(i, mapping) for i in e.index))
     if isinstance(e, Attr):

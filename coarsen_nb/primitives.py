@@ -47,8 +47,18 @@ MODULES = ("math", "np", "numpy")
 BUILTINS = ("abs", "min", "max", "len", "float", "int", "sum", "round")
 
 
+#: Functions of NumPy's submodules (``np.linalg.solve``): a registration whose ``numpy`` attribute is dotted
+#: (``"linalg.solve"``), by that dotted name.
+SUBMODULE_FUNCTIONS: dict[str, Primitive] = {p.numpy: p for p in PRIMITIVES.values()
+                                              if p.numpy is not None and "." in p.numpy}
+
+
 def lookup(module: str | None, attr: str) -> Primitive | None:
-    """The primitive that ``module.attr`` (or the builtin ``attr``) names, if any."""
+    """The primitive that ``module.attr`` (or the builtin ``attr``) names, if any.
+
+    ``module`` may be a NumPy submodule as written after ``np.``: ``lookup("np.linalg", "solve")``."""
+    if module is not None and module.split(".", 1)[0] in ("np", "numpy") and "." in module:
+        return SUBMODULE_FUNCTIONS.get(f"{module.split('.', 1)[1]}.{attr}")
     if module is None and attr not in BUILTINS:
         return None
     name = ALIASES.get(attr, attr)
@@ -63,15 +73,27 @@ def lookup(module: str | None, attr: str) -> Primitive | None:
     return PRIMITIVES.get(name)
 
 
-def evaluate(name: str, args: list, xp=np):
-    """Run primitive ``name`` on concrete values: the executable meaning of a call."""
+def evaluate(name: str, args: list, xp=np, static: tuple = ()):
+    """Run primitive ``name`` on concrete values: the executable meaning of a call.
+
+    ``static``: the call's compile-time parameters (``ir.Call.static``), passed by keyword."""
     p = rule(name)
     if p.evaluate is not None:
-        return p.evaluate(args, xp)
+        return p.evaluate(args, xp, **dict(static))
+    if static:
+        return _attribute(xp, p.numpy)(*args, **dict(static))
     if p.kind == "elementwise" and all(isinstance(a, (int, float)) for a in args) and p.math:
         if p.nan_outside:
             # NumPy semantics (nan/inf with a warning) rather than math's ValueError,
             # so that scalar and array code mean the same thing.
             return float(getattr(xp, p.numpy)(float(args[0])))
         return getattr(math, p.math)(*args)
-    return getattr(xp, p.numpy)(*args)
+    return _attribute(xp, p.numpy)(*args)
+
+
+def _attribute(xp, dotted: str):
+    """``xp.linalg.solve`` for ``"linalg.solve"``."""
+    value = xp
+    for part in dotted.split("."):
+        value = getattr(value, part)
+    return value

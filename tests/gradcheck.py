@@ -11,7 +11,9 @@ def _as_float(v):
 
 def finite_difference(fn, args: tuple, wrt_index: int, eps: float = 1e-6):
     """Central differences of scalar ``fn(*args)`` w.r.t. argument ``wrt_index`` (scalar or array)."""
-    args = [np.array(a, dtype=float) if isinstance(a, np.ndarray) else a for a in args]
+    # (arrays of positions and masks stay integer and boolean: they index, they are not perturbed)
+    args = [np.array(a, dtype=float) if isinstance(a, np.ndarray) and (a.dtype.kind not in "iub" or i == wrt_index)
+            else a for i, a in enumerate(args)]
     x = args[wrt_index]
     if isinstance(x, np.ndarray):
         g = np.zeros_like(x, dtype=float)

@@ -160,7 +160,7 @@ def _eval(e: ir.Expr, env: dict):
             raise UnboundLocalError(f"{e.func[len('$bound:'):]} is not assigned on this path")
         return _eval(e.args[1], env)
     if isinstance(e, ir.Call):
-        return evaluate(e.func, [_eval(a, env) for a in e.args])
+        return evaluate(e.func, [_eval(a, env) for a in e.args], static=e.static)
     if isinstance(e, ir.Index):
         value = _eval(e.value, env)
         index = tuple(_eval(i, env) for i in e.index)

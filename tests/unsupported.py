@@ -373,7 +373,11 @@ UNSUPPORTED: list[UnsupportedCase] = [
         """, 2, 4, "Match"),
     _case("keyword_args", "keyword arguments", """\
         def f(x):
-            return np.sum(x, axis=0)
+            return np.exp(x, out=x)
+        """, 2, 21, "keyword"),
+    _case("unknown_keyword", "np.sum(..., dtype=...)", """\
+        def f(x):
+            return np.sum(x, dtype=float)
         """, 2, 21, "keyword"),
     _case("print", "unknown function 'print'", """\
         def f(x):
@@ -385,14 +389,14 @@ UNSUPPORTED: list[UnsupportedCase] = [
             y = sorted(x)
             return y[0]
         """, 2, 8, "Call"),
-    _case("method_axis", "x.sum(axis=...)", """\
+    _case("method_where", "np.sum(..., where=...)", """\
         def f(x):
-            return x.sum(axis=0)
+            return x.sum(where=x > 0)
         """, 2, 17, "keyword"),
-    _case("method_positional_axis", "x.max(...) with arguments", """\
+    _case("method_positional_argument", "x.copy(...) with arguments", """\
         def f(x):
-            return x.max(0)
-        """, 2, 17, "Constant"),
+            return x.copy(0)
+        """, 2, 18, "Constant"),
     _case("unknown_method", "method call", """\
         def f(x):
             return x.foo()

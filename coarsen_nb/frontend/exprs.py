@@ -16,6 +16,7 @@ from coarsen_nb.frontend.literals import LIST_SAFE_BUILTINS, LiteralTranslator
 from coarsen_nb.frontend.methods import MethodTranslator
 from coarsen_nb.frontend.slices import SliceTranslator, has_slice
 from coarsen_nb.frontend.source import MISSING, Unit
+from coarsen_nb.frontend.static import static_parameters
 
 #: Python binary operators and their IR spelling (shared with the parser).
 BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
@@ -199,6 +200,11 @@ class ExprTranslator(LiteralTranslator, MethodTranslator, ComprehensionTranslato
                 return self._primitive(prim.name, node)
             submodule = _submodule_function(func, self.unit.resolve, self.locals)
             if submodule is not None:
+                root, _, rest = submodule.partition(".")
+                path, _, attr = rest.rpartition(".")
+                prim = primitives.lookup(f"{self.unit.resolve.module(root)}.{path}", attr)
+                if prim is not None:        # np.linalg.solve: a registration with a dotted NumPy name
+                    return self._primitive(prim.name, node)
                 raise self.unit.error(submodule, node, _submodule_hint(submodule),
                                       message=f"unsupported function {submodule}")
             return self.method_call(node)
@@ -246,10 +252,19 @@ class ExprTranslator(LiteralTranslator, MethodTranslator, ComprehensionTranslato
             return True
         if isinstance(func, ast.Attribute):
             base = func.value
-            return not (isinstance(base, ast.Name) and base.id not in self.locals
-                        and self.unit.resolve.module(base.id) is not None)
-        return isinstance(func, ast.Name) and func.id not in self.locals \
-            and (self.nested_def(func.id, node) or self.unit.resolve.helper(func.id)) is not None
+            mod = self.unit.resolve.module(base.id) if isinstance(base, ast.Name) and base.id not in self.locals \
+                else None
+            if mod is None:
+                return True
+            prim = primitives.lookup(mod, func.attr) if func.attr not in primitives.OPERATOR_UFUNCS else None
+            return prim is not None and bool(prim.static)
+        if not isinstance(func, ast.Name) or func.id in self.locals:
+            return False
+        if (self.nested_def(func.id, node) or self.unit.resolve.helper(func.id)) is not None:
+            return True
+        imported = self.unit.resolve.imported_primitive(func.id)
+        prim = primitives.lookup("np", imported) if imported and imported not in primitives.OPERATOR_UFUNCS else None
+        return prim is not None and bool(prim.static)
 
     def _refuse_shape_tuple(self, node: ast.Call) -> None:
         for a in node.args:
@@ -277,7 +292,13 @@ class ExprTranslator(LiteralTranslator, MethodTranslator, ComprehensionTranslato
 
     def _primitive(self, name: str, node: ast.Call) -> ir.Expr:
         prim = primitives.PRIMITIVES[name]
-        args = tuple(self.expr(a) for a in node.args)
+        if name == "copy" and len(node.args) == 1 and not node.keywords \
+                and isinstance(node.args[0], (ast.List, ast.Tuple)):
+            # np.array([2, 0]): the literal is a fresh array already, of NumPy's dtype (ints stay ints)
+            return self.expr(node.args[0])
+        operands = node.args[:max(prim.nargs)] if prim.static else node.args
+        static = static_parameters(self.unit, prim, node) if prim.static else ()
+        args = tuple(self.expr(a) for a in operands)
         if len(args) not in prim.nargs and not (name in ("min", "max") and len(args) >= 2):
             raise self.unit.error(f"{name} with {len(args)} arguments", node,
                                   f"{name} takes {' or '.join(map(str, prim.nargs))} positional arguments",
@@ -289,8 +310,8 @@ class ExprTranslator(LiteralTranslator, MethodTranslator, ComprehensionTranslato
             # A-normal form for opaque steps: the step and each operand get their own
             # names, so the arithmetic around and inside stays symbolic.
             args = tuple(self.temp(a, "a", node) for a in args)
-            return self.temp(ir.Call(name, args), "p", node)
-        return ir.Call(name, args)
+            return self.temp(ir.Call(name, args, static), "p", node)
+        return ir.Call(name, args, static)
 
     # Implemented by the CFG builder.
     inlining: tuple[str, ...] = ()

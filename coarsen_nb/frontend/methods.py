@@ -3,8 +3,9 @@
 NumPy defines ``x.sum()`` as ``np.sum(x)``, ``x.max()`` as ``np.max(x)``, ``x.dot(y)`` as
 ``np.dot(x, y)``: the same values, the same derivatives.  So a method call is desugared here into
 the primitive call the rest of the compiler already lifts, differentiates and lowers, and no later
-stage knows methods exist.  Only the argument-free forms are: an ``axis``, ``keepdims``, ``out`` or
-``dtype`` (by keyword or by position) is a CoarsenError saying that form is not supported yet.
+stage knows methods exist.  A method takes the compile-time parameters its function's registration
+lists (``x.sum(axis=0)``, :mod:`coarsen_nb.frontend.static`); any other argument (an ``axis`` a
+registration does not list, ``out``, ``dtype``) is a CoarsenError saying that form is not supported yet.
 
 Attributes need no desugaring: ``x.shape``, ``x.size`` and ``x.ndim`` are read from the specialized
 argument shapes (:class:`~coarsen_nb.ir.Attr`), like ``len(x)``.
@@ -46,6 +47,10 @@ class MethodTranslator:
                                   f"np.{method}(...) of the list", message=f"a Python list has no method .{method}()"
                                   if method != "copy" else None)
         np_name, nargs = METHODS[method]
+        prim = primitives.lookup("np", np_name)
+        if prim.static:         # x.sum(axis=0): the function's compile-time parameters (frontend/static.py)
+            call = ast.copy_location(ast.Call(func=func, args=[base, *node.args], keywords=node.keywords), node)
+            return self._primitive(prim.name, call)
         if node.keywords:
             kw = node.keywords[0]
             label = f"{where}({kw.arg}=...)" if kw.arg else f"{where}(**...)"
@@ -59,7 +64,6 @@ class MethodTranslator:
                                       message=f"{where}(...) with an axis or other arguments is not supported yet")
             raise self.unit.error(f"{where}(...)", node, f"{where}(y) takes one array argument",
                                   message=f"wrong number of arguments to {where}")
-        prim = primitives.lookup("np", np_name)
         call = ast.copy_location(ast.Call(func=func, args=[base, *node.args], keywords=[]), node)
         return self._primitive(prim.name, call)
 

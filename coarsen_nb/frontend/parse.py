@@ -378,6 +378,8 @@ class _Builder(NestedDefs, LoopTranslator, ExprTranslator):
                     raise self.unit.error(construct, e, "assign each name separately")
             if value is None and isinstance(value_node, ast.Tuple):
                 parts = [self.expr(e) for e in value_node.elts]
+            elif value is None and isinstance(value_node, ast.Attribute) and value_node.attr == "shape":
+                parts = self._shape_parts(value_node, len(target.elts))
             else:
                 v = value if value is not None else self.expr(value_node)
                 if not isinstance(v, ir.Tuple):
@@ -399,6 +401,15 @@ class _Builder(NestedDefs, LoopTranslator, ExprTranslator):
             raise self.unit.error("starred assignment", target, "name each value")
         else:
             raise self.unit.error(type(target).__name__ + " assignment", target, "assign to a plain variable")
+
+    def _shape_parts(self, node: ast.Attribute, count: int) -> list[ir.Expr]:
+        """``n, m = X.shape``: one size per name, ``X.shape[0]``, ``X.shape[1]``.  The number of names must be
+        the array's number of dimensions, as Python's unpacking says; that is known once the argument
+        types are.  The sizes are read from the checked shape (``unpack_shape``, the shape itself or a
+        CoarsenError at this line), so the check lives as long as any size is used (all IR is pure: an
+        unpacking none of whose names is read is dropped, check and all)."""
+        shape = self.temp(ir.Call("unpack_shape", (self.expr(node),), (("count", count),)), "p", node)
+        return [self.temp(ir.Index(shape, (ir.Const(k),)), "len", node) for k in range(count)]
 
     def _store(self, target: ast.Subscript, value: ir.Expr, s: ast.stmt) -> None:
         if not isinstance(target.value, ast.Name):

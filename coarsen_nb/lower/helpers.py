@@ -193,8 +193,24 @@ HELPERS["_put"] = '''def _put(x, idx, v):
     return xp.reshape(xp.where(hit, xp.take(vs, last), xp.reshape(x, (-1,))), x.shape)
 '''
 
-DEPENDS = {"_sum_scan": ("_steps",), "_prod_scan": ("_steps",), "_lin_scan": ("_steps",),
-            "_scatter_add": ("_scatter_sum",), "_block": ("_scatter_sum",), "_scatter_sum": ("_segment_sum",),
+HELPERS["_index_add"] = '''def _index_add(b, idx, v):
+    """b with v added at x[idx] for a tuple of ints and int arrays (repeats accumulate, Python's negative
+    indices), the axes after them whole: the adjoint of the gather x[idx]."""
+    flat = xp.asarray(0)
+    for i, size in zip(idx, b.shape):
+        flat = flat * size + xp.asarray(i) % size
+    inner = 1
+    for size in b.shape[len(idx):]:
+        inner *= size
+    v = xp.broadcast_to(xp.asarray(v, dtype=xp.float64), flat.shape + b.shape[len(idx):])
+    flat = xp.reshape(flat, (-1, 1)) * inner + xp.reshape(xp.arange(inner), (1, -1))
+    total = _scatter_sum(xp.reshape(flat, (-1,)), xp.reshape(v, (-1,)), b.size)
+    return b + xp.reshape(total, b.shape)
+'''
+
+DEPENDS = {"_index_add": ("_scatter_sum",), "_window": ("_scatter_sum",),
+           "_sum_scan": ("_steps",), "_prod_scan": ("_steps",), "_lin_scan": ("_steps",),
+           "_scatter_add": ("_scatter_sum",), "_block": ("_scatter_sum",), "_scatter_sum": ("_segment_sum",),
             "_segment_sum": ("_segments",),
             "_segment_prod": ("_segments",), "_segment_max": ("_segments",), "_segment_min": ("_segments",)}
 
@@ -205,6 +221,31 @@ HELPERS["_scatter_add"] = '''def _scatter_add(b, lo, n, step, v):
         b[lo:hi + 1:step] += v
     elif n > 0:
         b += _scatter_sum((lo + step * xp.arange(n)) % b.shape[0], v, b.shape[0])
+'''
+
+HELPERS["_window"] = '''def _window(x, lo, n0, n1):
+    """x[lo + i + j] for i < n0, j < n1 as an (n0, n1) array (the windows of a correlation): a strided
+    view when in bounds and the namespace has one, a gather otherwise."""
+    if n0 > 0 and n1 > 0 and 0 <= lo and lo + n0 + n1 - 1 <= x.shape[0] and hasattr(xp, "lib"):
+        return xp.lib.stride_tricks.sliding_window_view(x[lo:lo + n0 + n1 - 1], n1)
+    return x[(lo + xp.reshape(xp.arange(n0), (-1, 1)) + xp.reshape(xp.arange(n1), (1, -1))) % x.shape[0]]
+
+
+def _window_add(b, lo, n0, n1, v):
+    """b[lo + i + j] += v[i, j] (the adjoint of _window): one slice add per column, or per row when
+    the rows are fewer."""
+    v = xp.broadcast_to(xp.asarray(v, dtype=xp.float64), (n0, n1))
+    if n0 > 0 and n1 > 0 and 0 <= lo and lo + n0 + n1 - 1 <= b.shape[0]:
+        if n1 <= n0:
+            for j in range(n1):
+                b[lo + j:lo + j + n0] += v[:, j]
+        else:
+            for i in range(n0):
+                b[lo + i:lo + i + n1] += v[i, :]
+    elif n0 > 0 and n1 > 0:
+        flat = xp.reshape((lo + xp.reshape(xp.arange(n0), (-1, 1)) + xp.reshape(xp.arange(n1), (1, -1)))
+                          % b.shape[0], (-1,))
+        b += _scatter_sum(flat, xp.reshape(v, (-1,)), b.shape[0])
 '''
 
 HELPERS["_block"] = '''def _block(x, lo0, n0, lo1, n1):

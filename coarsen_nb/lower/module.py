@@ -145,6 +145,11 @@ class ModuleWriter:
         t = self.plan.types.get(e.id) if isinstance(e, ir.Name) else None
         return t.ndim if t is not None else 0
 
+    def is_mask(self, e: ir.Expr) -> bool:
+        """Whether ``e`` is a boolean array (an index that selects, each element at most once)."""
+        t = self.plan.types.get(e.id) if isinstance(e, ir.Name) else None
+        return bool(t is not None and t.kind == "bool" and t.ndim)
+
     def is_array(self, name: str) -> bool:
         t = self.plan.types.get(name)
         return bool(t is not None and t.is_array)
@@ -198,7 +203,7 @@ class ModuleWriter:
             raise missing(p, "an opaque step of the array code")
         if p.spelling.helper is not None:
             self.helpers.add(p.spelling.helper)
-        return spell(spelling, args, "xp")
+        return spell(spelling, args, "xp", e.static)
 
     # -- forward ---------------------------------------------------------------------------------
 
@@ -258,7 +263,8 @@ class ModuleWriter:
         text = "\n".join(pr.lines)
         for h in ("_softplus", "_sigmoid", "_erf", "_take", "_scatter_add", "_ipow", "_put", "_scatter_sum",
                   "_segment_sum", "_segment_prod", "_segment_max", "_segment_min", "_block", "_sum_to",
-                  "_broadcast_shape", "_ieee_div", "_ieee_pow", "_sum_scan", "_prod_scan", "_lin_scan"):
+                  "_broadcast_shape", "_ieee_div", "_ieee_pow", "_window", "_sum_scan", "_prod_scan",
+                  "_lin_scan"):
             if h + "(" in text:
                 self.helpers.add(h)
         if "_block_add(" in text:
@@ -374,9 +380,15 @@ class ModuleWriter:
         return [(e.id, k) for k, e in elts if isinstance(e, ir.Name) and e.id in self.active
                 and getattr(self.plan.types.get(e.id), "kind", None) == "float"]
 
-    def _zero(self, name: str) -> None:
+    def _zero(self, name: str, scalar_first: bool = False) -> None:
+        """``b_name`` set to zeros of ``name``'s shape; ``scalar_first``: ``name`` is a loop state that
+        is a number on the first iteration (its initial value) and an array after (``s = 1.0`` then
+        ``s = s * x``), so the shape is the value's own."""
         b = self.names.bar(name)
-        self.emit(f"{b} = xp.zeros({self.py(name)}.shape)" if self.is_array(name) else f"{b} = 0.0")
+        if scalar_first:
+            self.emit(f"{b} = xp.zeros(xp.asarray({self.py(name)}).shape)")
+        else:
+            self.emit(f"{b} = xp.zeros({self.py(name)}.shape)" if self.is_array(name) else f"{b} = 0.0")
 
     def _defined(self, steps) -> list[str]:
         out = []
@@ -495,6 +507,15 @@ class ModuleWriter:
             val = col if h is None else f"({col} * {h})"
             pr.emit(trivial.scatter_add(self, pr, pr.level_for({j}), b, name, fast, val))
             return True
+        if len(idx) == 1 and pr.deps(idx[0]) == {i, j}:
+            win = pr._window_read_index(idx, i, j)
+            if win is None:
+                return False
+            factors = ([m] if m is not None else []) + ([f"({g})[:, None]"] if g is not None else []) + \
+                ([f"({h})[None, :]"] if h is not None else [])
+            self.helpers.add("_window")         # (defines _window_add too)
+            pr.emit(f"_window_add({b}, {win}, {' * '.join(factors)})")
+            return True
         if len(idx) == 2 and pr.deps(idx[0]) == {i} and pr.deps(idx[1]) == {j}:
             blk = pr._block_read_index(idx, i, j)
             if blk is None:
@@ -526,7 +547,7 @@ class ModuleWriter:
                 for x, bar in literals.cotangent_entries(e, bo):
                     acc(x, bar)
             elif f in PRIMITIVES and PRIMITIVES[f].vjp is not None:
-                for x, contribution in PRIMITIVES[f].vjp(self, a, bo):     # the registration's rule (rules/)
+                for x, contribution in PRIMITIVES[f].vjp(self, a, bo, **dict(e.static)):   # its rule (rules/)
                     acc(x, contribution)
             else:
                 raise CoarsenError(f, message=f"no derivative rule for {f}() on line {s.line}",
@@ -537,7 +558,11 @@ class ModuleWriter:
             return
         if isinstance(e, ir.Index):
             if isinstance(e.value, ir.Name) and e.value.id in self.active:
-                self.emit(f"{self.names.bar(e.value.id)}[{', '.join(self.code(i) for i in e.index)}] += {bo}")
+                b, idx = self.names.bar(e.value.id), [self.code(i) for i in e.index]
+                if any(self.ndim(i) and not self.is_mask(i) for i in e.index):   # a gather: repeats accumulate
+                    self.emit(f"{b} = {self.helper('_index_add')}({b}, ({', '.join(idx)},), {bo})")
+                else:
+                    self.emit(f"{b}[{', '.join(idx)}] += {bo}")
             return
         if isinstance(e, ir.Update):
             idx = ", ".join(self.code(i) for i in e.index)
@@ -602,11 +627,11 @@ class ModuleWriter:
         self.steps(s.header, tape=False)
         self.steps(s.body, tape=True)
         carried = []
-        for n, _, _ in active_mus:
+        for n, init, _ in active_mus:
             c = self.names.fresh("carry")
             carried.append((n, c))
             self.emit(f"{c} = {self.names.bar(n)}")
-            self._zero(n)
+            self._zero(n, scalar_first=self.is_array(n) and not self.ndim(init))
         # The next state's adjoint starts as the carried one: assigned, not zeroed and then added
         # (the carried array is referenced by nothing else, so later in-place += on it is safe).
         defined = self._defined(list(s.header) + list(s.body))

@@ -116,12 +116,28 @@ class NestPrinting:
         return [e]
 
     def _block_read(self, f, i, j):
-        """``_block(A, lo_i, n_i, lo_j, n_j)`` for a read ``A[i + c, j + c']`` (else None)."""
+        """``_block(A, lo_i, n_i, lo_j, n_j)`` for a read ``A[i + c, j + c']``, ``_window(x, lo, n_i, n_j)``
+        for a read ``x[i + j + c]`` (the windows of a correlation, a strided view), else None."""
         if not isinstance(f, sp.Symbol) or f not in self.reads:
             return None
         arr, idx = self.reads[f]
+        args = self._window_read_index(idx, i, j)
+        if args is not None:
+            return f"_window({arr}, {args})"
         args = self._block_read_index(idx, i, j)
         return None if args is None else f"_block({arr}, {args})"
+
+    def _window_read_index(self, idx, i, j):
+        """``lo, n_i, n_j`` of the windows that ``[i + j + c]`` covers (else None)."""
+        if len(idx) != 1:
+            return None
+        c = sp.sympify(idx[0]) - i - j
+        if self.deps(c) or i in c.free_symbols or j in c.free_symbols:
+            return None
+        (ai, bi, _), (aj, bj, _) = self.deps.ranges[i], self.deps.ranges[j]
+        lo = self.value(ai + aj + c)
+        n_i, n_j = self.value(sp.Max(0, bi - ai)), self.value(sp.Max(0, bj - aj))
+        return f"{lo}, {n_i}, {n_j}"
 
     def _block_read_index(self, idx, i, j):
         """``lo_i, n_i, lo_j, n_j`` of the block that ``[i + c, j + c']`` covers (else None)."""

@@ -71,6 +71,9 @@ class ShapeFacts:
         if f == "_block" and len(a) == 5:
             n0, n1 = self.ints(a[2], a[4])
             return None if None in (n0, n1) else (max(n0, 0), max(n1, 0))
+        if f == "_window" and len(a) == 4:
+            n0, n1 = self.ints(a[2], a[3])
+            return None if None in (n0, n1) else (max(n0, 0), max(n1, 0))
         if f in ("reshape", "broadcast_to") and is_xp_call(e) and len(a) == 2:
             t = self.ev(a[1])
             dims = t[1] if t[0] == "tuple" else (t[1],) if t[0] == "int" else None
@@ -230,7 +233,7 @@ class ShapeFacts:
                 return True
             want, have = self.dtype(e) if "dtype" in kw else None, self.dtype(a[0])
             return (want is not None and have is not None and want != have) or self.allocates(a[0])
-        if f in ("_take", "_block"):
+        if f in ("_take", "_block", "_window"):
             return self._in_bounds(e) is False or self.allocates(a[0])
         if f == "_sum_to" and len(a) == 2:
             # its operand where nothing was broadcast (the shapes agree); a new, smaller array else
@@ -274,6 +277,11 @@ class ShapeFacts:
             if None in (lo, n, step) or not shp:
                 return None
             return n > 0 and step > 0 and 0 <= lo and lo + step * (n - 1) < shp[0]
+        if f == "_window" and len(a) == 4:
+            lo, n0, n1 = self.ints(*a[1:])
+            if None in (lo, n0, n1) or not shp:
+                return None
+            return n0 > 0 and n1 > 0 and 0 <= lo and lo + n0 + n1 - 1 <= shp[0]
         if f == "_block" and len(a) == 5:
             lo0, n0, lo1, n1 = self.ints(*a[1:])
             if None in (lo0, n0, lo1, n1) or shp is None or len(shp) != 2:

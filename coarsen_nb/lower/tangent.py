@@ -109,7 +109,7 @@ class TangentSweep:
             a, f = e.args, e.func
             rules = {}
             if f in PRIMITIVES and PRIMITIVES[f].jvp is not None:
-                rules[f] = lambda: PRIMITIVES[f].jvp(self, a)       # the registration's rule (rules/)
+                rules[f] = lambda: PRIMITIVES[f].jvp(self, a, **dict(e.static))   # its rule (rules/)
             if f in literals.LITERALS:
                 rules[f] = lambda: literals.jvp(e, [self.d(x) for x in literals.entries(e)])
             if f in reshapes.RESHAPES:

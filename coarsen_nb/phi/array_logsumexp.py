@@ -87,7 +87,7 @@ def rewrite(g: GatedFunction, types: dict[str, T]) -> tuple[GatedFunction, dict[
 
 
 def _is_call(e, func: str) -> bool:
-    return isinstance(e, ir.Call) and e.func == func and len(e.args) == 1
+    return isinstance(e, ir.Call) and e.func == func and len(e.args) == 1 and not e.static
 
 
 def _log_of_sum(e, sums: dict):

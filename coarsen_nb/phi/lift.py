@@ -26,22 +26,35 @@ from collections import Counter
 import sympy as sp
 
 from coarsen_nb import ir
-from coarsen_nb.phi import array_logsumexp, recurrences
+from coarsen_nb.phi import array_logsumexp, batching, indexing, recurrences
 from coarsen_nb.phi.gate import GatedFunction, If, Let, Loop, names_read
 from coarsen_nb.phi.kernel_builder import HoistContext, KernelBuilder
 from coarsen_nb.phi.operations import one_operation_per_let
 from coarsen_nb.phi.symbols import NotSymbolic, to_sympy
-from coarsen_nb.phi.types import T
+from coarsen_nb.phi.types import T, infer
 from coarsen_nb.plan import CondStep, IterStep, KernelStep, Plan, PrimStep
 from coarsen_nb.rules.table import PRIMITIVES
 
 
 def lift(g: GatedFunction, types: dict[str, T], mode: str = "phi", max_soi: float | None = None,
          reuse: float | None = None) -> Plan:
-    """Lift the gated function ``g`` with value types ``types`` into a plan of SOIs."""
+    """Lift the gated function ``g`` with value types ``types`` into a plan of SOIs.
+
+    A loop nest left iterated whose outer iterations are independent is lifted again with the outer
+    loop run over all its lanes at once (:mod:`coarsen_nb.phi.batching`)."""
     if mode not in ("phi", "block", "operator"):
         raise ValueError(f"unknown lifting mode {mode!r}")
+    plan = _lift(g, types, mode, max_soi, reuse)
+    labels = batching.candidates(plan)
+    batched = batching.batch(g, labels) if labels else None
+    if batched is None:
+        return plan
+    return _lift(batched, infer(batched, tuple(types[p] for p in g.params)), mode, max_soi, reuse)
+
+
+def _lift(g: GatedFunction, types: dict[str, T], mode: str, max_soi: float | None, reuse: float | None) -> Plan:
     g, types = array_logsumexp.rewrite(g, types)
+    g, types = indexing.normalize(g, types)
     if mode == "operator":
         g, types = one_operation_per_let(g, types)
     lifter = _Lifter(g, types, mode, math.inf if max_soi is None else max_soi,

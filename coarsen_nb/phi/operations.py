@@ -66,7 +66,7 @@ def one_operation_per_let(g: GatedFunction, types: dict[str, T]) -> tuple[GatedF
             z = softplus_operand(e)
             if z is not None:   # log(1 + exp(z)) is one guarded operation, softplus: split, it overflows
                 return _replacesoftplus_operand(e, operand(z, out, line))
-            return ir.Call(e.func, tuple(operand(a, out, line) for a in e.args))
+            return ir.Call(e.func, tuple(operand(a, out, line) for a in e.args), e.static)
         if isinstance(e, ir.Index):
             return ir.Index(e.value, tuple(operand(i, out, line) for i in e.index))
         if isinstance(e, ir.Update):

@@ -84,7 +84,7 @@ def infer(g: GatedFunction, sig: tuple[T, ...]) -> dict[str, T]:
                 walk(n.then)
                 walk(n.orelse)
                 for gm in n.gammas:
-                    env[gm.name] = join(expr_type(gm.value.if_true, env), expr_type(gm.value.if_false, env))
+                    env[gm.name] = expr_type(gm.value, env)
             else:
                 _check_range(n, env)
                 for m in n.mus:
@@ -151,7 +151,10 @@ def expr_type(e: ir.Expr, env: dict[str, T]) -> T:
     if isinstance(e, (ir.IfExp, ir.Gamma)):
         a = e.body if isinstance(e, ir.IfExp) else e.if_true
         b = e.orelse if isinstance(e, ir.IfExp) else e.if_false
-        return join(expr_type(a, env), expr_type(b, env))
+        t = join(expr_type(a, env), expr_type(b, env))
+        if isinstance(e, ir.Gamma):     # an elementwise choice has the shape of its predicate too (np.where)
+            t = T(t.kind, max(t.ndim, expr_type(e.pred, env).ndim))
+        return t
     if isinstance(e, ir.Index):
         base = expr_type(e.value, env)
         if base.kind == "shape":
@@ -164,7 +167,8 @@ def expr_type(e: ir.Expr, env: dict[str, T]) -> T:
                                f"{'s' if len(e.index) > 1 else ''} (a 0-d array is a number), or index it less",
                                message=f"{what} here, but it is indexed with {len(e.index)} "
                                        f"ind{'ices' if len(e.index) > 1 else 'ex'}"))
-        return T(base.kind if base.kind != "undef" else "float", base.ndim - len(e.index))
+        kind = base.kind if base.kind != "undef" else "float"
+        return T(kind, _indexed_ndim(base.ndim, [expr_type(i, env) for i in e.index]))
     if isinstance(e, ir.Attr):
         base = expr_type(e.value, env)
         return T("shape", base.ndim) if e.attr == "shape" else INT
@@ -181,8 +185,22 @@ def expr_type(e: ir.Expr, env: dict[str, T]) -> T:
     raise TypeError(e)
 
 
+def _indexed_ndim(ndim: int, index: list[T]) -> int:
+    """The rank of ``x[index]`` by NumPy's rules: a number takes one axis away; an array of ints (a
+    gather, ``x[idx]``) takes one and puts back its own rank; a boolean mask takes as many axes as it
+    has and puts back one (the selected elements, ``x[x > 0]``)."""
+    arrays = [t for t in index if t.is_array]
+    if not arrays:
+        return ndim - len(index)
+    taken = sum(t.ndim if t.is_array and t.kind == "bool" else 1 for t in index)
+    added = max(1 if t.kind == "bool" else t.ndim for t in arrays)
+    return ndim - taken + added
+
+
 def _call_type(e: ir.Call, args: list[T]) -> T:
     p = rule(e.func)
+    if p.type is not None:
+        return T(*p.type(args, dict(e.static or p.static)))
     if p.result == "int":
         return INT
     if p.result == "float":

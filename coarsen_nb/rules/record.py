@@ -16,6 +16,15 @@ A spelling is a callee name or a template.  A template contains ``{``: ``{0}``,
 scalar code (``scalar``) and CUDA (``cuda``) as written (``math.sin``, ``abs``,
 ``log1p``).
 
+Compile-time parameters
+-----------------------
+``static`` names the parameters a call gives as constants written in the source (``axis=0``,
+``keepdims=True``, by keyword or by position after the operands).  A call that gives them all
+their defaults is the plain call (``ir.Call.static == ()``); otherwise the IR call carries every
+one of them, and each stage passes them on by keyword: ``evaluate(args, xp, **static)``,
+``type(args, static)``, ``vjp(sweep, args, bar, **static)``, ``jvp(sweep, args, **static)``, and a
+spelling prints them as keyword arguments (a template names them: ``{axis}``).
+
 Opaque steps
 ------------
 A primitive SymPy does not see into (``sum``, ``prod``, ``dot``) carries its own
@@ -70,6 +79,10 @@ class Primitive:
     #                                     "elementwise" (broadcasts its operands); None: the model's own rules
     vjp: Callable | None = None          # an opaque step's reverse rule: ``(sweep, args, bar) -> [(arg, cotangent)]``
     jvp: Callable | None = None          # an opaque step's tangent rule: ``(sweep, args) -> tangent code``
+    static: tuple[tuple[str, object], ...] = ()   # compile-time parameters after the operands, in NumPy's
+    #                                     order, with their defaults: ``(("axis", None), ("keepdims", False))``
+    type: Callable | None = None         # ``(operand types, static dict) -> (kind, ndim)``: its value's type
+    #                                     where the rules above do not give it (an axis reduction drops axes)
 
     @property
     def callee(self) -> str | None:
@@ -80,9 +93,12 @@ class Primitive:
         return s.array if s.array is not None and "{" not in s.array else None
 
 
-def spell(spelling: str, args: list[str], xp: str | None = None) -> str:
-    """``spelling`` applied to printed ``args``; a bare name is ``xp.<name>`` when ``xp`` is given."""
+def spell(spelling: str, args: list[str], xp: str | None = None, static: tuple = ()) -> str:
+    """``spelling`` applied to printed ``args``; a bare name is ``xp.<name>`` when ``xp`` is given.
+
+    ``static``: the call's compile-time parameters, ``(name, value)`` pairs (see the module docstring),
+    printed as keyword arguments after the operands, or where a template names them."""
     if "{" in spelling:
-        return spelling.format(*args, xp=xp, args=", ".join(args))
+        return spelling.format(*args, xp=xp, args=", ".join(args), **{k: repr(v) for k, v in static})
     callee = f"{xp}.{spelling}" if xp is not None else spelling
-    return f"{callee}({', '.join(args)})"
+    return f"{callee}({', '.join([*args, *(f'{k}={v!r}' for k, v in static)])})"

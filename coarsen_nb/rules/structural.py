@@ -1,8 +1,9 @@
-"""The primitives SymPy does not see into, and those without a value to differentiate: reductions, shapes,
+"""The primitives SymPy does not see into, and those without a value to differentiate: shapes,
 constructors, reshapes and opaque steps (a matrix product, an array literal).  One registration each."""
 
 from __future__ import annotations
 
+from coarsen_nb.errors import CoarsenError
 from coarsen_nb.rules.record import Primitive, Spelling
 
 
@@ -26,25 +27,7 @@ def _broadcast_tangent(fn):
     return lambda s, a: f"xp.{fn}({s.d(a[0])} + xp.zeros({s.code(a[0])}.shape))"
 
 
-def _prod_vjp(s, a, bar):
-    return [(a[0], f"{bar} * {s.helper('_prod_except')}({s.code(a[0])})")]
 
-
-def _prod_jvp(s, a):
-    return f"xp.sum({s.array_tangent(a[0])} * {s.helper('_prod_except')}({s.code(a[0])}))"
-
-
-def _pick(arg: str):
-    """The VJP and JVP of ``amax``/``amin``: the first arg-extremum's element."""
-    def vjp(s, a, bar):
-        x = s.code(a[0])
-        return [(a[0], f"xp.reshape(xp.asarray(xp.arange({x}.size) == xp.{arg}({x}), dtype=xp.float64), "
-                       f"{x}.shape) * {bar}")]
-
-    def jvp(s, a):
-        return f"xp.reshape({s.array_tangent(a[0])}, (-1,))[xp.{arg}({s.code(a[0])})]"
-
-    return {"vjp": vjp, "jvp": jvp}
 
 
 def _matmul_jvp(s, a):
@@ -66,18 +49,39 @@ def _row(name, kind, nargs, numpy=None, **kw) -> Primitive:
     return Primitive(name, kind, nargs if isinstance(nargs, tuple) else (nargs,), numpy, spelling=spelling, **kw)
 
 
+def _unpack_shape_type(args, static) -> tuple[str, int]:
+    """``n, m = X.shape`` names as many sizes as ``X`` has dimensions (Python's unpacking rule)."""
+    ndim, count = args[0].ndim, static["count"]
+    if ndim != count:
+        err = CoarsenError("tuple unpacking", hint=f"unpack as many names as the array has dimensions (here "
+                           f"{ndim}), or read one size, as X.shape[0]",
+                           message=f"{'too many' if ndim > count else 'not enough'} values to unpack (expected "
+                                   f"{count}, got {ndim}): the array has {ndim} dimension{'s' * (ndim != 1)}")
+        err.user_name = "shape"
+        raise err
+    return "shape", ndim
+
+
+def _unpack_shape(args, xp, count):
+    if len(args[0]) != count:
+        raise ValueError(f"cannot unpack a shape of {len(args[0])} entries into {count} names")
+    return args[0]
+
+
 STRUCTURAL: tuple[Primitive, ...] = (
     _row("len", "shape", 1, evaluate=lambda args, xp: len(args[0]), spelling=Spelling(step="{0}.shape[0]"),
          total=True, differentiable=False, result="int"),
+    # the positions a 1-D boolean mask selects: x[x > 0] is read as x[flatnonzero(x > 0)] (phi/indexing.py)
+    _row("flatnonzero", "opaque", 1, spelling=Spelling(array="xp.nonzero({0})[0]"), total=True,
+         differentiable=False, type=lambda args, static: ("int", 1)),
+    # the lanes of a loop run over all its iterations at once (phi/batching.py): its counter as an array
+    _row("lanes", "opaque", 3, evaluate=lambda args, xp: xp.arange(*args), spelling=Spelling(array="arange"),
+         total=True, differentiable=False, type=lambda args, static: ("int", 1)),
+    # ``n, m = X.shape`` (frontend/parse.py): the shape itself, whose type rule checks the count of names
+    _row("unpack_shape", "shape", 1, evaluate=_unpack_shape, spelling=Spelling(step="{0}"), total=True,
+         differentiable=False, static=(("count", 0),), type=_unpack_shape_type),
     _row("int", "shape", 1, evaluate=lambda args, xp: int(args[0]), spelling=Spelling(step="int({0})"),
          differentiable=False, result="int"),
-    # reductions
-    _row("sum", "reduction", 1, total=True, vjp=_through, jvp=_broadcast_tangent("sum")),
-    _row("mean", "reduction", 1, total=True, vjp=lambda s, a, bar: [(a[0], f"{bar} / {s.code(a[0])}.size")],
-         jvp=_broadcast_tangent("mean")),
-    _row("prod", "reduction", 1, vjp=_prod_vjp, jvp=_prod_jvp),
-    _row("amax", "reduction", 1, "max", **_pick("argmax")),
-    _row("amin", "reduction", 1, "min", **_pick("argmin")),
     # fresh arrays
     _row("zeros", "constructor", 1, differentiable=False),
     _row("ones", "constructor", 1, differentiable=False),

@@ -14,9 +14,10 @@ import functools
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.rules.elementwise import ELEMENTWISE
 from coarsen_nb.rules.record import Primitive
+from coarsen_nb.rules.reductions import REDUCTIONS
 from coarsen_nb.rules.structural import STRUCTURAL
 
-PRIMITIVES: dict[str, Primitive] = {p.name: p for p in (*ELEMENTWISE, *STRUCTURAL)}
+PRIMITIVES: dict[str, Primitive] = {p.name: p for p in (*ELEMENTWISE, *REDUCTIONS, *STRUCTURAL)}
 
 #: Names that ``math.X`` / ``np.X`` spell differently from our canonical name.
 ALIASES: dict[str, str] = {a: p.name for p in PRIMITIVES.values() for a in p.aliases}

@@ -23,8 +23,12 @@ def _error(src: str) -> CoarsenError:
 
 # (id, source, line, node type at the error, its text, words the message must hold)
 CASES = [
-    ("method-axis-keyword", "def f(x):\n    return x.sum(axis=0)\n", 2, "keyword", "axis=0",
-     ("x.sum(axis=...)", "not supported yet")),
+    ("method-dtype-keyword", "def f(x):\n    return x.sum(dtype=float)\n", 2, "keyword", "dtype=float",
+     ("np.sum(..., dtype=...)", "not supported yet", "axis=, keepdims=")),
+    ("axis-not-constant", "def f(x, k):\n    return np.sum(x, axis=k)\n", 2, "Name", "k",
+     ("axis must be a constant", "axis=0")),
+    ("axis-given-twice", "def f(x):\n    return np.sum(x, 0, axis=1)\n", 2, "keyword", "axis=1",
+     ("multiple values", "'axis'")),
     ("method-keepdims", "def f(x):\n    return x.mean(keepdims=True)\n", 2, "keyword", "keepdims",
      ("x.mean(keepdims=...)", "not supported yet")),
     ("method-positional-axis", "def f(x):\n    return x.prod(0)\n", 2, "Constant", "0",
@@ -78,7 +82,7 @@ CASES = [
      "Call", "g(x)", ("called before", "def g")),
     ("keyword-list-literal", "def g(t, w=1.0):\n    return t * w\ndef f(x):\n    return g(x, w=[1.0, 2.0])\n", 4,
      "List", "[1.0", ("list", "a call of the helper g")),
-    ("keyword-of-primitive", "def f(x):\n    return np.sum(x, axis=0)\n", 2, "keyword", "axis",
+    ("keyword-of-primitive", "def f(x):\n    return np.exp(x, out=x)\n", 2, "keyword", "out",
      ("keyword arguments",)),
 ]
 

@@ -1,0 +1,242 @@
+"""Loop interchange of independent outer iterations: a loop nest run once over all its lanes.
+
+A Monte Carlo pricer, a batch of particles, a set of independent fits: users write an outer loop
+over paths whose every iteration starts its state afresh, runs an inner loop step by step, and
+leaves only a sum behind::
+
+    for p in range(n_paths):                 # independent lanes
+        s = s0; alive = 1.0                  # fresh state (invariant: hoisted before the loop)
+        for t in range(n_steps):             # an inner recurrence, run step by step
+            s = s * math.exp(sigma * z[p, t] - ...)
+            if s > barrier:
+                alive = 0.0
+        total += alive * max(s - s0, 0.0)    # the only value that leaves an iteration
+
+When the inner loop has no closed form, the outer one has none either, and both run iteration by
+iteration: n_paths × n_steps interpreted steps, with a tape entry per pair.  Here the outer loop is
+replaced by its lanes, ``p = arange(start, stop, step)`` as an array: the body's values become arrays
+over the lanes (``z[p, t]`` a gather of a column), the inner loop's state becomes an array state (one
+tape entry per inner step for all lanes), a branch on a lane's value becomes a γ of arrays (Piecewise,
+evaluated masked), and the sum accumulator becomes ``total = init + Σ_p contribution``.
+
+The rewrite is exact: the lanes are independent (no value of one iteration reaches another except
+through the sum), so evaluating them together in lockstep computes the same numbers, and the
+symbolic derivatives of the rewritten program are the derivatives of the same function.
+
+It applies only where it is needed and sound, checked on the gated tree:
+
+* the outer loop is a counted ``for`` over ``range`` without ``break``/``return``, and the lifter
+  left it iterated with an iterated loop inside (:func:`candidates`);
+* every μ of it other than the counter is a float sum accumulator, ``acc = acc + e``, read nowhere
+  else in the body, and only accumulators leave it (its other ηs are unused);
+* the body's branches have only assignments in their arms (they become γs), and no inner loop
+  exits early (a per-lane ``break`` would need a mask: it stays iterated, as before).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from coarsen_nb import ir
+from coarsen_nb.phi.gate import GatedFunction, If, Let, Loop, defined_names, names_read
+from coarsen_nb.plan import IterStep, Plan, walk_steps
+
+
+def candidates(plan: Plan) -> set[str]:
+    """Labels of the loops the plan runs iteration by iteration with an iterated loop inside."""
+    return {s.label for s in walk_steps(plan.steps)
+            if isinstance(s, IterStep) and any(isinstance(t, IterStep) for t in walk_steps(s.body))}
+
+
+def batch(g: GatedFunction, labels: set[str]) -> GatedFunction | None:
+    """``g`` with each batchable loop of ``labels`` (at the function's top level) run over its lanes at
+    once; None when none of them is batchable."""
+    used_after = _reads(g)
+    taken = defined_names(g.body) | set(g.params)
+    counter = itertools.count(1)
+
+    def fresh(stem: str) -> str:
+        while True:
+            name = f"${stem}{next(counter)}.1"
+            if name not in taken:
+                taken.add(name)
+                return name
+
+    changed = False
+    body: list = []
+    for n in g.body:
+        if isinstance(n, Loop) and n.label in labels:
+            lanes = _lanes(n, used_after, fresh)
+            if lanes is not None:
+                body += lanes
+                changed = True
+                continue
+        body.append(n)
+    return GatedFunction(g.name, g.params, tuple(body), g.result, g.source) if changed else None
+
+
+def _reads(g: GatedFunction) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for name in names_read(g.body) + ir.names_used(g.result):
+        counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+def _lanes(loop: Loop, reads: dict[str, int], fresh) -> list | None:
+    """The nodes that replace ``loop`` by its lanes, or None when it is not batchable."""
+    info = loop.info
+    if info.kind != "range" or info.early_exit or info.counter is None:
+        return None
+    counter = info.counter
+    mus = {m.name: m.value for m in loop.mus}
+    if counter not in mus or len(loop.header) != 1 or not isinstance(loop.header[0], Let):
+        return None
+    # the body: the counter's increment, the accumulators' updates, the rest
+    increment = mus[counter].next
+    accumulators: dict[str, tuple[ir.Expr, ir.Expr]] = {}       # μ name -> (init, the contribution e)
+    kept: list = []
+    lets = {n.name: n for n in loop.body if isinstance(n, Let)}
+    for name, mu in mus.items():
+        if name == counter:
+            continue
+        nxt = lets.get(mu.next.id) if isinstance(mu.next, ir.Name) else None
+        e = _added_to(nxt.value, name) if nxt is not None else None
+        if e is None:
+            return None
+        accumulators[name] = (mu.init, e)
+    updates = {mu.next.id for name, mu in mus.items() if name != counter}
+    for n in loop.body:
+        if isinstance(n, Let) and isinstance(increment, ir.Name) and n.name == increment.id:
+            continue
+        if isinstance(n, Let) and n.name in updates:
+            continue
+        flat = _branch_free(n)
+        if flat is None:
+            return None
+        kept += flat
+    # each accumulator is read only by its update; only the accumulators leave the loop
+    inner_reads = names_read(tuple(kept)) + [v for _, e in accumulators.values() for v in ir.names_used(e)]
+    if any(name in inner_reads for name in accumulators):
+        return None
+    etas = {e.name: e.value.value.id if isinstance(e.value.value, ir.Name) else None for e in loop.etas}
+    for out, of in etas.items():
+        if of not in accumulators and reads.get(out, 0):
+            return None
+    # the lanes: the counter as an array, the body as it is, the sums after it
+    start, stop, step = (x if x is not None else ir.Const(d) for x, d in
+                         ((info.start, 0), (info.stop, 0), (info.step, 1)))
+    size, zeros = fresh("nlanes"), fresh("zl")
+    nodes: list = [Let(counter, ir.Call("lanes", (start, stop, step)), info.line),
+                   Let(size, ir.Call("len", (ir.Name(counter),)), info.line),
+                   Let(zeros, ir.Call("zeros", (ir.Name(size),)), info.line)]
+    nodes += _widen(kept, _dependent(kept, counter), zeros, fresh)
+    for name, (init, e) in accumulators.items():
+        out = next((o for o, of in etas.items() if of == name), None)
+        if out is None:
+            continue
+        part, total = fresh("part"), fresh("sum")
+        nodes.append(Let(part, ir.BinOp("+", e, ir.Name(zeros)), info.line))
+        nodes.append(Let(total, ir.Call("sum", (ir.Name(part),)), info.line))
+        nodes.append(Let(out, ir.BinOp("+", init, ir.Name(total)), info.line))
+    return nodes
+
+
+def _added_to(value: ir.Expr, acc: str) -> ir.Expr | None:
+    """``e`` when ``value`` is ``acc + e`` or ``e + acc``, else None."""
+    if isinstance(value, ir.BinOp) and value.op == "+":
+        if value.left == ir.Name(acc):
+            return value.right
+        if value.right == ir.Name(acc):
+            return value.left
+    return None
+
+
+def _branch_free(node) -> list | None:
+    """``node`` with every branch whose arms only assign made into its γs (arm values inlined, so a
+    lane evaluates only its own arm's expressions); None when a branch arm holds a loop, or an inner
+    loop may exit early (a per-lane exit: not batched)."""
+    if isinstance(node, Let):
+        return [node]
+    if isinstance(node, If):
+        arms = {}
+        for arm in (node.then, node.orelse):
+            for n in arm:
+                if not isinstance(n, Let):
+                    return None
+                arms[n.name] = n.value
+        out = []
+        for gm in node.gammas:
+            out.append(Let(gm.name, _inline(gm.value, arms), gm.line))
+        return out
+    if isinstance(node, Loop):
+        if node.info.early_exit:
+            return None
+        body: list = []
+        for n in node.body:
+            flat = _branch_free(n)
+            if flat is None:
+                return None
+            body += flat
+        header: list = []
+        for n in node.header:
+            flat = _branch_free(n)
+            if flat is None:
+                return None
+            header += flat
+        return [Loop(node.label, node.info, node.mus, tuple(header), node.cond, tuple(body), node.etas)]
+    return None
+
+
+def _inline(e: ir.Expr, values: dict[str, ir.Expr]) -> ir.Expr:
+    """``e`` with the names of ``values`` replaced by their expressions (recursively)."""
+    return ir.rename(e, lambda name: _inline(values[name], values) if name in values else ir.Name(name))
+
+
+def _dependent(nodes, counter: str) -> set[str]:
+    """The names of ``nodes`` whose value depends on the lane counter (their lanes differ)."""
+    deps = {counter}
+
+    def walk(region) -> bool:
+        grew = False
+        for n in region:
+            if isinstance(n, Let):
+                if n.name not in deps and set(ir.names_used(n.value)) & deps:
+                    deps.add(n.name)
+                    grew = True
+            elif isinstance(n, Loop):
+                for m in n.mus:
+                    if m.name not in deps and set(ir.names_used(m.value.init) + ir.names_used(m.value.next)) & deps:
+                        deps.add(m.name)
+                        grew = True
+                grew |= walk(n.header) | walk(n.body)
+                for e in n.etas:
+                    if e.name not in deps and set(ir.names_used(e.value)) & deps:
+                        deps.add(e.name)
+                        grew = True
+        return grew
+
+    while walk(nodes):
+        pass
+    return deps
+
+
+def _widen(nodes, deps: set[str], zeros: str, fresh) -> list:
+    """``nodes`` with each inner loop state that varies by lane starting as an array over the lanes
+    (``init + zeros``): a state is then an array on every iteration, its first included, as the
+    reverse sweep that reads it back from the tape expects."""
+    out: list = []
+    for n in nodes:
+        if not isinstance(n, Loop):
+            out.append(n)
+            continue
+        mus = []
+        for m in n.mus:
+            init = m.value.init
+            if m.name in deps and m.name != n.info.counter and not set(ir.names_used(init)) & deps:
+                wide = fresh("lane")
+                out.append(Let(wide, ir.BinOp("+", init, ir.Name(zeros)), n.info.line))
+                m = Let(m.name, ir.Mu(m.value.loop, ir.Name(wide), m.value.next), m.line)
+            mus.append(m)
+        out.append(Loop(n.label, n.info, tuple(mus), n.header, n.cond,
+                        tuple(_widen(n.body, deps, zeros, fresh)), n.etas))
+    return out
