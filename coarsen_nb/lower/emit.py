@@ -36,7 +36,6 @@ from coarsen_nb.lower.branches import BranchPrinting
 from coarsen_nb.lower.names import Names
 from coarsen_nb.lower.nests import NestPrinting
 from coarsen_nb.lower.operators import OperatorPrinting
-from coarsen_nb.lower.scan_printing import ScanPrinting
 from coarsen_nb.lower.printing import (
     Level,
     ident,
@@ -48,6 +47,7 @@ from coarsen_nb.lower.printing import (
     trip_count,
     unwrapped,
 )
+from coarsen_nb.lower.scan_printing import ScanPrinting
 from coarsen_nb.phi import forms, logsumexp, scans
 from coarsen_nb.symbolic.levels import ELEM, Deps
 

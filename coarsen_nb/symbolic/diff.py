@@ -15,8 +15,8 @@ max_k g, min_k g   b(g_k) = b · [k = argmax]
 write(v, [i_k], g) b(g_k) = b[i_k];  b(v) = b with zeros at the i_k
 logsumexp(c; g)    b(g_k) = b · exp(g_k − L);  b(c) = b · exp(−L)    (L the form's value)
 RLin(a, g) (C8)    b(g_k) = b · Π_{j>k} a_j;  b(a_k) = b · v_k · Π_{j>k} a_j  (v_k: LinState, a scan)
-scan v_k (a, g)    b(g_k) = u_k;  b(a_k) = v_k · u_k;  b(init) = Σ_k b_k Π_{j<k} a_j = (b + a·u)_start  (u: the costate, a
-                   reverse scan of b with the same a; phi.scans)
+scan v_k (a, g)    b(g_k) = u_k;  b(a_k) = v_k · u_k;  b(init) = Σ_k b_k Π_{j<k} a_j = (b + a·u)_start
+                   (u: the costate, a reverse scan of b with the same a; phi.scans)
 x[i(k)] (a read)   b(x)[i(k)] += b(read)        (a scatter)
 =================  ========================================================
 
