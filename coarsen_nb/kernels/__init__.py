@@ -41,6 +41,8 @@ NAMES = (
     "logreg_nll",
     "gmm",
     "pairwise_energy",
+    "iir_filter",
+    "exp_smoothing",
 )
 
 KERNELS = {name: import_module(f"{__name__}.{name}") for name in NAMES}

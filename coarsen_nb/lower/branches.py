@@ -36,6 +36,7 @@ class BranchPrinting:
         for _, cond in clauses[:-1]:
             if cond != sp.true:
                 self.value(cond, lv)        # on every point either way; an arm may be among its values
+        self.scans_first(clauses, lv)       # a scan needs every point (the loop runs its update on each)
         # (integer and truth values keep their masked buffer's dtype)
         if floating and self._cheap_arms(clauses, lv):
             return self._where(clauses, lv)

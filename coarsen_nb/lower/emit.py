@@ -47,11 +47,12 @@ from coarsen_nb.lower.printing import (
     trip_count,
     unwrapped,
 )
-from coarsen_nb.phi import forms, logsumexp
+from coarsen_nb.lower.scan_printing import ScanPrinting
+from coarsen_nb.phi import forms, logsumexp, scans
 from coarsen_nb.symbolic.levels import ELEM, Deps
 
 
-class Printer(OperatorPrinting, NestPrinting, BranchPrinting):
+class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting):
     """Emit statements computing SymPy expressions of one kernel.
 
     ``leaf(symbol) -> (code, is_array)`` names the kernel's inputs;
@@ -241,6 +242,8 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting):
             return self._segment_op(e, lv)
         if isinstance(e, forms.LinState):
             return self._lin_state(e, lv)
+        if isinstance(e, scans.SCAN_FORMS):
+            return self._scan(e, lv)
         if isinstance(e, forms.Gather):
             whole = self.value(e.args[0], self.root)
             return f"{whole}[{', '.join(self.value(i, lv) for i in e.args[1:])}]"

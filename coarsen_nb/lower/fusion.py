@@ -26,13 +26,13 @@ from coarsen_nb.lower.cuda_printer import (
     is_bool,
     leaf_ctype,
 )
-from coarsen_nb.phi import forms
+from coarsen_nb.phi import forms, scans
 from coarsen_nb.symbolic.levels import ELEM, Deps
 
 # Nodes a fused kernel cannot express in one pass: they need another level of
 # the domain (segment products, arg-extrema, writes, gathers).
 _UNFUSABLE = (forms.RWrite, forms.ProdExcept, forms.ArgOneHot, forms.Gather, forms.Unwritten, forms.RLin,
-              forms.ProdAfter, forms.LinState, forms.LogSumExp)
+              forms.ProdAfter, forms.LinState, forms.LogSumExp) + scans.SCAN_FORMS
 
 _MAX_SOURCE = 200_000   # inlined arm-only temps can grow; past this, leave it to the array code
 

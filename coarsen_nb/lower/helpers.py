@@ -209,6 +209,7 @@ HELPERS["_index_add"] = '''def _index_add(b, idx, v):
 '''
 
 DEPENDS = {"_index_add": ("_scatter_sum",), "_window": ("_scatter_sum",),
+           "_sum_scan": ("_steps",), "_prod_scan": ("_steps",), "_lin_scan": ("_steps",),
            "_scatter_add": ("_scatter_sum",), "_block": ("_scatter_sum",), "_scatter_sum": ("_segment_sum",),
             "_segment_sum": ("_segments",),
             "_segment_prod": ("_segments",), "_segment_max": ("_segments",), "_segment_min": ("_segments",)}
@@ -360,4 +361,57 @@ HELPERS["_diff_vjp"] = '''def _diff_vjp(g, n, axis):
         pad = xp.zeros(tuple(edge))
         g = -xp.diff(xp.concat([pad, g, pad], axis=axis), axis=axis)
     return g
+'''
+
+# The scans of coarsen_nb.phi.scans: the state before each of n steps of s <- a[k]*s + b[k] from s = init.
+# s[k] = a[k-1]*s[k-1] + b[k-1], so the inputs are shifted by one step and the scan is inclusive.
+
+HELPERS["_steps"] = '''def _steps(b, n):
+    """b (a number or n values) as n floats (read only)."""
+    b = xp.asarray(b, dtype=xp.float64)
+    return b if b.shape == (n,) else b + xp.zeros(n)
+'''
+
+HELPERS["_sum_scan"] = '''def _sum_scan(b, init, n):
+    """The state before each of n steps of s <- s + b[k] from init (b a number or n values): a prefix sum."""
+    b = _steps(b, n)
+    head = xp.reshape(xp.asarray(init, dtype=xp.float64), (1,))
+    return xp.cumulative_sum(xp.concat([head, b[:n - 1]])) if n > 0 else b
+'''
+
+HELPERS["_prod_scan"] = '''def _prod_scan(a, init, n):
+    """The state before each of n steps of s <- a[k]*s from init: a prefix product (no division)."""
+    a = _steps(a, n)
+    head = xp.reshape(xp.asarray(init, dtype=xp.float64), (1,))
+    return xp.cumulative_prod(xp.concat([head, a[:n - 1]])) if n > 0 else a
+'''
+
+HELPERS["_lin_scan"] = '''def _lin_scan(a, b, init, n):
+    """The state before each of n steps of s <- a[k]*s + b[k] from init (a, b numbers or n values).
+
+    A Hillis-Steele doubling scan of the affine maps (a, b) o (a', b') = (a*a', a*b' + b): ceil(log2 n)
+    passes of array products and sums, no division (stable for |a| < 1 over any n, exact zeros fine).
+    With one coefficient a for every step, the composed coefficient of 2**p steps is the number a**(2**p);
+    once it is below the normal range it is 0 (a subnormal factor makes a pass ~20x slower, and what it
+    would add is below 2**-1022 times the state 2**p steps before) and the scan is done."""
+    b = _steps(b, n)
+    if n == 0:
+        return b
+    s = xp.concat([xp.reshape(xp.asarray(init, dtype=xp.float64), (1,)), b[:n - 1]])
+    a = xp.asarray(a, dtype=xp.float64)
+    sh = 1
+    if a.ndim == 0:
+        c = a
+        while sh < n and c != 0:
+            s[sh:] += c * s[:-sh]
+            c = c * c
+            c = c if abs(c) >= 2.2250738585072014e-308 else 0.0
+            sh *= 2
+        return s
+    c = xp.concat([xp.ones(1), a[:n - 1]])
+    while sh < n:
+        s[sh:] = c[sh:] * s[:-sh] + s[sh:]
+        c[sh:] = c[sh:] * c[:-sh]
+        sh *= 2
+    return s
 '''

@@ -349,6 +349,11 @@ class AbstractValues:
         n = self.ints(e.args[2])[0] if len(e.args) > 2 else None
         return ("arr", float(n), False) if n is not None else self.join(args[:2])
 
+    def _sized_last(self, e, args, kw):
+        """``_sum_scan(b, init, n)``, ``_prod_scan(a, init, n)``, ``_lin_scan(a, b, init, n)``: n results."""
+        n = self.ints(e.args[-1])[0] if e.args else None
+        return ("arr", float(n), False) if n is not None else self.join(args[:-2])
+
     def _no_value(self, e, args, kw):
         """``_scatter_add``, ``_block_add``: in place, no result."""
         return SCALAR
@@ -407,6 +412,7 @@ _KNOWN_REDUCE = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min, "
 _XP_CALLS = {"_take": "take", "_block": "block", "_window": "block", "_window_add": "no_value",
              "_put": "put", "_segment_sum": "sized_n", "_segment_prod": "sized_n",
              "_segment_max": "sized_n", "_segment_min": "sized_n", "_scatter_sum": "sized_n",
+             "_sum_scan": "sized_last", "_prod_scan": "sized_last", "_lin_scan": "sized_last",
              "_scatter_add": "no_value", "_block_add": "no_value", "broadcast_to": "broadcast_to",
              "concat": "concat", "flip": "flip", "take": "xp_take", "searchsorted": "searchsorted"}
 

@@ -26,7 +26,7 @@ import sympy as sp
 REDUCTIONS = {}
 
 
-class _Inert(sp.Function):
+class Inert(sp.Function):
     """A form SymPy keeps as written: no evaluation or rewriting on construction (our rules
     differentiate and lower it)."""
 
@@ -35,7 +35,7 @@ class _Inert(sp.Function):
         return None
 
 
-class _Reduction(_Inert):
+class _Reduction(Inert):
     """Base class: not evaluated, printed as the big operator."""
 
     kind = ""
@@ -89,7 +89,7 @@ class RMin(_Reduction):
     kind, symbol, nargs = "min", r"\min", 5
 
 
-class RWrite(_Inert):
+class RWrite(Inert):
     """``init`` with ``init[idx] = body`` for every k in range: an array value."""
 
     def _latex(self, printer):
@@ -99,7 +99,7 @@ class RWrite(_Inert):
                 rf"\ \forall\, {printer._print(k)} \in [{printer._print(start)}, {printer._print(stop)})")
 
 
-class RLin(_Inert):
+class RLin(Inert):
     """Σ_k b_k · Π_{j>k} a_j over k in range(start, stop, step): v_N of v ← a_k·v + b_k from v = 0 (C8).
 
     ``RLin(a, b, k, start, stop, step)``; the whole η is init·Π_k a_k + RLin.
@@ -122,7 +122,7 @@ class RLin(_Inert):
         return (f"linrec({printer._print(a)}, {printer._print(b)}, {k} in range({start}, {stop}, {step}))")
 
 
-class ProdAfter(_Inert):
+class ProdAfter(Inert):
     """Π_{j>k} a_j over the range of ``k`` (exclusive suffix product): ∂RLin/∂b_k, no division."""
 
     nargs = 5
@@ -132,7 +132,7 @@ class ProdAfter(_Inert):
         return rf"\prod_{{j > {printer._print(k)}}} \left({printer._print(body)}\right)_j"
 
 
-class LinState(_Inert):
+class LinState(Inert):
     """Σ_{i<k} b_i Π_{i<j<k} a_j: the state of v ← a·v + b before step k, from v = 0.
 
     ``LinState(a, b, k, start, stop, step)``, the factor of ∂RLin/∂a_k.  Lowered
@@ -148,7 +148,7 @@ class LinState(_Inert):
         return rf"\operatorname{{state}}_{{{printer._print(k)}}}\left({printer._print(a)}, {printer._print(b)}\right)"
 
 
-class LogSumExp(_Inert):
+class LogSumExp(Inert):
     """log(c + Σ_k exp(g_k)) over k in range(start, stop, step): ``LogSumExp(c, g, k, start, stop, step)``.
 
     Recognized after lifting (:mod:`coarsen_nb.phi.logsumexp`) so that the
@@ -310,7 +310,7 @@ class OrElse(sp.logic.boolalg.BooleanFunction):
 # ---- nodes that only derivative code uses ----------------------------------------
 
 
-class ElemSum(_Inert):
+class ElemSum(Inert):
     """Σ over all elements of an elementwise array value (the adjoint of a broadcast scalar)."""
 
     nargs = 1
@@ -319,7 +319,7 @@ class ElemSum(_Inert):
         return rf"\sum_{{\mathrm{{elements}}}} {printer._print(self.args[0])}"
 
 
-class SumTo(_Inert):
+class SumTo(Inert):
     """``SumTo(g, x)``: the elementwise adjoint ``g`` summed to the shape of the array leaf ``x``.
 
     An operand that NumPy broadcast (a bias row added to a matrix, a column times a row) receives
@@ -334,7 +334,7 @@ class SumTo(_Inert):
         return rf"\operatorname{{sum\_to}}_{{{x}}}\left({g}\right)"
 
 
-class ProdExcept(_Inert):
+class ProdExcept(Inert):
     """Π_{l ≠ k} g_l over the range of ``k``: the zero-safe partial of a product (no division)."""
 
     nargs = 5
@@ -344,7 +344,7 @@ class ProdExcept(_Inert):
         return rf"\prod_{{l \ne {printer._print(k)}}} \left({printer._print(body)}\right)_l"
 
 
-class ArgOneHot(_Inert):
+class ArgOneHot(Inert):
     """1 at the first arg-max (arg-min) of ``body`` over the range of ``k``, else 0."""
 
     nargs = 6
@@ -354,11 +354,11 @@ class ArgOneHot(_Inert):
         return rf"\mathbb{{1}}\left[{printer._print(k)} = \arg\max {printer._print(body)}\right]"
 
 
-class Gather(_Inert):
+class Gather(Inert):
     """``array[i1, ...]`` of an array-valued symbol inside a level (adjoint of a write)."""
 
 
-class Unwritten(_Inert):
+class Unwritten(Inert):
     """``array`` with zeros where the write loop ``(k, start, stop, step, idx...)`` stored values."""
 
 

@@ -70,12 +70,12 @@ def hoist_sum(lifter, kb, g, k, rng):
     return total
 
 
-def _strip(expr, v, op: str):
+def strip_term(expr, v, op: str):
     """``g`` with ``expr == v op g`` (distributing over Piecewise, F2), or None."""
     if isinstance(expr, sp.Piecewise):
         parts = []
         for e, c in expr.args:
-            g = _strip(e, v, op)
+            g = strip_term(e, v, op)
             if g is None:
                 return None
             parts.append((g, c))
@@ -112,7 +112,7 @@ def classify(lifter, kb, name, states, value, init, k, rng, trip, triangular=Fal
     for op, node in (("+", RSum), ("*", RProd)):
         if op == "*" and triangular:
             continue    # segmented products of a triangular nest are iterated (see lower.nests)
-        g = _strip(value, v, op)
+        g = strip_term(value, v, op)
         if g is not None and not depends_on(kb, g, others):
             if op == "+":
                 hoisted = None if depends_on(kb, g, set(binders)) or triangular else \

@@ -21,7 +21,11 @@ lse pair   s·e^{m-a} + 1 | s + e^{a-m}     exp(L − m_N), L a LogSumExp (.onli
 write      update(v, [i(k)], g(k))         init with [i(k)] = g(k) for every k
 =========  ==============================  ======================================
 
-g, a, b must not depend on any μ of the loop (other than through k).  Inner
+g, a, b must not depend on any μ of the loop (other than through k) — except a μ of
+the sum, product or linear class read by the others in the same iteration (a prefix
+sum, ``s = a*s + x[i]; total += s*s``) and the element ``y[k - s]`` that the previous
+iteration wrote (``y[i] = a*y[i-1] + b``): :mod:`.scans` replaces such a state by its
+value at every step (a ``LinScan``), and the readers then fall into the classes above.  Inner
 loops nest: an inner closed form is a reduction whose bounds may depend on the
 outer k (triangular loops).  A loop that fits none of these (a nonlinear
 recurrence, an early exit, C8 in a triangular nest) is left to be iterated with a
@@ -33,7 +37,7 @@ from __future__ import annotations
 import sympy as sp
 
 from coarsen_nb import ir
-from coarsen_nb.phi import online_lse
+from coarsen_nb.phi import online_lse, scans
 from coarsen_nb.phi.gammas import gamma
 from coarsen_nb.phi.gate import If, Let, Loop
 from coarsen_nb.phi.guards import guard_invariant_failures
@@ -65,6 +69,7 @@ class _Scope:
         self.local: set[str] = set()   # names defined in this loop (not invariant)
         self.lagged: set[str] = set()  # μs that hold the previous iteration's value
         self.binders: set = set(parent.binders) if parent else set()   # indices of enclosing loops
+        self.lagged_reads: scans.LaggedReads | None = None   # reads of this loop's array μs
 
     def lookup(self, name: str):
         if name in self.env:
@@ -83,6 +88,10 @@ class _Scope:
         return False
 
     def index(self, array: str, idx: tuple):
+        if self.lagged_reads is not None:
+            array = scans.before_write(self.env.get(array), array, idx, self.lagged_reads)
+            if array in self.lagged_reads.arrays:
+                return self.lagged_reads.read(array, idx)    # resolved after the body (.scans)
         if self.defined_here(array):
             raise NotSymbolic("read of an array that the loop changes")
         return self.kb.index_read(array, idx)
@@ -107,10 +116,18 @@ def _lift_loop(lifter, kb, loop: Loop, outer: _Scope) -> dict[str, sp.Basic]:
         if m.name != info.counter:
             states[m.name] = sp.Symbol("μ:" + m.name, real=True)
             scope.env[m.name] = states[m.name]
+    nested = triangular or bool(outer.binders)
+    if not nested:
+        scope.lagged_reads = scans.LaggedReads({m.name for m in loop.mus if m.name != info.counter
+                                                and kb.lifter.types.get(m.name) is not None
+                                                and kb.lifter.types[m.name].is_array})
     _body(lifter, kb, loop.body, scope)
     result: dict[str, sp.Basic] = {}
     etas = {e.value.value.id: e.name for e in loop.etas}
     trip = sp.Max(0, sp.ceiling((stop - start) / step))
+    if scope.lagged_reads is not None:
+        scans.resolve_lagged_elements(kb, scope.lagged_reads, scope.env, loop.mus, states, outer, k,
+                                      (start, stop, step), trip)
     _resolve_lagged(kb, loop, scope, states, outer, k, (start, stop, step), trip, etas, result)
     for name, v in scope.env.items():       # the body's values by the user's names (for generated code)
         if isinstance(v, sp.Expr) and not v.is_Number:
@@ -129,6 +146,7 @@ def _lift_loop(lifter, kb, loop: Loop, outer: _Scope) -> dict[str, sp.Basic]:
         value = scope.env.get(nxt.id) if nxt.id in scope.env else outer.lookup(nxt.id)
         init = None if isinstance(m.value.init, ir.Undef) else to_sympy(m.value.init, outer.lookup, outer.index)
         updates[m.name] = (value, init)
+    scans.read_states(kb, states, updates, k, (start, stop, step), nested)
     streaming = _streaming_lse(kb, states, updates)
     closed: dict = {}
     for name in sorted(updates, key=lambda n: n in streaming):     # a streaming sum after its maximum

@@ -15,6 +15,8 @@ max_k g, min_k g   b(g_k) = b · [k = argmax]
 write(v, [i_k], g) b(g_k) = b[i_k];  b(v) = b with zeros at the i_k
 logsumexp(c; g)    b(g_k) = b · exp(g_k − L);  b(c) = b · exp(−L)    (L the form's value)
 RLin(a, g) (C8)    b(g_k) = b · Π_{j>k} a_j;  b(a_k) = b · v_k · Π_{j>k} a_j  (v_k: LinState, a scan)
+scan v_k (a, g)    b(g_k) = u_k;  b(a_k) = v_k · u_k;  b(init) = Σ_k b_k Π_{j<k} a_j = (b + a·u)_start
+                   (u: the costate, a reverse scan of b with the same a; phi.scans)
 x[i(k)] (a read)   b(x)[i(k)] += b(read)        (a scatter)
 =================  ========================================================
 
@@ -31,7 +33,7 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
-from coarsen_nb.phi import forms
+from coarsen_nb.phi import forms, scans
 from coarsen_nb.plan import Kernel
 from coarsen_nb.symbolic.levels import Deps
 
@@ -221,6 +223,20 @@ def _rule(e, b, act, add, deps, level) -> None:
             wa = sfx * forms.LinState(a, g, k, lo, hi, st)
             deps.scan(wa)
             _chain(a, wa, act, add, deps(a) | deps(k))
+        return
+    if isinstance(e, scans.LinScan):
+        # v_k, the state before step k:  ∂/∂g_k = u_k,  ∂/∂a_k = v_k·u_k,  ∂/∂init = Π_{j<k} a_j  (summed over k)
+        a, g, k, lo, hi, st, init = e.args
+        u = scans.LinCostate(a, b, k, lo, hi, st)
+        deps.scan(u)
+        _chain(g, u, act, add, deps(g) | deps(k))
+        if a.free_symbols & act:
+            _chain(a, e * u, act, add, deps(a) | deps(k))
+        if init.free_symbols & act:
+            # Σ_k b_k Π_{j<k} a_j = b + a·u at the first step (no prefix product: it underflows slowly)
+            w = b if a == 1 else forms.Gamma((b + a * u, sp.Eq(k, lo)), (sp.Integer(0), True))
+            deps.scan(w)
+            _chain(init, w, act, add, deps(w) | deps(k))
         return
     if isinstance(e, forms.RWrite):
         init, body, k, lo, hi, st, *idx = e.args

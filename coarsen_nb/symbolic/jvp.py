@@ -13,6 +13,7 @@ max_k g           Σ_k ġ_k · [k = argmax]
 write(v, i, g)    write(v̇, i, ġ)
 logsumexp(c; g)   Σ_k ġ_k·exp(g_k − L) + ċ·exp(−L)
 RLin(a, g) (C8)   RLin(a, ȧ·v_k + ġ)   (the same recurrence driven by the tangents; v_k: LinState)
+scan v_k (a, g)   scan(a, ȧ·v_k + ġ, init̄̇)   (phi.scans)
 x[i(k)]           ẋ[i(k)]  (a read of the tangent array)
 ================  ==============================================
 """
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from coarsen_nb.phi import forms
+from coarsen_nb.phi import forms, scans
 from coarsen_nb.plan import Kernel
 from coarsen_nb.symbolic.diff import active_symbols, derivative, tidy
 
@@ -102,6 +103,13 @@ def _tangent(e, dot: dict, act: set):
         gdot = dot.get(g) if isinstance(g, sp.Symbol) else _tangent(g, dot, act)
         drive = (gdot or sp.Integer(0)) + (adot * forms.LinState(a, g, k, lo, hi, st) if adot else 0)
         return None if drive == 0 else forms.RLin(a, drive, k, lo, hi, st)
+    if isinstance(e, scans.LinScan):
+        a, g, k, lo, hi, st, init = e.args
+        adot, gdot, idot = (dot.get(x) if isinstance(x, sp.Symbol) else _tangent(x, dot, act) for x in (a, g, init))
+        drive = (gdot or sp.Integer(0)) + (adot * e if adot else 0)
+        if drive == 0 and not idot:
+            return None
+        return scans.LinScan(a, drive, k, lo, hi, st, idot or sp.Integer(0))
     if isinstance(e, forms.RWrite):
         init, body, k, lo, hi, st, *idx = e.args
         gdot = dot.get(body) if isinstance(body, sp.Symbol) else _tangent(body, dot, act)

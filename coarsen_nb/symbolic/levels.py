@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from coarsen_nb.phi import forms
+from coarsen_nb.phi import forms, scans
 
 ELEM = sp.Symbol("@elem")
 
@@ -36,7 +36,7 @@ class Deps:
                 self.ranges[node.args[1]] = tuple(node.args[2:5])
             elif isinstance(node, (forms.ArgOneHot, forms.ProdAfter)):
                 self.ranges[node.args[1]] = tuple(node.args[2:5])
-            elif isinstance(node, (forms.RLin, forms.LinState, forms.LogSumExp)):
+            elif isinstance(node, (forms.RLin, forms.LinState, forms.LogSumExp) + scans.SCAN_FORMS):
                 self.ranges[node.args[2]] = tuple(node.args[3:6])
             elif isinstance(node, (forms.RWrite, forms.Unwritten)):
                 j = 2 if isinstance(node, forms.RWrite) else 1

@@ -191,6 +191,7 @@ def _rebind(mod, jnp, jmath):
 JAX_SKIP = {
     "gmm": "writes log_w[k] = ... into an array it created; JAX arrays are immutable, so the "
            "plain-loop function cannot run under jax.numpy without rewriting it (x.at[k].set)",
+    "exp_smoothing": "writes s[i + 1] = ... into an array it created (JAX arrays are immutable, as for gmm)",
 }
 
 

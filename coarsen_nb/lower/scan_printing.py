@@ -1,0 +1,80 @@
+"""Printing the scans of :mod:`coarsen_nb.phi.scans`: a loop state at every step, without a loop.
+
+``LinScan(a, b, k, ..., init)`` at k's level is one call of a module helper over the level's
+points: ``_sum_scan`` (a = 1, a cumulative sum), ``_prod_scan`` (b = 0, a cumulative product) or
+``_lin_scan`` (a doubling scan).  Its costate is the same helper on the reversed arrays.  A scan is
+computed once at k's own level (a root loop), whatever level asks for it, and broadcast from there
+(a masked arm takes its points).  A mixin of :class:`~coarsen_nb.lower.emit.Printer`.
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from coarsen_nb.errors import NoSegmentForm
+from coarsen_nb.lower.printing import Level
+from coarsen_nb.phi import scans
+
+
+class ScanPrinting:
+    """Scans and costates of the :class:`~coarsen_nb.lower.emit.Printer`."""
+
+    def scans_first(self, clauses, lv: Level) -> None:
+        """Compute at ``lv`` the scans over its points that the arms of a γ read, before its masked
+        arms: a scan needs all of k's points, and inside an arm only the arm's points exist."""
+        binders = {a.binder for a in lv.ancestors() if a.kind == "range"}
+        seen: set = set()
+        todo = [x for x, _ in clauses]
+        found = []
+        while todo:
+            x = todo.pop()
+            if x in seen or not isinstance(x, sp.Basic):
+                continue
+            seen.add(x)
+            if isinstance(x, scans.SCAN_FORMS) and x.args[2] in binders:
+                found.append(x)
+            elif isinstance(x, sp.Symbol) and x in self.temps:
+                todo.append(self.temps[x])
+            else:
+                todo.extend(x.args)
+        for x in found:
+            self.value(x, lv)
+
+    def _scan_level(self, e, lv: Level) -> Level:
+        """The level of k, the scan's index, among ``lv``'s ancestors: a loop directly under the root."""
+        k = e.args[2]
+        for a in lv.ancestors():
+            if a.kind == "range" and a.binder == k:
+                if a.seg or a.parent.points is not self.root:
+                    raise NoSegmentForm("segment-away")     # lifting keeps scans out of nests
+                return a
+        return self._child(self.root, k, *e.args[3:6])
+
+    def _scan(self, e, lv: Level) -> str:
+        at = self._scan_level(e, lv)
+        if at is not lv:
+            return self.bcast(self.value(e, at), at, lv)
+        if isinstance(e, scans.LinScan):
+            a, b, _, _, _, _, init = e.args
+            return self._scan_call(a, b, init, at, reverse=False)
+        a, w = e.args[:2]
+        return self._scan_call(a, w, sp.Integer(0), at, reverse=True)
+
+    def _scan_call(self, a, b, init, lv: Level, reverse: bool) -> str:
+        n = lv.size
+        xp = self.xp
+
+        def vec(x):     # a length-n array (reversed for the costate) or a number
+            code = self.value(x, lv)
+            if not reverse or not self.deps(x):
+                return code
+            return f"{xp}.flip({code})"
+
+        i0 = self.value(init, self.root)
+        if a == 1:
+            call = f"_sum_scan({vec(b)}, {i0}, {n})"
+        elif b == 0:
+            call = f"_prod_scan({vec(a)}, {i0}, {n})"
+        else:
+            call = f"_lin_scan({vec(a)}, {vec(b)}, {i0}, {n})"
+        return f"{xp}.flip({call})" if reverse else call
