@@ -155,6 +155,8 @@ class ShapeFacts:
         """Basic indexing (slices, ``None``, ints) of a known shape; a gather has the index's size."""
         base = self.shape(e.value)
         parts = e.slice.elts if isinstance(e.slice, ast.Tuple) else [e.slice]
+        if parts and isinstance(parts[-1], ast.Constant) and parts[-1].value is Ellipsis:
+            parts = parts[:-1]          # X[i, ...]: a row, the same as X[i]
         if base is None:
             return None
         out, axis = [], 0
@@ -239,7 +241,7 @@ class ShapeFacts:
             return self.allocates(e.value)
         if isinstance(e, ast.Subscript):
             parts = e.slice.elts if isinstance(e.slice, ast.Tuple) else [e.slice]
-            basic = all(isinstance(p, ast.Slice) or isinstance(p, ast.Constant) and p.value is None
+            basic = all(isinstance(p, ast.Slice) or isinstance(p, ast.Constant) and p.value in (None, Ellipsis)
                         or self.ev(p)[0] == "int" for p in parts)
             return self.allocates(e.value) if basic else True
         if not isinstance(e, ast.Call):

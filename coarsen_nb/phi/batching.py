@@ -13,7 +13,9 @@ leaves only a sum behind::
         total += alive * max(s - s0, 0.0)    # the only value that leaves an iteration
 
 When the inner loop has no closed form, the outer one has none either, and both run iteration by
-iteration: n_paths × n_steps interpreted steps, with a tape entry per pair.  Here the outer loop is
+iteration: n_paths × n_steps interpreted steps, with a tape entry per pair.  Even where the inner
+loop has one (a scan, :mod:`coarsen_nb.phi.scans`), a branch on its result can leave the outer loop
+iterated: n_paths interpreted iterations of vectorized code.  Here the outer loop is
 replaced by its lanes, ``p = arange(start, stop, step)`` as an array: the body's values become arrays
 over the lanes (``z[p, t]`` a gather of a column), the inner loop's state becomes an array state (one
 tape entry per inner step for all lanes), a branch on a lane's value becomes a γ of arrays (Piecewise,
@@ -26,31 +28,44 @@ symbolic derivatives of the rewritten program are the derivatives of the same fu
 It applies only where it is needed and sound, checked on the gated tree:
 
 * the outer loop is a counted ``for`` over ``range`` without ``break``/``return``, and the lifter
-  left it iterated with an iterated loop inside (:func:`candidates`);
+  left it iterated around an inner loop that is iterated or a scan (:func:`candidates`);
 * every μ of it other than the counter is a float sum accumulator, ``acc = acc + e``, read nowhere
   else in the body, and only accumulators leave it (its other ηs are unused);
 * the body's branches have only assignments in their arms (they become γs), and no inner loop
-  exits early (a per-lane ``break`` would need a mask: it stays iterated, as before).
+  exits early (a per-lane ``break`` would need a mask: it stays iterated, as before);
+* every value that differs by lane is a number in one iteration (a row ``for row in X`` is not: its
+  reads ``row[j]`` would have to move to the lanes' second axis).
 """
 
 from __future__ import annotations
 
 import itertools
 
+import sympy as sp
+
 from coarsen_nb import ir
 from coarsen_nb.phi.gate import GatedFunction, If, Let, Loop, defined_names, names_read
-from coarsen_nb.plan import IterStep, Plan, walk_steps
+from coarsen_nb.phi.scans import LinScan
+from coarsen_nb.plan import IterStep, KernelStep, Plan, walk_steps
 
 
 def candidates(plan: Plan) -> set[str]:
-    """Labels of the loops the plan runs iteration by iteration with an iterated loop inside."""
-    return {s.label for s in walk_steps(plan.steps)
-            if isinstance(s, IterStep) and any(isinstance(t, IterStep) for t in walk_steps(s.body))}
+    """Labels of the loops the plan runs iteration by iteration around an inner loop that is iterated
+    too or lifted as a scan (a state read every step); whether their iterations are independent lanes
+    is :func:`batch`'s to check.  (Around an inner loop with another closed form, Σ, Π or a recurrence's
+    exit value, the outer iterations already run vectorized code, and those forms are not lowered over
+    lanes.)"""
+    return {s.label for s in walk_steps(plan.steps) if isinstance(s, IterStep) and any(
+        isinstance(t, IterStep) or isinstance(t, KernelStep) and _has_scan(t) for t in walk_steps(s.body))}
 
 
-def batch(g: GatedFunction, labels: set[str]) -> GatedFunction | None:
+def _has_scan(step: KernelStep) -> bool:
+    return any(isinstance(e, sp.Basic) and e.atoms(LinScan) for _, e in step.kernel.body)
+
+
+def batch(g: GatedFunction, labels: set[str], types: dict) -> GatedFunction | None:
     """``g`` with each batchable loop of ``labels`` (at the function's top level) run over its lanes at
-    once; None when none of them is batchable."""
+    once; None when none of them is batchable.  ``types``: the value types of ``g`` as written."""
     used_after = _reads(g)
     taken = defined_names(g.body) | set(g.params)
     counter = itertools.count(1)
@@ -66,7 +81,7 @@ def batch(g: GatedFunction, labels: set[str]) -> GatedFunction | None:
     body: list = []
     for n in g.body:
         if isinstance(n, Loop) and n.label in labels:
-            lanes = _lanes(n, used_after, fresh)
+            lanes = _lanes(n, used_after, fresh, types)
             if lanes is not None:
                 body += lanes
                 changed = True
@@ -82,8 +97,10 @@ def _reads(g: GatedFunction) -> dict[str, int]:
     return counts
 
 
-def _lanes(loop: Loop, reads: dict[str, int], fresh) -> list | None:
-    """The nodes that replace ``loop`` by its lanes, or None when it is not batchable."""
+def _lanes(loop: Loop, reads: dict[str, int], fresh, types: dict) -> list | None:
+    """The nodes that replace ``loop`` by its lanes, or None when it is not batchable: also when a value
+    that differs by lane is an array in one iteration (``for row in X``: indexing the lanes' rows would
+    need the axes shifted by one, which this rewrite does not do)."""
     info = loop.info
     if info.kind != "range" or info.early_exit or info.counter is None:
         return None
@@ -129,7 +146,10 @@ def _lanes(loop: Loop, reads: dict[str, int], fresh) -> list | None:
     nodes: list = [Let(counter, ir.Call("lanes", (start, stop, step)), info.line),
                    Let(size, ir.Call("len", (ir.Name(counter),)), info.line),
                    Let(zeros, ir.Call("zeros", (ir.Name(size),)), info.line)]
-    nodes += _widen(kept, _dependent(kept, counter), zeros, fresh)
+    deps = _dependent(kept, counter)
+    if any(getattr(types.get(name), "ndim", 0) for name in deps):
+        return None
+    nodes += _widen(kept, deps, zeros, fresh)
     for name, (init, e) in accumulators.items():
         out = next((o for o, of in etas.items() if of == name), None)
         if out is None:

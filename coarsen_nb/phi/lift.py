@@ -46,7 +46,7 @@ def lift(g: GatedFunction, types: dict[str, T], mode: str = "phi", max_soi: floa
         raise ValueError(f"unknown lifting mode {mode!r}")
     plan = _lift(g, types, mode, max_soi, reuse)
     labels = batching.candidates(plan)
-    batched = batching.batch(g, labels) if labels else None
+    batched = batching.batch(g, labels, types) if labels else None
     if batched is None:
         return plan
     return _lift(batched, infer(batched, tuple(types[p] for p in g.params)), mode, max_soi, reuse)
