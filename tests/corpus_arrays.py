@@ -195,7 +195,21 @@ def _relu_args(rng):
     return np.where(np.abs(z)[:, None] < 0.05, W + 0.2, W), x
 
 
+def smoothed_signal(x, w):
+    y = np.convolve(x, w / np.sum(w), mode="same")
+    return np.sum((y - x) ** 2) + 0.1 * np.sum(np.convolve(x, w) ** 2)
+
+
+def matched_filter(x, template):
+    score = np.correlate(x, template, mode="valid")
+    return np.log(np.sum(np.exp(score)))
+
+
 ARRAYS = [
+    entry(smoothed_signal, lambda r: (r.normal(size=int(r.integers(4, 10))), positive(r, int(r.integers(1, 5)))),
+          "x w", "convolve"),
+    entry(matched_filter, lambda r: (r.normal(size=int(r.integers(5, 10))), r.normal(size=int(r.integers(1, 5)))),
+          "x template", "correlate"),
     entry(huber_loss, lambda r: (_away(r, 7), 1.0), "r", "where mask loss"),
     entry(relu_layer, _relu_args, "W x", "where relu matmul"),
     entry(hinge_loss, _hinge_args, "w X", "where hinge"),

@@ -415,3 +415,12 @@ HELPERS["_lin_scan"] = '''def _lin_scan(a, b, init, n):
         sh *= 2
     return s
 '''
+
+
+# the cotangent of a convolution's mode as the full result's (rules/convolutions.py)
+HELPERS["_full_frame"] = '''def _full_frame(g, n, start):
+    """g placed at offset start of n zeros: a convolution mode's cotangent as the full result's."""
+    out = xp.zeros(n)
+    out[start:start + g.shape[0]] = g
+    return out
+'''

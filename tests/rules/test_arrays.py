@@ -268,7 +268,12 @@ def test_cost_counts_every_array_entry(entry):
     assert cost.sois == len(f.plan.kernels())
 
 
-@pytest.mark.parametrize("entry", ARRAYS, ids=[e.name for e in ARRAYS])
+#: The entries whose functions the array API standard has (np.convolve and np.correlate are NumPy's and
+#: CuPy's, not the standard's: their generated code needs one of those two).
+_STANDARD = [e for e in ARRAYS if not e.tags & {"convolve", "correlate"}]
+
+
+@pytest.mark.parametrize("entry", _STANDARD, ids=[e.name for e in _STANDARD])
 def test_generated_code_runs_under_the_array_api_standard(entry):
     pytest.importorskip("array_api_strict")
     import array_api_strict as xps

@@ -1,0 +1,99 @@
+"""``np.convolve`` and ``np.correlate`` of 1-D arrays, ``mode=`` ``"full"``, ``"same"`` or ``"valid"``.
+
+Both are opaque steps, bilinear in their operands.  Their rules go through the *full* result: a mode's
+result is the full one from an offset, ``full[start:start + L]`` (NumPy's offsets, below), so its
+cotangent ``ḡ`` is the full result's cotangent ``G`` with zeros around it (``_full_frame``), and for
+``y = convolve(a, v, "full")``, ``y[n] = Σ_m a[m] v[n - m]``:
+
+* ``ā = correlate(G, v, "valid")`` and ``v̄ = correlate(G, a, "valid")`` (``G`` is the longest of the three,
+  so NumPy's "valid" never swaps its operands here);
+* ``correlate(a, v)`` is ``convolve(a, v[::-1])`` in full, so its ``ā`` correlates ``G`` with ``v[::-1]``
+  and its ``v̄`` is ``correlate(G, a, "valid")`` reversed;
+* the tangent is the same call of each operand's tangent with the other operand, summed.
+
+Offsets (N = len(a), M = len(v); NumPy swaps the operands of a "same" correlation when M > N):
+convolve "same" (min(N, M) - 1) // 2, "valid" min(N, M) - 1; correlate "same" (M - 1) // 2 if M <= N
+else N // 2, "valid" min(N, M) - 1.  tests/rules/test_convolutions.py checks every (N, M, mode) up
+to 8 against NumPy, and both rules against finite differences and JAX.
+"""
+
+from __future__ import annotations
+
+from coarsen_nb.errors import CoarsenError
+from coarsen_nb.rules.record import Primitive, Spelling
+
+MODES = ("full", "same", "valid")
+
+
+def _type(fn: str):
+    def rule(args, static) -> tuple[str, int]:
+        for t in args:
+            if t.ndim != 1:
+                what = f"a {t.ndim}-D array" if t.ndim else "a number"
+                err = CoarsenError(f"np.{fn} of {what}", hint=f"np.{fn} takes two 1-D arrays: for a number, "
+                                   "multiply; for 2-D data, loop over the rows",
+                                   message=f"np.{fn} of {what} is not supported")
+                err.user_name = fn
+                raise err
+        if static["mode"] not in MODES:
+            err = CoarsenError(f"mode= of np.{fn}", hint=f"write one of mode={', mode='.join(map(repr, MODES))}",
+                               message=f"np.{fn}'s mode={static['mode']!r} is not a mode")
+            err.user_name = "mode"
+            raise err
+        return "float", 1
+    return rule
+
+
+def _start(fn: str, a: str, v: str, mode: str) -> str:
+    """The offset of ``mode``'s result in the full one, as code over the operands' lengths."""
+    n, m = f"{a}.shape[0]", f"{v}.shape[0]"
+    if mode == "full":
+        return "0"
+    if mode == "valid":
+        return f"min({n}, {m}) - 1"
+    if fn == "convolve":
+        return f"(min({n}, {m}) - 1) // 2"
+    return f"(({m} - 1) // 2 if {m} <= {n} else {n} // 2)"
+
+
+def _frame(s, fn: str, a, v, bar, mode: str) -> str:
+    x, y = s.code(a), s.code(v)
+    return s.temp(f"{s.helper('_full_frame')}({bar}, {x}.shape[0] + {y}.shape[0] - 1, {_start(fn, x, y, mode)})",
+                  "frame")
+
+
+def _convolve_vjp(s, args, bar, mode="full"):
+    a, v = args
+    g = _frame(s, "convolve", a, v, bar, mode)
+    return [(a, f"xp.correlate({g}, {s.code(v)}, mode='valid')"), (v, f"xp.correlate({g}, {s.code(a)}, mode='valid')")]
+
+
+def _correlate_vjp(s, args, bar, mode="valid"):
+    a, v = args
+    g = _frame(s, "correlate", a, v, bar, mode)
+    return [(a, f"xp.correlate({g}, xp.flip({s.code(v)}), mode='valid')"),
+            (v, f"xp.flip(xp.correlate({g}, {s.code(a)}, mode='valid'))")]
+
+
+def _bilinear_jvp(fn: str):
+    def rule(s, args, mode):
+        a, v = args
+        return (f"xp.{fn}({s.array_tangent(a)}, {s.code(v)}, mode={mode!r}) + "
+                f"xp.{fn}({s.code(a)}, {s.array_tangent(v)}, mode={mode!r})")
+    return rule
+
+
+def _convolve_jvp(s, args, mode="full"):
+    return _bilinear_jvp("convolve")(s, args, mode)
+
+
+def _correlate_jvp(s, args, mode="valid"):
+    return _bilinear_jvp("correlate")(s, args, mode)
+
+
+CONVOLUTIONS: tuple[Primitive, ...] = (
+    Primitive("convolve", "opaque", (2,), "convolve", spelling=Spelling(array="convolve"), total=True,
+              static=(("mode", "full"),), type=_type("convolve"), vjp=_convolve_vjp, jvp=_convolve_jvp),
+    Primitive("correlate", "opaque", (2,), "correlate", spelling=Spelling(array="correlate"), total=True,
+              static=(("mode", "valid"),), type=_type("correlate"), vjp=_correlate_vjp, jvp=_correlate_jvp),
+)
