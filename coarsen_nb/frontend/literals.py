@@ -87,4 +87,4 @@ class LiteralTranslator:
 
     def refuse_list_index(self, e: ast.AST) -> None:
         if isinstance(e, (ast.List, ast.Tuple)):
-            raise self.unit.error("list of indices", e, "index with one integer at a time (in a loop over them)")
+            raise self.unit.error("list of indices", e, "make the positions an array first: x[np.array([0, 2])]")

@@ -22,7 +22,8 @@ Every module ``kernels/<name>.py`` holds
 ``triangular-branch`` (``range(i + 1, n)`` with a branch), ``carried-state``
 (a loop carrying the previous element), ``recurrence`` (nonlinear μ with no
 closed form), ``array-recurrence`` (the same over whole arrays) and
-``while-break`` (trip count recorded by the forward run).
+``while-break`` (trip count recorded by the forward run), ``batched`` (an outer loop of independent
+iterations run as lanes of arrays, phi/batching.py).
 """
 
 from importlib import import_module
@@ -43,6 +44,8 @@ NAMES = (
     "pairwise_energy",
     "iir_filter",
     "exp_smoothing",
+    "barrier_option",
+    "asian_option",
 )
 
 KERNELS = {name: import_module(f"{__name__}.{name}") for name in NAMES}

@@ -171,10 +171,24 @@ def _pick(arg: str):
     return {"vjp": vjp, "jvp": jvp}
 
 
+def _of_number(rules: dict) -> dict:
+    """``rules`` where the operand is an array; a reduction of a number (``np.sum(np.sin(x))`` of a float
+    ``x``) is the number itself, so its cotangent passes through and its tangent is the operand's."""
+    vjp, jvp = rules["vjp"], rules["jvp"]
+
+    def number_vjp(s, a, bar, **static):
+        return [(a[0], bar)] if s.ndim(a[0]) == 0 else vjp(s, a, bar, **static)
+
+    def number_jvp(s, a, **static):
+        return s.d(a[0]) if s.ndim(a[0]) == 0 else jvp(s, a, **static)
+
+    return {**rules, "vjp": number_vjp, "jvp": number_jvp}
+
+
 def _row(name, nargs, numpy=None, **kw) -> Primitive:
     numpy = numpy or name
     return Primitive(name, "reduction", (nargs,), numpy, spelling=Spelling(array=numpy), static=AXIS,
-                     type=reduced_type(f"np.{numpy}"), **kw)
+                     type=reduced_type(f"np.{numpy}"), **_of_number(kw))
 
 
 REDUCTIONS: tuple[Primitive, ...] = (

@@ -8,6 +8,8 @@ written here with NumPy, ``np.argmax``/``np.argmin`` for NumPy's tie rule.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from corpus_reductions import REDUCTIONS
@@ -198,3 +200,19 @@ def test_cost_model_counts_the_generated_code(entry):
                               ("derivative", cost.derivative_ops, counts.ops[1]),
                               ("allocations", cost.allocations, counts.allocations)):
         assert abs(model - seen) <= 0.10 * max(seen, 1), f"{entry.name} {what}: model {model}, measured {seen}"
+
+
+@pytest.mark.parametrize("fn", ["sum", "mean", "prod", "max", "min"])
+def test_reduction_of_a_number_is_the_number(fn):
+    """``np.sum(np.sin(x))`` of a float ``x``: NumPy's value, its gradient and tangent those of the number
+    (the JVP printed ``zeros(float.shape)`` before, an internal error)."""
+    src = f"import numpy as np\n\n\ndef f(x):\n    return np.{fn}(np.sin(x) * 2.0) + np.{fn}(x * x)\n"
+    namespace: dict = {}
+    exec(src, namespace)
+    plain = namespace["f"]
+    f = cn.coarsen(src, name="f")
+    x = 0.3
+    want = 2.0 * math.cos(x) + 2.0 * x
+    assert abs(f(x) - plain(x)) < 1e-12
+    assert abs(f.grad(x) - want) < 1e-12
+    assert abs(f.jvp((x,), (1.0,))[1] - want) < 1e-12
