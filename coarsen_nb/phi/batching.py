@@ -34,7 +34,11 @@ It applies only where it is needed and sound, checked on the gated tree:
 * the body's branches have only assignments in their arms (they become γs), and no inner loop
   exits early (a per-lane ``break`` would need a mask: it stays iterated, as before);
 * every value that differs by lane is a number in one iteration (a row ``for row in X`` is not: its
-  reads ``row[j]`` would have to move to the lanes' second axis).
+  reads ``row[j]`` would have to move to the lanes' second axis);
+* no operation whose failure Python raises and NumPy turns into nan or inf (``math.sqrt``/``math.log``
+  of a negative, a division by zero) reads a value that differs by lane, so the lanes raise where the
+  loop raised; an overflow (``math.exp`` of a large value) is the one allowed difference: inf, as NumPy
+  gives it, where Python raises OverflowError.
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ import sympy as sp
 
 from coarsen_nb import ir
 from coarsen_nb.phi.gate import GatedFunction, If, Let, Loop, defined_names, names_read
+from coarsen_nb.phi.partial import can_fail
 from coarsen_nb.phi.scans import LinScan
 from coarsen_nb.plan import IterStep, KernelStep, Plan, walk_steps
 
@@ -147,7 +152,9 @@ def _lanes(loop: Loop, reads: dict[str, int], fresh, types: dict) -> list | None
                    Let(size, ir.Call("len", (ir.Name(counter),)), info.line),
                    Let(zeros, ir.Call("zeros", (ir.Name(size),)), info.line)]
     deps = _dependent(kept, counter)
-    if any(getattr(types.get(name), "ndim", 0) for name in deps):
+    contributions = [Let(name, e, info.line) for name, (_, e) in accumulators.items()]
+    if any(getattr(types.get(name), "ndim", 0) for name in deps) or \
+            not _keeps_python_errors(kept + contributions, deps):
         return None
     nodes += _widen(kept, deps, zeros, fresh)
     for name, (init, e) in accumulators.items():
@@ -260,3 +267,38 @@ def _widen(nodes, deps: set[str], zeros: str, fresh) -> list:
         out.append(Loop(n.label, n.info, tuple(mus), n.header, n.cond,
                         tuple(_widen(n.body, deps, zeros, fresh)), n.etas))
     return out
+
+
+#: Functions whose only failure is an overflow (Python's OverflowError, NumPy's inf with its warning).
+_OVERFLOW_ONLY = {"exp", "expm1", "exp2", "sinh", "cosh"}
+
+
+def _keeps_python_errors(nodes, deps: set[str]) -> bool:
+    """Whether the lanes raise where the loop raised: no operation that Python makes raise and NumPy makes
+    nan or inf (``math.sqrt`` or ``math.log`` of a negative, a division by zero) has an operand that
+    differs by lane.  Overflow is the exception allowed: ``math.exp`` of a large lane value is inf, as
+    NumPy computes it, where Python would raise OverflowError."""
+    def ok(e: ir.Expr) -> bool:
+        if isinstance(e, ir.Call) and e.func in _OVERFLOW_ONLY:
+            pass
+        elif not isinstance(e, ir.Index) and can_fail(e) and set(ir.names_used(_deciding(e))) & deps:
+            return False
+        return all(ok(c) for c in ir.children(e))
+
+    for n in nodes:
+        if isinstance(n, Let) and not ok(n.value):
+            return False
+        if isinstance(n, Loop) and not (_keeps_python_errors(n.header, deps) and _keeps_python_errors(n.body, deps)
+                                        and all(ok(m.value.next) for m in n.mus)):
+            return False
+    return True
+
+
+def _deciding(e: ir.Expr) -> ir.Expr:
+    """The operands whose values decide whether ``e`` fails, as one tuple: a divisor, a power's two
+    operands, a call's arguments."""
+    if isinstance(e, ir.BinOp):
+        return ir.Tuple((e.right,) if e.op in ("/", "//", "%") else (e.left, e.right))
+    if isinstance(e, ir.Call):
+        return ir.Tuple(tuple(e.args))
+    return e

@@ -118,6 +118,32 @@ def stopped_early(z, s0):
     return total
 
 
+def root_of_average(z, s0, k):
+    total = 0.0
+    for p in range(z.shape[0]):
+        s = s0
+        running = 0.0
+        for t in range(z.shape[1]):
+            s = s * math.exp(0.1 * z[p, t])
+            running += s
+        total += math.sqrt(running - k)     # Python raises ValueError for a path below k: NumPy would give nan
+    return total
+
+
+def test_a_lane_that_would_raise_keeps_the_loop():
+    """An operation Python makes raise and NumPy makes nan (a square root of a lane's value) keeps the
+    outer loop, so the compiled function raises Python's error where the plain one does."""
+    rng = np.random.default_rng(5)
+    z = rng.normal(size=(4, 5))
+    f = cn.coarsen(root_of_average)
+    assert abs(f(z, 1.0, 0.5) - root_of_average(z, 1.0, 0.5)) < 1e-12
+    assert "lanes(" not in str(f.plan)
+    with pytest.raises(ValueError):
+        root_of_average(z, 1.0, 100.0)
+    with pytest.raises(ValueError):
+        f(z, 1.0, 100.0)
+
+
 @pytest.mark.parametrize("fn", [carried_between_paths, stopped_early])
 def test_not_batched_where_the_lanes_are_not_independent(fn):
     """Each stays a nest run iteration by iteration, with the same values and gradients as before."""
