@@ -46,6 +46,7 @@ NAMES = (
     "exp_smoothing",
     "barrier_option",
     "asian_option",
+    "conv1d",
 )
 
 KERNELS = {name: import_module(f"{__name__}.{name}") for name in NAMES}

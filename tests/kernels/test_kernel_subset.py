@@ -89,8 +89,11 @@ class _Checker:
         if isinstance(node, ast.Name):
             return node.id in self.loop_indices
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
-            return (isinstance(node.left, ast.Name) and node.left.id in self.loop_indices
-                    and isinstance(node.right, ast.Constant) and type(node.right.value) is int)
+            # i ± c, and i + k (± c): a window of a convolution, two loop indices added
+            window = isinstance(node.op, ast.Add) and isinstance(node.right, ast.Name) \
+                and node.right.id in self.loop_indices
+            return self._index_ok(node.left) and not isinstance(node.left, ast.Tuple) and (
+                window or isinstance(node.right, ast.Constant) and type(node.right.value) is int)
         return False
 
     def visit(self, node):
@@ -158,7 +161,8 @@ class _Checker:
         if not isinstance(node.value, ast.Name):
             self.bad(node, "subscript of a computed value")
         if not self._index_ok(node.slice):
-            self.bad(node, f"index {ast.unparse(node.slice)!r}: loop index ± constant, or another loop index")
+            self.bad(node, f"index {ast.unparse(node.slice)!r}: loop index ± constant, a sum of loop indices, "
+                           "or another loop index")
 
 
 @pytest.mark.parametrize("name", NAMES)

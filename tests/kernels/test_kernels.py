@@ -192,6 +192,7 @@ JAX_SKIP = {
     "gmm": "writes log_w[k] = ... into an array it created; JAX arrays are immutable, so the "
            "plain-loop function cannot run under jax.numpy without rewriting it (x.at[k].set)",
     "exp_smoothing": "writes s[i + 1] = ... into an array it created (JAX arrays are immutable, as for gmm)",
+    "conv1d": "writes out[i] = ... into an array it created (JAX arrays are immutable, as for gmm)",
 }
 
 
