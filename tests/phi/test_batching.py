@@ -16,32 +16,8 @@ from corpus_inputs import entry
 from entry_checks import SELECTIONS, check_value_and_gradient
 
 import coarsen_nb as cn
-
-
-def barrier_option(z, s0, sigma, level):
-    total = 0.0
-    for p in range(z.shape[0]):
-        s = s0
-        alive = 1.0
-        for t in range(z.shape[1]):
-            s = s * math.exp(sigma * z[p, t] - 0.5 * sigma * sigma)
-            if s > level:
-                alive = 0.0
-        total += alive * max(s - s0, 0.0)
-    return total / z.shape[0]
-
-
-def asian_option(z, s0, sigma, strike):
-    payoff = 0.0
-    n_paths, n_steps = z.shape
-    for p in range(n_paths):
-        s = s0
-        running = 0.0
-        for t in range(n_steps):
-            s = s * math.exp(sigma * z[p, t])
-            running += s
-        payoff += max(running / n_steps - strike, 0.0)
-    return payoff / n_paths
+from coarsen_nb.kernels.asian_option import asian_option
+from coarsen_nb.kernels.barrier_option import barrier_option
 
 
 def damped_particles(x0, k, dt):
