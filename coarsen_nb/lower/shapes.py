@@ -13,7 +13,16 @@ import ast
 import math
 
 from coarsen_nb.lower.linalg_shapes import LINALG_CALLS, linalg_shape
-from coarsen_nb.lower.values import REDUCTIONS, SCALAR, as_int, call_name, is_nonzero_call, is_xp_call, known_value
+from coarsen_nb.lower.values import (
+    REDUCTIONS,
+    SCALAR,
+    as_int,
+    call_name,
+    is_nonzero_call,
+    is_xp_call,
+    known_value,
+    without_ellipsis,
+)
 from coarsen_nb.rules.table import callees
 
 
@@ -154,9 +163,7 @@ class ShapeFacts:
     def _subscript_shape(self, e: ast.Subscript):
         """Basic indexing (slices, ``None``, ints) of a known shape; a gather has the index's size."""
         base = self.shape(e.value)
-        parts = e.slice.elts if isinstance(e.slice, ast.Tuple) else [e.slice]
-        if parts and isinstance(parts[-1], ast.Constant) and parts[-1].value is Ellipsis:
-            parts = parts[:-1]          # X[i, ...]: a row, the same as X[i]
+        parts = without_ellipsis(e.slice.elts if isinstance(e.slice, ast.Tuple) else [e.slice])
         if base is None:
             return None
         out, axis = [], 0

@@ -167,7 +167,7 @@ class AbstractValues:
             return ("int", None)
         if base[0] != "arr":
             return SCALAR
-        parts = _without_ellipsis(idx.elts if isinstance(idx, ast.Tuple) else [idx])
+        parts = without_ellipsis(idx.elts if isinstance(idx, ast.Tuple) else [idx])
         vals = [self.ev(p) for p in parts]
         arrs = [v for v in vals if v[0] == "arr"]
         if len(parts) == 1 and arrs and known_value(arrs[0]) is not None:
@@ -466,7 +466,7 @@ def call_name(call: ast.Call) -> str:
     return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
 
 
-def _without_ellipsis(parts: list) -> list:
+def without_ellipsis(parts: list) -> list:
     """An index without its trailing ``...`` (``X[i, ...]``, a row: the same as ``X[i]``)."""
     if parts and isinstance(parts[-1], ast.Constant) and parts[-1].value is Ellipsis:
         return parts[:-1]
