@@ -116,7 +116,6 @@ def _lanes(loop: Loop, reads: dict[str, int], fresh, types: dict) -> list | None
     # the body: the counter's increment, the accumulators' updates, the rest
     increment = mus[counter].next
     accumulators: dict[str, tuple[ir.Expr, ir.Expr]] = {}       # μ name -> (init, the contribution e)
-    kept: list = []
     lets = {n.name: n for n in loop.body if isinstance(n, Let)}
     for name, mu in mus.items():
         if name == counter:
@@ -127,15 +126,11 @@ def _lanes(loop: Loop, reads: dict[str, int], fresh, types: dict) -> list | None
             return None
         accumulators[name] = (mu.init, e)
     updates = {mu.next.id for name, mu in mus.items() if name != counter}
-    for n in loop.body:
-        if isinstance(n, Let) and isinstance(increment, ir.Name) and n.name == increment.id:
-            continue
-        if isinstance(n, Let) and n.name in updates:
-            continue
-        flat = _branch_free(n)
-        if flat is None:
-            return None
-        kept += flat
+    if isinstance(increment, ir.Name):
+        updates.add(increment.id)
+    kept = _branch_free_region(n for n in loop.body if not (isinstance(n, Let) and n.name in updates))
+    if kept is None:
+        return None
     # each accumulator is read only by its update; only the accumulators leave the loop
     inner_reads = names_read(tuple(kept)) + [v for _, e in accumulators.values() for v in ir.names_used(e)]
     if any(name in inner_reads for name in accumulators):
@@ -198,20 +193,22 @@ def _branch_free(node) -> list | None:
     if isinstance(node, Loop):
         if node.info.early_exit:
             return None
-        body: list = []
-        for n in node.body:
-            flat = _branch_free(n)
-            if flat is None:
-                return None
-            body += flat
-        header: list = []
-        for n in node.header:
-            flat = _branch_free(n)
-            if flat is None:
-                return None
-            header += flat
+        header, body = _branch_free_region(node.header), _branch_free_region(node.body)
+        if header is None or body is None:
+            return None
         return [Loop(node.label, node.info, node.mus, tuple(header), node.cond, tuple(body), node.etas)]
     return None
+
+
+def _branch_free_region(nodes) -> list | None:
+    """The nodes of a region, each through :func:`_branch_free`; None when any of them is None."""
+    out: list = []
+    for n in nodes:
+        flat = _branch_free(n)
+        if flat is None:
+            return None
+        out += flat
+    return out
 
 
 def _inline(e: ir.Expr, values: dict[str, ir.Expr]) -> ir.Expr:
