@@ -177,7 +177,7 @@ def expr_type(e: ir.Expr, env: dict[str, T]) -> T:
         base = expr_type(e.value, env)
         return T("shape", base.ndim) if e.attr == "shape" else INT
     if isinstance(e, ir.Update):
-        return T("float", expr_type(e.array, env).ndim)
+        return _update_type(e, env)
     if isinstance(e, ir.Tuple):
         return T("tuple", len(e.elts))
     if isinstance(e, ir.Call) and is_bound_check(e):
@@ -187,6 +187,23 @@ def expr_type(e: ir.Expr, env: dict[str, T]) -> T:
     if isinstance(e, ir.Eta):
         return expr_type(e.value, env)
     raise TypeError(e)
+
+
+def _update_type(e: ir.Update, env: dict[str, T]) -> T:
+    """``array[index] = value`` keeps the array's dtype, as NumPy does: a float written into an array of
+    ints is truncated (``np.array([0, 0])[0] = 0.7`` stores 0), and its derivative lost.  That is never what
+    a user who differentiates means, so it is refused, with the fix, rather than followed or widened."""
+    base, value = expr_type(e.array, env), expr_type(e.value, env)
+    if base.kind in ("int", "bool") and value.kind == "float" or base.kind == "bool" and value.kind == "int":
+        name = _user_name(e.array)
+        raise _named(name, CoarsenError(
+            "write into an integer array",
+            hint=f"make {name!r} a float array where it is made: float literals (np.array([0.0, 1.0])) "
+                 "or np.zeros(n)",
+            message=f"{name!r} is an array of {base.kind}s (it was made from {base.kind}s), so NumPy would "
+                    f"truncate the {value.kind} written into it here and its derivative would be lost"))
+    kind = base.kind if base.kind in ("int", "bool") else "float"
+    return T(kind, base.ndim)
 
 
 def _indexed_ndim(ndim: int, index: list[T]) -> int:
