@@ -19,6 +19,7 @@ Kinds
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -27,7 +28,7 @@ from coarsen_nb.rules.record import Primitive
 from coarsen_nb.rules.table import ALIASES, PRIMITIVES, rule
 
 __all__ = ["ALIASES", "BUILTINS", "CONSTANTS", "MODULES", "OPERATOR_UFUNCS", "PRIMITIVES", "Primitive",
-           "evaluate", "lookup"]
+           "evaluate", "lookup", "of_object"]
 
 #: NumPy's named ufuncs for the arithmetic operators, as the operator expression they mean (``a``, ``b``:
 #: the arguments).  The frontend translates the expression instead of the call, so SymPy lifting and the
@@ -68,9 +69,42 @@ def lookup(module: str | None, attr: str) -> Primitive | None:
         name = "amax"
     if module in ("np", "numpy") and attr in ("min", "amin"):
         name = "amin"
-    if module == "math" and attr in ("max", "min", "sum", "len", "round", "mod", "remainder"):
+    if module == "math" and (attr in ("max", "min", "sum", "len", "round", "mod", "remainder")
+                             or not hasattr(math, attr)):
         return None
+    if module in ("np", "numpy") and not hasattr(np, attr):
+        return None         # (np.erf, np.expit: not NumPy's; the plain function would fail)
     return PRIMITIVES.get(name)
+
+
+def of_object(obj) -> Primitive | None:
+    """The primitive a Python object is, whatever name the user's code gives it: ``np.sin``, ``math.erf``
+    (``from math import erf``), ``np.linalg.solve`` (``from numpy.linalg import solve``, ``la.solve``) or
+    ``scipy.special.expit`` (``from scipy.special import expit``, ``sc.expit``)."""
+    name = getattr(obj, "__name__", None)
+    if not isinstance(name, str):
+        return None
+    if getattr(math, name, None) is obj:
+        return lookup("math", name)
+    if getattr(np, name, None) is obj and name not in OPERATOR_UFUNCS:
+        return lookup("np", name)
+    return next((p for known, p in _objects() if known is obj), None)
+
+
+@functools.cache
+def _objects() -> tuple[tuple[object, Primitive], ...]:
+    """The functions of NumPy's submodules and of SciPy that are primitives, with their registrations
+    (SciPy's only where it is installed)."""
+    out = [(_attribute(np, p.numpy), p) for p in SUBMODULE_FUNCTIONS.values()]
+    scipy_names = [p for p in PRIMITIVES.values() if p.scipy is not None]
+    if scipy_names:
+        try:
+            import scipy.special  # noqa: F401  (the submodule, so that attribute access finds it)
+        except ImportError:
+            return tuple(out)
+        import scipy
+        out += [(_attribute(scipy, p.scipy), p) for p in scipy_names]
+    return tuple(out)
 
 
 def evaluate(name: str, args: list, xp=np, static: tuple = ()):

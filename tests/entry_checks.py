@@ -57,7 +57,17 @@ def jax_function(fn, jax):
     glb = dict(fn.__globals__)
     glb["np"] = jnp
     glb["math"] = types.SimpleNamespace(sin=jnp.sin, cos=jnp.cos, exp=jnp.exp, log=jnp.log, sqrt=jnp.sqrt,
-                                        tanh=jnp.tanh, floor=jnp.floor, ceil=jnp.ceil, pi=math.pi)
+                                        tanh=jnp.tanh, floor=jnp.floor, ceil=jnp.ceil, pi=math.pi,
+                                        erf=jax.scipy.special.erf, erfc=jax.scipy.special.erfc)
+    for k, v in list(glb.items()):       # scipy.special and numpy.linalg, imported by any name
+        module = getattr(v, "__name__", None) if isinstance(v, types.ModuleType) else None
+        if module in ("scipy", "scipy.special"):
+            glb[k] = jax.scipy if module == "scipy" else jax.scipy.special
+        elif callable(v) and isinstance(getattr(v, "__name__", None), str):
+            import scipy.special
+            for theirs, ours in ((scipy.special, jax.scipy.special), (np.linalg, jnp.linalg)):
+                if getattr(theirs, v.__name__, None) is v:
+                    glb[k] = getattr(ours, v.__name__)
     for k, v in list(glb.items()):
         if isinstance(v, types.FunctionType) and v.__module__ == fn.__module__ and k.startswith("_"):
             glb[k] = types.FunctionType(v.__code__, glb, k, v.__defaults__)

@@ -9,6 +9,7 @@ raises :class:`~coarsen_nb.errors.CoarsenError` at the offending node.
 from __future__ import annotations
 
 import ast
+import types
 
 from coarsen_nb import ir, primitives
 from coarsen_nb.frontend.arrays import SHAPED_CALLS, ArrayCallTranslator
@@ -222,6 +223,13 @@ class ExprTranslator(LiteralTranslator, MethodTranslator, ComprehensionTranslato
                     return self._primitive(prim.name, node)
                 raise self.unit.error(submodule, node, _submodule_hint(submodule),
                                       message=f"unsupported function {submodule}")
+            imported = _module_function(func, self.unit.resolve, self.locals)
+            if imported is not None:
+                dotted, prim = imported
+                if prim is None:
+                    raise self.unit.error(dotted, node, _submodule_hint(dotted),
+                                          message=f"unsupported function {dotted}")
+                return self._primitive(prim.name, node)
             return self.method_call(node)
         if isinstance(func, ast.Name):
             name = func.id
@@ -239,7 +247,7 @@ class ExprTranslator(LiteralTranslator, MethodTranslator, ComprehensionTranslato
                 return self.reduction_of_comprehension(node)
             if imported in primitives.OPERATOR_UFUNCS:
                 return self._operator_ufunc(imported, node)
-            prim = primitives.lookup("np", imported) if imported else primitives.lookup(None, name)
+            prim = self.unit.resolve.imported_function(name) if imported else primitives.lookup(None, name)
             if name == "range":
                 raise self.unit.error("range outside a for loop", node, "use range only as `for i in range(...)`")
             if prim is None:
@@ -278,7 +286,8 @@ class ExprTranslator(LiteralTranslator, MethodTranslator, ComprehensionTranslato
         if (self.nested_def(func.id, node) or self.unit.resolve.helper(func.id)) is not None:
             return True
         imported = self.unit.resolve.imported_primitive(func.id)
-        prim = primitives.lookup("np", imported) if imported and imported not in primitives.OPERATOR_UFUNCS else None
+        prim = self.unit.resolve.imported_function(func.id) if imported and imported not in \
+            primitives.OPERATOR_UFUNCS else None
         return prim is not None and bool(prim.static)
 
     def _refuse_shape_tuple(self, node: ast.Call) -> None:
@@ -357,7 +366,37 @@ def _submodule_function(func: ast.Attribute, resolve, local_names: set[str]) -> 
     return ".".join([node.id, *reversed(parts)])
 
 
+def _module_function(func: ast.Attribute, resolve, local_names: set[str]):
+    """``(dotted name, primitive or None)`` when ``func`` is an attribute of a module the user imported
+    under any name (``sc.expit`` after ``import scipy.special as sc``, ``scipy.special.expit``,
+    ``la.solve`` after ``import numpy.linalg as la``), else None (a method of a value)."""
+    parts = [func.attr]
+    node = func.value
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name) or node.id in local_names:
+        return None
+    obj = resolve.global_object(node.id)
+    if not isinstance(obj, types.ModuleType):
+        return None
+    module_name = obj.__name__
+    for attr in reversed(parts[1:]):
+        obj = getattr(obj, attr, None)
+        if not isinstance(obj, types.ModuleType):
+            return None
+        module_name = obj.__name__
+    dotted = f"{module_name}.{parts[0]}"
+    target = getattr(obj, parts[0], None)
+    return dotted, (primitives.of_object(target) if target is not None else None)
+
+
 def _submodule_hint(dotted: str) -> str:
+    if dotted.startswith("scipy.special."):
+        known = ", ".join(sorted(p.scipy.split(".", 1)[1] for p in primitives.PRIMITIVES.values()
+                                 if p.scipy is not None))
+        return (f"the scipy.special functions supported are {known}: compute {dotted}(...) outside the "
+                "compiled function and pass its result in as a parameter")
     if ".linalg." in dotted:
         known = ", ".join(f"np.{k}" for k in sorted(primitives.SUBMODULE_FUNCTIONS) if k.startswith("linalg."))
         return (f"the linear algebra supported is @, np.dot, np.einsum, np.trace and {known}: compute "

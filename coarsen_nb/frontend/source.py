@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from coarsen_nb import primitives
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.frontend import reads
 from coarsen_nb.ir import Source
@@ -80,18 +81,32 @@ class Resolver:
         if name in self.defs:
             return self.defs[name]
         obj = self._lookup(name)
-        if isinstance(obj, types.FunctionType):
+        if isinstance(obj, types.FunctionType) and primitives.of_object(obj) is None:
             try:
                 return unit_from_function(obj)
             except CoarsenError:
                 return None
         return None
 
+    def global_object(self, name: str):
+        """What the free name ``name`` is bound to in the user's namespace (MISSING if nothing)."""
+        return self._lookup(name)
+
+    def imported_function(self, name: str):
+        """The primitive that ``name`` is after ``from math import sin`` or ``from scipy.special import expit
+        as sigmoid`` (any name), if any."""
+        obj = self._lookup(name)
+        return None if obj is MISSING else primitives.of_object(obj)
+
     def imported_primitive(self, name: str) -> str | None:
-        """``sin`` after ``from math import sin``: the primitive's attribute name."""
+        """``sin`` after ``from math import sin``: the primitive's attribute name (for a function of a
+        submodule or of SciPy, the name it is imported under)."""
         obj = self._lookup(name)
         if obj is MISSING or obj is None:
             return None
+        if primitives.of_object(obj) is not None and getattr(math, name, None) is not obj \
+                and getattr(np, name, None) is not obj:
+            return name
         mod = getattr(obj, "__module__", None) or ""
         if obj is getattr(math, name, None) or (mod.startswith("numpy") and obj is getattr(np, name, None)):
             return name

@@ -11,6 +11,8 @@ namespace has it and a standard-only form otherwise.
 
 from __future__ import annotations
 
+from coarsen_nb.lower.special_helpers import SPECIAL_DEPENDS, SPECIAL_HELPERS
+
 HELPERS = {
     "_softplus": '''def _softplus(z):
     """log(1 + exp(z)) without overflow."""
@@ -424,3 +426,7 @@ HELPERS["_full_frame"] = '''def _full_frame(g, n, start):
     out[start:start + g.shape[0]] = g
     return out
 '''
+
+# scipy.special's functions (lower/special_helpers.py)
+HELPERS.update(SPECIAL_HELPERS)
+DEPENDS.update(SPECIAL_DEPENDS)

@@ -120,8 +120,9 @@ ELEMENTWISE: tuple[Primitive, ...] = (
     Primitive("hypot", "elementwise", (2,), "hypot", "hypot", lift=lambda a, b: sp.sqrt(a ** 2 + b ** 2),
               spelling=Spelling(array="hypot"), total=True, cost="elementwise"),
     # neither NumPy nor the array API has erf: the generated module's vectorized _erf
-    Primitive("erf", "elementwise", (1,), None, "erf", evaluate=_erf, lift=forms.Erf, forms=(forms.Erf,),
-              spelling=Spelling("_erf({0})", "math.erf", "erf", helper="_erf"), total=True, cost="elementwise"),
+    Primitive("erf", "elementwise", (1,), None, "erf", scipy="special.erf", evaluate=_erf, lift=forms.Erf,
+              forms=(forms.Erf,), spelling=Spelling("_erf({0})", "math.erf", "erf", helper="_erf"), total=True,
+              cost="elementwise"),
     _binary_extremum("maximum", "fmax"),
     _binary_extremum("minimum", "fmin"),
     Primitive("power", "elementwise", (2,), "power", "pow", ("pow",), lift=lambda a, b: a ** b,

@@ -14,7 +14,8 @@ A spelling is a callee name or a template.  A template contains ``{``: ``{0}``,
 ``{xp}`` the array namespace.  A bare name is called: in array code (``array``,
 ``step``) as an attribute of the array namespace (``sin`` → ``xp.sin(a)``), in
 scalar code (``scalar``) and CUDA (``cuda``) as written (``math.sin``, ``abs``,
-``log1p``).
+``log1p``); a bare name that starts with ``_`` is the generated module's helper of that name
+(``_logsumexp``), called as written.
 
 Compile-time parameters
 -----------------------
@@ -94,6 +95,7 @@ class Primitive:
     #                                     where the rules above do not give it (an axis reduction drops axes)
     leading: int = 0                     # how many of ``static`` come before the operands (einsum's subscripts)
     parts: tuple[str, ...] = ()          # a tuple-valued call: the primitive of each element (see above)
+    scipy: str | None = None             # attribute of ``scipy`` that is this function (``"special.expit"``)
 
     @property
     def callee(self) -> str | None:
@@ -111,5 +113,5 @@ def spell(spelling: str, args: list[str], xp: str | None = None, static: tuple =
     printed as keyword arguments after the operands, or where a template names them."""
     if "{" in spelling:
         return spelling.format(*args, xp=xp, args=", ".join(args), **{k: repr(v) for k, v in static})
-    callee = f"{xp}.{spelling}" if xp is not None else spelling
+    callee = f"{xp}.{spelling}" if xp is not None and not spelling.startswith("_") else spelling
     return f"{callee}({', '.join([*args, *(f'{k}={v!r}' for k, v in static)])})"

@@ -18,11 +18,12 @@ from coarsen_nb.rules.elementwise import ELEMENTWISE
 from coarsen_nb.rules.linalg import LINALG
 from coarsen_nb.rules.record import Primitive
 from coarsen_nb.rules.reductions import REDUCTIONS
+from coarsen_nb.rules.special import SPECIAL
 from coarsen_nb.rules.spreads import SPREADS
 from coarsen_nb.rules.structural import STRUCTURAL
 
 PRIMITIVES: dict[str, Primitive] = {p.name: p for p in (*ELEMENTWISE, *REDUCTIONS, *SPREADS, *STRUCTURAL, *LINALG,
-                                                       *ARRAYS, *CONVOLUTIONS)}
+                                                       *ARRAYS, *CONVOLUTIONS, *SPECIAL)}
 
 #: Names that ``math.X`` / ``np.X`` spell differently from our canonical name.
 ALIASES: dict[str, str] = {a: p.name for p in PRIMITIVES.values() for a in p.aliases}

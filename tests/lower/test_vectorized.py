@@ -16,12 +16,13 @@ import pytest
 from corpus_arrays import ARRAYS
 from corpus_linalg import LINALG
 from corpus_reductions import REDUCTIONS
+from corpus_special import SPECIAL
 from entry_checks import SEEDS, SELECTIONS, check_desugared_ir, check_gradient_against_jax, check_value_and_gradient
 from gradcheck import assert_close
 
 import coarsen_nb as cn
 
-VECTORIZED = [*REDUCTIONS, *LINALG, *ARRAYS]
+VECTORIZED = [*REDUCTIONS, *LINALG, *ARRAYS, *SPECIAL]
 IDS = [e.name for e in VECTORIZED]
 
 
