@@ -270,10 +270,7 @@ class ModuleWriter:
     def _absorb(self, pr: Printer) -> None:
         self.lines += pr.lines
         text = "\n".join(pr.lines)
-        for h in ("_softplus", "_sigmoid", "_erf", "_take", "_scatter_add", "_ipow", "_put", "_scatter_sum",
-                  "_segment_sum", "_segment_prod", "_segment_max", "_segment_min", "_block", "_sum_to",
-                  "_broadcast_shape", "_ieee_div", "_ieee_pow", "_window", "_sum_scan", "_prod_scan",
-                  "_lin_scan"):
+        for h in _HELPERS:
             if h + "(" in text:
                 self.helpers.add(h)
         if "_block_add(" in text:
