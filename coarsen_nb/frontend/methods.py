@@ -21,7 +21,9 @@ from coarsen_nb import ir, primitives
 METHODS = {
     "sum": ("sum", 0), "mean": ("mean", 0), "prod": ("prod", 0),
     "max": ("max", 0), "min": ("min", 0), "std": ("std", 0), "var": ("var", 0), "dot": ("dot", 1),
-    "copy": ("copy", 0),
+    "copy": ("copy", 0), "clip": ("clip", 2), "cumsum": ("cumsum", 0), "cumprod": ("cumprod", 0),
+    "trace": ("trace", 0),
+    "transpose": ("transpose", None),   # X.transpose(), X.transpose(1, 0), X.transpose((1, 0))
     "reshape": ("reshape", None),       # any number of sizes (frontend/arrays.py)
 }
 
@@ -50,8 +52,11 @@ class MethodTranslator:
                                   if method != "copy" else None)
         np_name, nargs = METHODS[method]
         prim = primitives.lookup("np", np_name)
+        args = node.args
+        if method == "transpose" and len(args) > 1:     # X.transpose(1, 0): the axes as separate arguments
+            args = [ast.copy_location(ast.Tuple(elts=list(args), ctx=ast.Load()), args[0])]
         if prim.static or nargs is None:    # x.sum(axis=0) (frontend/static.py), x.reshape(n, m) (arrays.py)
-            call = ast.copy_location(ast.Call(func=func, args=[base, *node.args], keywords=node.keywords), node)
+            call = ast.copy_location(ast.Call(func=func, args=[base, *args], keywords=node.keywords), node)
             return self._primitive(prim.name, call)
         if node.keywords:
             kw = node.keywords[0]
