@@ -229,7 +229,10 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting):
         if isinstance(e, sp.Piecewise):
             return self._piecewise(e, lv)
         if isinstance(e, forms.SumTo):
-            return f"_sum_to({self.value(e.args[0], lv)}, {self.leaf(e.args[1])[0]}.shape)"
+            g, x = e.args
+            # summed to an array leaf's shape, or to the shape of an array the kernel wrote (a slice)
+            shaped = self.value(x, self.root) if x in self.temps else self.leaf(x)[0]
+            return f"_sum_to({self.value(g, lv)}, {shaped}.shape)"
         if isinstance(e, forms.ElemSum):
             return f"{self.xp}.sum({self.value(e.args[0], self.elem)})"
         if isinstance(e, forms.LogSumExp):

@@ -176,6 +176,10 @@ def _sweep(kernel: Kernel, outputs, out_bars: dict, act, deps, out_temps: dict, 
             out_temps[b] = total
             deps.cache.pop(b, None)
             deps.temps = out_temps
+        if isinstance(e, forms.RWrite) and len(set(kernel.arrays.values())) > 1:
+            # an array the kernel wrote (a slice, x[1:2]) that NumPy broadcast against larger ones: its
+            # elements' adjoints are the sums over the broadcast axes, before they reach what it read
+            b = forms.SumTo(b, t)
         _rule(e, b, act, add, deps, deps(t))
     return bar
 
