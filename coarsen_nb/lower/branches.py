@@ -37,6 +37,7 @@ class BranchPrinting:
             if cond != sp.true:
                 self.value(cond, lv)        # on every point either way; an arm may be among its values
         self.scans_first(clauses, lv)       # a scan needs every point (the loop runs its update on each)
+        self._whole_arrays_first(clauses, lv)
         # (integer and truth values keep their masked buffer's dtype)
         if floating and self._cheap_arms(clauses, lv):
             return self._where(clauses, lv)
@@ -98,6 +99,27 @@ class BranchPrinting:
             remaining = nxt
             seen = (*seen, cond)
         return out
+
+    def _whole_arrays_first(self, clauses, lv: Level) -> None:
+        """Compute before the masked arms the whole arrays their points read (``np.where(c, u, x[::-1])``:
+        the slice is an array written element by element, an RWrite), and keep each as a value of
+        ``lv``'s points, so that an arm gathers its own points from it.  Inside an arm it could not
+        be made (it is one array over all points, not a value per masked point)."""
+        varying = self._varying_binders(lv) - {ELEM}
+        seen: set = set()
+        todo = [x for x, _ in clauses]
+        while todo:
+            x = todo.pop()
+            if x in seen or not isinstance(x, sp.Basic):
+                continue
+            seen.add(x)
+            if isinstance(x, (forms.RWrite, forms.Unwritten)):
+                if ELEM in self.deps(x) and not self.deps(x) & varying and x not in lv.memo:
+                    lv.memo[x] = self.value(x, lv)
+            elif isinstance(x, sp.Symbol) and x in self.temps:
+                todo.append(self.temps[x])
+            else:
+                todo.extend(x.args)
 
     def _point_level(self, lv: Level, mask: str) -> Level:
         """The points of ``lv`` where ``mask`` holds, as an index array: operands are gathered with

@@ -261,6 +261,7 @@ class ModuleWriter:
         for o in k.outputs:
             if self._needed is None or o.name in self._needed:
                 pr.assign(self.py(o.name), o.symbol)
+                self._keep_shape(pr, k, o)
         self._absorb(pr)
         if tape:
             # The adjoint continues with this printer: the primal values it needs are
@@ -275,6 +276,18 @@ class ModuleWriter:
                 self.helpers.add(h)
         if "_block_add(" in text:
             self.helpers.add("_block")      # defined with _block
+
+    def _keep_shape(self, pr: Printer, k, o) -> None:
+        """An elementwise output that simplified to one number (``x - x`` is 0, ``x * 0 + a`` is ``a``)
+        is still NumPy's array of the elementwise shape: ``u[:, None]``, ``len(u)`` and ``u.shape`` of it
+        need that shape, not a scalar's."""
+        t = self.plan.types.get(o.name)
+        ranks = [self.plan.types[n].ndim for n in k.arrays.values() if n in self.plan.types]
+        if t is None or not t.is_array or pr.elem_shape is None or pr.deps(sp.sympify(o.symbol)) \
+                or t.ndim != max(ranks, default=-1):
+            return
+        name = self.py(o.name)
+        pr.emit(f"{name} = xp.zeros({pr.elem_shape}) + {name}")
 
     def prim(self, s: PrimStep) -> None:
         e = s.expr
