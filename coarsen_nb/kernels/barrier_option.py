@@ -5,8 +5,8 @@ inner loop over time steps that moves the geometric Brownian motion one step
 and knocks the path out for good once it crosses the barrier, then the path's
 payoff ``max(S_T − S_0, 0)`` if it survived.  The paths are independent: every
 one starts from ``s0`` and only its payoff leaves it, so coarsen_nb runs the
-inner loop once over all paths at once (phi/batching.py), whose price is a
-closed-form product scan.  The knock-out is piecewise constant in the
+inner loop once over all paths at once (phi/batching.py): step by step, each
+path a lane of an array, one tape entry of lane arrays per step.  The knock-out is piecewise constant in the
 parameters (derivative 0 almost everywhere), the payoff's kink is at
 S_T = S_0.  ``wrt`` is the spot ``s0`` and the volatility ``sigma`` (the
 shocks ``z`` and the barrier are data).
