@@ -5,8 +5,9 @@ the price one geometric-Brownian step and adds it to a running sum, then the
 path's payoff ``max(mean price − K, 0)``.  The running sum reads the price the
 same step updates (a prefix product read every step); the independent paths
 run together as lanes of one array (phi/batching.py), the inner loop step by
-step over all lanes at once (one tape entry of lane arrays per step).  ``wrt`` is the spot ``s0``, the volatility ``sigma`` and
-the strike (the shocks ``z`` are data).
+step over all lanes at once (one tape entry of lane arrays per step).
+``wrt`` is the spot ``s0``, the volatility ``sigma`` and the strike (the
+shocks ``z`` are data).
 """
 
 import math
