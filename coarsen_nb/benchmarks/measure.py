@@ -11,7 +11,11 @@ Order matters and is the point of this module:
    if it were fine;
 3. steady-state gradient and forward times: timeit-style autorange, then the
    median over an adaptive, capped number of repeats;
-4. for NumPy-based methods, peak traced memory and NumPy buffer allocations
+4. where the kernel has a vectorized NumPy forward (``kernels.vectorized``):
+   its value checked against the plain function, then its time interleaved
+   with this method's gradient, round by round, so that the ratio
+   gradient ÷ vectorized forward is measured under one load;
+5. for NumPy-based methods, peak traced memory and NumPy buffer allocations
    of one gradient call (separate, untimed calls, since both hooks slow it).
 
 ``report(kind, payload)`` sends progress to the parent: ``("phase", (name,
@@ -24,6 +28,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import math
 import signal
 import statistics
 import threading
@@ -130,6 +135,33 @@ def autorange(call, sync, cfg: Config, first_s: float):
     return statistics.median(samples), repeats * number
 
 
+def interleaved(grad, vec, sync, cfg: Config, grad_s: float, vec_s: float):
+    """(median gradient seconds, median vectorized-forward seconds, median of their paired ratios).
+
+    The two calls alternate, one repeat of each per round, so a change of the machine's load during
+    the measurement hits both sides of the ratio alike; each repeat makes enough calls to last
+    ``target_repeat_s`` (from the single-call times ``grad_s`` and ``vec_s``), and as many rounds
+    as fit the budget, between ``min_repeats`` and ``max_repeats``.
+    """
+    clock = time.perf_counter
+    n_g = max(1, math.ceil(cfg.target_repeat_s / max(grad_s, 1e-9)))
+    n_v = max(1, math.ceil(cfg.target_repeat_s / max(vec_s, 1e-9)))
+    fit = int(cfg.budget_s / max(n_g * grad_s + n_v * vec_s, 1e-12))
+    rounds = min(cfg.max_repeats, max(cfg.min_repeats, fit))
+    gs, vs = [], []
+    for _ in range(rounds):
+        t0 = clock()
+        for _ in range(n_g):
+            sync(grad())
+        gs.append((clock() - t0) / n_g)
+        t0 = clock()
+        for _ in range(n_v):
+            vec()
+        vs.append((clock() - t0) / n_v)
+    return statistics.median(gs), statistics.median(vs), statistics.median(g / v for g, v in zip(gs, vs,
+                                                                                                strict=True))
+
+
 class StepTimeout(BaseException):
     """Raised by the watchdog alarm inside a step that overran its allowance.
 
@@ -173,7 +205,8 @@ def measure(kernel_module: str, size, method: Method, cfg: Config, report) -> di
     """Measure ``method`` on ``kernel_module`` at ``size``; always returns a record, never raises."""
     rec = dict(kernel=None, size=size, method=method.name, status="error", message="",
                build_s=None, first_grad_s=None, grad_s=None, grad_calls=None, fwd_s=None, fwd_calls=None,
-               compile_s=None, max_rel_err=None, peak_bytes=None, allocs=None, memory_note="")
+               compile_s=None, max_rel_err=None, peak_bytes=None, allocs=None, memory_note="",
+               vec_fwd_s=None, grad_vec_ratio=None)
     dog = _Watchdog(report)
     fn = None
     try:
@@ -262,6 +295,7 @@ def _measure(kernel_module, size, method, cfg, rec, dog):
     if method.compiled:
         rec["compile_s"] = max(0.0, rec["first_grad_s"] - rec["grad_s"])
     rec["status"] = "ok"
+    _vectorized_forward(mod, args, ref_value, bound, cfg, rec, dog, timing_allowance)
     dog.report("partial", {k: v for k, v in rec.items() if k != "_fn"})
 
     if method.numpy_based:
@@ -277,6 +311,29 @@ def _measure(kernel_module, size, method, cfg, rec, dog):
         dog.disarm()
         if rec["allocs"] is None:
             rec["memory_note"] = memory.UNAVAILABLE_REASON or ""
+
+
+def _vectorized_forward(mod, args, ref_value, bound, cfg, rec, dog, allowance):
+    """Time the kernel's vectorized NumPy forward (``kernels.vectorized``) interleaved with this method's
+    gradient: ``vec_fwd_s`` and ``grad_vec_ratio`` (gradient ÷ vectorized forward, issue 16).
+
+    Its value is checked against the plain function first; a vectorized forward that computes something
+    else is a bug in the kernel, recorded in ``vec_note`` with no figure rather than timed.
+    """
+    from coarsen_nb.kernels import vectorized
+
+    vec = vectorized(mod)
+    if vec is None:
+        return
+    dog.phase("vectorized forward timing", allowance)
+    t0 = time.perf_counter()
+    value = vec(*args)
+    first_s = time.perf_counter() - t0
+    if not np.isclose(value, ref_value, rtol=cfg.rtol, atol=1e-12 * abs(ref_value)):
+        rec["vec_note"] = f"vectorized forward {value!r} differs from the plain function's {ref_value!r}"
+        return
+    _, rec["vec_fwd_s"], rec["grad_vec_ratio"] = interleaved(bound.grad, lambda: vec(*args), bound.sync, cfg,
+                                                             rec["grad_s"], first_s)
 
 
 def _failing_write(exc, fn):

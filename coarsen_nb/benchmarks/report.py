@@ -93,13 +93,15 @@ def _rows(records):
     return sorted(rows, key=lambda ks: (ks[0], ks[1]))
 
 
-def _table(records, notes, timeout_s, value) -> str:
+def _table(records, notes, timeout_s, value, lead=()) -> str:
+    """Rows kernel × size, a column per method (``value(record)``), after the ``lead`` columns:
+    ``(header, cell(kernel, size))`` pairs."""
     methods = _methods(records)
     by = {(r["kernel"], r["size"], r["method"]): r for r in records}
-    lines = ["| kernel | size | " + " | ".join(methods) + " |",
-             "|---|---:|" + "---:|" * len(methods)]
+    lines = ["| kernel | size | " + "".join(f"{h} | " for h, _ in lead) + " | ".join(methods) + " |",
+             "|---|---:|" + "---:|" * (len(lead) + len(methods))]
     for kernel, size in _rows(records):
-        cells = []
+        cells = [cell(kernel, size) for _, cell in lead]
         for m in methods:
             r = by.get((kernel, size, m))
             if r is None:
@@ -150,6 +152,49 @@ def memory_table(records, notes, timeout_s=None) -> str:
         allocs = "n/a" if r.get("allocs") is None else f"{r['allocs']} arrays"
         return f"{fmt_bytes(r['peak_bytes'])}, {allocs}"
     return _table(mem, notes, timeout_s, cell) if mem else "(no NumPy-based measurements)"
+
+
+def _with_vectorized(records):
+    """The records of the (kernel, size) rows whose kernel has a vectorized forward."""
+    rows = {(r["kernel"], r["size"]) for r in records if r.get("vec_fwd_s") is not None or r.get("vec_note")}
+    return [r for r in records if (r["kernel"], r["size"]) in rows]
+
+
+def vectorized_table(records, notes, timeout_s=None) -> str:
+    """Rows kernel × size (kernels with a vectorized NumPy forward), cells gradient ÷ vectorized forward.
+
+    The first column is the vectorized forward's own time, as measured beside the hand-written gradient;
+    every ratio was measured in its method's worker, interleaved with that method's gradient.
+    """
+    mine = _with_vectorized(records)
+    if not mine:
+        return "(no kernel with a vectorized forward)"
+    base = {(r["kernel"], r["size"]): r for r in mine if r["method"] == BASELINE}
+    lead = (("vectorized forward", lambda k, n: fmt_time(base.get((k, n), {}).get("vec_fwd_s"))),)
+    return _table(mine, notes, timeout_s, _vec_cell(notes), lead)
+
+
+def _vec_cell(notes):
+    def cell(r):
+        if r.get("vec_note"):
+            return f"**WRONG** {notes.ref('vectorized', r['vec_note'])}"
+        ratio = r.get("grad_vec_ratio")
+        return "–" if ratio is None else fmt_ratio(ratio)
+    return cell
+
+
+def memory_growth_table(records, notes, timeout_s=None) -> str:
+    """Peak traced bytes of one gradient call ÷ size, for the kernels with a vectorized forward: a figure
+    that stays put from size to size is memory O(size)."""
+    mine = [r for r in _with_vectorized(records) if r["method"] in
+            {m.name for m in METHODS.values() if m.numpy_based} | {r["method"] for r in records
+                                                                  if r.get("peak_bytes") is not None}]
+
+    def cell(r):
+        if r.get("peak_bytes") is None:
+            return "–"
+        return f"{fmt_bytes(r['peak_bytes'])} ({r['peak_bytes'] / r['size']:,.0f} B per unit)"
+    return _table(mine, notes, timeout_s, cell) if mine else "(no NumPy-based measurements)"
 
 
 def machine_info() -> dict:
@@ -252,6 +297,25 @@ def results_markdown(records, info: dict, settings: dict, plot_name: str | None)
         "",
         gradient_table(records, notes, timeout_s),
         "",
+    ]
+    if _with_vectorized(records):
+        parts += [
+            "## Gradient ÷ vectorized forward",
+            "",
+            "For the kernels with a vectorized NumPy forward (`vectorized` in the kernel's module: the same "
+            "value by whole-array operations), each method's gradient time over that forward's time, the two "
+            "timed in alternating rounds in the method's worker (median of the paired ratios). The vectorized "
+            "forward's time is the one measured beside the hand-written gradient.",
+            "",
+            vectorized_table(records, notes, timeout_s),
+            "",
+            "Peak traced memory of one gradient call, and per size unit (a figure that stays put as the "
+            "size grows is memory linear in the size):",
+            "",
+            memory_growth_table(records, notes, timeout_s),
+            "",
+        ]
+    parts += [
         "## Forward time (ratio to the plain function under NumPy)",
         "",
         forward_table(records, notes, timeout_s),

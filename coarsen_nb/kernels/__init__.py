@@ -14,7 +14,13 @@ Every module ``kernels/<name>.py`` holds
   in that order (one value if one name, else a tuple): the practical speed
   limit the benchmarks compare against;
 * ``make_inputs(size, seed=0)`` — the positional arguments, deterministic per
-  seed.
+  seed;
+* optionally ``vectorized(*args)`` — the same value as the main function, written
+  with whole-array NumPy operations (``np.cumsum``, ``np.correlate``, ``np.clip``,
+  a doubling scan for a linear recurrence): what a user who rewrote the loops by
+  hand would run forward.  The benchmarks report the gradient's time over it
+  (issue 16: loops users write should not cost more than a few vectorized
+  forwards); :func:`vectorized` returns it or ``None``.
 
 ``loop_kind`` says which part of the phi-calculus a kernel leans on:
 ``closed-form`` (reductions, Σ with γ inside), ``linear-recurrence``
@@ -47,6 +53,7 @@ NAMES = (
     "barrier_option",
     "asian_option",
     "conv1d",
+    "segment_distance",
 )
 
 KERNELS = {name: import_module(f"{__name__}.{name}") for name in NAMES}
@@ -57,4 +64,9 @@ def function(mod):
     return getattr(mod, mod.META["name"])
 
 
-__all__ = ["KERNELS", "NAMES", "function"]
+def vectorized(mod):
+    """The kernel's vectorized NumPy forward, ``vectorized(*args) -> float``, or ``None`` if it has none."""
+    return getattr(mod, "vectorized", None)
+
+
+__all__ = ["KERNELS", "NAMES", "function", "vectorized"]

@@ -3,10 +3,11 @@
 An outer loop over simulated paths, an inner loop over time steps that moves
 the price one geometric-Brownian step and adds it to a running sum, then the
 path's payoff ``max(mean price − K, 0)``.  The running sum reads the price the
-same step updates (a prefix product read every step), which coarsen_nb lifts
-to a scan, and the independent paths run together as lanes of one array
-(phi/batching.py).  ``wrt`` is the spot ``s0``, the volatility ``sigma`` and
-the strike (the shocks ``z`` are data).
+same step updates (a prefix product read every step); the independent paths
+run together as lanes of one array (phi/batching.py), the inner loop step by
+step over all lanes at once (one tape entry of lane arrays per step).
+``wrt`` is the spot ``s0``, the volatility ``sigma`` and the strike (the
+shocks ``z`` are data).
 """
 
 import math
@@ -37,6 +38,13 @@ def asian_option(z, s0, sigma, strike):
             running += s
         payoff += max(running / n_steps - strike, 0.0)
     return payoff / n_paths
+
+
+def vectorized(z, s0, sigma, strike):
+    """The same price with array operations: every path's prices at once by a cumulative sum of the log
+    steps, the running average as ``np.mean`` over the steps."""
+    avg = np.mean(s0 * np.exp(sigma * np.cumsum(z, axis=1)), axis=1)
+    return float(np.sum(np.maximum(avg - strike, 0.0))) / z.shape[0]
 
 
 def grad(z, s0, sigma, strike):

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from coarsen_nb.benchmarks import cli, harness, memory, report
+from coarsen_nb.benchmarks import cli, harness, measure, memory, report
 from coarsen_nb.benchmarks.measure import Config, compare
 from coarsen_nb.benchmarks.peers import METHODS, Method, rebind
 
@@ -50,6 +50,10 @@ def tiny(x):
 
 def grad(x):
     return np.cos(x) * x + np.sin(x)
+
+
+def vectorized(x):
+    return float(np.sum(np.sin(x) * x))
 
 
 def make_inputs(size, seed=0):
@@ -99,17 +103,31 @@ FAST = Config(timeout_s=5.0, budget_s=0.01, target_repeat_s=0.0005, min_repeats=
               memory_max_call_s=1.0)
 
 
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    """Import the tiny kernel under a unique name from a temp dir on sys.path (workers inherit it)."""
-    import sys
-
+def _import_tiny(tmp_path_factory, text):
+    """Import a tiny kernel under a unique name from a temp dir on sys.path (workers inherit it)."""
     d = tmp_path_factory.mktemp("tinyk")
     name = f"tiny_{uuid.uuid4().hex[:8]}"
-    (d / f"{name}.py").write_text(textwrap.dedent(TINY))
+    (d / f"{name}.py").write_text(textwrap.dedent(text))
     sys.path.insert(0, str(d))
+    return d, importlib.import_module(name)
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    d, mod = _import_tiny(tmp_path_factory, TINY)
     try:
-        yield importlib.import_module(name)
+        yield mod
+    finally:
+        sys.path.remove(str(d))
+
+
+@pytest.fixture(scope="module")
+def tiny_bad_vectorized(tmp_path_factory):
+    """The tiny kernel whose vectorized forward computes another function (a 1 % error)."""
+    d, mod = _import_tiny(tmp_path_factory, TINY.replace("return float(np.sum(np.sin(x) * x))",
+                                                         "return 1.01 * float(np.sum(np.sin(x) * x))"))
+    try:
+        yield mod
     finally:
         sys.path.remove(str(d))
 
@@ -138,6 +156,50 @@ def test_hand_written_record_structure(tiny, tmp_path):
     assert r["max_rel_err"] == 0.0
     assert isinstance(r["peak_bytes"], int)
     assert r["allocs"] is None or r["allocs"] >= 1
+
+
+def test_vectorized_forward_is_timed_beside_each_gradient(tiny, tmp_path):
+    recs = _run(tiny, [_method(tiny, "wrong", numpy_based=True)], tmp_path=tmp_path)
+    r = recs["hand-written"]
+    assert isinstance(r["vec_fwd_s"], float) and r["vec_fwd_s"] > 0
+    assert isinstance(r["grad_vec_ratio"], float) and r["grad_vec_ratio"] > 0
+    assert recs["wrong"]["grad_vec_ratio"] is None        # a wrong gradient gets no ratio either
+    notes = report._Notes()
+    table = report.vectorized_table(list(recs.values()), notes, 5.0)
+    assert table.splitlines()[0] == "| kernel | size | vectorized forward | hand-written | wrong |"
+    row = table.splitlines()[2]
+    assert row.startswith("| tiny | 4 | ") and f"{report.fmt_ratio(r['grad_vec_ratio'])}" in row
+    assert "**WRONG**" in row
+    growth = report.memory_growth_table(list(recs.values()), notes, 5.0)
+    assert "B per unit" in growth.splitlines()[2]
+
+
+def test_vectorized_forward_of_another_value_is_flagged_not_timed(tiny_bad_vectorized, tmp_path):
+    r = _run(tiny_bad_vectorized, [], tmp_path=tmp_path)["hand-written"]
+    assert r["status"] == "ok"                          # the gradient's own figures stand
+    assert r["vec_fwd_s"] is None and r["grad_vec_ratio"] is None
+    assert "differs from the plain function" in r["vec_note"]
+    assert "**WRONG**" in report.vectorized_table([r], report._Notes(), 5.0)
+
+
+def test_interleaved_alternates_the_two_calls_and_pairs_their_times(monkeypatch):
+    """On a fake clock that each call advances by a known cost (gradient 3, vectorized forward 1; no
+    timing of the real machine), the medians are the costs, the ratio is 3, and the calls alternate
+    in rounds of whole repeats."""
+    now, calls = [0.0], []
+
+    def call(name, cost):
+        def run():
+            calls.append(name)
+            now[0] += cost
+        return run
+
+    monkeypatch.setattr(measure.time, "perf_counter", lambda: now[0])
+    cfg = Config(budget_s=40.0, target_repeat_s=2.0, min_repeats=3, max_repeats=5)
+    g, v, ratio = measure.interleaved(call("g", 3.0), call("v", 1.0), lambda r: r, cfg, 3.0, 1.0)
+    assert (g, v, ratio) == (3.0, 1.0, 3.0)
+    # 1 gradient call (3 ≥ 2) then 2 forward calls per round; 40 / (3 + 2) = 8 rounds, capped at 5
+    assert "".join(calls) == "gvv" * 5
 
 
 def test_wrong_gradient_is_flagged_and_not_timed(tiny, tmp_path):

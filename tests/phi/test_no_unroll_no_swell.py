@@ -75,6 +75,31 @@ LITERAL_LOOPS = {
                            "    return v\n", lambda n: (1.0,)),
     "while_counter": ("def f(x):\n    s = 0.0\n    k = 0\n    while k < N:\n        s += x / (k + 1)\n        k += 1\n"
                       "    return s\n", lambda n: (0.7,)),
+    # Issue 16's shapes (the kernels barrier_option, asian_option, iir_filter, exp_smoothing, conv1d,
+    # segment_distance, in small): per-path loops batched as lanes, scans, element writes, windows, a clamp
+    # inside a running maximum.
+    "paths_knock_out": ("def f(z, s0, sig):\n    total = 0.0\n    for p in range(N):\n        s = s0\n"
+                        "        alive = 1.0\n        for t in range(4):\n            s = s * math.exp(sig * z[p, t])\n"
+                        "            if s > 1.2:\n                alive = 0.0\n"
+                        "        total += alive * max(s - s0, 0.0)\n    return total\n",
+                        lambda n: (np.sin(np.arange(4.0 * n)).reshape(n, 4), 1.0, 0.05)),
+    "paths_running_sum": ("def f(z, s0, sig):\n    pay = 0.0\n    for p in range(N):\n        s = s0\n"
+                          "        run = 0.0\n        for t in range(4):\n            s = s * math.exp(sig * z[p, t])\n"
+                          "            run += s\n        pay += max(run / 4 - 1.0, 0.0)\n    return pay\n",
+                          lambda n: (np.sin(np.arange(4.0 * n)).reshape(n, 4), 1.0, 0.05)),
+    "iir_scan": ("def f(x, y, a):\n    s = 0.0\n    loss = 0.0\n    for k in range(N):\n        s = a * s + x[k]\n"
+                 "        loss += (s - y[k]) ** 2\n    return loss\n",
+                 lambda n: (np.sin(np.arange(n, dtype=float)), np.cos(np.arange(n, dtype=float)), 0.9)),
+    "smoothing_writes": ("def f(x, a):\n    s = np.zeros(N + 1)\n    sse = 0.0\n    for i in range(N):\n"
+                         "        e = x[i] - s[i]\n        sse += e * e\n        s[i + 1] = a * x[i] + (1 - a) * s[i]\n"
+                         "    return sse\n", lambda n: (np.sin(np.arange(n, dtype=float)), 0.3)),
+    "conv_windows": ("def f(x, w):\n    out = np.zeros(N)\n    for i in range(N):\n        acc = 0.0\n"
+                     "        for k in range(3):\n            acc += w[k] * x[i + k]\n        out[i] = acc\n"
+                     "    loss = 0.0\n    for i in range(N):\n        loss += out[i] ** 2\n    return loss\n",
+                     lambda n: (np.sin(np.arange(n + 2, dtype=float)), np.array([0.2, -0.5, 0.3]))),
+    "clamp_running_max": ("def f(x, a, b):\n    worst = 0.0\n    for i in range(N):\n        t = (x[i] - a) / b\n"
+                          "        t = min(max(t, 0.0), 1.0)\n        worst = max(worst, (x[i] - a - t * b) ** 2)\n"
+                          "    return worst\n", lambda n: (np.sin(np.arange(n, dtype=float)), -0.5, 1.0)),
 }
 
 
@@ -183,3 +208,33 @@ def test_swell_table():
     print(f"{'TOTAL':26s} {total_fw:8d} {total_dv:10d} {total_dv / total_fw:7.2f}")
     over = [(n, round(r, 2)) for n, _, _, r in rows if r > SWELL_BOUND]
     assert not over, f"derivative/forward ops above {SWELL_BOUND}: {over}"
+
+
+# --------------------------------------------------------------------------
+# Issue 16's kernels as written: the same program and op counts at two sizes, and no swell
+# --------------------------------------------------------------------------
+
+ISSUE_16_KERNELS = ("barrier_option", "asian_option", "iir_filter", "exp_smoothing", "conv1d", "segment_distance")
+
+
+def _kernel_counts(name: str, size: int) -> tuple[int, int, int, int]:
+    """(forward ops, derivative ops after CSE, plan text, module text) of a fresh compile at ``size``."""
+    from coarsen_nb.kernels import KERNELS, function
+
+    mod = KERNELS[name]
+    f = cn.coarsen(function(mod), wrt=mod.META["wrt"])
+    f.grad(*mod.make_inputs(size, 0))
+    return (forward_ops(f.plan), derivative_ops(f.plan, f._compiled().wrt), _shape_of_text(str(f.plan)),
+            _shape_of_text(f.source))
+
+
+@pytest.mark.parametrize("name", ISSUE_16_KERNELS)
+def test_issue_16_kernel_program_is_independent_of_its_size(name):
+    from coarsen_nb.kernels import KERNELS
+
+    meta = KERNELS[name].META
+    small, large = _kernel_counts(name, meta["test_size"]), _kernel_counts(name, max(meta["sizes"]))
+    assert small == large, (f"{name}: (forward ops, derivative ops, plan text, module text) {small} at "
+                            f"{meta['test_size']} vs {large} at {max(meta['sizes'])}")
+    fw, dv = small[:2]
+    assert dv <= SWELL_BOUND * fw, f"{name}: derivative {dv} ops after CSE vs forward {fw} ops"
