@@ -41,6 +41,8 @@ class BranchPrinting:
         # (integer and truth values keep their masked buffer's dtype)
         if floating and self._cheap_arms(clauses, lv):
             return self._where(clauses, lv)
+        if not floating and all(x.is_Number or x in (sp.true, sp.false) for x, _ in clauses):
+            return self._constant_where(clauses, lv)
         out = self.fresh("pw")
         size = self._size(lv)
         integer = all(getattr(c[0], "is_integer", False) for c in clauses)
@@ -217,6 +219,21 @@ class BranchPrinting:
         code = codes[-1]
         if not self.deps(exprs[-1]):
             code = f"{xp}.asarray({code}, dtype={xp}.float64)"
+        for cond, arm in reversed(list(zip(conds, codes[:-1], strict=True))):
+            code = f"{xp}.where({cond}, {arm}, {code})"
+        return code
+
+    def _constant_where(self, clauses, lv: Level) -> str:
+        """An integer or truth-valued choice among numbers (an indicator: the derivative of ``np.where(c,
+        x, 0)`` or of ``max``, a count's increment): ``where(p1, 1, where(p2, 2, 0))``, of the arms' own
+        kind.  Numbers cannot fail on another branch's points, so no arm needs its own points."""
+        xp = self.xp
+        last = next((k for k, (_, c) in enumerate(clauses) if c == sp.true), len(clauses) - 1)
+        conds = [self.value(cond, lv) for _, cond in clauses[:last]]
+        conds = [c if self.deps(cond) else f"{xp}.asarray({c})" for c, (_, cond) in zip(conds, clauses, strict=False)]
+        codes = [self.value(x, lv) for x, _ in clauses[:last + 1]]
+        kind = f"{xp}.bool" if is_boolean(clauses[0][0]) else f"{xp}.int64"
+        code = f"{xp}.asarray({codes[-1]}, dtype={kind})"   # (the array API's where takes one scalar arm)
         for cond, arm in reversed(list(zip(conds, codes[:-1], strict=True))):
             code = f"{xp}.where({cond}, {arm}, {code})"
         return code
