@@ -353,9 +353,7 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting):
             rp = self.rect_product(body, child)
             if rp is not None:
                 # Σ_j A[i, j]·h[j]·g[i]: a matrix-vector product on the block of A, no flattened copy
-                m, g, h = rp
-                mv = f"{self.xp}.sum({m}, axis=1)" if h is None else f"({m} @ {h})"
-                return mv if g is None else f"({mv} * {g})"
+                return self.rect_rows(*rp)
         vals = self.value(body, child)
         if e.kind == "sum" and is_int_literal(vals) and not self._is_array_level(lv):
             return trivial.count(vals, child.size)      # Σ_k c over n points: c·n, exactly
