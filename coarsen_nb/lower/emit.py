@@ -246,6 +246,9 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting):
             return self._scan(e, lv)
         if isinstance(e, forms.Gather):
             whole = self.value(e.args[0], self.root)
+            fast = self.affine_slice(e.args[1], lv) if len(e.args) == 2 else None
+            if fast is not None:        # the elements a loop wrote at k + c: a slice, not a gather
+                return f"_take({whole}, {', '.join(fast)})"
             return f"{whole}[{', '.join(self.value(i, lv) for i in e.args[1:])}]"
         if isinstance(e, forms.Unwritten):
             return self._unwritten(e, lv)

@@ -211,11 +211,12 @@ def _window_helpers(xp) -> dict:
 
 
 @pytest.mark.parametrize("xp", ["numpy", "array_api_strict"])
-@pytest.mark.parametrize("n, k", [(1, 1), (1, 5), (5, 1), (6, 6), (40, 7)])
+@pytest.mark.parametrize("n, k", [(1, 1), (1, 5), (5, 1), (6, 6), (40, 7), (4096, 2), (8193, 3)])
 def test_window_helpers_against_their_definitions(xp, n, k):
     """The window helpers against the sums they stand for, written as loops: NumPy's correlations and
     convolution in bounds (offset 1), the gather forms where a window wraps (offset -1) or where the
-    namespace has no correlate (array_api_strict), with sizes of 1 included."""
+    namespace has no correlate (array_api_strict), with sizes of 1 included and rows past NumPy's
+    _window_vecmat chunk of 4096."""
     mod = pytest.importorskip(xp)
     env = _window_helpers(mod)
     rng = np.random.default_rng(n * 10 + k)
