@@ -353,10 +353,10 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting):
         body, k, a, b, s = e.args
         child = self._child(lv, k, a, b, s)
         if e.kind == "sum":
-            rp = self.rect_product(body, child)
-            if rp is not None:
+            mv = self.rect_sum(body, child)
+            if mv is not None:
                 # Σ_j A[i, j]·h[j]·g[i]: a matrix-vector product on the block of A, no flattened copy
-                return self.rect_rows(*rp)
+                return mv
         vals = self.value(body, child)
         if e.kind == "sum" and is_int_literal(vals) and not self._is_array_level(lv):
             return trivial.count(vals, child.size)      # Σ_k c over n points: c·n, exactly

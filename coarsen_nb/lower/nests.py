@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from coarsen_nb.errors import NoSegmentForm
-from coarsen_nb.lower.printing import Level
+from coarsen_nb.lower.printing import Level, int_typed
 from coarsen_nb.phi import forms
 from coarsen_nb.symbolic.levels import ELEM
 
@@ -101,7 +101,31 @@ class NestPrinting:
             g = f"({g} + {self.xp}.zeros({lv.size}))"
         if h is not None and self._may_be_scalar(sp.Mul(*fj)):
             h = f"({h} + {self.xp}.zeros({jl.size}))"
+        # an integer factor (i + 1, j) as floats: the array API promotes no int64 array with float64 in @ or *
+        if g is not None and int_typed(sp.Mul(*fi)):
+            g = f"{self.xp}.asarray({g}, dtype={self.xp}.float64)"
+        if h is not None and int_typed(sp.Mul(*fj)):
+            h = f"{self.xp}.asarray({h}, dtype={self.xp}.float64)"
         return m, g, h
+
+    def rect_sum(self, body, child: Level):
+        """Σ_j of ``body`` at the dense level ``child`` as matrix-vector products on blocks and windows,
+        one per term of a sum (a correlation's tangent Σ_j dw_j·x_{i+j} + w_j·dx_{i+j} is two), else None."""
+        parts = []
+        for term in self._terms(body):
+            rp = self.rect_product(term, child)
+            if rp is None:
+                return None
+            parts.append(self.rect_rows(*rp))
+        return parts[0] if len(parts) == 1 else "(" + " + ".join(parts) + ")"
+
+    def _terms(self, e) -> list:
+        """The terms of a sum, looking through the temps that name its parts."""
+        if isinstance(e, sp.Symbol) and e in self.temps:
+            return self._terms(self.temps[e])
+        if isinstance(e, sp.Add):
+            return [t for a in e.args for t in self._terms(a)]
+        return [e]
 
     def rect_rows(self, m, g, h) -> str:
         """Σ_j M[i, j]·h[j]·g[i] of ``rect_product``'s parts (h None: 1): a correlation on windows."""

@@ -235,3 +235,21 @@ def test_window_helpers_against_their_definitions(xp, n, k):
         np.testing.assert_allclose(np.asarray(env["_window_vecmat"](ga, xa, lo, n, k)), vm, rtol=1e-13, atol=1e-13)
         env["_window_outer_add"](b, lo, n, k, ga, ha)
         np.testing.assert_allclose(np.asarray(b), want, rtol=1e-13, atol=1e-13)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_window_tangent_is_two_correlations(seed):
+    """Forward mode of a correlation: Σ_k dw_k·x[i+k] + w_k·dx[i+k] splits into two window products (no
+    flattened (n, k) gathers), and ⟨J ẋ, 1⟩ equals ⟨ẋ, Jᵀ 1⟩ and central differences along the tangent."""
+    rng = np.random.default_rng(seed)
+    x, w = rng.normal(size=int(rng.integers(6, 14))), rng.normal(size=int(rng.integers(1, 5)))
+    dx, dw = rng.normal(size=x.shape), rng.normal(size=w.shape)
+    f = cn.coarsen(_correlate_valid)
+    _, t = f.jvp((x, w), (dx, dw))
+    gx, gw = f.grad(x, w)
+    assert abs(t - (np.dot(gx, dx) + np.dot(gw, dw))) <= 1e-10 * max(1.0, abs(t))
+    h = 1e-6
+    fd = (_correlate_valid(x + h * dx, w + h * dw) - _correlate_valid(x - h * dx, w - h * dw)) / (2 * h)
+    assert abs(t - fd) <= 1e-6 * max(1.0, abs(fd))
+    jvp = f.source[f.source.index(f"def {f.name}_jvp("):]
+    assert jvp.count("_window_matvec(") >= 3 and "xp.tile(" not in jvp, jvp
