@@ -249,6 +249,9 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting):
             return self._scan(e, lv)
         if isinstance(e, forms.Gather):
             whole = self.value(e.args[0], self.root)
+            fast = self.affine_slice(e.args[1], lv) if len(e.args) == 2 else None
+            if fast is not None:        # the elements a loop wrote at k + c: a slice, not a gather
+                return f"_take({whole}, {', '.join(fast)})"
             return f"{whole}[{', '.join(self.value(i, lv) for i in e.args[1:])}]"
         if isinstance(e, forms.Unwritten):
             return self._unwritten(e, lv)
@@ -353,12 +356,10 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting):
         body, k, a, b, s = e.args
         child = self._child(lv, k, a, b, s)
         if e.kind == "sum":
-            rp = self.rect_product(body, child)
-            if rp is not None:
+            mv = self.rect_sum(body, child)
+            if mv is not None:
                 # Σ_j A[i, j]·h[j]·g[i]: a matrix-vector product on the block of A, no flattened copy
-                m, g, h = rp
-                mv = f"{self.xp}.sum({m}, axis=1)" if h is None else f"({m} @ {h})"
-                return mv if g is None else f"({mv} * {g})"
+                return mv
         vals = self.value(body, child)
         if e.kind == "sum" and is_int_literal(vals) and not self._is_array_level(lv):
             return trivial.count(vals, child.size)      # Σ_k c over n points: c·n, exactly

@@ -210,7 +210,8 @@ HELPERS["_index_add"] = '''def _index_add(b, idx, v):
     return b + xp.reshape(total, b.shape)
 '''
 
-DEPENDS = {"_index_add": ("_scatter_sum",), "_window": ("_scatter_sum",),
+DEPENDS = {"_index_add": ("_scatter_sum",), "_window": ("_scatter_sum",), "_window_matvec": ("_window",),
+           "_window_vecmat": ("_window",), "_window_outer_add": ("_window",),
            "_sum_scan": ("_steps",), "_prod_scan": ("_steps",), "_lin_scan": ("_steps",),
            "_scatter_add": ("_scatter_sum",), "_block": ("_scatter_sum",), "_scatter_sum": ("_segment_sum",),
             "_segment_sum": ("_segments",),
@@ -248,6 +249,45 @@ def _window_add(b, lo, n0, n1, v):
         flat = xp.reshape((lo + xp.reshape(xp.arange(n0), (-1, 1)) + xp.reshape(xp.arange(n1), (1, -1)))
                           % b.shape[0], (-1,))
         b += _scatter_sum(flat, xp.reshape(v, (-1,)), b.shape[0])
+'''
+
+# The contractions of a window with vectors (coarsen_nb.lower.nests): correlations and a convolution, one
+# pass over the signal each, instead of the product of the (n0, n1) windows with a vector (not BLAS on a
+# sliding view: its rows overlap) or an (n0, n1) outer product scattered column by column.
+
+HELPERS["_window_matvec"] = '''def _window_matvec(x, lo, n0, n1, h):
+    """_window(x, lo, n0, n1) @ h: sum_j x[lo + i + j] * h[j] for i < n0, a valid correlation of the
+    signal with h where the namespace has one, the product on the windows otherwise."""
+    if x.ndim == 1 and h.shape == (n1,) and 0 < n0 and 0 < n1 and 0 <= lo and lo + n0 + n1 - 1 <= x.shape[0] \\
+            and hasattr(xp, "correlate"):
+        return xp.correlate(x[lo:lo + n0 + n1 - 1], h, mode="valid")
+    return _window(x, lo, n0, n1) @ h
+'''
+
+HELPERS["_window_vecmat"] = '''def _window_vecmat(g, x, lo, n0, n1):
+    """g @ _window(x, lo, n0, n1): sum_i g[i] * x[lo + i + j] for j < n1, a valid correlation of the
+    signal with g (the adjoint of _window_matvec for h).  NumPy's correlation is n1 dots of length n0;
+    it runs over rows of 4096 at a time because a longer dot is where BLAS starts threads (OpenBLAS
+    above 10**4), and on a loaded machine a threaded dot waits for cores (100 ms instead of 0.1 ms)."""
+    if x.ndim == 1 and g.shape == (n0,) and 0 < n0 and 0 < n1 and 0 <= lo and lo + n0 + n1 - 1 <= x.shape[0] \\
+            and hasattr(xp, "correlate"):
+        rows = 4096 if xp.__name__ == "numpy" else n0
+        out = xp.correlate(x[lo:lo + min(rows, n0) + n1 - 1], g[:rows], mode="valid")
+        for i in range(rows, n0, rows):
+            m = min(rows, n0 - i)
+            out += xp.correlate(x[lo + i:lo + i + m + n1 - 1], g[i:i + m], mode="valid")
+        return out
+    return g @ _window(x, lo, n0, n1)
+'''
+
+HELPERS["_window_outer_add"] = '''def _window_outer_add(b, lo, n0, n1, g, h):
+    """b[lo + i + j] += g[i] * h[j] for i < n0, j < n1 (the adjoint of _window_matvec for x): one full
+    convolution of g and h added to a slice, no (n0, n1) outer product."""
+    if b.ndim == 1 and g.shape == (n0,) and h.shape == (n1,) and 0 < n0 and 0 < n1 and 0 <= lo \\
+            and lo + n0 + n1 - 1 <= b.shape[0] and hasattr(xp, "convolve"):
+        b[lo:lo + n0 + n1 - 1] += xp.convolve(g, h)
+    elif n0 > 0 and n1 > 0:
+        _window_add(b, lo, n0, n1, xp.reshape(g, (-1, 1)) * xp.reshape(h, (1, -1)))
 '''
 
 HELPERS["_block"] = '''def _block(x, lo0, n0, lo1, n1):

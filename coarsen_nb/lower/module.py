@@ -509,38 +509,39 @@ class ModuleWriter:
 
     def _rect_scatter(self, pr: Printer, name: str, idx, e, lv) -> bool:
         """The adjoint of a dense two-level nest (see ``Printer.rect_product``) without flattening:
-        into ``w[j + c]`` it is ``(g @ M) * h``, into ``A[i + c, j + c']`` the block ``M * g ⊗ h``."""
+        into ``w[j + c]`` it is ``(g @ M) * h``, into ``A[i + c, j + c']`` the block ``M * g ⊗ h``, into
+        the windows ``x[i + j + c]`` the convolution ``g ∗ h`` (or slice adds of ``M * g ⊗ h``)."""
         rp = pr.rect_product(e, lv, need_matrix=False)
         if rp is None:
             return False
         m, g, h = rp
-        if m is None and (g is None or h is None):
+        if m is None and g is None and h is None:
             return False
         i, j = lv.parent.binder, lv.binder
         b = self.names.bar(name)
         idx = [sp.sympify(x) for x in idx]
+        if len(idx) == 1 and pr.deps(idx[0]) == {i, j}:
+            # into the windows x[i + j + c]: a convolution of g and h (a missing one is 1s)
+            win = pr._window_read_index(idx, i, j)
+            if win is None:
+                return False
+            self.helpers.add("_window")         # (defines _window_add too)
+            pr.emit(pr.window_add(b, win, m, g, h))
+            return True
+        if m is None and (g is None or h is None):
+            return False
         if len(idx) == 1 and pr.deps(idx[0]) == {j}:
             fast = pr.affine_slice(idx[0], pr.level_for({j}))
             if fast is None:
                 return False
-            col = f"xp.sum({m}, axis=0)" if g is None else f"xp.sum({g})" if m is None else f"({g} @ {m})"
-            val = col if h is None else f"({col} * {h})"
+            val = pr.rect_columns(m, g, h)
             pr.emit(trivial.scatter_add(self, pr, pr.level_for({j}), b, name, fast, val))
-            return True
-        if len(idx) == 1 and pr.deps(idx[0]) == {i, j}:
-            win = pr._window_read_index(idx, i, j)
-            if win is None:
-                return False
-            factors = ([m] if m is not None else []) + ([f"({g})[:, None]"] if g is not None else []) + \
-                ([f"({h})[None, :]"] if h is not None else [])
-            self.helpers.add("_window")         # (defines _window_add too)
-            pr.emit(f"_window_add({b}, {win}, {' * '.join(factors)})")
             return True
         if len(idx) == 2 and pr.deps(idx[0]) == {i} and pr.deps(idx[1]) == {j}:
             blk = pr._block_read_index(idx, i, j)
             if blk is None:
                 return False
-            factors = ([m] if m is not None else []) + ([f"({g})[:, None]"] if g is not None else []) + \
+            factors = ([str(m)] if m is not None else []) + ([f"({g})[:, None]"] if g is not None else []) + \
                 ([f"({h})[None, :]"] if h is not None else [])
             val = " * ".join(factors)
             pr.emit(f"_block_add({b}, {blk}, {val})")

@@ -1,16 +1,40 @@
 """Loop nests beyond one flat level: dense two-level nests as matrix products on blocks,
 and the per-segment operations (exclusive products, arg-extremum one-hots, linear-recurrence
 states) that need a segment as a row of a 2-D array.  A mixin of :class:`~coarsen_nb.lower.emit.Printer`.
+
+The windows ``x[i + j + c]`` of a correlation are kept as a :class:`Window`, not as the text of their
+strided view, so that their contractions with vectors print as correlations and a convolution
+(``_window_matvec``, ``_window_vecmat``, ``_window_outer_add``): a sliding view's rows overlap, so a
+matrix product on it is not BLAS but a strided loop, and its adjoint an (n_i, n_j) outer product.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import sympy as sp
 
 from coarsen_nb.errors import NoSegmentForm
-from coarsen_nb.lower.printing import Level
+from coarsen_nb.lower.printing import Level, int_typed
 from coarsen_nb.phi import forms
 from coarsen_nb.symbolic.levels import ELEM
+
+
+@dataclass(frozen=True)
+class Window:
+    """The windows ``x[lo + i + j]`` (i < n_i, j < n_j) read by a dense nest; prints as their view."""
+
+    arr: str
+    lo: str
+    n_i: str
+    n_j: str
+
+    @property
+    def args(self) -> str:
+        return f"{self.lo}, {self.n_i}, {self.n_j}"
+
+    def __str__(self) -> str:
+        return f"_window({self.arr}, {self.args})"
 
 
 class NestPrinting:
@@ -37,7 +61,8 @@ class NestPrinting:
         product ``g`` at the outer level, or None) and factors of j alone (``h``, a vector over j,
         or None); otherwise None (M is None without factors of both, if not ``need_matrix``).
         Then Σ_j is ``(M @ h) * g`` and the adjoint scattered over j
-        is ``(g @ M) * h``: BLAS on views instead of flattened gathers, tiles and bincounts."""
+        is ``(g @ M) * h``: BLAS on views instead of flattened gathers, tiles and bincounts
+        (``rect_rows``, ``rect_columns``; M is a :class:`Window` when it is one window read alone)."""
         pair = self._dense_pair(child)
         if pair is None:
             return None
@@ -68,7 +93,7 @@ class NestPrinting:
         if not blocks and need_matrix:
             return None
         jl = self._child(self.root, j, *rj)
-        m = None if not blocks else blocks[0] if len(blocks) == 1 else "(" + " * ".join(blocks) + ")"
+        m = None if not blocks else blocks[0] if len(blocks) == 1 else "(" + " * ".join(map(str, blocks)) + ")"
         g = self.value(sp.Mul(*fi), lv) if fi else None
         h = self.value(sp.Mul(*fj), jl) if fj else None
         # a factor that may be one number (invariant, or a branch on a scalar) becomes a vector
@@ -76,7 +101,60 @@ class NestPrinting:
             g = f"({g} + {self.xp}.zeros({lv.size}))"
         if h is not None and self._may_be_scalar(sp.Mul(*fj)):
             h = f"({h} + {self.xp}.zeros({jl.size}))"
+        # an integer factor (i + 1, j) as floats: the array API promotes no int64 array with float64 in @ or *
+        if g is not None and int_typed(sp.Mul(*fi)):
+            g = f"{self.xp}.asarray({g}, dtype={self.xp}.float64)"
+        if h is not None and int_typed(sp.Mul(*fj)):
+            h = f"{self.xp}.asarray({h}, dtype={self.xp}.float64)"
         return m, g, h
+
+    def rect_sum(self, body, child: Level):
+        """Σ_j of ``body`` at the dense level ``child`` as matrix-vector products on blocks and windows,
+        one per term of a sum (a correlation's tangent Σ_j dw_j·x_{i+j} + w_j·dx_{i+j} is two), else None."""
+        parts = []
+        for term in self._terms(body):
+            rp = self.rect_product(term, child)
+            if rp is None:
+                return None
+            parts.append(self.rect_rows(*rp))
+        return parts[0] if len(parts) == 1 else "(" + " + ".join(parts) + ")"
+
+    def _terms(self, e) -> list:
+        """The terms of a sum, looking through the temps that name its parts."""
+        if isinstance(e, sp.Symbol) and e in self.temps:
+            return self._terms(self.temps[e])
+        if isinstance(e, sp.Add):
+            return [t for a in e.args for t in self._terms(a)]
+        return [e]
+
+    def rect_rows(self, m, g, h) -> str:
+        """Σ_j M[i, j]·h[j]·g[i] of ``rect_product``'s parts (h None: 1): a correlation on windows."""
+        if isinstance(m, Window):
+            mv = f"_window_matvec({m.arr}, {m.args}, {h if h is not None else f'{self.xp}.ones({m.n_j})'})"
+        else:
+            mv = f"{self.xp}.sum({m}, axis=1)" if h is None else f"({m} @ {h})"
+        return mv if g is None else f"({mv} * {g})"
+
+    def rect_columns(self, m, g, h) -> str:
+        """Σ_i g[i]·M[i, j]·h[j] of ``rect_product``'s parts (g or M None: 1, not both)."""
+        xp = self.xp
+        if isinstance(m, Window):
+            col = f"_window_vecmat({g if g is not None else f'{xp}.ones({m.n_i})'}, {m.arr}, {m.args})"
+        else:
+            col = f"{xp}.sum({m}, axis=0)" if g is None else f"{xp}.sum({g})" if m is None else f"({g} @ {m})"
+        return col if h is None else f"({col} * {h})"
+
+    def window_add(self, b: str, win: Window, m, g, h) -> str:
+        """The statement ``b[lo + i + j] += M[i, j]·g[i]·h[j]`` into the windows ``win`` of ``b``: one
+        convolution of g and h when there is no M (h or g None: 1), else the slice adds of ``_window_add``."""
+        xp = self.xp
+        if m is None:
+            g = g if g is not None else f"{xp}.ones({win.n_i})"
+            h = h if h is not None else f"{xp}.ones({win.n_j})"
+            return f"_window_outer_add({b}, {win.args}, {g}, {h})"
+        factors = [str(m)] + ([f"({g})[:, None]"] if g is not None else []) + \
+            ([f"({h})[None, :]"] if h is not None else [])
+        return f"_window_add({b}, {win.args}, {' * '.join(factors)})"
 
     def _power_table(self, f, i, j, lv: Level):
         """x_i ** e_j (an integer exponent of j) as an (n_i, n_j) table built by a cumulative product
@@ -116,19 +194,19 @@ class NestPrinting:
         return [e]
 
     def _block_read(self, f, i, j):
-        """``_block(A, lo_i, n_i, lo_j, n_j)`` for a read ``A[i + c, j + c']``, ``_window(x, lo, n_i, n_j)``
-        for a read ``x[i + j + c]`` (the windows of a correlation, a strided view), else None."""
+        """``_block(A, lo_i, n_i, lo_j, n_j)`` for a read ``A[i + c, j + c']``, the :class:`Window` of a
+        read ``x[i + j + c]`` (the windows of a correlation, a strided view), else None."""
         if not isinstance(f, sp.Symbol) or f not in self.reads:
             return None
         arr, idx = self.reads[f]
-        args = self._window_read_index(idx, i, j)
-        if args is not None:
-            return f"_window({arr}, {args})"
+        win = self._window_read_index(idx, i, j, arr)
+        if win is not None:
+            return win
         args = self._block_read_index(idx, i, j)
         return None if args is None else f"_block({arr}, {args})"
 
-    def _window_read_index(self, idx, i, j):
-        """``lo, n_i, n_j`` of the windows that ``[i + j + c]`` covers (else None)."""
+    def _window_read_index(self, idx, i, j, arr: str = ""):
+        """The :class:`Window` of ``arr`` that ``[i + j + c]`` covers (else None)."""
         if len(idx) != 1:
             return None
         c = sp.sympify(idx[0]) - i - j
@@ -137,7 +215,7 @@ class NestPrinting:
         (ai, bi, _), (aj, bj, _) = self.deps.ranges[i], self.deps.ranges[j]
         lo = self.value(ai + aj + c)
         n_i, n_j = self.value(sp.Max(0, bi - ai)), self.value(sp.Max(0, bj - aj))
-        return f"{lo}, {n_i}, {n_j}"
+        return Window(arr, lo, n_i, n_j)
 
     def _block_read_index(self, idx, i, j):
         """``lo_i, n_i, lo_j, n_j`` of the block that ``[i + c, j + c']`` covers (else None)."""

@@ -86,6 +86,10 @@ class ShapeFacts:
         if f == "_window" and len(a) == 4:
             n0, n1 = self.ints(a[2], a[3])
             return None if None in (n0, n1) else (max(n0, 0), max(n1, 0))
+        if f in ("_window_matvec", "_window_vecmat") and len(a) == 5:
+            # _window_matvec(x, lo, n0, n1, h): n0 values; _window_vecmat(g, x, lo, n0, n1): n1 values
+            n = self.ints(a[2] if f == "_window_matvec" else a[4])[0]
+            return None if n is None else (max(n, 0),)
         if f in ("reshape", "broadcast_to") and is_xp_call(e) and len(a) == 2:
             t = self.ev(a[1])
             dims = t[1] if t[0] == "tuple" else (t[1],) if t[0] == "int" else None

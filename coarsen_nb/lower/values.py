@@ -410,6 +410,7 @@ class AbstractValues:
 
 _KNOWN_REDUCE = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min, "amax": np.max, "amin": np.min}
 _XP_CALLS = {"_take": "take", "_block": "block", "_window": "block", "_window_add": "no_value",
+             "_window_matvec": "block", "_window_vecmat": "block", "_window_outer_add": "no_value",
              "_put": "put", "_segment_sum": "sized_n", "_segment_prod": "sized_n",
              "_segment_max": "sized_n", "_segment_min": "sized_n", "_scatter_sum": "sized_n",
              "_sum_scan": "sized_last", "_prod_scan": "sized_last", "_lin_scan": "sized_last",

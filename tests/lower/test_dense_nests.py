@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import coarsen_nb as cn
+from coarsen_nb.lower.helpers import HELPERS
 
 
 def matvec_loss(w, X):
@@ -126,7 +127,7 @@ def test_block_adjoint_without_a_block_read_defines_its_helper():
     assert_close(f.grad(w, X), finite_difference(weighted_sum, (w, X), 1))
 
 
-# -- windows: x[i + k] inside a dense nest is a strided view, its adjoint slice adds (issue 16) --------
+# -- windows: x[i + k] inside a dense nest is a strided view, its contractions correlations (issue 16) ----
 
 
 def _correlate_valid(x, w):
@@ -166,4 +167,89 @@ def test_windows_are_views_with_exact_gradients(fn, make, seed):
     for k, g in enumerate(grads if isinstance(grads, tuple) else (grads,)):
         if np.ndim(args[k]) or isinstance(args[k], float):
             np.testing.assert_allclose(g, finite_difference(fn, args, k), rtol=1e-5, atol=1e-6)
-    assert "_window(" in f.source and "_window_add(" in f.source
+    body = _functions(f)
+    # the contractions are correlations (no (n, k) product, no flattened gather), in both directions
+    assert "_window_matvec(" in body and "_window_outer_add(" in body and "_scatter_sum(" not in body
+
+
+def _functions(f) -> str:
+    """The generated functions' text, without the helpers' definitions (which name every helper)."""
+    return f.source[f.source.index(f"def {f.name}("):]
+
+
+def _wrapped_taps(x, w):
+    # x[i + k - 1] reads x[-1] (the last element) at i = k = 0, as Python's negative indexing does
+    s = 0.0
+    for i in range(len(x) - len(w) + 1):
+        acc = 0.0
+        for k in range(len(w)):
+            acc += w[k] * x[i + k - 1]
+        s += math.sin(acc) * (i + 0.5)
+    return s
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_windows_out_of_bounds_wrap_as_python_does(seed):
+    """A window that starts at x[-1] is not a slice: the helpers take their gather forms and still agree
+    with the plain loop and with central differences, for the signal and for the filter."""
+    rng = np.random.default_rng(seed)
+    x, w = rng.normal(size=int(rng.integers(4, 12))), rng.normal(size=int(rng.integers(1, 4)))
+    f = cn.coarsen(_wrapped_taps)
+    assert abs(f(x, w) - _wrapped_taps(x, w)) <= 1e-10 * max(1.0, abs(_wrapped_taps(x, w)))
+    gx, gw = f.grad(x, w)
+    np.testing.assert_allclose(gx, finite_difference(_wrapped_taps, (x, w), 0), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(gw, finite_difference(_wrapped_taps, (x, w), 1), rtol=1e-5, atol=1e-6)
+    assert "_window_matvec(" in _functions(f)
+
+
+def _window_helpers(xp) -> dict:
+    env = {"xp": xp, "math": math}
+    for h in ("_segments", "_segment_sum", "_scatter_sum", "_window", "_window_matvec", "_window_vecmat",
+              "_window_outer_add"):
+        exec(HELPERS[h], env)
+    return env
+
+
+@pytest.mark.parametrize("xp", ["numpy", "array_api_strict"])
+@pytest.mark.parametrize("n, k", [(1, 1), (1, 5), (5, 1), (6, 6), (40, 7), (4096, 2), (8193, 3)])
+def test_window_helpers_against_their_definitions(xp, n, k):
+    """The window helpers against the sums they stand for, written as loops: NumPy's correlations and
+    convolution in bounds (offset 1), the gather forms where a window wraps (offset -1) or where the
+    namespace has no correlate (array_api_strict), with sizes of 1 included and rows past NumPy's
+    _window_vecmat chunk of 4096."""
+    mod = pytest.importorskip(xp)
+    env = _window_helpers(mod)
+    rng = np.random.default_rng(n * 10 + k)
+    x, h, g = rng.normal(size=n + k + 1), rng.normal(size=k), rng.normal(size=n)
+    for lo in (1, -1):
+        idx = [[(lo + i + j) % x.shape[0] for j in range(k)] for i in range(n)]
+        mv = [sum(x[idx[i][j]] * h[j] for j in range(k)) for i in range(n)]
+        vm = [sum(g[i] * x[idx[i][j]] for i in range(n)) for j in range(k)]
+        want = rng.normal(size=x.shape[0])
+        b = mod.asarray(want.copy())
+        for i in range(n):
+            for j in range(k):
+                want[idx[i][j]] += g[i] * h[j]
+        xa, ha, ga = mod.asarray(x), mod.asarray(h), mod.asarray(g)
+        np.testing.assert_allclose(np.asarray(env["_window_matvec"](xa, lo, n, k, ha)), mv, rtol=1e-13, atol=1e-13)
+        np.testing.assert_allclose(np.asarray(env["_window_vecmat"](ga, xa, lo, n, k)), vm, rtol=1e-13, atol=1e-13)
+        env["_window_outer_add"](b, lo, n, k, ga, ha)
+        np.testing.assert_allclose(np.asarray(b), want, rtol=1e-13, atol=1e-13)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_window_tangent_is_two_correlations(seed):
+    """Forward mode of a correlation: Σ_k dw_k·x[i+k] + w_k·dx[i+k] splits into two window products (no
+    flattened (n, k) gathers), and ⟨J ẋ, 1⟩ equals ⟨ẋ, Jᵀ 1⟩ and central differences along the tangent."""
+    rng = np.random.default_rng(seed)
+    x, w = rng.normal(size=int(rng.integers(6, 14))), rng.normal(size=int(rng.integers(1, 5)))
+    dx, dw = rng.normal(size=x.shape), rng.normal(size=w.shape)
+    f = cn.coarsen(_correlate_valid)
+    _, t = f.jvp((x, w), (dx, dw))
+    gx, gw = f.grad(x, w)
+    assert abs(t - (np.dot(gx, dx) + np.dot(gw, dw))) <= 1e-10 * max(1.0, abs(t))
+    h = 1e-6
+    fd = (_correlate_valid(x + h * dx, w + h * dw) - _correlate_valid(x - h * dx, w - h * dw)) / (2 * h)
+    assert abs(t - fd) <= 1e-6 * max(1.0, abs(fd))
+    jvp = f.source[f.source.index(f"def {f.name}_jvp("):]
+    assert jvp.count("_window_matvec(") >= 3 and "xp.tile(" not in jvp, jvp
