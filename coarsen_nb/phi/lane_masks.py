@@ -1,0 +1,197 @@
+"""The inner loops of a batched nest (:mod:`coarsen_nb.phi.batching`) over all lanes, a per-lane exit as a mask.
+
+Once the outer loop's counter is the array of its lanes, an inner loop's state is an array over the lanes.
+Where every lane runs the same number of steps (``for t in range(n_steps)`` without ``break``), the loop
+runs as written.  Where the exit differs by lane (a ``break`` on a path's value, ``while`` on a lane's
+state: its continuation condition is an array), each lane gets a mask and the loop runs until no lane is
+left::
+
+    active = (all lanes)                      # a μ: the lanes still running
+    while True:
+        live = active and c                   # the loop's own header, lane by lane (its ``and`` masked)
+        if not any(live): break
+        ...body, every lane...
+        s = γ(live, s_next, s)                # a lane that left keeps its state: frozen
+        active = live
+
+A lane's state stops at the first step whose condition fails, which is its exit value (its η), as the plain
+loop leaves it; the steps after compute values for it that the γ discards.  The reverse sweep reads the same
+masks back: the adjoint of γ passes a frozen lane's cotangent through unchanged, and the tape holds one array
+state per step (the longest lane's count of them), not one per (lane, step) pair.
+
+``active`` makes the exit final: a condition that reads a state shared by the lanes (a ``while`` counter
+``k`` run in lockstep) could hold again for a lane that left (``k != m[p]``).  A state that does not differ
+by lane (a counter) runs in lockstep; where its exit value is read, a frozen copy per lane gives each lane
+its own.  A loop nested in a masked one starts with the enclosing mask as its ``active``, so that it never
+runs for a lane that has left (its condition on a frozen state need not ever fail).
+
+What cannot be masked stays iterated (:func:`maskable`): a lane that has left still runs the body, so an
+index that differs by lane (other than the lane's own number) could be out of range for it, and an exit
+value of a header value (not of a state) is not frozen.
+"""
+
+from __future__ import annotations
+
+from coarsen_nb import ir
+from coarsen_nb.phi.gate import Let, Loop
+
+
+def maskable(loop: Loop, deps: set[str], lane_names: set[str], bools: set[str]) -> bool:
+    """Whether ``loop``, whose exit differs by lane, can run masked: no index that differs by lane other
+    than the lane's number (``lane_names``: the counter and its copies) in its header or body, and only
+    states leave it, none of them a truth value the lanes share (it has no frozen copy).  Loops nested
+    in it are checked by the caller (every loop of the region is)."""
+    states = {m.name for m in loop.mus}
+    for e in loop.etas:
+        of = e.value.value.id if isinstance(e.value.value, ir.Name) else None
+        if of not in states or (of in bools and of not in deps):
+            return False
+    return not _lane_index(tuple(loop.header) + tuple(loop.body) + tuple(loop.mus), deps, lane_names)
+
+
+def _lane_index(nodes, deps: set[str], lane_names: set[str]) -> bool:
+    """Whether an index in ``nodes`` (at any depth) has an operand that differs by lane and is not the
+    lane's number."""
+    def bad(e: ir.Expr) -> bool:
+        if isinstance(e, ir.Index):
+            used = {u for i in e.index for u in ir.names_used(i)}
+            if used & deps - lane_names:
+                return True
+        return any(bad(c) for c in ir.children(e))
+
+    for n in nodes:
+        if isinstance(n, Let):
+            if bad(n.value):
+                return True
+        elif isinstance(n, Loop):
+            if _lane_index(tuple(n.mus) + tuple(n.header) + tuple(n.body), deps, lane_names):
+                return True
+    return False
+
+
+def widen(nodes, deps: set[str], zeros: str, izeros, fresh, bools: set[str], mask: str | None = None) -> list:
+    """``nodes`` with each inner loop state that varies by lane starting as an array over the lanes
+    (``init + zeros``): a state is then an array on every iteration, its first included, as the
+    reverse sweep that reads it back from the tape expects.  A loop whose continuation differs by lane
+    runs masked (the module docstring); ``mask`` is the name of the enclosing masked loop's live lanes.
+    ``izeros()`` is the name of an int array of zeros over the lanes (made on first use); ``bools``
+    the names of truth values (a break flag), whose lanes start as ``zeros == 0.0`` or ``!=``."""
+    out: list = []
+    for n in nodes:
+        if not isinstance(n, Loop):
+            out.append(n)
+            continue
+        mus = []
+        for m in n.mus:
+            init = m.value.init
+            if m.name in deps and m.name != n.info.counter and not set(ir.names_used(init)) & deps:
+                wide = fresh("lane")
+                out.append(Let(wide, _lanes_of(init, m.name in bools, zeros), n.info.line))
+                m = Let(m.name, ir.Mu(m.value.loop, ir.Name(wide), m.value.next), m.line)
+            mus.append(m)
+        n = Loop(n.label, n.info, tuple(mus), n.header, n.cond, n.body, n.etas)
+        if n.cond in deps:
+            out += _masked(n, deps, zeros, izeros, fresh, bools, mask)
+        else:
+            out.append(Loop(n.label, n.info, n.mus, n.header, n.cond,
+                            tuple(widen(n.body, deps, zeros, izeros, fresh, bools, mask)), n.etas))
+    return out
+
+
+def _lanes_of(init: ir.Expr, truth: bool, zeros: str) -> ir.Expr:
+    """``init`` on every lane: ``init + zeros``, or for a truth value (a constant: :func:`widenable`)
+    the comparison of ``zeros`` with 0.0 that gives it."""
+    if truth:
+        return ir.Compare("==" if init.value else "!=", ir.Name(zeros), ir.Const(0.0))
+    return ir.BinOp("+", init, ir.Name(zeros))
+
+
+def widenable(loop: Loop, deps: set[str], bools: set[str]) -> bool:
+    """Whether each state of ``loop`` that differs by lane can start as an array over the lanes: a truth
+    value (``found = False``) only from a constant."""
+    return all(isinstance(m.value.init, ir.Const) for m in loop.mus
+               if m.name in deps and m.name in bools and not set(ir.names_used(m.value.init)) & deps)
+
+
+def logic_gammas(nodes, deps: set[str], bools: set[str]) -> list:
+    """``nodes`` with each γ that picks a truth value per lane (a break flag set in one arm) written as
+    ``and``/``or``, which evaluate an operand only on the lanes that need it as γ does: SymPy makes a
+    γ of truth values an ITE, which the array code does not lower."""
+    out: list = []
+    for n in nodes:
+        if isinstance(n, Let) and n.name in bools and n.name in deps:
+            n = Let(n.name, _as_logic(n.value), n.line)
+        elif isinstance(n, Loop):
+            n = Loop(n.label, n.info, n.mus, tuple(logic_gammas(n.header, deps, bools)), n.cond,
+                     tuple(logic_gammas(n.body, deps, bools)), n.etas)
+        out.append(n)
+    return out
+
+
+def _as_logic(e: ir.Expr) -> ir.Expr:
+    """A truth value's γ(p, a, b) as ``p and a or not p and b``, constant arms folded."""
+    if not isinstance(e, ir.Gamma) or isinstance(e.if_true, ir.Undef) or isinstance(e.if_false, ir.Undef):
+        return e
+    p, a, b = e.pred, _as_logic(e.if_true), _as_logic(e.if_false)
+    if a == ir.Const(True):
+        return ir.BoolOp("or", (p, b))
+    if a == ir.Const(False):
+        return ir.BoolOp("and", (ir.UnaryOp("not", p), b))
+    if b == ir.Const(True):
+        return ir.BoolOp("or", (ir.UnaryOp("not", p), a))
+    if b == ir.Const(False):
+        return ir.BoolOp("and", (p, a))
+    return ir.BoolOp("or", (ir.BoolOp("and", (p, a)), ir.BoolOp("and", (ir.UnaryOp("not", p), b))))
+
+
+def _masked(n: Loop, deps: set[str], zeros: str, izeros, fresh, bools: set[str], mask: str | None) -> list:
+    """The nodes that run ``n`` over the lanes with a mask: the first ``active``, the loop."""
+    line = n.info.line
+    pre: list = []
+    if mask is None:
+        first = fresh("all")
+        pre.append(Let(first, ir.Compare("==", ir.Name(zeros), ir.Const(0.0)), line))
+    else:
+        first = mask
+    active, live, more = fresh("active"), fresh("live"), fresh("more")
+    used_after = {e.value.value.id for e in n.etas if isinstance(e.value.value, ir.Name)}
+    mus = [Let(active, ir.Mu(n.label, ir.Name(first), ir.Name(live)), line)]
+    frozen: list = []
+    etas = []
+    shadow_of: dict[str, str] = {}
+    for m in n.mus:
+        if m.name in deps and m.name in bools and m.name not in used_after:
+            pass    # a lane that left is out for good (``active``): its flags need not keep their value
+        elif m.name in deps:
+            # a state of its own per lane: frozen where the lane has left
+            kept = fresh("frozen")
+            keep = ir.Gamma(ir.Name(live), m.value.next, ir.Name(m.name))
+            frozen.append(Let(kept, _as_logic(keep) if m.name in bools else keep, line))
+            m = Let(m.name, ir.Mu(m.value.loop, m.value.init, ir.Name(kept)), m.line)
+        elif m.name in used_after and m.name not in bools:
+            # a state run in lockstep (a counter) whose exit value is read: a frozen copy per lane
+            copy, kept = fresh("lane"), fresh("frozen")
+            wide = fresh("lane")
+            pre.append(Let(wide, ir.BinOp("+", m.value.init, ir.Name(izeros())), line))
+            mus.append(Let(copy, ir.Mu(n.label, ir.Name(wide), ir.Name(kept)), line))
+            frozen.append(Let(kept, ir.Gamma(ir.Name(live), m.value.next, ir.Name(copy)), line))
+            shadow_of[m.name] = copy
+        mus.append(m)
+    for e in n.etas:
+        of = e.value.value.id
+        etas.append(Let(e.name, ir.Eta(e.value.loop, ir.Name(shadow_of.get(of, of))), e.line))
+    header = list(n.header) + [
+        Let(live, ir.BoolOp("and", (ir.Name(active), ir.Name(n.cond))), line),
+        Let(more, ir.Compare(">", ir.Call("sum", (ir.Name(live),)), ir.Const(0)), line)]
+    body = widen(n.body, deps, zeros, izeros, fresh, bools, live) + frozen
+    return pre + [Loop(n.label, n.info, tuple(mus), tuple(header), more, tuple(body), tuple(etas))]
+
+
+def lane_copies(nodes, counter: str) -> set[str]:
+    """The counter and the names that are copies of it (``p = $k``): the lane's own number."""
+    out = {counter}
+    for n in nodes:
+        if isinstance(n, Let) and isinstance(n.value, ir.Name) and n.value.id in out:
+            out.add(n.name)
+    return out
+
