@@ -49,7 +49,7 @@ import sympy as sp
 
 from coarsen_nb import ir
 from coarsen_nb.phi.gate import GatedFunction, If, Let, Loop, defined_names, names_read
-from coarsen_nb.phi.lane_masks import lane_copies, logic_gammas, maskable, widen, widenable
+from coarsen_nb.phi.lane_masks import Lanes, lane_copies, logic_gammas, maskable, widen, widenable
 from coarsen_nb.phi.partial import can_fail
 from coarsen_nb.phi.scans import LinScan
 from coarsen_nb.plan import IterStep, KernelStep, Plan, walk_steps
@@ -83,11 +83,12 @@ def batch(g: GatedFunction, labels: set[str], types: dict) -> GatedFunction | No
                 taken.add(name)
                 return name
 
+    consts = {n.name: n.value for n in g.body if isinstance(n, Let) and isinstance(n.value, ir.Const)}
     changed = False
     body: list = []
     for n in g.body:
         if isinstance(n, Loop) and n.label in labels:
-            lanes = _lanes(n, used_after, fresh, types)
+            lanes = _lanes(n, used_after, fresh, types, consts)
             if lanes is not None:
                 body += lanes
                 changed = True
@@ -103,7 +104,7 @@ def _reads(g: GatedFunction) -> dict[str, int]:
     return counts
 
 
-def _lanes(loop: Loop, reads: dict[str, int], fresh, types: dict) -> list | None:
+def _lanes(loop: Loop, reads: dict[str, int], fresh, types: dict, consts: dict) -> list | None:
     """The nodes that replace ``loop`` by its lanes, or None when it is not batchable: also when a value
     that differs by lane is an array in one iteration (``for row in X``: indexing the lanes' rows would
     need the axes shifted by one, which this rewrite does not do)."""
@@ -149,12 +150,6 @@ def _lanes(loop: Loop, reads: dict[str, int], fresh, types: dict) -> list | None
                    Let(zeros, ir.Call("zeros", (ir.Name(size),)), info.line)]
     deps = _dependent(kept, counter)
     bools = {name for name, t in types.items() if getattr(t, "kind", None) == "bool"}
-    contributions = [Let(name, e, info.line) for name, (_, e) in accumulators.items()]
-    if any(getattr(types.get(name), "ndim", 0) for name in deps) or \
-            not _keeps_python_errors(kept + contributions, deps) or \
-            not all(maskable(n, deps, lane_copies(kept, counter), bools) for n in _loops(kept) if n.cond in deps) or \
-            not all(widenable(n, deps, bools) for n in _loops(kept)):
-        return None
     made: list[str] = []
 
     def izeros() -> str:
@@ -162,7 +157,14 @@ def _lanes(loop: Loop, reads: dict[str, int], fresh, types: dict) -> list | None
             made.append(fresh("izl"))
         return made[0]
 
-    wide = widen(logic_gammas(kept, deps, bools), deps, zeros, izeros, fresh, bools)
+    lanes = Lanes(deps, bools, consts, zeros, izeros, fresh)
+    contributions = [Let(name, e, info.line) for name, (_, e) in accumulators.items()]
+    if any(getattr(types.get(name), "ndim", 0) for name in deps) or \
+            not _keeps_python_errors(kept + contributions, deps) or \
+            not all(maskable(n, deps, lane_copies(kept, counter), bools) for n in _loops(kept) if n.cond in deps) or \
+            not all(widenable(n, lanes) for n in _loops(kept)):
+        return None
+    wide = widen(logic_gammas(kept, deps, bools), lanes)
     if made:
         nodes.append(Let(made[0], ir.Call("zeros_like", (ir.Name(counter),)), info.line))
     nodes += wide

@@ -32,8 +32,23 @@ value of a header value (not of a state) is not frozen.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 from coarsen_nb import ir
 from coarsen_nb.phi.gate import Let, Loop
+
+
+@dataclass(frozen=True)
+class Lanes:
+    """What widening needs to know about the lanes of one batched loop."""
+
+    deps: set[str]                  # the names whose value differs by lane
+    bools: set[str]                 # the names of truth values (a break flag)
+    consts: dict[str, ir.Const]     # names bound to a constant before the loop (a flag's ``False``)
+    zeros: str                      # a float array of zeros over the lanes
+    izeros: Callable[[], str]       # an int one (made on first use)
+    fresh: Callable[[str], str]     # a new SSA name
 
 
 def maskable(loop: Loop, deps: set[str], lane_names: set[str], bools: set[str]) -> bool:
@@ -69,13 +84,11 @@ def _lane_index(nodes, deps: set[str], lane_names: set[str]) -> bool:
     return False
 
 
-def widen(nodes, deps: set[str], zeros: str, izeros, fresh, bools: set[str], mask: str | None = None) -> list:
+def widen(nodes, lanes: Lanes, mask: str | None = None) -> list:
     """``nodes`` with each inner loop state that varies by lane starting as an array over the lanes
     (``init + zeros``): a state is then an array on every iteration, its first included, as the
     reverse sweep that reads it back from the tape expects.  A loop whose continuation differs by lane
-    runs masked (the module docstring); ``mask`` is the name of the enclosing masked loop's live lanes.
-    ``izeros()`` is the name of an int array of zeros over the lanes (made on first use); ``bools``
-    the names of truth values (a break flag), whose lanes start as ``zeros == 0.0`` or ``!=``."""
+    runs masked (the module docstring); ``mask`` is the name of the enclosing masked loop's live lanes."""
     out: list = []
     for n in nodes:
         if not isinstance(n, Loop):
@@ -84,33 +97,39 @@ def widen(nodes, deps: set[str], zeros: str, izeros, fresh, bools: set[str], mas
         mus = []
         for m in n.mus:
             init = m.value.init
-            if m.name in deps and m.name != n.info.counter and not set(ir.names_used(init)) & deps:
-                wide = fresh("lane")
-                out.append(Let(wide, _lanes_of(init, m.name in bools, zeros), n.info.line))
+            if m.name in lanes.deps and m.name != n.info.counter and not set(ir.names_used(init)) & lanes.deps:
+                wide = lanes.fresh("lane")
+                out.append(Let(wide, _lanes_of(init, m.name in lanes.bools, lanes), n.info.line))
                 m = Let(m.name, ir.Mu(m.value.loop, ir.Name(wide), m.value.next), m.line)
             mus.append(m)
         n = Loop(n.label, n.info, tuple(mus), n.header, n.cond, n.body, n.etas)
-        if n.cond in deps:
-            out += _masked(n, deps, zeros, izeros, fresh, bools, mask)
+        if n.cond in lanes.deps:
+            out += _masked(n, lanes, mask)
         else:
-            out.append(Loop(n.label, n.info, n.mus, n.header, n.cond,
-                            tuple(widen(n.body, deps, zeros, izeros, fresh, bools, mask)), n.etas))
+            out.append(Loop(n.label, n.info, n.mus, n.header, n.cond, tuple(widen(n.body, lanes, mask)), n.etas))
     return out
 
 
-def _lanes_of(init: ir.Expr, truth: bool, zeros: str) -> ir.Expr:
+def _lanes_of(init: ir.Expr, truth: bool, lanes: Lanes) -> ir.Expr:
     """``init`` on every lane: ``init + zeros``, or for a truth value (a constant: :func:`widenable`)
     the comparison of ``zeros`` with 0.0 that gives it."""
     if truth:
-        return ir.Compare("==" if init.value else "!=", ir.Name(zeros), ir.Const(0.0))
-    return ir.BinOp("+", init, ir.Name(zeros))
+        value = _constant(init, lanes.consts).value
+        return ir.Compare("==" if value else "!=", ir.Name(lanes.zeros), ir.Const(0.0))
+    return ir.BinOp("+", init, ir.Name(lanes.zeros))
 
 
-def widenable(loop: Loop, deps: set[str], bools: set[str]) -> bool:
+def _constant(e: ir.Expr, consts: dict[str, ir.Const]) -> ir.Const | None:
+    if isinstance(e, ir.Name):
+        return consts.get(e.id)
+    return e if isinstance(e, ir.Const) else None
+
+
+def widenable(loop: Loop, lanes: Lanes) -> bool:
     """Whether each state of ``loop`` that differs by lane can start as an array over the lanes: a truth
     value (``found = False``) only from a constant."""
-    return all(isinstance(m.value.init, ir.Const) for m in loop.mus
-               if m.name in deps and m.name in bools and not set(ir.names_used(m.value.init)) & deps)
+    return all(_constant(m.value.init, lanes.consts) is not None for m in loop.mus
+               if m.name in lanes.deps and m.name in lanes.bools and not set(ir.names_used(m.value.init)) & lanes.deps)
 
 
 def logic_gammas(nodes, deps: set[str], bools: set[str]) -> list:
@@ -144,13 +163,14 @@ def _as_logic(e: ir.Expr) -> ir.Expr:
     return ir.BoolOp("or", (ir.BoolOp("and", (p, a)), ir.BoolOp("and", (ir.UnaryOp("not", p), b))))
 
 
-def _masked(n: Loop, deps: set[str], zeros: str, izeros, fresh, bools: set[str], mask: str | None) -> list:
+def _masked(n: Loop, lanes: Lanes, mask: str | None) -> list:
     """The nodes that run ``n`` over the lanes with a mask: the first ``active``, the loop."""
+    deps, bools, fresh = lanes.deps, lanes.bools, lanes.fresh
     line = n.info.line
     pre: list = []
     if mask is None:
         first = fresh("all")
-        pre.append(Let(first, ir.Compare("==", ir.Name(zeros), ir.Const(0.0)), line))
+        pre.append(Let(first, ir.Compare("==", ir.Name(lanes.zeros), ir.Const(0.0)), line))
     else:
         first = mask
     active, live, more = fresh("active"), fresh("live"), fresh("more")
@@ -172,7 +192,7 @@ def _masked(n: Loop, deps: set[str], zeros: str, izeros, fresh, bools: set[str],
             # a state run in lockstep (a counter) whose exit value is read: a frozen copy per lane
             copy, kept = fresh("lane"), fresh("frozen")
             wide = fresh("lane")
-            pre.append(Let(wide, ir.BinOp("+", m.value.init, ir.Name(izeros())), line))
+            pre.append(Let(wide, ir.BinOp("+", m.value.init, ir.Name(lanes.izeros())), line))
             mus.append(Let(copy, ir.Mu(n.label, ir.Name(wide), ir.Name(kept)), line))
             frozen.append(Let(kept, ir.Gamma(ir.Name(live), m.value.next, ir.Name(copy)), line))
             shadow_of[m.name] = copy
@@ -183,7 +203,7 @@ def _masked(n: Loop, deps: set[str], zeros: str, izeros, fresh, bools: set[str],
     header = list(n.header) + [
         Let(live, ir.BoolOp("and", (ir.Name(active), ir.Name(n.cond))), line),
         Let(more, ir.Compare(">", ir.Call("sum", (ir.Name(live),)), ir.Const(0)), line)]
-    body = widen(n.body, deps, zeros, izeros, fresh, bools, live) + frozen
+    body = widen(n.body, lanes, live) + frozen
     return pre + [Loop(n.label, n.info, tuple(mus), tuple(header), more, tuple(body), tuple(etas))]
 
 
