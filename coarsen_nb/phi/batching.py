@@ -31,8 +31,10 @@ It applies only where it is needed and sound, checked on the gated tree:
   left it iterated around an inner loop that is iterated or a scan (:func:`candidates`);
 * every μ of it other than the counter is a float sum accumulator, ``acc = acc + e``, read nowhere
   else in the body, and only accumulators leave it (its other ηs are unused);
-* the body's branches have only assignments in their arms (they become γs), and no inner loop
-  exits early (a per-lane ``break`` would need a mask: it stays iterated, as before);
+* the body's branches have only assignments in their arms (they become γs);
+* an inner loop whose exit differs by lane (a ``break`` on a path's value, a ``while`` on a lane's
+  state) runs under a mask over the lanes (:mod:`coarsen_nb.phi.lane_masks`, whose conditions it
+  meets: no index that differs by lane other than the lane's own number, only states leave it);
 * every value that differs by lane is a number in one iteration (a row ``for row in X`` is not: its
   reads ``row[j]`` would have to move to the lanes' second axis);
 * no operation whose failure Python raises and NumPy turns into nan or inf (``math.sqrt``/``math.log``
