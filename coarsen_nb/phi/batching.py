@@ -51,7 +51,7 @@ import sympy as sp
 
 from coarsen_nb import ir
 from coarsen_nb.phi.gate import GatedFunction, If, Let, Loop, defined_names, names_read
-from coarsen_nb.phi.lane_masks import Lanes, lane_copies, logic_gammas, maskable, widen, widenable
+from coarsen_nb.phi.lane_masks import OVERFLOW_ONLY, Lanes, lane_copies, logic_gammas, maskable, widen, widenable
 from coarsen_nb.phi.partial import can_fail
 from coarsen_nb.phi.scans import LinScan
 from coarsen_nb.plan import IterStep, KernelStep, Plan, walk_steps
@@ -270,17 +270,13 @@ def _loops(nodes) -> list[Loop]:
     return out
 
 
-#: Functions whose only failure is an overflow (Python's OverflowError, NumPy's inf with its warning).
-_OVERFLOW_ONLY = {"exp", "expm1", "exp2", "sinh", "cosh"}
-
-
 def _keeps_python_errors(nodes, deps: set[str]) -> bool:
     """Whether the lanes raise where the loop raised: no operation that Python makes raise and NumPy makes
     nan or inf (``math.sqrt`` or ``math.log`` of a negative, a division by zero) has an operand that
     differs by lane.  Overflow is the exception allowed: ``math.exp`` of a large lane value is inf, as
     NumPy computes it, where Python would raise OverflowError."""
     def ok(e: ir.Expr) -> bool:
-        if isinstance(e, ir.Call) and e.func in _OVERFLOW_ONLY:
+        if isinstance(e, ir.Call) and e.func in OVERFLOW_ONLY:
             pass
         elif not isinstance(e, ir.Index) and can_fail(e) and set(ir.names_used(_deciding(e))) & deps:
             return False

@@ -200,11 +200,38 @@ def _masked(n: Loop, lanes: Lanes, mask: str | None) -> list:
     for e in n.etas:
         of = e.value.value.id
         etas.append(Let(e.name, ir.Eta(e.value.loop, ir.Name(shadow_of.get(of, of))), e.line))
-    header = list(n.header) + [
+    header = _guarded(n.header, active, deps) + [
         Let(live, ir.BoolOp("and", (ir.Name(active), ir.Name(n.cond))), line),
         Let(more, ir.Compare(">", ir.Call("sum", (ir.Name(live),)), ir.Const(0)), line)]
-    body = widen(n.body, lanes, live) + frozen
+    body = _guarded(widen(n.body, lanes, live), live, deps) + frozen
     return pre + [Loop(n.label, n.info, tuple(mus), tuple(header), more, tuple(body), tuple(etas))]
+
+
+#: Functions whose only failure is an overflow (Python's OverflowError, NumPy's inf with its warning).
+OVERFLOW_ONLY = {"exp", "expm1", "exp2", "sinh", "cosh"}
+
+
+def _guarded(nodes, mask: str, deps: set[str]) -> list:
+    """``nodes`` with the argument of each call that can overflow (``math.exp``) read as ``γ(mask, x, 0.0)``
+    where it differs by lane: a lane that has left computes ``exp(0)``, not the overflow of a step the plain
+    loop never ran for it, whose inf the γ would discard from the value but whose adjoint, a 0 times inf,
+    would be a nan in the gradient."""
+    def guard(e: ir.Expr) -> ir.Expr:
+        if isinstance(e, ir.Call) and e.func in OVERFLOW_ONLY and len(e.args) == 1 and \
+                set(ir.names_used(e.args[0])) & deps:
+            return ir.Call(e.func, (ir.Gamma(ir.Name(mask), guard(e.args[0]), ir.Const(0.0)),), e.static)
+        return ir.map_children(e, guard)
+
+    out: list = []
+    for n in nodes:
+        if isinstance(n, Let):
+            n = Let(n.name, guard(n.value), n.line)
+        elif isinstance(n, Loop):
+            n = Loop(n.label, n.info, tuple(Let(m.name, ir.Mu(m.value.loop, m.value.init, guard(m.value.next)), m.line)
+                                            for m in n.mus),
+                     tuple(_guarded(n.header, mask, deps)), n.cond, tuple(_guarded(n.body, mask, deps)), n.etas)
+        out.append(n)
+    return out
 
 
 def lane_copies(nodes, counter: str) -> set[str]:
