@@ -25,9 +25,13 @@ by lane (a counter) runs in lockstep; where its exit value is read, a frozen cop
 its own.  A loop nested in a masked one starts with the enclosing mask as its ``active``, so that it never
 runs for a lane that has left (its condition on a frozen state need not ever fail).
 
-What cannot be masked stays iterated (:func:`maskable`): a lane that has left still runs the body, so an
-index that differs by lane (other than the lane's own number) could be out of range for it, and an exit
-value of a header value (not of a state) is not frozen.
+A lane that has left still runs the body, on its frozen state and the step's data.  What could fail there
+stays iterated (:func:`maskable`, and batching's rule on operations that raise): an index that differs by
+lane (other than the lane's own number) could be out of range for it, and an exit value of a header value
+(not of a state) is not frozen.  An overflow-only call (``math.exp``) of a lane's value reads
+``γ(live, x, 0.0)``: the inf of a step the plain loop never ran would vanish from the value but not from the
+adjoint (0 · inf).  Not covered: a product of finite values past 1e308 on a lane that has left (inf in
+Python too, where it runs).
 """
 
 from __future__ import annotations
