@@ -4,7 +4,7 @@ plain Python function and a vectorized NumPy forward.  Values and gradients are 
 function and the hand-written gradient before anything is timed; the methods are interleaved in one run, each
 timed ``--repeats`` times, and the median is reported.
 
-    PYTHONPATH=. python tests/phi/bench_lane_masks.py --paths 10000 --steps 50 --repeats 5
+    PYTHONPATH=.:tests:tests/phi python tests/phi/bench_lane_masks.py --paths 10000 --steps 50 --repeats 5
 """
 
 from __future__ import annotations
