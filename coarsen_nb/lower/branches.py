@@ -309,8 +309,10 @@ class BranchPrinting:
             return out
         out = self.fresh("b")
         first = self.value(e.args[0], lv)
+        # an elementwise level's size is its shape already (as in the arms of a Piecewise above)
+        shape = self._size(lv) if lv.points.kind == "elem" else f"({self._size(lv)},)"
         self.emit(f"{out} = {self.xp}.asarray({self.xp}.broadcast_to({self.xp}.asarray({first}, dtype={self.xp}.bool), "
-                  f"({self._size(lv)},)), copy=True)")
+                  f"{shape}), copy=True)")
         for a in e.args[1:]:
             sel = self.fresh("m")
             self.emit(f"{sel} = {self.xp}.asarray({out}, copy=True)" if is_and else f"{sel} = ~{out}")

@@ -31,8 +31,10 @@ It applies only where it is needed and sound, checked on the gated tree:
   left it iterated around an inner loop that is iterated or a scan (:func:`candidates`);
 * every μ of it other than the counter is a float sum accumulator, ``acc = acc + e``, read nowhere
   else in the body, and only accumulators leave it (its other ηs are unused);
-* the body's branches have only assignments in their arms (they become γs), and no inner loop
-  exits early (a per-lane ``break`` would need a mask: it stays iterated, as before);
+* the body's branches have only assignments in their arms (they become γs);
+* an inner loop whose exit differs by lane (a ``break`` on a path's value, a ``while`` on a lane's
+  state) runs under a mask over the lanes (:mod:`coarsen_nb.phi.lane_masks`, whose conditions it
+  meets: no index that differs by lane other than the lane's own number, only states leave it);
 * every value that differs by lane is a number in one iteration (a row ``for row in X`` is not: its
   reads ``row[j]`` would have to move to the lanes' second axis);
 * no operation whose failure Python raises and NumPy turns into nan or inf (``math.sqrt``/``math.log``
@@ -49,6 +51,7 @@ import sympy as sp
 
 from coarsen_nb import ir
 from coarsen_nb.phi.gate import GatedFunction, If, Let, Loop, defined_names, names_read
+from coarsen_nb.phi.lane_masks import OVERFLOW_ONLY, Lanes, lane_copies, logic_gammas, maskable, widen, widenable
 from coarsen_nb.phi.partial import can_fail
 from coarsen_nb.phi.scans import LinScan
 from coarsen_nb.plan import IterStep, KernelStep, Plan, walk_steps
@@ -82,11 +85,12 @@ def batch(g: GatedFunction, labels: set[str], types: dict) -> GatedFunction | No
                 taken.add(name)
                 return name
 
+    consts = {n.name: n.value for n in g.body if isinstance(n, Let) and isinstance(n.value, ir.Const)}
     changed = False
     body: list = []
     for n in g.body:
         if isinstance(n, Loop) and n.label in labels:
-            lanes = _lanes(n, used_after, fresh, types)
+            lanes = _lanes(n, used_after, fresh, types, consts)
             if lanes is not None:
                 body += lanes
                 changed = True
@@ -102,7 +106,7 @@ def _reads(g: GatedFunction) -> dict[str, int]:
     return counts
 
 
-def _lanes(loop: Loop, reads: dict[str, int], fresh, types: dict) -> list | None:
+def _lanes(loop: Loop, reads: dict[str, int], fresh, types: dict, consts: dict) -> list | None:
     """The nodes that replace ``loop`` by its lanes, or None when it is not batchable: also when a value
     that differs by lane is an array in one iteration (``for row in X``: indexing the lanes' rows would
     need the axes shifted by one, which this rewrite does not do)."""
@@ -147,11 +151,25 @@ def _lanes(loop: Loop, reads: dict[str, int], fresh, types: dict) -> list | None
                    Let(size, ir.Call("len", (ir.Name(counter),)), info.line),
                    Let(zeros, ir.Call("zeros", (ir.Name(size),)), info.line)]
     deps = _dependent(kept, counter)
+    bools = {name for name, t in types.items() if getattr(t, "kind", None) == "bool"}
+    made: list[str] = []
+
+    def izeros() -> str:
+        if not made:
+            made.append(fresh("izl"))
+        return made[0]
+
+    lanes = Lanes(deps, bools, consts, zeros, izeros, fresh)
     contributions = [Let(name, e, info.line) for name, (_, e) in accumulators.items()]
     if any(getattr(types.get(name), "ndim", 0) for name in deps) or \
-            not _keeps_python_errors(kept + contributions, deps):
+            not _keeps_python_errors(kept + contributions, deps) or \
+            not all(maskable(n, deps, lane_copies(kept, counter), bools) for n in _loops(kept) if n.cond in deps) or \
+            not all(widenable(n, lanes) for n in _loops(kept)):
         return None
-    nodes += _widen(kept, deps, zeros, fresh)
+    wide = widen(logic_gammas(kept, deps, bools), lanes)
+    if made:
+        nodes.append(Let(made[0], ir.Call("zeros_like", (ir.Name(counter),)), info.line))
+    nodes += wide
     for name, (init, e) in accumulators.items():
         out = next((o for o, of in etas.items() if of == name), None)
         if out is None:
@@ -175,8 +193,8 @@ def _added_to(value: ir.Expr, acc: str) -> ir.Expr | None:
 
 def _branch_free(node) -> list | None:
     """``node`` with every branch whose arms only assign made into its γs (arm values inlined, so a
-    lane evaluates only its own arm's expressions); None when a branch arm holds a loop, or an inner
-    loop may exit early (a per-lane exit: not batched)."""
+    lane evaluates only its own arm's expressions); None when a branch arm holds a loop.  An inner loop
+    that may exit early is kept: where its exit differs by lane it runs masked (phi/lane_masks.py)."""
     if isinstance(node, Let):
         return [node]
     if isinstance(node, If):
@@ -191,8 +209,6 @@ def _branch_free(node) -> list | None:
             out.append(Let(gm.name, _inline(gm.value, arms), gm.line))
         return out
     if isinstance(node, Loop):
-        if node.info.early_exit:
-            return None
         header, body = _branch_free_region(node.header), _branch_free_region(node.body)
         if header is None or body is None:
             return None
@@ -234,7 +250,8 @@ def _dependent(nodes, counter: str) -> set[str]:
                         grew = True
                 grew |= walk(n.header) | walk(n.body)
                 for e in n.etas:
-                    if e.name not in deps and set(ir.names_used(e.value)) & deps:
+                    # a lane's exit value is its own where the lanes leave the loop at different steps
+                    if e.name not in deps and (set(ir.names_used(e.value)) & deps or n.cond in deps):
                         deps.add(e.name)
                         grew = True
         return grew
@@ -244,30 +261,13 @@ def _dependent(nodes, counter: str) -> set[str]:
     return deps
 
 
-def _widen(nodes, deps: set[str], zeros: str, fresh) -> list:
-    """``nodes`` with each inner loop state that varies by lane starting as an array over the lanes
-    (``init + zeros``): a state is then an array on every iteration, its first included, as the
-    reverse sweep that reads it back from the tape expects."""
-    out: list = []
+def _loops(nodes) -> list[Loop]:
+    """Every loop of the region ``nodes``, at any depth (the branches are γs by now)."""
+    out: list[Loop] = []
     for n in nodes:
-        if not isinstance(n, Loop):
-            out.append(n)
-            continue
-        mus = []
-        for m in n.mus:
-            init = m.value.init
-            if m.name in deps and m.name != n.info.counter and not set(ir.names_used(init)) & deps:
-                wide = fresh("lane")
-                out.append(Let(wide, ir.BinOp("+", init, ir.Name(zeros)), n.info.line))
-                m = Let(m.name, ir.Mu(m.value.loop, ir.Name(wide), m.value.next), m.line)
-            mus.append(m)
-        out.append(Loop(n.label, n.info, tuple(mus), n.header, n.cond,
-                        tuple(_widen(n.body, deps, zeros, fresh)), n.etas))
+        if isinstance(n, Loop):
+            out += [n] + _loops(n.header) + _loops(n.body)
     return out
-
-
-#: Functions whose only failure is an overflow (Python's OverflowError, NumPy's inf with its warning).
-_OVERFLOW_ONLY = {"exp", "expm1", "exp2", "sinh", "cosh"}
 
 
 def _keeps_python_errors(nodes, deps: set[str]) -> bool:
@@ -276,7 +276,7 @@ def _keeps_python_errors(nodes, deps: set[str]) -> bool:
     differs by lane.  Overflow is the exception allowed: ``math.exp`` of a large lane value is inf, as
     NumPy computes it, where Python would raise OverflowError."""
     def ok(e: ir.Expr) -> bool:
-        if isinstance(e, ir.Call) and e.func in _OVERFLOW_ONLY:
+        if isinstance(e, ir.Call) and e.func in OVERFLOW_ONLY:
             pass
         elif not isinstance(e, ir.Index) and can_fail(e) and set(ir.names_used(_deciding(e))) & deps:
             return False

@@ -2,7 +2,7 @@
 start afresh and leave only a sum runs over all its lanes at once.  Values against the plain function,
 gradients against central differences, under every selection; the batched form is used where it applies
 (the generated code has no outer iteration-by-iteration loop) and not where it does not (an outer state
-carried between iterations, a per-lane exit)."""
+carried between iterations).  Per-lane exits (a mask over the lanes) are tests/phi/test_lane_masks.py's."""
 
 from __future__ import annotations
 
@@ -82,18 +82,6 @@ def carried_between_paths(z, s0):
     return total
 
 
-def stopped_early(z, s0):
-    total = 0.0
-    for p in range(z.shape[0]):
-        s = s0
-        for t in range(z.shape[1]):
-            s = s * math.exp(0.1 * z[p, t])
-            if s > 1.5:
-                break
-        total += s
-    return total
-
-
 def root_of_average(z, s0, k):
     total = 0.0
     for p in range(z.shape[0]):
@@ -120,7 +108,7 @@ def test_a_lane_that_would_raise_keeps_the_loop():
         f(z, 1.0, 100.0)
 
 
-@pytest.mark.parametrize("fn", [carried_between_paths, stopped_early])
+@pytest.mark.parametrize("fn", [carried_between_paths])
 def test_not_batched_where_the_lanes_are_not_independent(fn):
     """Each stays a nest run iteration by iteration, with the same values and gradients as before."""
     rng = np.random.default_rng(3)
