@@ -112,6 +112,15 @@ def newton_steps(A, b):
     return np.sum(x ** 2)
 
 
+
+def trace_method(A, B):
+    return (A @ B).trace() ** 2 + A.T.trace()
+
+
+def transpose_method_axes(T, X):
+    return np.sum(T.transpose(2, 0, 1)[0] * 2.0) + np.sum(T.transpose((1, 0, 2)) ** 2) + np.sum(X.transpose() @ X)
+
+
 def _square(rng):
     return well_conditioned(rng, length(rng, 2, 6))
 
@@ -171,4 +180,6 @@ LINALG = [
     entry(transposes, lambda r: (lambda X: (X, vector(r, X.shape[0])))(matrix(r)), "X x", "transpose"),
     entry(transpose_axes, lambda r: (r.uniform(-1.0, 1.0, size=(3, 3, 3)),), "T", "transpose axes 3d"),
     entry(newton_steps, _square_vector, "A b", "solve loop"),
+    entry(trace_method, _square_pair, "A B", "trace method"),
+    entry(transpose_method_axes, lambda r: (matrix(r, (2, 3, 4)), matrix(r)), "T X", "methods transpose 3d"),
 ]

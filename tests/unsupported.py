@@ -419,6 +419,20 @@ UNSUPPORTED: list[UnsupportedCase] = [
         def f(A):
             return np.linalg.cholesky(A * A)
         """, 5, 11, "Call"),
+    _case("not_numpy_erf", "unknown function 'np.erf'", """\
+        import numpy as np
+
+
+        def f(x):
+            return np.sum(np.erf(x))
+        """, 5, 18, "Call"),
+    _case("random_inside", "np.random.normal", """\
+        import numpy as np
+
+
+        def f(x):
+            return np.sum(x + np.random.normal(0.0, 1.0))
+        """, 5, 22, "Call"),
     _case("bitwise", "bitwise operator", """\
         def f(n):
             return n & 1

@@ -35,6 +35,8 @@ def spelled(p: Primitive) -> str:
     """How a user writes ``p``: ``np.arcsin``, ``math.erf`` (no NumPy spelling), or the builtin's name."""
     if p.name in ("abs", "min", "max", "len", "float", "int", "round"):
         return p.name
+    if p.numpy is None and p.math is None and p.scipy is not None:
+        return f"scipy.{p.scipy}"
     if p.numpy is None:
         return f"math.{p.math or p.name}"
     return f"np.{p.numpy}"

@@ -103,7 +103,7 @@ def _writes_param(x):
 
 
 def _method_call(x):
-    return x.clip()
+    return x.argsort()
 
 
 def _line_of(fn, needle: str) -> tuple[int, str]:
@@ -117,7 +117,7 @@ def _line_of(fn, needle: str) -> tuple[int, str]:
     (_with_try, "try/except", "try:"),
     (_with_print, "unknown function 'print'", "print(i)"),
     (_writes_param, "write into a parameter array", "x[i] = 0.0"),
-    (_method_call, "method call", "x.clip()"),
+    (_method_call, "method call", "x.argsort()"),
 ], ids=["lambda", "try", "print", "param-write", "method"])
 def test_function_object_lines_count_from_the_file(fn, construct, needle):
     err = _error_of(lambda: parse(fn))
