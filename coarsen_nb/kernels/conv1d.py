@@ -4,8 +4,8 @@ The "valid" correlation of a signal with a short filter, as a user writes it
 before reaching for ``np.correlate``: an outer loop over output positions, an
 inner loop over the filter taps, the output written element by element, then
 the squared error.  coarsen_nb lifts the nest to a closed form and reads the
-windows ``x[i + k]`` as strided views (the forward a matrix-vector product on
-them, the adjoint one slice-add per tap) instead of a flattened gather.
+windows ``x[i + k]`` as a correlation (the forward ``np.correlate`` of the signal with the
+filter, the adjoints a chunked correlation and one convolution) instead of a flattened gather.
 ``wrt`` is the signal ``x`` and the filter ``w``.
 """
 
