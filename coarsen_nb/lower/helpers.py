@@ -43,14 +43,18 @@ HELPERS = {
     far = xp.abs(x) > 1.0
     if xp.any(far):
         b = xp.clip(xp.abs(x[far]), 1.0, 6.0)
-        p = (((((((2.46196981473530512524e-10 * b + 0.564189564831068821977) * b + 7.46321056442269912687) * b
-                 + 48.6371970985681366614) * b + 196.520832956077098242) * b + 526.445194995477358631) * b
-              + 934.528527171957607540) * b + 1027.55188689515710272) * b + 557.535335369399327526
-        q = (((((((b + 13.2281951154744992508) * b + 86.7072140885989742329) * b + 354.937778887819891062) * b
-               + 975.708501743205489753) * b + 1823.90916687909736289) * b + 2246.33760818710981792) * b
-             + 1656.66309194161350182) * b + 557.535340817727675546
-        out[far] = xp.copysign(1.0 - xp.exp(-(b * b)) * p / q, x[far])
+        out[far] = xp.copysign(1.0 - xp.exp(-(b * b)) * _erfc_ratio(b), x[far])
     return out
+''',
+    "_erfc_ratio": '''def _erfc_ratio(b):
+    """Cephes' P(b) / Q(b), with erfc(b) = exp(-b^2) P(b) / Q(b) for 1 <= b < 8 (S. L. Moshier's ndtr)."""
+    p = (((((((2.46196981473530512524e-10 * b + 0.564189564831068821977) * b + 7.46321056442269912687) * b
+             + 48.6371970985681366614) * b + 196.520832956077098242) * b + 526.445194995477358631) * b
+          + 934.528527171957607540) * b + 1027.55188689515710272) * b + 557.535335369399327526
+    q = (((((((b + 13.2281951154744992508) * b + 86.7072140885989742329) * b + 354.937778887819891062) * b
+           + 975.708501743205489753) * b + 1823.90916687909736289) * b + 2246.33760818710981792) * b
+         + 1656.66309194161350182) * b + 557.535340817727675546
+    return p / q
 ''',
     "_prod_except": '''def _prod_except(a):
     """Products of all other elements, without division (zero-safe)."""
@@ -210,7 +214,8 @@ HELPERS["_index_add"] = '''def _index_add(b, idx, v):
     return b + xp.reshape(total, b.shape)
 '''
 
-DEPENDS = {"_index_add": ("_scatter_sum",), "_window": ("_scatter_sum",), "_window_matvec": ("_window",),
+DEPENDS = {"_erf": ("_erfc_ratio",), "_index_add": ("_scatter_sum",), "_window": ("_scatter_sum",),
+           "_window_matvec": ("_window",),
            "_window_vecmat": ("_window",), "_window_outer_add": ("_window",),
            "_sum_scan": ("_steps",), "_prod_scan": ("_steps",), "_lin_scan": ("_steps",),
            "_scatter_add": ("_scatter_sum",), "_block": ("_scatter_sum",), "_scatter_sum": ("_segment_sum",),

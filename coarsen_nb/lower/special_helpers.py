@@ -22,9 +22,10 @@ SPECIAL_HELPERS = {
     """erfc, elementwise, without the cancellation of 1 - erf(x) for large x.
 
     1 - erf(x) where that loses nothing (|x| <= 1, erfc >= 0.15); Cephes' exp(-x^2) P(x) / Q(x) for
-    1 < x < 8 (the ones _erf uses), with exp(-x^2) as Cephes' expx2 computes it (x^2 rounds, and e^-x^2
-    with it, by up to 1e-13 relative near the underflow); beyond, the asymptotic series exp(-x^2) / (x sqrt(pi)) * sum_k
-    (-1)^k (2k-1)!! / (2x^2)^k, whose 16 terms are below 1e-16 there; erfc(-x) = 2 - erfc(x).
+    1 < x < 8 (_erfc_ratio, which _erf uses too), with exp(-x^2) as Cephes' expx2 computes it (x^2
+    rounds, and e^-x^2 with it, by up to 1e-13 relative near the underflow); beyond, the asymptotic
+    series exp(-x^2) / (x sqrt(pi)) * sum_k (-1)^k (2k-1)!! / (2x^2)^k, whose 16 terms are below 1e-16
+    there; erfc(-x) = 2 - erfc(x).
     """
     x = xp.asarray(x, dtype=xp.float64)
     a = xp.abs(x)
@@ -32,13 +33,7 @@ SPECIAL_HELPERS = {
     mid = (a > 1.0) & (a < 8.0)
     if xp.any(mid):
         b = a[mid]
-        p = (((((((2.46196981473530512524e-10 * b + 0.564189564831068821977) * b + 7.46321056442269912687) * b
-                 + 48.6371970985681366614) * b + 196.520832956077098242) * b + 526.445194995477358631) * b
-              + 934.528527171957607540) * b + 1027.55188689515710272) * b + 557.535335369399327526
-        q = (((((((b + 13.2281951154744992508) * b + 86.7072140885989742329) * b + 354.937778887819891062) * b
-               + 975.708501743205489753) * b + 1823.90916687909736289) * b + 2246.33760818710981792) * b
-             + 1656.66309194161350182) * b + 557.535340817727675546
-        out[mid] = _exp_minus_square(b) * p / q
+        out[mid] = _exp_minus_square(b) * _erfc_ratio(b)
     far = a >= 8.0
     if xp.any(far):
         b = a[far]
@@ -75,5 +70,5 @@ SPECIAL_HELPERS = {
 ''',
 }
 
-SPECIAL_DEPENDS = {"_erfc": ("_erf", "_exp_minus_square"), "_gammaln": ("_special",), "_digamma": ("_special",),
-                   "_xlogy": ("_special",), "_logsumexp": ("_special",)}
+SPECIAL_DEPENDS = {"_erfc": ("_erf", "_erfc_ratio", "_exp_minus_square"), "_gammaln": ("_special",),
+                   "_digamma": ("_special",), "_xlogy": ("_special",), "_logsumexp": ("_special",)}

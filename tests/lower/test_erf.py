@@ -23,7 +23,8 @@ from coarsen_nb.lower.module import _HELPERS
 
 def _erf_for(xp):
     env = {"xp": xp, "math": math}
-    exec(_HELPERS["_erf"], env)
+    for h in ("_erfc_ratio", "_erf"):      # (_erf's far tail is the shared Cephes ratio)
+        exec(_HELPERS[h], env)
     return env["_erf"]
 
 
