@@ -11,6 +11,8 @@ reverse scan.  ``wrt`` is the smoothing constant ``alpha`` and the series ``x``.
 
 import numpy as np
 
+from coarsen_nb.kernels.doubling_scan import scan
+
 META = dict(
     name="exp_smoothing",
     wrt=("x", "alpha"),
@@ -34,21 +36,10 @@ def exp_smoothing(x, alpha):
     return sse / len(x)
 
 
-def _scan(a, b):
-    """v_k = a·v_{k−1} + b_k from v_{−1} = 0, for every k: a doubling scan (no division, stable for |a| < 1)."""
-    v = np.array(b, dtype=np.float64)
-    c, sh = a, 1
-    while sh < v.size and c != 0:
-        v[sh:] += c * v[:-sh]
-        c *= c
-        sh *= 2
-    return v
-
-
 def vectorized(x, alpha):
     """The same error with array operations: the levels by the doubling scan, then one sum."""
     n = len(x)
-    s = np.concatenate([[0.0], _scan(1.0 - alpha, alpha * x)])[:n]     # s_0 .. s_{n-1}
+    s = np.concatenate([[0.0], scan(1.0 - alpha, alpha * x)])[:n]     # s_0 .. s_{n-1}
     return float(np.sum((x - s) ** 2)) / n
 
 
@@ -56,9 +47,9 @@ def grad(x, alpha):
     """With the errors e_i = x_i − s_i and λ_i = ∂L/∂s_{i+1} = −2e_{i+1}/n + (1 − α)·λ_{i+1} (a reverse
     scan, λ_{n−1} = 0): ∂/∂x_i = 2e_i/n + α·λ_i, ∂/∂α = Σ_i λ_i·(x_i − s_i)."""
     n = len(x)
-    s = np.concatenate([[0.0], _scan(1.0 - alpha, alpha * x)])[:n]     # s_0 .. s_{n-1}
+    s = np.concatenate([[0.0], scan(1.0 - alpha, alpha * x)])[:n]     # s_0 .. s_{n-1}
     e = x - s
-    lam = _scan(1.0 - alpha, np.concatenate([-2.0 * e[1:] / n, [0.0]])[::-1])[::-1]
+    lam = scan(1.0 - alpha, np.concatenate([-2.0 * e[1:] / n, [0.0]])[::-1])[::-1]
     return 2.0 * e / n + alpha * lam, float(np.dot(lam, e))
 
 

@@ -11,6 +11,8 @@ coefficient in the adjoint — instead of iterating sample by sample.
 
 import numpy as np
 
+from coarsen_nb.kernels.doubling_scan import scan
+
 META = dict(
     name="iir_filter",
     wrt=("x", "a", "g"),
@@ -33,28 +35,17 @@ def iir_filter(x, y, a, g):
     return loss
 
 
-def _scan(a, b):
-    """v_k = a·v_{k−1} + b_k from v_{−1} = 0, for every k: a doubling scan (no division, stable for |a| < 1)."""
-    v = np.array(b, dtype=np.float64)
-    c, sh = a, 1
-    while sh < v.size and c != 0:
-        v[sh:] += c * v[:-sh]
-        c *= c
-        sh *= 2
-    return v
-
-
 def vectorized(x, y, a, g):
     """The same loss with array operations: the filter's output by the doubling scan, then one sum."""
-    s = _scan(a, g * x)
+    s = scan(a, g * x)
     return float(np.sum((s - y) ** 2))
 
 
 def grad(x, y, a, g):
     """The adjoint recurrence λ_k = 2(s_k − y_k) + a·λ_{k+1} (a reverse scan): ∂/∂x_k = g·λ_k,
     ∂/∂a = Σ_k λ_k·s_{k−1}, ∂/∂g = Σ_k λ_k·x_k."""
-    s = _scan(a, g * x)
-    lam = _scan(a, 2.0 * (s - y)[::-1])[::-1]
+    s = scan(a, g * x)
+    lam = scan(a, 2.0 * (s - y)[::-1])[::-1]
     s_prev = np.concatenate([[0.0], s[:-1]])
     return g * lam, float(np.dot(lam, s_prev)), float(np.dot(lam, x))
 
