@@ -102,12 +102,9 @@ class BranchPrinting:
             seen = (*seen, cond)
         return out
 
-    def _whole_arrays_first(self, clauses, lv: Level) -> None:
-        """Compute before the masked arms the whole arrays their points read (``np.where(c, u, x[::-1])``:
-        the slice is an array written element by element, an RWrite), and keep each as a value of
-        ``lv``'s points, so that an arm gathers its own points from it.  Inside an arm it could not
-        be made (it is one array over all points, not a value per masked point)."""
-        varying = self._varying_binders(lv) - {ELEM}
+    def arm_nodes(self, clauses, found):
+        """The nodes of a γ's arms (through the temps) for which ``found(node)`` holds, each once, in the
+        order a depth-first walk meets them; the walk does not enter such a node."""
         seen: set = set()
         todo = [x for x, _ in clauses]
         while todo:
@@ -115,13 +112,22 @@ class BranchPrinting:
             if x in seen or not isinstance(x, sp.Basic):
                 continue
             seen.add(x)
-            if isinstance(x, (forms.RWrite, forms.Unwritten)):
-                if ELEM in self.deps(x) and not self.deps(x) & varying and x not in lv.memo:
-                    lv.memo[x] = self.value(x, lv)
+            if found(x):
+                yield x
             elif isinstance(x, sp.Symbol) and x in self.temps:
                 todo.append(self.temps[x])
             else:
                 todo.extend(x.args)
+
+    def _whole_arrays_first(self, clauses, lv: Level) -> None:
+        """Compute before the masked arms the whole arrays their points read (``np.where(c, u, x[::-1])``:
+        the slice is an array written element by element, an RWrite), and keep each as a value of
+        ``lv``'s points, so that an arm gathers its own points from it.  Inside an arm it could not
+        be made (it is one array over all points, not a value per masked point)."""
+        varying = self._varying_binders(lv) - {ELEM}
+        for x in self.arm_nodes(clauses, lambda x: isinstance(x, (forms.RWrite, forms.Unwritten))):
+            if ELEM in self.deps(x) and not self.deps(x) & varying and x not in lv.memo:
+                lv.memo[x] = self.value(x, lv)
 
     def _point_level(self, lv: Level, mask: str) -> Level:
         """The points of ``lv`` where ``mask`` holds, as an index array: operands are gathered with
@@ -209,11 +215,9 @@ class BranchPrinting:
     def _where(self, clauses, lv: Level) -> str:
         """``where(p1, a1, where(p2, a2, a3))``: every arm on every point (see ``_cheap_arms``)."""
         xp = self.xp
-        last = next((k for k, (_, c) in enumerate(clauses) if c == sp.true), len(clauses) - 1)
         # The array API's where wants an array condition, at most one scalar arm, and one kind of
         # number (NumPy promotes; the standard does not): the (float) result gets float arms.
-        conds = [self.value(cond, lv) for _, cond in clauses[:last]]
-        conds = [c if self.deps(cond) else f"{xp}.asarray({c})" for c, (_, cond) in zip(conds, clauses, strict=False)]
+        last, conds = self._where_conditions(clauses, lv)
         exprs = [x for x, _ in clauses[:last + 1]]
         codes = self._floats(exprs, [self.value(x, lv) for x in exprs], force=True)
         code = codes[-1]
@@ -223,14 +227,20 @@ class BranchPrinting:
             code = f"{xp}.where({cond}, {arm}, {code})"
         return code
 
+    def _where_conditions(self, clauses, lv: Level) -> tuple[int, list[str]]:
+        """The index of the last arm a ``where`` chain needs (the first ``True`` clause), and the codes of
+        the conditions before it, each an array (the array API's ``where`` takes no Python bool)."""
+        last = next((k for k, (_, c) in enumerate(clauses) if c == sp.true), len(clauses) - 1)
+        conds = [self.value(cond, lv) for _, cond in clauses[:last]]
+        return last, [c if self.deps(cond) else f"{self.xp}.asarray({c})"
+                      for c, (_, cond) in zip(conds, clauses, strict=False)]
+
     def _constant_where(self, clauses, lv: Level) -> str:
         """An integer or truth-valued choice among numbers (an indicator: the derivative of ``np.where(c,
         x, 0)`` or of ``max``, a count's increment): ``where(p1, 1, where(p2, 2, 0))``, of the arms' own
         kind.  Numbers cannot fail on another branch's points, so no arm needs its own points."""
         xp = self.xp
-        last = next((k for k, (_, c) in enumerate(clauses) if c == sp.true), len(clauses) - 1)
-        conds = [self.value(cond, lv) for _, cond in clauses[:last]]
-        conds = [c if self.deps(cond) else f"{xp}.asarray({c})" for c, (_, cond) in zip(conds, clauses, strict=False)]
+        last, conds = self._where_conditions(clauses, lv)
         codes = [self.value(x, lv) for x, _ in clauses[:last + 1]]
         kind = f"{xp}.bool" if is_boolean(clauses[0][0]) else f"{xp}.int64"
         code = f"{xp}.asarray({codes[-1]}, dtype={kind})"   # (the array API's where takes one scalar arm)

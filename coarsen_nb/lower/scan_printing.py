@@ -23,20 +23,7 @@ class ScanPrinting:
         """Compute at ``lv`` the scans over its points that the arms of a γ read, before its masked
         arms: a scan needs all of k's points, and inside an arm only the arm's points exist."""
         binders = {a.binder for a in lv.ancestors() if a.kind == "range"}
-        seen: set = set()
-        todo = [x for x, _ in clauses]
-        found = []
-        while todo:
-            x = todo.pop()
-            if x in seen or not isinstance(x, sp.Basic):
-                continue
-            seen.add(x)
-            if isinstance(x, scans.SCAN_FORMS) and x.args[2] in binders:
-                found.append(x)
-            elif isinstance(x, sp.Symbol) and x in self.temps:
-                todo.append(self.temps[x])
-            else:
-                todo.extend(x.args)
+        found = list(self.arm_nodes(clauses, lambda x: isinstance(x, scans.SCAN_FORMS) and x.args[2] in binders))
         for x in found:
             self.value(x, lv)
 
