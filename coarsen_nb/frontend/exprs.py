@@ -354,22 +354,9 @@ class ExprTranslator(LiteralTranslator, MethodTranslator, ComprehensionTranslato
         raise NotImplementedError
 
 
-def _submodule_function(func: ast.Attribute, resolve, local_names: set[str]) -> str | None:
-    """``"np.linalg.solve"`` when ``func`` is a function of a submodule of math/NumPy, else None."""
-    parts = [func.attr]
-    node = func.value
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if len(parts) < 2 or not isinstance(node, ast.Name) or node.id in local_names or resolve.module(node.id) is None:
-        return None
-    return ".".join([node.id, *reversed(parts)])
-
-
-def _module_function(func: ast.Attribute, resolve, local_names: set[str]):
-    """``(dotted name, primitive or None)`` when ``func`` is an attribute of a module the user imported
-    under any name (``sc.expit`` after ``import scipy.special as sc``, ``scipy.special.expit``,
-    ``la.solve`` after ``import numpy.linalg as la``), else None (a method of a value)."""
+def _global_chain(func: ast.Attribute, local_names: set[str]) -> tuple[str, list[str]] | None:
+    """``("np", ["linalg", "solve"])`` for ``np.linalg.solve``: the free name an attribute chain starts from
+    and the attributes after it, or None when it starts from a local or an expression."""
     parts = [func.attr]
     node = func.value
     while isinstance(node, ast.Attribute):
@@ -377,18 +364,34 @@ def _module_function(func: ast.Attribute, resolve, local_names: set[str]):
         node = node.value
     if not isinstance(node, ast.Name) or node.id in local_names:
         return None
-    obj = resolve.global_object(node.id)
+    return node.id, parts[::-1]
+
+
+def _submodule_function(func: ast.Attribute, resolve, local_names: set[str]) -> str | None:
+    """``"np.linalg.solve"`` when ``func`` is a function of a submodule of math/NumPy, else None."""
+    chain = _global_chain(func, local_names)
+    if chain is None or len(chain[1]) < 2 or resolve.module(chain[0]) is None:
+        return None
+    return ".".join([chain[0], *chain[1]])
+
+
+def _module_function(func: ast.Attribute, resolve, local_names: set[str]):
+    """``(dotted name, primitive or None)`` when ``func`` is an attribute of a module the user imported
+    under any name (``sc.expit`` after ``import scipy.special as sc``, ``scipy.special.expit``,
+    ``la.solve`` after ``import numpy.linalg as la``), else None (a method of a value)."""
+    chain = _global_chain(func, local_names)
+    if chain is None:
+        return None
+    root, (*modules, attr) = chain
+    obj = resolve.global_object(root)
     if not isinstance(obj, types.ModuleType):
         return None
-    module_name = obj.__name__
-    for attr in reversed(parts[1:]):
-        obj = getattr(obj, attr, None)
+    for name in modules:
+        obj = getattr(obj, name, None)
         if not isinstance(obj, types.ModuleType):
             return None
-        module_name = obj.__name__
-    dotted = f"{module_name}.{parts[0]}"
-    target = getattr(obj, parts[0], None)
-    return dotted, (primitives.of_object(target) if target is not None else None)
+    target = getattr(obj, attr, None)
+    return f"{obj.__name__}.{attr}", (primitives.of_object(target) if target is not None else None)
 
 
 def _submodule_hint(dotted: str) -> str:
