@@ -32,6 +32,22 @@ def finite_difference(fn, args: tuple, wrt_index: int, eps: float = 1e-6):
     return (fn(*plus) - fn(*minus)) / (2 * h)
 
 
+def one_sided_differences(fn, args, i, eps):
+    """Backward and forward differences of ``fn`` w.r.t. argument ``i`` (elementwise for arrays)."""
+    x = np.asarray(args[i], dtype=float)
+    left, right = np.zeros_like(x), np.zeros_like(x)
+    base = fn(*args)
+    for idx in np.ndindex(x.shape):
+        h = eps * max(1.0, abs(float(x[idx])))
+        for sign, out in ((-1, left), (1, right)):
+            moved = x.copy()
+            moved[idx] += sign * h
+            a = list(args)
+            a[i] = moved if isinstance(args[i], np.ndarray) else float(moved)
+            out[idx] = sign * (fn(*a) - base) / h
+    return left, right
+
+
 def assert_close(got, want, rtol=1e-6, atol=1e-7, what=""):
     got, want = np.asarray(got, dtype=float), np.asarray(want, dtype=float)
     assert got.shape == want.shape, f"{what}: shape {got.shape} != {want.shape}"

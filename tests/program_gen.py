@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from hypothesis import strategies as st
 
-__all__ = ["programs", "program_cases", "Program", "run_source"]
+__all__ = ["programs", "program_cases", "Program", "main_function", "run_source"]
 
 _FLOATS = st.floats(min_value=-2.0, max_value=2.0, allow_nan=False, allow_infinity=False)
 _CONSTS = (0.5, 1.0, 1.5, 2.0, 0.25, 3.0, 0.1)
@@ -47,13 +47,18 @@ class Program:
     wrt: tuple[str, ...]     # the float parameters: scalars and the array x
 
 
-def run_source(source: str, args: tuple, name: str | None = None):
-    """Run the main (last, or ``name``) function of ``source`` as plain Python."""
+def main_function(source: str, name: str | None = None):
+    """The main (last, or ``name``) function of ``source``, as plain Python."""
     namespace: dict = {"math": math, "np": np}
     exec(compile(source, "<program>", "exec"), namespace)
     if name is None:
         name = [line[4:line.index("(")] for line in source.splitlines() if line.startswith("def ")][-1]
-    return namespace[name](*args)
+    return namespace[name]
+
+
+def run_source(source: str, args: tuple, name: str | None = None):
+    """Run the main (last, or ``name``) function of ``source`` as plain Python."""
+    return main_function(source, name)(*args)
 
 
 @dataclass

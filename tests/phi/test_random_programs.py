@@ -16,9 +16,9 @@ import os
 import warnings
 
 import numpy as np
-from gradcheck import finite_difference
+from gradcheck import finite_difference, one_sided_differences
 from hypothesis import HealthCheck, assume, given, settings
-from program_gen import Program, program_cases, run_source
+from program_gen import Program, main_function, program_cases, run_source
 
 import coarsen_nb as cn
 from coarsen_nb.errors import FallbackWarning
@@ -30,13 +30,6 @@ _SETTINGS = settings(max_examples=_EXAMPLES or 500, deadline=None, suppress_heal
 _BASELINE_SETTINGS = settings(max_examples=_EXAMPLES or 120, deadline=None, suppress_health_check=_SUPPRESS)
 
 
-def _main(source: str):
-    ns: dict = {"math": __import__("math"), "np": np}
-    exec(compile(source, "<program>", "exec"), ns)
-    name = [ln[4:ln.index("(")] for ln in source.splitlines() if ln.startswith("def ")][-1]
-    return ns[name]
-
-
 def _generic(v, k=0):
     """``v`` (argument number ``k``) moved off round values by a fixed, irrational-looking offset
     that differs per argument and per element, so equal inputs (a = b = 0) do not become a tie of
@@ -44,22 +37,6 @@ def _generic(v, k=0):
     if isinstance(v, np.ndarray):
         return v + 0.0137 * (1.0 + np.abs(v)) * (1.0 + 0.1234 * k + 0.0719 * np.arange(v.size).reshape(v.shape))
     return v + 0.0137 * (1.0 + abs(v)) * (1.0 + 0.1234 * k) if isinstance(v, float) else v
-
-
-def _one_sided(fn, args, i, eps):
-    """Backward and forward differences of ``fn`` w.r.t. argument ``i`` (elementwise for arrays)."""
-    x = np.asarray(args[i], dtype=float)
-    left, right = np.zeros_like(x), np.zeros_like(x)
-    base = fn(*args)
-    for idx in np.ndindex(x.shape):
-        h = eps * max(1.0, abs(float(x[idx])))
-        for sign, out in ((-1, left), (1, right)):
-            moved = x.copy()
-            moved[idx] += sign * h
-            a = list(args)
-            a[i] = moved if isinstance(args[i], np.ndarray) else float(moved)
-            out[idx] = sign * (fn(*a) - base) / h
-    return left, right
 
 
 @_SETTINGS
@@ -94,7 +71,7 @@ def _compare(p: Program, selection: dict) -> None:
     got = f(*p.args)
     np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12, err_msg=f"forward\n{p.source}\nargs={p.args}")
 
-    py = _main(p.source)
+    py = main_function(p.source)
     # Derivatives are compared at a generic point: hypothesis likes inputs such as a = x = 0 that sit
     # exactly on a branch boundary, where the derivative of the branch taken (what every AD tool
     # returns, and what f.discontinuities warns about) differs from the limit FD sees on both sides.
@@ -109,7 +86,7 @@ def _compare(p: Program, selection: dict) -> None:
         fd_coarse = np.asarray(finite_difference(py, p.args, i, eps=1e-5))
         scale = 1.0 + np.abs(fd)
         assume(np.all(np.isfinite(fd)) and np.all(np.abs(fd - fd_coarse) <= 1e-6 * scale))
-        left, right = _one_sided(py, p.args, i, 1e-6)
+        left, right = one_sided_differences(py, p.args, i, 1e-6)
         assume(np.all(np.abs(left - right) <= 1e-3 * scale))
         np.testing.assert_allclose(g, fd, rtol=1e-5, atol=1e-6,
                                    err_msg=f"d/d{name}\n{p.source}\nargs={p.args}")
