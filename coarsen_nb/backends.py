@@ -36,6 +36,10 @@ class Backend:
     load_fuser: Callable[[], ModuleType] | None = None   # the fuser's module, imported on first use
     loads_everywhere: bool = True      # False: the generated module may not load here (no GPU)
     install_hint: str = ""             # what to do when the module cannot be loaded here
+    decorator: str = ""                # a line before every generated function (numba's ``@_jit``)
+    frees_temporaries: bool = True     # ``del`` each temporary after its last use (not in Numba's subset)
+    compiles: bool = False             # the functions are compiled on first call (numba): load via its loader
+    load_helpers: Callable[[], dict] | None = None   # helper name -> this backend's source, where it has its own
 
     @property
     def fuser(self) -> ModuleType | None:
@@ -44,19 +48,33 @@ class Backend:
         command line's ``--help``, option checks) imports no SymPy."""
         return None if self.load_fuser is None else self.load_fuser()
 
-    def load(self, source: str, filename: str, module_name: str) -> dict:
+    def load(self, source: str, filename: str, module_name: str, entry_points: tuple[str, ...] = (),
+             numpy_module=None) -> dict:
         """Load a generated module: its namespace (``NAME``, ``NAME_vjp``, ...).
 
         Compiled from the real file name ``filename`` and registered with :mod:`linecache`, so
         tracebacks and ``inspect`` show the generated code.  Raises ``SyntaxError`` (a bug in the
         printer) and ``ImportError`` (the array module is absent or too old: see ``install_hint``).
-        Every backend loads this way today; a compiled backend would load its own way here.
+        A compiling backend (numba) loads through :func:`coarsen_nb.numba_loader.load` instead: its
+        file is named by the source's hash (Numba's disk cache lives beside it), ``entry_points`` are
+        wrapped so that a function Numba cannot compile runs as ``numpy_module()``'s (a named
+        fallback), and ``filename`` is not used.
         """
+        if self.compiles:
+            from coarsen_nb import numba_loader
+
+            return numba_loader.load(source, module_name, entry_points, numpy_module)
         code = compile(source, filename, "exec")
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         env: dict = {"__name__": module_name, "__file__": filename}
         exec(code, env)
         return env
+
+
+def _numba_helpers() -> dict:
+    from coarsen_nb.lower.numba_helpers import NUMBA_HELPERS
+
+    return NUMBA_HELPERS
 
 
 def _cupy_fuser() -> ModuleType:
@@ -75,8 +93,14 @@ CUPY = Backend("cupy", "cupy", "CuPy", prologue=_CUPY_VERSION_CHECK, load_fuser=
                install_hint="install CuPy on a machine with a CUDA GPU (pip install coarsen-nb[cupy]); "
                             "the generated code is in .source and .export() works")
 
+# The numba module is the NumPy module compiled: the same array code, each function ``@_jit``.
+_NUMBA_PROLOGUE = "import numba\n\n_jit = numba.njit(cache=True, boundscheck=True)"
+NUMBA = Backend("numba", "numpy", "NumPy and Numba", prologue=_NUMBA_PROLOGUE, decorator="@_jit",
+                frees_temporaries=False, compiles=True, load_helpers=_numba_helpers,
+                install_hint="install Numba (pip install numba); the generated code is in .source and .export() works")
+
 #: The ``backend=`` options, in the order the docs list them.
-BACKENDS: dict[str, Backend] = {b.name: b for b in (NUMPY, CUPY)}
+BACKENDS: dict[str, Backend] = {b.name: b for b in (NUMPY, NUMBA, CUPY)}
 
 
 def get(name: str) -> Backend:

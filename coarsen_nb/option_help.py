@@ -17,7 +17,8 @@ def _knob(value) -> str:
 
 
 WRT = "parameters to differentiate with respect to, comma-separated (default: every float parameter)"
-BACKEND = "array library of the generated code (default: numpy)"
+BACKEND = ("where the generated code runs: numpy, numba (the same code compiled: loops and scalar code at "
+           "machine speed) or cupy (default: numpy)")
 MAX_SOI = f"size cap L of a segment of interest; 1 is operator-level AD (default: {_knob(DEFAULT_MAX_SOI)})"
 REUSE = (f"reuse threshold R: a value read more than R times is computed once, not inlined "
          f"(default: {_knob(DEFAULT_REUSE)})")

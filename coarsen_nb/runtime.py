@@ -65,7 +65,10 @@ def coarsen(fn_or_source, wrt=None, backend: str = "numpy", max_soi=None, reuse=
     wrt : str or tuple of str, optional
         Parameters to differentiate with respect to (default: every float
         parameter, in order).
-    backend : {"numpy", "cupy"}
+    backend : {"numpy", "numba", "cupy"}
+        "numba" compiles every generated function with Numba (loops and the scalar code between SOIs
+        run as machine code); a function Numba cannot compile runs as the NumPy code, with a
+        ``NumbaFallbackWarning`` naming why.
     max_soi : int, optional
         Size cap L of a segment of interest (operations); 1 gives
         operator-level AD.  Default: no cap.
@@ -190,7 +193,7 @@ class Coarsened:
 
         for mode in order[order.index(self.mode):]:
             try:
-                plan, source = self._generate(types, wrt, mode, reuse, backend.xp_module, header(mode))
+                plan, source = self._generate(types, wrt, mode, reuse, backend, header(mode))
                 break
             except NoSegmentForm as limit:
                 limits.append(str(limit))
@@ -204,8 +207,20 @@ class Coarsened:
             # stacklevel 4: the user's call (f(...), f.grad, retune) -> _specialize/_compile_like -> here
             warnings.warn(FallbackWarning(f"coarsen_nb: {self.name}: {fallback}"), stacklevel=4)
         filename = os.path.join(tempfile.gettempdir(), f"coarsen_nb_{self.name}_{next(_counter)}.py")
+        entry_points = tuple(self.name + suffix for suffix in ("", "_vjp", "_grad", "_jvp"))
+
+        def numpy_module():
+            # what a compiled backend (numba) runs where it cannot compile a function, and re-runs
+            # to name the user's line of an error raised inside compiled code
+            from coarsen_nb.lower.module import ModuleWriter
+
+            numpy_source = ModuleWriter(plan, wrt, backends.NUMPY, header(mode)).source()
+            numpy_file = os.path.join(tempfile.gettempdir(), f"coarsen_nb_{self.name}_{next(_counter)}.py")
+            return backends.NUMPY.load(numpy_source, numpy_file, f"coarsen_nb_generated_{self.name}"), \
+                numpy_source, numpy_file
+
         try:
-            env = backend.load(source, filename, f"coarsen_nb_generated_{self.name}")
+            env = backend.load(source, filename, f"coarsen_nb_generated_{self.name}", entry_points, numpy_module)
         except SyntaxError as exc:
             raise InternalCompilerError(self.name, "compiling the generated module", exc) from exc
         except ImportError as exc:
@@ -217,7 +232,7 @@ class Coarsened:
         return Compiled(sig, plan, source, filename, env[self.name], env[self.name + "_vjp"],
                         env.get(self.name + "_jvp"), wrt, grad=env.get(self.name + "_grad"), fallback=fallback)
 
-    def _generate(self, types, wrt, mode: str, reuse, xp: str, header: str):
+    def _generate(self, types, wrt, mode: str, reuse, backend, header: str):
         """Lift, select, differentiate and print at one selection: ``(plan, source)``.
 
         Raises :class:`NoSegmentForm` for a documented limit and :class:`InternalCompilerError` for
@@ -235,7 +250,7 @@ class Coarsened:
             number_kernels(plan)
             check_defined(plan)
             stage = "lowering"
-            return plan, ModuleWriter(plan, wrt, xp, header).source()
+            return plan, ModuleWriter(plan, wrt, backend, header).source()
         except (CoarsenError, NoSegmentForm):
             raise
         except RecursionError as exc:
@@ -255,7 +270,9 @@ class Coarsened:
             if isinstance(exc, (AttributeError, KeyError, NameError)) and not (
                     isinstance(exc, UnboundLocalError) and UNBOUND_MARK in str(exc)):
                 raise InternalCompilerError(self.name, "running the generated code", exc) from exc
-            err = call_errors.from_generated(exc, source=c.source, filename=c.filename, fname=self.name,
+            # (an error inside compiled code was repeated on the NumPy module, which says where: numba_loader)
+            source, filename = getattr(exc, "generated_module", (c.source, c.filename))
+            err = call_errors.from_generated(exc, source=source, filename=filename, fname=self.name,
                                              params=self.params, primal=args, user_source=self._ssa.source,
                                              plan=c.plan)
             if err is None:

@@ -214,11 +214,12 @@ HELPERS["_index_add"] = '''def _index_add(b, idx, v):
     return b + xp.reshape(total, b.shape)
 '''
 
-DEPENDS = {"_erf": ("_erfc_ratio",), "_index_add": ("_scatter_sum",), "_window": ("_scatter_sum",),
+DEPENDS = {"_erf": ("_erfc_ratio",), "_index_add": ("_scatter_sum",), "_window": ("_window_add",), "_window_add": ("_scatter_sum",),
            "_window_matvec": ("_window",),
            "_window_vecmat": ("_window",), "_window_outer_add": ("_window",),
            "_sum_scan": ("_steps",), "_prod_scan": ("_steps",), "_lin_scan": ("_steps",),
-           "_scatter_add": ("_scatter_sum",), "_block": ("_scatter_sum",), "_scatter_sum": ("_segment_sum",),
+           "_scatter_add": ("_scatter_sum",), "_block": ("_block_add",), "_block_add": ("_scatter_sum",),
+           "_mm": ("_mm_right",), "_scatter_sum": ("_segment_sum",),
             "_segment_sum": ("_segments",),
             "_segment_prod": ("_segments",), "_segment_max": ("_segments",), "_segment_min": ("_segments",)}
 
@@ -237,9 +238,9 @@ HELPERS["_window"] = '''def _window(x, lo, n0, n1):
     if n0 > 0 and n1 > 0 and 0 <= lo and lo + n0 + n1 - 1 <= x.shape[0] and hasattr(xp, "lib"):
         return xp.lib.stride_tricks.sliding_window_view(x[lo:lo + n0 + n1 - 1], n1)
     return x[(lo + xp.reshape(xp.arange(n0), (-1, 1)) + xp.reshape(xp.arange(n1), (1, -1))) % x.shape[0]]
+'''
 
-
-def _window_add(b, lo, n0, n1, v):
+HELPERS["_window_add"] = '''def _window_add(b, lo, n0, n1, v):
     """b[lo + i + j] += v[i, j] (the adjoint of _window): one slice add per column, or per row when
     the rows are fewer."""
     v = xp.broadcast_to(xp.asarray(v, dtype=xp.float64), (n0, n1))
@@ -300,9 +301,9 @@ HELPERS["_block"] = '''def _block(x, lo0, n0, lo1, n1):
     if 0 <= lo0 and lo0 + n0 <= x.shape[0] and 0 <= lo1 and lo1 + n1 <= x.shape[1]:
         return x[lo0:lo0 + n0, lo1:lo1 + n1]
     return x[(lo0 + xp.arange(n0))[:, None], (lo1 + xp.arange(n1))[None, :]]
+'''
 
-
-def _block_add(b, lo0, n0, lo1, n1, v):
+HELPERS["_block_add"] = '''def _block_add(b, lo0, n0, lo1, n1, v):
     """b[lo0 + i, lo1 + j] += v[i, j] (the adjoint of _block)."""
     if 0 <= lo0 and lo0 + n0 <= b.shape[0] and 0 <= lo1 and lo1 + n1 <= b.shape[1]:
         b[lo0:lo0 + n0, lo1:lo1 + n1] += v
@@ -323,9 +324,9 @@ HELPERS["_mm"] = '''def _mm_left(g, y, x):
     if y.ndim == 1:
         return g[:, None] * y[None, :]
     return g @ y.T
+'''
 
-
-def _mm_right(g, x, y):
+HELPERS["_mm_right"] = '''def _mm_right(g, x, y):
     """Adjoint of y in x @ y, for vectors and matrices."""
     if x.ndim == 1 and y.ndim == 1:
         return g * x

@@ -37,7 +37,7 @@ class TangentSweep:
         self._body()
         self.lines = drop_dead_assignments(self.lines)      # (a trip count only the primal loop used)
         sig = ", ".join(self.names(p) if p in self.plan.params else p for p in params)
-        return f"def {self.plan.name}_jvp({sig}):\n" + "\n".join(self.lines) + "\n"
+        return self._decorated(f"def {self.plan.name}_jvp({sig}):\n" + "\n".join(self.lines) + "\n")
 
     def d(self, e: ir.Expr) -> str:
         """The tangent of an IR operand (0.0 when it does not depend on wrt)."""

@@ -1,0 +1,185 @@
+"""Loading a generated module for ``backend="numba"``: every function compiled by Numba, cached on disk.
+
+The numba backend prints the same module as the NumPy backend, with each function decorated
+``@_jit`` (``numba.njit(cache=True, boundscheck=True)``) and without the ``del`` lines that free
+temporaries early (Numba's reference counting frees them, and ``del`` is not in its subset).
+What this buys is compiled *control flow*: an iterated loop, its tape of states and the scalar
+glue between SOIs run as machine code instead of interpreted Python, and Numba's array-expression
+pass fuses each elementwise statement into one loop.
+
+**The file is the cache key.**  Numba caches a compiled function beside its source file, keyed
+by the file's stamp and the argument types.  The source is written once to
+``COARSEN_NB_CACHE`` (default ``~/.cache/coarsen_nb``) under the hash of its text, and never
+rewritten, so a second process (a restarted kernel) that generates the same module finds
+Numba's cache warm.  Everything that affects the compiled code is in the text (the header names
+the options and the signature), and Numba's own index adds its version and the CPU.
+
+**Named fallback.**  A function Numba cannot compile (a NumPy call outside Numba's subset: the
+``numba.core.errors.NumbaError`` raised when it types the function on the first call) runs as the
+NumPy backend's code for the same plan, and says so with a :class:`NumbaFallbackWarning` naming
+the construct.  No other exception leads there.
+
+**Errors keep the user's line.**  An exception raised inside compiled code has no Python frames
+to point at, so the call is repeated on the NumPy code, whose traceback the runtime maps to the
+user's line as it does for the NumPy backend.  ``boundscheck=True`` makes an index out of range
+an ``IndexError`` as in NumPy (Numba's default reads past the array).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import linecache
+import os
+import sys
+import types
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+
+
+class NumbaFallbackWarning(UserWarning):
+    """A generated function runs as NumPy code because Numba cannot compile it; the message names why."""
+
+
+def cache_dir() -> Path:
+    """Where generated numba modules and Numba's cache of them live (``COARSEN_NB_CACHE`` overrides)."""
+    root = os.environ.get("COARSEN_NB_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "coarsen_nb")
+    return Path(root) / "numba"
+
+
+def module_file(source: str, module_name: str) -> Path:
+    """The file holding ``source``: named by its hash, written once (atomically), never rewritten."""
+    digest = hashlib.sha256(source.encode()).hexdigest()[:24]
+    path = cache_dir() / f"{module_name}_{digest}.py"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(source)
+        os.replace(tmp, path)
+    return path
+
+
+def load(source: str, module_name: str, entry_points: tuple[str, ...],
+         numpy_module: Callable[[], tuple[dict, str, str]]) -> dict:
+    """The namespace of the numba module ``source``, its entry points wrapped in :class:`JitFunction`.
+
+    ``numpy_module()`` gives ``(namespace, source, filename)`` of the NumPy backend's module for the
+    same plan; it is built only when a function falls back or raises.  Raises ``ImportError`` when
+    Numba is not installed.
+    """
+    import numba  # noqa: F401 (ImportError here: the runtime reports the backend's install hint)
+
+    path = module_file(source, module_name)
+    filename = str(path)
+    code = compile(source, filename, "exec")
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    # A real module in sys.modules, named by the file: Numba's cache rebuilds a compiled function's
+    # environment by importing its module's name.
+    module = sys.modules.get(path.stem)
+    if module is None or getattr(module, "__file__", None) != filename:
+        module = types.ModuleType(path.stem)
+        module.__file__ = filename
+        exec(code, module.__dict__)
+        sys.modules[path.stem] = module
+    env = dict(module.__dict__)
+    numpy = _Lazy(numpy_module)
+    for name in entry_points:
+        if name in env:
+            env[name] = JitFunction(name, env[name], numpy)
+    return env
+
+
+class _Lazy:
+    """The NumPy module of the same plan, built on first use."""
+
+    def __init__(self, make: Callable[[], tuple[dict, str, str]]):
+        self._make = make
+        self._value: tuple[dict, str, str] | None = None
+
+    def get(self) -> tuple[dict, str, str]:
+        if self._value is None:
+            self._value = self._make()
+        return self._value
+
+
+class JitFunction:
+    """One entry point (``f``, ``f_vjp``, ``f_grad``, ``f_jvp``): the compiled function, or the NumPy
+    backend's where Numba cannot compile it (``fallback`` says why)."""
+
+    def __init__(self, name: str, dispatcher, numpy: _Lazy):
+        self.name = name
+        self.dispatcher = dispatcher
+        self._numpy = numpy
+        self._defaults = tuple(p.default for p in inspect.signature(dispatcher.py_func).parameters.values()
+                               if p.default is not inspect.Parameter.empty)
+        self._arity = len(inspect.signature(dispatcher.py_func).parameters)
+        self._compiled: set = set()          # the argument types compiled for
+        self.fallback: str | None = None
+
+    def _python(self, args: tuple):
+        """The NumPy code's result; an exception it raises says which module's lines it points at."""
+        namespace, source, filename = self._numpy.get()
+        try:
+            return namespace[self.name](*args)
+        except Exception as exc:
+            exc.generated_module = (source, filename)
+            raise
+
+    def __call__(self, *args):
+        if self.fallback is not None:
+            return self._python(args)
+        missing = self._arity - len(args)
+        if missing > 0:         # (the cotangent's default, passed explicitly: one compiled version)
+            args = args + self._defaults[len(self._defaults) - missing:]
+        if not self._compile(args):
+            return self._python(args)
+        try:
+            return self.dispatcher(*args)
+        except Exception as exc:
+            # Raised by the compiled code, which has no Python frames to point at: repeat on the NumPy
+            # code, whose traceback names the line; should it not raise, the compiled code's error stands.
+            try:
+                self._python(args)
+            except Exception as again:
+                raise again from None
+            raise exc
+
+    def _compile(self, args: tuple) -> bool:
+        """Compile for the types of ``args`` once (False: Numba cannot, and the NumPy code runs from now on).
+
+        Compiling explicitly, before the call, separates the two kinds of exception: one raised here
+        is Numba's (a construct outside its subset; its errors are not all ``NumbaError``), one raised
+        by the call is the program's."""
+        import numba
+
+        try:
+            key = tuple(numba.typeof(a) for a in args)
+        except ValueError as exc:        # an argument type Numba has no type for
+            return self._give_up(exc)
+        if key in self._compiled:
+            return True
+        try:
+            self.dispatcher.compile(key)
+        except Exception as exc:
+            return self._give_up(exc)
+        self._compiled.add(key)
+        return True
+
+    def _give_up(self, exc: Exception) -> bool:
+        self.fallback = _first_line(exc)
+        warnings.warn(NumbaFallbackWarning(
+            f"coarsen_nb: {self.name} runs as NumPy code: Numba cannot compile it ({self.fallback})"),
+            stacklevel=5)
+        return False
+
+
+def _first_line(exc: Exception) -> str:
+    """Numba's message, its first meaningful line without terminal colours."""
+    import re
+
+    text = re.sub(r"\x1b\[[0-9;]*m| at 0x[0-9a-f]+", "", str(exc))
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    skip = ("Failed in ", "During: ", "File ", "<source", "^")
+    useful = [ln for ln in lines if not ln.startswith(skip)]
+    return (useful or lines or [type(exc).__name__])[0][:200]

@@ -1,0 +1,232 @@
+"""``backend="numba"``: the NumPy module compiled by Numba gives the NumPy backend"s values and gradients.
+
+Every corpus entry and kernel is compiled under both backends and compared to 1e-10 (relative),
+forward, gradient and VJP.  A function Numba cannot compile runs as the NumPy code with a
+:class:`NumbaFallbackWarning`; which functions do so is pinned exactly in :data:`RUNS_AS_NUMPY`
+(the constructs are named in the warning: NumPy 2"s array-API names ``cumulative_sum``,
+``cumulative_prod``, ``concat``, ``matmul`` and ``tile``, ``asarray`` of a dtype, ``reshape`` of a
+broadcast view, a generator inside a helper).  The set may only shrink, and the test says so when
+it does: a construct the printer learns to write for Numba is removed here.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+from corpus import CORPUS, CORPUS_IDS
+from gradcheck import assert_close
+
+import coarsen_nb as cn
+from coarsen_nb.kernels import KERNELS
+from coarsen_nb.numba_loader import NumbaFallbackWarning
+
+numba = pytest.importorskip("numba", reason="numba is an install dependency; this only runs where it imports")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _private_cache(tmp_path_factory):
+    """Numba"s disk cache in a directory of this test run (never the user"s ~/.cache)."""
+    old = os.environ.get("COARSEN_NB_CACHE")
+    os.environ["COARSEN_NB_CACHE"] = str(tmp_path_factory.mktemp("numba_cache"))
+    yield
+    if old is None:
+        del os.environ["COARSEN_NB_CACHE"]
+    else:
+        os.environ["COARSEN_NB_CACHE"] = old
+
+
+#: corpus entry -> its generated functions (forward, grad, vjp) that run as NumPy code under backend="numba"
+RUNS_AS_NUMPY: dict[str, set[str]] = {
+    "product_with_zero": {"grad", "vjp"},
+    "running_max": {"grad", "vjp"},
+    "ema_varying": {"forward", "grad", "vjp"},
+    "product_range": {"grad", "vjp"},
+    "triangular_sum": {"forward", "grad", "vjp"},
+    "nested_three": {"forward", "grad", "vjp"},
+    "matrix_weighted": {"forward", "grad", "vjp"},
+    "logsumexp": {"grad", "vjp"},
+    "pairwise_energy": {"forward", "grad", "vjp"},
+    "hmc_like_potential": {"forward", "grad", "vjp"},
+    "matvec_write": {"forward", "grad", "vjp"},
+    "cumsum_write": {"forward", "grad", "vjp"},
+    "copy_then_write": {"forward", "grad", "vjp"},
+    "param_private_copy_write": {"forward", "grad", "vjp"},
+    "ones_full_write": {"forward", "grad", "vjp"},
+    "empty_write": {"forward", "grad", "vjp"},
+    "ones_like_2d_write": {"forward", "grad", "vjp"},
+    "reductions": {"forward", "grad", "vjp"},
+    "named_ufuncs_array": {"grad", "vjp"},
+    "atleast_and_asarray": {"forward", "grad", "vjp"},
+    "array_literal_values": {"forward", "grad", "vjp"},
+    "array_literal_2d": {"forward", "grad", "vjp"},
+    "list_in_loop": {"forward", "grad", "vjp"},
+}
+
+#: the same for the kernels
+KERNELS_AS_NUMPY: dict[str, set[str]] = {
+    "pairwise_energy": {"forward", "grad", "vjp"},
+    "hookean_spring": {"forward", "grad", "vjp"},
+    "brachistochrone": {"forward", "grad", "vjp"},
+    "horner_fit": {"forward", "grad", "vjp"},
+    "pendulum_batch": {"forward", "grad", "vjp"},
+    "gmm": {"forward", "grad", "vjp"},
+    "iir_filter": {"forward", "grad", "vjp"},
+    "exp_smoothing": {"forward", "grad", "vjp"},
+    "barrier_option": {"grad", "vjp"},
+    "asian_option": {"grad", "vjp"},
+    "conv1d": {"forward", "grad", "vjp"},
+    "segment_distance": {"grad", "vjp"},
+}
+
+
+def _flat(v):
+    return v if isinstance(v, tuple) else (v,)
+
+
+def _same(got, want, what):
+    for g, w in zip(_flat(got), _flat(want), strict=True):
+        assert np.shape(g) == np.shape(w), f"{what}: shape {np.shape(g)} != {np.shape(w)}"
+        assert_close(np.asarray(g, dtype=float), np.asarray(w, dtype=float), rtol=1e-10, atol=1e-12, what=what)
+
+
+def _compare(name, fn, wrt, args, differentiable=True):
+    """Values, gradients and VJPs under numba equal NumPy"s; returns the functions that fell back."""
+    ref = cn.coarsen(fn, wrt=wrt or None)
+    f = cn.coarsen(fn, wrt=wrt or None, backend="numba")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", NumbaFallbackWarning)
+        _same(f(*args), ref(*args), f"{name} forward")
+        if differentiable and wrt:
+            _same(f.grad(*args), ref.grad(*args), f"{name} gradient")
+            v, pull = f.vjp(*args)
+            rv, rpull = ref.vjp(*args)
+            _same(v, rv, f"{name} vjp value")
+            _same(pull(), rpull(), f"{name} pullback")
+    kinds = {name: "forward", f"{name}_grad": "grad", f"{name}_vjp": "vjp", f"{name}_jvp": "jvp"}
+    return {kinds[str(w.message).split(": ")[1].split(" runs as")[0]] for w in caught
+            if isinstance(w.message, NumbaFallbackWarning)}
+
+
+def _check_fallbacks(name, fell_back, table):
+    want = table.get(name, set())
+    assert fell_back <= want, f"{name}: {sorted(fell_back - want)} now run as NumPy code under numba"
+    assert fell_back == want, (f"{name}: {sorted(want - fell_back)} compile under Numba now: "
+                               "remove them from the table")
+
+
+@pytest.mark.parametrize("entry", CORPUS, ids=CORPUS_IDS)
+def test_corpus_entry_equals_numpy(entry):
+    args = entry.make_args(np.random.default_rng(0))
+    _check_fallbacks(entry.name, _compare(entry.name, entry.fn, entry.wrt, args, entry.differentiable),
+                     RUNS_AS_NUMPY)
+
+
+@pytest.mark.parametrize("name", list(KERNELS))
+def test_kernel_equals_numpy(name):
+    m = KERNELS[name]
+    args = m.make_inputs(m.META["test_size"])
+    _check_fallbacks(name, _compare(name, getattr(m, name), m.META["wrt"], args), KERNELS_AS_NUMPY)
+
+
+SCALAR_LOOP = '''
+import math
+
+def x_scale(i):
+    return 1.0 + 0.5 * (i % 3)
+
+def damped(a, s0, n):
+    s = s0
+    for i in range(n):
+        s = math.sin(s) * 0.999 + a * 0.001 * x_scale(i)
+    return s
+'''
+
+SHIFTED_READ = '''
+def shifted(x, n):
+    s = 0.0
+    for i in range(n):
+        s = s * 0.5 + x[i + 1] * x[i]
+    return s
+'''
+
+
+def test_scalar_loop_is_compiled_and_equals_numpy():
+    """The loop, its tape and the reverse sweep all run compiled (no fallback), with NumPy's numbers."""
+    f = cn.coarsen(SCALAR_LOOP, wrt=("a", "s0"), backend="numba")
+    ref = cn.coarsen(SCALAR_LOOP, wrt=("a", "s0"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NumbaFallbackWarning)
+        for n in (0, 1, 7, 500):
+            _same(f.value_and_grad(0.3, 0.2, n), ref.value_and_grad(0.3, 0.2, n), f"n={n}")
+            _same(f.jvp((0.3, 0.2, n), (1.0, -2.0)), ref.jvp((0.3, 0.2, n), (1.0, -2.0)), f"jvp n={n}")
+    c = f._compiled()
+    assert "@_jit" in c.source and "\n    del " not in c.source
+    assert all(fn.fallback is None for fn in (c.forward, c.vjp, c.grad, c.jvp))
+
+
+def test_an_error_inside_compiled_code_names_the_users_line():
+    """An index past the end raises inside compiled code (boundscheck=True, never a read past the array);
+    the error is the NumPy backend's, at the user's line."""
+    errors = {}
+    for backend in ("numpy", "numba"):
+        f = cn.coarsen(SHIFTED_READ, wrt="x", backend=backend)
+        x = np.arange(4.0)
+        _same(f.grad(x, 3), cn.coarsen(SHIFTED_READ, wrt="x").grad(x, 3), backend)
+        with pytest.raises(cn.CoarsenError) as info:
+            f.grad(x, 4)
+        errors[backend] = info.value
+    assert isinstance(errors["numba"], IndexError)
+    assert (errors["numba"].line, str(errors["numba"])) == (errors["numpy"].line, str(errors["numpy"]))
+    assert errors["numba"].line == 5
+
+
+def test_a_construct_numba_lacks_runs_as_numpy_code_and_says_which():
+    entry = next(e for e in CORPUS if e.name == "triangular_sum")
+    f = cn.coarsen(entry.fn, wrt=entry.wrt, backend="numba")
+    args = entry.make_args(np.random.default_rng(1))
+    with pytest.warns(NumbaFallbackWarning, match=r"triangular_sum runs as NumPy code: .*cumulative_sum"):
+        got = f(*args)
+    _same(got, entry.fn(*args), "triangular_sum under numba")
+    assert "cumulative_sum" in f._compiled().forward.fallback
+
+
+_PROCESS = textwrap.dedent('''
+    import sys
+    import coarsen_nb as cn
+    f = cn.coarsen(sys.argv[1], wrt=("a", "s0"), backend="numba")
+    g = f.grad(0.3, 0.2, 50)
+    c = f._compiled()
+    stats = c.grad.dispatcher.stats
+    print(repr(g), sum(stats.cache_hits.values()), sum(stats.cache_misses.values()), sep="|")
+''')
+
+
+def test_a_new_process_finds_the_compiled_code_in_the_disk_cache(tmp_path):
+    """The module's file is named by its source's hash, so a restarted kernel reuses Numba's cache."""
+    env = {**os.environ, "COARSEN_NB_CACHE": str(tmp_path)}
+    runs = [subprocess.run([sys.executable, "-c", _PROCESS, SCALAR_LOOP], capture_output=True, text=True,
+                           env=env, check=True).stdout.strip().split("|") for _ in range(2)]
+    (g1, hits1, misses1), (g2, hits2, misses2) = runs
+    assert g1 == g2
+    assert (int(hits1), int(misses1)) == (0, 1), runs[0]
+    assert (int(hits2), int(misses2)) == (1, 0), runs[1]
+
+
+def test_the_exported_module_needs_only_numpy_and_numba(tmp_path):
+    f = cn.coarsen(SCALAR_LOOP, wrt=("a", "s0"), backend="numba")
+    want = f.grad(0.3, 0.2, 40)
+    path = f.export(tmp_path / "damped_numba.py")
+    imports = [ln for ln in open(path).read().splitlines() if ln.startswith(("import ", "from "))]
+    assert sorted(imports) == ["import math", "import numba"], imports
+    script = (f"import importlib.util; s = importlib.util.spec_from_file_location('m', {str(path)!r}); "
+              "m = importlib.util.module_from_spec(s); s.loader.exec_module(m); "
+              "print(repr(m.damped_grad(0.3, 0.2, 40)))")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                         env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}).stdout
+    _same(eval(out), want, "exported")
