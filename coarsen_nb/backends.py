@@ -22,6 +22,7 @@ from __future__ import annotations
 import linecache
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from types import ModuleType
 
 
@@ -93,8 +94,11 @@ CUPY = Backend("cupy", "cupy", "CuPy", prologue=_CUPY_VERSION_CHECK, load_fuser=
                install_hint="install CuPy on a machine with a CUDA GPU (pip install coarsen-nb[cupy]); "
                             "the generated code is in .source and .export() works")
 
-# The numba module is the NumPy module compiled: the same array code, each function ``@_jit``.
-_NUMBA_PROLOGUE = "import numba\n\n_jit = numba.njit(cache=True, boundscheck=True)"
+# The numba module is the NumPy module compiled: the same array code, each function ``@_jit``, after the
+# text of lower/numba_xp.py (the ``xp`` namespace with the array-API functions Numba lacks written for it;
+# read as text here, so that reading the registry imports neither Numba nor SymPy).
+_NUMBA_PROLOGUE = ((Path(__file__).parent / "lower" / "numba_xp.py").read_text().strip()
+                   + "\n\n\n_jit = numba.njit(cache=True, boundscheck=True)")
 NUMBA = Backend("numba", "numpy", "NumPy and Numba", prologue=_NUMBA_PROLOGUE, decorator="@_jit",
                 frees_temporaries=False, compiles=True, load_helpers=_numba_helpers,
                 install_hint="install Numba (pip install numba); the generated code is in .source and .export() works")

@@ -27,7 +27,7 @@ import numpy as np
 
 def damped_sin(a, s0, n):
     s = s0
-    for i in range(n):
+    for i in range(n):  # noqa: B007 (written as a user writes it)
         s = math.sin(s) * 0.999 + a * 0.001
     return s
 
@@ -35,7 +35,7 @@ def damped_sin(a, s0, n):
 def lorenz_rk4(sigma, rho, beta, n):
     x, y, z = 1.0, 1.0, 1.0
     h = 2.0 / n       # two time units: the gradient of a chaotic system over a horizon it is meaningful on
-    for i in range(n):
+    for i in range(n):  # noqa: B007 (written as a user writes it)
         k1x = sigma * (y - x)
         k1y = x * (rho - z) - y
         k1z = x * y - beta * z
@@ -60,7 +60,7 @@ def lorenz_rk4(sigma, rho, beta, n):
 def pendulum_rk4(theta0, damping, n):
     theta, omega = theta0, 0.0
     dt = 10.0 / n
-    for i in range(n):
+    for i in range(n):  # noqa: B007 (written as a user writes it)
         a1 = -9.81 * math.sin(theta) - damping * omega
         t2, w2 = theta + 0.5 * dt * omega, omega + 0.5 * dt * a1
         a2 = -9.81 * math.sin(t2) - damping * w2
@@ -75,7 +75,7 @@ def pendulum_rk4(theta0, damping, n):
 
 def newton_cbrt(a, n):
     x = 1.0 + a / 3.0
-    for i in range(n):
+    for i in range(n):  # noqa: B007 (written as a user writes it)
         x = x - (x * x * x - a) / (3.0 * x * x)
     return x
 
@@ -83,7 +83,7 @@ def newton_cbrt(a, n):
 def logistic_map(r, x0, n):
     x = x0
     acc = 0.0
-    for i in range(n):
+    for i in range(n):  # noqa: B007 (written as a user writes it)
         x = r * x * (1.0 - x)
         acc += math.log(abs(r * (1.0 - 2.0 * x)) + 1e-12)
     return acc / n

@@ -214,7 +214,8 @@ HELPERS["_index_add"] = '''def _index_add(b, idx, v):
     return b + xp.reshape(total, b.shape)
 '''
 
-DEPENDS = {"_erf": ("_erfc_ratio",), "_index_add": ("_scatter_sum",), "_window": ("_window_add",), "_window_add": ("_scatter_sum",),
+DEPENDS = {"_erf": ("_erfc_ratio",), "_index_add": ("_scatter_sum",),
+           "_window": ("_window_add",), "_window_add": ("_scatter_sum",),
            "_window_matvec": ("_window",),
            "_window_vecmat": ("_window",), "_window_outer_add": ("_window",),
            "_sum_scan": ("_steps",), "_prod_scan": ("_steps",), "_lin_scan": ("_steps",),

@@ -4,12 +4,46 @@ The NumPy backend's scalar power helpers catch Python's ``OverflowError`` and ``
 to return IEEE 754's answer; Numba has no ``except`` of a class, and its float power already is
 IEEE 754's ``pow`` (``0.0 ** -0.5`` is inf, a negative base to a fractional power is nan,
 overflow is inf with the sign of an odd power), so here they are one line.  The module writer
-uses an entry of this table in place of the NumPy backend's (``Backend.helpers``).
+uses an entry of this table in place of the NumPy backend's (``Backend.load_helpers``); ``_sum_to``
+calls the numba namespace's ``sum_to`` (:mod:`coarsen_nb.lower.numba_xp`), which needs the argument
+types to choose its loop.
 """
 
 from __future__ import annotations
 
 NUMBA_HELPERS = {
+    "_broadcast_shape": '''def _broadcast_shape(*shapes):
+    """The shape NumPy's broadcasting gives arrays of these shapes: NumPy's broadcast_shapes, which
+    Numba compiles (the NumPy helper's generator is outside its subset)."""
+    return xp.broadcast_shapes(*shapes)
+''',
+    "_put": '''def _put(x, idx, v):
+    """x[idx] = v for a tuple of index arrays (Python's negative indices; the last write wins), in place:
+    xp.put of the numba namespace, one loop (Numba has no assignment through a tuple of index arrays)."""
+    return xp.put(x, idx, v)
+''',
+    "_steps": '''def _steps(b, n):
+    """b (a number or n values) as n floats, a new array (one type for both: Numba's rule)."""
+    return xp.zeros(n) + b
+''',
+    "_lin_scan": '''def _lin_scan(a, b, init, n):
+    """The state before each of n steps of s <- a[k]*s + b[k] from init (a, b numbers or n values): the
+    recurrence itself, one compiled pass in the program's order (the NumPy backend's doubling scan is how
+    array code avoids a Python loop)."""
+    a, b = _steps(a, n), _steps(b, n)
+    s = xp.empty(n)
+    acc = xp.asarray(init, dtype=xp.float64).item()
+    for k in range(n):
+        s[k] = acc
+        acc = a[k] * acc + b[k]
+    return s
+''',
+    "_sum_to": '''def _sum_to(g, shape):
+    """g summed to shape over the axes that broadcasting added (the adjoint of an operand NumPy broadcast):
+    xp.sum_to of the numba namespace, one pass over g (the NumPy helper's tuple of axes is a generator,
+    outside Numba's subset)."""
+    return xp.sum_to(g, shape)
+''',
     "_ieee_pow": '''def _ieee_pow(a, b):
     """a ** b as IEEE 754's pow (inf for 0.0 ** -0.5 and on overflow, nan for a negative base and a
     fractional exponent): Numba's float power."""
