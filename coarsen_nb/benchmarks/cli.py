@@ -29,7 +29,7 @@ from coarsen_nb.benchmarks.measure import Config
 from coarsen_nb.benchmarks.peers import BASELINE, METHODS
 
 # Run order: cheap, decisive methods first; slow peers last, where a quick run's budget cuts.
-ORDER = ("hand-written", "coarsen_nb", "coarsen_nb L=1", "coarsen_nb per-block", "torch", "tangent",
+ORDER = ("hand-written", "coarsen_nb", "coarsen_nb numba", "coarsen_nb L=1", "coarsen_nb per-block", "torch", "tangent",
          "autograd", "jax jit", "jax")
 
 FULL = dict(timeout_s=60.0, budget_s=1.0, target_repeat_s=0.01, min_repeats=5, max_repeats=30)

@@ -135,6 +135,11 @@ def coarsen_default(fn, mod, args, wrt_idx):
     return _coarsen(fn, mod, args, wrt_idx)
 
 
+def coarsen_numba(fn, mod, args, wrt_idx):
+    """coarsen_nb's default selection under backend="numba" (the same module, compiled by Numba)."""
+    return _coarsen(fn, mod, args, wrt_idx, backend="numba")
+
+
 def coarsen_l1(fn, mod, args, wrt_idx):
     """coarsen_nb with max_soi=1: operator-level AD in the same pipeline (the in-house baseline)."""
     return _coarsen(fn, mod, args, wrt_idx, max_soi=1)
@@ -251,6 +256,8 @@ _JAX_PRE = ("jax.numpy", "jax.scipy.special")
 METHODS: dict[str, Method] = {m.name: m for m in (
     Method("hand-written", _M + "hand_written", numpy_based=True),
     Method("coarsen_nb", _M + "coarsen_default", numpy_based=True, compiled=True, requires=_CN, preload=_CN_PRE),
+    Method("coarsen_nb numba", _M + "coarsen_numba", numpy_based=True, compiled=True, requires=_CN + ("numba",),
+           preload=_CN_PRE + ("numba",)),
     Method("coarsen_nb L=1", _M + "coarsen_l1", numpy_based=True, compiled=True, requires=_CN, preload=_CN_PRE),
     Method("coarsen_nb per-block", _M + "coarsen_per_block", numpy_based=True, compiled=True,
            requires=_CN, preload=_CN_PRE),

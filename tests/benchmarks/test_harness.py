@@ -369,3 +369,13 @@ def test_settled_allocator_reuses_large_temporaries():
     fresh, settled = faults("fresh"), faults("settled")
     assert fresh > 20 * 100          # three 800 KB temporaries per call, 200 pages each
     assert settled < fresh / 10
+
+
+def test_the_numba_method_runs_checked_like_every_method(tiny, tmp_path, monkeypatch):
+    """``coarsen_nb numba`` is measured like the others: its gradient checked against the hand-written one
+    before it is timed, its compile time (the first call) apart from the steady state."""
+    monkeypatch.setenv("COARSEN_NB_CACHE", str(tmp_path / "cache"))
+    recs = _run(tiny, ["coarsen_nb numba"], Config(**{**FAST.__dict__, "timeout_s": 60.0}), tmp_path)
+    r = recs["coarsen_nb numba"]
+    assert r["status"] == "ok", r
+    assert r["max_rel_err"] < 1e-9

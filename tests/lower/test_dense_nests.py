@@ -204,7 +204,7 @@ def test_windows_out_of_bounds_wrap_as_python_does(seed):
 
 def _window_helpers(xp) -> dict:
     env = {"xp": xp, "math": math}
-    for h in ("_segments", "_segment_sum", "_scatter_sum", "_window", "_window_matvec", "_window_vecmat",
+    for h in ("_segments", "_segment_sum", "_scatter_sum", "_window", "_window_add", "_window_matvec", "_window_vecmat",
               "_window_outer_add"):
         exec(HELPERS[h], env)
     return env
