@@ -7,8 +7,6 @@ import pytest
 
 from coarsen_nb.benchmarks.scalar_loops import PROGRAMS, check
 
-pytest.importorskip("numba", reason="numba is an install dependency; this only runs where it imports")
-
 
 @pytest.mark.parametrize("name, fn, wrt, make_args", PROGRAMS, ids=[p[0] for p in PROGRAMS])
 def test_program_gradients_agree(name, fn, wrt, make_args, tmp_path, monkeypatch):

@@ -25,8 +25,6 @@ import coarsen_nb as cn
 from coarsen_nb.kernels import KERNELS
 from coarsen_nb.numba_loader import NumbaFallbackWarning
 
-numba = pytest.importorskip("numba", reason="numba is an install dependency; this only runs where it imports")
-
 
 @pytest.fixture(autouse=True, scope="module")
 def _private_cache(tmp_path_factory):

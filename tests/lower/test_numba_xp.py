@@ -8,14 +8,14 @@ gradient under ``backend="numba"``.
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-numba = pytest.importorskip("numba", reason="numba is an install dependency; this only runs where it imports")
-from coarsen_nb.lower.numba_xp import xp  # noqa: E402 (needs numba)
+from coarsen_nb.lower.numba_xp import xp
 
 _floats = st.floats(-4, 4, allow_nan=False, width=64)
 _matrices = arrays(np.float64, st.tuples(st.integers(1, 4), st.integers(1, 5)), elements=_floats)
