@@ -27,6 +27,7 @@ an ``IndexError`` as in NumPy (Numba's default reads past the array).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import inspect
 import linecache
@@ -83,43 +84,30 @@ def load(source: str, module_name: str, entry_points: tuple[str, ...],
         exec(code, module.__dict__)
         sys.modules[path.stem] = module
     env = dict(module.__dict__)
-    numpy = _Lazy(numpy_module)
+    numpy = functools.cache(numpy_module)          # (built on first use, once for all entry points)
     for name in entry_points:
         if name in env:
             env[name] = JitFunction(name, env[name], numpy)
     return env
 
 
-class _Lazy:
-    """The NumPy module of the same plan, built on first use."""
-
-    def __init__(self, make: Callable[[], tuple[dict, str, str]]):
-        self._make = make
-        self._value: tuple[dict, str, str] | None = None
-
-    def get(self) -> tuple[dict, str, str]:
-        if self._value is None:
-            self._value = self._make()
-        return self._value
-
-
 class JitFunction:
     """One entry point (``f``, ``f_vjp``, ``f_grad``, ``f_jvp``): the compiled function, or the NumPy
     backend's where Numba cannot compile it (``fallback`` says why)."""
 
-    def __init__(self, name: str, dispatcher, numpy: _Lazy):
+    def __init__(self, name: str, dispatcher, numpy: Callable[[], tuple[dict, str, str]]):
         self.name = name
         self.dispatcher = dispatcher
         self._numpy = numpy
-        self._defaults = tuple(p.default for p in inspect.signature(dispatcher.py_func).parameters.values()
-                               if p.default is not inspect.Parameter.empty)
-        self._arity = len(inspect.signature(dispatcher.py_func).parameters)
+        parameters = inspect.signature(dispatcher.py_func).parameters.values()
+        self._defaults = tuple(p.default for p in parameters if p.default is not inspect.Parameter.empty)
+        self._arity = len(parameters)
         self._compiled: set = set()          # the argument types compiled for
         self.fallback: str | None = None
 
     def _python(self, args: tuple):
         """The NumPy code's result; an exception it raises says which module's lines it points at."""
-        namespace, source, filename = self._numpy.get()
+        namespace, source, filename = self._numpy()
         try:
             return namespace[self.name](*args)
         except Exception as exc:

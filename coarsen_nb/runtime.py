@@ -206,7 +206,11 @@ class Coarsened:
                         f"using the {_SELECTION_NAMES[mode]} selection instead (same values and gradients)")
             # stacklevel 4: the user's call (f(...), f.grad, retune) -> _specialize/_compile_like -> here
             warnings.warn(FallbackWarning(f"coarsen_nb: {self.name}: {fallback}"), stacklevel=4)
-        filename = os.path.join(tempfile.gettempdir(), f"coarsen_nb_{self.name}_{next(_counter)}.py")
+        def new_filename() -> str:
+            # the name a loaded module's code gets (tracebacks, linecache): one per module
+            return os.path.join(tempfile.gettempdir(), f"coarsen_nb_{self.name}_{next(_counter)}.py")
+
+        filename = new_filename()
         entry_points = tuple(self.name + suffix for suffix in ("", "_vjp", "_grad", "_jvp"))
 
         def numpy_module():
@@ -215,7 +219,7 @@ class Coarsened:
             from coarsen_nb.lower.module import ModuleWriter
 
             numpy_source = ModuleWriter(plan, wrt, backends.NUMPY, header(mode)).source()
-            numpy_file = os.path.join(tempfile.gettempdir(), f"coarsen_nb_{self.name}_{next(_counter)}.py")
+            numpy_file = new_filename()
             return backends.NUMPY.load(numpy_source, numpy_file, f"coarsen_nb_generated_{self.name}"), \
                 numpy_source, numpy_file
 

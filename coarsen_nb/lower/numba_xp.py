@@ -33,6 +33,26 @@ def _omitted(arg):
     return arg is None or isinstance(arg, (_nt.NoneType, _nt.Omitted))
 
 
+def _constant_flag(arg):
+    """A boolean keyword's value at compile time (True or False), or None where it is not a constant."""
+    if isinstance(arg, _nt.BooleanLiteral):
+        return arg.literal_value
+    if isinstance(arg, _nt.Omitted):
+        return bool(arg.value)
+    return arg if isinstance(arg, bool) else None
+
+
+def _keeping_axis(along):
+    """The implementation ``along(x, axis)`` of a 2-D reduction over one axis, with that axis kept (of length 1).
+    (Numba matches an implementation's parameter names to its typing function's: both say ``x``.)"""
+    along_compiled = numba.njit(along)
+
+    def kept(x, axis=None, keepdims=False):
+        out = along_compiled(x, axis)
+        return out.reshape((1, out.shape[0])) if axis == 0 or axis == -2 else out.reshape((out.shape[0], 1))
+    return kept
+
+
 def _scan_dtype(x):
     return _np.float64 if isinstance(x.dtype, _nt.Float) else _np.int64
 
@@ -45,10 +65,21 @@ def _stub(name):
     return stub
 
 
-def _make_scan(name, is_prod):
-    stub = _stub(name)
+def _implements(name, **options):
+    """Decorate the typing function of ``xp.NAME``: a stub in ``xp`` that Numba compiles through
+    ``numba.extending.overload`` (the typing function returns the implementation for the argument
+    types, or None where it has none)."""
+    def register(typing):
+        stub = _stub(name)
+        numba.extending.overload(stub, **options)(typing)
+        setattr(xp, name, stub)
+        return typing
 
-    @numba.extending.overload(stub)
+    return register
+
+
+def _make_scan(name, is_prod):
+    @_implements(name)
     def _overload(x, axis=None, include_initial=False):
         out_dtype = _scan_dtype(x)
         if x.ndim == 1:
@@ -83,342 +114,265 @@ def _make_scan(name, is_prod):
             return scan_2d
         return None
 
-    return stub
 
 
-xp.cumulative_sum = _make_scan("cumulative_sum", False)
-xp.cumulative_prod = _make_scan("cumulative_prod", True)
+_make_scan("cumulative_sum", False)
+_make_scan("cumulative_prod", True)
 
 
-def _asarray_stub():
-    stub = _stub("asarray")
+@_implements("asarray", prefer_literal=True)
+def _asarray(v, dtype=None, copy=None):
+    if isinstance(v, _nt.Array):
+        if _omitted(dtype):
+            # (copy decides whether the result may be written: a constant, as the generated code passes it)
+            if isinstance(copy, _nt.BooleanLiteral) and copy.literal_value:
+                def copied(v, dtype=None, copy=None):
+                    return v.copy()
+                return copied
+            if not (_omitted(copy) or copy is False or isinstance(copy, _nt.BooleanLiteral)):
+                return None
 
-    @numba.extending.overload(stub, prefer_literal=True)
-    def _overload(v, dtype=None, copy=None):
-        if isinstance(v, _nt.Array):
-            if _omitted(dtype):
-                # (copy decides whether the result may be written: a constant, as the generated code passes it)
-                if isinstance(copy, _nt.BooleanLiteral) and copy.literal_value:
-                    def copied(v, dtype=None, copy=None):
-                        return v.copy()
-                    return copied
-                if not (_omitted(copy) or copy is False or isinstance(copy, _nt.BooleanLiteral)):
-                    return None
+            def same(v, dtype=None, copy=None):
+                return v
+            return same
 
-                def same(v, dtype=None, copy=None):
-                    return v
-                return same
-
-            def converted(v, dtype=None, copy=None):
-                return v.astype(dtype)
-            return converted
-        if isinstance(v, (_nt.List, _nt.UniTuple)) and isinstance(v.dtype, (_nt.Number, _nt.Boolean)):
-            own = as_dtype(v.dtype).type            # (NumPy's dtype of a list of these numbers)
-            if _omitted(dtype):
-                def from_sequence(v, dtype=None, copy=None):
-                    out = _np.empty(len(v), dtype=own)
-                    for i in range(len(v)):
-                        out[i] = v[i]
-                    return out
-                return from_sequence
-
-            def from_sequence_as(v, dtype=None, copy=None):
-                out = _np.empty(len(v), dtype=dtype)
+        def converted(v, dtype=None, copy=None):
+            return v.astype(dtype)
+        return converted
+    if isinstance(v, (_nt.List, _nt.UniTuple)) and isinstance(v.dtype, (_nt.Number, _nt.Boolean)):
+        own = as_dtype(v.dtype).type            # (NumPy's dtype of a list of these numbers)
+        if _omitted(dtype):
+            def from_sequence(v, dtype=None, copy=None):
+                out = _np.empty(len(v), dtype=own)
                 for i in range(len(v)):
                     out[i] = v[i]
                 return out
-            return from_sequence_as
-        if isinstance(v, (_nt.Number, _nt.Boolean)):
-            if _omitted(dtype):
-                def scalar(v, dtype=None, copy=None):
-                    return _np.array(v)
-                return scalar
+            return from_sequence
 
-            def scalar_as(v, dtype=None, copy=None):
-                return _np.array(v).astype(dtype)
-            return scalar_as
-        return None
-
-    return stub
-
-
-xp.asarray = _asarray_stub()
-
-
-def _concat_stub():
-    stub = _stub("concat")
-
-    @numba.extending.overload(stub)
-    def _overload(arrays, axis=0):
-        if isinstance(arrays, (_nt.BaseTuple,)):
-            def from_tuple(arrays, axis=0):
-                return _np.concatenate(arrays, axis)
-            return from_tuple
-        if not isinstance(arrays, _nt.List) or not isinstance(arrays.dtype, _nt.Array):
-            return None
-        ndim = arrays.dtype.ndim
-        dtype = as_dtype(arrays.dtype.dtype).type
-        if ndim == 1:
-            def concat_1d(arrays, axis=0):
-                total = 0
-                for a in arrays:
-                    total += a.shape[0]
-                out = _np.empty(total, dtype=dtype)
-                at = 0
-                for a in arrays:
-                    out[at:at + a.shape[0]] = a
-                    at += a.shape[0]
-                return out
-            return concat_1d
-        if ndim == 2:
-            def concat_2d(arrays, axis=0):
-                columns = axis == 1 or axis == -1
-                total = 0
-                for a in arrays:
-                    total += a.shape[1] if columns else a.shape[0]
-                first = arrays[0]
-                out = _np.empty((first.shape[0], total) if columns else (total, first.shape[1]), dtype=dtype)
-                at = 0
-                for a in arrays:
-                    if columns:
-                        out[:, at:at + a.shape[1]] = a
-                        at += a.shape[1]
-                    else:
-                        out[at:at + a.shape[0], :] = a
-                        at += a.shape[0]
-                return out
-            return concat_2d
-        return None
-
-    return stub
-
-
-xp.concat = _concat_stub()
-
-
-def _matmul_stub():
-    stub = _stub("matmul")
-
-    @numba.extending.overload(stub)
-    def _overload(a, b):
-        if not (isinstance(a, _nt.Array) and isinstance(b, _nt.Array)):
-            return None
-        floats = isinstance(a.dtype, _nt.Float) or isinstance(b.dtype, _nt.Float)
-        dtype = _np.float64 if floats else _np.int64
-        if a.ndim == 1 and b.ndim == 1:
-            def dot(a, b):
-                if a.shape[0] != b.shape[0]:
-                    raise ValueError("matmul: mismatch in its core dimension")
-                acc = dtype(0)
-                for k in range(a.shape[0]):
-                    acc += a[k] * b[k]
-                return acc
-            return dot
-        if a.ndim == 2 and b.ndim == 1:
-            def matvec(a, b):
-                if a.shape[1] != b.shape[0]:
-                    raise ValueError("matmul: mismatch in its core dimension")
-                out = _np.zeros(a.shape[0], dtype=dtype)
-                for i in range(a.shape[0]):
-                    for k in range(a.shape[1]):
-                        out[i] += a[i, k] * b[k]
-                return out
-            return matvec
-        if a.ndim == 1 and b.ndim == 2:
-            def vecmat(a, b):
-                if a.shape[0] != b.shape[0]:
-                    raise ValueError("matmul: mismatch in its core dimension")
-                out = _np.zeros(b.shape[1], dtype=dtype)
-                for k in range(a.shape[0]):
-                    for j in range(b.shape[1]):
-                        out[j] += a[k] * b[k, j]
-                return out
-            return vecmat
-        if a.ndim == 2 and b.ndim == 2:
-            def matmat(a, b):
-                if a.shape[1] != b.shape[0]:
-                    raise ValueError("matmul: mismatch in its core dimension")
-                out = _np.zeros((a.shape[0], b.shape[1]), dtype=dtype)
-                for i in range(a.shape[0]):
-                    for k in range(a.shape[1]):
-                        aik = a[i, k]
-                        for j in range(b.shape[1]):
-                            out[i, j] += aik * b[k, j]
-                return out
-            return matmat
-        return None
-
-    return stub
-
-
-xp.matmul = _matmul_stub()
-
-
-def _tile_stub():
-    stub = _stub("tile")
-
-    @numba.extending.overload(stub)
-    def _overload(x, reps):
-        if isinstance(x, _nt.Array) and x.ndim == 1 and isinstance(reps, _nt.UniTuple) and reps.count == 1:
-            def tile_1d(x, reps):
-                n = x.shape[0]
-                r = reps[0]
-                out = _np.empty(n * max(r, 0), dtype=x.dtype)
-                for k in range(max(r, 0)):
-                    out[k * n:(k + 1) * n] = x
-                return out
-            return tile_1d
-        return None
-
-    return stub
-
-
-xp.tile = _tile_stub()
-
-
-def _reshape_stub():
-    stub = _stub("reshape")
-
-    @numba.extending.overload(stub)
-    def _overload(x, shape):
-        if isinstance(x, _nt.Array):
-            def reshape(x, shape):
-                return _np.ascontiguousarray(x).reshape(shape)
-            return reshape
-        return None
-
-    return stub
-
-
-xp.reshape = _reshape_stub()
-
-
-def _argmax_stub():
-    stub = _stub("argmax")
-
-    @numba.extending.overload(stub, prefer_literal=True)
-    def _overload(v, axis=None, keepdims=False):
-        if not isinstance(v, _nt.Array):
-            return None
-        if _omitted(axis):
-            def flat(v, axis=None, keepdims=False):
-                return _np.argmax(v)
-            return flat
-        if v.ndim != 2:
-            return None
-        if isinstance(keepdims, _nt.BooleanLiteral):
-            keep = keepdims.literal_value
-        elif isinstance(keepdims, _nt.Omitted):
-            keep = bool(keepdims.value)
-        elif isinstance(keepdims, bool):
-            keep = keepdims
-        else:
-            return None                 # (keepdims decides the rank: it must be a constant)
-
-        def along(v, axis=None, keepdims=False):
-            rows = axis == 0 or axis == -2
-            m = v.shape[1] if rows else v.shape[0]
-            n = v.shape[0] if rows else v.shape[1]
-            out = _np.zeros(m, dtype=_np.int64)
-            for r in range(m):
-                best = v[0, r] if rows else v[r, 0]
-                at = 0
-                if best == best:                    # (NaN is the maximum: its first index is the answer)
-                    for i in range(1, n):
-                        x = v[i, r] if rows else v[r, i]
-                        if x != x:
-                            at = i
-                            break
-                        if x > best:
-                            best = x
-                            at = i
-                out[r] = at
+        def from_sequence_as(v, dtype=None, copy=None):
+            out = _np.empty(len(v), dtype=dtype)
+            for i in range(len(v)):
+                out[i] = v[i]
             return out
+        return from_sequence_as
+    if isinstance(v, (_nt.Number, _nt.Boolean)):
+        if _omitted(dtype):
+            def scalar(v, dtype=None, copy=None):
+                return _np.array(v)
+            return scalar
 
-        if not keep:
-            return along
-        along_compiled = numba.njit(along)
-
-        def along_keepdims(v, axis=None, keepdims=False):
-            out = along_compiled(v, axis)
-            return out.reshape((1, out.shape[0])) if axis == 0 or axis == -2 else out.reshape((out.shape[0], 1))
-        return along_keepdims
-
-    return stub
-
-
-xp.argmax = _argmax_stub()
+        def scalar_as(v, dtype=None, copy=None):
+            return _np.array(v).astype(dtype)
+        return scalar_as
+    return None
 
 
-def _sum_to_stub():
+@_implements("concat")
+def _concat(arrays, axis=0):
+    if isinstance(arrays, (_nt.BaseTuple,)):
+        def from_tuple(arrays, axis=0):
+            return _np.concatenate(arrays, axis)
+        return from_tuple
+    if not isinstance(arrays, _nt.List) or not isinstance(arrays.dtype, _nt.Array):
+        return None
+    ndim = arrays.dtype.ndim
+    dtype = as_dtype(arrays.dtype.dtype).type
+    if ndim == 1:
+        def concat_1d(arrays, axis=0):
+            total = 0
+            for a in arrays:
+                total += a.shape[0]
+            out = _np.empty(total, dtype=dtype)
+            at = 0
+            for a in arrays:
+                out[at:at + a.shape[0]] = a
+                at += a.shape[0]
+            return out
+        return concat_1d
+    if ndim == 2:
+        def concat_2d(arrays, axis=0):
+            columns = axis == 1 or axis == -1
+            total = 0
+            for a in arrays:
+                total += a.shape[1] if columns else a.shape[0]
+            first = arrays[0]
+            out = _np.empty((first.shape[0], total) if columns else (total, first.shape[1]), dtype=dtype)
+            at = 0
+            for a in arrays:
+                if columns:
+                    out[:, at:at + a.shape[1]] = a
+                    at += a.shape[1]
+                else:
+                    out[at:at + a.shape[0], :] = a
+                    at += a.shape[0]
+            return out
+        return concat_2d
+    return None
+
+
+@_implements("matmul")
+def _matmul(a, b):
+    if not (isinstance(a, _nt.Array) and isinstance(b, _nt.Array)):
+        return None
+    floats = isinstance(a.dtype, _nt.Float) or isinstance(b.dtype, _nt.Float)
+    dtype = _np.float64 if floats else _np.int64
+    if a.ndim == 1 and b.ndim == 1:
+        def dot(a, b):
+            if a.shape[0] != b.shape[0]:
+                raise ValueError("matmul: mismatch in its core dimension")
+            acc = dtype(0)
+            for k in range(a.shape[0]):
+                acc += a[k] * b[k]
+            return acc
+        return dot
+    if a.ndim == 2 and b.ndim == 1:
+        def matvec(a, b):
+            if a.shape[1] != b.shape[0]:
+                raise ValueError("matmul: mismatch in its core dimension")
+            out = _np.zeros(a.shape[0], dtype=dtype)
+            for i in range(a.shape[0]):
+                for k in range(a.shape[1]):
+                    out[i] += a[i, k] * b[k]
+            return out
+        return matvec
+    if a.ndim == 1 and b.ndim == 2:
+        def vecmat(a, b):
+            if a.shape[0] != b.shape[0]:
+                raise ValueError("matmul: mismatch in its core dimension")
+            out = _np.zeros(b.shape[1], dtype=dtype)
+            for k in range(a.shape[0]):
+                for j in range(b.shape[1]):
+                    out[j] += a[k] * b[k, j]
+            return out
+        return vecmat
+    if a.ndim == 2 and b.ndim == 2:
+        def matmat(a, b):
+            if a.shape[1] != b.shape[0]:
+                raise ValueError("matmul: mismatch in its core dimension")
+            out = _np.zeros((a.shape[0], b.shape[1]), dtype=dtype)
+            for i in range(a.shape[0]):
+                for k in range(a.shape[1]):
+                    aik = a[i, k]
+                    for j in range(b.shape[1]):
+                        out[i, j] += aik * b[k, j]
+            return out
+        return matmat
+    return None
+
+
+@_implements("tile")
+def _tile(x, reps):
+    if isinstance(x, _nt.Array) and x.ndim == 1 and isinstance(reps, _nt.UniTuple) and reps.count == 1:
+        def tile_1d(x, reps):
+            n = x.shape[0]
+            r = reps[0]
+            out = _np.empty(n * max(r, 0), dtype=x.dtype)
+            for k in range(max(r, 0)):
+                out[k * n:(k + 1) * n] = x
+            return out
+        return tile_1d
+    return None
+
+
+@_implements("reshape")
+def _reshape(x, shape):
+    if isinstance(x, _nt.Array):
+        def reshape(x, shape):
+            return _np.ascontiguousarray(x).reshape(shape)
+        return reshape
+    return None
+
+
+@_implements("argmax", prefer_literal=True)
+def _argmax(x, axis=None, keepdims=False):
+    if not isinstance(x, _nt.Array):
+        return None
+    if _omitted(axis):
+        def flat(x, axis=None, keepdims=False):
+            return _np.argmax(x)
+        return flat
+    if x.ndim != 2:
+        return None
+    keep = _constant_flag(keepdims)
+    if keep is None:
+        return None                 # (keepdims decides the rank: it must be a constant)
+
+    def along(x, axis=None, keepdims=False):
+        rows = axis == 0 or axis == -2
+        m = x.shape[1] if rows else x.shape[0]
+        n = x.shape[0] if rows else x.shape[1]
+        out = _np.zeros(m, dtype=_np.int64)
+        for r in range(m):
+            best = x[0, r] if rows else x[r, 0]
+            at = 0
+            if best == best:                    # (NaN is the maximum: its first index is the answer)
+                for i in range(1, n):
+                    value = x[i, r] if rows else x[r, i]
+                    if value != value:
+                        at = i
+                        break
+                    if value > best:
+                        best = value
+                        at = i
+            out[r] = at
+        return out
+
+    return _keeping_axis(along) if keep else along
+
+
+@_implements("sum_to")
+def _sum_to(g, shape):
     """``sum_to(g, shape)``: the numba helper ``_sum_to`` (g summed over the axes broadcasting added to
     reach it: the leading ones, and those where ``shape`` has 1), one pass over g's elements."""
-    stub = _stub("sum_to")
-
-    @numba.extending.overload(stub)
-    def _overload(g, shape):
-        if not isinstance(shape, _nt.BaseTuple):
+    if not isinstance(shape, _nt.BaseTuple):
+        return None
+    k = len(shape)
+    if isinstance(g, (_nt.Number, _nt.Boolean)):
+        if k:
             return None
-        k = len(shape)
-        if isinstance(g, (_nt.Number, _nt.Boolean)):
-            if k:
-                return None
 
-            def scalar(g, shape):
-                return _np.array(g)
-            return scalar
-        if not isinstance(g, _nt.Array) or g.ndim < k:
-            return None
-        lead = g.ndim - k
+        def scalar(g, shape):
+            return _np.array(g)
+        return scalar
+    if not isinstance(g, _nt.Array) or g.ndim < k:
+        return None
+    lead = g.ndim - k
 
-        def reduce(g, shape):
-            out = _np.zeros(shape)
-            flat = out.reshape(-1)
-            for idx in _np.ndindex(g.shape):
-                at = 0
-                for a in range(k):
-                    at = at * shape[a] + (idx[lead + a] if shape[a] != 1 else 0)
-                flat[at] += g[idx]
-            return out
-        return reduce
-
-    return stub
+    def reduce(g, shape):
+        out = _np.zeros(shape)
+        flat = out.reshape(-1)
+        for idx in _np.ndindex(g.shape):
+            at = 0
+            for a in range(k):
+                at = at * shape[a] + (idx[lead + a] if shape[a] != 1 else 0)
+            flat[at] += g[idx]
+        return out
+    return reduce
 
 
-xp.sum_to = _sum_to_stub()
+@_implements("flip")
+def _flip(x, axis=None):
+    if not isinstance(x, _nt.Array) or x.ndim not in (1, 2):
+        return None
+    if x.ndim == 1:
+        def flip_1d(x, axis=None):
+            return x[::-1]
+        return flip_1d
+    if _omitted(axis):
+        def flip_both(x, axis=None):
+            return x[::-1, ::-1]
+        return flip_both
 
+    def flip_2d(x, axis=None):
+        return x[::-1, :] if axis == 0 or axis == -2 else x[:, ::-1]
+    return flip_2d
 
-def _flip_stub():
-    stub = _stub("flip")
-
-    @numba.extending.overload(stub)
-    def _overload(x, axis=None):
-        if not isinstance(x, _nt.Array) or x.ndim not in (1, 2):
-            return None
-        if x.ndim == 1:
-            def flip_1d(x, axis=None):
-                return x[::-1]
-            return flip_1d
-        if _omitted(axis):
-            def flip_both(x, axis=None):
-                return x[::-1, ::-1]
-            return flip_both
-
-        def flip_2d(x, axis=None):
-            return x[::-1, :] if axis == 0 or axis == -2 else x[:, ::-1]
-        return flip_2d
-
-    return stub
-
-
-xp.flip = _flip_stub()
 
 
 def _make_extremum(name, is_max):
-    stub = _stub(name)
     whole = _np.max if is_max else _np.min
 
-    @numba.extending.overload(stub, prefer_literal=True)
+    @_implements(name, prefer_literal=True)
     def _overload(x, axis=None, keepdims=False):
         if not isinstance(x, _nt.Array):
             return None
@@ -426,11 +380,9 @@ def _make_extremum(name, is_max):
             def flat(x, axis=None, keepdims=False):
                 return whole(x)
             return flat
-        if x.ndim != 2 or not (isinstance(keepdims, (bool, _nt.Omitted))
-                               or isinstance(keepdims, _nt.BooleanLiteral)):
+        keep = _constant_flag(keepdims)
+        if x.ndim != 2 or keep is None:
             return None
-        keep = keepdims if isinstance(keepdims, bool) else (
-            keepdims.value if isinstance(keepdims, _nt.Omitted) else keepdims.literal_value)
 
         def along(x, axis=None, keepdims=False):
             rows = axis == 0 or axis == -2
@@ -451,59 +403,44 @@ def _make_extremum(name, is_max):
                 out[r] = best
             return out
 
-        if not keep:
-            return along
-        along_compiled = numba.njit(along)
-
-        def along_keepdims(x, axis=None, keepdims=False):
-            out = along_compiled(x, axis)
-            return out.reshape((1, out.shape[0])) if axis == 0 or axis == -2 else out.reshape((out.shape[0], 1))
-        return along_keepdims
-
-    return stub
+        return _keeping_axis(along) if keep else along
 
 
-xp.max = _make_extremum("max", True)
-xp.min = _make_extremum("min", False)
+
+_make_extremum("max", True)
+_make_extremum("min", False)
 
 
-def _put_stub():
+@_implements("put")
+def _put(x, idx, v):
     """``put(x, idx, v)``: the numba helper ``_put`` for a 1-D x, ``x[idx[0]] = v`` element by element
     (Python's negative indices, the last write wins, an index past the end an IndexError)."""
-    stub = _stub("put")
+    if not (isinstance(x, _nt.Array) and x.ndim == 1 and isinstance(idx, _nt.BaseTuple) and len(idx) == 1
+            and isinstance(idx[0], _nt.Array)):
+        return None
+    def put_each(x, idx, v):
+        where = idx[0].ravel()
+        values = _np.broadcast_to(v, idx[0].shape).ravel()
+        n = x.shape[0]
+        for k in range(where.shape[0]):
+            j = where[k]
+            if j < 0:
+                j += n
+            if j < 0 or j >= n:
+                raise IndexError("index out of bounds for axis 0")
+            x[j] = values[k]
+        return x
 
-    @numba.extending.overload(stub)
-    def _overload(x, idx, v):
-        if not (isinstance(x, _nt.Array) and x.ndim == 1 and isinstance(idx, _nt.BaseTuple) and len(idx) == 1
-                and isinstance(idx[0], _nt.Array)):
-            return None
-        def put_each(x, idx, v):
-            where = idx[0].ravel()
-            values = _np.broadcast_to(v, idx[0].shape).ravel()
-            n = x.shape[0]
-            for k in range(where.shape[0]):
-                j = where[k]
-                if j < 0:
-                    j += n
-                if j < 0 or j >= n:
-                    raise IndexError("index out of bounds for axis 0")
-                x[j] = values[k]
-            return x
+    def put_one(x, idx, v):
+        where = idx[0].ravel()
+        n = x.shape[0]
+        for k in range(where.shape[0]):
+            j = where[k]
+            if j < 0:
+                j += n
+            if j < 0 or j >= n:
+                raise IndexError("index out of bounds for axis 0")
+            x[j] = v
+        return x
+    return put_each if isinstance(v, _nt.Array) else put_one
 
-        def put_one(x, idx, v):
-            where = idx[0].ravel()
-            n = x.shape[0]
-            for k in range(where.shape[0]):
-                j = where[k]
-                if j < 0:
-                    j += n
-                if j < 0 or j >= n:
-                    raise IndexError("index out of bounds for axis 0")
-                x[j] = v
-            return x
-        return put_each if isinstance(v, _nt.Array) else put_one
-
-    return stub
-
-
-xp.put = _put_stub()
