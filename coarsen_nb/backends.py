@@ -78,6 +78,12 @@ def _numba_helpers() -> dict:
     return NUMBA_HELPERS
 
 
+def _numba_fuser() -> ModuleType:
+    from coarsen_nb.lower import numba_fusion
+
+    return numba_fusion
+
+
 def _cupy_fuser() -> ModuleType:
     from coarsen_nb.lower import cupy
 
@@ -98,9 +104,12 @@ CUPY = Backend("cupy", "cupy", "CuPy", prologue=_CUPY_VERSION_CHECK, load_fuser=
 # text of lower/numba_xp.py (the ``xp`` namespace with the array-API functions Numba lacks written for it;
 # read as text here, so that reading the registry imports neither Numba nor SymPy).
 _NUMBA_PROLOGUE = ((Path(__file__).parent / "lower" / "numba_xp.py").read_text().strip()
-                   + "\n\n\n_jit = numba.njit(cache=True, boundscheck=True)")
+                   + "\n\n\n_jit = numba.njit(cache=True, boundscheck=True)"
+                # the fused loops (lower/numba_fusion.py): NumPy's arithmetic on elements, inf for x / 0
+                + "\n_jit_loop = numba.njit(cache=True, boundscheck=True, error_model=\"numpy\")")
 NUMBA = Backend("numba", "numpy", "NumPy and Numba", prologue=_NUMBA_PROLOGUE, decorator="@_jit",
                 frees_temporaries=False, compiles=True, load_helpers=_numba_helpers,
+                load_fuser=_numba_fuser,
                 install_hint="install Numba (pip install numba); the generated code is in .source and .export() works")
 
 #: The ``backend=`` options, in the order the docs list them.

@@ -80,6 +80,9 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting):
         # the kernel's arrays may have different shapes (NumPy broadcasts them): an elementwise value
         # is broadcast to the level's shape before its points are numbered in the flattened array
         self.broadcast = broadcast
+        # the root level is one point of a loop (a fused loop's body, lower/numba_fusion.py): a value that
+        # varies over a loop index is a Python number there, not an array
+        self.scalar_points = False
         self._masks: dict = {}
         self._tables: dict = {}       # power tables of rectangular nests, by (factor, level)
         self._reduced_memo: dict = {}

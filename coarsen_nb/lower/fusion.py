@@ -1,7 +1,7 @@
 """Fusion: which targets of an SOI form one CUDA kernel, and that kernel's pieces.
 
 The outputs of an SOI (or the adjoint contributions of its VJP) are grouped by
-the domain they vary over (``_domain``: the elements, the loop index of one
+the domain they vary over (``domain``: the elements, the loop index of one
 reduction, or the loop index of scatters; the fusable shapes of
 :mod:`coarsen_nb.lower.cupy`), and each group becomes one :class:`FusedKernel`:
 the arguments of a CuPy ``ElementwiseKernel`` or ``ReductionKernel`` (parameters,
@@ -95,7 +95,7 @@ class FusedKernel:
 # --------------------------------------------------------------------------------------------
 
 
-class _Body:
+class Body:
     """The temps, reads and leaves one fused kernel sees."""
 
     def __init__(self, kernel, names, extra_leaves=None, extra_temps=None):
@@ -146,7 +146,7 @@ class _Body:
 class _Emitter:
     """Prints hoisted temporaries and target expressions as C statements."""
 
-    def __init__(self, body: _Body, codes: dict, reads: dict, subst: dict, taken: set):
+    def __init__(self, body: Body, codes: dict, reads: dict, subst: dict, taken: set):
         self.body = body
         self.codes = dict(codes)
         self.pr = CudaPrinter(self.codes, body.temps, reads, subst)
@@ -213,7 +213,7 @@ class _Emitter:
 # --------------------------------------------------------------------------------------------
 
 
-def _domain(body: _Body, targets: list[Target]):
+def domain(body: Body, targets: list[Target]):
     """The one domain all targets share: ``ELEM``, a loop ``(k, a, b, s, reduction node)``
     for a single-reduction target, or ``("scatter", k, a, b, s)``; None if none fits."""
     reductions, binders = set(), set()
@@ -270,9 +270,9 @@ def fused_source(kernel, names, targets: list[Target] | None = None, *, extra_le
         targets = [Target(names(o.name), o.symbol) for o in kernel.outputs]
     if not targets:
         return None
-    body = _Body(kernel, names, extra_leaves, extra_temps)
+    body = Body(kernel, names, extra_leaves, extra_temps)
     try:
-        dom = _domain(body, targets)
+        dom = domain(body, targets)
     except (KeyError, ValueError):
         return None
     if dom is None:
@@ -286,7 +286,7 @@ def fused_source(kernel, names, targets: list[Target] | None = None, *, extra_le
     return fk
 
 
-def _leaf_params(body: _Body, symbols, taken: set, raw_arrays: bool) -> tuple[list[Param], dict]:
+def _leaf_params(body: Body, symbols, taken: set, raw_arrays: bool) -> tuple[list[Param], dict]:
     """Input parameters for the leaves and read arrays ``symbols`` uses, and their C codes."""
     params, codes = [], {}
     for s in sorted(symbols, key=str):
@@ -306,7 +306,7 @@ def _leaf_params(body: _Body, symbols, taken: set, raw_arrays: bool) -> tuple[li
     return params, codes
 
 
-def _read_params(body: _Body, read_syms, taken: set) -> tuple[list[Param], dict]:
+def _read_params(body: Body, read_syms, taken: set) -> tuple[list[Param], dict]:
     params, arrays = [], {}
     for s in sorted(read_syms, key=str):
         arr, idx = body.reads[s]
@@ -322,7 +322,7 @@ def _read_params(body: _Body, read_syms, taken: set) -> tuple[list[Param], dict]
     return params, reads
 
 
-def _bounds_code(body: _Body, bounds) -> list[str]:
+def _bounds_code(body: Body, bounds) -> list[str]:
     pyp = PythonCodePrinter({"standard": "python3"})
     out = []
     for b in bounds:
@@ -336,7 +336,7 @@ def _bounds_code(body: _Body, bounds) -> list[str]:
     return out
 
 
-def _build(kernel, body: _Body, targets, dom, tag, array_ndim) -> FusedKernel | None:
+def _build(kernel, body: Body, targets, dom, tag, array_ndim) -> FusedKernel | None:
     name = f"soi{kernel.index}_{tag}"
     where = f"line{'s' if len(kernel.lines) > 1 else ''} {', '.join(map(str, kernel.lines))}" if kernel.lines \
         else "no source line"
@@ -453,11 +453,11 @@ def _param_list(params: list[Param]) -> str:
 def fuse_groups(kernel, names, targets, leaves, temps, tag="fwd", ndims=None):
     """Split targets into fused kernels (elementwise together, scatters together, one per
     reduction) and the rest; None when nothing fuses."""
-    body = _Body(kernel, names, leaves, temps)
+    body = Body(kernel, names, leaves, temps)
     elem, scatter, red, rest = [], [], [], []
     for t in targets:
         try:
-            dom = _domain(body, [t])
+            dom = domain(body, [t])
         except (KeyError, ValueError):
             dom = None
         if dom is None:

@@ -23,7 +23,7 @@ The module imports only NumPy (or CuPy) and ``math`` — never coarsen_nb.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import sympy as sp
 
@@ -64,6 +64,7 @@ class ModuleState:
     active: set[str]                 # activity analysis: values that depend on wrt
     helpers: set[str]                # the helpers the module's code calls
     helper_source: dict[str, str]    # helper name -> its source text (lower.helpers', a fuser's)
+    helper_decorators: dict[str, str] = field(default_factory=dict)   # a helper's own decorator (a fuser's)
 
 
 class ModuleWriter:
@@ -83,6 +84,7 @@ class ModuleWriter:
         self.xp_module = shared.backend.xp_module
         self.names, self.active = shared.names, shared.active
         self.helpers, self.helper_source = shared.helpers, shared.helper_source
+        self.helper_decorators = shared.helper_decorators
         self.header = header
         self.uses_math = False
         self.lines: list[str] = []
@@ -114,7 +116,7 @@ class ModuleWriter:
                 if dep not in self.helpers:
                     self.helpers.add(dep)
                     todo.append(dep)
-        helpers = [self._decorated(self.helper_source[h]) for h in sorted(self.helpers)]
+        helpers = [self._decorated(self.helper_source[h], self.helper_decorators.get(h)) for h in sorted(self.helpers)]
         code = "\n".join(helpers + [fwd, rev, grad, tan or ""])
         imports = []
         if "math." in code:
@@ -138,9 +140,11 @@ class ModuleWriter:
             self.lines = free_dead_names(self.lines, keep=[self.names(p) for p in params if "=" not in p])
         return self._decorated(f"def {name}({sig}):\n" + "\n".join(self.lines) + "\n")
 
-    def _decorated(self, function_source: str) -> str:
-        """A function's source with the backend's decorator line (numba's ``@_jit``) before it."""
-        return f"{self.backend.decorator}\n{function_source}" if self.backend.decorator else function_source
+    def _decorated(self, function_source: str, decorator: str | None = None) -> str:
+        """A function's source with its decorator line before it: ``decorator`` (a fuser's loop function,
+        numba's ``@_jit_loop``), else the backend's (numba's ``@_jit``)."""
+        decorator = decorator or self.backend.decorator
+        return f"{decorator}\n{function_source}" if decorator else function_source
 
     def emit(self, line: str) -> None:
         self.lines.append("    " * self.indent + line)

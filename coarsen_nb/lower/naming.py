@@ -78,6 +78,8 @@ def clean(word: str | None) -> str:
         w = "t" + w
     if w.startswith(("b_", "d_")):
         w = w[2:] or "t"
+        if w[0].isdigit():
+            w = "t" + w
     return w
 
 

@@ -17,6 +17,13 @@ NUMBA_HELPERS = {
     Numba compiles (the NumPy helper's generator is outside its subset)."""
     return xp.broadcast_shapes(*shapes)
 ''',
+    "_flat_as": '''def _flat_as(x, shape):
+    """x's elements in NumPy's row-major order over ``shape``, broadcast where x is smaller: one C-ordered
+    1-D array (a view when x already has that shape and is contiguous), what a fused loop indexes."""
+    if x.shape == shape:
+        return xp.ascontiguousarray(x).ravel()
+    return xp.ascontiguousarray(xp.broadcast_to(x, shape)).ravel()
+''',
     "_put": '''def _put(x, idx, v):
     """x[idx] = v for a tuple of index arrays (Python's negative indices; the last write wins), in place:
     xp.put of the numba namespace, one loop (Numba has no assignment through a tuple of index arrays)."""

@@ -132,7 +132,10 @@ class OperatorPrinting:
 
     def _floats(self, args, codes: list[str], force: bool = False) -> list[str]:
         """Integer or boolean array operands of a float operation (or of a comparison that mixes
-        kinds) cast to float64: the array API does not promote between kinds (NumPy does)."""
+        kinds) cast to float64: the array API does not promote between kinds (NumPy does).  A printer of
+        one point at a time (a fused loop's body, ``scalar_points``) has Python numbers, which promote."""
+        if self.scalar_points:
+            return codes
         if not force and all(x.is_integer or is_boolean(x) for x in args) \
                 and not any(isinstance(x, sp.Float) for x in args):
             return codes

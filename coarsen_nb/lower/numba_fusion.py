@@ -1,0 +1,361 @@
+"""The numba backend's fuser: each fusable part of an SOI as one compiled loop, no temporaries.
+
+Under ``backend="numba"`` the NumPy printer's array code is compiled as it is; every operation still
+makes an array (Numba fuses only within one statement).  Here the parts of an SOI that
+:func:`coarsen_nb.lower.fusion.domain` finds to vary over one domain (the same analysis that makes the
+CuPy backend's one kernel per part) become one function of the module with one ``for`` loop:
+
+``elem``     the outputs (or adjoint contributions ``b_x += ...``) that vary over the elements of the
+             SOI's arrays: one pass over the elements, each output written once;
+``reduce``   one output holding one reduction ``RSum``/``RProd``/``RMax``/``RMin`` over a loop index
+             (or ``ElemSum`` over the elements): the body accumulated in a scalar, then the code around
+             the reduction;
+``scatter``  the adjoint's scatters ``b_x[i(k)] += g(k)`` over one loop index, added in place.
+
+The loop body is the NumPy printer's own *scalar* code (:class:`~coarsen_nb.lower.emit.Printer` at its
+root level, the level plain ``math`` code is printed at) with the loop index and the element reads as
+scalars.  So the semantics are the printer's: a ``Piecewise`` is a real ``if`` on each element (the arm
+not taken is never evaluated), ``and``/``or`` short-circuit, the derivative code's IEEE division and
+powers.  Element order is NumPy's row-major order; arrays of different shapes are broadcast first
+(``_flat_as``).
+
+The loop functions are compiled with NumPy's error model (``_jit_loop``): a division by zero on an
+element is ``inf``, as NumPy's array division gives, not Python's ``ZeroDivisionError``.  The sums are
+sequential, where NumPy's ``sum`` is pairwise: the two agree to rounding (about 1e-15 relative per term).
+
+Anything else (gathers, writes, scans, segment operations, nested reductions, ``_sum_to``) is printed by
+the array printer, and is then compiled by Numba as array code.
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from coarsen_nb.lower.emit import Printer
+from coarsen_nb.lower import naming
+from coarsen_nb.lower.fusion import Body, Target, domain
+from coarsen_nb.lower.helpers import HELPERS as _HELPERS
+from coarsen_nb.lower.printing import is_atom_code
+from coarsen_nb.phi.gammas import is_boolean
+from coarsen_nb.phi import forms
+from coarsen_nb.symbolic.levels import ELEM
+
+# nodes the scalar printer prints as whole-array code: never inside a loop over elements
+_WHOLE_ARRAY = (forms.SumTo,)
+
+_IDENTITY = {"sum": "0.0", "prod": "1.0", "max": "-math.inf", "min": "math.inf"}
+DECORATOR = "@_jit_loop"
+
+
+def forward_lines(writer, kernel) -> list[str] | None:
+    """The forward of ``kernel`` for ``ModuleWriter.kernel``: a loop per fusable part; None: none fuses."""
+    from coarsen_nb.lower.cuda_printer import leaf_ctype
+
+    targets = [Target(writer.py(o.name), o.symbol, dtype=leaf_ctype(kernel.types.get(o.name))[0])
+               for o in kernel.outputs]
+    return _lines(writer, kernel, targets, None, None, "fwd", None)
+
+
+def reverse_lines(writer, kernel, v, leaves) -> list[str] | None:
+    """The adjoint of ``kernel`` for ``ModuleWriter.kernel_reverse``; None: nothing fuses."""
+    targets = [Target(writer.names.bar(n), e, "add") for n, e in v.scalars + v.arrays]
+    targets += [Target(writer.names.bar(sc[0]), sc[2], "scatter", tuple(sc[1]), sc[3] if len(sc) > 3 else None)
+                for sc in v.scatters]
+    return _lines(writer, kernel, targets, leaves, v.temps, "vjp", v)
+
+
+def _lines(writer, kernel, targets, leaves, temps, tag, v) -> list[str] | None:
+    body = Body(kernel, writer.py, leaves, temps)
+    groups: dict = {}
+    rest = []
+    for t in targets:
+        dom = _domain(body, t)
+        if dom is None:
+            rest.append(t)
+        else:
+            # elementwise outputs share a loop when they read the same arrays: their shape is the one
+            # those arrays broadcast to (u * u keeps u's shape beside x * u in the same SOI)
+            key = ("elem", _arrays(body, t.expr)) if dom[0] == "elem" else \
+                "scatter" if dom[0] == "scatter" else ("reduce", len(groups))
+            groups.setdefault(key, (dom, []))[1].append(t)
+    calls = []
+    for key, (dom, group) in groups.items():
+        if key == "scatter" and len({_domain(body, t)[1] for t in group}) != 1:
+            rest += group           # scatters over different loop indices: one loop each is not one pass
+            continue
+        made = _LoopFunction(writer, kernel, body, group, dom, tag).build()
+        if made is None:
+            rest += group
+        else:
+            calls += made
+    if not calls:
+        return None
+    return _rest_lines(writer, kernel, rest, leaves, temps, v) + calls
+
+
+def _domain(body: Body, target: Target):
+    try:
+        dom = domain(body, [target])
+    except (KeyError, ValueError):
+        return None
+    if dom is None or any(isinstance(n, _WHOLE_ARRAY) for n in body.nodes(target.expr)):
+        return None
+    if dom[0] == "elem":
+        e = target.expr
+        while isinstance(e, sp.Symbol) and e in body.temps:
+            e = body.temps[e]
+        if isinstance(e, sp.Symbol) or e.is_integer or is_boolean(e) or target.dtype != "float64":
+            return None     # a copy of an array (nothing to fuse), or integers or truth values (NumPy's dtype)
+    return dom
+
+
+def _rest_lines(writer, kernel, rest, leaves, temps, v) -> list[str]:
+    """The targets no loop computes, printed by the array printer (as without a fuser)."""
+    if not rest:
+        return []
+    pr = writer.printer(kernel, extra_leaves=leaves, extra_temps=temps)
+    pr.ieee = v is not None
+    for t in rest:
+        if t.mode == "scatter":
+            name = next(sc[0] for sc in v.scatters if writer.names.bar(sc[0]) == t.target and sc[2] == t.expr)
+            writer._scatter(pr, name, t.index, t.expr, *([t.level] if t.level is not None else []))
+        elif t.mode == "add":
+            pr.emit(f"{t.target} += {pr.value(t.expr)}")
+        else:
+            pr.assign(t.target, t.expr)
+    writer._absorb(pr)
+    lines = writer.lines[len(writer.lines) - len(pr.lines):]
+    del writer.lines[len(writer.lines) - len(pr.lines):]
+    return lines
+
+
+class _LoopFunction:
+    """One loop function of the module for one fusable group: its parameters, its text, its call."""
+
+    def __init__(self, writer, kernel, body: Body, targets: list[Target], dom, tag: str):
+        self.writer, self.kernel, self.body, self.targets, self.dom = writer, kernel, body, targets, dom
+        self.kind = dom[0]
+        self.tag = tag
+        self.fresh = writer.names.fresh
+
+    # -- what the loop reads ------------------------------------------------------------------
+
+    def _used(self):
+        """The leaves (scalars, whole arrays) and the read arrays the group's expressions use."""
+        exprs = [t.expr for t in self.targets] + [sp.sympify(i) for t in self.targets for i in t.index]
+        exprs += list(self._bounds())
+        leaves, reads = [], []
+        for e in exprs:
+            for n in self.body.nodes(e):
+                if isinstance(n, sp.Symbol):
+                    if n in self.body.reads:
+                        arr = self.body.names(self.body.reads[n][0])
+                        if arr not in reads:
+                            reads.append(arr)
+                    elif n in self.body.leaves and n not in leaves:
+                        leaves.append(n)
+        return sorted(leaves, key=str), reads
+
+    def _bounds(self):
+        if self.kind == "reduce":
+            return tuple(self.dom[1].args[2:5])
+        if self.kind == "scatter":
+            return tuple(self.body.deps.ranges[self.dom[1]])
+        return ()
+
+    # -- the function ----------------------------------------------------------------------------
+
+    def build(self) -> list[str] | None:
+        # the function's temporaries are its own: named afresh, so that the same SOI printed in two
+        # functions of the module (the forward, and inside NAME_grad) is the same text, one function
+        names = self.writer.names
+        outside, names.local = names.local, set()
+        try:
+            made = self._function()
+        finally:
+            names.local = outside
+        return None if made is None else self._call(*made)
+
+    def _function(self) -> tuple[str, list[str]] | None:
+        """The loop function's name and parameters, its text registered among the module's helpers."""
+        leaves, reads = self._used()
+        codes = {s: self.body.leaves[s][0] for s in leaves}
+        params = list(dict.fromkeys([codes[s] for s in leaves] + reads +
+                                    [t.target for t in self.targets if t.mode == "scatter"]))
+        if not all(p.isidentifier() for p in params):
+            return None
+        # the arrays whose broadcast shape the loop runs over: an elementwise output's, a sum's operand's
+        arrays = sorted(_arrays(self.body, self.dom[1].args[0] if self.kind == "elemsum" else self.targets[0].expr))
+        if self.kind == "elemsum" and _arrays(self.body, self.targets[0].expr, outside=self.dom[1]):
+            return None         # an array beside the sum: the result is not one number
+        if self.kind in ("reduce", "scatter") and any(ELEM in self.body.deps(t.expr) for t in self.targets):
+            return None
+        reads_map = {s: (self.body.names(arr), idx) for s, (arr, idx) in self.body.reads.items()}
+        # statements before the loop (the bounds; after a reduction, the code around it): scalar code
+        outer = self._printer(codes, reads_map, 1, {})
+        loop_leaves = dict(codes)
+        head = []
+        elementwise = self.kind in ("elem", "elemsum")
+        if elementwise:
+            shape = self.fresh("shape")
+            if not arrays:
+                return None
+            distinct = list(dict.fromkeys(arrays))
+            head.append(f"{shape} = {distinct[0]}.shape" if len(distinct) == 1 else
+                        f"{shape} = _broadcast_shape({', '.join(a + '.shape' for a in distinct)})")
+            flats = {}
+            for a in distinct:
+                flats[a] = self.fresh(f"flat_{a}")
+                head.append(f"{flats[a]} = _flat_as({a}, {shape})")
+            i = self.fresh("i")
+            count = self.fresh("n")
+            head.append(f"{count} = {flats[distinct[0]]}.shape[0]")
+            for s in leaves:
+                if self.body.leaves[s][2]:
+                    loop_leaves[s] = f"{flats[codes[s]]}[{i}]"
+            loop_head = f"for {i} in range({count}):"
+            self.writer.helpers.update({"_flat_as", "_broadcast_shape"})
+        else:
+            k = self.dom[1].args[1] if self.kind == "reduce" else self.dom[1]
+            a, b, s = (outer.value(x) for x in self._bounds())
+            i = self.fresh(naming.user_word(str(k)) or "k")
+            loop_head = f"for {i} in range({a}, {b}{'' if s == '1' else ', ' + s}):"
+        inner = self._printer(loop_leaves, reads_map, 2, {} if elementwise else {self._index(): i})
+        inner.scalar_points = True
+        pre = list(outer.lines)
+        outer.lines = []
+        out_lines, after, returns = [], [], []
+        if self.kind in ("reduce", "elemsum"):
+            (t,) = self.targets
+            red = self.dom[1]
+            kind = "sum" if isinstance(red, forms.ElemSum) else red.kind
+            acc = self.fresh("acc")
+            integer = kind in ("sum", "prod") and _integer(self.body, red.args[0])
+            head.append(f"{acc} = {('0' if kind == 'sum' else '1') if integer else _IDENTITY[kind]}")
+            val = inner.value(red.args[0])
+            if kind == "sum":
+                out_lines.append(f"{acc} += {val}")
+            elif kind == "prod":
+                out_lines.append(f"{acc} *= {val}")
+            else:
+                # NumPy's max/min: a NaN anywhere is the result
+                cmp = ">" if kind == "max" else "<"
+                term = val if is_atom_code(val) else self.fresh("v")
+                if term != val:
+                    out_lines.append(f"{term} = {val}")
+                out_lines += [f"if {term} {cmp} {acc} or {term} != {term}:", f"    {acc} = {term}"]
+            outer.root.memo[red] = acc
+            res = outer.value(t.expr)
+            after = outer.lines
+            returns.append(res)
+        else:
+            for t in self.targets:
+                val = inner.value(t.expr)
+                if t.mode == "scatter":
+                    idx = ", ".join(_int(inner.value(sp.sympify(x))) for x in t.index)
+                    out_lines.append(f"{t.target}[{idx}] += {val}")
+                else:
+                    buf = self.fresh(t.target)
+                    head.append(f"{buf} = xp.empty({count})")
+                    out_lines.append(f"{buf}[{i}] = {val}")
+                    returns.append(f"{buf}.reshape({shape})")
+        body = [f'    """SOI {self.kernel.index}{self._where()}, {self._what()}: one loop."""']
+        body += pre + ["    " + h for h in head] + ["    " + loop_head] + inner.lines + \
+            ["        " + ln for ln in out_lines] + after
+        if returns:
+            body.append(f"    return {', '.join(returns)}")
+        return self._register(params, body), params
+
+    def _call(self, name: str, params: list[str]) -> list[str]:
+        """The caller's lines: the call, and what it gives to the SOI's outputs."""
+        call = f"{name}({', '.join(params)})"
+        ind = "    " * self.writer.indent
+        if self.kind == "scatter":
+            return [ind + call]
+        if self.kind in ("reduce", "elemsum"):
+            (t,) = self.targets
+            return [f"{ind}{t.target} {'+=' if t.mode == 'add' else '='} {call}"]
+        # a contribution to an adjoint is computed fresh, then added (the adjoint may be a scalar or
+        # an array of another shape, which NumPy's ``+=`` broadcasts)
+        outs = [t.target if t.mode == "new" else self.fresh(f"d_{t.target}") for t in self.targets]
+        lines = [f"{ind}{', '.join(outs)} = {call}"]
+        lines += [f"{ind}{t.target} += {o}" for t, o in zip(self.targets, outs, strict=True) if t.mode == "add"]
+        return lines
+
+    def _register(self, params, body) -> str:
+        """The loop function's name, its source in the module's helpers: ``_soi3_vjp_scatter``; the same
+        SOI printed again (the forward inside ``NAME_grad``) shares the function when its text is the same."""
+        base = f"_soi{self.kernel.index}_{self.tag}_{self.kind}"
+        n = 1
+        while True:
+            name = base if n == 1 else f"{base}_{n}"
+            source = "\n".join([f"def {name}({', '.join(params)}):"] + body) + "\n"
+            if self.writer.helper_source.get(name, source) == source:
+                break
+            n += 1
+        self.writer.helpers.add(name)
+        self.writer.helper_source[name] = source
+        self.writer.helper_decorators[name] = DECORATOR
+        for h in _HELPERS:
+            if h + "(" in source:
+                self.writer.helpers.add(h)
+        return name
+
+    def _printer(self, leaves: dict, reads: dict, indent: int, index: dict) -> Printer:
+        arrays = {s for s in self.body.leaves if self.body.leaves[s][2]}
+
+        def leaf(s):
+            code = leaves[s]
+            return code, s in arrays and code == self.body.leaves[s][0]
+
+        pr = Printer("xp", leaf, reads, dict(self.body.temps), indent=indent, namer=self.fresh,
+                     exprs=[t.expr for t in self.targets])
+        # NumPy's error model (``_jit_loop``) already divides and raises to powers as IEEE 754 does
+        pr.ieee = False
+        pr.words = {e: w for e, n in self.kernel.names.items() if (w := naming.user_word(n))}
+        for k, code in index.items():
+            pr.root.index_code[k] = code
+        return pr
+
+    def _index(self):
+        return self.dom[1].args[1] if self.kind == "reduce" else self.dom[1]
+
+    def _where(self) -> str:
+        k = self.kernel
+        return f" (line{'s' if len(k.lines) > 1 else ''} {', '.join(map(str, k.lines))})" if k.lines else ""
+
+    def _what(self) -> str:
+        part = "adjoint" if self.tag == "vjp" else "forward"
+        return {"elem": f"{part} over the elements", "elemsum": f"{part}, a sum over the elements",
+                "reduce": f"{part}, the {self.dom[1].kind if self.kind == 'reduce' else 'sum'} over its loop",
+                "scatter": f"{part}, the scatters of its loop"}[self.kind]
+
+
+def _arrays(body: Body, e, outside=None) -> frozenset:
+    """The codes of the whole arrays (leaves) that ``e`` reads elementwise (``outside``: not under that
+    node, the sum an elementwise sum's code is around)."""
+    seen, found, stack = set(), set(), [sp.sympify(e)]
+    while stack:
+        x = stack.pop()
+        if x in seen or x == outside:
+            continue
+        seen.add(x)
+        if isinstance(x, sp.Symbol):
+            if x in body.temps:
+                stack.append(body.temps[x])
+            elif x in body.reads:
+                stack.extend(sp.sympify(i) for i in body.reads[x][1])
+            elif x in body.leaves and body.leaves[x][2]:
+                found.add(body.leaves[x][0])
+            continue
+        stack.extend(x.args)
+    return frozenset(found)
+
+
+def _int(code: str) -> str:
+    return code if code.lstrip("-").isdigit() else f"int({code})"
+
+
+def _integer(body: Body, e) -> bool:
+    e = body.temps.get(e, e) if isinstance(e, sp.Symbol) else e
+    return bool(e.is_integer)
