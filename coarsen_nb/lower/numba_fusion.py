@@ -31,13 +31,13 @@ from __future__ import annotations
 
 import sympy as sp
 
-from coarsen_nb.lower.emit import Printer
 from coarsen_nb.lower import naming
+from coarsen_nb.lower.emit import Printer
 from coarsen_nb.lower.fusion import Body, Target, domain
 from coarsen_nb.lower.helpers import HELPERS as _HELPERS
 from coarsen_nb.lower.printing import is_atom_code
-from coarsen_nb.phi.gammas import is_boolean
 from coarsen_nb.phi import forms
+from coarsen_nb.phi.gammas import is_boolean
 from coarsen_nb.symbolic.levels import ELEM
 
 # nodes the scalar printer prints as whole-array code: never inside a loop over elements
