@@ -115,12 +115,13 @@ class Body:
         arrays = {s for s, v in self.leaves.items() if v[2]}
         self.deps = Deps(self.temps, self.reads, lambda s: s in arrays)
 
-    def nodes(self, e):
-        """Every node reachable from ``e``, temps expanded (each temp visited once)."""
+    def nodes(self, e, outside=None):
+        """Every node reachable from ``e``, temps expanded (each temp visited once); ``outside``: not
+        the node ``outside`` or what is under it."""
         seen, out, stack = set(), [], [sp.sympify(e)]
         while stack:
             x = stack.pop()
-            if x in seen:
+            if x in seen or x == outside:
                 continue
             seen.add(x)
             out.append(x)

@@ -32,6 +32,7 @@ from __future__ import annotations
 import sympy as sp
 
 from coarsen_nb.lower import naming
+from coarsen_nb.lower.cuda_printer import leaf_ctype
 from coarsen_nb.lower.emit import Printer
 from coarsen_nb.lower.fusion import Body, Target, domain
 from coarsen_nb.lower.helpers import HELPERS as _HELPERS
@@ -49,8 +50,6 @@ DECORATOR = "@_jit_loop"
 
 def forward_lines(writer, kernel) -> list[str] | None:
     """The forward of ``kernel`` for ``ModuleWriter.kernel``: a loop per fusable part; None: none fuses."""
-    from coarsen_nb.lower.cuda_printer import leaf_ctype
-
     targets = [Target(writer.py(o.name), o.symbol, dtype=leaf_ctype(kernel.types.get(o.name))[0])
                for o in kernel.outputs]
     return _lines(writer, kernel, targets, None, None, "fwd", None)
@@ -75,14 +74,12 @@ def _lines(writer, kernel, targets, leaves, temps, tag, v) -> list[str] | None:
         else:
             # elementwise outputs share a loop when they read the same arrays: their shape is the one
             # those arrays broadcast to (u * u keeps u's shape beside x * u in the same SOI)
+            # (scatters share the loop over their index; each reduction is a loop of its own)
             key = ("elem", _arrays(body, t.expr)) if dom[0] == "elem" else \
-                "scatter" if dom[0] == "scatter" else ("reduce", len(groups))
+                dom if dom[0] == "scatter" else ("reduce", len(groups))
             groups.setdefault(key, (dom, []))[1].append(t)
     calls = []
-    for key, (dom, group) in groups.items():
-        if key == "scatter" and len({_domain(body, t)[1] for t in group}) != 1:
-            rest += group           # scatters over different loop indices: one loop each is not one pass
-            continue
+    for dom, group in groups.values():
         made = _LoopFunction(writer, kernel, body, group, dom, tag).build()
         if made is None:
             rest += group
@@ -334,22 +331,8 @@ class _LoopFunction:
 def _arrays(body: Body, e, outside=None) -> frozenset:
     """The codes of the whole arrays (leaves) that ``e`` reads elementwise (``outside``: not under that
     node, the sum an elementwise sum's code is around)."""
-    seen, found, stack = set(), set(), [sp.sympify(e)]
-    while stack:
-        x = stack.pop()
-        if x in seen or x == outside:
-            continue
-        seen.add(x)
-        if isinstance(x, sp.Symbol):
-            if x in body.temps:
-                stack.append(body.temps[x])
-            elif x in body.reads:
-                stack.extend(sp.sympify(i) for i in body.reads[x][1])
-            elif x in body.leaves and body.leaves[x][2]:
-                found.add(body.leaves[x][0])
-            continue
-        stack.extend(x.args)
-    return frozenset(found)
+    return frozenset(body.leaves[n][0] for n in body.nodes(e, outside)
+                     if isinstance(n, sp.Symbol) and n in body.leaves and body.leaves[n][2])
 
 
 def _int(code: str) -> str:
