@@ -41,6 +41,8 @@ class Backend:
     frees_temporaries: bool = True     # ``del`` each temporary after its last use (not in Numba's subset)
     compiles: bool = False             # the functions are compiled on first call (numba): load via its loader
     load_helpers: Callable[[], dict] | None = None   # helper name -> this backend's source, where it has its own
+    # helper name -> the decorator line of this backend's own helper, where not ``decorator``
+    load_helper_decorators: Callable[[], dict] | None = None
 
     @property
     def fuser(self) -> ModuleType | None:
@@ -78,6 +80,12 @@ def _numba_helpers() -> dict:
     return NUMBA_HELPERS
 
 
+def _numba_helper_decorators() -> dict:
+    from coarsen_nb.lower.numba_helpers import NUMBA_HELPER_DECORATORS
+
+    return NUMBA_HELPER_DECORATORS
+
+
 def _numba_fuser() -> ModuleType:
     from coarsen_nb.lower import numba_fusion
 
@@ -101,14 +109,31 @@ CUPY = Backend("cupy", "cupy", "CuPy", prologue=_CUPY_VERSION_CHECK, load_fuser=
                             "the generated code is in .source and .export() works")
 
 # The numba module is the NumPy module compiled: the same array code, each function ``@_jit``, after the
-# text of lower/numba_xp.py (the ``xp`` namespace with the array-API functions Numba lacks written for it;
-# read as text here, so that reading the registry imports neither Numba nor SymPy).
-_NUMBA_PROLOGUE = ((Path(__file__).parent / "lower" / "numba_xp.py").read_text().strip()
+# text of lower/numba_xp.py, numba_xp_reductions.py and numba_xp_special.py (the ``xp`` namespace with the
+# array-API functions Numba lacks written for it; read as text here, so that reading the registry imports
+# neither Numba nor SymPy).
+
+
+def _pasted(file: str) -> str:
+    """The text of ``lower/FILE`` as a numba module carries it: without the lines marked as the file's own
+    imports when it is imported on its own (numba_xp_reductions imports numba_xp's names; a generated
+    module has them from numba_xp's text before it)."""
+    text = (Path(__file__).parent / "lower" / file).read_text()
+    if "# <own-module>" in text:
+        head, rest = text.split("# <own-module>", 1)
+        text = head + rest.split("# </own-module>", 1)[1]
+    return text.strip()
+
+
+_NUMBA_PROLOGUE = ("\n\n\n".join(_pasted(f) for f in ("numba_xp.py", "numba_xp_reductions.py", "numba_xp_special.py"))
                    + "\n\n\n_jit = numba.njit(cache=True, boundscheck=True)"
+                   # (a helper that passes its constant arguments on: numba_helpers.NUMBA_HELPER_DECORATORS)
+                   + "\n_jit_inline = numba.njit(inline=\"always\")"
                 # the fused loops (lower/numba_fusion.py): NumPy's arithmetic on elements, inf for x / 0
                 + "\n_jit_loop = numba.njit(cache=True, boundscheck=True, error_model=\"numpy\")")
 NUMBA = Backend("numba", "numpy", "NumPy and Numba", prologue=_NUMBA_PROLOGUE, decorator="@_jit",
                 frees_temporaries=False, compiles=True, load_helpers=_numba_helpers,
+                load_helper_decorators=_numba_helper_decorators,
                 load_fuser=_numba_fuser,
                 install_hint="install Numba (pip install numba); the generated code is in .source and .export() works")
 

@@ -23,6 +23,7 @@ The module imports only NumPy (or CuPy) and ``math`` — never coarsen_nb.
 
 from __future__ import annotations
 
+import types
 from dataclasses import dataclass, field
 
 import sympy as sp
@@ -65,6 +66,15 @@ class ModuleState:
     helpers: set[str]                # the helpers the module's code calls
     helper_source: dict[str, str]    # helper name -> its source text (lower.helpers', a fuser's)
     helper_decorators: dict[str, str] = field(default_factory=dict)   # a helper's own decorator (a fuser's)
+    own_helpers: frozenset[str] = frozenset()   # the backend's own versions (their dependencies are not the NumPy's)
+
+
+def _called_helpers(sources: dict[str, str], helper: str) -> list[str]:
+    """The helpers a backend's own helper calls, read from its code object's global names (a backend's
+    version need not call what the NumPy one does: numba's ``_gammaln`` does not import SciPy)."""
+    module = compile(sources[helper], "<helper>", "exec")
+    function = next(c for c in module.co_consts if isinstance(c, types.CodeType))
+    return sorted(n for n in function.co_names if n in sources and n != helper)
 
 
 class ModuleWriter:
@@ -75,8 +85,10 @@ class ModuleWriter:
         if shared is None:
             backend = xp_module if isinstance(xp_module, backends.Backend) else backends.for_module(xp_module)
             own = backend.load_helpers() if backend.load_helpers else {}
+            decorators = backend.load_helper_decorators() if backend.load_helper_decorators else {}
             shared = ModuleState(plan, wrt, backend, Names.for_plan(plan),
-                                 active_names(plan, wrt), set(), {**_HELPERS, **own})
+                                 active_names(plan, wrt), set(), {**_HELPERS, **own}, dict(decorators),
+                                 frozenset(own))
         self.shared = shared
         # the shared objects, by their short names (the same objects: a helper one function's
         # writer adds is the module's, a name one allocates no other reuses)
@@ -112,7 +124,9 @@ class ModuleWriter:
         tan = self._jvp_source()
         todo = list(self.helpers)
         while todo:
-            for dep in _DEPENDS.get(todo.pop(), ()):
+            helper = todo.pop()
+            own = helper in self.shared.own_helpers
+            for dep in _called_helpers(self.helper_source, helper) if own else _DEPENDS.get(helper, ()):
                 if dep not in self.helpers:
                     self.helpers.add(dep)
                     todo.append(dep)

@@ -60,4 +60,39 @@ NUMBA_HELPERS = {
     """a**m for an integer m >= 0, inf on overflow like the loop it replaces: Numba's float power."""
     return float(a) ** int(m)
 ''',
+    "_first_extremum": '''def _first_extremum(a, axes, arg):
+    """1.0 at the element of a that arg (xp.argmax or xp.argmin) picks over axes, 0.0 elsewhere:
+    xp.first_extremum of the numba namespace, one pass over a (the NumPy helper's tuples are
+    generators, outside Numba's subset)."""
+    return xp.first_extremum(a, axes, arg)
+''',
+    "_prod_except_axes": '''def _prod_except_axes(a, axes):
+    """Products, along axes, of all other elements (the gradient of prod over axes), without division:
+    xp.prod_except_axes of the numba namespace."""
+    return xp.prod_except_axes(a, axes)
+''',
+    # scipy.special's (lower/special_helpers.py): the numba namespace's ufuncs (lower/numba_xp_special.py),
+    # and its logsumexp over literal axes; inlined (``@_jit_inline``), so that the caller's constant
+    # ``axis=`` and ``keepdims=`` reach xp.logsumexp as the constants that fix the result's rank
+    "_gammaln": '''def _gammaln(x):
+    """log|Gamma(x)|, elementwise: the numba namespace's ufunc (SciPy's is not callable from Numba)."""
+    return xp.gammaln(x)
+''',
+    "_digamma": '''def _digamma(x):
+    """The digamma function psi(x) = d/dx log|Gamma(x)|, elementwise: the numba namespace's ufunc."""
+    return xp.digamma(x)
+''',
+    "_xlogy": '''def _xlogy(x, y):
+    """x * log(y), and 0 where x == 0 whatever y is but NaN (SciPy's xlogy): the numba namespace's ufunc."""
+    return xp.xlogy(x, y)
+''',
+    "_logsumexp": '''def _logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
+    """log(sum(exp(a))) over axis, shifted by the maximum so that no exp overflows (SciPy's logsumexp):
+    the numba namespace's, one pass per row."""
+    return xp.logsumexp(a, axis=axis, b=b, keepdims=keepdims, return_sign=return_sign)
+''',
 }
+
+#: the helpers above compiled otherwise than the backend's ``@_jit``: inlined into their caller
+NUMBA_HELPER_DECORATORS = {"_logsumexp": "@_jit_inline"}
+

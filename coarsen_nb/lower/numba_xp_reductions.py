@@ -1,0 +1,332 @@
+"""Reductions over chosen axes in the numba namespace: ``sum``, ``prod``, ``mean``, ``var``, ``std``,
+``max``, ``min``, ``argmax``, ``argmin``, ``linalg.norm`` and SciPy's ``logsumexp`` with ``axis=`` (an int or a tuple, negative
+allowed) and ``keepdims=``.
+
+Numba's own ``np.sum`` and friends take no ``keepdims``, no tuple of axes, and ``np.var`` no
+``ddof``; the generated code spells every reduction with all of them (``xp.var(X, axis=0, ddof=1,
+keepdims=False)``).  One schema serves them all: move the reduced axes last, make the array
+contiguous, view it as (kept elements) × (reduced elements), reduce each row, reshape to the kept
+shape.  The axes and ``keepdims`` decide the result's rank, so they must be constants: they arrive as
+literals (``prefer_literal``), and the implementation for them is printed as source at typing time
+and compiled (a transposition and a reshape Numba can type only for a known rank).
+
+Values are NumPy's: the dtype (an integer sum of integers and of booleans, float means), NaN
+propagating through ``max``/``min``, ``var`` as the mean of squared deviations from the mean divided
+by ``n - ddof`` (nan or inf where that is not positive, as NumPy gives with its warning), ``norm``
+(``ord=None``) as the square root of the sum of squares.  Sums are sequential where NumPy's are
+pairwise: the two agree to rounding.
+
+``first_extremum`` is the numba form of the helper ``_first_extremum``: 1.0 where ``argmax`` (or
+``argmin``) picks over the reduced axes, the element a max's cotangent goes to.
+
+Like :mod:`numba_xp`, this text is pasted into every numba module (after numba_xp's), so it uses
+that file's names; imported on its own (the tests) it imports them, in lines the paste leaves out.
+"""
+
+import types as _types
+
+import numba
+
+# imported on its own (the tests); a generated module has these from numba_xp's text before this one's
+# and leaves the marked lines out (coarsen_nb/backends.py)
+# <own-module>
+from coarsen_nb.lower.numba_xp import _implements, _np, _nt, xp  # noqa: E402, I001
+
+# </own-module>
+
+# row reducers: statements over a 1-D contiguous ``row`` of ``n`` elements leaving ``r``
+_ROW = {
+    "sum": "r = ZERO\nfor i in range(n):\n    r += row[i]",
+    "prod": "r = ONE\nfor i in range(n):\n    r *= row[i]",
+    "mean": "r = 0.0\nfor i in range(n):\n    r += row[i]\nr = r / n if n > 0 else _np.nan",
+    "var": ("m = 0.0\nfor i in range(n):\n    m += row[i]\nm = m / n if n > 0 else _np.nan\n"
+            "r = 0.0\nfor i in range(n):\n    r += (row[i] - m) * (row[i] - m)\n"
+            "r = r / (n - ddof) if n - ddof > 0 else (_np.inf if r > 0 else _np.nan)"),
+    "norm": "r = 0.0\nfor i in range(n):\n    r += row[i] * row[i]\nr = _np.sqrt(r)",
+    # NumPy's: a NaN anywhere is the result; an empty row has no identity
+    "max": ("if n == 0:\n    raise ValueError('zero-size array to reduction operation maximum which has no identity')\n"
+            "r = row[0]\nfor i in range(1, n):\n    v = row[i]\n    if v != v or r != r:\n        r = _np.nan\n"
+            "        break\n    if v > r:\n        r = v"),
+    "min": ("if n == 0:\n    raise ValueError('zero-size array to reduction operation minimum which has no identity')\n"
+            "r = row[0]\nfor i in range(1, n):\n    v = row[i]\n    if v != v or r != r:\n        r = _np.nan\n"
+            "        break\n    if v < r:\n        r = v"),
+}
+_ROW["std"] = _ROW["var"] + "\nr = _np.sqrt(r)"
+# SciPy's logsumexp: shifted by the maximum (by 0 where that is not finite: all -inf, an inf, a NaN)
+_ROW["logsumexp"] = ("m = -_np.inf\nfor i in range(n):\n    if row[i] > m:\n        m = row[i]\n"
+                     "if not _np.isfinite(m):\n    m = 0.0\nr = 0.0\nfor i in range(n):\n"
+                     "    r += _np.exp(row[i] - m)\nr = _np.log(r) + m")
+
+# NumPy's argmax/argmin: the first index of the extremum, a NaN's where there is one
+for _arg, _cmp in (("argmax", ">"), ("argmin", "<")):
+    _ROW[_arg] = (f"if n == 0:\n    raise ValueError('attempt to get {_arg} of an empty sequence')\n"
+                  "r = 0\nbest = row[0]\nif best == best:\n    for i in range(1, n):\n        v = row[i]\n"
+                  "        if v != v:\n            r = i\n            break\n"
+                  f"        if v {_cmp} best:\n            best = v\n            r = i")
+
+# the parameters after ``x``, as NumPy's names and defaults (the implementation's must be the same)
+_PARAMS = {"var": "axis=None, ddof=0, keepdims=False", "std": "axis=None, ddof=0, keepdims=False",
+           "norm": "ord=None, axis=None, keepdims=False",
+           "logsumexp": "axis=None, b=None, keepdims=False, return_sign=False"}
+
+
+def _literal_axes(axis, ndim):
+    """The reduced axes as a sorted tuple of non-negative ints (all of them for None), or None: not a
+    constant, or out of range."""
+    if axis is None or isinstance(axis, (_nt.NoneType, _nt.Omitted)) and getattr(axis, "value", None) is None:
+        return tuple(range(ndim))
+    if isinstance(axis, _nt.Omitted):
+        axis = axis.value
+    items = list(axis) if isinstance(axis, (_nt.BaseTuple, tuple)) else [axis]
+    out = []
+    for a in items:
+        v = a.literal_value if isinstance(a, _nt.IntegerLiteral) else a if isinstance(a, int) else None
+        if v is None or not -ndim <= v < ndim:
+            return None
+        out.append(v % ndim)
+    return tuple(sorted(set(out)))
+
+
+def _absent(arg):
+    return arg is None or isinstance(arg, _nt.NoneType) or isinstance(arg, _nt.Omitted) and arg.value is None
+
+
+def _literal_flag(flag):
+    if flag is None or isinstance(flag, (_nt.NoneType,)):
+        return False
+    if isinstance(flag, _nt.Omitted):
+        return bool(flag.value)
+    if isinstance(flag, _nt.BooleanLiteral):
+        return flag.literal_value
+    return flag if isinstance(flag, bool) else None
+
+
+def _shape(dims) -> str:
+    """Source of a shape tuple from ``x.shape`` entries (an int entry is a literal 1)."""
+    parts = [d if isinstance(d, str) else "1" for d in dims]
+    return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+
+
+def _rows_source(ndim, axes, x="x"):
+    """Statements that view the array ``x`` as ``view`` of shape (kept, reduced): the reduced axes moved last."""
+    kept = [d for d in range(ndim) if d not in axes]
+    perm = tuple(kept + list(axes))
+    lines = []
+    if perm != tuple(range(ndim)):
+        lines.append(f"c = _np.ascontiguousarray(_np.transpose({x}, {perm}))")
+    else:
+        lines.append(f"c = _np.ascontiguousarray({x})")
+    outer = " * ".join(f"{x}.shape[{d}]" for d in kept) or "1"
+    inner = " * ".join(f"{x}.shape[{d}]" for d in axes) or "1"
+    lines += [f"outer = {outer}", f"inner = {inner}", "view = c.reshape((outer, inner))"]
+    return lines, kept, perm
+
+
+def _compile(source: str, name: str, env: dict):
+    namespace = dict(env)
+    exec(source, namespace)             # noqa: S102 (source printed above from constants)
+    return namespace[name]
+
+
+def _make_reduction(name):
+    row = _ROW[name]
+    params = _PARAMS.get(name, "axis=None, keepdims=False")
+
+    def typing(x, *args):
+        values = dict(zip(_names(params), args, strict=True))
+        axis, keep = values.get("axis"), _literal_flag(values.get("keepdims"))
+        if not all(_absent(values.get(k)) for k in ("ord", "b")) or _literal_flag(values.get("return_sign")):
+            return None         # (the generated code passes ord=None, b=None, return_sign=False)
+        if isinstance(x, (_nt.Number, _nt.Boolean)) and (axis is None or isinstance(axis, (_nt.NoneType,
+                                                                                          _nt.Omitted))):
+            return _compile(_scalar_source(name, params), "impl", {"_np": _np})
+        if not isinstance(x, _nt.Array) or keep is None:
+            return None
+        axes = _literal_axes(axis, x.ndim)
+        if axes is None:
+            return None
+        floats = isinstance(x.dtype, (_nt.Float, _nt.Complex))
+        if name in ("argmax", "argmin"):
+            if not (_absent(axis) or isinstance(axis, _nt.Integer)):
+                return None                  # (one axis, or the flattened array)
+            dtype = _nt.int64
+        elif name in ("sum", "prod"):
+            dtype = x.dtype if floats else _nt.int64
+        elif name in ("max", "min"):
+            dtype = x.dtype
+        else:
+            dtype = _nt.float64
+        lines, kept, _ = _rows_source(x.ndim, axes)
+        lines += ["out = _np.empty(outer, dtype=DT)", "for o in range(outer):", "    row = view[o]", "    n = inner"]
+        lines += ["    " + ln for ln in row.replace("ZERO", "DT(0)").replace("ONE", "DT(1)").splitlines()]
+        lines.append("    out[o] = r")
+        if keep:
+            lines.append("return out.reshape(" + _shape([f"x.shape[{d}]" if d in kept else 1
+                                                        for d in range(x.ndim)]) + ")")
+        elif kept:
+            lines.append("return out.reshape(" + _shape([f"x.shape[{d}]" for d in kept]) + ")")
+        else:
+            lines.append("return out[0]")
+        source = f"def impl(x, {params}):\n" + "\n".join("    " + ln for ln in lines) + "\n"
+        return _compile(source, "impl", {"_np": _np, "DT": _np.dtype(str(dtype)).type})
+
+    typing.__name__ = f"_{name}_typing"
+    _implements_with(name, params, typing)
+
+
+def _scalar_source(name, params):
+    """A reduction of a number: NumPy's value for one element."""
+    value = {"mean": "float(x)", "var": "0.0 if x == x else x", "std": "0.0 if x == x else x",
+             "norm": "abs(x) * 1.0", "logsumexp": "float(x)"}.get(name, "x")
+    return f"def impl(x, {params}):\n    return {value}\n"
+
+
+def _names(params: str) -> list[str]:
+    return [p.split("=")[0] for p in params.split(", ")]
+
+
+def _implements_with(name, params, typing):
+    """Register ``typing`` under NumPy's signature ``(x, params)``: Numba matches an overload's
+    parameter names, so the typing function is printed with them too."""
+    source = f"def _typing(x, {params}):\n    return _inner(x, {', '.join(_names(params))})\n"
+    wrapped = _compile(source, "_typing", {"_inner": typing})
+    holder = xp.linalg if name == "norm" else xp
+    _implements_in(holder, name, wrapped)
+
+
+def _implements_in(holder, name, typing):
+    """``_implements`` for a stub kept in ``holder`` (``xp``, or ``xp.linalg`` for ``norm``)."""
+    if holder is xp:
+        _implements(name, prefer_literal=True)(typing)
+        return
+    saved = getattr(xp, name, None)
+    _implements(name, prefer_literal=True)(typing)
+    setattr(holder, name, getattr(xp, name))
+    if saved is None:
+        delattr(xp, name)
+    else:
+        setattr(xp, name, saved)
+
+
+# ``xp.linalg``: NumPy's linalg (solve, inv, det, slogdet compile in Numba as they are) with ``norm``
+# taking ``axis=`` and ``keepdims=``
+xp.linalg = _types.ModuleType("xp.linalg")
+xp.linalg.__dict__.update({_k: getattr(_np.linalg, _k) for _k in dir(_np.linalg) if not _k.startswith("__")})
+
+for _name in ("sum", "prod", "mean", "var", "std", "max", "min", "norm", "logsumexp", "argmax", "argmin"):
+    _make_reduction(_name)
+
+
+@numba.njit(cache=True)
+def _group_of(idx, shape, axes):
+    """The element ``idx``'s group (its index over the kept axes) and place in it (its index over
+    ``axes``), both in C order: the row and column of the (kept) × (reduced) view."""
+    group = 0
+    place = 0
+    for d in range(len(shape)):
+        reduced = False
+        for a in axes:
+            if a == d:
+                reduced = True
+        if reduced:
+            place = place * shape[d] + idx[d]
+        else:
+            group = group * shape[d] + idx[d]
+    return group, place
+
+
+@numba.njit(cache=True)
+def _group_sizes(shape, axes):
+    groups = 1
+    size = 1
+    for d in range(len(shape)):
+        reduced = False
+        for a in axes:
+            if a == d:
+                reduced = True
+        if reduced:
+            size *= shape[d]
+        else:
+            groups *= shape[d]
+    return groups, size
+
+
+@numba.njit(cache=True)
+def _grouped(a, axes):
+    """a as a (groups) × (group size) matrix: the axes not in ``axes`` pick the row, ``axes`` the column."""
+    groups, size = _group_sizes(a.shape, axes)
+    out = _np.empty((groups, size), dtype=a.dtype)
+    for idx in _np.ndindex(a.shape):
+        g, k = _group_of(idx, a.shape, axes)
+        out[g, k] = a[idx]
+    return out
+
+
+@numba.njit(cache=True)
+def _ungrouped(m, a, axes):
+    """The inverse of ``_grouped``: m's entries at the elements of an array shaped like ``a``."""
+    out = _np.empty(a.shape, dtype=m.dtype)
+    for idx in _np.ndindex(a.shape):
+        g, k = _group_of(idx, a.shape, axes)
+        out[idx] = m[g, k]
+    return out
+
+
+def _axes_tuple(axes):
+    return isinstance(axes, _nt.BaseTuple) and all(isinstance(t, _nt.Integer) for t in axes)
+
+
+@_implements("first_extremum")
+def _first_extremum(a, axes, arg):
+    """1.0 at the first maximum (``arg`` is ``xp.argmax``) or minimum (``xp.argmin``) of ``a`` over
+    ``axes``, in C order over those axes and NaN first as in ``argmax``; 0.0 elsewhere.  (The axes
+    reach the helper ``_first_extremum`` as a run-time tuple, so the groups are found element by
+    element rather than by a transposition printed for them.)"""
+    label = getattr(getattr(arg, "typing_key", None), "__name__", "")
+    if not (isinstance(a, _nt.Array) and _axes_tuple(axes) and label in ("argmax", "argmin")):
+        return None
+    is_max = label == "argmax"
+
+    def pick(a, axes, arg):
+        m = _grouped(a, axes)
+        hit = _np.zeros(m.shape)
+        for g in range(m.shape[0]):
+            if m.shape[1] == 0:
+                continue
+            best = m[g, 0]
+            at = 0
+            if best == best:
+                for k in range(1, m.shape[1]):
+                    value = m[g, k]
+                    if value != value:
+                        at = k
+                        break
+                    if (value > best) if is_max else (value < best):
+                        best = value
+                        at = k
+            hit[g, at] = 1.0
+        return _ungrouped(hit, a, axes)
+    return pick
+
+
+@_implements("prod_except_axes")
+def _prod_except_axes(a, axes):
+    """The products, along ``axes``, of all the other elements (the gradient of prod over axes):
+    prefix times suffix products in each group, no division (zero-safe), as the NumPy helper."""
+    if not (isinstance(a, _nt.Array) and _axes_tuple(axes)):
+        return None
+
+    def others(a, axes):
+        m = _grouped(a, axes).astype(_np.float64)
+        out = _np.empty(m.shape)
+        for g in range(m.shape[0]):
+            acc = 1.0
+            for k in range(m.shape[1]):
+                out[g, k] = acc
+                acc *= m[g, k]
+            acc = 1.0
+            for k in range(m.shape[1] - 1, -1, -1):
+                out[g, k] *= acc
+                acc *= m[g, k]
+        return _ungrouped(out, a, axes)
+    return others

@@ -1,0 +1,154 @@
+"""The numba namespace's reductions over axes and SciPy's special functions, compiled by Numba, against
+NumPy's and SciPy's (``coarsen_nb/lower/numba_xp_reductions.py``, ``numba_xp_special.py``).
+
+The generated code passes ``axis=`` and ``keepdims=`` as constants, which the implementations need
+(they fix the result's rank), so each combination is compiled as its own function here, printed with
+the constants in its text as the module writer prints them.  Values, dtype and shape must equal
+NumPy's: the generated code's gradients depend on exactly these answers.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+
+import numba
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from coarsen_nb.lower.numba_xp_reductions import xp
+from coarsen_nb.lower.numba_xp_special import xp as xp_special
+
+scipy_special = pytest.importorskip("scipy.special")
+
+_floats = st.floats(-3, 3, allow_nan=False, width=64)
+_shapes = st.lists(st.integers(1, 4), min_size=1, max_size=3).map(tuple)
+
+
+def _axis_choices(ndim):
+    """None, each axis, the last counted from the end, and each tuple of two or more axes."""
+    tuples = [(a, b) for a in range(ndim) for b in range(a + 1, ndim)] + ([tuple(range(ndim))] if ndim > 2 else [])
+    return [None, -1] + list(range(ndim)) + tuples
+
+
+_CALLS = {
+    "sum": "xp.sum(x, axis={axis}, keepdims={keep})",
+    "prod": "xp.prod(x, axis={axis}, keepdims={keep})",
+    "mean": "xp.mean(x, axis={axis}, keepdims={keep})",
+    "var": "xp.var(x, axis={axis}, ddof={ddof}, keepdims={keep})",
+    "std": "xp.std(x, axis={axis}, ddof={ddof}, keepdims={keep})",
+    "max": "xp.max(x, axis={axis}, keepdims={keep})",
+    "min": "xp.min(x, axis={axis}, keepdims={keep})",
+    "norm": "xp.linalg.norm(x, ord=None, axis={axis}, keepdims={keep})",
+    "logsumexp": "xp.logsumexp(x, axis={axis}, b=None, keepdims={keep}, return_sign=False)",
+    "int_sum": "xp.sum(x > 0, axis={axis}, keepdims={keep})",
+}
+
+
+@functools.cache
+def _compiled(axis, keep, ddof):
+    body = ", ".join(c.format(axis=axis, keep=keep, ddof=ddof) for c in _CALLS.values())
+    namespace = {"xp": xp}
+    exec(f"def reductions(x):\n    return ({body},)\n", namespace)
+    return numba.njit(namespace["reductions"])
+
+
+def _norm(x, axis, keep):
+    """NumPy's norm where it takes these axes (one or two, or all of a vector or matrix); its definition
+    for ord=None, the square root of the sum of squares, where it does not."""
+    if isinstance(axis, int) or isinstance(axis, tuple) and len(axis) == 2 or axis is None and x.ndim <= 2:
+        return np.linalg.norm(x, axis=axis, keepdims=keep)
+    return np.sqrt(np.sum(x * x, axis=axis, keepdims=keep))
+
+
+def _numpy(x, axis, keep, ddof):
+    kw = {"axis": axis, "keepdims": keep}
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)            # (var of one element with ddof=1: nan)
+        return (np.sum(x, **kw), np.prod(x, **kw), np.mean(x, **kw), np.var(x, ddof=ddof, **kw),
+                np.std(x, ddof=ddof, **kw), np.max(x, **kw), np.min(x, **kw), _norm(x, axis, keep),
+                scipy_special.logsumexp(x, **kw), np.sum(x > 0, **kw))
+
+
+def _same(got, want, what):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape and got.dtype == want.dtype, (what, got, want)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-13, err_msg=what)
+
+
+@settings(deadline=None, max_examples=15)       # (each new combination of constants compiles, ~3 s)
+@given(_shapes.flatmap(lambda s: st.tuples(arrays(np.float64, s, elements=_floats),
+                                           st.sampled_from(_axis_choices(len(s))), st.booleans(),
+                                           st.sampled_from([0, 1]))))
+def test_reductions_over_every_axis_choice(case):
+    x, axis, keep, ddof = case
+    for name, got, want in zip(_CALLS, _compiled(axis, keep, ddof)(x), _numpy(x, axis, keep, ddof), strict=True):
+        _same(got, want, f"{name} axis={axis} keepdims={keep}")
+
+
+@numba.njit
+def _extremum_picks(x, v):
+    return (xp.argmax(x, axis=0, keepdims=False), xp.argmin(x, axis=1, keepdims=True), xp.argmax(v), xp.argmin(x),
+            xp.max(x, axis=1, keepdims=False), xp.first_extremum(x, (1,), xp.argmax),
+            xp.first_extremum(x, (0,), xp.argmin), xp.first_extremum(x, (0, 1), xp.argmax),
+            xp.prod_except_axes(x, (1,)), xp.prod_except_axes(x, (0, 1)))
+
+
+def _first_extremum(a, axes, arg):
+    """The NumPy helper's definition (lower/helpers.py): the first arg-extremum over axes, in C order."""
+    rest = tuple(d for d in range(a.ndim) if d not in axes)
+    perm = rest + tuple(axes)
+    t = np.transpose(a, perm)
+    v = t.reshape(t.shape[:len(rest)] + (-1,))
+    hit = np.arange(v.shape[-1]) == arg(v, axis=-1, keepdims=True)
+    return np.transpose(hit.astype(np.float64).reshape(t.shape), tuple(perm.index(d) for d in range(a.ndim)))
+
+
+def _prod_except(a, axes):
+    """The products of the other elements over axes, by brute force (each element set to 1 in turn)."""
+    out = np.empty(a.shape)
+    for idx in np.ndindex(a.shape):
+        b = a.copy()
+        b[idx] = 1.0
+        out[idx] = np.prod(b, axis=axes, keepdims=True)[tuple(0 if d in axes else i for d, i in enumerate(idx))]
+    return out
+
+
+@settings(deadline=None)       # (the first example compiles)
+@given(arrays(np.float64, st.tuples(st.integers(1, 4), st.integers(1, 5)), elements=_floats), st.data())
+def test_arg_extrema_with_ties_nans_and_zeros(m, data):
+    m = np.round(m)                                          # ties, and zeros for the products
+    v = data.draw(arrays(np.float64, st.integers(1, 6), elements=_floats))
+    if data.draw(st.booleans()):
+        m[data.draw(st.integers(0, m.shape[0] - 1)), data.draw(st.integers(0, m.shape[1] - 1))] = np.nan
+    want = (np.argmax(m, axis=0), np.argmin(m, axis=1, keepdims=True), np.argmax(v), np.argmin(m), np.max(m, axis=1),
+            _first_extremum(m, (1,), np.argmax), _first_extremum(m, (0,), np.argmin),
+            _first_extremum(m, (0, 1), np.argmax), _prod_except(m, (1,)), _prod_except(m, (0, 1)))
+    for k, (got, w) in enumerate(zip(_extremum_picks(m, v), want, strict=True)):
+        got, w = np.asarray(got), np.asarray(w)
+        assert got.shape == w.shape and got.dtype == w.dtype, (k, got, w)
+        np.testing.assert_allclose(got, w, rtol=1e-13, atol=0, err_msg=str(k))
+
+
+@numba.njit
+def _specials(x, y):
+    return xp_special.gammaln(x), xp_special.digamma(x), xp_special.xlogy(y, x), xp_special.gammaln(x[0])
+
+
+@settings(deadline=None)       # (the first example compiles)
+@given(arrays(np.float64, st.integers(1, 6), elements=st.floats(-30, 60, allow_nan=False, width=64)
+              .filter(lambda t: t > 0 or abs(t - round(t)) > 1e-3)),
+       st.data())
+def test_special_functions_equal_scipy(x, data):
+    y = data.draw(arrays(np.float64, x.shape, elements=st.sampled_from([0.0, 0.5, -1.5, 2.0])))
+    xp_ = np.abs(x) + 1e-3                                  # (xlogy's y > 0; x of any sign for the others)
+    got = _specials(x, y)
+    with np.errstate(all="ignore"):
+        want = (scipy_special.gammaln(x), scipy_special.digamma(x), scipy_special.xlogy(y, x),
+                scipy_special.gammaln(x[0]))
+    for k, (g, w) in enumerate(zip(got, want, strict=True)):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12, err_msg=str(k))
+    np.testing.assert_allclose(_specials(xp_, y)[2], scipy_special.xlogy(y, xp_), rtol=1e-13)
