@@ -6,7 +6,7 @@ IEEE 754's ``pow`` (``0.0 ** -0.5`` is inf, a negative base to a fractional powe
 overflow is inf with the sign of an odd power), so here they are one line.  The module writer
 uses an entry of this table in place of the NumPy backend's (``Backend.load_helpers``); ``_sum_to``
 calls the numba namespace's ``sum_to`` (:mod:`coarsen_nb.lower.numba_xp`), which needs the argument
-types to choose its loop.
+types to choose its loop, and ``_diff_vjp`` its ``diff_vjp`` (:mod:`coarsen_nb.lower.numba_xp_arrays`).
 """
 
 from __future__ import annotations
@@ -50,6 +50,12 @@ NUMBA_HELPERS = {
     xp.sum_to of the numba namespace, one pass over g (the NumPy helper's tuple of axes is a generator,
     outside Numba's subset)."""
     return xp.sum_to(g, shape)
+''',
+    "_diff_vjp": '''def _diff_vjp(g, n, axis):
+    """The cotangent of x in y = diff(x, n, axis), from y's cotangent g: diff's transpose, xp.diff_vjp
+    of the numba namespace, one loop nest (the NumPy helper builds its zeros' shape with tuple(list),
+    outside Numba's subset)."""
+    return xp.diff_vjp(g, n, axis)
 ''',
     "_ieee_pow": '''def _ieee_pow(a, b):
     """a ** b as IEEE 754's pow (inf for 0.0 ** -0.5 and on overflow, nan for a negative base and a

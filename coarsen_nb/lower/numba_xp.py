@@ -413,34 +413,31 @@ _make_extremum("min", False)
 
 @_implements("put")
 def _put(x, idx, v):
-    """``put(x, idx, v)``: the numba helper ``_put`` for a 1-D x, ``x[idx[0]] = v`` element by element
-    (Python's negative indices, the last write wins, an index past the end an IndexError)."""
-    if not (isinstance(x, _nt.Array) and x.ndim == 1 and isinstance(idx, _nt.BaseTuple) and len(idx) == 1
-            and isinstance(idx[0], _nt.Array)):
+    """``put(x, idx, v)``: the numba helper ``_put``, ``x[idx] = v`` element by element for a tuple idx
+    of one index per axis of x, each an integer or an integer array (broadcast together, as NumPy's
+    advanced indexing does; Python's negative indices, the last write wins, an index past the end an
+    IndexError).  Numba has neither the assignment nor a loop over a tuple of mixed types, so the loop
+    is written for these types, as text, and compiled."""
+    if not (isinstance(x, _nt.Array) and isinstance(idx, _nt.BaseTuple) and len(idx) == x.ndim
+            and all(isinstance(i, _nt.Integer) or (isinstance(i, _nt.Array) and isinstance(i.dtype, _nt.Integer))
+                    for i in idx)):
         return None
-    def put_each(x, idx, v):
-        where = idx[0].ravel()
-        values = _np.broadcast_to(v, idx[0].shape).ravel()
-        n = x.shape[0]
-        for k in range(where.shape[0]):
-            j = where[k]
-            if j < 0:
-                j += n
-            if j < 0 or j >= n:
-                raise IndexError("index out of bounds for axis 0")
-            x[j] = values[k]
-        return x
-
-    def put_one(x, idx, v):
-        where = idx[0].ravel()
-        n = x.shape[0]
-        for k in range(where.shape[0]):
-            j = where[k]
-            if j < 0:
-                j += n
-            if j < 0 or j >= n:
-                raise IndexError("index out of bounds for axis 0")
-            x[j] = v
-        return x
-    return put_each if isinstance(v, _nt.Array) else put_one
-
+    arrays = [a for a, i in enumerate(idx) if isinstance(i, _nt.Array)]
+    each = isinstance(v, _nt.Array)
+    shape = f"_np.broadcast_shapes({', '.join(f'idx[{a}].shape' for a in arrays)})" if arrays else "()"
+    lines = ["def put(x, idx, v):", f"    shape = {shape}", "    count = 1", "    for s in shape:",
+             "        count *= s"]
+    lines += [f"    j{a} = _np.ascontiguousarray(_np.broadcast_to(idx[{a}], shape)).ravel()" for a in arrays]
+    if each:
+        lines.append("    values = _np.ascontiguousarray(_np.broadcast_to(v, shape)).ravel()")
+    lines.append("    for k in range(count):")
+    for a in range(len(idx)):
+        lines += [f"        t{a} = {f'j{a}[k]' if a in arrays else f'idx[{a}]'}",
+                  f"        if t{a} < 0:", f"            t{a} += x.shape[{a}]",
+                  f"        if t{a} < 0 or t{a} >= x.shape[{a}]:",
+                  f"            raise IndexError('index out of bounds for axis {a}')"]
+    lines += [f"        x[{', '.join(f't{a}' for a in range(len(idx)))}] = {'values[k]' if each else 'v'}",
+              "    return x"]
+    namespace = {"_np": _np}
+    exec("\n".join(lines), namespace)
+    return namespace["put"]

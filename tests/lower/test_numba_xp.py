@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from coarsen_nb.lower.numba_xp import xp
+from coarsen_nb.lower.numba_xp_arrays import xp as _xp_arrays  # noqa: F401 (its functions join xp)
 
 _floats = st.floats(-4, 4, allow_nan=False, width=64)
 _matrices = arrays(np.float64, st.tuples(st.integers(1, 4), st.integers(1, 5)), elements=_floats)
@@ -139,3 +140,163 @@ def test_put_and_sum_to(x, data):
 def test_put_past_the_end_is_an_index_error():
     with pytest.raises(IndexError):
         _put_and_sum_to(np.zeros(3), np.array([3]), np.array([1.0]), np.ones((2, 2)))
+
+
+def test_put_through_an_integer_and_an_array_of_a_matrix():
+    @numba.njit
+    def put_row(x, i, where, values):
+        a = x.copy()
+        xp.put(a, (i, where), values)
+        b = x.copy()
+        xp.put(b, (where[:, None] % 2, where), 9.5)     # (index arrays broadcast together)
+        return a, b
+    x, where, values = np.zeros((3, 4)), np.array([0, -1, 2, 0]), np.array([1.0, 2.0, 3.0, 4.0])
+    a, b = x.copy(), x.copy()
+    a[1, where] = values
+    b[where[:, None] % 2, where] = 9.5
+    for got, want in zip(put_row(x, 1, where, values), (a, b), strict=True):
+        _same(got, want)
+    with pytest.raises(IndexError):
+        put_row(x, 3, where, values)
+
+
+# -- numba_xp_arrays: diff, diff_vjp, roll, squeeze, stack, einsum ---------------------------------------
+
+_cubes = arrays(np.float64, st.tuples(st.integers(1, 3), st.integers(1, 4), st.integers(1, 3)), elements=_floats)
+
+
+@numba.njit
+def _differences(x, m, t, ints, n, axis):
+    return (xp.diff(x), xp.diff(x, n=n, axis=-1), xp.diff(m), xp.diff(m, axis=axis), xp.diff(m, n=n, axis=axis),
+            xp.diff(t, n=n, axis=axis), xp.diff(ints, n=n, axis=axis))
+
+
+@settings(deadline=None)       # (the first example compiles)
+@given(_vectors, _matrices, _cubes, st.integers(0, 6), st.sampled_from([0, 1, -1, -2]), st.data())
+def test_diff_of_every_order_along_each_axis(x, m, t, n, axis, data):
+    ints = data.draw(arrays(np.int64, m.shape, elements=st.integers(-3, 3)))
+    want = (np.diff(x), np.diff(x, n=n, axis=-1), np.diff(m), np.diff(m, axis=axis), np.diff(m, n=n, axis=axis),
+            np.diff(t, n=n, axis=axis), np.diff(ints, n=n, axis=axis))
+    for got, w in zip(_differences(x, m, t, ints, n, axis), want, strict=True):
+        _same(got, w)
+
+
+def _diff_vjp_numpy(g, n, axis):
+    """HELPERS["_diff_vjp"], the NumPy backend's helper, as the reference."""
+    for _ in range(n):
+        edge = list(g.shape)
+        edge[axis] = 1
+        pad = np.zeros(tuple(edge))
+        g = -np.diff(np.concat([pad, g, pad], axis=axis), axis=axis)
+    return g
+
+
+@numba.njit
+def _diff_transposes(x, m, t, n, axis):
+    return xp.diff_vjp(x, n, 0), xp.diff_vjp(m, n, axis), xp.diff_vjp(t, n, axis)
+
+
+@settings(deadline=None)       # (the first example compiles)
+@given(_vectors, _matrices, _cubes, st.integers(0, 3), st.sampled_from([0, 1, -1, -2]))
+def test_diff_vjp_is_the_numpy_helper(x, m, t, n, axis):
+    want = (_diff_vjp_numpy(x, n, 0), _diff_vjp_numpy(m, n, axis), _diff_vjp_numpy(t, n, axis))
+    for got, w in zip(_diff_transposes(x, m, t, n, axis), want, strict=True):
+        _same(got, w)
+
+
+def test_diff_vjp_is_the_transpose_of_diff():
+    rng = np.random.default_rng(1)
+    x, g = rng.normal(size=(4, 6)), rng.normal(size=(4, 4))
+    assert np.isclose(np.sum(np.diff(x, n=2, axis=1) * g), np.sum(x * _diff_transposes(g[0], g, g[None], 2, 1)[1]))
+
+
+@numba.njit
+def _rolls(x, m, ints, shift, axis):
+    return (xp.roll(x, shift=shift), xp.roll(x, shift=shift, axis=0), xp.roll(m, shift=shift, axis=None),
+            xp.roll(m, shift=shift, axis=axis), xp.roll(m.T, shift=shift, axis=axis), xp.roll(ints, shift=shift))
+
+
+@settings(deadline=None)       # (the first example compiles)
+@given(_vectors, _matrices, st.integers(-13, 13), st.sampled_from([0, 1, -1, -2]), st.data())
+def test_roll_flattened_and_along_each_axis(x, m, shift, axis, data):
+    ints = data.draw(arrays(np.int64, m.shape, elements=st.integers(-3, 3)))
+    want = (np.roll(x, shift=shift), np.roll(x, shift=shift, axis=0), np.roll(m, shift=shift, axis=None),
+            np.roll(m, shift=shift, axis=axis), np.roll(m.T, shift=shift, axis=axis), np.roll(ints, shift=shift))
+    for got, w in zip(_rolls(x, m, ints, shift, axis), want, strict=True):
+        _same(got, w)
+
+
+@numba.njit
+def _squeezes(x, m, t, axis2, axis3):
+    return (xp.squeeze(x[:1], axis=0), xp.squeeze(x[:1], axis=-1), xp.squeeze(m[:, :1], axis=1),
+            xp.squeeze(m[:1], axis=0), xp.squeeze(m[:1, :1], axis=axis2), xp.squeeze(m.T[:1], axis=-2),
+            xp.squeeze(t[:, :1], axis=1), xp.squeeze(t[:1, :1, :1], axis=axis3))
+
+
+@settings(deadline=None)       # (the first example compiles)
+@given(arrays(np.float64, st.integers(1, 6), elements=_floats), _matrices, _cubes, st.sampled_from([0, 1, -1, -2]),
+       st.sampled_from([0, 1, 2, -1, -3]))
+def test_squeeze_of_an_axis_of_length_one(x, m, t, axis2, axis3):
+    want = (np.squeeze(x[:1], axis=0), np.squeeze(x[:1], axis=-1), np.squeeze(m[:, :1], axis=1),
+            np.squeeze(m[:1], axis=0), np.squeeze(m[:1, :1], axis=axis2), np.squeeze(m.T[:1], axis=-2),
+            np.squeeze(t[:, :1], axis=1), np.squeeze(t[:1, :1, :1], axis=axis3))
+    for got, w in zip(_squeezes(x, m, t, axis2, axis3), want, strict=True):
+        _same(got, w)
+
+
+def test_squeeze_of_a_longer_axis_is_a_value_error():
+    with pytest.raises(ValueError):
+        numba.njit(lambda m: xp.squeeze(m, axis=0))(np.ones((2, 3)))
+
+
+@numba.njit
+def _stacks(x, y, m, axis1, axis2):
+    return (xp.stack([x, y], axis=0), xp.stack([x, y, x], axis=axis1), xp.stack((x, y), axis=axis1),
+            xp.stack([m, m * 2.0], axis=axis2), xp.stack((m, m.T.T[::1]), axis=axis2), xp.stack([x]),
+            xp.stack((x, y[::-1]), axis=axis1))
+
+
+@settings(deadline=None)       # (the first example compiles)
+@given(_vectors, _matrices, st.sampled_from([0, 1, -1, -2]), st.sampled_from([0, 1, 2, -1, -2, -3]), st.data())
+def test_stack_of_lists_and_tuples_along_each_axis(x, m, axis1, axis2, data):
+    y = data.draw(arrays(np.float64, x.shape, elements=_floats))
+    want = (np.stack([x, y], axis=0), np.stack([x, y, x], axis=axis1), np.stack((x, y), axis=axis1),
+            np.stack([m, m * 2.0], axis=axis2), np.stack((m, m), axis=axis2), np.stack([x]),
+            np.stack((x, y[::-1]), axis=axis1))
+    for got, w in zip(_stacks(x, y, m, axis1, axis2), want, strict=True):
+        _same(got, w)
+
+
+def test_stack_of_different_shapes_is_a_value_error():
+    with pytest.raises(ValueError):
+        numba.njit(lambda a, b: xp.stack([a, b]))(np.ones(2), np.ones(3))
+
+
+@numba.njit
+def _einsums(m, v, w, sq, ints):
+    return (xp.einsum('ij,ij->', m, m), xp.einsum('i,i->', v, v), xp.einsum('ij,j->i', m, v),
+            xp.einsum('ij,jk->ik', m, m.T), xp.einsum('ij->j', m), xp.einsum('ji->ij', m), xp.einsum('i,j->ij', w, v),
+            xp.einsum('bi,ij,bj->b', m, sq, m), xp.einsum('b,ij,bj->bi', w, sq, m), xp.einsum('ik,ij->jk', m, m),
+            xp.einsum('ii->', sq), xp.einsum('ii->i', sq), xp.einsum('Ab,bA->A', m, m.T), xp.einsum('ij,j->i', ints, v),
+            xp.einsum('ij,ij->i', ints, ints))
+
+
+@settings(deadline=None)       # (the first example compiles)
+@given(_matrices, st.data())
+def test_einsum_of_explicit_subscripts(m, data):
+    v = data.draw(arrays(np.float64, m.shape[1], elements=_floats))
+    w = data.draw(arrays(np.float64, m.shape[0], elements=_floats))
+    sq = data.draw(arrays(np.float64, (m.shape[1], m.shape[1]), elements=_floats))
+    ints = data.draw(arrays(np.int64, m.shape, elements=st.integers(-3, 3)))
+    want = (np.einsum('ij,ij->', m, m), np.einsum('i,i->', v, v), np.einsum('ij,j->i', m, v),
+            np.einsum('ij,jk->ik', m, m.T), np.einsum('ij->j', m), np.einsum('ji->ij', m), np.einsum('i,j->ij', w, v),
+            np.einsum('bi,ij,bj->b', m, sq, m), np.einsum('b,ij,bj->bi', w, sq, m), np.einsum('ik,ij->jk', m, m),
+            np.einsum('ii->', sq), np.einsum('ii->i', sq), np.einsum('Ab,bA->A', m, m.T), np.einsum('ij,j->i', ints, v),
+            np.einsum('ij,ij->i', ints, ints))
+    for got, w_ in zip(_einsums(m, v, w, sq, ints), want, strict=True):
+        _same(got, w_)
+
+
+def test_einsum_of_disagreeing_lengths_is_a_value_error():
+    with pytest.raises(ValueError):
+        numba.njit(lambda a, b: xp.einsum('ij,jk->ik', a, b))(np.ones((2, 3)), np.ones((2, 3)))

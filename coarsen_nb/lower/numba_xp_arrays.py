@@ -1,0 +1,250 @@
+try:                # (in a generated module this file's text follows numba_xp's, which defines these)
+    _implements
+except NameError:   # imported on its own: the tests
+    from coarsen_nb.lower.numba_xp import _implements, _omitted, _constant_flag, _np, _nt, xp  # noqa: F401
+
+# ruff: noqa: B018, I001, E402 (the lines above come first: this text runs pasted after numba_xp's)
+
+"""More of the numba ``xp`` namespace: the array-building and -reshaping functions Numba lacks.
+
+``diff``, ``roll``, ``squeeze`` and ``stack`` with an axis, ``einsum`` with explicit subscripts, and
+``diff_vjp`` (the numba helper ``_diff_vjp``, diff's transpose), written as in
+:mod:`coarsen_nb.lower.numba_xp`: a stub compiled through ``numba.extending.overload``, with NumPy's
+values, dtype and shape.  A function along an axis whose number is known only at run time sees x as
+a C-ordered 3-D array ``(before, along, after)`` (the product of the lengths before the axis, its
+length, the product after), so one loop nest serves every rank; the result's shape, one length
+changed, is ``tuple_setitem`` of x's (a tuple of static length; Numba has no list-to-tuple).
+
+In a generated module this file's text follows numba_xp's (``Backend.prologue``); it is also
+importable, for the tests.  NumPy and Numba only; no ``__future__`` import.
+"""
+
+import numba as _numba
+from numba.cpython.unsafe.tuple import tuple_setitem as _tuple_setitem
+from numba.np.numpy_support import as_dtype as _as_dtype
+from numba.np.unsafe.ndarray import to_fixed_tuple as _to_fixed_tuple
+
+
+@_numba.njit
+def _axis_of(axis, ndim):
+    """axis counted from 0 (a negative one from the end), or a ValueError as NumPy's AxisError."""
+    ax = axis + ndim if axis < 0 else axis
+    if ax < 0 or ax >= ndim:
+        raise ValueError("axis is out of bounds for the array's dimension")
+    return ax
+
+
+@_numba.njit
+def _product(shape, lo, hi):
+    """The product of shape[lo:hi] (1 for none)."""
+    p = 1
+    for k in range(lo, hi):
+        p *= shape[k]
+    return p
+
+
+def _numeric(x):
+    return isinstance(x, _nt.Array) and isinstance(x.dtype, (_nt.Integer, _nt.Float))
+
+
+@_implements("diff")
+def _diff(x, n=1, axis=-1):
+    """``diff(x, n=1, axis=-1)``: n passes of ``x[i + 1] - x[i]`` along axis, in x's dtype (n=0: a copy of x;
+    n past the length: an empty axis, as NumPy).  Numba's own ``np.diff`` has no axis."""
+    if not _numeric(x) or not isinstance(n, (_nt.Integer, _nt.Omitted, int)):
+        return None
+
+    def diff(x, n=1, axis=-1):
+        ax = _axis_of(axis, x.ndim)
+        if n < 0:
+            raise ValueError("order must be non-negative")
+        c = _np.ascontiguousarray(x)
+        pre, m, post = _product(c.shape, 0, ax), c.shape[ax], _product(c.shape, ax + 1, x.ndim)
+        w = c.reshape((pre, m, post)).copy()
+        for p in range(min(n, m)):
+            for a in range(pre):
+                for i in range(m - 1 - p):              # (ascending: w[a, i + 1] is still the last pass's)
+                    for b in range(post):
+                        w[a, i, b] = w[a, i + 1, b] - w[a, i, b]
+        k = max(m - n, 0)
+        return _np.ascontiguousarray(w[:, :k, :]).reshape(_tuple_setitem(c.shape, ax, k))
+    return diff
+
+
+@_implements("diff_vjp")
+def _diff_vjp(g, n, axis):
+    """``diff_vjp(g, n, axis)``: the numba helper ``_diff_vjp``, the cotangent of x in ``diff(x, n, axis)``
+    from y's cotangent g: n times -diff of g with a zero before and after it along axis, that is
+    ``out[i] = g[i - 1] - g[i]`` over one more element (floats, as the zeros make the NumPy helper's)."""
+    if not _numeric(g):
+        return None
+
+    def diff_vjp(g, n, axis):
+        ax = _axis_of(axis, g.ndim)
+        c = _np.ascontiguousarray(g)
+        pre, m, post = _product(c.shape, 0, ax), c.shape[ax], _product(c.shape, ax + 1, g.ndim)
+        w = c.reshape((pre, m, post)).astype(_np.float64)
+        for _ in range(n):
+            out = _np.empty((pre, m + 1, post))
+            for a in range(pre):
+                for b in range(post):
+                    before = 0.0
+                    for i in range(m):
+                        out[a, i, b] = before - w[a, i, b]
+                        before = w[a, i, b]
+                    out[a, m, b] = before
+            w = out
+            m += 1
+        return w.reshape(_tuple_setitem(c.shape, ax, m))
+    return diff_vjp
+
+
+@_implements("roll")
+def _roll(x, shift, axis=None):
+    """``roll(x, shift, axis=None)``: element i moved to (i + shift) mod the length, along axis or over
+    the flattened x (axis None, then reshaped: NumPy's rule), in x's dtype; an integer shift only."""
+    if not isinstance(x, _nt.Array) or not isinstance(shift, _nt.Integer):
+        return None
+    if _omitted(axis):
+        def roll_flat(x, shift, axis=None):
+            flat = _np.ascontiguousarray(x).ravel()
+            size = flat.shape[0]
+            out = _np.empty_like(flat)
+            for i in range(size):
+                out[(i + shift) % size] = flat[i]      # (Python's modulo: never negative)
+            return out.reshape(x.shape)
+        return roll_flat
+
+    def roll_along(x, shift, axis=None):
+        ax = _axis_of(axis, x.ndim)
+        c = _np.ascontiguousarray(x)
+        pre, m, post = _product(c.shape, 0, ax), c.shape[ax], _product(c.shape, ax + 1, x.ndim)
+        v = c.reshape((pre, m, post))
+        out = _np.empty_like(v)
+        for a in range(pre):
+            for i in range(m):
+                j = (i + shift) % m
+                for b in range(post):
+                    out[a, j, b] = v[a, i, b]
+        return out.reshape(c.shape)
+    return roll_along
+
+
+@_implements("squeeze")
+def _squeeze(x, axis=None):
+    """``squeeze(x, axis=A)`` for an integer A (an axis of length 1, else a ValueError): x reshaped
+    without it.  Without an axis the result's rank depends on the lengths, unknown when compiling."""
+    if not isinstance(x, _nt.Array) or not isinstance(axis, _nt.Integer):
+        return None
+    rank = x.ndim - 1
+
+    def squeeze(x, axis=None):
+        ax = _axis_of(axis, x.ndim)
+        if x.shape[ax] != 1:
+            raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
+        shape = _np.empty(rank, dtype=_np.int64)
+        for k in range(rank):
+            shape[k] = x.shape[k if k < ax else k + 1]
+        return _np.ascontiguousarray(x).reshape(_to_fixed_tuple(shape, rank))
+    return squeeze
+
+
+@_implements("stack")
+def _stack(arrays, axis=0):
+    """``stack(arrays, axis=0)`` of a list or tuple of arrays of one shape: a new axis of length
+    len(arrays) at axis (counted in the result, as NumPy), a C-ordered array.  Written for a list (Numba's
+    ``np.stack`` takes tuples only); a tuple of arrays of different types is Numba's ``np.stack``."""
+    if isinstance(arrays, _nt.BaseTuple) and not isinstance(arrays, _nt.UniTuple):
+        def from_tuple(arrays, axis=0):
+            return _np.stack(arrays, axis)
+        return from_tuple
+    if not isinstance(arrays, (_nt.List, _nt.UniTuple)) or not isinstance(arrays.dtype, _nt.Array):
+        return None
+    rank = arrays.dtype.ndim + 1
+    dtype = _as_dtype(arrays.dtype.dtype).type
+
+    def stack(arrays, axis=0):
+        k = len(arrays)
+        if k == 0:
+            raise ValueError("need at least one array to stack")
+        first = arrays[0].shape
+        ax = _axis_of(axis, rank)
+        pre, post = _product(first, 0, ax), _product(first, ax, rank - 1)
+        out = _np.empty((pre, k, post), dtype=dtype)
+        for j in range(k):
+            if arrays[j].shape != first:
+                raise ValueError("all input arrays must have the same shape")
+            v = _np.ascontiguousarray(arrays[j]).reshape((pre, post))
+            for a in range(pre):
+                for b in range(post):
+                    out[a, j, b] = v[a, b]
+        shape = _np.empty(rank, dtype=_np.int64)
+        for d in range(rank):
+            shape[d] = k if d == ax else first[d if d < ax else d - 1]
+        return out.reshape(_to_fixed_tuple(shape, rank))
+    return stack
+
+
+def _einsum_source(subscripts, ndims):
+    """The text of ``einsum(subscripts, a, b=None, c=None)`` for operands of these ranks: a loop over each
+    output letter in the output's order, inside it one over each other letter (summed), the product
+    of the operands' elements accumulated; None where the subscripts are not explicit or not theirs."""
+    if "->" not in subscripts or "." in subscripts:
+        return None
+    inputs, output = subscripts.replace(" ", "").split("->")
+    inputs = inputs.split(",")
+    letters = "".join(inputs)
+    if (len(inputs) != len(ndims) or any(len(s) != d for s, d in zip(inputs, ndims, strict=False))
+            or not (letters + output).isalpha() or len(set(output)) != len(output)
+            or not set(output) <= set(letters)):
+        return None
+    names = "abc"[:len(inputs)]
+    first = {}                          # letter -> (operand, axis) where its length is read
+    for name, s in zip(names, inputs, strict=True):
+        for axis, letter in enumerate(s):
+            first.setdefault(letter, (name, axis))
+    summed = [letter for letter in first if letter not in output]
+    lines = ["def einsum(subscripts, a, b=None, c=None):"]      # (the typing function's parameters)
+    for letter, (name, axis) in first.items():
+        lines.append(f"    n_{letter} = {name}.shape[{axis}]")
+    for name, s in zip(names, inputs, strict=True):
+        for axis, letter in enumerate(s):
+            if first[letter] != (name, axis):
+                lines += [f"    if {name}.shape[{axis}] != n_{letter}:",
+                          f"        raise ValueError('einsum: operands disagree on the length of {letter}')"]
+    if output:
+        lines.append(f"    out = _np.empty(({''.join(f'n_{x}, ' for x in output)}), dtype=DTYPE)")
+    depth = 1
+    for letter in output:
+        lines.append(f"{'    ' * depth}for i_{letter} in range(n_{letter}):")
+        depth += 1
+    lines.append(f"{'    ' * depth}acc = DTYPE(0)")
+    inner = depth
+    for letter in summed:
+        lines.append(f"{'    ' * depth}for i_{letter} in range(n_{letter}):")
+        depth += 1
+    factors = " * ".join(f"{name}[{', '.join(f'i_{x}' for x in s)}]" if s else f"{name}[()]"
+                         for name, s in zip(names, inputs, strict=True))
+    lines.append(f"{'    ' * depth}acc += {factors}")
+    if output:                          # (else the sum of everything: a number, as NumPy's)
+        lines += [f"{'    ' * inner}out[{', '.join(f'i_{x}' for x in output)}] = acc", "    return out"]
+    else:
+        lines.append("    return acc")
+    return "\n".join(lines)
+
+
+@_implements("einsum", prefer_literal=True)
+def _einsum(subscripts, a, b=None, c=None):
+    """``einsum('ij,jk->ik', a, b)`` with explicit subscripts, a string constant, and one to three
+    operands: a letter not in the output is summed over (also one repeated within an operand: a trace),
+    the output's axes in the output's order, NumPy's result dtype.  The loop nest is written for these
+    subscripts when compiling (Numba has no einsum)."""
+    operands = [x for x in (a, b, c) if not _omitted(x)]
+    if not isinstance(subscripts, _nt.StringLiteral) or not all(_numeric(x) for x in operands):
+        return None
+    source = _einsum_source(subscripts.literal_value, [x.ndim for x in operands])
+    if source is None:
+        return None
+    namespace = {"_np": _np, "DTYPE": _np.result_type(*[_as_dtype(x.dtype) for x in operands]).type}
+    exec(source, namespace)
+    return namespace["einsum"]
