@@ -109,14 +109,13 @@ CUPY = Backend("cupy", "cupy", "CuPy", prologue=_CUPY_VERSION_CHECK, load_fuser=
                             "the generated code is in .source and .export() works")
 
 # The numba module is the NumPy module compiled: the same array code, each function ``@_jit``, after the
-# text of lower/numba_xp.py, numba_xp_reductions.py and numba_xp_special.py (the ``xp`` namespace with the
-# array-API functions Numba lacks written for it; read as text here, so that reading the registry imports
-# neither Numba nor SymPy).
+# text of lower/numba_xp*.py (the ``xp`` namespace with the array-API functions Numba lacks written for it;
+# read as text here, so that reading the registry imports neither Numba nor SymPy).
 
 
 def _pasted(file: str) -> str:
     """The text of ``lower/FILE`` as a numba module carries it: without the lines marked as the file's own
-    imports when it is imported on its own (numba_xp_reductions imports numba_xp's names; a generated
+    imports when it is imported on its own (numba_xp_arrays takes numba_xp's names from it; a generated
     module has them from numba_xp's text before it)."""
     text = (Path(__file__).parent / "lower" / file).read_text()
     if "# <own-module>" in text:
@@ -125,7 +124,8 @@ def _pasted(file: str) -> str:
     return text.strip()
 
 
-_NUMBA_PROLOGUE = ("\n\n\n".join(_pasted(f) for f in ("numba_xp.py", "numba_xp_reductions.py", "numba_xp_special.py"))
+_NUMBA_XP = ("numba_xp.py", "numba_xp_arrays.py", "numba_xp_reductions.py", "numba_xp_special.py")
+_NUMBA_PROLOGUE = ("\n\n\n".join(_pasted(f) for f in _NUMBA_XP)
                    + "\n\n\n_jit = numba.njit(cache=True, boundscheck=True)"
                    # (a helper that passes its constant arguments on: numba_helpers.NUMBA_HELPER_DECORATORS)
                    + "\n_jit_inline = numba.njit(inline=\"always\")"

@@ -1,10 +1,3 @@
-try:                # (in a generated module this file's text follows numba_xp's, which defines these)
-    _implements
-except NameError:   # imported on its own: the tests
-    from coarsen_nb.lower.numba_xp import _implements, _omitted, _constant_flag, _np, _nt, xp  # noqa: F401
-
-# ruff: noqa: B018, I001, E402 (the lines above come first: this text runs pasted after numba_xp's)
-
 """More of the numba ``xp`` namespace: the array-building and -reshaping functions Numba lacks.
 
 ``diff``, ``roll``, ``squeeze`` and ``stack`` with an axis, ``einsum`` with explicit subscripts, and
@@ -23,6 +16,15 @@ import numba as _numba
 from numba.cpython.unsafe.tuple import tuple_setitem as _tuple_setitem
 from numba.np.numpy_support import as_dtype as _as_dtype
 from numba.np.unsafe.ndarray import to_fixed_tuple as _to_fixed_tuple
+
+# imported on its own (the tests), the names numba_xp's text defines before this one's in a generated
+# module, which leaves the marked lines out (coarsen_nb/backends.py): one namespace, in several files
+# <own-module>
+from coarsen_nb.lower import numba_xp as _base  # noqa: E402, I001
+
+_implements, _omitted, _constant_flag, _np, _nt, xp = (_base._implements, _base._omitted, _base._constant_flag,
+                                                       _base._np, _base._nt, _base.xp)
+# </own-module>
 
 
 @_numba.njit

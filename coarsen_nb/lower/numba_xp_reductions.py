@@ -1,6 +1,6 @@
 """Reductions over chosen axes in the numba namespace: ``sum``, ``prod``, ``mean``, ``var``, ``std``,
-``max``, ``min``, ``argmax``, ``argmin``, ``linalg.norm`` and SciPy's ``logsumexp`` with ``axis=`` (an int or a tuple, negative
-allowed) and ``keepdims=``.
+``max``, ``min``, ``argmax``, ``argmin``, ``linalg.norm`` and SciPy's ``logsumexp`` with ``axis=`` (an int
+or a tuple, negative allowed) and ``keepdims=``.
 
 Numba's own ``np.sum`` and friends take no ``keepdims``, no tuple of axes, and ``np.var`` no
 ``ddof``; the generated code spells every reduction with all of them (``xp.var(X, axis=0, ddof=1,
@@ -26,12 +26,14 @@ that file's names; imported on its own (the tests) it imports them, in lines the
 import types as _types
 
 import numba
+import numba.extending
 
-# imported on its own (the tests); a generated module has these from numba_xp's text before this one's
-# and leaves the marked lines out (coarsen_nb/backends.py)
+# imported on its own (the tests), the names numba_xp's text defines before this one's in a generated
+# module, which leaves the marked lines out (coarsen_nb/backends.py): one namespace, in several files
 # <own-module>
-from coarsen_nb.lower.numba_xp import _implements, _np, _nt, xp  # noqa: E402, I001
+from coarsen_nb.lower import numba_xp as _base  # noqa: E402, I001
 
+_implements, _np, _nt, xp = _base._implements, _base._np, _base._nt, _base.xp
 # </own-module>
 
 # row reducers: statements over a 1-D contiguous ``row`` of ``n`` elements leaving ``r``
@@ -195,7 +197,13 @@ def _implements_with(name, params, typing):
 
 
 def _implements_in(holder, name, typing):
-    """``_implements`` for a stub kept in ``holder`` (``xp``, or ``xp.linalg`` for ``norm``)."""
+    """``_implements`` for a stub kept in ``holder`` (``xp``, or ``xp.linalg`` for ``norm``).  Where numba_xp
+    wrote a stub of that name already (``argmax``, ``max``, ``min`` of a matrix along a run-time axis), this
+    is one more implementation of it: Numba tries each, and these need the axes as constants."""
+    existing = getattr(holder, name, None)
+    if getattr(existing, "__qualname__", "").startswith("_stub."):
+        numba.extending.overload(existing, prefer_literal=True)(typing)
+        return
     if holder is xp:
         _implements(name, prefer_literal=True)(typing)
         return

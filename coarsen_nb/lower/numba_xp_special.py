@@ -22,11 +22,12 @@ import math as _math
 
 import numba
 
-# imported on its own (the tests); a generated module has these from numba_xp's text before this one's
-# and leaves the marked lines out (coarsen_nb/backends.py)
+# imported on its own (the tests), the names numba_xp's text defines before this one's in a generated
+# module, which leaves the marked lines out (coarsen_nb/backends.py): one namespace, in several files
 # <own-module>
-from coarsen_nb.lower.numba_xp import xp  # noqa: E402, I001
+from coarsen_nb.lower import numba_xp as _base  # noqa: E402, I001
 
+xp = _base.xp
 # </own-module>
 
 # B_2k / (2k) for k = 1..7: the asymptotic series of digamma
