@@ -4,8 +4,9 @@ Every corpus entry and kernel is compiled under both backends and compared to 1e
 forward and gradient, and for the kernels the VJP too.  A function Numba cannot compile runs as
 the NumPy code with a :class:`NumbaFallbackWarning` naming the construct; which functions do so is
 pinned exactly in :data:`RUNS_AS_NUMPY`.  The set may only shrink, and the test says so when it
-does.  The array-API functions Numba lacks are written for it in ``coarsen_nb/lower/numba_xp.py``,
-which ``test_numba_xp.py`` compares with NumPy directly.
+does.  The array-API functions Numba lacks are written for it in ``coarsen_nb/lower/numba_xp*.py``,
+which ``test_numba_xp.py`` and ``test_numba_xp_reductions.py`` compare with NumPy directly; the
+vectorized corpora run in ``test_numba_corpora.py``.
 """
 
 from __future__ import annotations

@@ -32,6 +32,11 @@ RUNS_AS_NUMPY: dict[str, set[str]] = {}
 
 #: the entries that run by default: one per call form of the numba namespace
 BY_DEFAULT = {
+    "arrays/image_gradient_energy",      # diff along an axis, and its transpose diff_vjp
+    "arrays/periodic_laplacian_2d",      # roll along an axis
+    "arrays/stacked_coordinates",        # stack
+    "arrays/pairwise_gaussian_energy",   # squeeze (the adjoint of x[:, None])
+    "linalg/einsum_matmul",              # einsum with explicit subscripts
     "reductions/row_sums_keepdims",      # sum over an axis, keepdims
     "reductions/variance_penalty",       # var with ddof
     "reductions/row_norms",              # linalg.norm over an axis
