@@ -7,7 +7,8 @@ compiled lazily, for the types the generated code calls them with (a ufunc compi
 is executed cannot use Numba's disk cache: that rebuilds it by importing a module not yet imported),
 and are part of the cached code of the functions that call them.
 
-``gammaln``  log|Gamma(x)|: C's ``lgamma`` (SciPy's Cephes ``lgam`` agrees to about 1e-15).
+``gammaln``  log|Gamma(x)|: C's ``lgamma`` (SciPy's Cephes ``lgam`` agrees to about 1e-15, but for a
+             subnormal x, where SciPy gives inf and ``lgamma`` the finite -log(x)).
 ``digamma``  psi(x): the recurrence psi(x) = psi(x + 1) - 1/x up to x >= 6, then the asymptotic
              series ln x - 1/(2x) - sum B_2k / (2k x^2k) to x^-14 (error below 1e-16 there);
              psi(1 - x) - pi / tan(pi x) for negative x; nan at the poles 0, -1, -2, ... (SciPy

@@ -139,7 +139,9 @@ def _specials(x, y):
 
 
 @settings(deadline=None)       # (the first example compiles)
-@given(arrays(np.float64, st.integers(1, 6), elements=st.floats(-30, 60, allow_nan=False, width=64)
+# (not subnormal: SciPy's gammaln of x < 1e-308 is inf, C's lgamma the finite -log(x); numba_xp_special says so)
+@given(arrays(np.float64, st.integers(1, 6), elements=st.floats(-30, 60, allow_nan=False, allow_subnormal=False,
+                                                                  width=64)
               .filter(lambda t: t > 0 or abs(t - round(t)) > 1e-3)),
        st.data())
 def test_special_functions_equal_scipy(x, data):
