@@ -65,14 +65,14 @@ def _stub(name):
     return stub
 
 
-def _implements(name, **options):
-    """Decorate the typing function of ``xp.NAME``: a stub in ``xp`` that Numba compiles through
-    ``numba.extending.overload`` (the typing function returns the implementation for the argument
-    types, or None where it has none)."""
+def _implements(name, holder=None, **options):
+    """Decorate the typing function of ``xp.NAME``: a stub in ``xp`` (or in ``holder``, a namespace
+    within it: ``xp.linalg``) that Numba compiles through ``numba.extending.overload`` (the typing
+    function returns the implementation for the argument types, or None where it has none)."""
     def register(typing):
         stub = _stub(name)
         numba.extending.overload(stub, **options)(typing)
-        setattr(xp, name, stub)
+        setattr(xp if holder is None else holder, name, stub)
         return typing
 
     return register

@@ -33,7 +33,8 @@ import numba.extending
 # <own-module>
 from coarsen_nb.lower import numba_xp as _base  # noqa: E402, I001
 
-_implements, _np, _nt, xp = _base._implements, _base._np, _base._nt, _base.xp
+_implements, _omitted, _constant_flag, _np, _nt, xp = (_base._implements, _base._omitted, _base._constant_flag,
+                                                       _base._np, _base._nt, _base.xp)
 # </own-module>
 
 # row reducers: statements over a 1-D contiguous ``row`` of ``n`` elements leaving ``r``
@@ -75,32 +76,16 @@ _PARAMS = {"var": "axis=None, ddof=0, keepdims=False", "std": "axis=None, ddof=0
 def _literal_axes(axis, ndim):
     """The reduced axes as a sorted tuple of non-negative ints (all of them for None), or None: not a
     constant, or out of range."""
-    if axis is None or isinstance(axis, (_nt.NoneType, _nt.Omitted)) and getattr(axis, "value", None) is None:
+    if _omitted(axis):
         return tuple(range(ndim))
-    if isinstance(axis, _nt.Omitted):
-        axis = axis.value
-    items = list(axis) if isinstance(axis, (_nt.BaseTuple, tuple)) else [axis]
+    items = list(axis) if isinstance(axis, _nt.BaseTuple) else [axis]
     out = []
     for a in items:
-        v = a.literal_value if isinstance(a, _nt.IntegerLiteral) else a if isinstance(a, int) else None
+        v = a.literal_value if isinstance(a, _nt.IntegerLiteral) else None
         if v is None or not -ndim <= v < ndim:
             return None
         out.append(v % ndim)
     return tuple(sorted(set(out)))
-
-
-def _absent(arg):
-    return arg is None or isinstance(arg, _nt.NoneType) or isinstance(arg, _nt.Omitted) and arg.value is None
-
-
-def _literal_flag(flag):
-    if flag is None or isinstance(flag, (_nt.NoneType,)):
-        return False
-    if isinstance(flag, _nt.Omitted):
-        return bool(flag.value)
-    if isinstance(flag, _nt.BooleanLiteral):
-        return flag.literal_value
-    return flag if isinstance(flag, bool) else None
 
 
 def _shape(dims) -> str:
@@ -136,11 +121,10 @@ def _make_reduction(name):
 
     def typing(x, *args):
         values = dict(zip(_names(params), args, strict=True))
-        axis, keep = values.get("axis"), _literal_flag(values.get("keepdims"))
-        if not all(_absent(values.get(k)) for k in ("ord", "b")) or _literal_flag(values.get("return_sign")):
+        axis, keep = values.get("axis"), _constant_flag(values.get("keepdims"))
+        if not all(_omitted(values.get(k)) for k in ("ord", "b")) or _constant_flag(values.get("return_sign")):
             return None         # (the generated code passes ord=None, b=None, return_sign=False)
-        if isinstance(x, (_nt.Number, _nt.Boolean)) and (axis is None or isinstance(axis, (_nt.NoneType,
-                                                                                          _nt.Omitted))):
+        if isinstance(x, (_nt.Number, _nt.Boolean)) and _omitted(axis):
             return _compile(_scalar_source(name, params), "impl", {"_np": _np})
         if not isinstance(x, _nt.Array) or keep is None:
             return None
@@ -149,7 +133,7 @@ def _make_reduction(name):
             return None
         floats = isinstance(x.dtype, (_nt.Float, _nt.Complex))
         if name in ("argmax", "argmin"):
-            if not (_absent(axis) or isinstance(axis, _nt.Integer)):
+            if not (_omitted(axis) or isinstance(axis, _nt.Integer)):
                 return None                  # (one axis, or the flattened array)
             dtype = _nt.int64
         elif name in ("sum", "prod"):
@@ -173,7 +157,7 @@ def _make_reduction(name):
         return _compile(source, "impl", {"_np": _np, "DT": _np.dtype(str(dtype)).type})
 
     typing.__name__ = f"_{name}_typing"
-    _implements_with(name, params, typing)
+    _register(name, params, typing)
 
 
 def _scalar_source(name, params):
@@ -187,33 +171,20 @@ def _names(params: str) -> list[str]:
     return [p.split("=")[0] for p in params.split(", ")]
 
 
-def _implements_with(name, params, typing):
-    """Register ``typing`` under NumPy's signature ``(x, params)``: Numba matches an overload's
-    parameter names, so the typing function is printed with them too."""
+def _register(name, params, typing):
+    """Register ``typing`` for ``xp.NAME`` (``xp.linalg.norm``) under NumPy's signature ``(x, params)``:
+    Numba matches an overload's parameter names, so the typing function is printed with them too.
+    Where numba_xp wrote a stub of that name already (``argmax``, ``max``, ``min`` of a matrix along a
+    run-time axis), this is one more implementation of it: Numba tries each, and these need the axes
+    as constants."""
     source = f"def _typing(x, {params}):\n    return _inner(x, {', '.join(_names(params))})\n"
     wrapped = _compile(source, "_typing", {"_inner": typing})
     holder = xp.linalg if name == "norm" else xp
-    _implements_in(holder, name, wrapped)
-
-
-def _implements_in(holder, name, typing):
-    """``_implements`` for a stub kept in ``holder`` (``xp``, or ``xp.linalg`` for ``norm``).  Where numba_xp
-    wrote a stub of that name already (``argmax``, ``max``, ``min`` of a matrix along a run-time axis), this
-    is one more implementation of it: Numba tries each, and these need the axes as constants."""
     existing = getattr(holder, name, None)
     if getattr(existing, "__qualname__", "").startswith("_stub."):
-        numba.extending.overload(existing, prefer_literal=True)(typing)
-        return
-    if holder is xp:
-        _implements(name, prefer_literal=True)(typing)
-        return
-    saved = getattr(xp, name, None)
-    _implements(name, prefer_literal=True)(typing)
-    setattr(holder, name, getattr(xp, name))
-    if saved is None:
-        delattr(xp, name)
+        numba.extending.overload(existing, prefer_literal=True)(wrapped)
     else:
-        setattr(xp, name, saved)
+        _implements(name, holder, prefer_literal=True)(wrapped)
 
 
 # ``xp.linalg``: NumPy's linalg (solve, inv, det, slogdet compile in Numba as they are) with ``norm``
@@ -226,17 +197,21 @@ for _name in ("sum", "prod", "mean", "var", "std", "max", "min", "norm", "logsum
 
 
 @numba.njit(cache=True)
+def _is_reduced(d, axes):
+    for a in axes:
+        if a == d:
+            return True
+    return False
+
+
+@numba.njit(cache=True)
 def _group_of(idx, shape, axes):
     """The element ``idx``'s group (its index over the kept axes) and place in it (its index over
     ``axes``), both in C order: the row and column of the (kept) × (reduced) view."""
     group = 0
     place = 0
     for d in range(len(shape)):
-        reduced = False
-        for a in axes:
-            if a == d:
-                reduced = True
-        if reduced:
+        if _is_reduced(d, axes):
             place = place * shape[d] + idx[d]
         else:
             group = group * shape[d] + idx[d]
@@ -248,11 +223,7 @@ def _group_sizes(shape, axes):
     groups = 1
     size = 1
     for d in range(len(shape)):
-        reduced = False
-        for a in axes:
-            if a == d:
-                reduced = True
-        if reduced:
+        if _is_reduced(d, axes):
             size *= shape[d]
         else:
             groups *= shape[d]
@@ -293,28 +264,13 @@ def _first_extremum(a, axes, arg):
     label = getattr(getattr(arg, "typing_key", None), "__name__", "")
     if not (isinstance(a, _nt.Array) and _axes_tuple(axes) and label in ("argmax", "argmin")):
         return None
-    is_max = label == "argmax"
-
-    def pick(a, axes, arg):
-        m = _grouped(a, axes)
-        hit = _np.zeros(m.shape)
-        for g in range(m.shape[0]):
-            if m.shape[1] == 0:
-                continue
-            best = m[g, 0]
-            at = 0
-            if best == best:
-                for k in range(1, m.shape[1]):
-                    value = m[g, k]
-                    if value != value:
-                        at = k
-                        break
-                    if (value > best) if is_max else (value < best):
-                        best = value
-                        at = k
-            hit[g, at] = 1.0
-        return _ungrouped(hit, a, axes)
-    return pick
+    # each group's pick is argmax's (argmin's) row code; an empty group picks nothing
+    lines = ["m = _grouped(a, axes)", "hit = _np.zeros(m.shape)", "for g in range(m.shape[0]):", "    row = m[g]",
+             "    n = m.shape[1]", "    if n > 0:"]
+    lines += ["        " + ln for ln in _ROW[label].splitlines()] + ["        hit[g, r] = 1.0",
+                                                                    "return _ungrouped(hit, a, axes)"]
+    source = "def pick(a, axes, arg):\n" + "\n".join("    " + ln for ln in lines) + "\n"
+    return _compile(source, "pick", {"_np": _np, "_grouped": _grouped, "_ungrouped": _ungrouped})
 
 
 @_implements("prod_except_axes")

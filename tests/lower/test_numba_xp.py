@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from coarsen_nb.lower.helpers import HELPERS
 from coarsen_nb.lower.numba_xp import xp
 from coarsen_nb.lower.numba_xp_arrays import xp as _xp_arrays  # noqa: F401 (its functions join xp)
 
@@ -181,14 +182,14 @@ def test_diff_of_every_order_along_each_axis(x, m, t, n, axis, data):
         _same(got, w)
 
 
-def _diff_vjp_numpy(g, n, axis):
-    """HELPERS["_diff_vjp"], the NumPy backend's helper, as the reference."""
-    for _ in range(n):
-        edge = list(g.shape)
-        edge[axis] = 1
-        pad = np.zeros(tuple(edge))
-        g = -np.diff(np.concat([pad, g, pad], axis=axis), axis=axis)
-    return g
+def _numpy_helper(name):
+    """The NumPy backend's helper ``name`` (its text in ``lower/helpers.py``, run on NumPy), the reference."""
+    namespace = {"xp": np}
+    exec(HELPERS[name], namespace)
+    return namespace[name]
+
+
+_diff_vjp_numpy = _numpy_helper("_diff_vjp")
 
 
 @numba.njit

@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
+from test_numba_xp import _numpy_helper
 
 from coarsen_nb.lower.numba_xp_reductions import xp
 from coarsen_nb.lower.numba_xp_special import xp as xp_special
@@ -89,22 +90,15 @@ def test_reductions_over_every_axis_choice(case):
         _same(got, want, f"{name} axis={axis} keepdims={keep}")
 
 
+_first_extremum = _numpy_helper("_first_extremum")
+
+
 @numba.njit
 def _extremum_picks(x, v):
     return (xp.argmax(x, axis=0, keepdims=False), xp.argmin(x, axis=1, keepdims=True), xp.argmax(v), xp.argmin(x),
             xp.max(x, axis=1, keepdims=False), xp.first_extremum(x, (1,), xp.argmax),
             xp.first_extremum(x, (0,), xp.argmin), xp.first_extremum(x, (0, 1), xp.argmax),
             xp.prod_except_axes(x, (1,)), xp.prod_except_axes(x, (0, 1)))
-
-
-def _first_extremum(a, axes, arg):
-    """The NumPy helper's definition (lower/helpers.py): the first arg-extremum over axes, in C order."""
-    rest = tuple(d for d in range(a.ndim) if d not in axes)
-    perm = rest + tuple(axes)
-    t = np.transpose(a, perm)
-    v = t.reshape(t.shape[:len(rest)] + (-1,))
-    hit = np.arange(v.shape[-1]) == arg(v, axis=-1, keepdims=True)
-    return np.transpose(hit.astype(np.float64).reshape(t.shape), tuple(perm.index(d) for d in range(a.ndim)))
 
 
 def _prod_except(a, axes):
