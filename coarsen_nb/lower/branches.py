@@ -41,7 +41,8 @@ class BranchPrinting:
         # (integer and truth values keep their masked buffer's dtype)
         if floating and self._cheap_arms(clauses, lv):
             return self._where(clauses, lv)
-        if not floating and all(x.is_Number or x in (sp.true, sp.false) for x, _ in clauses):
+        if not floating and (all(x.is_Number or x in (sp.true, sp.false) for x, _ in clauses)
+                             or all(is_boolean(x) for x, _ in clauses) and self._cheap_arms(clauses, lv)):
             return self._constant_where(clauses, lv)
         out = self.fresh("pw")
         size = self._size(lv)
@@ -175,9 +176,10 @@ class BranchPrinting:
         a point of another branch, and no array read that the predicates do not already make (an
         arm's index could be out of range elsewhere).  Then one ``where`` over the values costs less
         than gathering operands and putting results back per arm."""
-        cond_reads = set()
+        cond_reads, cond_divisors = set(), set()
         for _, cond in clauses:
             cond_reads |= {s for s in self._expanded_atoms(cond) if s in self.reads}
+            cond_divisors |= self._invariant_divisors(cond)
         budget = [_WHERE_MAX_OPS]
 
         def cheap(e) -> bool:
@@ -193,13 +195,31 @@ class BranchPrinting:
             if budget[0] < 0:
                 return False
             if isinstance(e, sp.Pow):
-                if not (e.exp.is_Integer and e.exp >= 0):
+                if not (e.exp.is_Integer and (e.exp >= 0 or e.base in cond_divisors)):
                     return False
             elif not isinstance(e, _CHEAP_NODES):
                 return False
             return all(cheap(a) for a in e.args)
 
         return all(cheap(expr) for k, (expr, _) in enumerate(clauses) if arm is None or k == arm)
+
+    def _invariant_divisors(self, cond) -> set:
+        """The point-invariant values that ``cond`` (through the temps) divides by: ``t / l2 >= 0`` with
+        ``l2`` one scalar for the whole level.  The predicates are evaluated on every point, so an arm
+        that divides by the same scalar fails (or warns) on no point where they did not already."""
+        out, seen, todo = set(), set(), [cond]
+        while todo:
+            x = todo.pop()
+            if x in seen or not isinstance(x, sp.Basic):
+                continue
+            seen.add(x)
+            if isinstance(x, sp.Symbol) and x in self.temps:
+                todo.append(self.temps[x])
+                continue
+            if isinstance(x, sp.Pow) and x.exp.is_negative and not self.deps(x.base):
+                out.add(x.base)
+            todo.extend(x.args)
+        return out
 
     def _expanded_atoms(self, e) -> set:
         out, todo = set(), [e]
@@ -237,8 +257,9 @@ class BranchPrinting:
 
     def _constant_where(self, clauses, lv: Level) -> str:
         """An integer or truth-valued choice among numbers (an indicator: the derivative of ``np.where(c,
-        x, 0)`` or of ``max``, a count's increment): ``where(p1, 1, where(p2, 2, 0))``, of the arms' own
-        kind.  Numbers cannot fail on another branch's points, so no arm needs its own points."""
+        x, 0)`` or of ``max``, a count's increment), or among cheap truth values (a clamp's predicate
+        ``t >= 0 ? t <= 1 : True``): ``where(p1, 1, where(p2, 2, 0))``, of the arms' own kind.  Numbers
+        cannot fail on another branch's points, nor can cheap arms, so no arm needs its own points."""
         xp = self.xp
         last, conds = self._where_conditions(clauses, lv)
         codes = [self.value(x, lv) for x, _ in clauses[:last + 1]]

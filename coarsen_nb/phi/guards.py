@@ -13,13 +13,21 @@ from coarsen_nb.phi.gate import If, Let, Loop, defined_in
 from coarsen_nb.phi.partial import fails_invariantly
 
 
-def guard_invariant_failures(loop):
+def guard_invariant_failures(loop, hoisted: list | None = None):
     """``loop`` (a counted :class:`~coarsen_nb.phi.gate.Loop`) with every operation of its body that can
     fail on loop-invariant operands wrapped as ``e if start < stop else 1.0`` (``>`` for a negative
     step; of a division, only its divisor), inner loops first.  A closed form computes such an ``e``
     once outside its sum; wrapped, it computes it only when the loop runs — as Python does.  The γ's
     derivative is a γ too, so the reverse sweep does not evaluate it either.  A loop without such an
-    operation comes back unchanged."""
+    operation comes back unchanged.
+
+    With ``hoisted`` (a list), a guarded divisor of this loop's own body (not of an inner loop's, whose
+    guard may vary with this loop's index) is not written inline but appended there as
+    ``Let(name, d if start < stop else 1.0)``, and the body divides by ``name``.  The caller computes
+    those once before the loop, as one scalar each.  Selecting a divisor cannot fail, so this is
+    safe wherever the division sits; and the division's quotient stays a plain ``x / name``.  Inline,
+    the γ inside ``x / d`` reaches every predicate that compares the quotient (a clamp of it), and
+    SymPy distributes it there into two copies of each predicate, one per arm of the guard."""
 
     info = loop.info
     if info.kind != "range" or not isinstance(info.step, ir.Const):
@@ -27,10 +35,21 @@ def guard_invariant_failures(loop):
     variant = defined_in(loop)
     nonempty = ir.Compare("<" if info.step.value > 0 else ">", info.start, info.stop)
 
+    def guarded_divisor(d: ir.Expr) -> ir.Expr:
+        g = ir.IfExp(nonempty, d, ir.Const(1.0))
+        if hoisted is None:
+            return g
+        for let in hoisted:
+            if let.value == g:
+                return ir.Name(let.name)
+        base = d.id if isinstance(d, ir.Name) else "divisor"
+        hoisted.append(Let(f"{base}:nonempty{len(hoisted) + 1}", g, info.line))
+        return ir.Name(hoisted[-1].name)
+
     def expr(e: ir.Expr) -> ir.Expr:
         if fails_invariantly(e, variant) and isinstance(e, ir.BinOp) and e.op in ("/", "//", "%"):
             # only the divisor: `x[k] / (d if n > 0 else 1.0)` keeps the quotient an elementwise one
-            return ir.BinOp(e.op, expr(e.left), ir.IfExp(nonempty, e.right, ir.Const(1.0)))
+            return ir.BinOp(e.op, expr(e.left), guarded_divisor(e.right))
         if fails_invariantly(e, variant):
             return ir.IfExp(nonempty, e, ir.Const(1.0))
         return ir.map_children(e, expr)

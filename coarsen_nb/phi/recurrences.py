@@ -49,7 +49,12 @@ def closed_form(lifter, kb, loop: Loop) -> bool:
     """Lift ``loop`` into the open kernel ``kb`` as closed forms; False (kb unchanged) if it has none."""
     snap = kb.snapshot()
     try:
-        env = _lift_loop(lifter, kb, guard_invariant_failures(loop), _Scope(kb))
+        hoisted: list[Let] = []
+        guarded = guard_invariant_failures(loop, hoisted)
+        outer = _Scope(kb)
+        for let in hoisted:        # the guarded divisors, one scalar each before the loop
+            kb.env[let.name] = kb.temp(let.name, to_sympy(let.value, outer.lookup, outer.index))
+        env = _lift_loop(lifter, kb, guarded, outer)
     except NotSymbolic:
         kb.restore(snap)
         return False

@@ -108,11 +108,7 @@ def _sources():
 
 
 # Known gaps, each a compiler issue reported with its reproducer (the entry itself); strict, so a fix shows.
-_GATHERED_TWICE = {
-    "segment_distance": "the clamp min(max(t, 0), 1) of t = (...) / l2: inside the masked arm, the guard "
-                        "`n_px > 0` of the hoisted 1 / l2 is a scalar `if` whose two branches each gather "
-                        "px_k and py_k at the same points (lower/branches.py, _scalar_piecewise in a masked level)",
-}
+_GATHERED_TWICE: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("name,fn,wrt,args", [
@@ -125,3 +121,19 @@ def test_an_operand_is_gathered_once_per_arm(name, fn, wrt, args):
         gathers = re.findall(r"xp\.take\(([^()]*(?:\([^()]*\))?[^()]*), (ix\d*), axis=0\)", text)
         repeated = {g for g in gathers if gathers.count(g) > 1}
         assert not repeated, f"{name}: {fname} gathers {sorted(repeated)} more than once"
+
+
+def test_a_clamp_of_a_quotient_by_an_invariant_is_one_where():
+    """segment_distance's ``min(max(t, 0), 1)`` of ``t = (...) / l2``: the predicates divide by ``l2`` on
+    every point, so the arms may too (one ``where`` each, no masked arms); and the zero-trip guard of
+    ``l2`` is one scalar before the loop, not a copy of each predicate per arm of the guard."""
+    mod = KERNELS["segment_distance"]
+    f = cn.coarsen(function(mod), wrt=mod.META["wrt"])
+    args = mod.make_inputs(50, seed=1)
+    assert_close(f.grad(*args), mod.grad(*args), rtol=1e-12, atol=1e-14, what="grad")
+    assert "xp.nonzero(" not in f.source
+    for text in _functions(f.source)[1]:
+        assert text.count("n_px") <= 3, text        # n_px = ..., the guard's test, the trip count
+    empty = (np.zeros(0), np.zeros(0), 0.5, 0.5, 0.5, 0.5)       # zero points and a == b: 0 / 0 nowhere
+    assert f(*empty) == mod.segment_distance(*empty) == 0.0
+    assert f.grad(*empty) == (0.0, 0.0, 0.0, 0.0)
