@@ -16,7 +16,10 @@ module defines
 Only branch decisions and loop states are recorded: a branch's predicate is
 a value the reverse sweep can read, and an iterated loop stores its μ state
 once per iteration (never one entry per operation); the reverse sweep
-re-runs an iteration's body from its stored state and then its VJP.
+re-runs an iteration's body from its stored state and then its VJP.  An array
+the loop writes element by element is, where nothing can see its old version,
+written in place and stored as the elements each iteration overwrote
+(:mod:`coarsen_nb.lower.in_place`), not as one copy per iteration.
 
 The module imports only NumPy (or CuPy) and ``math`` — never coarsen_nb.
 """
@@ -35,10 +38,11 @@ from coarsen_nb.lower import literals, naming, reshapes, trivial
 from coarsen_nb.lower.emit import Printer
 from coarsen_nb.lower.helpers import DEPENDS as _DEPENDS
 from coarsen_nb.lower.helpers import HELPERS as _HELPERS
+from coarsen_nb.lower.iterated import IteratedLoops
 from coarsen_nb.lower.liveness import drop_dead_assignments, free_dead_names
 from coarsen_nb.lower.names import Names
 from coarsen_nb.lower.tangent import TangentSweep
-from coarsen_nb.plan import CondStep, IterStep, KernelStep, Plan, PrimStep, names_read
+from coarsen_nb.plan import CondStep, KernelStep, Plan, PrimStep, names_read
 from coarsen_nb.rules.record import spell
 from coarsen_nb.rules.table import PRIMITIVES, missing, rule
 from coarsen_nb.symbolic.activity import active_names
@@ -77,7 +81,7 @@ def _called_helpers(sources: dict[str, str], helper: str) -> list[str]:
     return sorted(n for n in function.co_names if n in sources and n != helper)
 
 
-class ModuleWriter:
+class ModuleWriter(IteratedLoops):
     """Writes the forward, VJP and JVP functions of one plan."""
 
     def __init__(self, plan: Plan, wrt: tuple[str, ...], xp_module: str | backends.Backend = "numpy",
@@ -105,6 +109,10 @@ class ModuleWriter:
         self._grad_only = False
         self._unit_bars: set[str] = set()
         self._needed: set | None = None    # in NAME_grad: the values some later step reads
+        self._in_place: dict = {}           # write name -> (InPlaceState, loop label): lower/in_place.py
+        self._recorders: dict = {}          # loop label -> whether its body records its writes
+        self._records: dict = {}            # write name -> the names of what it records
+        self._shared_bars: set[str] = set()  # versions of an in-place array: they share its adjoint
 
     # -- assembling ------------------------------------------------------------------------
 
@@ -324,6 +332,8 @@ class ModuleWriter:
             self.emit(f"    raise {kind}({message!r})")
             self.emit(f"{self.py(s.name)} = {self.code(e.args[1])}")
             return
+        if isinstance(e, ir.Update) and self._in_place_write(s):
+            return
         if isinstance(e, ir.Update):
             tmp = self.names.fresh("upd")
             self.emit(f"{tmp} = xp.asarray({self.code(e.array)}, dtype=xp.float64, copy=True)")
@@ -347,39 +357,6 @@ class ModuleWriter:
             self.emit(f"{self.py(name)} = {self.code(b)}")
         self.emit("pass") if not s.orelse and not s.gammas else None
         self.indent -= 1
-
-    def _state(self, s: IterStep) -> str:
-        """The loop state as a tuple, the form of one tape entry: ``(x_2,)`` for one μ, ``()`` for none."""
-        names = [self.py(n) for n, _, _ in s.mus]
-        return "(" + ", ".join(names) + ("," if len(names) == 1 else "") + ")"
-
-    def assign_state(self, names: list[str], values: list[str]) -> None:
-        """``names = values`` as one statement: ``x_2 = x_1`` for one name (``x_2, = x_1`` would unpack
-        the float), ``x_2, k_2 = x_1, k_1`` for several (all read before any is written), nothing for
-        none."""
-        if names:
-            self.emit(f"{', '.join(names)} = {', '.join(values)}")
-
-    def tape_name(self, s: IterStep) -> str:
-        return "_tape_" + self.py(s.label)
-
-    def iterate(self, s: IterStep, tape: bool) -> None:
-        self.emit(f"# loop at line {s.line}, run iteration by iteration{': ' + s.note if s.note else ''}")
-        self.assign_state([self.py(n) for n, _, _ in s.mus], [self.code(i) for _, i, _ in s.mus])
-        if tape:
-            self.emit(f"{self.tape_name(s)} = []")
-        self.emit("while True:")
-        self.indent += 1
-        self.steps(s.header, tape=False)
-        self.emit(f"if not {self.py(s.cond)}:")
-        self.emit("    break")
-        if tape:
-            self.emit(f"{self.tape_name(s)}.append({self._state(s)})")
-        self.steps(s.body, tape)
-        self.assign_state([self.py(n) for n, _, _ in s.mus], [self.code(x) for _, _, x in s.mus])
-        self.indent -= 1
-        for out, mu in s.etas:
-            self.emit(f"{self.py(out)} = {self.py(mu)}")
 
     # -- reverse ---------------------------------------------------------------------------------
 
@@ -450,7 +427,7 @@ class ModuleWriter:
 
     def _zero_region(self, steps) -> None:
         for name in self._defined(steps):
-            if name in self.active:
+            if name in self.active and name not in self._shared_bars:
                 self._zero(name)
 
     def reverse(self, steps, top: bool = False) -> None:
@@ -612,6 +589,8 @@ class ModuleWriter:
                 else:
                     self.emit(f"{b}[{self.index_code(e)}] += {bo}")
             return
+        if isinstance(e, ir.Update) and self._in_place_write_reverse(s, bo):
+            return
         if isinstance(e, ir.Update):
             idx = ", ".join(self.code(i) for i in e.index)
             if isinstance(e.value, ir.Name) and e.value.id in self.active:
@@ -660,6 +639,8 @@ class ModuleWriter:
             self._zero_region(arm)
             for g in s.gammas:
                 src = g[pick]
+                if g[0] in self._shared_bars:
+                    continue            # the versions of an in-place array: one adjoint already
                 if g[0] in self.active and isinstance(src, ir.Name) and src.id in self.active:
                     self.emit(f"{self.names.bar(src.id)} += {self.names.bar(g[0])}")
             self.reverse(arm)
@@ -667,49 +648,6 @@ class ModuleWriter:
             self.indent -= 1
             if pick == 1:
                 self.emit("else:")
-
-    def iterate_reverse(self, s: IterStep) -> None:
-        active_mus = [(n, i, x) for n, i, x in s.mus if n in self.active]
-        for out, mu in s.etas:
-            if mu in self.active:
-                self.emit(f"{self.names.bar(mu)} = {self.names.bar(out)}")
-        eta_mus = {mu for _, mu in s.etas}
-        for n, _, _ in active_mus:
-            if n not in eta_mus:
-                self._zero(n)
-        tape = self.tape_name(s)
-        k = self.names.fresh("k")
-        self.emit(f"for {k} in range(len({tape}) - 1, -1, -1):")
-        self.indent += 1
-        if s.mus:
-            self.emit(f"{self._state(s)[1:-1]} = {tape}[{k}]")
-        self.steps(s.header, tape=False)
-        self.steps(s.body, tape=True)
-        carried = []
-        for n, init, _ in active_mus:
-            c = self.names.fresh("carry")
-            carried.append((n, c))
-            self.emit(f"{c} = {self.names.bar(n)}")
-            self._zero(n, scalar_first=self.is_array(n) and not self.ndim(init))
-        # The next state's adjoint starts as the carried one: assigned, not zeroed and then added
-        # (the carried array is referenced by nothing else, so later in-place += on it is safe).
-        defined = self._defined(list(s.header) + list(s.body))
-        unstarted = {nxt.id for _, _, nxt in active_mus
-                     if isinstance(nxt, ir.Name) and nxt.id in defined and nxt.id in self.active}
-        for name in defined:
-            if name in self.active and name not in unstarted:
-                self._zero(name)
-        for (_, _, nxt), (_, c) in zip(active_mus, carried, strict=True):
-            if isinstance(nxt, ir.Name) and nxt.id in self.active:
-                first = nxt.id in unstarted
-                unstarted.discard(nxt.id)
-                self.emit(f"{self.names.bar(nxt.id)} {'=' if first else '+='} {c}")
-        self.reverse(s.body)
-        self.reverse(s.header)
-        self.indent -= 1
-        for n, init, _ in active_mus:
-            if isinstance(init, ir.Name) and init.id in self.active:
-                self.emit(f"{self.names.bar(init.id)} += {self.names.bar(n)}")
 
     # -- forward mode ------------------------------------------------------------------------------
 

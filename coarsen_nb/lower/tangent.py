@@ -91,6 +91,12 @@ class TangentSweep:
             base = self.array_tangent(e.value)
             self.emit(f"{dn} = {base}[{self.index_code(e)}]")
             return
+        if isinstance(e, ir.Update) and s.name in self._in_place:
+            # written in place with its value (lower/in_place.py): so is its tangent
+            mu = self._in_place[s.name][0].mu
+            self.emit(f"{self.names.tangent(mu)}[{', '.join(self.code(i) for i in e.index)}] = {self.d(e.value)}")
+            self.emit(f"{dn} = {self.names.tangent(mu)}")
+            return
         if isinstance(e, ir.Update):
             tmp = self.names.fresh("du")
             base = self.d(e.array)
@@ -143,8 +149,12 @@ class TangentSweep:
     def iterate(self, s: IterStep, tape: bool) -> None:
         act = [(n, i, x) for n, i, x in s.mus if n in self.active]
         self.emit(f"# loop at line {s.line}: state and tangent state, iteration by iteration")
+        in_place = self._in_place_loop(s)
         names = [self.py(n) for n, _, _ in s.mus] + [self.names.tangent(n) for n, _, _ in act]
-        inits = [self.code(i) for _, i, _ in s.mus] + [self.d(i) for _, i, _ in act]
+        # an array written in place starts as a copy of its first value, and so does its tangent
+        inits = [f"xp.asarray({self.code(i)}, dtype=xp.float64, copy=True)" if n in in_place else self.code(i)
+                 for n, i, _ in s.mus] + \
+                [self.array_tangent(i) if n in in_place else self.d(i) for n, i, _ in act]
         nexts = [self.code(x) for _, _, x in s.mus] + [self.d(x) for _, _, x in act]
         self.assign_state(names, inits)
         self.emit("while True:")
