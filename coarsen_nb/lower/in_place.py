@@ -5,20 +5,21 @@ lowering printed it as a copy of ``y_2`` with one element changed: O(n) work per
 the reverse sweep's tape kept every one of those copies (O(n²) time and memory for a loop that
 writes each element once).  Where no one can observe the old version after the write, the write
 can mutate the array instead.  Then the forward sweep records only what it overwrites — the
-index and the old element — and the reverse sweep walks back by restoring them, so at each step
-it sees the state that iteration read (:meth:`~coarsen_nb.lower.module.ModuleWriter.iterate_reverse`).
-The adjoint of the array is one accumulator as well: ``b_v += b_y[i]; b_y[i] = 0``.
+index and the old element, and for a write inside a branch whether it ran — and the reverse
+sweep walks back by restoring them, so at each step it sees the state that iteration read
+(:meth:`~coarsen_nb.lower.iterated.IteratedLoops.iterate_reverse`).  The adjoint of the array
+is one accumulator as well: ``b_v += b_y[i]; b_y[i] = 0``.
 
-A loop state ``y`` qualifies when, in the loop's own body (not inside a branch or an inner loop):
+A loop state ``y`` qualifies when, in the loop's body (its branches included, not inner loops):
 
-* its next value comes from a chain of element writes ``y_2 → y_3 → … → y_last`` of one element
-  each (every index a scalar; a slice write overwrites a whole part, and its copy is the honest
-  record);
-* the state ``y_2`` is read, apart from the first write, only by steps before that write whose
-  values are all scalars (an array value could be a view of ``y_2``, and see the write), and
-  the intermediate versions only by the next write;
-* no write's index or value reads a version, and the last version is read only as the next
-  state (no other state's next value is an alias of it).
+* its next value comes from element writes ``y_2 → y_3 → … → y_last`` of one element each
+  (every index integer arithmetic on scalars; a slice write overwrites a whole part, and its copy
+  is the honest record), and from the merges of a branch's arms (``γ(c, y_3, y_2)``);
+* before the first write (in program order, in either arm), the state ``y_2`` may be read by
+  steps whose values are all scalars (an array value could be a view of ``y_2``, and see the
+  write); after it, no step reads any version but the next write or the merge that picks it
+  (the reverse sweep's adjoint code runs with the state restored to the iteration's start);
+* no write's index or value reads a version, and no other state's next value is one.
 
 Anything else keeps the copying form, which is always right.
 """

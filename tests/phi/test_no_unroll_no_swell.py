@@ -100,6 +100,11 @@ LITERAL_LOOPS = {
     "clamp_running_max": ("def f(x, a, b):\n    worst = 0.0\n    for i in range(N):\n        t = (x[i] - a) / b\n"
                           "        t = min(max(t, 0.0), 1.0)\n        worst = max(worst, (x[i] - a - t * b) ** 2)\n"
                           "    return worst\n", lambda n: (np.sin(np.arange(n, dtype=float)), -0.5, 1.0)),
+    # an iterated loop (nonlinear state) writing an element per step, in place, one under a branch
+    "iterated_writes": ("def f(x, a):\n    y = np.zeros(N)\n    s = 0.0\n    for i in range(N):\n"
+                        "        s = math.sin(s) + a * x[i]\n        y[i] = s\n        if s > 0.5:\n"
+                        "            y[N - 1 - i] = s * s\n    return np.sum(y * y)\n",
+                        lambda n: (np.sin(np.arange(n, dtype=float)), 0.7)),
 }
 
 
