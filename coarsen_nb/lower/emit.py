@@ -74,6 +74,7 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting):
         self.elem: Level | None = None
         self.elem_shape: str | None = None
         self.uses_math = False
+        self.lane_rows: dict = {}      # lane-number symbol -> (first, step) code (ModuleWriter._lanes)
         # Derivative code divides and raises to powers as IEEE 754 does (see helpers._ieee_div): the
         # adjoint and tangent writers set this after the primal values, which keep Python's errors.
         self.ieee = False
@@ -130,9 +131,13 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting):
         if isinstance(e, (forms.RWrite, forms.Unwritten)):
             d = d - {ELEM}      # a whole array, computed once; its elements are what varies over ELEM
         lv = ctx
-        while lv.kind in ("range", "elem") and lv.binder not in d:
-            lv = lv.parent
-        return lv
+        while True:
+            if lv.kind in ("range", "elem") and lv.binder not in d:
+                lv = lv.parent
+            elif lv.kind == "mask" and lv.pick and not d & (self._varying_binders(lv) | {ELEM}):
+                lv = lv.parent      # an arg-extremum's one point is no branch: what does not vary is above
+            else:
+                return lv
 
     def bcast(self, code: str, src: Level, dst: Level) -> str:
         if src is dst or src.kind == "root" or is_number_code(code) or code in ("True", "False"):
@@ -282,6 +287,11 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting):
             fast = self.affine_slice(idx[0], lv) if len(idx) == 1 else None
             if fast is not None:
                 return f"_take({arr}, {', '.join(fast)})"
+            rows = self.lane_rows.get(idx[0]) if len(idx) >= 2 and lv.kind == "elem" else None
+            if rows is not None and not any(self.deps(i) for i in idx[1:]):
+                # z[p, t] over a batched loop's lanes p: the rows first::step of z (a view when in bounds)
+                rest = ", ".join(self.value(i, self.root) for i in idx[1:])
+                return f"_take({arr}, {rows[0]}, {self.value(idx[0], lv)}.shape[0], {rows[1]})[:, {rest}]"
             if len(idx) == 2 and self._dense_pair(lv) is not None:
                 blk = self._block_read(s, *self._dense_pair(lv))
                 if blk is not None:     # A[i + c, j + c'] on a dense nest: a block, flattened row by row
@@ -363,6 +373,10 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting):
             if mv is not None:
                 # Σ_j A[i, j]·h[j]·g[i]: a matrix-vector product on the block of A, no flattened copy
                 return mv
+        if e.kind == "sum" and not self._is_array_level(lv):
+            picked = self._at_arg_extremum(body, child, (k, a, b, s))
+            if picked is not None:
+                return picked
         vals = self.value(body, child)
         if e.kind == "sum" and is_int_literal(vals) and not self._is_array_level(lv):
             return trivial.count(vals, child.size)      # Σ_k c over n points: c·n, exactly
@@ -392,6 +406,49 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting):
             return f"({xp}.{kind}({table}, axis=1) if {child.rect} > 0 else {xp}.full({n_parent}, {empty}))"
         # triangular bounds: a segmented reduction (bincount / ufunc.at where the namespace has them)
         return f"_segment_{kind}({child.seg}, {vals}, {n_parent})"
+
+    def _at_arg_extremum(self, body, child: Level, rng) -> str | None:
+        """Σ_k [k = argmax_k g]·h(k) (a maximum's adjoint) as h at that one point: the body's other
+        factors are evaluated on a level of at most one point, not on every point and then multiplied
+        by zeros.  None when no factor of the body is that indicator over this range."""
+        factors, todo = [], [body]
+        while todo:
+            f = todo.pop()
+            if isinstance(f, sp.Symbol) and f in self.temps and isinstance(self.temps[f], sp.Mul):
+                todo.append(self.temps[f])
+            elif isinstance(f, sp.Mul):
+                todo.extend(f.args)
+            else:
+                factors.append(f)
+        hot = next((f for f in factors if isinstance(f, forms.ArgOneHot) and tuple(f.args[1:5]) == tuple(rng)),
+                   None)
+        if hot is None:
+            return None
+        key = ("arg-point", hot, child.id)
+        if key not in self._tables:
+            g = self.value(hot.args[0], child)
+            if not self.deps(hot.args[0]) & ({rng[0]} | self._varying_binders(child)):
+                g = f"{self.xp}.broadcast_to({self.xp}.asarray({g}), ({child.size},))"
+            ix = self.fresh("ix")
+            pick = "argmax" if hot.args[5] > 0 else "argmin"
+            self.emit(f"{ix} = {self.xp}.{pick}({self.xp}.reshape({g}, (1, -1)), axis=1) if {child.size} > 0 else "
+                      f"{self.xp}.zeros(0, dtype={self.xp}.int64)")
+            self._tables[key] = Level(child, "mask", mask=ix, size=f"{ix}.shape[0]")
+            self._tables[key].pick = True
+        point = self._tables[key]
+        varying = {rng[0]} | self._varying_binders(child)
+        # the factors that vary over k at the one point; the others (the adjoint of the maximum
+        # itself, a scale) where the sum is, from what is computed there already
+        at_point = sp.Mul(*(f for f in factors if f is not hot and self.deps(f) & varying))
+        outside = sp.Mul(*(f for f in factors if f is not hot and not self.deps(f) & varying))
+        vals = self.value(at_point, point)
+        if not self.deps(at_point) & varying:
+            vals = f"{self.xp}.broadcast_to({self.xp}.asarray({vals}), ({point.size},))"
+        total = f"{self.xp}.sum({vals})"
+        if outside == 1:
+            return total
+        scale = self.value(outside, child.parent)
+        return f"{scale if is_atom_code(scale) else '(' + scale + ')'} * {total}"
 
     def _write(self, e, lv: Level) -> str:
         init, body, k, a, b, s, *idx = e.args

@@ -123,10 +123,11 @@ HELPERS["_ipow"] = '''def _ipow(a, m):
 '''
 
 HELPERS["_take"] = '''def _take(x, lo, n, step):
-    """x[lo + step*k] for k < n: a view when the range is in bounds, Python's indexing otherwise."""
+    """x[lo + step*k] for k < n (elements, or rows of a matrix): a view when the range is in bounds,
+    Python's indexing otherwise."""
     hi = lo + step * (n - 1)
     if n > 0 and step > 0 and 0 <= lo and hi < x.shape[0]:
-        return x[lo:hi + 1:step]
+        return x[lo:hi + 1:step, ...]
     return x[lo + step * xp.arange(n)]
 '''
 

@@ -42,7 +42,7 @@ from coarsen_nb.lower.iterated import IteratedLoops
 from coarsen_nb.lower.liveness import drop_dead_assignments, free_dead_names
 from coarsen_nb.lower.names import Names
 from coarsen_nb.lower.tangent import TangentSweep
-from coarsen_nb.plan import CondStep, KernelStep, Plan, PrimStep, names_read
+from coarsen_nb.plan import CondStep, KernelStep, Plan, PrimStep, names_read, walk_steps
 from coarsen_nb.rules.record import spell
 from coarsen_nb.rules.table import PRIMITIVES, missing, rule
 from coarsen_nb.symbolic.activity import active_names
@@ -113,6 +113,7 @@ class ModuleWriter(IteratedLoops):
         self._recorders: dict = {}          # loop label -> whether its body records its writes
         self._records: dict = {}            # write name -> the names of what it records
         self._shared_bars: set[str] = set()  # versions of an in-place array: they share its adjoint
+        self._lane_names: dict | None = None
 
     # -- assembling ------------------------------------------------------------------------
 
@@ -219,6 +220,12 @@ class ModuleWriter(IteratedLoops):
         if isinstance(e, ir.IfExp):
             return f"({self.code(e.body)} if {self.code(e.test)} else {self.code(e.orelse)})"
         if isinstance(e, ir.Index):
+            rows = self._lanes().get(e.index[0].id) if isinstance(e.index[0], ir.Name) and len(e.index) > 1 \
+                and not any(self.ndim(i) for i in e.index[1:]) else None
+            if rows is not None:     # z[p, t] over a batched loop's lanes: rows of z, as the kernels read them
+                lanes = self.code(e.index[0])
+                return (f"{self.helper('_take')}({self.code(e.value)}, {rows[0]}, {lanes}.shape[0], {rows[1]})"
+                        f"[:, {', '.join(self.code(i) for i in e.index[1:])}]")
             return f"{self.code(e.value)}[{self.index_code(e)}]"
         if isinstance(e, ir.Attr):
             return f"{self.code(e.value)}.{e.attr}"
@@ -279,7 +286,29 @@ class ModuleWriter(IteratedLoops):
         pr = Printer("xp", lambda s: leaves[s], reads, temps, indent=self.indent, namer=self.names.fresh,
                      elem_shape=shape, exprs=[o.symbol for o in kernel.outputs], broadcast=len(arrays) > 1)
         pr.leaf_map, pr.words = leaves, {e: w for e, n in kernel.names.items() if (w := naming.user_word(n))}
+        lanes = self._lanes()
+        pr.lane_rows = {s: lanes[n] for s, n in list(kernel.scalars.items()) + list(kernel.arrays.items())
+                        if n in lanes}
         return pr
+
+    def _lanes(self) -> dict[str, tuple[str, str]]:
+        """{SSA name: (first, step) code} of the values that are a batched loop's lane numbers,
+        ``arange(first, stop, step)`` with a positive constant step (phi/batching.py), and of their
+        copies: a read ``z[p, t]`` by them is rows ``first::step`` of ``z``, a view, not a gather."""
+        if self._lane_names is None:
+            self._lane_names = {}
+            for st in walk_steps(self.plan.steps):
+                if isinstance(st, PrimStep) and isinstance(st.expr, ir.Call) and st.expr.func == "lanes":
+                    first, _, step = st.expr.args
+                    if isinstance(step, ir.Const) and isinstance(step.value, int) and step.value > 0:
+                        self._lane_names[st.name] = (self.code(first), self.code(step))
+                elif isinstance(st, KernelStep):
+                    k = st.kernel
+                    names = {**k.scalars, **k.arrays}
+                    for out, e in k.exprs().items():
+                        if isinstance(e, sp.Symbol) and names.get(e) in self._lane_names:
+                            self._lane_names[out] = self._lane_names[names[e]]
+        return self._lane_names
 
     def kernel(self, k, tape: bool = False) -> None:
         where = f" (line{'s' if len(k.lines) > 1 else ''} {', '.join(map(str, k.lines))})" if k.lines else ""

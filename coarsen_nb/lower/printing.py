@@ -27,6 +27,7 @@ class Level:
         self.memo: dict = {}
         self.children: dict = {}
         self.rect: str | None = None        # count per parent point when bounds do not vary
+        self.pick = False                   # a "mask" of one arg-extremum point, not a branch's arm
         self.id = next(Level._ids)
 
     def ancestors(self):

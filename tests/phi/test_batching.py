@@ -119,3 +119,41 @@ def test_not_batched_where_the_lanes_are_not_independent(fn):
     eps = 1e-6
     assert abs(g[1] - (fn(z, s0 + eps) - fn(z, s0 - eps)) / (2 * eps)) < 1e-5
     assert "lanes(" not in str(f.plan)
+
+
+def every_other_path(z, s0, stop):
+    total = 0.0
+    for p in range(1, stop, 2):
+        s = s0
+        for t in range(z.shape[1]):
+            s = math.sin(s) * math.exp(0.1 * z[p, t]) + 0.01 * z[p, z.shape[1] - 1 - t]
+        total += s * s
+    return total
+
+
+@pytest.mark.parametrize("stop", [0, 1, 2, 5, 7, 8])
+def test_lane_reads_are_rows_of_the_array(stop):
+    """``z[p, t]`` over the lanes ``range(1, stop, 2)`` is the rows ``1::2`` of z (a view, not a gather);
+    with ``stop`` past the last row, Python's IndexError as the plain loop raises it."""
+    rng = np.random.default_rng(stop)
+    z, s0 = rng.normal(size=(6, 4)), 0.8
+    f = cn.coarsen(every_other_path, wrt=("z", "s0"))
+    if stop > 7:
+        with pytest.raises(IndexError):
+            every_other_path(z, s0, stop)
+        with pytest.raises(IndexError):
+            f(z, s0, stop)
+        with pytest.raises(IndexError):
+            f.grad(z, s0, stop)
+        return
+    assert math.isclose(f(z, s0, stop), every_other_path(z, s0, stop), rel_tol=1e-13, abs_tol=1e-15)
+    gz, gs = f.grad(z, s0, stop)
+    eps = 1e-6
+    fd = (every_other_path(z, s0 + eps, stop) - every_other_path(z, s0 - eps, stop)) / (2 * eps)
+    assert math.isclose(gs, fd, rel_tol=1e-6, abs_tol=1e-8)
+    for i, j in [(1, 0), (3, 2), (2, 1), (5, 3)]:
+        e = np.zeros_like(z)
+        e[i, j] = eps
+        fd = (every_other_path(z + e, s0, stop) - every_other_path(z - e, s0, stop)) / (2 * eps)
+        assert math.isclose(gz[i, j], fd, rel_tol=1e-6, abs_tol=1e-8), (i, j)
+    assert "lanes(" in str(f.plan) and "_take(z, 1, " in f.source
