@@ -17,8 +17,11 @@ A loop state ``y`` qualifies when, in the loop's body (its branches included, no
   is the honest record), and from the merges of a branch's arms (``γ(c, y_3, y_2)``);
 * before the first write (in program order, in either arm), the state ``y_2`` may be read by
   steps whose values are all scalars (an array value could be a view of ``y_2``, and see the
-  write); after it, no step reads any version but the next write or the merge that picks it
-  (the reverse sweep's adjoint code runs with the state restored to the iteration's start);
+  write); after it, the latest version may be read only as single elements at scalar indices,
+  by SOIs that make scalars (``y[i] = v; s = y[i] * 0.9``): the reverse sweep's adjoint code
+  runs with the state restored to the iteration's start, so the replay names those elements
+  first (``_name_element_reads``), and a whole-array read after a write (``np.sum(y)``) keeps
+  the copying form;
 * no write's index or value reads a version, and no other state's next value is one.
 
 Anything else keeps the copying form, which is always right.
@@ -27,6 +30,8 @@ Anything else keeps the copying form, which is always right.
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+import sympy as sp
 
 from coarsen_nb import ir
 from coarsen_nb.plan import CondStep, IterStep, KernelStep, PrimStep, names_read
@@ -94,7 +99,8 @@ class _Walk:
                 cur = self._write(st, cur, conditional)
             elif isinstance(st, CondStep) and read:
                 cur = self._branch(st, cur)
-            elif read and (self.written or read != {self.mu} or _array_values(st, self.types)):
+            elif read and not (read == {self.mu} and not self.written and not _array_values(st, self.types)
+                               or read == {cur} != {self.mu} and _element_reads(st, cur, self.types)):
                 raise _Observed
         return cur
 
@@ -123,6 +129,21 @@ class _Walk:
             raise _Observed
         self.versions.add(merges[0][0])
         return merges[0][0]
+
+
+def _element_reads(st, cur: str, types) -> bool:
+    """Whether ``st`` reads the version ``cur`` (after a write) only as single elements at scalar
+    indices, making scalars: an SOI the reverse sweep replays with the array in that state, whose
+    reads the replay then names (``InPlaceWriting._name_element_reads``), so its adjoint does not
+    read the array again after the undo."""
+    if not isinstance(st, KernelStep) or _array_values(st, types):
+        return False
+    k = st.kernel
+    if cur in k.scalars.values() or cur in k.arrays.values():
+        return False
+    scalars = set(k.scalars)
+    return all(set().union(*(sp.sympify(i).free_symbols for i in r.index)) <= scalars
+               for r in k.reads if r.array == cur)
 
 
 def _reads_of(a: ir.Expr, b: ir.Expr) -> set[str]:
@@ -191,6 +212,15 @@ class InPlaceWriting:
                     idx, old = self._records[w][1:]
                     self.assign_state([flag, *idx, old], ["False", *("0" for _ in idx), "0.0"])
         self._recorders[s.label] = True
+
+    def _name_element_reads(self, k, pr) -> None:
+        """Name ``k``'s element reads of in-place arrays now, while the array holds what this iteration
+        read: the adjoint printed later with ``pr`` uses these names (its memo), not the array, which
+        the reverse sweep has by then restored to the iteration's start."""
+        versions = {v for st, _ in self._in_place.values() for v in st.versions}
+        for r in k.reads:
+            if r.array in versions and not pr.deps(r.symbol):
+                pr.value(r.symbol)
 
     def _in_place_write(self, s: PrimStep) -> bool:
         """Print an element write of an in-place state; False if ``s`` is not one."""

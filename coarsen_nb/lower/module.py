@@ -320,6 +320,8 @@ class ModuleWriter(IteratedLoops):
                 self.lines += fused
                 return
         pr = self.printer(k)
+        if tape and self._in_place:
+            self._name_element_reads(k, pr)
         for o in k.outputs:
             if self._needed is None or o.name in self._needed:
                 pr.assign(self.py(o.name), o.symbol)

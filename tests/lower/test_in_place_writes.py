@@ -54,7 +54,7 @@ def two_writes_per_iteration(x, a):
 
 
 def reads_between_two_writes(x, a):
-    """The second write reads what the first wrote: the version between them is observed."""
+    """The second write reads what the first wrote (an element read of the version between them)."""
     y = np.ones(len(x))
     s = 0.5
     for i in range(len(x)):
@@ -84,8 +84,30 @@ def writes_into_a_copy_of_a_parameter(x, a):
     return np.sum(y) * a
 
 
+def reads_another_written_array(x, a):
+    u = np.zeros(len(x))
+    v = x * 1.0
+    s = a
+    for i in range(len(x)):
+        s = math.sin(s) + v[i]
+        u[i] = s * a
+        v[i] = s - u[i] * 0.5
+    return np.sum(u * v)
+
+
+def sums_the_array_it_writes(x, a):
+    """A whole-array read after the write (``np.sum(y)``): its adjoint would read the array, so it copies."""
+    y = np.zeros(len(x))
+    s = 0.0
+    for i in range(len(x)):
+        s = math.sin(s) + a * x[i]
+        y[i] = s
+        s = s + 0.01 * np.sum(y)
+    return np.sum(y * y)
+
+
 def reads_the_element_it_wrote(x, a):
-    """``y[i]`` read after the write in the same iteration: the version after the write is observed."""
+    """``y[i]`` read after the write in the same iteration: an element read of the latest version."""
     y = np.zeros(len(x))
     s = 0.0
     for i in range(len(x)):
@@ -138,9 +160,11 @@ def reads_then_writes_in_a_branch(x, a):
 
 
 PROGRAMS = [running_sine, reads_the_previous_write, two_writes_per_iteration, reads_between_two_writes, two_arrays,
+            reads_another_written_array, sums_the_array_it_writes,
             writes_into_a_copy_of_a_parameter, reads_the_element_it_wrote, two_dimensional, conditional_write,
             both_arms_write, reads_then_writes_in_a_branch]
-IN_PLACE = {running_sine, reads_the_previous_write, two_writes_per_iteration, two_arrays,
+IN_PLACE = {running_sine, reads_the_previous_write, two_writes_per_iteration, two_arrays, reads_the_element_it_wrote,
+            reads_between_two_writes, reads_another_written_array,
             writes_into_a_copy_of_a_parameter, two_dimensional, conditional_write, both_arms_write,
             reads_then_writes_in_a_branch}
 
@@ -244,8 +268,11 @@ def _write_programs(draw):
             lines += ["        if s > 0.1:", f"            y[{target}] = {value}"]
             if kind == "if-else":
                 lines += ["        else:", f"            y[{draw(st.sampled_from(_INDICES))}] = s - a"]
-        if draw(st.booleans()):
+        after = draw(st.sampled_from(["", "element", "element", "sum"]))
+        if after == "element":
             lines.append(f"        s = s + 0.5 * y[{draw(st.sampled_from(_INDICES))}]")
+        elif after == "sum":           # a whole-array read after a write: the copying form
+            lines.append("        s = s + 0.01 * np.sum(y)")
     lines.append("    return np.sum(y * y) + s")
     return "\n".join(lines) + "\n"
 
