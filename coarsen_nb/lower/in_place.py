@@ -136,7 +136,12 @@ def _element_reads(st, cur: str, types) -> bool:
     indices, making scalars: an SOI the reverse sweep replays with the array in that state, whose
     reads the replay then names (``InPlaceWriting._name_element_reads``), so its adjoint does not
     read the array again after the undo."""
-    if not isinstance(st, KernelStep) or _array_values(st, types):
+    if _array_values(st, types):
+        return False
+    if isinstance(st, PrimStep):        # y_3[i] as its own step: its value is a name, its adjoint b_y[i] += …
+        e = st.expr
+        return isinstance(e, ir.Index) and e.value == ir.Name(cur) and all(_scalar_int(i, types) for i in e.index)
+    if not isinstance(st, KernelStep):
         return False
     k = st.kernel
     if cur in k.scalars.values() or cur in k.arrays.values():
