@@ -159,14 +159,40 @@ def reads_then_writes_in_a_branch(x, a):
     return np.sum(y * y) + s
 
 
+def nested_loops_inner_writes(x, a):
+    """An inner iterated loop writing in place, re-run by an outer iterated loop (and by its replay)."""
+    total = 0.0
+    for r in range(3):
+        y = np.zeros(len(x))
+        s = a * r
+        for i in range(len(x)):
+            s = math.sin(s) + x[i]
+            y[i] = s
+        total = math.sin(total) + np.sum(y * y)
+    return total
+
+
+def nested_loops_outer_writes(x, a):
+    """The outer iterated loop writes in place around an inner iterated loop."""
+    z = np.zeros(4)
+    t = a
+    for r in range(4):
+        s = t
+        for i in range(len(x)):
+            s = math.sin(s) * 0.9 + x[i]
+        t = math.cos(t) + s
+        z[r] = t
+    return np.sum(z * z)
+
+
 PROGRAMS = [running_sine, reads_the_previous_write, two_writes_per_iteration, reads_between_two_writes, two_arrays,
             reads_another_written_array, sums_the_array_it_writes,
             writes_into_a_copy_of_a_parameter, reads_the_element_it_wrote, two_dimensional, conditional_write,
-            both_arms_write, reads_then_writes_in_a_branch]
+            both_arms_write, reads_then_writes_in_a_branch, nested_loops_inner_writes, nested_loops_outer_writes]
 IN_PLACE = {running_sine, reads_the_previous_write, two_writes_per_iteration, two_arrays, reads_the_element_it_wrote,
             reads_between_two_writes, reads_another_written_array,
             writes_into_a_copy_of_a_parameter, two_dimensional, conditional_write, both_arms_write,
-            reads_then_writes_in_a_branch}
+            reads_then_writes_in_a_branch, nested_loops_inner_writes, nested_loops_outer_writes}
 
 
 def _inputs(n):
