@@ -97,6 +97,43 @@ NUMBA_HELPERS = {
     the numba namespace's, one pass per row."""
     return xp.logsumexp(a, axis=axis, b=b, keepdims=keepdims, return_sign=return_sign)
 ''',
+    # A window x[lo + i + j] (i < n0, j < n1) contracted with a vector, and its adjoint: one loop nest each.
+    # NumPy's helpers call np.correlate / np.convolve, which Numba implements as a plain double loop over
+    # the long operand with the short one inside (5 ms for 10**5 × 4 against 0.2 ms here).  Out of bounds
+    # the index is the NumPy helpers' own, (lo + i + j) modulo the length; in bounds the element itself
+    # (an integer modulo per element would cost more than the multiply-add).
+    "_window_matvec": '''def _window_matvec(x, lo, n0, n1, h):
+    """_window(x, lo, n0, n1) @ h: sum_j x[lo + i + j] * h[j] for i < n0, one loop nest."""
+    out = xp.zeros(n0)
+    m = x.shape[0]
+    inside = 0 <= lo and lo + n0 + n1 - 1 <= m
+    for i in range(n0):
+        acc = 0.0
+        for j in range(n1):
+            acc += (x[lo + i + j] if inside else x[(lo + i + j) % m]) * h[j]
+        out[i] = acc
+    return out
+''',
+    "_window_vecmat": '''def _window_vecmat(g, x, lo, n0, n1):
+    """g @ _window(x, lo, n0, n1): sum_i g[i] * x[lo + i + j] for j < n1, one loop nest."""
+    out = xp.zeros(n1)
+    m = x.shape[0]
+    inside = 0 <= lo and lo + n0 + n1 - 1 <= m
+    for i in range(n0):
+        gi = g[i]
+        for j in range(n1):
+            out[j] += gi * (x[lo + i + j] if inside else x[(lo + i + j) % m])
+    return out
+''',
+    "_window_outer_add": '''def _window_outer_add(b, lo, n0, n1, g, h):
+    """b[lo + i + j] += g[i] * h[j] for i < n0, j < n1, in place, one loop nest."""
+    m = b.shape[0]
+    inside = 0 <= lo and lo + n0 + n1 - 1 <= m
+    for i in range(n0):
+        gi = g[i]
+        for j in range(n1):
+            b[lo + i + j if inside else (lo + i + j) % m] += gi * h[j]
+''',
 }
 
 #: the helpers above compiled otherwise than the backend's ``@_jit``: inlined into their caller

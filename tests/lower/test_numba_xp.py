@@ -301,3 +301,42 @@ def test_einsum_of_explicit_subscripts(m, data):
 def test_einsum_of_disagreeing_lengths_is_a_value_error():
     with pytest.raises(ValueError):
         numba.njit(lambda a, b: xp.einsum('ij,jk->ik', a, b))(np.ones((2, 3)), np.ones((2, 3)))
+
+
+def _numba_helper(name):
+    """The numba backend's own helper ``name`` (lower/numba_helpers.py), compiled as the backend does."""
+    from coarsen_nb.lower.numba_helpers import NUMBA_HELPERS
+    namespace = {"xp": np}
+    exec(NUMBA_HELPERS[name], namespace)
+    return numba.njit(boundscheck=True)(namespace[name])
+
+
+def _numpy_window_helpers():
+    """The NumPy helpers of windows, with the ones they call (_window, _window_add, _scatter_sum)."""
+    namespace = {"xp": np}
+    for name in ("_scatter_sum", "_window", "_window_add", "_window_matvec", "_window_vecmat", "_window_outer_add"):
+        exec(HELPERS[name], namespace)
+    return namespace
+
+
+_NUMPY_WINDOWS = _numpy_window_helpers()
+_WINDOW_HELPERS = {name: (_numba_helper(name), _NUMPY_WINDOWS[name])
+                   for name in ("_window_matvec", "_window_vecmat", "_window_outer_add")}
+
+
+@settings(deadline=None, max_examples=60)       # (the first example compiles)
+@given(x=arrays(np.float64, st.integers(1, 12), elements=_floats), lo=st.integers(-3, 6),
+       n0=st.integers(0, 8), n1=st.integers(0, 4), data=st.data())
+def test_window_loops_are_the_numpy_helpers(x, lo, n0, n1, data):
+    """The window contractions as loops equal NumPy's correlate/convolve helpers, in bounds and out of them
+    (a window past either end wraps, as the NumPy helpers' gather does)."""
+    h = data.draw(arrays(np.float64, n1, elements=_floats))
+    g = data.draw(arrays(np.float64, n0, elements=_floats))
+    (mv, mv_np), (vm, vm_np), (oa, oa_np) = (_WINDOW_HELPERS[k] for k in
+                                             ("_window_matvec", "_window_vecmat", "_window_outer_add"))
+    np.testing.assert_allclose(mv(x, lo, n0, n1, h), mv_np(x, lo, n0, n1, h), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(vm(g, x, lo, n0, n1), vm_np(g, x, lo, n0, n1), rtol=1e-12, atol=1e-12)
+    b, b_np = x.copy(), x.copy()
+    oa(b, lo, n0, n1, g, h)
+    oa_np(b_np, lo, n0, n1, g, h)
+    np.testing.assert_allclose(b, b_np, rtol=1e-12, atol=1e-12)
