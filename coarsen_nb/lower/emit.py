@@ -43,6 +43,7 @@ from coarsen_nb.lower.printing import (
     is_atom_code,
     is_int_literal,
     is_number_code,
+    lane_rows_read,
     number_code,
     trip_count,
     unwrapped,
@@ -290,8 +291,7 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting):
             rows = self.lane_rows.get(idx[0]) if len(idx) >= 2 and lv.kind == "elem" else None
             if rows is not None and not any(self.deps(i) for i in idx[1:]):
                 # z[p, t] over a batched loop's lanes p: the rows first::step of z (a view when in bounds)
-                rest = ", ".join(self.value(i, self.root) for i in idx[1:])
-                return f"_take({arr}, {rows[0]}, {self.value(idx[0], lv)}.shape[0], {rows[1]})[:, {rest}]"
+                return lane_rows_read(arr, rows, self.value(idx[0], lv), [self.value(i, self.root) for i in idx[1:]])
             if len(idx) == 2 and self._dense_pair(lv) is not None:
                 blk = self._block_read(s, *self._dense_pair(lv))
                 if blk is not None:     # A[i + c, j + c'] on a dense nest: a block, flattened row by row

@@ -206,6 +206,12 @@ class InPlaceWriting:
                 self._in_place[w] = (st, s.label)
         return states
 
+    def _initial_values(self, s: IterStep, states) -> list[str]:
+        """The code of each state's first value; an array written in place starts as a copy of its
+        first value (which others may still read)."""
+        return [f"xp.asarray({self.code(i)}, dtype=xp.float64, copy=True)" if n in states else self.code(i)
+                for n, i, _ in s.mus]
+
     def _start_records(self, s: IterStep, states) -> None:
         """Name each write's record, and give the ones inside a branch their not-taken value."""
         for st in states.values():

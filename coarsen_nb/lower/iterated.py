@@ -37,10 +37,7 @@ class IteratedLoops(InPlaceWriting):
     def iterate(self, s: IterStep, tape: bool) -> None:
         self.emit(f"# loop at line {s.line}, run iteration by iteration{': ' + s.note if s.note else ''}")
         in_place = self._in_place_loop(s)
-        # an array written in place starts as a copy of its first value (which others may still read)
-        self.assign_state([self.py(n) for n, _, _ in s.mus],
-                          [f"xp.asarray({self.code(i)}, dtype=xp.float64, copy=True)" if n in in_place
-                           else self.code(i) for n, i, _ in s.mus])
+        self.assign_state([self.py(n) for n, _, _ in s.mus], self._initial_values(s, in_place))
         if tape:
             self.emit(f"{self.tape_name(s)} = []")
             if in_place:

@@ -41,6 +41,7 @@ from coarsen_nb.lower.helpers import HELPERS as _HELPERS
 from coarsen_nb.lower.iterated import IteratedLoops
 from coarsen_nb.lower.liveness import drop_dead_assignments, free_dead_names
 from coarsen_nb.lower.names import Names
+from coarsen_nb.lower.printing import lane_rows_read
 from coarsen_nb.lower.tangent import TangentSweep
 from coarsen_nb.plan import CondStep, KernelStep, Plan, PrimStep, names_read, walk_steps
 from coarsen_nb.rules.record import spell
@@ -223,9 +224,9 @@ class ModuleWriter(IteratedLoops):
             rows = self._lanes().get(e.index[0].id) if isinstance(e.index[0], ir.Name) and len(e.index) > 1 \
                 and not any(self.ndim(i) for i in e.index[1:]) else None
             if rows is not None:     # z[p, t] over a batched loop's lanes: rows of z, as the kernels read them
-                lanes = self.code(e.index[0])
-                return (f"{self.helper('_take')}({self.code(e.value)}, {rows[0]}, {lanes}.shape[0], {rows[1]})"
-                        f"[:, {', '.join(self.code(i) for i in e.index[1:])}]")
+                self.helper("_take")
+                return lane_rows_read(self.code(e.value), rows, self.code(e.index[0]),
+                                      [self.code(i) for i in e.index[1:]])
             return f"{self.code(e.value)}[{self.index_code(e)}]"
         if isinstance(e, ir.Attr):
             return f"{self.code(e.value)}.{e.attr}"

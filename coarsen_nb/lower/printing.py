@@ -49,6 +49,13 @@ class Level:
         return sum(1 for _ in self.ancestors()) - 1
 
 
+def lane_rows_read(array: str, rows: tuple[str, str], lanes: str, rest: list[str]) -> str:
+    """``array[p, *rest]`` for the lanes ``p = arange(first, stop, step)`` of a batched loop (``rows`` is
+    (first, step) code): the rows ``first::step`` of ``array``, a view when in bounds (``_take``), not a
+    gather per step.  Shared by the kernel printer and the module writer's opaque steps."""
+    return f"_take({array}, {rows[0]}, {lanes}.shape[0], {rows[1]})[:, {', '.join(rest)}]"
+
+
 def common_coefficient(e: sp.Add):
     """``(c, a - b)`` for ``c*a - c*b`` (every term a multiple of ±c, c ≠ 1), else None."""
     parts = [t.as_coeff_Mul() for t in e.args]

@@ -152,9 +152,8 @@ class TangentSweep:
         in_place = self._in_place_loop(s)
         names = [self.py(n) for n, _, _ in s.mus] + [self.names.tangent(n) for n, _, _ in act]
         # an array written in place starts as a copy of its first value, and so does its tangent
-        inits = [f"xp.asarray({self.code(i)}, dtype=xp.float64, copy=True)" if n in in_place else self.code(i)
-                 for n, i, _ in s.mus] + \
-                [self.array_tangent(i) if n in in_place else self.d(i) for n, i, _ in act]
+        inits = self._initial_values(s, in_place) + \
+            [self.array_tangent(i) if n in in_place else self.d(i) for n, i, _ in act]
         nexts = [self.code(x) for _, _, x in s.mus] + [self.d(x) for _, _, x in act]
         self.assign_state(names, inits)
         self.emit("while True:")
