@@ -407,49 +407,6 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting):
         # triangular bounds: a segmented reduction (bincount / ufunc.at where the namespace has them)
         return f"_segment_{kind}({child.seg}, {vals}, {n_parent})"
 
-    def _at_arg_extremum(self, body, child: Level, rng) -> str | None:
-        """Σ_k [k = argmax_k g]·h(k) (a maximum's adjoint) as h at that one point: the body's other
-        factors are evaluated on a level of at most one point, not on every point and then multiplied
-        by zeros.  None when no factor of the body is that indicator over this range."""
-        factors, todo = [], [body]
-        while todo:
-            f = todo.pop()
-            if isinstance(f, sp.Symbol) and f in self.temps and isinstance(self.temps[f], sp.Mul):
-                todo.append(self.temps[f])
-            elif isinstance(f, sp.Mul):
-                todo.extend(f.args)
-            else:
-                factors.append(f)
-        hot = next((f for f in factors if isinstance(f, forms.ArgOneHot) and tuple(f.args[1:5]) == tuple(rng)),
-                   None)
-        if hot is None:
-            return None
-        key = ("arg-point", hot, child.id)
-        if key not in self._tables:
-            g = self.value(hot.args[0], child)
-            if not self.deps(hot.args[0]) & ({rng[0]} | self._varying_binders(child)):
-                g = f"{self.xp}.broadcast_to({self.xp}.asarray({g}), ({child.size},))"
-            ix = self.fresh("ix")
-            pick = "argmax" if hot.args[5] > 0 else "argmin"
-            self.emit(f"{ix} = {self.xp}.{pick}({self.xp}.reshape({g}, (1, -1)), axis=1) if {child.size} > 0 else "
-                      f"{self.xp}.zeros(0, dtype={self.xp}.int64)")
-            self._tables[key] = Level(child, "mask", mask=ix, size=f"{ix}.shape[0]")
-            self._tables[key].pick = True
-        point = self._tables[key]
-        varying = {rng[0]} | self._varying_binders(child)
-        # the factors that vary over k at the one point; the others (the adjoint of the maximum
-        # itself, a scale) where the sum is, from what is computed there already
-        at_point = sp.Mul(*(f for f in factors if f is not hot and self.deps(f) & varying))
-        outside = sp.Mul(*(f for f in factors if f is not hot and not self.deps(f) & varying))
-        vals = self.value(at_point, point)
-        if not self.deps(at_point) & varying:
-            vals = f"{self.xp}.broadcast_to({self.xp}.asarray({vals}), ({point.size},))"
-        total = f"{self.xp}.sum({vals})"
-        if outside == 1:
-            return total
-        scale = self.value(outside, child.parent)
-        return f"{scale if is_atom_code(scale) else '(' + scale + ')'} * {total}"
-
     def _write(self, e, lv: Level) -> str:
         init, body, k, a, b, s, *idx = e.args
         if self._is_array_level(lv):

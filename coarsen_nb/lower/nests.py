@@ -1,6 +1,7 @@
 """Loop nests beyond one flat level: dense two-level nests as matrix products on blocks,
 and the per-segment operations (exclusive products, arg-extremum one-hots, linear-recurrence
-states) that need a segment as a row of a 2-D array.  A mixin of :class:`~coarsen_nb.lower.emit.Printer`.
+states) that need a segment as a row of a 2-D array; and a sum weighted by an arg-extremum one-hot (a
+maximum's adjoint) as its summand at that one point.  A mixin of :class:`~coarsen_nb.lower.emit.Printer`.
 
 The windows ``x[i + j + c]`` of a correlation are kept as a :class:`Window`, not as the text of their
 strided view, so that their contractions with vectors print as correlations and a convolution
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from coarsen_nb.errors import NoSegmentForm
-from coarsen_nb.lower.printing import Level, int_typed
+from coarsen_nb.lower.printing import Level, int_typed, is_atom_code
 from coarsen_nb.phi import forms
 from coarsen_nb.symbolic.levels import ELEM
 
@@ -253,6 +254,49 @@ class NestPrinting:
                       f"({parent.size}, {lv.rect})).T, copy=True)")
             return name, lv.rect, parent.size, lambda x: f"{xp}.reshape({x}.T, (-1,))"
         raise NoSegmentForm("segment-away")
+
+    def _at_arg_extremum(self, body, child: Level, rng) -> str | None:
+        """Σ_k [k = argmax_k g]·h(k) (a maximum's adjoint) as h at that one point: the body's other
+        factors are evaluated on a level of at most one point, not on every point and then multiplied
+        by zeros.  None when no factor of the body is that indicator over this range."""
+        factors, todo = [], [body]
+        while todo:
+            f = todo.pop()
+            if isinstance(f, sp.Symbol) and f in self.temps and isinstance(self.temps[f], sp.Mul):
+                todo.append(self.temps[f])
+            elif isinstance(f, sp.Mul):
+                todo.extend(f.args)
+            else:
+                factors.append(f)
+        hot = next((f for f in factors if isinstance(f, forms.ArgOneHot) and tuple(f.args[1:5]) == tuple(rng)),
+                   None)
+        if hot is None:
+            return None
+        key = ("arg-point", hot, child.id)
+        if key not in self._tables:
+            g = self.value(hot.args[0], child)
+            if not self.deps(hot.args[0]) & ({rng[0]} | self._varying_binders(child)):
+                g = f"{self.xp}.broadcast_to({self.xp}.asarray({g}), ({child.size},))"
+            ix = self.fresh("ix")
+            pick = "argmax" if hot.args[5] > 0 else "argmin"
+            self.emit(f"{ix} = {self.xp}.{pick}({self.xp}.reshape({g}, (1, -1)), axis=1) if {child.size} > 0 else "
+                      f"{self.xp}.zeros(0, dtype={self.xp}.int64)")
+            self._tables[key] = Level(child, "mask", mask=ix, size=f"{ix}.shape[0]")
+            self._tables[key].pick = True
+        point = self._tables[key]
+        varying = {rng[0]} | self._varying_binders(child)
+        # the factors that vary over k at the one point; the others (the adjoint of the maximum
+        # itself, a scale) where the sum is, from what is computed there already
+        at_point = sp.Mul(*(f for f in factors if f is not hot and self.deps(f) & varying))
+        outside = sp.Mul(*(f for f in factors if f is not hot and not self.deps(f) & varying))
+        vals = self.value(at_point, point)
+        if not self.deps(at_point) & varying:
+            vals = f"{self.xp}.broadcast_to({self.xp}.asarray({vals}), ({point.size},))"
+        total = f"{self.xp}.sum({vals})"
+        if outside == 1:
+            return total
+        scale = self.value(outside, child.parent)
+        return f"{scale if is_atom_code(scale) else '(' + scale + ')'} * {total}"
 
     def _segment_op(self, e, lv: Level) -> str:
         """Exclusive products or arg-extremum indicators of ``body`` within each segment of k."""
