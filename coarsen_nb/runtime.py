@@ -10,12 +10,13 @@ under a real file name, so tracebacks and ``inspect`` show it.
 
 from __future__ import annotations
 
+import copy
 import itertools
 import math
 import os
 import tempfile
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -48,10 +49,10 @@ class Compiled:
     vjp: object
     jvp: object
     wrt: tuple
-    cost: object = None
     grad: object = None            # gradients only (no primal value computed that they do not need)
     missing: str | None = None     # why the module could not be loaded (e.g. CuPy absent)
     fallback: str | None = None    # why a finer selection than asked for was compiled (a NoSegmentForm limit)
+    costs: dict = field(default_factory=dict)   # (shapes, ints) -> the cost model's Cost: f.cost lowers once
 
 
 def coarsen(fn_or_source, wrt=None, backend: str = "numpy", max_soi=None, reuse=None, per_block: bool = False,
@@ -385,7 +386,10 @@ class Coarsened:
         from coarsen_nb.lower.cost import estimate
 
         c = self._compiled()
-        return estimate(c.plan, c.wrt, self._last_shapes, ints=self._last_ints)
+        key = (self._last_shapes, tuple(sorted(self._last_ints.items())))
+        if key not in c.costs:
+            c.costs[key] = estimate(c.plan, c.wrt, self._last_shapes, ints=self._last_ints)
+        return copy.deepcopy(c.costs[key])    # (the caller's to change)
 
     def export(self, path, overwrite: bool = False) -> str:
         """Write the generated module (of the last signature called) as a standalone file.

@@ -147,3 +147,23 @@ def cutoff(x):
     assert _close(given.forward_ops, counts.ops[0]) and _close(given.derivative_ops, counts.ops[1])
     none = estimate(f.plan, ("x",), (x.shape,), masks={root[0]: 0.0})
     assert none.derivative_ops < given.derivative_ops
+
+
+def test_cost_is_lowered_once_per_argument_shapes(monkeypatch):
+    """``f.cost`` lowers the plan once per argument shapes (the tuning widget reads it on every redraw),
+    and a later call with other shapes gets the cost of those shapes, not the cached one."""
+    import coarsen_nb.lower.cost as cost_module
+
+    runs = []
+    real = cost_module.estimate
+    monkeypatch.setattr(cost_module, "estimate", lambda *a, **k: runs.append(a[2]) or real(*a, **k))
+    f = cn.coarsen("def f(x):\n    s = 0.0\n    for i in range(len(x)):\n        s += x[i] * x[i]\n    return s\n")
+    f.grad(np.ones(100))
+    small = f.cost
+    assert f.cost == small and runs == [((100,),)]
+    f.cost.derivative_ops = -1.0          # a caller's copy: the cached figures do not change
+    assert f.cost == small
+    f.grad(np.ones(1000))
+    large = f.cost
+    assert runs == [((100,),), ((1000,),)]
+    assert large.derivative_ops > small.derivative_ops and large == estimate(f.plan, ("x",), ((1000,),))
