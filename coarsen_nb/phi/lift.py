@@ -12,8 +12,9 @@ Three modes give the three points of the design space in one pipeline:
                 first split into one assignment per operation, :mod:`coarsen_nb.phi.operations`).
 
 A kernel is closed (and a new one opened) at every opaque step, iterated loop
-and real branch; a run of values past ``max_soi`` operations is split after
-its most-used value and small neighbours are merged again; a value used
+and real branch; a run of values past ``max_soi`` operations is cut by the
+selection pass :mod:`coarsen_nb.soi.partition` (after its most-used value,
+small neighbours merged again), from the sizes this lifting measured; a value used
 more than ``reuse`` times is kept as a named temp of its kernel instead of
 being substituted into its users (the reuse-centric rule).
 """
@@ -34,6 +35,7 @@ from coarsen_nb.phi.symbols import NotSymbolic, to_sympy
 from coarsen_nb.phi.types import T, infer
 from coarsen_nb.plan import CondStep, IterStep, KernelStep, Plan, PrimStep
 from coarsen_nb.rules.table import PRIMITIVES
+from coarsen_nb.soi.partition import RunNode, partition
 
 
 def lift(g: GatedFunction, types: dict[str, T], mode: str = "phi", max_soi: float | None = None,
@@ -90,64 +92,58 @@ class _Lifter:
         """Steps for ``nodes``; ``tail_uses`` are names read after the region.
 
         A *run* is a maximal sequence of nodes that can share one SOI (values, pure ``if`` s and
-        closed-form loops); opaque steps, real branches and iterated loops end it.  With a finite
-        cap L a run is cut into SOIs as it grows (:meth:`_cut`) and its small neighbours are merged
-        when it ends (:meth:`_merge`); with L = ∞ a run is one SOI.
+        closed-form loops); opaque steps, real branches and iterated loops end it.  The run is lifted
+        once, as it grows; when it ends, the selection pass (:func:`coarsen_nb.soi.partition.partition`)
+        cuts it at the cap L from the operations each node added, and each piece of a cut run is lifted
+        once more, as its own SOI.  With L = ∞ a run is one SOI.
         """
         nodes = list(nodes)
         tail = set(tail_uses or set()) | set(ir.names_used(self.g.result))
         later = _uses_after(nodes, tail)
         steps: list = []
         kb = KernelBuilder(self)
-        start = 0               # first node of the open kernel
-        pieces: list = []       # node ranges [a, b) of the current run already cut at the cap
-        rewritten: dict = {}    # node index -> the Let as lifted (element reads split off)
+        run: list[RunNode] = []     # the open run's nodes, from node index ``start`` on
+        start = 0
+        rewritten: dict = {}        # node index -> the Let as lifted (element reads split off)
 
-        def flush(k: int) -> None:
-            """End the run at node ``k``: emit its SOIs (one unless the cap cut it)."""
-            nonlocal kb, pieces
-            if pieces:
-                for a, b in self._merge(nodes, pieces + ([(start, k)] if not kb.empty() else []), rewritten):
-                    kern = self._lift_range(nodes, a, b, rewritten).close(later[b])
-                    if kern is not None:
-                        steps.append(KernelStep(kern))
-            elif not kb.empty():
+        def joined(k: int, ops_before: int) -> None:
+            nonlocal start
+            if not run:
+                start = k
+            node = rewritten.get(k, nodes[k])
+            run.append(RunNode(kb.ops - ops_before, tuple(_defines(node)), tuple(names_read([node]))))
+
+        def end_run(k: int) -> None:
+            """End the open run before node ``k``: its SOIs, as the selection cuts it."""
+            nonlocal kb
+            pieces = partition(run, self.max_soi, operator=self.mode == "operator")
+            if len(pieces) == 1:
                 kern = kb.close(later[k])
                 if kern is not None:
                     steps.append(KernelStep(kern))
+            else:
+                for b, piece in self._lift_pieces(nodes, [(start + a, start + b) for a, b in pieces], rewritten):
+                    kern = piece.close(later[b])
+                    if kern is not None:
+                        steps.append(KernelStep(kern))
             kb = KernelBuilder(self)
-            pieces = []
-
-        def close_at_cap(k: int) -> None:
-            """The open kernel reached the cap L with node ``k``: it becomes a piece of the run."""
-            nonlocal kb, start
-            if kb.ops >= self.max_soi:
-                pieces.append((start, k + 1))
-                kb = KernelBuilder(self)
-                start = k + 1
+            run.clear()
 
         k = 0
         while k < len(nodes):
             n = nodes[k]
-            if isinstance(n, Let) and self.mode == "operator" and not kb.empty():
-                flush(k)
-                start = k
-            if kb.empty():
-                start = k
-            fresh_retry = self.mode == "phi" and not kb.empty() and not isinstance(n, (Let, If))
+            if isinstance(n, Let) and self.mode == "operator" and run:
+                end_run(k)
+            fresh_retry = self.mode == "phi" and bool(run) and not isinstance(n, (Let, If))
+            before = kb.ops
             if self._join(kb, n):
-                if kb.ops > self.max_soi and k > start:
-                    # Oversized: cut the run after its most-used value and lift the rest afresh.
-                    j = self._cut(nodes, start, k)
-                    pieces.append((start, j + 1))
-                    kb = KernelBuilder(self)
-                    k = start = j + 1
-                    continue
-                close_at_cap(k)
+                joined(k, before)
                 k += 1
                 continue
-            flush(k)
-            start = k
+            if run:
+                end_run(k)
+            else:
+                kb = KernelBuilder(self)    # (what a failed join left in it: inputs of no value)
             if isinstance(n, Let):
                 if self._opaque(n):
                     steps.append(PrimStep(n.name, n.value, n.line))
@@ -163,19 +159,18 @@ class _Lifter:
                     continue
                 rewritten[k] = Let(n.name, value, n.line)
                 kb.define(n.name, expr, n.line, self._materialize(n.name))
-                close_at_cap(k)
+                joined(k, 0)
             elif isinstance(n, If):
                 steps.append(self._cond(n, later[k + 1]))
+            elif fresh_retry and self._join(kb, n):
+                # the loop may read an array the ended run writes (a table filled by an earlier loop):
+                # from a fresh kernel that array is an input, read element by element
+                joined(k, 0)
             else:
-                if fresh_retry and self._join(kb, n):
-                    # the loop may read an array the flushed kernel writes (a table filled by an earlier
-                    # loop): from a fresh kernel that array is an input, read element by element
-                    close_at_cap(k)
-                    k += 1
-                    continue
                 steps += self._iterate(n, later[k + 1])
             k += 1
-        flush(len(nodes))
+        if run:
+            end_run(len(nodes))
         return steps
 
     def _join(self, kb: KernelBuilder, n) -> bool:
@@ -220,36 +215,22 @@ class _Lifter:
                 raise NotSymbolic(f"node {i} cannot join an SOI starting at node {a}")
         return kb
 
-    def _cut(self, nodes: list, a: int, k: int) -> int:
-        """Where to cut the oversized run ``nodes[a:k + 1]``: after the node whose value is read most
-        often inside it (the paper's split at the most-used value; materializing that value removes
-        the most inlined copies).  Ties go to the later node, so the first SOI stays as large as it
-        can; the cut is always before ``k``, the node that made the run exceed L."""
-        inside = Counter(names_read(nodes[a:k + 1]))
+    def _lift_pieces(self, nodes: list, pieces: list, rewritten: dict) -> list[tuple[int, KernelBuilder]]:
+        """Each piece ``(a, b)`` of a cut run lifted once, as an SOI of its own: ``(b, its kernel)``.
 
-        def score(i: int) -> tuple:
-            return max((inside[name] for name in _defines(nodes[i])), default=0), i
-
-        return max(range(a, k), key=score)
-
-    def _merge(self, nodes: list, pieces: list, rewritten: dict) -> list:
-        """Merge neighbouring pieces of one run while the merged SOI has at most L operations
-        (a cut can leave small SOIs next to each other, e.g. when the most-used value is early).
-        Operator mode (L = 1) keeps every operation its own SOI, constants and copies included."""
-        if self.mode == "operator":
-            return pieces
-        out = [pieces[0]]
-        for a, b in pieces[1:]:
-            a0 = out[-1][0]
+        A piece that cannot stand alone (a value the run's lifting inlined, which a fresh SOI would have
+        to read as an input it cannot be) stays with the piece before it; the first piece starts the
+        run, so it always can."""
+        out: list[tuple[int, int, KernelBuilder]] = []
+        for a, b in pieces:
             try:
-                fits = self._lift_range(nodes, a0, b, rewritten).ops <= self.max_soi
+                out.append((a, b, self._lift_range(nodes, a, b, rewritten)))
             except NotSymbolic:
-                fits = False
-            if fits:
-                out[-1] = (a0, b)
-            else:
-                out.append((a, b))
-        return out
+                if not out:
+                    raise
+                first = out.pop()[0]
+                out.append((first, b, self._lift_range(nodes, first, b, rewritten)))
+        return [(b, kb) for _, b, kb in out]
 
     def _split_reads(self, n: Let, steps: list) -> ir.Expr:
         """Make each element read of ``n`` an opaque gather step of its own; the rest stays symbolic."""

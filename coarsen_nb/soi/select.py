@@ -1,15 +1,16 @@
 """Reuse-centric SOI selection: the knobs and what they mean.
 
-The selection itself happens while lifting (:mod:`coarsen_nb.phi.lift`), in
-one bottom-up pass over the region tree, because whether a loop or a branch
-can join its neighbours is only known once it has been lifted:
+Selection is split between the lifter and one pure pass.  The lifter (:mod:`coarsen_nb.phi.lift`)
+finds the *runs* — what can share one SOI, which is only known once a loop or a branch has been lifted —
+and lifts each run once; the size cap is then a pure pass over the run's numbers
+(:func:`coarsen_nb.soi.partition.partition`), which never lifts anything:
 
 * a straight-line value joins the open SOI, which grows up to the size
   cap **L** (``max_soi`` operations); when a value would take it past L,
   the run is split after the value read most often inside it (that value
-  is materialized once instead of inlined into each user), the rest is
-  lifted afresh, and when the run ends neighbouring pieces are merged
-  again while the merged SOI has at most L operations;
+  is materialized once instead of inlined into each user), growing restarts
+  after the cut, and neighbouring pieces are merged again while the merged
+  SOI has at most L operations;
 * a value read more than **R** times (``reuse``) stays a named temp of its
   SOI — materialized once — instead of being substituted into its users, so
   its derivative is taken once (no swell, no reuse deprivation);

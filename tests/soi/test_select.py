@@ -1,8 +1,8 @@
 """SOI selection under a finite cap L: split an oversized run at its most-used value, merge small neighbours.
 
-The size of an open SOI is the lifting's running count (``count_ops`` of each value with the values it
-inlines); reuse is set to ∞ here so that no value is materialized by the reuse rule and the cuts are the
-cap's alone.
+The size of a run's node is what it added to the run's lifting (``count_ops`` of its value with the values
+it inlines; :mod:`coarsen_nb.soi.partition`); reuse is set to ∞ here so that no value is materialized by
+the reuse rule and the cuts are the cap's alone.
 """
 
 import math
@@ -13,8 +13,8 @@ from corpus import CORPUS
 from gradcheck import assert_close
 
 import coarsen_nb as cn
-from coarsen_nb.phi import lift
 from coarsen_nb.phi.lift import use_counts
+from coarsen_nb.soi import partition
 
 # t is read by b, c and d (3 uses); every other value of the body at most twice.
 SPLIT = """import math
@@ -44,7 +44,7 @@ def f(x, y):
 
 def _outputs(src, max_soi, args, merge=True, monkeypatch=None):
     if not merge:
-        monkeypatch.setattr(lift._Lifter, "_merge", lambda self, nodes, pieces, rewritten: pieces)
+        monkeypatch.setattr(partition, "_merge", lambda run, pieces, cap: pieces)
     f = cn.coarsen(src, max_soi=max_soi, reuse=math.inf)
     f.grad(*args)
     return f, [k.output_names for k in f.plan.kernels()]
