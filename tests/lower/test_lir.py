@@ -1,0 +1,221 @@
+"""The lowered IR's records (coarsen_nb.lower.lir) and the passes over them (lower/lir_passes.py).
+
+Oracles: printed expressions are evaluated by Python and compared with an evaluator of the records
+written here; the passes are compared with the text passes of lower/liveness.py, which they replace, on
+random function bodies, and the function's result is the same before and after each pass.
+"""
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from coarsen_nb.lower import lir, liveness
+from coarsen_nb.lower.lir import (
+    Assign,
+    AugAssign,
+    BinOp,
+    Call,
+    Comment,
+    Compare,
+    For,
+    Free,
+    If,
+    IfExp,
+    Index,
+    Lit,
+    Name,
+    Paren,
+    Return,
+    Slice,
+    Text,
+    Tuple,
+    Unary,
+    While,
+)
+from coarsen_nb.lower.lir_passes import (
+    drop_dead_assignments,
+    free_dead_names,
+    modules_used,
+    names_called,
+)
+
+# -- expressions print as the Python they stand for --------------------------------------------------
+
+_OPS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b}
+
+
+def _evaluate(e, env):
+    """The value of a record, computed from the records (not from their text)."""
+    if isinstance(e, Name):
+        return env[e.id]
+    if isinstance(e, Lit):
+        return float(e.code)
+    if isinstance(e, Paren):
+        return _evaluate(e.inner, env)
+    if isinstance(e, BinOp):
+        return _OPS[e.op](_evaluate(e.left, env), _evaluate(e.right, env))
+    if isinstance(e, Unary):
+        return -_evaluate(e.operand, env)
+    if isinstance(e, Call):
+        return max(_evaluate(a, env) for a in e.args)
+    if isinstance(e, IfExp):
+        return _evaluate(e.body, env) if _evaluate(e.test, env) else _evaluate(e.orelse, env)
+    if isinstance(e, Compare):
+        return _evaluate(e.left, env) < _evaluate(e.right, env)
+    if isinstance(e, Index):
+        return env[e.value.id][int(_evaluate(e.items[0], env))]
+    raise TypeError(e)
+
+
+def _grouped(e):
+    """Every compound operand in parentheses: the printer's job, as it was in the f-strings."""
+    return e if isinstance(e, (Name, Lit, Call, Index, Paren)) else Paren(e)
+
+
+leaves = st.one_of(st.sampled_from([Name("a"), Name("b")]),
+                   st.integers(-5, 5).map(lambda v: Lit(repr(float(v)))),
+                   st.integers(0, 2).map(lambda i: Index(Name("v"), (Lit(str(i)),))))
+exprs = st.recursive(leaves, lambda sub: st.one_of(
+    st.builds(lambda op, a, b: BinOp(op, _grouped(a), _grouped(b)), st.sampled_from(sorted(_OPS)), sub, sub),
+    st.builds(lambda a: Unary("-", _grouped(a)), sub),
+    st.builds(lambda a, b: Call(Name("max"), (a, b)), sub, sub),
+    st.builds(lambda a, t, b: IfExp(_grouped(a), Compare("<", _grouped(t), Lit("0.5")), _grouped(b)),
+              sub, sub, sub),
+), max_leaves=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(exprs, st.floats(-3, 3), st.floats(-3, 3))
+def test_a_printed_expression_is_the_python_it_stands_for(e, a, b):
+    env = {"a": a, "b": b, "v": [1.5, -2.0, 0.25], "max": max}
+    assert eval(str(e), {}, env) == _evaluate(e, env)        # noqa: S307 (our own printed text)
+    assert sorted(set(lir.names_in(e)) - {"max"}) == sorted({"a", "b", "v"} & set(lir.names_in(e)))
+
+
+def test_statements_print_as_python_with_the_users_indentation():
+    body = (
+        Comment("SOI 1 (line 3)", lines=(3,)),
+        Assign(Name("t"), BinOp("*", Name("x"), Lit("0.5"))),
+        Assign(Index(Name("b_x"), (Slice(Lit("1"), None),)), Name("t")),
+        AugAssign(Name("b_x"), "+", Call(lir.Attr(Name("xp"), "sum"), (Name("t"),), (("axis", Lit("0")),))),
+        If(Compare(">", Name("n"), Lit("0")), (Assign(Tuple((Name("p"), Name("q")), bare=True),
+                                                      Tuple((Name("q"), Name("p")), bare=True)),),
+           (lir.Pass(),)),
+        For(Name("k"), Call(Name("range"), (Name("n"),)), (Free(("t",)),)),
+        While(Lit("True"), (lir.Break(),)),
+        Return(Tuple((Name("p"),))),
+    )
+    assert lir.print_body(body) == [
+        "    # SOI 1 (line 3)",
+        "    t = x * 0.5",
+        "    b_x[1:] = t",
+        "    b_x += xp.sum(t, axis=0)",
+        "    if n > 0:",
+        "        p, q = q, p",
+        "    else:",
+        "        pass",
+        "    for k in range(n):",
+        "        del t",
+        "    while True:",
+        "        break",
+        "    return (p,)",
+    ]
+    assert lir.reads(body[2]) == ["t", "b_x"] and body[2].targets() == ()
+    assert body[4].body[0].targets() == ("p", "q") and lir.reads(body[3]) == ["xp", "t", "b_x"]
+    lir.verify(body, structured=True)
+    assert names_called(body) == {"range"} and modules_used(body) == {"xp"}
+
+
+def test_verify_names_what_is_not_structured():
+    lir.verify((Text("t = 1"),))
+    with pytest.raises(AssertionError, match="text line"):
+        lir.verify((Text("t = 1"),), structured=True)
+    with pytest.raises(AssertionError, match="structured expression"):
+        lir.verify((Return(lir.expr("x + 1")),), structured=True)
+    with pytest.raises(AssertionError, match="not an expression"):
+        lir.verify((Return("x"),))
+    with pytest.raises(AssertionError, match="cannot assign"):
+        lir.verify((Assign(Lit("1"), Name("x")),))
+    with pytest.raises(AssertionError, match="tuple of statements"):
+        lir.verify((If(Name("c"), [Return(Name("x"))]),))
+
+
+# -- the passes agree with the text passes, and keep the result ---------------------------------------
+
+_VARS = ["a", "b", "c", "d", "e"]
+
+
+@st.composite
+def bodies(draw, depth=0, defined=("x", "y")):
+    """A random function body over x and y: assignments, accumulations, branches, loops; ends in a return
+    at the top."""
+    defined = list(defined)
+    out = []
+    for _ in range(draw(st.integers(1, 5))):
+        kind = draw(st.sampled_from(["assign", "assign", "number", "aug", "if", "for"] if depth < 2
+                                    else ["assign", "aug"]))
+        operands = [Name(n) for n in defined] + [Lit("2.0")]
+        value = BinOp(draw(st.sampled_from(["+", "*"])), draw(st.sampled_from(operands)),
+                      draw(st.sampled_from(operands)))
+        if kind in ("assign", "number"):
+            name = draw(st.sampled_from(_VARS))
+            if kind == "number":
+                value = Call(Name("max"), (Lit("0"), draw(st.sampled_from(operands))))
+            out.append(Assign(Name(name), value))
+            defined.append(name)
+        elif kind == "aug" and len(defined) > 2:
+            out.append(AugAssign(Name(draw(st.sampled_from(defined[2:]))), "+", value))
+        elif kind == "if":
+            out.append(If(Compare(">", draw(st.sampled_from(operands)), Lit("1.0")),
+                          draw(bodies(depth + 1, tuple(defined))), draw(bodies(depth + 1, tuple(defined)))))
+        elif kind == "for":
+            out.append(For(Name("k"), Call(Name("range"), (Lit("3"),)), draw(bodies(depth + 1, tuple(defined)))))
+    if depth == 0:
+        out.append(Return(Tuple(tuple(Name(n) for n in draw(st.lists(st.sampled_from(defined), min_size=1,
+                                                                      max_size=3))))))
+    return tuple(out)
+
+
+def _run(body):
+    """The function's result on x = 0.5, y = 1.5 (names a branch left unassigned read as a NameError)."""
+    source = "def f(x, y):\n" + "\n".join(lir.print_body(body)) + "\n"
+    space = {}
+    exec(source, space)       # noqa: S102 (a body this test built)
+    try:
+        return space["f"](0.5, 1.5)
+    except (NameError, UnboundLocalError):
+        return "unbound"
+
+
+@settings(max_examples=300, deadline=None)
+@given(bodies())
+def test_dead_assignments_as_the_text_pass_drops_them(body):
+    after = drop_dead_assignments(body)
+    lir.verify(after, structured=True)
+    assert lir.print_body(after) == liveness.drop_dead_assignments(lir.print_body(body))
+    before_value = _run(body)
+    if before_value != "unbound":
+        assert _run(after) == before_value
+
+
+@settings(max_examples=300, deadline=None)
+@given(bodies())
+def test_frees_as_the_text_pass_places_them(body):
+    after = free_dead_names(body, keep=("x", "y"))
+    lir.verify(after, structured=True)
+    assert lir.print_body(after) == liveness.free_dead_names(lir.print_body(body), keep=["x", "y"])
+    before_value = _run(body)
+    if before_value != "unbound":
+        assert _run(after) == before_value
+
+
+def test_a_loop_only_the_replay_reads_is_dropped_but_an_accumulation_is_kept():
+    # the reverse sweep's replay: the next state `s2` is read by nothing after the loop
+    body = (Assign(Name("s"), Name("x")),
+            For(Name("k"), Call(Name("range"), (Lit("3"),)), (
+                Assign(Name("s2"), BinOp("*", Name("s"), Lit("2.0"))),
+                AugAssign(Name("acc"), "+", Name("s")))),
+            Return(Name("acc")))
+    after = drop_dead_assignments(body)
+    assert [type(s).__name__ for s in after[1].body] == ["AugAssign"]
+    assert lir.print_body(after) == liveness.drop_dead_assignments(lir.print_body(body))
