@@ -229,7 +229,7 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting):
                 not int_typed(rest := sp.Mul(*e.args[1:])):
             return self._compute(rest if e.args[0] > 0 else -rest, lv)     # 1.0 * x is x for a float x
         array = lv.kind != "root" and not (lv.kind == "cond")
-        if isinstance(e, forms._Reduction):
+        if isinstance(e, forms.Reduction):
             return self._reduce(e, lv)
         if isinstance(e, forms.RWrite):
             return self._write(e, lv)

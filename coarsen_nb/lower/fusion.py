@@ -222,14 +222,14 @@ def domain(body: Body, targets: list[Target]):
         for n in body.nodes(t.expr):
             if isinstance(n, _UNFUSABLE):
                 return None
-            if isinstance(n, (forms._Reduction, forms.ElemSum)):
+            if isinstance(n, (forms.Reduction, forms.ElemSum)):
                 reductions.add(n)
         binders |= body.deps(t.expr).union(*(body.deps(sp.sympify(i)) for i in t.index))
     if reductions:
         if len(targets) != 1 or len(reductions) != 1 or targets[0].mode == "scatter":
             return None
         (red,) = reductions
-        inner = [n for n in body.nodes(red.args[0]) if isinstance(n, (forms._Reduction, forms.ElemSum))]
+        inner = [n for n in body.nodes(red.args[0]) if isinstance(n, (forms.Reduction, forms.ElemSum))]
         if inner:
             return None                     # nested reductions: more than one level
         if isinstance(red, forms.ElemSum):

@@ -156,7 +156,7 @@ class OperatorPrinting:
             if isinstance(x, sp.Symbol):
                 out = x in self.temps and self._reduced(self.temps[x])
             else:
-                out = isinstance(x, (forms._Reduction, forms.ElemSum)) or any(
+                out = isinstance(x, (forms.Reduction, forms.ElemSum)) or any(
                     self._reduced(a) for a in x.args if isinstance(a, sp.Basic))
             self._reduced_memo[x] = out
         return self._reduced_memo[x]

@@ -35,7 +35,7 @@ class Inert(sp.Function):
         return None
 
 
-class _Reduction(Inert):
+class Reduction(Inert):
     """Base class: not evaluated, printed as the big operator."""
 
     kind = ""
@@ -70,22 +70,22 @@ def _register(cls):
 
 
 @_register
-class RSum(_Reduction):
+class RSum(Reduction):
     kind, symbol, nargs = "sum", r"\sum", 5
 
 
 @_register
-class RProd(_Reduction):
+class RProd(Reduction):
     kind, symbol, nargs = "prod", r"\prod", 5
 
 
 @_register
-class RMax(_Reduction):
+class RMax(Reduction):
     kind, symbol, nargs = "max", r"\max", 5
 
 
 @_register
-class RMin(_Reduction):
+class RMin(Reduction):
     kind, symbol, nargs = "min", r"\min", 5
 
 

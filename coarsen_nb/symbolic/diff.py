@@ -197,7 +197,7 @@ def _finish(sym, parts, temps) -> sp.Expr:
 
 def _rule(e, b, act, add, deps, level) -> None:
     """Add the contributions of temp ``e`` (with adjoint ``b``, at ``level``) to its operands."""
-    if isinstance(e, forms._Reduction):
+    if isinstance(e, forms.Reduction):
         body, k, lo, hi, st = e.args
         if e.kind == "sum":
             weight = b
