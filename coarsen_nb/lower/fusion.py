@@ -26,7 +26,7 @@ from coarsen_nb.lower.cuda_printer import (
     is_bool,
     leaf_ctype,
 )
-from coarsen_nb.phi import forms, scans
+from coarsen_nb.phi import forms, gammas, scans
 from coarsen_nb.symbolic.levels import ELEM, Deps
 
 # Nodes a fused kernel cannot express in one pass: they need another level of
@@ -180,7 +180,7 @@ class _Emitter:
             if isinstance(x, sp.ITE):
                 stack.append(x.args[0])
                 continue
-            if isinstance(x, (forms.AndThen, forms.OrElse)):
+            if isinstance(x, (gammas.AndThen, gammas.OrElse)):
                 stack.append(x.args[0])
                 continue
             stack.extend(x.args)
