@@ -20,6 +20,7 @@ too old) leaves the source readable and exportable, and
 from __future__ import annotations
 
 import linecache
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -144,6 +145,17 @@ BACKENDS: dict[str, Backend] = {b.name: b for b in (NUMPY, NUMBA, CUPY)}
 def get(name: str) -> Backend:
     """The backend of a ``backend=`` option (checked by :func:`coarsen_nb.checks.options` first)."""
     return BACKENDS[name]
+
+
+def is_array(value) -> bool:
+    """Whether ``value`` is an array of a backend's array module (its ``ndarray``: a NumPy array, a CuPy
+    array): what the argument checks accept as an array argument.  A module not imported yet made none
+    of the values, so this imports nothing."""
+    for b in BACKENDS.values():
+        xp = sys.modules.get(b.xp_module)
+        if xp is not None and isinstance(value, xp.ndarray):
+            return True
+    return False
 
 
 def for_module(xp_module: str) -> Backend:

@@ -17,7 +17,7 @@ import numbers
 
 import numpy as np
 
-from coarsen_nb.backends import BACKENDS
+from coarsen_nb.backends import BACKENDS, is_array
 from coarsen_nb.errors import CoarsenError
 
 
@@ -103,7 +103,7 @@ def arguments(params: tuple[str, ...], args: tuple) -> None:
     for p, a in zip(params, args, strict=True):
         if isinstance(a, (bool, int, float, np.integer, np.floating, np.bool_)):
             continue
-        if isinstance(a, np.ndarray) or type(a).__module__.startswith("cupy"):
+        if is_array(a):
             if a.dtype.kind not in "biuf":
                 raise CoarsenError(p, message=f"parameter {p!r}: array of dtype {a.dtype} is not numeric",
                                    hint="pass a float array")
@@ -147,8 +147,7 @@ def _like(t, primal, what: str, kind: str):
     shape = np.shape(primal)
     want = "a number (or a 0-d array)" if shape == () else f"an array of shape {shape}"
     hint = f"{kind} have the shape of what they go with: pass {want}"
-    if isinstance(t, (bool, np.bool_)) or not (isinstance(t, (numbers.Real, np.ndarray))
-                                               or type(t).__module__.startswith("cupy")):
+    if isinstance(t, (bool, np.bool_)) or not (isinstance(t, numbers.Real) or is_array(t)):
         raise CoarsenError(what, message=f"{what} must be {want}, got {type(t).__name__}", hint=hint)
     if isinstance(t, numbers.Real):
         if shape != ():

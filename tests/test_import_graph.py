@@ -8,7 +8,10 @@ edge goes to the module an import names (``from coarsen_nb.lower import
 module`` names ``coarsen_nb.lower.module``; ``from coarsen_nb import
 __version__`` names the package ``coarsen_nb`` itself); the implicit import of
 a parent package is not an edge.  Imports under ``if TYPE_CHECKING:`` are
-annotations only and are not edges.
+annotations only and are not edges.  A borrowed private name is one imported
+(``from X import _name``) or read through a module name bound to another
+module of the package (``X._name``); the numba ``xp`` files, one namespace
+written in several files, share theirs (see :func:`_own_module_lines`).
 """
 
 from __future__ import annotations
@@ -41,27 +44,35 @@ def _type_checking_only(node: ast.AST, parents: dict) -> bool:
     return False
 
 
+def _package(name: str, path: Path) -> str:
+    return name if path.name == "__init__.py" else name.rpartition(".")[0]
+
+
+def _from_import(node: ast.ImportFrom, name: str, path: Path, known: set[str]) -> list[tuple[str, str, int]]:
+    """``(target module, imported name or "", line)`` for each name of one ``from ... import``, or ``[]``
+    when it imports from outside the package."""
+    base = node.module or ""
+    if node.level:
+        package = _package(name, path).split(".")
+        base = ".".join(package[: len(package) - node.level + 1] + ([base] if base else []))
+    if base.split(".")[0] != PACKAGE:
+        return []
+    return [(f"{base}.{a.name}", "", node.lineno) if f"{base}.{a.name}" in known else (base, a.name, node.lineno)
+            for a in node.names]
+
+
 def imports(name: str, path: Path, known: set[str]) -> list[tuple[str, str, int]]:
     """``(target module, imported name or "", line)`` for each ``coarsen_nb`` import in one module."""
     tree = ast.parse(path.read_text(), str(path))
     parents = {c: p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     out = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.Import | ast.ImportFrom) or _type_checking_only(node, parents):
             continue
         if isinstance(node, ast.Import):
             out += [(a.name, "", node.lineno) for a in node.names if a.name.split(".")[0] == PACKAGE]
-            continue
-        base = node.module or ""
-        if node.level:
-            anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
-            base = ".".join(anchor + ([base] if base else []))
-        if base.split(".")[0] != PACKAGE:
-            continue
-        for a in node.names:
-            sub = f"{base}.{a.name}"
-            out.append((sub, "", node.lineno) if sub in known else (base, a.name, node.lineno))
+        else:
+            out += _from_import(node, name, path, known)
     return out
 
 
@@ -161,13 +172,57 @@ def test_no_import_cycles():
     assert not cycles, "import cycles in coarsen_nb:\n" + "\n".join(cycles)
 
 
-def test_no_imports_of_private_names():
-    """``from X import _name`` of another module's private name: make it public where it is shared."""
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def _own_module_lines(path: Path) -> set[int]:
+    """The lines of a ``# <own-module>`` ... ``# </own-module>`` block.
+
+    The numba ``xp`` namespace is one module written in several files (``lower/numba_xp*.py``):
+    :mod:`coarsen_nb.backends` pastes their text, one after the other, into every numba module, and
+    leaves such a block out.  The block exists only so that a continuation file imports on its own
+    (the tests), taking the names the files before it define in the same namespace; their ``_``
+    marks them private to the generated module (no clash with the user's names), not to one file.
+    """
+    out, inside = set(), False
+    for k, text in enumerate(path.read_text().splitlines(), 1):
+        if text.strip() == "# <own-module>":
+            inside = True
+        elif text.strip() == "# </own-module>":
+            inside = False
+        elif inside:
+            out.add(k)
+    return out
+
+
+def private_uses(name: str, path: Path, known: set[str]) -> list[str]:
+    """``from X import _name`` and ``X._name`` (``X`` bound to another module of the package) in one module."""
+    own = _own_module_lines(path)
+    found = imports(name, path, known)
+    out = [f"line {line}: from {_short(target)} import {what}" for target, what, line in found
+           if _private(what) and target != name and line not in own]
+    tree = ast.parse(path.read_text(), str(path))
+    bound = {}     # local name -> the module of the package it is bound to
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            bound |= {a.asname: a.name for a in node.names if a.asname and a.name in known}
+        elif isinstance(node, ast.ImportFrom):
+            bound |= {a.asname or a.name: target for a, (target, what, _) in
+                      zip(node.names, _from_import(node, name, path, known), strict=False) if not what}
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and _private(node.attr)
+                and bound.get(node.value.id, name) != name and node.lineno not in own):
+            out.append(f"line {node.lineno}: {node.value.id}.{node.attr} ({_short(bound[node.value.id])})")
+    return out
+
+
+def test_no_uses_of_private_names():
+    """Another module's private name, imported (``from X import _name``) or read (``X._name``): make
+    it public where it is shared."""
     mods = modules()
-    bad = [f"{_short(m)} line {line}: from {_short(target)} import {what}"
-           for m, path in mods.items() for target, what, line in imports(m, path, set(mods))
-           if what.startswith("_") and not what.startswith("__") and target != m]
-    assert not bad, "imports of another module's private name:\n" + "\n".join(bad)
+    bad = [f"{_short(m)} {use}" for m, path in mods.items() for use in private_uses(m, path, set(mods))]
+    assert not bad, "uses of another module's private name:\n" + "\n".join(bad)
 
 
 def test_soi_never_imports_lower():
@@ -184,3 +239,14 @@ def test_the_checker_sees_a_cycle():
     g |= {"x": {"y": 1, "z": 2}, "y": {"x": 3}, "z": {"x": 4}}
     assert describe_cycles(g) == ["a (line 1) -> b (line 2) -> a", "c (line 1) -> d (line 3) -> e (line 4) -> c",
                                   "x (line 1) -> y (line 3) -> x", "x (line 2) -> z (line 4) -> x"]
+
+
+def test_the_checker_sees_private_uses(tmp_path):
+    """The checker itself: a private name imported, read through a module, or shared in an own-module block."""
+    f = tmp_path / "m.py"
+    f.write_text("from coarsen_nb.phi import forms\nfrom coarsen_nb.ir import _PREC, Name\n"
+                 "import coarsen_nb.lower.emit as em\nforms._x, em._y, forms.z, Name._n\n"
+                 "# <own-module>\nfrom coarsen_nb.ir import _wrap\nforms._ok\n# </own-module>\n")
+    known = {"coarsen_nb.phi.forms", "coarsen_nb.ir", "coarsen_nb.lower.emit", "coarsen_nb.m"}
+    assert sorted(private_uses("coarsen_nb.m", f, known)) == [
+        "line 2: from ir import _PREC", "line 4: em._y (lower/emit)", "line 4: forms._x (phi/forms)"]

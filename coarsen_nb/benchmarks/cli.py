@@ -180,7 +180,7 @@ def main(argv=None) -> int:
     res = run_benchmarks(kernels, methods, cfg, out, args.quick, progress=not args.no_progress,
                          wall_budget_s=QUICK_WALL_BUDGET_S if args.quick else None, command=command.strip())
     records = res["records"]
-    notes = report._Notes()
+    notes = report.Notes()
     print(report.gradient_table(records, notes, cfg.timeout_s))
     if notes.items:
         print("\n" + notes.markdown())

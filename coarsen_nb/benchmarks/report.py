@@ -45,7 +45,7 @@ def fmt_ratio(x: float) -> str:
     return f"{x:,.0f}×"
 
 
-class _Notes:
+class Notes:
     """Numbered footnotes, one per distinct (method, message)."""
 
     def __init__(self):
@@ -61,7 +61,7 @@ class _Notes:
         return "\n".join(f"{i}. {t}" for i, t in enumerate(self.items, 1))
 
 
-def status_cell(rec: dict, notes: _Notes, timeout_s: float | None) -> str | None:
+def status_cell(rec: dict, notes: Notes, timeout_s: float | None) -> str | None:
     """The cell for a record without a trusted time, or None if it has one."""
     status = rec.get("status")
     msg = rec.get("message", "")
@@ -274,7 +274,7 @@ def plot(records, path) -> str | None:
 
 def results_markdown(records, info: dict, settings: dict, plot_name: str | None) -> str:
     """The whole RESULTS.md text: where and how it was measured, then the tables."""
-    notes = _Notes()
+    notes = Notes()
     timeout_s = settings.get("timeout_s")
     v = info["versions"]
     parts = [

@@ -1,5 +1,9 @@
-"""What a ``for`` loop iterates over, desugared to a counted loop: ``range``, arrays, rows,
-``enumerate`` and ``zip``.
+"""The ``while`` and ``for`` statements, and what a ``for`` loop iterates over, desugared to a counted
+loop: ``range``, arrays, rows, ``enumerate`` and ``zip``.
+
+A loop is a pre-header, a header whose ``branch`` is the only way out, the body, a latch jumping back
+and one exit; ``break``, ``continue`` and ``return`` inside it set flags (``$brkN``, ``$contN``,
+``$done``) that the header's condition tests (:mod:`.parse` says why).
 
 Every ``for`` becomes the one loop shape the later passes know (:mod:`.parse`): a hidden counter
 ``$kN`` from ``start`` to ``stop`` by ``step``, and the loop variables assigned from it at the top of
@@ -27,6 +31,7 @@ from dataclasses import dataclass
 
 from coarsen_nb import ir
 from coarsen_nb.frontend.slices import ceil_quotient, has_slice
+from coarsen_nb.frontend.source import walk_no_defs
 
 _ITER_HINT = ("loop over range(...), over an array (`for v in x`, `for row in X`), or over enumerate(...) "
               "or zip(...) of those")
@@ -47,8 +52,34 @@ def _affine(start: ir.Expr, step: ir.Expr, k: ir.Expr) -> ir.Expr:
     return term if start == ir.Const(0) else ir.BinOp("+", start, term)
 
 
+def _scan(body: list[ast.stmt]) -> set[str]:
+    """Which of break/continue/return can leave ``body`` (not counting nested loops' own)."""
+    found: set[str] = set()
+    for s in body:
+        for node in walk_no_defs(s):
+            if isinstance(node, ast.Return):
+                found.add("return")
+        found |= _scan_loop_exits(s)
+    return found
+
+
+def _scan_loop_exits(s: ast.stmt) -> set[str]:
+    if isinstance(s, ast.Break):
+        return {"break"}
+    if isinstance(s, ast.Continue):
+        return {"continue"}
+    if isinstance(s, (ast.For, ast.While)):
+        return set()
+    out: set[str] = set()
+    for child in ast.iter_child_nodes(s):
+        if isinstance(child, ast.stmt):
+            out |= _scan_loop_exits(child)
+    return out
+
+
 class LoopTranslator:
-    """Mixin of the CFG builder: the iteration of a ``for`` loop and the binding of its target."""
+    """Mixin of the CFG builder: the ``while`` and ``for`` statements as the one loop shape, the iteration
+    of a ``for`` loop and the binding of its target."""
 
     def iteration(self, s: ast.For):
         """``(start, stop, step, bind)`` of the loop ``s``: ``bind(counter)`` assigns its target."""
@@ -161,6 +192,96 @@ class LoopTranslator:
             if isinstance(t, ast.Starred):
                 raise self.unit.error("starred assignment", t, "name each value")
             self._bind(t, v, source)
+
+    def _s_While(self, s: ast.While):
+        if s.orelse:        # at the else block: the loop itself is fine
+            raise self.unit.error("while/else", s.orelse[0], "set a flag in the loop and test it after the loop",
+                                  message="unsupported construct 'while/else' (the else block of a loop)")
+        n = next(self.counter)
+        exits = _scan(s.body)
+        brk, cont = self.frame.prefix + f"$brk{n}", self.frame.prefix + f"$cont{n}"
+        if "break" in exits:
+            self.emit(brk, ir.Const(False))
+        head, body, latch, exit_ = f"while{n}.head", f"while{n}.body", f"while{n}.latch", f"while{n}.exit"
+        self._jump(head)
+        self.new_block(head)
+        self.cur = head
+        test = self.expr(s.test)
+        if self.cur != head:
+            raise self.unit.error("helper with control flow in a while condition", s.test,
+                                  "compute the condition into a variable before the loop and at the end of the "
+                                  "loop body (a helper with an if or a loop, or sum(... for ...), runs "
+                                  "statements of its own)")
+        cond = self.temp(self._loop_cond(test, exits, brk), "c", s.test)
+        self.terminate(ir.Branch(cond, body, exit_, self._line(s)))
+        self.blocks[head]["loop"] = ir.LoopInfo("while", s.lineno + self.unit.source.first_line - 1,
+                                                body, latch, exit_, early_exit="break" in exits or "return" in exits)
+        self._loop_body(s, body, latch, head, brk, cont, exits)
+        self.new_block(exit_)
+        self.cur = exit_
+        return exits - {"break", "continue"}, False
+
+    def _loop_cond(self, test: ir.Expr, exits: set[str], brk: str) -> ir.Expr:
+        guards = []
+        if "return" in exits:
+            guards.append(ir.UnaryOp("not", ir.Name(self.frame.done)))
+        if "break" in exits:
+            guards.append(ir.UnaryOp("not", ir.Name(brk)))
+        return ir.BoolOp("and", (*guards, test)) if guards else test
+
+    def _loop_body(self, s, body, latch, head, brk, cont, exits):
+        self.new_block(body)
+        self.cur = body
+        if "continue" in exits:
+            self.emit(cont, ir.Const(False))
+        self.frame.loops.append((brk, cont))
+        if isinstance(s, ast.For):
+            self._for_bind(ir.Name(self._for_counter[0]))     # the loop variables, from the counter
+        self.stmts(s.body)
+        self.frame.loops.pop()
+        self._jump(latch)
+        self.new_block(latch)
+        self.cur = latch
+        if isinstance(s, ast.For):
+            counter, step = self._for_counter
+            self.emit(counter, ir.BinOp("+", ir.Name(counter), step))
+        self.terminate(ir.Jump(head))
+
+    def _s_For(self, s: ast.For):
+        if s.orelse:
+            raise self.unit.error("for/else", s.orelse[0], "set a flag in the loop and test it after the loop",
+                                  message="unsupported construct 'for/else' (the else block of a loop)")
+        n = next(self.counter)
+        counter = self.frame.prefix + f"$k{n}"
+        start, stop, step, bind = self.iteration(s)
+        exits = _scan(s.body)
+        brk, cont = self.frame.prefix + f"$brk{n}", self.frame.prefix + f"$cont{n}"
+        if "break" in exits:
+            self.emit(brk, ir.Const(False))
+        self.emit(counter, start)
+        head, body, latch, exit_ = f"for{n}.head", f"for{n}.body", f"for{n}.latch", f"for{n}.exit"
+        self._jump(head)
+        self.new_block(head)
+        self.cur = head
+        if isinstance(step, ir.Const):
+            test = ir.Compare("<" if step.value > 0 else ">", ir.Name(counter), stop)
+        else:
+            test = ir.BoolOp("or", (
+                ir.BoolOp("and", (ir.Compare(">", step, ir.Const(0)), ir.Compare("<", ir.Name(counter), stop))),
+                ir.BoolOp("and", (ir.Compare("<", step, ir.Const(0)), ir.Compare(">", ir.Name(counter), stop)))))
+        cond = self.temp(self._loop_cond(test, exits, brk), "c", s.iter)
+        self.terminate(ir.Branch(cond, body, exit_, self._line(s)))
+        self.blocks[head]["loop"] = ir.LoopInfo(
+            "range", s.lineno + self.unit.source.first_line - 1, body, latch, exit_, counter, start, stop, step,
+            early_exit="break" in exits or "return" in exits)
+        saved = getattr(self, "_for_counter", None)
+        self._for_counter = (counter, step)
+        self._for_bind = bind
+        self._loop_body(s, body, latch, head, brk, cont, exits)
+        self._for_counter = saved
+        self.new_block(exit_)
+        self.cur = exit_
+        return exits - {"break", "continue"}, False
 
     # Implemented by the CFG builder and ExprTranslator.
     def temp(self, value: ir.Expr, kind: str = "t", node: ast.AST | None = None) -> ir.Expr:  # pragma: no cover

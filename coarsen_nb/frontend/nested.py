@@ -7,7 +7,7 @@ the defining function is that function's variable, at the call.  So the desugari
 
 * the ``def`` statement emits nothing; it records the function (a :class:`~.source.Unit` sharing
   the cell's text) and which enclosing variables its free names are;
-* a call ``g(...)`` after it is inlined by :meth:`~.parse._Builder.inline`, with the closure names
+* a call ``g(...)`` after it is inlined by :meth:`~.builder.BuilderState.inline`, with the closure names
   bound to the enclosing variables and the enclosing function's other nested defs callable too.
 
 Refused, each with a CoarsenError at the ``def``: a ``def`` inside an ``if`` or a loop (which

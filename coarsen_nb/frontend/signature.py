@@ -1,7 +1,7 @@
 """Parameters with default values, and calls of helpers by keyword.
 
 ``def helper(x, scale=2.0)`` called as ``helper(v)``, ``helper(v, 3.0)`` or ``helper(v, scale=3.0)``:
-a helper is inlined (:meth:`coarsen_nb.frontend.parse._Builder.inline`), so binding the call's
+a helper is inlined (:meth:`coarsen_nb.frontend.builder.BuilderState.inline`), so binding the call's
 arguments to its parameters is all there is to do, here, before any IR is emitted — Python's own rules
 (positional first, then keywords, then defaults; an unknown keyword, a parameter given twice or
 one left without a value is Python's TypeError, reported as a CoarsenError at the call).

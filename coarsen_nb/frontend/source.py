@@ -46,6 +46,14 @@ class Unit:
         return CoarsenError(construct, line, col, text, hint, self.source.filename, message)
 
 
+def walk_no_defs(node: ast.AST):
+    """``node`` and the nodes under it that run when it runs: not those of a nested def, lambda or class."""
+    yield node
+    for child in ast.iter_child_nodes(node):
+        if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            yield from walk_no_defs(child)
+
+
 class Resolver:
     """What a free name of the function means: a module, a helper, a constant.
 

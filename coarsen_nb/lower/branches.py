@@ -11,7 +11,7 @@ import sympy as sp
 from sympy.functions.elementary.piecewise import ExprCondPair
 
 from coarsen_nb.lower.printing import Level, int_typed, is_atom_code
-from coarsen_nb.phi import forms
+from coarsen_nb.phi import forms, gammas
 from coarsen_nb.phi.gammas import is_boolean
 from coarsen_nb.symbolic.levels import ELEM
 
@@ -325,7 +325,7 @@ class BranchPrinting:
         return out
 
     def _short_circuit(self, e, lv: Level) -> str:
-        is_and = isinstance(e, forms.AndThen)
+        is_and = isinstance(e, gammas.AndThen)
         if not self._is_array_level(lv) or not self.deps(e) & (self._varying_binders(lv) | {ELEM}):
             # one truth value for the whole level (also inside a masked arm): Python's own and/or
             out = self.fresh("b")

@@ -63,6 +63,7 @@ import sympy as sp
 
 from coarsen_nb.lower.module import ModuleWriter
 from coarsen_nb.lower.shapes import ShapeFacts
+from coarsen_nb.lower.value_calls import CallValues
 from coarsen_nb.lower.values import MASK_FRACTION, SCALAR, AbstractValues, call_name, known_value, number_of
 from coarsen_nb.plan import IterStep, KernelStep, Plan
 
@@ -123,7 +124,7 @@ def estimate(plan: Plan, wrt: tuple[str, ...], shapes: tuple, ints: dict | None 
 MAX_PASSES = 64                # most passes of a `while` on known ints the model runs (a scan's log2 n)
 
 
-class _Model(ShapeFacts, AbstractValues):
+class _Model(ShapeFacts, AbstractValues, CallValues):
     """The abstract interpreter of the VJP function: its statements and loop trip counts; the values
     of expressions are :class:`~coarsen_nb.lower.values.AbstractValues`, their shapes, dtypes and views
     :class:`~coarsen_nb.lower.shapes.ShapeFacts`."""

@@ -65,7 +65,8 @@ from __future__ import annotations
 import sympy as sp
 
 from coarsen_nb.lower.cuda_printer import PREAMBLE, c_type_of, leaf_ctype
-from coarsen_nb.lower.fusion import FusedKernel, Target, fuse_groups, fused_source  # noqa: F401 (fused_source: re-export)
+from coarsen_nb.lower.fusion import FusedKernel, fuse_groups, fused_source  # noqa: F401 (fused_source: re-export)
+from coarsen_nb.lower.fusion_domain import Target
 
 # Python-side helpers the generated module needs (see ``HELPERS``).
 HELPERS = {

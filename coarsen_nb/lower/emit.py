@@ -49,7 +49,7 @@ from coarsen_nb.lower.printing import (
     unwrapped,
 )
 from coarsen_nb.lower.scan_printing import ScanPrinting
-from coarsen_nb.phi import forms, logsumexp, scans
+from coarsen_nb.phi import forms, gammas, logsumexp, scans
 from coarsen_nb.symbolic.levels import ELEM, Deps
 
 
@@ -229,12 +229,12 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting):
                 not int_typed(rest := sp.Mul(*e.args[1:])):
             return self._compute(rest if e.args[0] > 0 else -rest, lv)     # 1.0 * x is x for a float x
         array = lv.kind != "root" and not (lv.kind == "cond")
-        if isinstance(e, forms._Reduction):
+        if isinstance(e, forms.Reduction):
             return self._reduce(e, lv)
         if isinstance(e, forms.RWrite):
             return self._write(e, lv)
         if isinstance(e, sp.ITE):
-            return self._piecewise(forms.Gamma((e.args[1], e.args[0]), (e.args[2], True)), lv)
+            return self._piecewise(gammas.Gamma((e.args[1], e.args[0]), (e.args[2], True)), lv)
         if isinstance(e, sp.Piecewise):
             return self._piecewise(e, lv)
         if isinstance(e, forms.SumTo):
@@ -264,7 +264,7 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting):
             return f"{whole}[{', '.join(self.value(i, lv) for i in e.args[1:])}]"
         if isinstance(e, forms.Unwritten):
             return self._unwritten(e, lv)
-        if isinstance(e, (forms.AndThen, forms.OrElse)):
+        if isinstance(e, (gammas.AndThen, gammas.OrElse)):
             return self._short_circuit(e, lv)
         if lv.kind in ("mask", "cond") and not self.deps(e) & (self._varying_binders(lv) | {ELEM}):
             # one number for all of an arm's points (a masked arm, or an `if` on a scalar inside an

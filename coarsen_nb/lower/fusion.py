@@ -1,11 +1,11 @@
 """Fusion: which targets of an SOI form one CUDA kernel, and that kernel's pieces.
 
 The outputs of an SOI (or the adjoint contributions of its VJP) are grouped by
-the domain they vary over (``domain``: the elements, the loop index of one
-reduction, or the loop index of scatters; the fusable shapes of
-:mod:`coarsen_nb.lower.cupy`), and each group becomes one :class:`FusedKernel`:
-the arguments of a CuPy ``ElementwiseKernel`` or ``ReductionKernel`` (parameters,
-hoisted temporaries, the loop domain's setup).  The C text comes from
+the domain they vary over (:func:`coarsen_nb.lower.fusion_domain.domain`: the
+elements, the loop index of one reduction, or the loop index of scatters; the
+fusable shapes of :mod:`coarsen_nb.lower.cupy`), and each group becomes one
+:class:`FusedKernel`: the arguments of a CuPy ``ElementwiseKernel`` or
+``ReductionKernel`` (parameters, hoisted temporaries, the loop domain's setup).  The C text comes from
 :mod:`coarsen_nb.lower.cuda_printer`; the Python lines that build and call a
 kernel in the generated module, from :mod:`coarsen_nb.lower.cupy`.
 """
@@ -26,31 +26,10 @@ from coarsen_nb.lower.cuda_printer import (
     is_bool,
     leaf_ctype,
 )
-from coarsen_nb.phi import forms, scans
-from coarsen_nb.symbolic.levels import ELEM, Deps
-
-# Nodes a fused kernel cannot express in one pass: they need another level of
-# the domain (segment products, arg-extrema, writes, gathers).
-_UNFUSABLE = (forms.RWrite, forms.ProdExcept, forms.ArgOneHot, forms.Gather, forms.Unwritten, forms.RLin,
-              forms.ProdAfter, forms.LinState, forms.LogSumExp) + scans.SCAN_FORMS
+from coarsen_nb.lower.fusion_domain import Body, Target, domain
+from coarsen_nb.phi import forms, gammas
 
 _MAX_SOURCE = 200_000   # inlined arm-only temps can grow; past this, leave it to the array code
-
-
-@dataclass
-class Target:
-    """One value a fused kernel produces.
-
-    ``mode``: ``"new"`` (a fresh output named ``target``), ``"add"``
-    (``target += expr``, in place) or ``"scatter"`` (``target[index] += expr``).
-    """
-
-    target: str
-    expr: sp.Expr
-    mode: str = "new"
-    index: tuple = ()
-    level: object = None       # scatters: the loop indices the contribution varies over (diff's level)
-    dtype: str = "float64"
 
 
 @dataclass
@@ -90,60 +69,6 @@ class FusedKernel:
     targets: list = field(default_factory=list)     # Target per output
 
 
-# --------------------------------------------------------------------------------------------
-# Analysis: what a set of targets needs
-# --------------------------------------------------------------------------------------------
-
-
-class Body:
-    """The temps, reads and leaves one fused kernel sees."""
-
-    def __init__(self, kernel, names, extra_leaves=None, extra_temps=None):
-        self.kernel = kernel
-        self.names = names
-        self.temps = dict(kernel.body)
-        self.temps.update(extra_temps or {})
-        self.reads = {r.symbol: (r.array, r.index) for r in kernel.reads}
-        # leaf symbol -> (python code, SSA name or None, is_array, T or None)
-        self.leaves: dict = {}
-        for s, n in kernel.scalars.items():
-            self.leaves[s] = (names(n), n, False, kernel.types.get(n))
-        for s, n in kernel.arrays.items():
-            self.leaves[s] = (names(n), n, True, kernel.types.get(n))
-        for s, (code, is_array) in (extra_leaves or {}).items():
-            self.leaves[s] = (code, None, is_array, None)
-        arrays = {s for s, v in self.leaves.items() if v[2]}
-        self.deps = Deps(self.temps, self.reads, lambda s: s in arrays)
-
-    def nodes(self, e, outside=None):
-        """Every node reachable from ``e``, temps expanded (each temp visited once); ``outside``: not
-        the node ``outside`` or what is under it."""
-        seen, out, stack = set(), [], [sp.sympify(e)]
-        while stack:
-            x = stack.pop()
-            if x in seen or x == outside:
-                continue
-            seen.add(x)
-            out.append(x)
-            if isinstance(x, sp.Symbol) and x in self.temps:
-                stack.append(self.temps[x])
-            elif isinstance(x, sp.Symbol) and x in self.reads:
-                stack.extend(sp.sympify(i) for i in self.reads[x][1])
-            else:
-                stack.extend(x.args)
-        return out
-
-    def expand(self, e):
-        """``e`` with every temp substituted (for loop bounds printed in Python)."""
-        e = sp.sympify(e)
-        for _ in range(100):
-            f = e.xreplace({s: self.temps[s] for s in e.free_symbols if s in self.temps})
-            if f == e:
-                return e
-            e = f
-        raise RecursionError("temps do not terminate")
-
-
 class _Emitter:
     """Prints hoisted temporaries and target expressions as C statements."""
 
@@ -180,7 +105,7 @@ class _Emitter:
             if isinstance(x, sp.ITE):
                 stack.append(x.args[0])
                 continue
-            if isinstance(x, (forms.AndThen, forms.OrElse)):
+            if isinstance(x, (gammas.AndThen, gammas.OrElse)):
                 stack.append(x.args[0])
                 continue
             stack.extend(x.args)
@@ -212,48 +137,6 @@ class _Emitter:
 # --------------------------------------------------------------------------------------------
 # Building fused kernels
 # --------------------------------------------------------------------------------------------
-
-
-def domain(body: Body, targets: list[Target]):
-    """The one domain all targets share: ``ELEM``, a loop ``(k, a, b, s, reduction node)``
-    for a single-reduction target, or ``("scatter", k, a, b, s)``; None if none fits."""
-    reductions, binders = set(), set()
-    for t in targets:
-        for n in body.nodes(t.expr):
-            if isinstance(n, _UNFUSABLE):
-                return None
-            if isinstance(n, (forms._Reduction, forms.ElemSum)):
-                reductions.add(n)
-        binders |= body.deps(t.expr).union(*(body.deps(sp.sympify(i)) for i in t.index))
-    if reductions:
-        if len(targets) != 1 or len(reductions) != 1 or targets[0].mode == "scatter":
-            return None
-        (red,) = reductions
-        inner = [n for n in body.nodes(red.args[0]) if isinstance(n, (forms._Reduction, forms.ElemSum))]
-        if inner:
-            return None                     # nested reductions: more than one level
-        if isinstance(red, forms.ElemSum):
-            if body.deps(red.args[0]) - {ELEM}:
-                return None
-            return ("elemsum", red)
-        k = red.args[1]
-        if body.deps(red.args[0]) - {k} or any(body.deps(b) for b in red.args[2:5]):
-            return None
-        if binders - {k}:
-            return None
-        return ("reduce", red)
-    if any(t.mode == "scatter" for t in targets):
-        if not all(t.mode == "scatter" for t in targets) or len(binders) != 1:
-            return None
-        (k,) = binders
-        if any(t.level is not None and set(t.level) != {k} for t in targets):
-            return None
-        if k not in body.deps.ranges:
-            return None
-        return ("scatter", k)
-    if binders != {ELEM}:
-        return None
-    return ("elem",)
 
 
 def fused_source(kernel, names, targets: list[Target] | None = None, *, extra_leaves=None, extra_temps=None,

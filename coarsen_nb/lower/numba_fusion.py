@@ -2,7 +2,7 @@
 
 Under ``backend="numba"`` the NumPy printer's array code is compiled as it is; every operation still
 makes an array (Numba fuses only within one statement).  Here the parts of an SOI that
-:func:`coarsen_nb.lower.fusion.domain` finds to vary over one domain (the same analysis that makes the
+:func:`coarsen_nb.lower.fusion_domain.domain` finds to vary over one domain (the same analysis that makes the
 CuPy backend's one kernel per part) become one function of the module with one ``for`` loop:
 
 ``elem``     the outputs (or adjoint contributions ``b_x += ...``) that vary over the elements of the
@@ -34,7 +34,7 @@ import sympy as sp
 from coarsen_nb.lower import naming
 from coarsen_nb.lower.cuda_printer import leaf_ctype
 from coarsen_nb.lower.emit import Printer
-from coarsen_nb.lower.fusion import Body, Target, domain
+from coarsen_nb.lower.fusion_domain import Body, Target, domain
 from coarsen_nb.lower.helpers import HELPERS as _HELPERS
 from coarsen_nb.lower.printing import is_atom_code
 from coarsen_nb.phi import forms

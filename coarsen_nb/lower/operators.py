@@ -26,7 +26,7 @@ from coarsen_nb.lower.printing import (
     is_number_code,
     number_code,
 )
-from coarsen_nb.phi import domain, forms
+from coarsen_nb.phi import domain, elementary, forms
 from coarsen_nb.phi.gammas import is_boolean
 from coarsen_nb.rules.record import spell
 from coarsen_nb.rules.table import missing, no_derivative, printed
@@ -88,12 +88,12 @@ class OperatorPrinting:
                 return f"({a[0]} ** {a[1]})"
             self.uses_math = True
             return f"math.{e.math_name}({', '.join(a)})"
-        if isinstance(e, forms.Softplus):
+        if isinstance(e, elementary.Softplus):
             if array:
                 return f"{xp}.logaddexp(0.0, {a[0]})"
             self.uses_math = True
             return f"_softplus({a[0]})"
-        if isinstance(e, forms.Sigmoid):
+        if isinstance(e, elementary.Sigmoid):
             if array:
                 return f"{xp}.exp(-{xp}.logaddexp(0.0, -({a[0]})))"
             self.uses_math = True
@@ -156,7 +156,7 @@ class OperatorPrinting:
             if isinstance(x, sp.Symbol):
                 out = x in self.temps and self._reduced(self.temps[x])
             else:
-                out = isinstance(x, (forms._Reduction, forms.ElemSum)) or any(
+                out = isinstance(x, (forms.Reduction, forms.ElemSum)) or any(
                     self._reduced(a) for a in x.args if isinstance(a, sp.Basic))
             self._reduced_memo[x] = out
         return self._reduced_memo[x]

@@ -2,7 +2,7 @@
 
 Three things SymPy's own ``latex`` gets wrong for this view:
 
-* a γ (:class:`coarsen_nb.phi.forms.Gamma`, a Piecewise that is never
+* a γ (:class:`coarsen_nb.phi.gammas.Gamma`, a Piecewise that is never
   re-canonicalized) printed through the generic function path shows as the
   Gamma function ``Γ((a, p), (b, True))``; here it prints as the Piecewise it
   is, a cases brace;

@@ -13,7 +13,10 @@ needs to see the structure as is (SymPy's ``Sum`` tries to evaluate itself).
   recurrence v ← a_k·v + b_k (C8) from 0
 * ``LogSumExp(c, g, k, start, stop, step)`` = log(c + Σ_k exp(g_k)), lowered
   with a max shift
-* ``Softplus(z)`` = log(1 + exp(z)), printed as a guarded form
+
+The derivative code's own nodes (``ElemSum``, ``SumTo``, ``ProdExcept``, ``ArgOneHot``, ``Gather``,
+``Unwritten``, ``PowInt``) are here too; the elementary functions of our own (softplus, sigmoid, log1p,
+...) are :mod:`coarsen_nb.phi.elementary`'s, γ and the ordered predicates :mod:`coarsen_nb.phi.gammas`'.
 
 Their ``body`` is usually a temp symbol of a kernel (see :mod:`coarsen_nb.plan`);
 :meth:`Kernel.exprs` substitutes temps, so a printed SOI shows the whole Σ.
@@ -35,7 +38,7 @@ class Inert(sp.Function):
         return None
 
 
-class _Reduction(Inert):
+class Reduction(Inert):
     """Base class: not evaluated, printed as the big operator."""
 
     kind = ""
@@ -70,22 +73,22 @@ def _register(cls):
 
 
 @_register
-class RSum(_Reduction):
+class RSum(Reduction):
     kind, symbol, nargs = "sum", r"\sum", 5
 
 
 @_register
-class RProd(_Reduction):
+class RProd(Reduction):
     kind, symbol, nargs = "prod", r"\prod", 5
 
 
 @_register
-class RMax(_Reduction):
+class RMax(Reduction):
     kind, symbol, nargs = "max", r"\max", 5
 
 
 @_register
-class RMin(_Reduction):
+class RMin(Reduction):
     kind, symbol, nargs = "min", r"\min", 5
 
 
@@ -170,142 +173,6 @@ class LogSumExp(Inert):
     def _sympystr(self, printer):
         c, g, k, start, stop, step = self.args
         return f"logsumexp({printer._print(c)}; {printer._print(g)}, {k} in range({start}, {stop}, {step}))"
-
-
-class RealAbs(sp.Abs):
-    """``abs(u)`` of a program value, which is a real float (NaN where the math is not real): d|u| = sign(u)·du.
-
-    SymPy's Abs cannot prove ``log1p(abs(a))``, ``asin(a)`` or ``a**0.5`` real (they are real on part of
-    the line only) and differentiates them into re/im terms, which no printer has; in the compiled code's
-    real arithmetic those terms are ``u`` and 0.  Printers and checks see an ``Abs`` (it is one).
-    """
-
-    def _eval_derivative(self, x):
-        u = self.args[0]
-        return sp.sign(u) * sp.diff(u, x)
-
-    def _sympystr(self, printer):
-        return f"Abs({printer._print(self.args[0])})"
-
-
-class Softplus(sp.Function):
-    """log(1 + exp(z)), lowered as a guarded, overflow-free form."""
-
-    nargs = 1
-
-    def fdiff(self, argindex=1):
-        return Sigmoid(self.args[0])
-
-    def _latex(self, printer):
-        return rf"\operatorname{{softplus}}\left({printer._print(self.args[0])}\right)"
-
-
-class Sigmoid(sp.Function):
-    """1 / (1 + exp(-z)), lowered without overflow."""
-
-    nargs = 1
-
-    def fdiff(self, argindex=1):
-        z = self.args[0]
-        return Sigmoid(z) * (1 - Sigmoid(z))
-
-    def _latex(self, printer):
-        return rf"\sigma\left({printer._print(self.args[0])}\right)"
-
-
-class Log1p(sp.Function):
-    nargs = 1
-
-    def fdiff(self, argindex=1):
-        return 1 / (1 + self.args[0])
-
-    def _latex(self, printer):
-        return rf"\operatorname{{log1p}}\left({printer._print(self.args[0])}\right)"
-
-
-class Expm1(sp.Function):
-    nargs = 1
-
-    def fdiff(self, argindex=1):
-        return sp.exp(self.args[0])
-
-    def _latex(self, printer):
-        return rf"\operatorname{{expm1}}\left({printer._print(self.args[0])}\right)"
-
-
-class Erf(sp.Function):
-    """erf, kept as our own node so that lowering picks its implementation: ``math.erf`` on scalars,
-    the generated module's vectorized ``_erf`` on arrays (neither NumPy nor the array API has erf)."""
-
-    nargs = 1
-
-    def fdiff(self, argindex=1):
-        z = self.args[0]
-        return 2 / sp.sqrt(sp.pi) * sp.exp(-z**2)
-
-    def _latex(self, printer):
-        return rf"\operatorname{{erf}}\left({printer._print(self.args[0])}\right)"
-
-
-def is_one(x) -> bool:
-    """Whether ``x`` is the number 1, written ``1`` or ``1.0`` (SymPy's Integer 1 != Float 1.0)."""
-    return bool(x.is_Number and x == (sp.Float(1) if isinstance(x, sp.Float) else sp.S.One))
-
-
-def stabilize(e: sp.Expr) -> sp.Expr:
-    """Rewrite numerically fragile patterns: log(1+exp(z)) → softplus(z), log(1+x) → log1p(x)."""
-
-    def rule(node):
-        if isinstance(node, sp.log) and isinstance(node.args[0], sp.Add):
-            a = node.args[0]
-            ones = [t for t in a.args if is_one(t)]
-            if len(a.args) == 2 and ones:
-                other = a.args[1] if a.args[0] is ones[0] else a.args[0]
-                if isinstance(other, sp.exp):
-                    return Softplus(other.args[0])
-                return Log1p(other)
-        return node
-
-    return e.replace(lambda n: isinstance(n, sp.log), rule)
-
-
-class AndThen(sp.logic.boolalg.BooleanFunction):
-    """``a and b`` with Python's order kept: ``b`` is only evaluated where ``a`` holds.
-
-    SymPy's ``And`` sorts its arguments, which would lose the guard in
-    ``x > 0 and log(x) < 1``; lowering evaluates ``b`` under the mask of ``a``.
-    """
-
-    @classmethod
-    def eval(cls, *args):
-        if any(a == sp.false for a in args):
-            return sp.false
-        rest = [a for a in args if a != sp.true]
-        if not rest:
-            return sp.true
-        if len(rest) == 1:
-            return rest[0]
-        if len(rest) != len(args):
-            return cls(*rest)
-        return None
-
-
-class OrElse(sp.logic.boolalg.BooleanFunction):
-    """``a or b`` with Python's order kept: ``b`` is only evaluated where ``a`` fails."""
-
-    @classmethod
-    def eval(cls, *args):
-        if any(a == sp.true for a in args):
-            return sp.true
-        rest = [a for a in args if a != sp.false]
-        if not rest:
-            return sp.false
-        if len(rest) == 1:
-            return rest[0]
-        if len(rest) != len(args):
-            return cls(*rest)
-        return None
-
 
 # ---- nodes that only derivative code uses ----------------------------------------
 
@@ -395,79 +262,3 @@ class PowInt(sp.Function):
 
     def _latex(self, printer):
         return f"{{{printer._print(self.args[0])}}}^{{{printer._print(self.args[1])}}}"
-
-
-def _and_set(self):
-    out = self.args[0].as_set()
-    for a in self.args[1:]:
-        out = out.intersect(a.as_set())
-    return out
-
-
-def _or_set(self):
-    out = self.args[0].as_set()
-    for a in self.args[1:]:
-        out = out.union(a.as_set())
-    return out
-
-
-# SymPy's Piecewise simplifies univariate conditions through their sets.
-AndThen._eval_as_set = _and_set
-OrElse._eval_as_set = _or_set
-AndThen.to_nnf = lambda self, simplify=True: sp.And(*self.args).to_nnf(simplify)
-OrElse.to_nnf = lambda self, simplify=True: sp.Or(*self.args).to_nnf(simplify)
-
-
-class Gamma(sp.Piecewise):
-    """γ(p, a, b) as a Piecewise that SymPy never re-canonicalizes.
-
-    SymPy's Piecewise rewrites its conditions on every construction, and for
-    some conditions (floats on both sides of a relation, nested min/max) that
-    rewriting never reaches a fixed point.  A γ keeps its predicate as lifted;
-    the derivative still distributes into it (C2) through Piecewise's rules,
-    and every printer treats it as the Piecewise it is.
-    """
-
-    def __new__(cls, *args, **options):
-        pairs = [getattr(ec, "args", ec) for ec in args]
-        return super().__new__(cls, *[(e, as_written(c)) for e, c in pairs], **options)
-
-    @classmethod
-    def eval(cls, *args):
-        return None
-
-    def _sympystr(self, printer):
-        return "γ(" + ", ".join(f"{printer._print(e)} if {printer._print(c)}" for e, c in self.args) + ")"
-
-
-def as_written(cond):
-    """A predicate with every γ inside it (``(u if c else v) > 0``) folded into an ITE chain.
-
-    SymPy's Piecewise does this fold itself on construction, but then tries to prove the
-    chain's conditions exhaustive through their solution sets, and its inequality solver
-    fails (IndexError) on relations of two ``abs`` terms.  The chain is exhaustive by
-    construction (a γ ends in ``True``), so no set logic is needed.
-    """
-    if not isinstance(cond, sp.Basic) or isinstance(cond, sp.Piecewise) or not cond.has(sp.Piecewise):
-        return cond
-    folded = sp.piecewise_fold(cond)
-    if not isinstance(folded, sp.Piecewise) or folded.args[-1].cond != sp.true:
-        return cond
-    out = folded.args[-1].expr
-    for e, c in reversed(folded.args[:-1]):
-        out = sp.ITE(c, e, out)
-    return out
-
-
-def _not_to_nnf(self, simplify=True):
-    """``not (a and b)`` → ``(not a) or (not b)``: SymPy's Not knows only its own And/Or."""
-    inner = self.args[0]
-    if isinstance(inner, AndThen):
-        return sp.Or._to_nnf(*[sp.Not(a) for a in inner.args], simplify=simplify)
-    if isinstance(inner, OrElse):
-        return sp.And._to_nnf(*[sp.Not(a) for a in inner.args], simplify=simplify)
-    return _SYMPY_NOT_TO_NNF(self, simplify)
-
-
-_SYMPY_NOT_TO_NNF = sp.Not.to_nnf
-sp.Not.to_nnf = _not_to_nnf

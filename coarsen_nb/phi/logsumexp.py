@@ -1,6 +1,6 @@
 """log(c + Σ_k exp(g_k)) → :class:`~coarsen_nb.phi.forms.LogSumExp`, and its max-shifted lowering.
 
-(The same pass writes log(1 + exp(z)) as a guarded :class:`~coarsen_nb.phi.forms.Softplus` where
+(The same pass writes log(1 + exp(z)) as a guarded :class:`~coarsen_nb.phi.elementary.Softplus` where
 lifting could not see it whole: its sum a temp of the kernel, on its own line or kept for reuse.)
 
 A loop that sums exponentials and takes the log afterwards (a partition
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from coarsen_nb.phi import forms
+from coarsen_nb.phi import elementary, forms, gammas
 
 
 def recognize(body: list) -> list:
@@ -54,17 +54,17 @@ def recognize(body: list) -> list:
         its own line, or its own SOI), else None."""
         arg = resolve(node.args[0])
         if isinstance(node, sp.log):
-            if not (isinstance(arg, sp.Add) and len(arg.args) == 2 and any(forms.is_one(t) for t in arg.args)):
+            if not (isinstance(arg, sp.Add) and len(arg.args) == 2 and any(elementary.is_one(t) for t in arg.args)):
                 return None
-            arg = resolve(arg.args[1] if forms.is_one(arg.args[0]) else arg.args[0])
-        return forms.Softplus(arg.args[0]) if isinstance(arg, sp.exp) else None
+            arg = resolve(arg.args[1] if elementary.is_one(arg.args[0]) else arg.args[0])
+        return elementary.Softplus(arg.args[0]) if isinstance(arg, sp.exp) else None
 
     def rule(node):
         guarded = softplus(node)
         if guarded is not None:
             return guarded
         arg = node.args[0]
-        if isinstance(node, forms.Log1p):
+        if isinstance(node, elementary.Log1p):
             terms = [sp.Integer(1), arg]
         else:
             terms = list(arg.args) if isinstance(arg, sp.Add) else [arg]
@@ -81,8 +81,8 @@ def recognize(body: list) -> list:
 
     out = []
     for s, e in body:
-        if isinstance(e, sp.Basic) and e.has(sp.log, forms.Log1p):
-            e = e.replace(lambda n: isinstance(n, (sp.log, forms.Log1p)), rule)
+        if isinstance(e, sp.Basic) and e.has(sp.log, elementary.Log1p):
+            e = e.replace(lambda n: isinstance(n, (sp.log, elementary.Log1p)), rule)
             # each form its own temp: SymPy must never differentiate through its arguments
             for j, form in enumerate(sorted(e.atoms(forms.LogSumExp), key=str)):
                 if form == e:
@@ -110,7 +110,7 @@ def lowered(e: forms.LogSumExp) -> sp.Expr:
         m = sp.Max(top, sp.log(c))
         rest = sp.exp(sp.Min(0, sp.log(c) - top))
     else:
-        m = forms.Gamma((sp.Max(top, sp.log(c)), c > 0), (top, True))
-        rest = forms.Gamma((sp.exp(sp.Min(0, sp.log(c) - top)), c > 0), (sp.Integer(0), sp.Eq(c, 0)),
+        m = gammas.Gamma((sp.Max(top, sp.log(c)), c > 0), (top, True))
+        rest = gammas.Gamma((sp.exp(sp.Min(0, sp.log(c) - top)), c > 0), (sp.Integer(0), sp.Eq(c, 0)),
                            (c * sp.exp(-top), True))
     return m + sp.log(rest + forms.RSum(sp.exp(g - m), k, lo, hi, st))

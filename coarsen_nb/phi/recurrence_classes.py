@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import sympy as sp
 
-from coarsen_nb.phi.forms import Gamma, PowInt, RLin, RMax, RMin, RProd, RSum, RWrite, as_written
-from coarsen_nb.phi.gammas import gamma
+from coarsen_nb.phi.forms import PowInt, RLin, RMax, RMin, RProd, RSum, RWrite
+from coarsen_nb.phi.gammas import Gamma, as_written, gamma
 from coarsen_nb.phi.symbols import NotSymbolic
 
 
@@ -259,7 +259,7 @@ def _unfolded(c, first, second):
     """The relation between ``first`` and ``second`` that ``c`` is the folded form of, or None.
 
     When ``g`` is itself a γ (``max(m, min(max(t, 0.0), 1.0))``, a clamp), the predicate ``m >= g`` of
-    ``max(m, g)`` holds a γ, and :class:`~coarsen_nb.phi.forms.Gamma` folds it into an ITE over g's
+    ``max(m, g)`` holds a γ, and :class:`~coarsen_nb.phi.gammas.Gamma` folds it into an ITE over g's
     conditions; the relation as written is found again by folding each candidate the same way.
     """
     for rel in (sp.GreaterThan, sp.StrictGreaterThan, sp.LessThan, sp.StrictLessThan):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import sympy as sp
 
 from coarsen_nb import ir
-from coarsen_nb.phi import domain, forms, rounding
+from coarsen_nb.phi import domain, gammas, rounding
 from coarsen_nb.phi.gammas import gamma
 from coarsen_nb.rules.table import PRIMITIVES
 
@@ -86,7 +86,7 @@ def to_sympy(e: ir.Expr, lookup, index=None) -> sp.Basic:
         return compare(e.op, rec(e.left), rec(e.right))
     if isinstance(e, ir.BoolOp):
         vals = [rec(v) for v in e.values]
-        return forms.AndThen(*vals) if e.op == "and" else forms.OrElse(*vals)
+        return gammas.AndThen(*vals) if e.op == "and" else gammas.OrElse(*vals)
     if isinstance(e, ir.IfExp):
         return gamma(rec(e.test), rec(e.body), rec(e.orelse))
     if isinstance(e, ir.Gamma):

@@ -15,7 +15,7 @@ import math
 import numpy as np
 import sympy as sp
 
-from coarsen_nb.phi import forms, rounding
+from coarsen_nb.phi import elementary, rounding
 from coarsen_nb.phi.gammas import gamma
 from coarsen_nb.rules.functions import elementwise_function
 from coarsen_nb.rules.record import Primitive, Spelling
@@ -102,10 +102,10 @@ ELEMENTWISE: tuple[Primitive, ...] = (
     # 2.0 ** a: a float base, since 2 ** -3 of int arrays is an error where np.exp2 gives 0.125
     Primitive("exp2", "elementwise", (1,), "exp2", "exp2", lift=lambda a: sp.Float(2.0) ** a,
               spelling=Spelling(array="exp2"), cost="math"),
-    _unary("expm1", forms.Expm1),
-    Primitive("log", "elementwise", (1,), "log", "log", lift=lambda a: forms.stabilize(sp.log(a)), forms=(sp.log,),
+    _unary("expm1", elementary.Expm1),
+    Primitive("log", "elementwise", (1,), "log", "log", lift=lambda a: elementary.stabilize(sp.log(a)), forms=(sp.log,),
               spelling=_math("log"), nan_outside=True, cost="math"),
-    _unary("log1p", forms.Log1p, nan_outside=True),
+    _unary("log1p", elementary.Log1p, nan_outside=True),
     Primitive("log2", "elementwise", (1,), "log2", "log2", lift=lambda a: sp.log(a) / sp.log(2),
               spelling=Spelling(array="log2"), nan_outside=True, cost="math"),
     Primitive("log10", "elementwise", (1,), "log10", "log10", lift=lambda a: sp.log(a) / sp.log(10),
@@ -115,13 +115,13 @@ ELEMENTWISE: tuple[Primitive, ...] = (
     Primitive("sqrt", "elementwise", (1,), "sqrt", "sqrt", lift=sp.sqrt, spelling=Spelling(array="sqrt"),
               nan_outside=True, cost="math"),
     Primitive("abs", "elementwise", (1,), "abs", "fabs", ("fabs", "absolute"), evaluate=_python_abs,
-              lift=forms.RealAbs, forms=(sp.Abs,), spelling=Spelling("abs", "abs", "fabs", step="abs({0})"),
+              lift=elementary.RealAbs, forms=(sp.Abs,), spelling=Spelling("abs", "abs", "fabs", step="abs({0})"),
               total=True, cost="math", kink=True, result="int of ints"),
     Primitive("hypot", "elementwise", (2,), "hypot", "hypot", lift=lambda a, b: sp.sqrt(a ** 2 + b ** 2),
               spelling=Spelling(array="hypot"), total=True, cost="elementwise"),
     # neither NumPy nor the array API has erf: the generated module's vectorized _erf
-    Primitive("erf", "elementwise", (1,), None, "erf", scipy="special.erf", evaluate=_erf, lift=forms.Erf,
-              forms=(forms.Erf,), spelling=Spelling("_erf({0})", "math.erf", "erf", helper="_erf"), total=True,
+    Primitive("erf", "elementwise", (1,), None, "erf", scipy="special.erf", evaluate=_erf, lift=elementary.Erf,
+              forms=(elementary.Erf,), spelling=Spelling("_erf({0})", "math.erf", "erf", helper="_erf"), total=True,
               cost="elementwise"),
     _binary_extremum("maximum", "fmax"),
     _binary_extremum("minimum", "fmin"),
@@ -131,7 +131,7 @@ ELEMENTWISE: tuple[Primitive, ...] = (
               total=True, cost="math"),
     # log(e^a + e^b) = b + softplus(a - b): the guarded softplus never overflows, and its derivatives are
     # the sigmoid σ(a - b) and 1 - σ(a - b), the softmax of (a, b)
-    Primitive("logaddexp", "elementwise", (2,), "logaddexp", lift=lambda a, b: b + forms.Softplus(a - b),
+    Primitive("logaddexp", "elementwise", (2,), "logaddexp", lift=lambda a, b: b + elementary.Softplus(a - b),
               spelling=Spelling(array="logaddexp"), cost="math"),
     # integer-valued or piecewise constant: derivative zero
     Primitive("sign", "shape", (1,), "sign", lift=sp.sign, forms=(sp.sign,),

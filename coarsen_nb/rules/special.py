@@ -8,7 +8,7 @@ registration of :mod:`coarsen_nb.rules.elementwise`, which gives it ``scipy="spe
 
 The elementwise ones are lifted into SymPy, so they fuse into their segment like ``np.exp``:
 
-* ``expit`` is the overflow-free sigmoid form (:class:`~coarsen_nb.phi.forms.Sigmoid`), ``logit`` is
+* ``expit`` is the overflow-free sigmoid form (:class:`~coarsen_nb.phi.elementary.Sigmoid`), ``logit`` is
   ``log(p) - log1p(-p)``;
 * ``erfc`` keeps its own form, printed as ``math.erfc`` or the module's ``_erfc``, which avoids the
   cancellation of ``1 - erf(x)``;
@@ -28,7 +28,7 @@ import numpy as np
 import sympy as sp
 
 from coarsen_nb.errors import CoarsenError
-from coarsen_nb.phi import forms
+from coarsen_nb.phi import elementary
 from coarsen_nb.rules.functions import elementwise_function
 from coarsen_nb.rules.record import Primitive, Spelling
 from coarsen_nb.rules.reductions import kept, over, reduced_type
@@ -124,9 +124,9 @@ def _logsumexp_evaluate(args, xp, axis=None, b=None, keepdims=False, return_sign
 
 SPECIAL: tuple[Primitive, ...] = (
     Primitive("expit", "elementwise", (1,), None, scipy="special.expit", evaluate=_scipy("expit"),
-              lift=forms.Sigmoid, total=True),
+              lift=elementary.Sigmoid, total=True),
     Primitive("logit", "elementwise", (1,), None, scipy="special.logit", evaluate=_scipy("logit"),
-              lift=lambda p: sp.log(p) - forms.Log1p(-p), nan_outside=True),
+              lift=lambda p: sp.log(p) - elementary.Log1p(-p), nan_outside=True),
     Primitive("erfc", "elementwise", (1,), None, "erfc", scipy="special.erfc", evaluate=_erfc, lift=Erfc,
               forms=(Erfc,), spelling=Spelling("_erfc({0})", "math.erfc", "erfc", helper="_erfc"), total=True,
               cost="elementwise"),

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
-from coarsen_nb.phi import forms, scans
+from coarsen_nb.phi import forms, gammas, scans
 from coarsen_nb.plan import Kernel
 from coarsen_nb.symbolic.levels import Deps
 
@@ -197,7 +197,7 @@ def _finish(sym, parts, temps) -> sp.Expr:
 
 def _rule(e, b, act, add, deps, level) -> None:
     """Add the contributions of temp ``e`` (with adjoint ``b``, at ``level``) to its operands."""
-    if isinstance(e, forms._Reduction):
+    if isinstance(e, forms.Reduction):
         body, k, lo, hi, st = e.args
         if e.kind == "sum":
             weight = b
@@ -238,7 +238,7 @@ def _rule(e, b, act, add, deps, level) -> None:
             _chain(a, e * u, act, add, deps(a) | deps(k))
         if init.free_symbols & act:
             # Σ_k b_k Π_{j<k} a_j = b + a·u at the first step (no prefix product: it underflows slowly)
-            w = b if a == 1 else forms.Gamma((b + a * u, sp.Eq(k, lo)), (sp.Integer(0), True))
+            w = b if a == 1 else gammas.Gamma((b + a * u, sp.Eq(k, lo)), (sp.Integer(0), True))
             deps.scan(w)
             _chain(init, w, act, add, deps(w) | deps(k))
         return

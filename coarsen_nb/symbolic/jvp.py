@@ -77,7 +77,7 @@ def jvp(kernel: Kernel, active: set[str]) -> KernelJVP:
 
 
 def _tangent(e, dot: dict, act: set):
-    if isinstance(e, forms._Reduction):
+    if isinstance(e, forms.Reduction):
         body, k, lo, hi, st = e.args
         gdot = _tangent(body, dot, act) if not isinstance(body, sp.Symbol) else dot.get(body)
         if gdot is None or gdot == 0:

@@ -32,7 +32,7 @@ class Deps:
     def scan(self, e) -> None:
         """Record the ranges of the binders inside ``e``."""
         for node in sp.preorder_traversal(e):
-            if isinstance(node, (forms._Reduction, forms.ProdExcept)):
+            if isinstance(node, (forms.Reduction, forms.ProdExcept)):
                 self.ranges[node.args[1]] = tuple(node.args[2:5])
             elif isinstance(node, (forms.ArgOneHot, forms.ProdAfter)):
                 self.ranges[node.args[1]] = tuple(node.args[2:5])
@@ -59,7 +59,7 @@ class Deps:
                     out |= self(sp.sympify(bound))
             elif self.array_leaf(e):
                 out.add(ELEM)
-        elif isinstance(e, forms._Reduction):
+        elif isinstance(e, forms.Reduction):
             body, k, a, b, s = e.args
             out |= (self(body) - {k}) | self(a) | self(b) | self(s)
         elif isinstance(e, (forms.RLin, forms.LogSumExp)):

@@ -164,7 +164,7 @@ def test_vectorized_forward_is_timed_beside_each_gradient(tiny, tmp_path):
     assert isinstance(r["vec_fwd_s"], float) and r["vec_fwd_s"] > 0
     assert isinstance(r["grad_vec_ratio"], float) and r["grad_vec_ratio"] > 0
     assert recs["wrong"]["grad_vec_ratio"] is None        # a wrong gradient gets no ratio either
-    notes = report._Notes()
+    notes = report.Notes()
     table = report.vectorized_table(list(recs.values()), notes, 5.0)
     assert table.splitlines()[0] == "| kernel | size | vectorized forward | hand-written | wrong |"
     row = table.splitlines()[2]
@@ -179,7 +179,7 @@ def test_vectorized_forward_of_another_value_is_flagged_not_timed(tiny_bad_vecto
     assert r["status"] == "ok"                          # the gradient's own figures stand
     assert r["vec_fwd_s"] is None and r["grad_vec_ratio"] is None
     assert "differs from the plain function" in r["vec_note"]
-    assert "**WRONG**" in report.vectorized_table([r], report._Notes(), 5.0)
+    assert "**WRONG**" in report.vectorized_table([r], report.Notes(), 5.0)
 
 
 def test_interleaved_alternates_the_two_calls_and_pairs_their_times(monkeypatch):
@@ -207,7 +207,7 @@ def test_wrong_gradient_is_flagged_and_not_timed(tiny, tmp_path):
     assert r["status"] == "wrong"
     assert "differs from hand-written" in r["message"]
     assert r["grad_s"] is None and r["fwd_s"] is None
-    notes = report._Notes()
+    notes = report.Notes()
     assert "**WRONG**" in report.status_cell(r, notes, 5.0)
 
 
@@ -217,7 +217,7 @@ def test_slow_method_is_reported_over_the_limit(tiny, tmp_path):
     r = recs["slow"]
     assert r["status"] == "timeout"
     assert "first gradient call" in r["message"] and "0.5 s" in r["message"]
-    assert report.status_cell(r, report._Notes(), 0.5).startswith("> 0.5 s")
+    assert report.status_cell(r, report.Notes(), 0.5).startswith("> 0.5 s")
 
 
 def test_call_stuck_beyond_the_alarm_is_killed_and_the_run_continues(tiny, tmp_path, monkeypatch):

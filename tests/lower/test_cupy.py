@@ -25,7 +25,7 @@ from corpus import CORPUS
 import coarsen_nb as cn
 from coarsen_nb.lower import cupy as cl
 from coarsen_nb.lower.module import ModuleWriter
-from coarsen_nb.phi import forms
+from coarsen_nb.phi import elementary, forms
 from coarsen_nb.plan import Kernel, Output, Read
 from coarsen_nb.symbolic.diff import vjp as kernel_vjp
 
@@ -152,7 +152,7 @@ def test_piecewise_is_a_ternary_and_arm_only_temps_stay_in_their_arm():
 
 def test_unconditional_temps_are_named():
     x, t, y = sp.symbols("x t y", real=True)
-    k = _toy_kernel([(t, forms.Softplus(x)), (y, t * t + sp.exp(t))], [Output("y.1", y)], arrays={x: "x"})
+    k = _toy_kernel([(t, elementary.Softplus(x)), (y, t * t + sp.exp(t))], [Output("y.1", y)], arrays={x: "x"})
     fk = cl.fused_source(k, lambda n: n.replace(".", "_"))
     assert "const double t = _cn_softplus(x);" in fk.operation
     assert "const double y = ((t) * (t)) + exp(t);" in fk.operation

@@ -17,7 +17,7 @@ import sympy as sp
 from gradcheck import assert_close, finite_difference
 
 import coarsen_nb as cn
-from coarsen_nb.phi import forms
+from coarsen_nb.phi import gammas
 
 SELECTIONS = [{}, {"max_soi": 1}, {"per_block": True}]
 
@@ -65,6 +65,6 @@ def test_gamma_inside_a_predicate_compiles_and_matches_python(name, options):
 
 def test_negation_of_short_circuit_and_or_has_a_normal_form():
     a, b = sp.symbols("a b", real=True)
-    for inner, outer in ((forms.AndThen(a > 0, b < 1), sp.Or), (forms.OrElse(a > 0, b < 1), sp.And)):
+    for inner, outer in ((gammas.AndThen(a > 0, b < 1), sp.Or), (gammas.OrElse(a > 0, b < 1), sp.And)):
         nnf = sp.Not(inner).to_nnf()
         assert nnf == outer(a <= 0, b >= 1)

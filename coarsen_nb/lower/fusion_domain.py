@@ -1,0 +1,129 @@
+"""Which targets of an SOI vary over one loop domain: the analysis every fuser shares.
+
+A target is a value an SOI produces (an output, or an adjoint contribution of its VJP, added in place or
+scattered); :class:`Body` is what the targets of one SOI see (its temps, element reads and leaves);
+:func:`domain` is the one domain a set of targets shares: the elements, the loop index of one reduction,
+or the loop index of scatters, or None.  The CuPy fuser (:mod:`coarsen_nb.lower.fusion`) makes one kernel
+per domain, the numba fuser (:mod:`coarsen_nb.lower.numba_fusion`) one compiled loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy as sp
+
+from coarsen_nb.phi import forms, scans
+from coarsen_nb.symbolic.levels import ELEM, Deps
+
+# Nodes a fused kernel cannot express in one pass: they need another level of
+# the domain (segment products, arg-extrema, writes, gathers).
+_UNFUSABLE = (forms.RWrite, forms.ProdExcept, forms.ArgOneHot, forms.Gather, forms.Unwritten, forms.RLin,
+              forms.ProdAfter, forms.LinState, forms.LogSumExp) + scans.SCAN_FORMS
+
+
+@dataclass
+class Target:
+    """One value a fused kernel produces.
+
+    ``mode``: ``"new"`` (a fresh output named ``target``), ``"add"``
+    (``target += expr``, in place) or ``"scatter"`` (``target[index] += expr``).
+    """
+
+    target: str
+    expr: sp.Expr
+    mode: str = "new"
+    index: tuple = ()
+    level: object = None       # scatters: the loop indices the contribution varies over (diff's level)
+    dtype: str = "float64"
+
+
+class Body:
+    """The temps, reads and leaves one fused kernel sees."""
+
+    def __init__(self, kernel, names, extra_leaves=None, extra_temps=None):
+        self.kernel = kernel
+        self.names = names
+        self.temps = dict(kernel.body)
+        self.temps.update(extra_temps or {})
+        self.reads = {r.symbol: (r.array, r.index) for r in kernel.reads}
+        # leaf symbol -> (python code, SSA name or None, is_array, T or None)
+        self.leaves: dict = {}
+        for s, n in kernel.scalars.items():
+            self.leaves[s] = (names(n), n, False, kernel.types.get(n))
+        for s, n in kernel.arrays.items():
+            self.leaves[s] = (names(n), n, True, kernel.types.get(n))
+        for s, (code, is_array) in (extra_leaves or {}).items():
+            self.leaves[s] = (code, None, is_array, None)
+        arrays = {s for s, v in self.leaves.items() if v[2]}
+        self.deps = Deps(self.temps, self.reads, lambda s: s in arrays)
+
+    def nodes(self, e, outside=None):
+        """Every node reachable from ``e``, temps expanded (each temp visited once); ``outside``: not
+        the node ``outside`` or what is under it."""
+        seen, out, stack = set(), [], [sp.sympify(e)]
+        while stack:
+            x = stack.pop()
+            if x in seen or x == outside:
+                continue
+            seen.add(x)
+            out.append(x)
+            if isinstance(x, sp.Symbol) and x in self.temps:
+                stack.append(self.temps[x])
+            elif isinstance(x, sp.Symbol) and x in self.reads:
+                stack.extend(sp.sympify(i) for i in self.reads[x][1])
+            else:
+                stack.extend(x.args)
+        return out
+
+    def expand(self, e):
+        """``e`` with every temp substituted (for loop bounds printed in Python)."""
+        e = sp.sympify(e)
+        for _ in range(100):
+            f = e.xreplace({s: self.temps[s] for s in e.free_symbols if s in self.temps})
+            if f == e:
+                return e
+            e = f
+        raise RecursionError("temps do not terminate")
+
+
+def domain(body: Body, targets: list[Target]):
+    """The one domain all targets share: ``ELEM``, a loop ``(k, a, b, s, reduction node)``
+    for a single-reduction target, or ``("scatter", k, a, b, s)``; None if none fits."""
+    reductions, binders = set(), set()
+    for t in targets:
+        for n in body.nodes(t.expr):
+            if isinstance(n, _UNFUSABLE):
+                return None
+            if isinstance(n, (forms.Reduction, forms.ElemSum)):
+                reductions.add(n)
+        binders |= body.deps(t.expr).union(*(body.deps(sp.sympify(i)) for i in t.index))
+    if reductions:
+        if len(targets) != 1 or len(reductions) != 1 or targets[0].mode == "scatter":
+            return None
+        (red,) = reductions
+        inner = [n for n in body.nodes(red.args[0]) if isinstance(n, (forms.Reduction, forms.ElemSum))]
+        if inner:
+            return None                     # nested reductions: more than one level
+        if isinstance(red, forms.ElemSum):
+            if body.deps(red.args[0]) - {ELEM}:
+                return None
+            return ("elemsum", red)
+        k = red.args[1]
+        if body.deps(red.args[0]) - {k} or any(body.deps(b) for b in red.args[2:5]):
+            return None
+        if binders - {k}:
+            return None
+        return ("reduce", red)
+    if any(t.mode == "scatter" for t in targets):
+        if not all(t.mode == "scatter" for t in targets) or len(binders) != 1:
+            return None
+        (k,) = binders
+        if any(t.level is not None and set(t.level) != {k} for t in targets):
+            return None
+        if k not in body.deps.ranges:
+            return None
+        return ("scatter", k)
+    if binders != {ELEM}:
+        return None
+    return ("elem",)
