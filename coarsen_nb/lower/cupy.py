@@ -66,6 +66,7 @@ import sympy as sp
 
 from coarsen_nb.lower.cuda_printer import PREAMBLE, c_type_of, leaf_ctype
 from coarsen_nb.lower.fusion import FusedKernel, Target, fuse_groups, fused_source  # noqa: F401 (fused_source: re-export)
+from coarsen_nb.lower.helpers import Helper
 
 # Python-side helpers the generated module needs (see ``HELPERS``).
 HELPERS = {
@@ -149,9 +150,9 @@ def emit_call(fk: FusedKernel, indent: str = "    ") -> list[str]:
 
 
 def _register_helpers(writer) -> None:
-    """The Python-side helpers join the module's helper table (``writer.helper_source``) and its set."""
+    """The Python-side helpers join the module's helper table (``writer.helper_table``) and its set."""
     for k, text in HELPERS.items():
-        writer.helper_source.setdefault(k, text)
+        writer.helper_table.setdefault(k, Helper.of_source(text))
         writer.helpers.add(k)
 
 

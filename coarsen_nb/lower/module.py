@@ -26,7 +26,6 @@ The module imports only NumPy (or CuPy) and ``math`` — never coarsen_nb.
 
 from __future__ import annotations
 
-import types
 from dataclasses import dataclass, field
 
 import sympy as sp
@@ -36,8 +35,7 @@ from coarsen_nb.errors import CoarsenError
 from coarsen_nb.frontend.unbound import bound_error, is_bound_check
 from coarsen_nb.lower import literals, naming, reshapes, trivial
 from coarsen_nb.lower.emit import Printer
-from coarsen_nb.lower.helpers import DEPENDS as _DEPENDS
-from coarsen_nb.lower.helpers import HELPERS as _HELPERS
+from coarsen_nb.lower.helpers import HELPERS, Helper, closure
 from coarsen_nb.lower.iterated import IteratedLoops
 from coarsen_nb.lower.liveness import drop_dead_assignments, free_dead_names
 from coarsen_nb.lower.names import Names
@@ -69,17 +67,16 @@ class ModuleState:
     names: Names
     active: set[str]                 # activity analysis: values that depend on wrt
     helpers: set[str]                # the helpers the module's code calls
-    helper_source: dict[str, str]    # helper name -> its source text (lower.helpers', a fuser's)
+    # helper name -> the helper (lower.helpers', a backend's own version, a fuser's loop function); what
+    # each calls is its own (numba's ``_gammaln`` does not import SciPy)
+    helper_table: dict[str, Helper]
     helper_decorators: dict[str, str] = field(default_factory=dict)   # a helper's own decorator (a fuser's)
-    own_helpers: frozenset[str] = frozenset()   # the backend's own versions (their dependencies are not the NumPy's)
 
 
-def _called_helpers(sources: dict[str, str], helper: str) -> list[str]:
-    """The helpers a backend's own helper calls, read from its code object's global names (a backend's
-    version need not call what the NumPy one does: numba's ``_gammaln`` does not import SciPy)."""
-    module = compile(sources[helper], "<helper>", "exec")
-    function = next(c for c in module.co_consts if isinstance(c, types.CodeType))
-    return sorted(n for n in function.co_names if n in sources and n != helper)
+# (temporary: the helpers the hand-kept table defined together, to keep the module text while the
+# dependencies are read from code; removed with the call sites that register them by another name)
+_DEFINED_WITH = {"_window": ("_window_add",), "_window_outer_add": ("_window",), "_block": ("_block_add",),
+                 "_block_add": ("_block",), "_mm_left": ("_mm_right",), "_mm_right": ("_mm_left",)}
 
 
 class ModuleWriter(IteratedLoops):
@@ -91,16 +88,16 @@ class ModuleWriter(IteratedLoops):
             backend = xp_module if isinstance(xp_module, backends.Backend) else backends.for_module(xp_module)
             own = backend.load_helpers() if backend.load_helpers else {}
             decorators = backend.load_helper_decorators() if backend.load_helper_decorators else {}
+            table = {**HELPERS, **{name: Helper.of_source(text) for name, text in own.items()}}
             shared = ModuleState(plan, wrt, backend, Names.for_plan(plan),
-                                 active_names(plan, wrt), set(), {**_HELPERS, **own}, dict(decorators),
-                                 frozenset(own))
+                                 active_names(plan, wrt), set(), table, dict(decorators))
         self.shared = shared
         # the shared objects, by their short names (the same objects: a helper one function's
         # writer adds is the module's, a name one allocates no other reuses)
         self.plan, self.wrt, self.backend = shared.plan, shared.wrt, shared.backend
         self.xp_module = shared.backend.xp_module
         self.names, self.active = shared.names, shared.active
-        self.helpers, self.helper_source = shared.helpers, shared.helper_source
+        self.helpers, self.helper_table = shared.helpers, shared.helper_table
         self.helper_decorators = shared.helper_decorators
         self.header = header
         self.uses_math = False
@@ -132,15 +129,14 @@ class ModuleWriter(IteratedLoops):
             grad = self._function(f"{self.plan.name}_grad", list(self.plan.params), self._vjp_body)
             self._grad_only = False
         tan = self._jvp_source()
-        todo = list(self.helpers)
-        while todo:
-            helper = todo.pop()
-            own = helper in self.shared.own_helpers
-            for dep in _called_helpers(self.helper_source, helper) if own else _DEPENDS.get(helper, ()):
-                if dep not in self.helpers:
-                    self.helpers.add(dep)
-                    todo.append(dep)
-        helpers = [self._decorated(self.helper_source[h], self.helper_decorators.get(h)) for h in sorted(self.helpers)]
+        while True:
+            before = len(self.helpers)
+            self.helpers |= closure(self.helpers, self.helper_table)
+            self.helpers |= {d for h in self.helpers for d in _DEFINED_WITH.get(h, ())}
+            if len(self.helpers) == before:
+                break
+        helpers = [self._decorated(self.helper_table[h].source, self.helper_decorators.get(h))
+                   for h in sorted(self.helpers)]
         code = "\n".join(helpers + [fwd, rev, grad, tan or ""])
         imports = []
         if "math." in code:
@@ -336,7 +332,7 @@ class ModuleWriter(IteratedLoops):
     def _absorb(self, pr: Printer) -> None:
         self.lines += pr.lines
         text = "\n".join(pr.lines)
-        for h in _HELPERS:
+        for h in HELPERS:
             if h + "(" in text:
                 self.helpers.add(h)
         if "_block_add(" in text:
@@ -659,10 +655,10 @@ class ModuleWriter(IteratedLoops):
         xs, ys = self.code(x), self.code(y)
         if isinstance(x, ir.Name) and x.id in self.active:
             self.emit(f"{self.names.bar(x.id)} += _mm_left({bo}, {ys}, {xs})")
-            self.helpers.add("_mm")
+            self.helpers.add("_mm_left")
         if isinstance(y, ir.Name) and y.id in self.active:
             self.emit(f"{self.names.bar(y.id)} += _mm_right({bo}, {xs}, {ys})")
-            self.helpers.add("_mm")
+            self.helpers.add("_mm_right")
 
     def cond_reverse(self, s: CondStep) -> None:
         self.emit(f"if {self.py(s.cond)}:")

@@ -35,7 +35,7 @@ from coarsen_nb.lower import naming
 from coarsen_nb.lower.cuda_printer import leaf_ctype
 from coarsen_nb.lower.emit import Printer
 from coarsen_nb.lower.fusion import Body, Target, domain
-from coarsen_nb.lower.helpers import HELPERS as _HELPERS
+from coarsen_nb.lower.helpers import HELPERS, Helper
 from coarsen_nb.lower.printing import is_atom_code
 from coarsen_nb.phi import forms
 from coarsen_nb.phi.gammas import is_boolean
@@ -287,13 +287,14 @@ class _LoopFunction:
         while True:
             name = base if n == 1 else f"{base}_{n}"
             source = "\n".join([f"def {name}({', '.join(params)}):"] + body) + "\n"
-            if self.writer.helper_source.get(name, source) == source:
+            known = self.writer.helper_table.get(name)
+            if known is None or known.source == source:
                 break
             n += 1
         self.writer.helpers.add(name)
-        self.writer.helper_source[name] = source
+        self.writer.helper_table[name] = Helper(name, source, frozenset())
         self.writer.helper_decorators[name] = DECORATOR
-        for h in _HELPERS:
+        for h in HELPERS:
             if h + "(" in source:
                 self.writer.helpers.add(h)
         return name
