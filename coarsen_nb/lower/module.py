@@ -75,7 +75,8 @@ class ModuleState:
 
 # (temporary: the helpers the hand-kept table defined together, to keep the module text while the
 # dependencies are read from code; removed with the call sites that register them by another name)
-_DEFINED_WITH = {"_window": ("_window_add",), "_window_outer_add": ("_window",), "_block": ("_block_add",),
+_DEFINED_WITH = {"_window": ("_window_add",), "_window_outer_add": ("_window",), "_window_add": ("_window",),
+                 "_block": ("_block_add",),
                  "_block_add": ("_block",), "_mm_left": ("_mm_right",), "_mm_right": ("_mm_left",)}
 
 
@@ -220,8 +221,7 @@ class ModuleWriter(IteratedLoops):
             rows = self._lanes().get(e.index[0].id) if isinstance(e.index[0], ir.Name) and len(e.index) > 1 \
                 and not any(self.ndim(i) for i in e.index[1:]) else None
             if rows is not None:     # z[p, t] over a batched loop's lanes: rows of z, as the kernels read them
-                self.helper("_take")
-                return lane_rows_read(self.code(e.value), rows, self.code(e.index[0]),
+                return lane_rows_read(self, self.code(e.value), rows, self.code(e.index[0]),
                                       [self.code(i) for i in e.index[1:]])
             return f"{self.code(e.value)}[{self.index_code(e)}]"
         if isinstance(e, ir.Attr):
@@ -281,7 +281,8 @@ class ModuleWriter(IteratedLoops):
         shape = None if not arrays else f"{arrays[0]}.shape" if len(arrays) == 1 else \
             f"_broadcast_shape({', '.join(f'{a}.shape' for a in arrays)})"
         pr = Printer("xp", lambda s: leaves[s], reads, temps, indent=self.indent, namer=self.names.fresh,
-                     elem_shape=shape, exprs=[o.symbol for o in kernel.outputs], broadcast=len(arrays) > 1)
+                     elem_shape=shape, exprs=[o.symbol for o in kernel.outputs], broadcast=len(arrays) > 1,
+                     elem_shape_calls=frozenset({"_broadcast_shape"}) if len(arrays) > 1 else frozenset())
         pr.leaf_map, pr.words = leaves, {e: w for e, n in kernel.names.items() if (w := naming.user_word(n))}
         lanes = self._lanes()
         pr.lane_rows = {s: lanes[n] for s, n in list(kernel.scalars.items()) + list(kernel.arrays.items())
@@ -330,13 +331,9 @@ class ModuleWriter(IteratedLoops):
             self._printers[id(k)] = pr
 
     def _absorb(self, pr: Printer) -> None:
+        """The printer's statements join the function's, and the helpers they call the module's."""
         self.lines += pr.lines
-        text = "\n".join(pr.lines)
-        for h in HELPERS:
-            if h + "(" in text:
-                self.helpers.add(h)
-        if "_block_add(" in text:
-            self.helpers.add("_block")      # defined with _block
+        self.helpers |= pr.helpers
 
     def _keep_shape(self, pr: Printer, k, o) -> None:
         """An elementwise output that simplified to one number (``x - x`` is 0, ``x * 0 + a`` is ``a``)
@@ -344,7 +341,7 @@ class ModuleWriter(IteratedLoops):
         need that shape, not a scalar's."""
         t = self.plan.types.get(o.name)
         ranks = [self.plan.types[n].ndim for n in k.arrays.values() if n in self.plan.types]
-        if t is None or not t.is_array or pr.elem_shape is None or pr.deps(sp.sympify(o.symbol)) \
+        if t is None or not t.is_array or pr.elem is None or pr.deps(sp.sympify(o.symbol)) \
                 or t.ndim != max(ranks, default=-1):
             return
         name = self.py(o.name)
@@ -528,14 +525,14 @@ class ModuleWriter(IteratedLoops):
         if lv.kind == "root":
             pr.emit(f"{b}[{', '.join(f'int({c})' for c in codes)}] += {val}")
         elif len(codes) == 1:
-            pr.emit(f"{b} += _scatter_sum({codes[0]} % {b}.shape[0], {val}, {b}.shape[0])")
+            pr.emit(f"{b} += {pr.helper('_scatter_sum')}({codes[0]} % {b}.shape[0], {val}, {b}.shape[0])")
         else:
             # row-major flat indices (Python's negative indices wrap per axis), one 1-D scatter
             flat = codes[0] + f" % {b}.shape[0]"
             for d, c in enumerate(codes[1:], start=1):
                 flat = f"({flat}) * {b}.shape[{d}] + {c} % {b}.shape[{d}]"
             size = " * ".join(f"{b}.shape[{d}]" for d in range(len(codes)))
-            pr.emit(f"{b} += xp.reshape(_scatter_sum({flat}, {val}, {size}), {b}.shape)")
+            pr.emit(f"{b} += xp.reshape({pr.helper('_scatter_sum')}({flat}, {val}, {size}), {b}.shape)")
 
     def _rect_scatter(self, pr: Printer, name: str, idx, e, lv) -> bool:
         """The adjoint of a dense two-level nest (see ``Printer.rect_product``) without flattening:
@@ -555,7 +552,6 @@ class ModuleWriter(IteratedLoops):
             win = pr._window_read_index(idx, i, j)
             if win is None:
                 return False
-            self.helpers.add("_window")         # (defines _window_add too)
             pr.emit(pr.window_add(b, win, m, g, h))
             return True
         if m is None and (g is None or h is None):
@@ -571,10 +567,10 @@ class ModuleWriter(IteratedLoops):
             blk = pr._block_read_index(idx, i, j)
             if blk is None:
                 return False
-            factors = ([str(m)] if m is not None else []) + ([f"({g})[:, None]"] if g is not None else []) + \
+            factors = ([pr.printed(m)] if m is not None else []) + ([f"({g})[:, None]"] if g is not None else []) + \
                 ([f"({h})[None, :]"] if h is not None else [])
             val = " * ".join(factors)
-            pr.emit(f"_block_add({b}, {blk}, {val})")
+            pr.emit(f"{pr.helper('_block_add')}({b}, {blk}, {val})")
             return True
         return False
 

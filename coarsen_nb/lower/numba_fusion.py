@@ -35,7 +35,7 @@ from coarsen_nb.lower import naming
 from coarsen_nb.lower.cuda_printer import leaf_ctype
 from coarsen_nb.lower.emit import Printer
 from coarsen_nb.lower.fusion import Body, Target, domain
-from coarsen_nb.lower.helpers import HELPERS, Helper
+from coarsen_nb.lower.helpers import Helper
 from coarsen_nb.lower.printing import is_atom_code
 from coarsen_nb.phi import forms
 from coarsen_nb.phi.gammas import is_boolean
@@ -261,7 +261,7 @@ class _LoopFunction:
             ["        " + ln for ln in out_lines] + after
         if returns:
             body.append(f"    return {', '.join(returns)}")
-        return self._register(params, body), params
+        return self._register(params, body, outer.helpers | inner.helpers), params
 
     def _call(self, name: str, params: list[str]) -> list[str]:
         """The caller's lines: the call, and what it gives to the SOI's outputs."""
@@ -279,9 +279,10 @@ class _LoopFunction:
         lines += [f"{ind}{t.target} += {o}" for t, o in zip(self.targets, outs, strict=True) if t.mode == "add"]
         return lines
 
-    def _register(self, params, body) -> str:
+    def _register(self, params, body, calls: set[str]) -> str:
         """The loop function's name, its source in the module's helpers: ``_soi3_vjp_scatter``; the same
-        SOI printed again (the forward inside ``NAME_grad``) shares the function when its text is the same."""
+        SOI printed again (the forward inside ``NAME_grad``) shares the function when its text is the same.
+        ``calls``: the helpers its printers registered, which the module then defines too."""
         base = f"_soi{self.kernel.index}_{self.tag}_{self.kind}"
         n = 1
         while True:
@@ -292,11 +293,8 @@ class _LoopFunction:
                 break
             n += 1
         self.writer.helpers.add(name)
-        self.writer.helper_table[name] = Helper(name, source, frozenset())
+        self.writer.helper_table[name] = Helper(name, source, frozenset(calls))
         self.writer.helper_decorators[name] = DECORATOR
-        for h in HELPERS:
-            if h + "(" in source:
-                self.writer.helpers.add(h)
         return name
 
     def _printer(self, leaves: dict, reads: dict, indent: int, index: dict) -> Printer:
