@@ -73,12 +73,6 @@ class ModuleState:
     helper_decorators: dict[str, str] = field(default_factory=dict)   # a helper's own decorator (a fuser's)
 
 
-# (temporary: the helpers the hand-kept table defined together, to keep the module text while the
-# dependencies are read from code; removed with the call sites that register them by another name)
-_DEFINED_WITH = {"_window": ("_window_add",), "_window_outer_add": ("_window",), "_window_add": ("_window",),
-                 "_block": ("_block_add",),
-                 "_block_add": ("_block",), "_mm_left": ("_mm_right",), "_mm_right": ("_mm_left",)}
-
 
 class ModuleWriter(IteratedLoops):
     """Writes the forward, VJP and JVP functions of one plan."""
@@ -130,12 +124,7 @@ class ModuleWriter(IteratedLoops):
             grad = self._function(f"{self.plan.name}_grad", list(self.plan.params), self._vjp_body)
             self._grad_only = False
         tan = self._jvp_source()
-        while True:
-            before = len(self.helpers)
-            self.helpers |= closure(self.helpers, self.helper_table)
-            self.helpers |= {d for h in self.helpers for d in _DEFINED_WITH.get(h, ())}
-            if len(self.helpers) == before:
-                break
+        self.helpers |= closure(self.helpers, self.helper_table)
         helpers = [self._decorated(self.helper_table[h].source, self.helper_decorators.get(h))
                    for h in sorted(self.helpers)]
         code = "\n".join(helpers + [fwd, rev, grad, tan or ""])

@@ -192,6 +192,7 @@ class _LoopFunction:
         outer = self._printer(codes, reads_map, 1, {})
         loop_leaves = dict(codes)
         head = []
+        calls: set[str] = set()     # the helpers the head calls (the printers register their own)
         elementwise = self.kind in ("elem", "elemsum")
         if elementwise:
             shape = self.fresh("shape")
@@ -211,7 +212,7 @@ class _LoopFunction:
                 if self.body.leaves[s][2]:
                     loop_leaves[s] = f"{flats[codes[s]]}[{i}]"
             loop_head = f"for {i} in range({count}):"
-            self.writer.helpers.update({"_flat_as", "_broadcast_shape"})
+            calls = {"_flat_as"} | ({"_broadcast_shape"} if len(distinct) > 1 else set())
         else:
             k = self.dom[1].args[1] if self.kind == "reduce" else self.dom[1]
             a, b, s = (outer.value(x) for x in self._bounds())
@@ -261,7 +262,7 @@ class _LoopFunction:
             ["        " + ln for ln in out_lines] + after
         if returns:
             body.append(f"    return {', '.join(returns)}")
-        return self._register(params, body, outer.helpers | inner.helpers), params
+        return self._register(params, body, calls | outer.helpers | inner.helpers), params
 
     def _call(self, name: str, params: list[str]) -> list[str]:
         """The caller's lines: the call, and what it gives to the SOI's outputs."""
