@@ -172,6 +172,7 @@ def forward_lines(writer, kernel) -> list[str] | None:
     ind = "    " * writer.indent
     for fk in fused:
         lines += emit_call(fk, ind)
+    writer.shared.uses_math |= any(fk.setup_uses_math for fk in fused)
     if rest:
         pr = writer.printer(kernel)
         for t in rest:
@@ -209,6 +210,7 @@ def reverse_lines(writer, kernel, v, leaves) -> list[str] | None:
         del writer.lines[len(writer.lines) - len(pr.lines):]
     for fk in fused:
         lines += emit_call(fk, ind)
+    writer.shared.uses_math |= any(fk.setup_uses_math for fk in fused)
     _register_helpers(writer)
     return lines
 

@@ -74,7 +74,7 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting):
         self.words: dict = {}          # expression -> the user's variable it is the value of (Kernel.names)
         self.root = Level(None, "root")
         self.elem: Level | None = None
-        self.uses_math = False
+        self.uses_math = False          # whether this printer's code uses ``math`` (set where it prints it)
         self.helpers: set[str] = set()    # the generated module's helpers this printer's code calls (helper())
         self.lane_rows: dict = {}      # lane-number symbol -> (first, step) code (ModuleWriter._lanes)
         # Derivative code divides and raises to powers as IEEE 754 does (see helpers._ieee_div): the
@@ -101,6 +101,13 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting):
 
     def fresh(self, hint: str = "t") -> str:
         return self.namer(hint)
+
+    def number(self, e) -> str:
+        """A SymPy number as code (:func:`~coarsen_nb.lower.printing.number_code`): an infinity or a NaN is
+        ``math``'s."""
+        if e in (sp.oo, -sp.oo) or e is sp.nan:
+            self.uses_math = True
+        return number_code(e)
 
     def helper(self, name: str) -> str:
         """``name``, a helper of the generated module that this printer's code calls: printed code that
@@ -235,7 +242,7 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting):
         if isinstance(e, sp.Symbol):
             return self._symbol(e, lv)
         if e.is_Number or e in (sp.pi, sp.E, sp.oo, -sp.oo, sp.zoo, sp.nan):
-            return number_code(e)
+            return self.number(e)
         if e in (sp.true, sp.false):
             return "True" if e == sp.true else "False"
         if isinstance(e, sp.Mul) and e.args[0].is_Float and abs(float(e.args[0])) == 1.0 and \

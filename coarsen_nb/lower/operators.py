@@ -24,7 +24,6 @@ from coarsen_nb.lower.printing import (
     int_typed,
     is_atom_code,
     is_number_code,
-    number_code,
 )
 from coarsen_nb.phi import domain, forms
 from coarsen_nb.phi.gammas import is_boolean
@@ -52,7 +51,7 @@ class OperatorPrinting:
                 # 200 * (a - b), the sum is one node that other multiples of it share
                 c, prim = common
                 code = self.value(prim, lv)
-                return f"({number_code(c)} * {self._floats([prim], [code], force=True)[0] if cast else code})"
+                return f"({self.number(c)} * {self._floats([prim], [code], force=True)[0] if cast else code})"
             # a - b, not a + (-b): the negated term is one value (shared with other uses of b)
             terms = sorted(e.args, key=lambda x: x.could_extract_minus_sign())
             negs = [x.could_extract_minus_sign() for x in terms]
@@ -93,12 +92,10 @@ class OperatorPrinting:
         if isinstance(e, forms.Softplus):
             if array:
                 return f"{xp}.logaddexp(0.0, {a[0]})"
-            self.uses_math = True
             return f"{self.helper('_softplus')}({a[0]})"
         if isinstance(e, forms.Sigmoid):
             if array:
                 return f"{xp}.exp(-{xp}.logaddexp(0.0, -({a[0]})))"
-            self.uses_math = True
             return f"{self.helper('_sigmoid')}({a[0]})"
         if isinstance(e, forms.PowInt):
             if array:
