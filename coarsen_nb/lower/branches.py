@@ -275,9 +275,10 @@ class BranchPrinting:
         code = self.value(expr, sub)
         if sub.parent.points.kind == "elem":
             xp = self.xp
-            self.emit(f"{out} = {xp}.reshape(_put({xp}.reshape({out}, (-1,)), ({sub.mask},), {code}), {out}.shape)")
+            put = self.helper("_put")
+            self.emit(f"{out} = {xp}.reshape({put}({xp}.reshape({out}, (-1,)), ({sub.mask},), {code}), {out}.shape)")
         else:
-            self.emit(f"{out} = _put({out}, ({sub.mask},), {code})")
+            self.emit(f"{out} = {self.helper('_put')}({out}, ({sub.mask},), {code})")
         self.indent -= 1
 
     def _scalar_piecewise(self, clauses, lv: Level) -> str:

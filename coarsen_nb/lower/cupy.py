@@ -67,6 +67,7 @@ import sympy as sp
 from coarsen_nb.lower.cuda_printer import PREAMBLE, c_type_of, leaf_ctype
 from coarsen_nb.lower.fusion import FusedKernel, fuse_groups, fused_source  # noqa: F401 (fused_source: re-export)
 from coarsen_nb.lower.fusion_domain import Target
+from coarsen_nb.lower.helpers import Helper
 
 # Python-side helpers the generated module needs (see ``HELPERS``).
 HELPERS = {
@@ -150,9 +151,9 @@ def emit_call(fk: FusedKernel, indent: str = "    ") -> list[str]:
 
 
 def _register_helpers(writer) -> None:
-    """The Python-side helpers join the module's helper table (``writer.helper_source``) and its set."""
+    """The Python-side helpers join the module's helper table (``writer.helper_table``) and its set."""
     for k, text in HELPERS.items():
-        writer.helper_source.setdefault(k, text)
+        writer.helper_table.setdefault(k, Helper.of_source(text))
         writer.helpers.add(k)
 
 
@@ -172,6 +173,7 @@ def forward_lines(writer, kernel) -> list[str] | None:
     ind = "    " * writer.indent
     for fk in fused:
         lines += emit_call(fk, ind)
+    writer.shared.uses_math |= any(fk.setup_uses_math for fk in fused)
     if rest:
         pr = writer.printer(kernel)
         for t in rest:
@@ -209,6 +211,7 @@ def reverse_lines(writer, kernel, v, leaves) -> list[str] | None:
         del writer.lines[len(writer.lines) - len(pr.lines):]
     for fk in fused:
         lines += emit_call(fk, ind)
+    writer.shared.uses_math |= any(fk.setup_uses_math for fk in fused)
     _register_helpers(writer)
     return lines
 

@@ -62,7 +62,8 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting):
     """
 
     def __init__(self, xp: str, leaf, reads: dict, temps: dict, indent: int = 1, namer=None,
-                 elem_shape: str | None = None, exprs=(), broadcast: bool = False):
+                 elem_shape: str | None = None, exprs=(), broadcast: bool = False,
+                 elem_shape_calls: frozenset[str] = frozenset()):
         self.xp = xp
         self.leaf = leaf
         self.reads = reads
@@ -73,8 +74,8 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting):
         self.words: dict = {}          # expression -> the user's variable it is the value of (Kernel.names)
         self.root = Level(None, "root")
         self.elem: Level | None = None
-        self.elem_shape: str | None = None
-        self.uses_math = False
+        self.uses_math = False          # whether this printer's code uses ``math`` (set where it prints it)
+        self.helpers: set[str] = set()    # the generated module's helpers this printer's code calls (helper())
         self.lane_rows: dict = {}      # lane-number symbol -> (first, step) code (ModuleWriter._lanes)
         # Derivative code divides and raises to powers as IEEE 754 does (see helpers._ieee_div): the
         # adjoint and tangent writers set this after the primal values, which keep Python's errors.
@@ -89,6 +90,7 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting):
         self._tables: dict = {}       # power tables of rectangular nests, by (factor, level)
         self._reduced_memo: dict = {}
         self.deps = Deps(temps, reads, self._array_leaf, exprs)
+        self._elem_shape_calls = elem_shape_calls     # the helpers elem_shape's code calls
         if elem_shape is not None:
             self._ensure_elem(elem_shape)
 
@@ -99,6 +101,19 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting):
 
     def fresh(self, hint: str = "t") -> str:
         return self.namer(hint)
+
+    def number(self, e) -> str:
+        """A SymPy number as code (:func:`~coarsen_nb.lower.printing.number_code`): an infinity or a NaN is
+        ``math``'s."""
+        if e in (sp.oo, -sp.oo) or e is sp.nan:
+            self.uses_math = True
+        return number_code(e)
+
+    def helper(self, name: str) -> str:
+        """``name``, a helper of the generated module that this printer's code calls: printed code that
+        calls a helper names it through this, so that the module defines what its code calls."""
+        self.helpers.add(name)
+        return name
 
     # -- levels ----------------------------------------------------------------------------
 
@@ -169,10 +184,15 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting):
         except KeyError:
             return False
 
+    @property
+    def elem_shape(self) -> str | None:
+        """The code of the elementwise shape (None: no elementwise level), read to be printed."""
+        return None if self.elem is None else self.elem.size
+
     def _ensure_elem(self, shape_code: str) -> Level:
         if self.elem is None:
-            self.elem = Level(self.root, "elem", binder=ELEM, size=shape_code)
-            self.elem_shape = shape_code
+            calls = (self._elem_shape_calls, self.helpers) if self._elem_shape_calls else None
+            self.elem = Level(self.root, "elem", binder=ELEM, size=shape_code, size_calls=calls)
         return self.elem
 
     # -- values ----------------------------------------------------------------------------
@@ -222,7 +242,7 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting):
         if isinstance(e, sp.Symbol):
             return self._symbol(e, lv)
         if e.is_Number or e in (sp.pi, sp.E, sp.oo, -sp.oo, sp.zoo, sp.nan):
-            return number_code(e)
+            return self.number(e)
         if e in (sp.true, sp.false):
             return "True" if e == sp.true else "False"
         if isinstance(e, sp.Mul) and e.args[0].is_Float and abs(float(e.args[0])) == 1.0 and \
@@ -241,7 +261,7 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting):
             g, x = e.args
             # summed to an array leaf's shape, or to the shape of an array the kernel wrote (a slice)
             shaped = self.value(x, self.root) if x in self.temps else self.leaf(x)[0]
-            return f"_sum_to({self.value(g, lv)}, {shaped}.shape)"
+            return f"{self.helper('_sum_to')}({self.value(g, lv)}, {shaped}.shape)"
         if isinstance(e, forms.ElemSum):
             return f"{self.xp}.sum({self.value(e.args[0], self.elem)})"
         if isinstance(e, forms.LogSumExp):
@@ -260,7 +280,7 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting):
             whole = self.value(e.args[0], self.root)
             fast = self.affine_slice(e.args[1], lv) if len(e.args) == 2 else None
             if fast is not None:        # the elements a loop wrote at k + c: a slice, not a gather
-                return f"_take({whole}, {', '.join(fast)})"
+                return f"{self.helper('_take')}({whole}, {', '.join(fast)})"
             return f"{whole}[{', '.join(self.value(i, lv) for i in e.args[1:])}]"
         if isinstance(e, forms.Unwritten):
             return self._unwritten(e, lv)
@@ -287,15 +307,16 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting):
             arr, idx = self.reads[s]
             fast = self.affine_slice(idx[0], lv) if len(idx) == 1 else None
             if fast is not None:
-                return f"_take({arr}, {', '.join(fast)})"
+                return f"{self.helper('_take')}({arr}, {', '.join(fast)})"
             rows = self.lane_rows.get(idx[0]) if len(idx) >= 2 and lv.kind == "elem" else None
             if rows is not None and not any(self.deps(i) for i in idx[1:]):
                 # z[p, t] over a batched loop's lanes p: the rows first::step of z (a view when in bounds)
-                return lane_rows_read(arr, rows, self.value(idx[0], lv), [self.value(i, self.root) for i in idx[1:]])
+                return lane_rows_read(self, arr, rows, self.value(idx[0], lv),
+                                      [self.value(i, self.root) for i in idx[1:]])
             if len(idx) == 2 and self._dense_pair(lv) is not None:
                 blk = self._block_read(s, *self._dense_pair(lv))
                 if blk is not None:     # A[i + c, j + c'] on a dense nest: a block, flattened row by row
-                    return f"{self.xp}.reshape({blk}, (-1,))"
+                    return f"{self.xp}.reshape({self.printed(blk)}, (-1,))"
             codes = [self.value(i, lv) for i in idx]
             if self._is_array_level(lv):
                 return f"{arr}[{', '.join(codes)}]"
@@ -405,7 +426,7 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting):
                 return f"{xp}.{kind}({table}, axis=1)"
             return f"({xp}.{kind}({table}, axis=1) if {child.rect} > 0 else {xp}.full({n_parent}, {empty}))"
         # triangular bounds: a segmented reduction (bincount / ufunc.at where the namespace has them)
-        return f"_segment_{kind}({child.seg}, {vals}, {n_parent})"
+        return f"{self.helper('_segment_' + kind)}({child.seg}, {vals}, {n_parent})"
 
     def _write(self, e, lv: Level) -> str:
         init, body, k, a, b, s, *idx = e.args
@@ -426,7 +447,7 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting):
             self.emit("else:")
             self.indent += 1
         self.emit(f"{out} = {self.xp}.asarray({base}, dtype={self.xp}.float64, copy=True)")
-        self.emit(f"{out} = _put({out}, ({where},), {vals})")
+        self.emit(f"{out} = {self.helper('_put')}({out}, ({where},), {vals})")
         if whole:
             self.indent -= 1
         return out
@@ -436,5 +457,5 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting):
         child = self._child(lv, k, a, b, s)
         out = self.fresh("u")
         self.emit(f"{out} = {self.xp}.asarray({self.value(body, self.root)}, dtype={self.xp}.float64, copy=True)")
-        self.emit(f"{out} = _put({out}, ({', '.join(self.value(i, child) for i in idx)},), 0.0)")
+        self.emit(f"{out} = {self.helper('_put')}({out}, ({', '.join(self.value(i, child) for i in idx)},), 0.0)")
         return out

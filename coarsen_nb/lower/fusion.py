@@ -66,6 +66,7 @@ class FusedKernel:
     params: list = field(default_factory=list)      # inputs (Param), in in_params order
     outs: list = field(default_factory=list)        # outputs (Param), in out_params order
     setup: list = field(default_factory=list)       # Python lines run before the call (domain arrays)
+    setup_uses_math: bool = False                   # whether they use ``math`` (a loop bound's floor)
     targets: list = field(default_factory=list)     # Target per output
 
 
@@ -206,7 +207,9 @@ def _read_params(body: Body, read_syms, taken: set) -> tuple[list[Param], dict]:
     return params, reads
 
 
-def _bounds_code(body: Body, bounds) -> list[str]:
+def _bounds_code(body: Body, bounds) -> tuple[list[str], bool]:
+    """The loop bounds as Python code, and whether that code uses ``math`` (SymPy's printer records
+    the modules it prints calls of)."""
     pyp = PythonCodePrinter({"standard": "python3"})
     out = []
     for b in bounds:
@@ -217,7 +220,7 @@ def _bounds_code(body: Body, bounds) -> list[str]:
                 raise KeyError(f"loop bound needs {s}")
             ren[s] = sp.Symbol(body.leaves[s][0])
         out.append(f"int({pyp.doprint(e.xreplace(ren))})")
-    return out
+    return out, "math" in pyp.module_imports
 
 
 def _build(kernel, body: Body, targets, dom, tag, array_ndim) -> FusedKernel | None:
@@ -243,19 +246,21 @@ def _build(kernel, body: Body, targets, dom, tag, array_ndim) -> FusedKernel | N
     if read_syms and not loop:
         return None
     params += rparams
-    setup = []
+    setup, setup_uses_math = [], False
     if loop:
         k = dom[1].args[1] if dom[0] == "reduce" else dom[1]
         a, b, s = dom[1].args[2:5] if dom[0] == "reduce" else body.deps.ranges[k]
         kname = c_identifier(str(k), taken)
-        a_c, b_c, s_c = _bounds_code(body, (a, b, s))
+        (a_c, b_c, s_c), setup_uses_math = _bounds_code(body, (a, b, s))
         dom_var = f"_dom_{name}"
         setup.append(f"{dom_var} = xp.arange({a_c}, {b_c}, {s_c}, dtype=xp.int64)")
         params.append(Param(kname, "int64", dom_var, is_array=True, ndim=1))
         codes[k] = kname
 
     if dom[0] in ("reduce", "elemsum"):
-        return _build_reduction(kernel, body, targets[0], dom, name, comment, params, codes, reads, taken, setup)
+        fk = _build_reduction(kernel, body, targets[0], dom, name, comment, params, codes, reads, taken, setup)
+        fk.setup_uses_math = setup_uses_math
+        return fk
 
     onames: dict = {}
     for t in targets:
@@ -280,7 +285,7 @@ def _build(kernel, body: Body, targets, dom, tag, array_ndim) -> FusedKernel | N
     operation = "\n".join([ind + comment.lstrip()] + em.lines + stmts)
     return FusedKernel("elementwise", name, _param_list(params), _param_list(outs), operation=operation,
                        preamble=PREAMBLE, comment=comment, params=params, outs=outs, setup=setup,
-                       targets=list(targets))
+                       setup_uses_math=setup_uses_math, targets=list(targets))
 
 
 def _build_reduction(kernel, body, target, dom, name, comment, params, codes, reads, taken, setup):

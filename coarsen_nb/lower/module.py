@@ -21,12 +21,15 @@ the loop writes element by element is, where nothing can see its old version,
 written in place and stored as the elements each iteration overwrote
 (:mod:`coarsen_nb.lower.in_place`), not as one copy per iteration.
 
-The module imports only NumPy (or CuPy) and ``math`` — never coarsen_nb.
+The module imports only NumPy (or CuPy) and ``math`` — never coarsen_nb.  It defines exactly the
+helpers (:mod:`coarsen_nb.lower.helpers`) its code calls and those they call: each printed call of a
+helper registers it (``helper()``, here and in the kernel printer), and what a helper calls is read
+from its code.  ``import math`` is there where some printed code uses ``math`` (the printers' and
+fusers' ``uses_math``) or a defined helper does.
 """
 
 from __future__ import annotations
 
-import types
 from dataclasses import dataclass, field
 
 import sympy as sp
@@ -36,8 +39,7 @@ from coarsen_nb.errors import CoarsenError
 from coarsen_nb.frontend.unbound import bound_error, is_bound_check
 from coarsen_nb.lower import literals, naming, reshapes, trivial
 from coarsen_nb.lower.emit import Printer
-from coarsen_nb.lower.helpers import DEPENDS as _DEPENDS
-from coarsen_nb.lower.helpers import HELPERS as _HELPERS
+from coarsen_nb.lower.helpers import HELPERS, Helper, closure
 from coarsen_nb.lower.iterated import IteratedLoops
 from coarsen_nb.lower.liveness import drop_dead_assignments, free_dead_names
 from coarsen_nb.lower.names import Names
@@ -69,17 +71,12 @@ class ModuleState:
     names: Names
     active: set[str]                 # activity analysis: values that depend on wrt
     helpers: set[str]                # the helpers the module's code calls
-    helper_source: dict[str, str]    # helper name -> its source text (lower.helpers', a fuser's)
+    # helper name -> the helper (lower.helpers', a backend's own version, a fuser's loop function); what
+    # each calls is its own (numba's ``_gammaln`` does not import SciPy)
+    helper_table: dict[str, Helper]
     helper_decorators: dict[str, str] = field(default_factory=dict)   # a helper's own decorator (a fuser's)
-    own_helpers: frozenset[str] = frozenset()   # the backend's own versions (their dependencies are not the NumPy's)
+    uses_math: bool = False          # some function's code uses ``math`` (a helper's own use: Helper.names)
 
-
-def _called_helpers(sources: dict[str, str], helper: str) -> list[str]:
-    """The helpers a backend's own helper calls, read from its code object's global names (a backend's
-    version need not call what the NumPy one does: numba's ``_gammaln`` does not import SciPy)."""
-    module = compile(sources[helper], "<helper>", "exec")
-    function = next(c for c in module.co_consts if isinstance(c, types.CodeType))
-    return sorted(n for n in function.co_names if n in sources and n != helper)
 
 
 class ModuleWriter(IteratedLoops):
@@ -91,19 +88,18 @@ class ModuleWriter(IteratedLoops):
             backend = xp_module if isinstance(xp_module, backends.Backend) else backends.for_module(xp_module)
             own = backend.load_helpers() if backend.load_helpers else {}
             decorators = backend.load_helper_decorators() if backend.load_helper_decorators else {}
+            table = {**HELPERS, **{name: Helper.of_source(text) for name, text in own.items()}}
             shared = ModuleState(plan, wrt, backend, Names.for_plan(plan),
-                                 active_names(plan, wrt), set(), {**_HELPERS, **own}, dict(decorators),
-                                 frozenset(own))
+                                 active_names(plan, wrt), set(), table, dict(decorators))
         self.shared = shared
         # the shared objects, by their short names (the same objects: a helper one function's
         # writer adds is the module's, a name one allocates no other reuses)
         self.plan, self.wrt, self.backend = shared.plan, shared.wrt, shared.backend
         self.xp_module = shared.backend.xp_module
         self.names, self.active = shared.names, shared.active
-        self.helpers, self.helper_source = shared.helpers, shared.helper_source
+        self.helpers, self.helper_table = shared.helpers, shared.helper_table
         self.helper_decorators = shared.helper_decorators
         self.header = header
-        self.uses_math = False
         self.lines: list[str] = []
         self.indent = 1
         self._printers: dict = {}
@@ -132,19 +128,15 @@ class ModuleWriter(IteratedLoops):
             grad = self._function(f"{self.plan.name}_grad", list(self.plan.params), self._vjp_body)
             self._grad_only = False
         tan = self._jvp_source()
-        todo = list(self.helpers)
-        while todo:
-            helper = todo.pop()
-            own = helper in self.shared.own_helpers
-            for dep in _called_helpers(self.helper_source, helper) if own else _DEPENDS.get(helper, ()):
-                if dep not in self.helpers:
-                    self.helpers.add(dep)
-                    todo.append(dep)
-        helpers = [self._decorated(self.helper_source[h], self.helper_decorators.get(h)) for h in sorted(self.helpers)]
+        self.helpers |= closure(self.helpers, self.helper_table)
+        helpers = [self._decorated(self.helper_table[h].source, self.helper_decorators.get(h))
+                   for h in sorted(self.helpers)]
         code = "\n".join(helpers + [fwd, rev, grad, tan or ""])
         imports = []
-        if "math." in code:
+        if self.shared.uses_math or any("math" in self.helper_table[h].names for h in self.helpers):
             imports.append("import math")
+        # (the one import still read from the text: ``xp`` is printed at some 250 places of the printers,
+        # the rules and this writer, and drop_dead_assignments removes lines after they are printed)
         if "xp." in code:
             imports.append(("" if not imports else "\n") + f"import {self.xp_module} as xp")
         head = f'"""{self.header}"""' if self.header else '"""Generated by coarsen_nb."""'
@@ -224,8 +216,7 @@ class ModuleWriter(IteratedLoops):
             rows = self._lanes().get(e.index[0].id) if isinstance(e.index[0], ir.Name) and len(e.index) > 1 \
                 and not any(self.ndim(i) for i in e.index[1:]) else None
             if rows is not None:     # z[p, t] over a batched loop's lanes: rows of z, as the kernels read them
-                self.helper("_take")
-                return lane_rows_read(self.code(e.value), rows, self.code(e.index[0]),
+                return lane_rows_read(self, self.code(e.value), rows, self.code(e.index[0]),
                                       [self.code(i) for i in e.index[1:]])
             return f"{self.code(e.value)}[{self.index_code(e)}]"
         if isinstance(e, ir.Attr):
@@ -252,7 +243,7 @@ class ModuleWriter(IteratedLoops):
         if spelling is None:
             raise missing(p, "an opaque step of the array code")
         if p.spelling.helper is not None:
-            self.helpers.add(p.spelling.helper)
+            self.helper(p.spelling.helper)
         return spell(spelling, args, "xp", e.static)
 
     # -- forward ---------------------------------------------------------------------------------
@@ -285,7 +276,8 @@ class ModuleWriter(IteratedLoops):
         shape = None if not arrays else f"{arrays[0]}.shape" if len(arrays) == 1 else \
             f"_broadcast_shape({', '.join(f'{a}.shape' for a in arrays)})"
         pr = Printer("xp", lambda s: leaves[s], reads, temps, indent=self.indent, namer=self.names.fresh,
-                     elem_shape=shape, exprs=[o.symbol for o in kernel.outputs], broadcast=len(arrays) > 1)
+                     elem_shape=shape, exprs=[o.symbol for o in kernel.outputs], broadcast=len(arrays) > 1,
+                     elem_shape_calls=frozenset({"_broadcast_shape"}) if len(arrays) > 1 else frozenset())
         pr.leaf_map, pr.words = leaves, {e: w for e, n in kernel.names.items() if (w := naming.user_word(n))}
         lanes = self._lanes()
         pr.lane_rows = {s: lanes[n] for s, n in list(kernel.scalars.items()) + list(kernel.arrays.items())
@@ -334,13 +326,10 @@ class ModuleWriter(IteratedLoops):
             self._printers[id(k)] = pr
 
     def _absorb(self, pr: Printer) -> None:
+        """The printer's statements join the function's, and the helpers they call the module's."""
         self.lines += pr.lines
-        text = "\n".join(pr.lines)
-        for h in _HELPERS:
-            if h + "(" in text:
-                self.helpers.add(h)
-        if "_block_add(" in text:
-            self.helpers.add("_block")      # defined with _block
+        self.helpers |= pr.helpers
+        self.shared.uses_math |= pr.uses_math
 
     def _keep_shape(self, pr: Printer, k, o) -> None:
         """An elementwise output that simplified to one number (``x - x`` is 0, ``x * 0 + a`` is ``a``)
@@ -348,7 +337,7 @@ class ModuleWriter(IteratedLoops):
         need that shape, not a scalar's."""
         t = self.plan.types.get(o.name)
         ranks = [self.plan.types[n].ndim for n in k.arrays.values() if n in self.plan.types]
-        if t is None or not t.is_array or pr.elem_shape is None or pr.deps(sp.sympify(o.symbol)) \
+        if t is None or not t.is_array or pr.elem is None or pr.deps(sp.sympify(o.symbol)) \
                 or t.ndim != max(ranks, default=-1):
             return
         name = self.py(o.name)
@@ -532,14 +521,14 @@ class ModuleWriter(IteratedLoops):
         if lv.kind == "root":
             pr.emit(f"{b}[{', '.join(f'int({c})' for c in codes)}] += {val}")
         elif len(codes) == 1:
-            pr.emit(f"{b} += _scatter_sum({codes[0]} % {b}.shape[0], {val}, {b}.shape[0])")
+            pr.emit(f"{b} += {pr.helper('_scatter_sum')}({codes[0]} % {b}.shape[0], {val}, {b}.shape[0])")
         else:
             # row-major flat indices (Python's negative indices wrap per axis), one 1-D scatter
             flat = codes[0] + f" % {b}.shape[0]"
             for d, c in enumerate(codes[1:], start=1):
                 flat = f"({flat}) * {b}.shape[{d}] + {c} % {b}.shape[{d}]"
             size = " * ".join(f"{b}.shape[{d}]" for d in range(len(codes)))
-            pr.emit(f"{b} += xp.reshape(_scatter_sum({flat}, {val}, {size}), {b}.shape)")
+            pr.emit(f"{b} += xp.reshape({pr.helper('_scatter_sum')}({flat}, {val}, {size}), {b}.shape)")
 
     def _rect_scatter(self, pr: Printer, name: str, idx, e, lv) -> bool:
         """The adjoint of a dense two-level nest (see ``Printer.rect_product``) without flattening:
@@ -559,7 +548,6 @@ class ModuleWriter(IteratedLoops):
             win = pr._window_read_index(idx, i, j)
             if win is None:
                 return False
-            self.helpers.add("_window")         # (defines _window_add too)
             pr.emit(pr.window_add(b, win, m, g, h))
             return True
         if m is None and (g is None or h is None):
@@ -575,10 +563,10 @@ class ModuleWriter(IteratedLoops):
             blk = pr._block_read_index(idx, i, j)
             if blk is None:
                 return False
-            factors = ([str(m)] if m is not None else []) + ([f"({g})[:, None]"] if g is not None else []) + \
+            factors = ([pr.printed(m)] if m is not None else []) + ([f"({g})[:, None]"] if g is not None else []) + \
                 ([f"({h})[None, :]"] if h is not None else [])
             val = " * ".join(factors)
-            pr.emit(f"_block_add({b}, {blk}, {val})")
+            pr.emit(f"{pr.helper('_block_add')}({b}, {blk}, {val})")
             return True
         return False
 
@@ -640,7 +628,8 @@ class ModuleWriter(IteratedLoops):
                            hint="rewrite this step with arithmetic on scalars or arrays")
 
     def helper(self, name: str) -> str:
-        """``name``, a helper the module then defines (for the rules of :mod:`coarsen_nb.rules`)."""
+        """``name``, a helper the module then defines: code this writer or a rule of :mod:`coarsen_nb.rules`
+        prints calls a helper through this (a kernel printer's calls come with its lines, ``_absorb``)."""
         self.helpers.add(name)
         return name
 
@@ -658,11 +647,9 @@ class ModuleWriter(IteratedLoops):
     def matmul_reverse(self, x: ir.Expr, y: ir.Expr, bo: str) -> None:
         xs, ys = self.code(x), self.code(y)
         if isinstance(x, ir.Name) and x.id in self.active:
-            self.emit(f"{self.names.bar(x.id)} += _mm_left({bo}, {ys}, {xs})")
-            self.helpers.add("_mm")
+            self.emit(f"{self.names.bar(x.id)} += {self.helper('_mm_left')}({bo}, {ys}, {xs})")
         if isinstance(y, ir.Name) and y.id in self.active:
-            self.emit(f"{self.names.bar(y.id)} += _mm_right({bo}, {xs}, {ys})")
-            self.helpers.add("_mm")
+            self.emit(f"{self.names.bar(y.id)} += {self.helper('_mm_right')}({bo}, {xs}, {ys})")
 
     def cond_reverse(self, s: CondStep) -> None:
         self.emit(f"if {self.py(s.cond)}:")

@@ -30,6 +30,8 @@ class Window:
     n_i: str
     n_j: str
 
+    calls = frozenset({"_window"})      # the helper its text calls (Printer.printed registers it)
+
     @property
     def args(self) -> str:
         return f"{self.lo}, {self.n_i}, {self.n_j}"
@@ -38,8 +40,31 @@ class Window:
         return f"_window({self.arr}, {self.args})"
 
 
+@dataclass(frozen=True)
+class Matrix:
+    """The code of an (n_i, n_j) array of a dense nest and the helpers it calls (a block read is
+    ``_block(...)``): a matrix may be built and then not printed, so its calls count once it is."""
+
+    code: str
+    calls: frozenset[str] = frozenset()
+
+    def __str__(self) -> str:
+        return self.code
+
+
+def _calls(code) -> frozenset[str]:
+    """The helpers a factor of a dense nest's matrix calls (a block or window read; a table name: none)."""
+    return code.calls if isinstance(code, Window | Matrix) else frozenset()
+
+
 class NestPrinting:
     """Dense nests and segment operations of the :class:`~coarsen_nb.lower.emit.Printer`."""
+
+    def printed(self, m) -> str:
+        """A dense nest's matrix ``m`` (a :class:`Window`, a :class:`Matrix` or a name) as text, the helpers
+        its text calls registered: a matrix may be built and not used, so they count once it is printed."""
+        self.helpers.update(_calls(m))
+        return str(m)
 
     def _dense_pair(self, child: Level):
         """(i, j) when ``child`` is a rectangular unit-step loop j directly inside a top-level unit-step
@@ -94,7 +119,8 @@ class NestPrinting:
         if not blocks and need_matrix:
             return None
         jl = self._child(self.root, j, *rj)
-        m = None if not blocks else blocks[0] if len(blocks) == 1 else "(" + " * ".join(map(str, blocks)) + ")"
+        m = None if not blocks else blocks[0] if len(blocks) == 1 else \
+            Matrix("(" + " * ".join(map(str, blocks)) + ")", frozenset().union(*(_calls(b) for b in blocks)))
         g = self.value(sp.Mul(*fi), lv) if fi else None
         h = self.value(sp.Mul(*fj), jl) if fj else None
         # a factor that may be one number (invariant, or a branch on a scalar) becomes a vector
@@ -131,18 +157,20 @@ class NestPrinting:
     def rect_rows(self, m, g, h) -> str:
         """Σ_j M[i, j]·h[j]·g[i] of ``rect_product``'s parts (h None: 1): a correlation on windows."""
         if isinstance(m, Window):
-            mv = f"_window_matvec({m.arr}, {m.args}, {h if h is not None else f'{self.xp}.ones({m.n_j})'})"
+            h = h if h is not None else f"{self.xp}.ones({m.n_j})"
+            mv = f"{self.helper('_window_matvec')}({m.arr}, {m.args}, {h})"
         else:
-            mv = f"{self.xp}.sum({m}, axis=1)" if h is None else f"({m} @ {h})"
+            mv = f"{self.xp}.sum({self.printed(m)}, axis=1)" if h is None else f"({self.printed(m)} @ {h})"
         return mv if g is None else f"({mv} * {g})"
 
     def rect_columns(self, m, g, h) -> str:
         """Σ_i g[i]·M[i, j]·h[j] of ``rect_product``'s parts (g or M None: 1, not both)."""
         xp = self.xp
         if isinstance(m, Window):
-            col = f"_window_vecmat({g if g is not None else f'{xp}.ones({m.n_i})'}, {m.arr}, {m.args})"
+            col = f"{self.helper('_window_vecmat')}({g if g is not None else f'{xp}.ones({m.n_i})'}, {m.arr}, {m.args})"
         else:
-            col = f"{xp}.sum({m}, axis=0)" if g is None else f"{xp}.sum({g})" if m is None else f"({g} @ {m})"
+            col = f"{xp}.sum({self.printed(m)}, axis=0)" if g is None else f"{xp}.sum({g})" if m is None else \
+                f"({g} @ {self.printed(m)})"
         return col if h is None else f"({col} * {h})"
 
     def window_add(self, b: str, win: Window, m, g, h) -> str:
@@ -152,10 +180,10 @@ class NestPrinting:
         if m is None:
             g = g if g is not None else f"{xp}.ones({win.n_i})"
             h = h if h is not None else f"{xp}.ones({win.n_j})"
-            return f"_window_outer_add({b}, {win.args}, {g}, {h})"
-        factors = [str(m)] + ([f"({g})[:, None]"] if g is not None else []) + \
+            return f"{self.helper('_window_outer_add')}({b}, {win.args}, {g}, {h})"
+        factors = [self.printed(m)] + ([f"({g})[:, None]"] if g is not None else []) + \
             ([f"({h})[None, :]"] if h is not None else [])
-        return f"_window_add({b}, {win.args}, {' * '.join(factors)})"
+        return f"{self.helper('_window_add')}({b}, {win.args}, {' * '.join(factors)})"
 
     def _power_table(self, f, i, j, lv: Level):
         """x_i ** e_j (an integer exponent of j) as an (n_i, n_j) table built by a cumulative product
@@ -204,7 +232,7 @@ class NestPrinting:
         if win is not None:
             return win
         args = self._block_read_index(idx, i, j)
-        return None if args is None else f"_block({arr}, {args})"
+        return None if args is None else Matrix(f"_block({arr}, {args})", frozenset({"_block"}))
 
     def _window_read_index(self, idx, i, j, arr: str = ""):
         """The :class:`Window` of ``arr`` that ``[i + j + c]`` covers (else None)."""

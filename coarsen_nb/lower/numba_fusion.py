@@ -35,7 +35,7 @@ from coarsen_nb.lower import naming
 from coarsen_nb.lower.cuda_printer import leaf_ctype
 from coarsen_nb.lower.emit import Printer
 from coarsen_nb.lower.fusion_domain import Body, Target, domain
-from coarsen_nb.lower.helpers import HELPERS as _HELPERS
+from coarsen_nb.lower.helpers import Helper
 from coarsen_nb.lower.printing import is_atom_code
 from coarsen_nb.phi import forms
 from coarsen_nb.phi.gammas import is_boolean
@@ -192,6 +192,7 @@ class _LoopFunction:
         outer = self._printer(codes, reads_map, 1, {})
         loop_leaves = dict(codes)
         head = []
+        loads: set[str] = set()     # the helpers (and math) its own lines use; the printers note theirs
         elementwise = self.kind in ("elem", "elemsum")
         if elementwise:
             shape = self.fresh("shape")
@@ -211,7 +212,7 @@ class _LoopFunction:
                 if self.body.leaves[s][2]:
                     loop_leaves[s] = f"{flats[codes[s]]}[{i}]"
             loop_head = f"for {i} in range({count}):"
-            self.writer.helpers.update({"_flat_as", "_broadcast_shape"})
+            loads |= {"_flat_as"} | ({"_broadcast_shape"} if len(distinct) > 1 else set())
         else:
             k = self.dom[1].args[1] if self.kind == "reduce" else self.dom[1]
             a, b, s = (outer.value(x) for x in self._bounds())
@@ -229,6 +230,8 @@ class _LoopFunction:
             acc = self.fresh("acc")
             integer = kind in ("sum", "prod") and _integer(self.body, red.args[0])
             head.append(f"{acc} = {('0' if kind == 'sum' else '1') if integer else _IDENTITY[kind]}")
+            if not integer and kind in ("max", "min"):
+                loads.add("math")       # (the identity is math's infinity)
             val = inner.value(red.args[0])
             if kind == "sum":
                 out_lines.append(f"{acc} += {val}")
@@ -261,7 +264,8 @@ class _LoopFunction:
             ["        " + ln for ln in out_lines] + after
         if returns:
             body.append(f"    return {', '.join(returns)}")
-        return self._register(params, body), params
+        loads |= outer.helpers | inner.helpers | ({"math"} if outer.uses_math or inner.uses_math else set())
+        return self._register(params, body, loads), params
 
     def _call(self, name: str, params: list[str]) -> list[str]:
         """The caller's lines: the call, and what it gives to the SOI's outputs."""
@@ -279,23 +283,22 @@ class _LoopFunction:
         lines += [f"{ind}{t.target} += {o}" for t, o in zip(self.targets, outs, strict=True) if t.mode == "add"]
         return lines
 
-    def _register(self, params, body) -> str:
+    def _register(self, params, body, loads: set[str]) -> str:
         """The loop function's name, its source in the module's helpers: ``_soi3_vjp_scatter``; the same
-        SOI printed again (the forward inside ``NAME_grad``) shares the function when its text is the same."""
+        SOI printed again (the forward inside ``NAME_grad``) shares the function when its text is the same.
+        ``loads``: the helpers it calls, which the module then defines too, and ``math`` where it uses it."""
         base = f"_soi{self.kernel.index}_{self.tag}_{self.kind}"
         n = 1
         while True:
             name = base if n == 1 else f"{base}_{n}"
             source = "\n".join([f"def {name}({', '.join(params)}):"] + body) + "\n"
-            if self.writer.helper_source.get(name, source) == source:
+            known = self.writer.helper_table.get(name)
+            if known is None or known.source == source:
                 break
             n += 1
         self.writer.helpers.add(name)
-        self.writer.helper_source[name] = source
+        self.writer.helper_table[name] = Helper(name, source, frozenset(loads))
         self.writer.helper_decorators[name] = DECORATOR
-        for h in _HELPERS:
-            if h + "(" in source:
-                self.writer.helpers.add(h)
         return name
 
     def _printer(self, leaves: dict, reads: dict, indent: int, index: dict) -> Printer:

@@ -24,7 +24,6 @@ from coarsen_nb.lower.printing import (
     int_typed,
     is_atom_code,
     is_number_code,
-    number_code,
 )
 from coarsen_nb.phi import domain, elementary, forms
 from coarsen_nb.phi.gammas import is_boolean
@@ -52,7 +51,7 @@ class OperatorPrinting:
                 # 200 * (a - b), the sum is one node that other multiples of it share
                 c, prim = common
                 code = self.value(prim, lv)
-                return f"({number_code(c)} * {self._floats([prim], [code], force=True)[0] if cast else code})"
+                return f"({self.number(c)} * {self._floats([prim], [code], force=True)[0] if cast else code})"
             # a - b, not a + (-b): the negated term is one value (shared with other uses of b)
             terms = sorted(e.args, key=lambda x: x.could_extract_minus_sign())
             negs = [x.could_extract_minus_sign() for x in terms]
@@ -80,6 +79,8 @@ class OperatorPrinting:
                 raise missing(p, "array code" if array else "scalar code")
             if not array and spelling.startswith("math."):
                 self.uses_math = True
+            if p.spelling.helper is not None and (array or spelling == p.spelling.array):
+                self.helper(p.spelling.helper)      # (a scalar spelling calls it where it is the array one)
             return spell(spelling, a, xp if array else None)
         if isinstance(e, domain.OutsideDomain):
             # the call as the user wrote it, so it raises where Python's own does (ValueError, OverflowError;
@@ -91,20 +92,18 @@ class OperatorPrinting:
         if isinstance(e, elementary.Softplus):
             if array:
                 return f"{xp}.logaddexp(0.0, {a[0]})"
-            self.uses_math = True
-            return f"_softplus({a[0]})"
+            return f"{self.helper('_softplus')}({a[0]})"
         if isinstance(e, elementary.Sigmoid):
             if array:
                 return f"{xp}.exp(-{xp}.logaddexp(0.0, -({a[0]})))"
-            self.uses_math = True
-            return f"_sigmoid({a[0]})"
+            return f"{self.helper('_sigmoid')}({a[0]})"
         if isinstance(e, forms.PowInt):
             if array:
                 # a float base: a power of an int base and an int exponent array wraps around silently
                 base = f"{float(e.args[0])!r}" if e.args[0].is_Integer else \
                     (f"(1.0 * {a[0]})" if e.args[0].is_integer else a[0])
                 return f"(({base}) ** ({a[1]}))"
-            return f"_ipow({a[0]}, {a[1]})"
+            return f"{self.helper('_ipow')}({a[0]}, {a[1]})"
         if isinstance(e, sp.Heaviside):
             if array:
                 return f"{xp}.where({a[0]} > 0, 1.0, {xp}.where({a[0]} < 0, 0.0, 0.5))"
@@ -196,8 +195,8 @@ class OperatorPrinting:
         if den:
             d = den[0] if len(den) == 1 else "(" + " * ".join(den) + ")"
             text = self._divide(text, d, array)
-        if text.startswith("_ieee_div("):
-            return f"{sign}{text}"      # a call needs no parentheses of its own
+            if self._ieee_division(d, array):
+                return f"{sign}{text}"      # a call needs no parentheses of its own
         return f"{sign}({text})" if sign else f"({text})"
 
     def _pow(self, base, exp, lv: Level, array: bool, cast: bool = False) -> str:
@@ -224,7 +223,7 @@ class OperatorPrinting:
         if not (base.is_integer and exp.is_integer):
             x = self._floats([exp], [x], force=True)[0]
         if self.ieee and not array and not (exp.is_integer and exp.is_nonnegative):
-            return f"_ieee_pow({b}, {x})"   # 0.0 ** -0.5 is inf here, not a ZeroDivisionError
+            return f"{self.helper('_ieee_pow')}({b}, {x})"   # 0.0 ** -0.5 is inf here, not a ZeroDivisionError
         plain = is_atom_code(b) and is_atom_code(x) and not b.startswith("-") and not x.startswith("-")
         return f"{b}**{x}" if plain else f"({b})**({x})"
 
@@ -232,7 +231,11 @@ class OperatorPrinting:
         """``num / den`` (in parentheses with ``wrap``); in scalar derivative code IEEE's ±inf or nan
         where Python would raise ZeroDivisionError (the derivative of sqrt at 0), unless ``den`` is
         a nonzero number."""
-        if self.ieee and not array and not (is_number_code(den) and float(den) != 0):
-            return f"_ieee_div({num}, {den})"
+        if self._ieee_division(den, array):
+            return f"{self.helper('_ieee_div')}({num}, {den})"
         return f"({num} / {den})" if wrap else f"{num} / {den}"
+
+    def _ieee_division(self, den: str, array: bool) -> bool:
+        """Whether a division by ``den`` is printed as the helper ``_ieee_div`` (see ``_divide``)."""
+        return self.ieee and not array and not (is_number_code(den) and float(den) != 0)
 

@@ -20,9 +20,12 @@ class Level:
     _ids = itertools.count()
 
     def __init__(self, parent: Level | None, kind: str, binder=None, seg: str | None = None,
-                 size: str | None = None, mask: str | None = None):
+                 size: str | None = None, mask: str | None = None, size_calls: tuple[frozenset, set] | None = None):
         self.parent, self.kind, self.binder = parent, kind, binder
-        self.seg, self.size, self.mask = seg, size, mask
+        self.seg, self._size, self.mask = seg, size, mask
+        # (the helpers the size's code calls, the printer's set they join when it is printed): the
+        # elementwise level's shape of arrays that broadcast is ``_broadcast_shape(...)``
+        self._size_calls = size_calls
         self.index_code: dict = {}          # binder symbol -> code of its index array at this level
         self.memo: dict = {}
         self.children: dict = {}
@@ -37,6 +40,15 @@ class Level:
             lv = lv.parent
 
     @property
+    def size(self) -> str | None:
+        """The code of the number of points (of the elementwise level: its shape), read to be printed: the
+        helpers it calls join its printer's."""
+        if self._size_calls is not None:
+            calls, into = self._size_calls
+            into |= calls
+        return self._size
+
+    @property
     def points(self) -> Level:
         """The level whose points these are: a ``cond`` level (code inside an ``if``) has its parent's."""
         lv = self
@@ -49,11 +61,12 @@ class Level:
         return sum(1 for _ in self.ancestors()) - 1
 
 
-def lane_rows_read(array: str, rows: tuple[str, str], lanes: str, rest: list[str]) -> str:
+def lane_rows_read(printer, array: str, rows: tuple[str, str], lanes: str, rest: list[str]) -> str:
     """``array[p, *rest]`` for the lanes ``p = arange(first, stop, step)`` of a batched loop (``rows`` is
     (first, step) code): the rows ``first::step`` of ``array``, a view when in bounds (``_take``), not a
-    gather per step.  Shared by the kernel printer and the module writer's opaque steps."""
-    return f"_take({array}, {rows[0]}, {lanes}.shape[0], {rows[1]})[:, {', '.join(rest)}]"
+    gather per step.  Shared by the kernel printer and the module writer's opaque steps (``printer``, whose
+    ``helper`` registers the call)."""
+    return f"{printer.helper('_take')}({array}, {rows[0]}, {lanes}.shape[0], {rows[1]})[:, {', '.join(rest)}]"
 
 
 def common_coefficient(e: sp.Add):

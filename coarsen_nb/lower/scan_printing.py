@@ -59,9 +59,9 @@ class ScanPrinting:
 
         i0 = self.value(init, self.root)
         if a == 1:
-            call = f"_sum_scan({vec(b)}, {i0}, {n})"
+            call = f"{self.helper('_sum_scan')}({vec(b)}, {i0}, {n})"
         elif b == 0:
-            call = f"_prod_scan({vec(a)}, {i0}, {n})"
+            call = f"{self.helper('_prod_scan')}({vec(a)}, {i0}, {n})"
         else:
-            call = f"_lin_scan({vec(a)}, {vec(b)}, {i0}, {n})"
+            call = f"{self.helper('_lin_scan')}({vec(a)}, {vec(b)}, {i0}, {n})"
         return f"{xp}.flip({call})" if reverse else call

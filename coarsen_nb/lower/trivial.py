@@ -34,7 +34,7 @@ def scatter_add(writer, pr, lv, bar: str, array: str, fast, val: str) -> str:
     lo, n, step = fast
     if lo == "0" and step == "1" and _whole_array(writer, pr, lv, array):
         return f"{bar} += {val}"
-    return f"_scatter_add({bar}, {lo}, {n}, {step}, {val})"
+    return f"{pr.helper('_scatter_add')}({bar}, {lo}, {n}, {step}, {val})"
 
 
 def _whole_array(writer, pr, lv, array: str) -> bool:

@@ -61,7 +61,8 @@ class Spelling:
     scalar: str | None = None   # scalar-only code: ``math.<name>``, a builtin, or a template
     cuda: str | None = None     # a fused CUDA kernel: a C99/CUDA device function, or a template
     step: str | None = None     # an opaque step of the glue code (a call SymPy did not see into); None: ``array``
-    helper: str | None = None   # the generated module's helper the array spelling calls (``_erf``)
+    helper: str | None = None   # the generated module's helper the array spelling calls (``_erf``), and the
+    #                             scalar spelling where it is the same template (``_gammaln({0})``)
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,8 @@ from program_gen import program_cases
 
 import coarsen_nb as cn
 from coarsen_nb.kernels import KERNELS, function
-from coarsen_nb.lower.module import _HELPERS, ModuleWriter
+from coarsen_nb.lower.helpers import HELPERS
+from coarsen_nb.lower.module import ModuleWriter
 
 xps = pytest.importorskip("array_api_strict", reason="array_api_strict is not installed")
 
@@ -147,7 +148,7 @@ def _helpers(xp) -> dict:
     env = {"xp": xp, "math": math}
     for h in ("_segments", "_segment_sum", "_segment_prod", "_segment_max", "_segment_min", "_scatter_sum",
               "_put", "_scatter_add", "_prod_except"):
-        exec(_HELPERS[h], env)
+        exec(HELPERS[h].source, env)
     return env
 
 

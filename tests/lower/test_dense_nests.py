@@ -206,7 +206,7 @@ def _window_helpers(xp) -> dict:
     env = {"xp": xp, "math": math}
     for h in ("_segments", "_segment_sum", "_scatter_sum", "_window", "_window_add", "_window_matvec", "_window_vecmat",
               "_window_outer_add"):
-        exec(HELPERS[h], env)
+        exec(HELPERS[h].source, env)
     return env
 
 

@@ -18,13 +18,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from coarsen_nb.lower.module import _HELPERS
+from coarsen_nb.lower.helpers import HELPERS
 
 
 def _erf_for(xp):
     env = {"xp": xp, "math": math}
     for h in ("_erfc_ratio", "_erf"):      # (_erf's far tail is the shared Cephes ratio)
-        exec(_HELPERS[h], env)
+        exec(HELPERS[h].source, env)
     return env["_erf"]
 
 

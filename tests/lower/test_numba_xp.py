@@ -185,7 +185,7 @@ def test_diff_of_every_order_along_each_axis(x, m, t, n, axis, data):
 def _numpy_helper(name):
     """The NumPy backend's helper ``name`` (its text in ``lower/helpers.py``, run on NumPy), the reference."""
     namespace = {"xp": np}
-    exec(HELPERS[name], namespace)
+    exec(HELPERS[name].source, namespace)
     return namespace[name]
 
 
@@ -315,7 +315,7 @@ def _numpy_window_helpers():
     """The NumPy helpers of windows, with the ones they call (_window, _window_add, _scatter_sum)."""
     namespace = {"xp": np}
     for name in ("_scatter_sum", "_window", "_window_add", "_window_matvec", "_window_vecmat", "_window_outer_add"):
-        exec(HELPERS[name], namespace)
+        exec(HELPERS[name].source, namespace)
     return namespace
 
 

@@ -21,7 +21,7 @@ from coarsen_nb.lower.module import ModuleWriter
 def _helper(name):
     space = {"xp": np, "math": math}
     for h in ("_erfc_ratio", "_erf", "_exp_minus_square", name):
-        exec(HELPERS[h], space)
+        exec(HELPERS[h].source, space)
     return space[name]
 
 
