@@ -31,6 +31,7 @@ import itertools
 
 from coarsen_nb import ir
 from coarsen_nb.errors import CoarsenError
+from coarsen_nb.frontend import words
 from coarsen_nb.frontend.exprs import ExprTranslator
 from coarsen_nb.frontend.inplace import refuse_inplace_parameter
 from coarsen_nb.frontend.literals import list_names
@@ -173,6 +174,7 @@ class _Builder(NestedDefs, LoopTranslator, ExprTranslator):
         self.cur: str | None = None
         self.inlining: tuple[str, ...] = ()
         self.nested_units: dict = {}
+        self.words: dict[str, str] = {}     # temporary -> the word it prints as (frontend/words.py)
 
     # ExprTranslator reads these three from the current frame.
     @property
@@ -208,15 +210,29 @@ class _Builder(NestedDefs, LoopTranslator, ExprTranslator):
     def _copy(self, value: ir.Expr, node: ast.AST | None) -> ir.Name:
         name = self.frame.prefix + f"$t{next(self.counter)}"
         self.emit(name, value, node)
+        self.name_temp(name, self.word_of(value) or words.expr_word(node))
         return ir.Name(name)
 
-    def temp(self, value: ir.Expr, kind: str = "t", node: ast.AST | None = None) -> ir.Expr:
-        """``value`` as a name (constants and names stay as they are)."""
+    def temp(self, value: ir.Expr, kind: str = "t", node: ast.AST | None = None, word: str | None = None) -> ir.Expr:
+        """``value`` as a name (constants and names stay as they are), printed as ``word``, else as what
+        ``node`` computes (:func:`.words.expr_word`), else as its kind."""
         if isinstance(value, (ir.Const, ir.Name)):
             return value
         name = self.frame.prefix + f"${kind}{next(self.counter)}"
         self.emit(name, value, node)
+        self.name_temp(name, word or words.temp_word(kind, node))
         return ir.Name(name)
+
+    def name_temp(self, name: str, word: str | None) -> None:
+        """Record the word temporary ``name`` prints as (frontend/words.py)."""
+        if word:
+            self.words[name] = word
+
+    def word_of(self, value: ir.Expr) -> str | None:
+        """The word of ``value`` where it is a temporary or a user's variable, else None."""
+        if not isinstance(value, ir.Name):
+            return None
+        return self.words.get(value.id) or (value.id.split(":")[-1] if "$" not in value.id else None)
 
     # -- the function ------------------------------------------------------------
 
@@ -249,7 +265,7 @@ class _Builder(NestedDefs, LoopTranslator, ExprTranslator):
         blocks = tuple(ir.Block(lbl, tuple(b["stmts"]), b["term"], (), b["loop"]) for lbl, b in
                        ((lbl, self.blocks[lbl]) for lbl in self.order))
         params = tuple(a.arg for a in node.args.args)
-        return ir.Function(node.name, params, blocks, "entry", self.unit.source)
+        return ir.Function(node.name, params, blocks, "entry", self.unit.source, words=dict(self.words))
 
     def _line(self, node: ast.AST) -> int:
         """``node``'s line in the user's numbering (file or cell), as every IR position is."""
@@ -568,6 +584,8 @@ class _Builder(NestedDefs, LoopTranslator, ExprTranslator):
                                   message="unsupported construct 'for/else' (the else block of a loop)")
         n = next(self.counter)
         counter = self.frame.prefix + f"$k{n}"
+        self.name_temp(counter, self.word_of(ir.Name(self.rename.get(s.target.id, s.target.id)))
+                       if isinstance(s.target, ast.Name) else None)
         start, stop, step, bind = self.iteration(s)
         exits = _scan(s.body)
         brk, cont = self.frame.prefix + f"$brk{n}", self.frame.prefix + f"$cont{n}"
@@ -584,7 +602,7 @@ class _Builder(NestedDefs, LoopTranslator, ExprTranslator):
             test = ir.BoolOp("or", (
                 ir.BoolOp("and", (ir.Compare(">", step, ir.Const(0)), ir.Compare("<", ir.Name(counter), stop))),
                 ir.BoolOp("and", (ir.Compare("<", step, ir.Const(0)), ir.Compare(">", ir.Name(counter), stop)))))
-        cond = self.temp(self._loop_cond(test, exits, brk), "c", s.iter)
+        cond = self.temp(self._loop_cond(test, exits, brk), "c", s.iter, "more")
         self.terminate(ir.Branch(cond, body, exit_, self._line(s)))
         self.blocks[head]["loop"] = ir.LoopInfo(
             "range", s.lineno + self.unit.source.first_line - 1, body, latch, exit_, counter, start, stop, step,

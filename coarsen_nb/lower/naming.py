@@ -39,6 +39,19 @@ _C_KEYWORDS = {"auto", "break", "case", "char", "const", "continue", "default", 
 AVOID = frozenset(set(dir(builtins)) | set(keyword.kwlist) | set(keyword.softkwlist) | set(dir(math)) |
                   set(dir(np)) | _C_KEYWORDS | {"xp", "np", "math", "cupy"})
 
+#: The word of a temporary the frontend has no word for, by its kind (the ``$`` prefix).
+KIND_WORDS = {"p": "val", "a": "arg", "t": "val", "v": "val", "ix": "at", "len": "n", "stop": "stop",
+              "start": "start", "step": "step", "seq": "seq", "c": "cond", "sb": "src", "sl": "part",
+              "sv": "vals", "k": "k", "i": "k", "acc": "total", "cnt": "count", "brk": "broke",
+              "cont": "skip", "ret": "result", "done": "returned"}
+
+
+def kind_word(name: str) -> str | None:
+    """The word of the kind of a compiler temporary with no word of its own (``$brk3.2`` -> ``broke``)."""
+    local = name.split(":")[-1].split(".")[0]
+    return KIND_WORDS.get(local.lstrip("$").rstrip("0123456789_")) if local.startswith("$") else None
+
+
 _MAX = 22                     # longer words are cut to their first parts
 _VERSION = re.compile(r"(_\d+)+(_out)?$|_out$")
 
@@ -58,6 +71,20 @@ def user_word(name: str) -> str | None:
         return helper.split(":")[0].strip("_").rstrip("0123456789") or None
     base = local.split(".")[0].rstrip("'")
     return base if base.isidentifier() else None
+
+
+def kernel_words(kernel, words, binders=()) -> dict:
+    """What a printer calls the values of ``kernel``: expression -> the user's variable it is the value
+    of, or the word the frontend gave its temporary (``words``, ``plan.words``: ``x[1:]`` -> ``x_tail``);
+    and each loop index of ``binders`` (SymPy symbols named by SSA names: ``$k9.2`` -> ``k``)."""
+    out = {e: w for e, n in kernel.names.items() if (w := user_word(n) or temp_word(n, words))}
+    out.update({k: w for k in binders if (w := temp_word(str(k), words))})
+    return out
+
+
+def temp_word(name: str, words) -> str | None:
+    """The frontend's word (``words``: ``plan.words``) for the temporary of SSA name ``name``."""
+    return words.get(name.split(".")[0].rstrip("'"))
 
 
 def code_word(code: str) -> str:
@@ -233,3 +260,14 @@ def preferred_names(plan, reserved: set[str]) -> dict[str, str]:
             chosen[n] = w
             seen.add(w)
     return chosen
+
+
+def unique(word: str, taken) -> str:
+    """``word``, else ``word2``, ``word3`` ... (``n_x_2`` after ``n_x2``... where it ends in a digit):
+    the first that is not in ``taken``, a keyword or a name the code calls (:data:`AVOID`)."""
+    sep = "_" if word[-1].isdigit() else ""
+    cand, k = word, 1
+    while cand in taken or cand in AVOID or keyword.iskeyword(cand):
+        k += 1
+        cand = f"{word}{sep}{k}"
+    return cand

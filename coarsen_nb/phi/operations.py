@@ -94,7 +94,7 @@ def one_operation_per_let(g: GatedFunction, types: dict[str, T]) -> tuple[GatedF
                 out.append(Loop(n.label, n.info, n.mus, region(n.header), n.cond, region(n.body), n.etas))
         return tuple(out)
 
-    return GatedFunction(g.name, g.params, region(g.body), g.result, g.source), types
+    return GatedFunction(g.name, g.params, region(g.body), g.result, g.source, g.words), types
 
 
 
