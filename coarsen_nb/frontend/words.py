@@ -15,6 +15,8 @@ import ast
 
 MAX = 20      # longer words drop their last parts
 
+_DANGLING = {"plus", "minus", "times", "over", "div", "mod", "pow", "gt", "ge", "lt", "le", "eq", "ne",
+             "matmul", "neg", "inv", "n", "sum", "at", "scaled", "shifted"}
 _OPS = {ast.Add: "plus", ast.Sub: "minus", ast.Mult: "times", ast.Div: "over", ast.FloorDiv: "div",
         ast.Mod: "mod", ast.MatMult: "matmul", ast.Pow: "pow"}
 _CMP = {ast.Gt: "gt", ast.GtE: "ge", ast.Lt: "lt", ast.LtE: "le", ast.Eq: "eq", ast.NotEq: "ne"}
@@ -25,10 +27,14 @@ _PLAIN_OPS = {ast.Add: "total", ast.Sub: "diff", ast.Mult: "prod", ast.Div: "rat
 
 
 def join(*parts: str | None) -> str | None:
-    """``parts`` joined by ``_``, dropping the last ones while the word is longer than :data:`MAX`."""
-    ps = [p for p in parts if p]
-    while len(ps) > 1 and len("_".join(ps)) > MAX:
-        ps = ps[:-1]
+    """``parts`` joined by ``_``; a word longer than :data:`MAX` loses its last pieces, and an operator's
+    word left dangling at its end (``log_spot_i_over`` -> ``log_spot_i``)."""
+    ps = [q for p in parts if p for q in p.split("_") if q]
+    if len("_".join(ps)) > MAX:
+        while len(ps) > 1 and len("_".join(ps)) > MAX:
+            ps = ps[:-1]
+        while len(ps) > 1 and ps[-1] in _DANGLING:
+            ps = ps[:-1]
     word = "_".join(ps)
     return word if word and len(word) <= MAX + 6 else None
 
@@ -41,6 +47,12 @@ def temp_word(kind: str, node: ast.AST | None) -> str | None:
     if kind in ("start", "step"):
         return join(expr_word(node), kind)
     return expr_word(node)
+
+
+def _fits(*parts: str | None) -> str | None:
+    """``parts`` joined, where every part is known and the word is at most :data:`MAX` long."""
+    word = "_".join(p or "" for p in parts)
+    return word if all(parts) and len(word) <= MAX else None
 
 
 def expr_word(node: ast.AST | None) -> str | None:
@@ -129,9 +141,52 @@ def _binop_word(node: ast.BinOp) -> str | None:
     if all(simple) and left and right:
         return join(left, _OPS.get(type(node.op), "op"), right)
     if all(simple) and (left or right):
-        return join(left or right, _OPS.get(type(node.op), "op"))
+        return join(left or right, "scaled" if isinstance(node.op, (ast.Mult, ast.Div)) else "shifted")
     return _PLAIN_OPS.get(type(node.op)) or join(left, _OPS.get(type(node.op), "op"))
 
 
 def _is_module(node: ast.AST) -> bool:
     return isinstance(node, ast.Name) and node.id in ("np", "numpy", "math", "jnp", "xp", "cp", "scipy", "special")
+
+
+_IR_OPS = {"+": "plus", "-": "minus", "*": "times", "/": "over", "//": "div", "%": "mod", "@": "matmul"}
+_IR_PLAIN = {"+": "total", "-": "diff", "*": "prod", "/": "ratio", "@": "matmul"}
+_IR_CMP = {">": "gt", ">=": "ge", "<": "lt", "<=": "le", "==": "eq", "!=": "ne"}
+
+
+def ir_word(e, name_word) -> str | None:
+    """A word for the IR expression ``e`` (the one-operation temporaries of L = 1, phi/operations.py):
+    ``x[i]`` → ``x_i``, ``v ** 2`` → ``v_sq``, ``exp(z)`` → ``exp_z``, ``a * b`` → ``a_times_b``;
+    ``name_word(name)`` is the word of an SSA name, or None."""
+    from coarsen_nb import ir
+
+    def leaf(x) -> str | None:
+        if isinstance(x, ir.Name):
+            return name_word(x.id)
+        if isinstance(x, ir.Const) and type(x.value) is int and x.value >= 0:
+            return str(x.value)
+        return None
+
+    if isinstance(e, ir.Name):
+        return name_word(e.id)
+    if isinstance(e, ir.Index):
+        at = [leaf(i) for i in e.index]
+        return join(leaf(e.value), *(at if all(at) else ["at"]))
+    if isinstance(e, ir.BinOp):
+        left, right = leaf(e.left), leaf(e.right)
+        if e.op == "**" and isinstance(e.right, ir.Const):
+            return join(left or "base", "sq" if e.right.value == 2 else "pow")
+        if isinstance(e.left, ir.Const) or isinstance(e.right, ir.Const):      # 0.5 * v, v - 1
+            how = "scaled" if e.op in ("*", "/") else "shifted"
+            return _fits(left if isinstance(e.right, ir.Const) else right, how) or how
+        return _fits(left, _IR_OPS.get(e.op, "op"), right) or _IR_PLAIN.get(e.op)
+    if isinstance(e, ir.UnaryOp) and e.op == "-":
+        return join("neg", leaf(e.operand))
+    if isinstance(e, ir.Compare):
+        return join(leaf(e.left), _IR_CMP.get(e.op, "cmp"))
+    if isinstance(e, ir.Call):
+        func = e.func.split(".")[-1]
+        return _WHOLE.get(e.func) or _fits(func, *[leaf(a) for a in e.args[:2]]) or _fits(func, "val")
+    if isinstance(e, ir.IfExp):
+        return "choice"
+    return None

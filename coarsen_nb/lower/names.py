@@ -44,7 +44,8 @@ class Names:
             self.taken.add(cand)
             self.map[name] = cand
             return cand
-        word = self.words.get(name.split(".")[0]) or naming.kind_word(name)
+        word = self.words.get(name.split(".")[0]) or (naming.user_word(name) if ":" in name else None) or \
+            naming.kind_word(name)      # an inlined helper's variable (_clip3:v.2): v
         if word is not None:     # a temporary the plan does not list (a loop's counter inside a kernel)
             cand = naming.unique(naming.clean(word), self.taken | self.local)
             self.taken.add(cand)

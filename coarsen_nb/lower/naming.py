@@ -43,7 +43,7 @@ AVOID = frozenset(set(dir(builtins)) | set(keyword.kwlist) | set(keyword.softkwl
 KIND_WORDS = {"p": "val", "a": "arg", "t": "val", "v": "val", "ix": "at", "len": "n", "stop": "stop",
               "start": "start", "step": "step", "seq": "seq", "c": "cond", "sb": "src", "sl": "part",
               "sv": "vals", "k": "k", "i": "k", "acc": "total", "cnt": "count", "brk": "broke",
-              "cont": "skip", "ret": "result", "done": "returned"}
+              "cont": "skip", "ret": "result", "done": "returned", "o": "val", "r": "at", "sum": "total"}
 
 
 def kind_word(name: str) -> str | None:
