@@ -43,13 +43,18 @@ AVOID = frozenset(set(dir(builtins)) | set(keyword.kwlist) | set(keyword.softkwl
 KIND_WORDS = {"p": "val", "a": "arg", "t": "val", "v": "val", "ix": "at", "len": "n", "stop": "stop",
               "start": "start", "step": "step", "seq": "seq", "c": "cond", "sb": "src", "sl": "part",
               "sv": "vals", "k": "k", "i": "k", "acc": "total", "cnt": "count", "brk": "broke",
-              "cont": "skip", "ret": "result", "done": "returned", "o": "val", "r": "at", "sum": "total"}
+              "cont": "skip", "ret": "result", "done": "returned", "o": "val", "r": "at", "sum": "total",
+              # a batched loop's lanes (phi/batching.py, phi/lane_masks.py)
+              "nlanes": "n_lanes", "zl": "lane_zeros", "izl": "lane_ints", "lane": "lane", "part": "part",
+              "all": "all_lanes", "active": "active", "live": "live", "more": "more", "frozen": "frozen",
+              "lse": "log_sum_exp"}     # others say what they are (phi/array_logsumexp.py: $lse_max4)
 
 
 def kind_word(name: str) -> str | None:
     """The word of the kind of a compiler temporary with no word of its own (``$brk3.2`` -> ``broke``)."""
-    local = name.split(":")[-1].split(".")[0]
-    return KIND_WORDS.get(local.lstrip("$").rstrip("0123456789_")) if local.startswith("$") else None
+    local = next((p for p in name.split(".")[0].split(":") if p.startswith("$")), "")   # $sum1:2 too
+    kind = local.lstrip("$").rstrip("0123456789_")
+    return KIND_WORDS.get(kind) or (kind if len(kind) >= 3 else None) if local else None
 
 
 _MAX = 22                     # longer words are cut to their first parts
@@ -78,7 +83,7 @@ def kernel_words(kernel, words, binders=()) -> dict:
     of, or the word the frontend gave its temporary (``words``, ``plan.words``: ``x[1:]`` -> ``x_tail``);
     and each loop index of ``binders`` (SymPy symbols named by SSA names: ``$k9.2`` -> ``k``)."""
     out = {e: w for e, n in kernel.names.items() if (w := user_word(n) or temp_word(n, words))}
-    out.update({k: w for k in binders if (w := temp_word(str(k), words))})
+    out.update({k: w for k in binders if (w := temp_word(str(k), words) or kind_word(str(k)))})
     return out
 
 
@@ -259,6 +264,13 @@ def preferred_names(plan, reserved: set[str]) -> dict[str, str]:
         if not clash and w.isidentifier():
             chosen[n] = w
             seen.add(w)
+    for n, _e in _opaque_steps(plan):
+        # the frontend's word for an opaque step's value (x[1:]'s zeros: x_tail_zeros), fixed here so that
+        # the error reports (call_errors.py) name a failing step as the module does
+        word = temp_word(n, plan.words)
+        if n not in chosen and word:
+            chosen[n] = unique(clean(word), seen | taken)
+            seen.add(chosen[n])
     return chosen
 
 
