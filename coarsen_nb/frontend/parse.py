@@ -225,7 +225,7 @@ class _Builder(NestedDefs, LoopTranslator, ExprTranslator):
 
     def name_temp(self, name: str, word: str | None) -> None:
         """Record the word temporary ``name`` prints as (frontend/words.py)."""
-        if word:
+        if word and word.strip("_"):        # (`for _ in ...`: no word; the namer's is k)
             self.words[name] = word
 
     def word_of(self, value: ir.Expr) -> str | None:

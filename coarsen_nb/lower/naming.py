@@ -27,7 +27,7 @@ import numpy as np
 import sympy as sp
 
 from coarsen_nb import ir
-from coarsen_nb.plan import PrimStep, walk_steps
+from coarsen_nb.plan import IterStep, PrimStep, walk_steps
 
 _C_KEYWORDS = {"auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
                "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
@@ -225,6 +225,7 @@ def _opaque_steps(plan):
 
 
 _PLAIN_SSA = re.compile(r"([A-Za-z_]\w*)\.\d+")
+_VERSIONS = re.compile(r"([A-Za-z_]\w*)(\.\d+)+(\.out)?")
 
 
 def preferred_names(plan, reserved: set[str]) -> dict[str, str]:
@@ -255,6 +256,8 @@ def preferred_names(plan, reserved: set[str]) -> dict[str, str]:
     rets = [n for n in names if n.startswith("$ret.")]
     if len(rets) == 1:
         out[rets[0]] = "result"
+    for n, w in loop_roles(plan).items():
+        out.setdefault(n, w)
     taken = set(reserved) | set(versions) | set(plan.params)
     chosen: dict[str, str] = {}
     seen: set[str] = set()
@@ -272,6 +275,40 @@ def preferred_names(plan, reserved: set[str]) -> dict[str, str]:
             chosen[n] = unique(clean(word), seen | taken)
             seen.add(chosen[n])
     return chosen
+
+
+def loop_roles(plan) -> dict[str, str]:
+    """SSA name -> a name for the versions of a user's variable that a loop run iteration by iteration
+    carries, or its counter (``for t in range(n)``: ``t``): ``theta`` in the loop (its μ), ``theta_next`` for the value the body makes, ``theta_init``
+    before and ``theta_end`` after the loop (was ``theta_2``, ``theta_3``, ``theta_1``, ``theta_2_out``).
+    Not a parameter's versions (the parameter keeps its name); the first loop of a variable only."""
+    out: dict[str, str] = {}
+
+    def root(name: str) -> str | None:
+        if re.fullmatch(r"\$k\d+\.\d+", name):           # a loop's counter: the user's loop variable
+            return temp_word(name, plan.words) or kind_word(name)
+        if name.startswith("$") or ":" in name or name in plan.params or not _VERSIONS.fullmatch(name):
+            return None
+        return name.split(".")[0]
+
+    for step in walk_steps(plan.steps):
+        if not isinstance(step, IterStep):
+            continue
+        mus = {}
+        for name, init, nxt in step.mus:
+            r = root(name)
+            if r is None or name in out or r in out.values():
+                continue
+            mus[name] = r
+            out[name] = r
+            if isinstance(nxt, ir.Name) and root(nxt.id) == r:
+                out.setdefault(nxt.id, r + "_next")
+            if isinstance(init, ir.Name) and root(init.id) == r:
+                out.setdefault(init.id, r + "_init")
+        for after, mu in step.etas:
+            if mu in mus and root(after) == mus[mu]:
+                out.setdefault(after, mus[mu] + "_end")
+    return out
 
 
 def unique(word: str, taken) -> str:
