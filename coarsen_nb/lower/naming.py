@@ -279,9 +279,10 @@ def preferred_names(plan, reserved: set[str]) -> dict[str, str]:
 
 def loop_roles(plan) -> dict[str, str]:
     """SSA name -> a name for the versions of a user's variable that a loop run iteration by iteration
-    carries, or its counter (``for t in range(n)``: ``t``): ``theta`` in the loop (its μ), ``theta_next`` for the value the body makes, ``theta_init``
-    before and ``theta_end`` after the loop (was ``theta_2``, ``theta_3``, ``theta_1``, ``theta_2_out``).
-    Not a parameter's versions (the parameter keeps its name); the first loop of a variable only."""
+    carries, or of its counter (``for t in range(n)``: ``t``): ``theta`` in the loop (its μ),
+    ``theta_next`` for the value the body makes, ``theta_init`` before and ``theta_end`` after the loop
+    (were ``theta_2``, ``theta_3``, ``theta_1``, ``theta_2_out``).  Not a parameter's versions (the
+    parameter keeps its name); the first loop of a variable only."""
     out: dict[str, str] = {}
 
     def root(name: str) -> str | None:
