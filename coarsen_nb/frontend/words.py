@@ -126,10 +126,10 @@ def _call_word(node: ast.Call) -> str | None:
         return None
     if func == "len" and node.args:
         return join("n", expr_word(node.args[0]))
-    if func in _WHOLE or not node.args:
-        return _WHOLE.get(func, func)
     if isinstance(node.func, ast.Attribute) and not _is_module(node.func.value):
         return join(expr_word(node.func.value), func)         # x.sum(), X.reshape(...)
+    if func in _WHOLE or not node.args:
+        return _WHOLE.get(func, func)
     return join(func, expr_word(node.args[0]))
 
 

@@ -215,3 +215,58 @@ def test_cuda_kernels_print_constants_as_the_user_wrote_them():
     assert "9.81" in f.source and "9.8100000000000005" not in f.source
     spoiled = [x for x in _FLOAT.findall(_generated(f.source)) if _spoiled(x)]
     assert not spoiled, spoiled[:5]
+
+
+def energy_slices(x):
+    return np.sum((x[1:] - x[:-1]) ** 2)
+
+
+def hinge_vec(x):
+    return np.sum(np.where(x > 0.2, x - 0.2, 0.0))
+
+
+@pytest.mark.parametrize("selection", [{}, {"max_soi": 1}, {"per_block": True}], ids=["default", "L=1", "per-block"])
+def test_the_frontends_temporaries_print_as_what_they_hold(selection):
+    """x[1:] is x_tail, its length n_x_tail; np.sum's operand is named after what it computes, its
+    value sum_... (they were sl5_1, len4_1, a22_1, p23_1, ix2_1, k9_2)."""
+    x = np.linspace(-1, 1, 11)
+    f = cn.coarsen(energy_slices, **selection)
+    assert f.grad(x) == pytest.approx(np.concatenate([[0], 2 * np.diff(x)]) - np.concatenate([2 * np.diff(x), [0]]))
+    code = _generated(f.source)
+    for word in ("x_tail", "x_head", "n_x_tail"):
+        assert re.search(rf"\b{word}\b", code), f"no {word} in\n{code}"
+    g = cn.coarsen(hinge_vec, **selection)
+    g.grad(x)
+    assert re.search(r"\bsum_choice\b|\bchoice\b", _generated(g.source))
+    for c in (f, g):
+        internal = _internal_names(_generated(c.source), energy_slices)
+        assert not internal, internal
+
+
+def test_a_loop_names_the_versions_it_carries():
+    """theta in the loop, theta_next, theta_init, theta_end; the counter k (``for _ in``), not theta_2,
+    theta_2_out, k1_2."""
+    mod = KERNELS["pendulum"]
+    f = cn.coarsen(function(mod), wrt=mod.META["wrt"])
+    f.grad(*mod.make_inputs(8, 0))
+    code = _generated(f.source)
+    for word in ("theta", "theta_next", "theta_init", "theta_end", "omega_next", "k"):
+        assert re.search(rf"^\s+{word} = |^\s+.*, {word} = |^\s+{word}, ", code, re.M), f"no {word}"
+    assert not re.search(r"\b(theta|omega)_\d", code)
+
+
+def test_summary_and_widgets_say_the_words_too():
+    """The notebook's summary and derivative view name the frontend's temporaries as the code does
+    (x_tail, n_x_tail), not by their kind (sl, ix, len, sb)."""
+    from coarsen_nb.notebook.derivatives import derivatives_html
+    from coarsen_nb.notebook.names import context_of
+    from coarsen_nb.notebook.text import summary
+
+    f = cn.coarsen(energy_slices)
+    f.grad(np.linspace(-1, 1, 11))
+    text = summary(f)
+    assert "x_tail" in text and "n_x_tail" in text
+    assert not re.search(r"\b(sl|sb|ix|len|tmp)\b", text), text
+    html = derivatives_html(f.sois, f.discontinuities, context_of(f, f.sois))
+    shown = set(re.findall(r"\\mathrm\{([^}]*)\}", html))
+    assert r"x\_tail" in shown and not shown & {"sl", "sb", "ix", "len", "tmp", "p"}, shown
