@@ -43,6 +43,9 @@ def temp_word(kind: str, node: ast.AST | None) -> str | None:
     """The word of a temporary of kind ``kind`` (``$len3``: ``len``) made for ``node``: a length or a
     loop's stop is ``n_`` what it measures, a start or step ``..._start``, anything else what it computes."""
     if kind in ("len", "stop"):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range" and node.args:
+            stop = expr_word(node.args[0] if len(node.args) == 1 else node.args[1])     # range(n): n
+            return stop if stop and stop.startswith("n_") else join("n", stop)
         return join("n", expr_word(node))
     if kind in ("start", "step"):
         return join(expr_word(node), kind)
@@ -79,8 +82,8 @@ def expr_word(node: ast.AST | None) -> str | None:
 
 
 def subscript_word(node: ast.Subscript) -> str | None:
-    """``x[1:]`` → ``x_tail``, ``x[:-1]`` → ``x_head``, ``x[2:5]`` → ``x_from2``, ``X[:, j]`` →
-    ``X_col``, ``X[i, :]`` → ``X_row``, ``x[i]`` → ``x_i``."""
+    """``x[1:]`` → ``x_tail``, ``x[:-1]`` → ``x_head``, ``x[2:5]`` → ``x_part``, ``X[:, j]`` →
+    ``X_col``, ``X[i, :]`` → ``X_row``, ``x[i]`` → ``x_i``, ``x[0]`` → ``x_at0``, ``X.shape[1]`` → ``n_X_cols``."""
     base = expr_word(node.value) or "part"
     elts = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
     if len(elts) == 2 and any(isinstance(e, ast.Slice) for e in elts):
@@ -92,8 +95,17 @@ def subscript_word(node: ast.Subscript) -> str | None:
         return join(base, "part")
     if len(elts) == 1 and isinstance(elts[0], ast.Slice):
         return join(base, _slice_part(elts[0]))
-    at = [expr_word(e) if not isinstance(e, ast.Constant) else str(e.value) for e in elts]
-    return join(base, *at) if all(at) and all(w.isidentifier() or w.isdigit() for w in at) else base
+    if isinstance(node.value, ast.Attribute) and node.value.attr == "shape" and len(elts) == 1 and \
+            isinstance(_int(elts[0]), int):                     # X.shape[1]: n_X_cols
+        k = _int(elts[0])
+        return join("n", expr_word(node.value.value), {0: "rows", 1: "cols", -1: "last_dim"}.get(k, f"dim{k}"))
+    at = [expr_word(e) if _int(e) is None else _position(_int(e)) for e in elts]
+    return join(base, *at) if all(at) and all(w.isidentifier() for w in at) else base
+
+
+def _position(k: int) -> str:
+    """A constant index as a word: ``at0``, ``at2``, ``last`` (-1), ``back2`` (-2)."""
+    return f"at{k}" if k >= 0 else "last" if k == -1 else f"back{-k}"
 
 
 def _slice_part(sl: ast.Slice) -> str:
