@@ -181,8 +181,8 @@ def ir_word(e, name_word) -> str | None:
 
     if isinstance(e, ir.Name):
         return name_word(e.id)
-    if isinstance(e, ir.Index):
-        at = [leaf(i) for i in e.index]
+    if isinstance(e, ir.Index):       # x[i]: x_i; w[0]: w_at0; t[-1]: t_last
+        at = [_position(i.value) if isinstance(i, ir.Const) and type(i.value) is int else leaf(i) for i in e.index]
         return join(leaf(e.value), *(at if all(at) else ["at"]))
     if isinstance(e, ir.BinOp):
         left, right = leaf(e.left), leaf(e.right)

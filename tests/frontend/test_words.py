@@ -34,6 +34,8 @@ def test_ir_words_of_one_operation():
         return n.split(".")[0]
 
     assert words.ir_word(ir.Index(ir.Name("x.1"), (ir.Name("i.2"),)), name_word) == "x_i"
+    assert words.ir_word(ir.Index(ir.Name("w.1"), (ir.Const(0),)), name_word) == "w_at0"
+    assert words.ir_word(ir.Index(ir.Name("t.1"), (ir.Const(-1),)), name_word) == "t_last"
     assert words.ir_word(ir.BinOp("**", ir.Name("v.1"), ir.Const(2)), name_word) == "v_sq"
     assert words.ir_word(ir.BinOp("*", ir.Const(0.5), ir.Name("v.1")), name_word) == "v_scaled"
     assert words.ir_word(ir.Call("exp", (ir.Name("z.1"),)), name_word) == "exp_z"
