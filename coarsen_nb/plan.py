@@ -25,6 +25,7 @@ reductions, gathers, scatters, constructors) with a hand-written rule.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import sympy as sp
@@ -182,6 +183,8 @@ class Plan:
     result: ir.Expr
     types: dict
     discontinuities: list = field(default_factory=list)
+    #: temporary -> the word generated code calls it (frontend/words.py; SSA names without their version)
+    words: Mapping[str, str] = field(default_factory=dict)
 
     def kernels(self) -> list[Kernel]:
         return [s.kernel for s in walk_steps(self.steps) if isinstance(s, KernelStep)]

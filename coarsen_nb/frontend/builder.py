@@ -14,6 +14,7 @@ import ast
 import itertools
 
 from coarsen_nb import ir
+from coarsen_nb.frontend import words
 from coarsen_nb.frontend.exprs import ExprTranslator
 from coarsen_nb.frontend.literals import list_names
 from coarsen_nb.frontend.loops import LoopTranslator
@@ -82,6 +83,7 @@ class BuilderState(NestedDefs, LoopTranslator, ExprTranslator):
         self.cur: str | None = None
         self.inlining: tuple[str, ...] = ()
         self.nested_units: dict = {}
+        self.words: dict[str, str] = {}     # temporary -> the word it prints as (frontend/words.py)
 
     # ExprTranslator reads these three from the current frame.
     @property
@@ -117,15 +119,29 @@ class BuilderState(NestedDefs, LoopTranslator, ExprTranslator):
     def _copy(self, value: ir.Expr, node: ast.AST | None) -> ir.Name:
         name = self.frame.prefix + f"$t{next(self.counter)}"
         self.emit(name, value, node)
+        self.name_temp(name, self.word_of(value) or words.expr_word(node))
         return ir.Name(name)
 
-    def temp(self, value: ir.Expr, kind: str = "t", node: ast.AST | None = None) -> ir.Expr:
-        """``value`` as a name (constants and names stay as they are)."""
+    def temp(self, value: ir.Expr, kind: str = "t", node: ast.AST | None = None, word: str | None = None) -> ir.Expr:
+        """``value`` as a name (constants and names stay as they are), printed as ``word``, else as what
+        ``node`` computes (:func:`.words.expr_word`), else as its kind."""
         if isinstance(value, (ir.Const, ir.Name)):
             return value
         name = self.frame.prefix + f"${kind}{next(self.counter)}"
         self.emit(name, value, node)
+        self.name_temp(name, word or words.temp_word(kind, node))
         return ir.Name(name)
+
+    def name_temp(self, name: str, word: str | None) -> None:
+        """Record the word temporary ``name`` prints as (frontend/words.py)."""
+        if word and word.strip("_"):        # (`for _ in ...`: no word; the namer's is k)
+            self.words[name] = word
+
+    def word_of(self, value: ir.Expr) -> str | None:
+        """The word of ``value`` where it is a temporary or a user's variable, else None."""
+        if not isinstance(value, ir.Name):
+            return None
+        return self.words.get(value.id) or (value.id.split(":")[-1] if "$" not in value.id else None)
 
     # -- the function ------------------------------------------------------------
 
@@ -158,7 +174,7 @@ class BuilderState(NestedDefs, LoopTranslator, ExprTranslator):
         blocks = tuple(ir.Block(lbl, tuple(b["stmts"]), b["term"], (), b["loop"]) for lbl, b in
                        ((lbl, self.blocks[lbl]) for lbl in self.order))
         params = tuple(a.arg for a in node.args.args)
-        return ir.Function(node.name, params, blocks, "entry", self.unit.source)
+        return ir.Function(node.name, params, blocks, "entry", self.unit.source, words=dict(self.words))
 
     def _line(self, node: ast.AST) -> int:
         """``node``'s line in the user's numbering (file or cell), as every IR position is."""

@@ -101,7 +101,8 @@ class ExprTranslator(LiteralTranslator, MethodTranslator, ComprehensionTranslato
         self.refuse_list_operands([node.left, node.right], "arithmetic")
         left, right = self.expr(node.left), self.expr(node.right)
         if op == "@":
-            return self.temp(ir.BinOp(op, self.temp(left, "a", node), self.temp(right, "a", node)), "p", node)
+            operands = self.temp(left, "a", node.left), self.temp(right, "a", node.right)
+            return self.temp(ir.BinOp(op, *operands), "p", node)
         return ir.BinOp(op, left, right)
 
     def _e_UnaryOp(self, node: ast.UnaryOp) -> ir.Expr:
@@ -323,7 +324,9 @@ class ExprTranslator(LiteralTranslator, MethodTranslator, ComprehensionTranslato
             # np.array([2, 0]): the literal is a fresh array already, of NumPy's dtype (ints stay ints)
             return self.expr(node.args[0])
         static = static_parameters(self.unit, prim, node) if prim.static else ()
-        args = tuple(self.expr(a) for a in operand_nodes(prim, node))
+        arg_nodes = list(operand_nodes(prim, node))
+        args = tuple(self.expr(a) for a in arg_nodes)
+        arg_nodes += [node] * (len(args) - len(arg_nodes))
         if len(args) not in prim.nargs and not (name in ("min", "max") and len(args) >= 2):
             raise self.unit.error(f"{name} with {len(args)} arguments", node,
                                   f"{name} takes {' or '.join(map(str, prim.nargs))} positional arguments",
@@ -331,13 +334,13 @@ class ExprTranslator(LiteralTranslator, MethodTranslator, ComprehensionTranslato
         if name in ("min", "max") and len(args) == 1:
             name = "amin" if name == "min" else "amax"
         if prim.parts:      # a tuple-valued call: the tuple of one call per element (rules/record.py)
-            args = tuple(self.temp(a, "a", node) for a in args)
+            args = tuple(self.temp(a, "a", e) for a, e in zip(args, arg_nodes, strict=False))
             return ir.Tuple(tuple(self.temp(ir.Call(p, args, static), "p", node) for p in prim.parts))
         if primitives.PRIMITIVES[name].kind in ("reduction", "constructor", "opaque", "reshape") \
                 or name in ("len", "int"):
             # A-normal form for opaque steps: the step and each operand get their own
             # names, so the arithmetic around and inside stays symbolic.
-            args = tuple(self.temp(a, "a", node) for a in args)
+            args = tuple(self.temp(a, "a", e) for a, e in zip(args, arg_nodes, strict=False))
             return self.temp(ir.Call(name, args, static), "p", node)
         return ir.Call(name, args, static)
 

@@ -253,6 +253,8 @@ class LoopTranslator:
                                   message="unsupported construct 'for/else' (the else block of a loop)")
         n = next(self.counter)
         counter = self.frame.prefix + f"$k{n}"
+        self.name_temp(counter, self.word_of(ir.Name(self.rename.get(s.target.id, s.target.id)))
+                       if isinstance(s.target, ast.Name) else None)
         start, stop, step, bind = self.iteration(s)
         exits = _scan(s.body)
         brk, cont = self.frame.prefix + f"$brk{n}", self.frame.prefix + f"$cont{n}"
@@ -269,7 +271,7 @@ class LoopTranslator:
             test = ir.BoolOp("or", (
                 ir.BoolOp("and", (ir.Compare(">", step, ir.Const(0)), ir.Compare("<", ir.Name(counter), stop))),
                 ir.BoolOp("and", (ir.Compare("<", step, ir.Const(0)), ir.Compare(">", ir.Name(counter), stop)))))
-        cond = self.temp(self._loop_cond(test, exits, brk), "c", s.iter)
+        cond = self.temp(self._loop_cond(test, exits, brk), "c", s.iter, "more")
         self.terminate(ir.Branch(cond, body, exit_, self._line(s)))
         self.blocks[head]["loop"] = ir.LoopInfo(
             "range", s.lineno + self.unit.source.first_line - 1, body, latch, exit_, counter, start, stop, step,
@@ -284,7 +286,14 @@ class LoopTranslator:
         return exits - {"break", "continue"}, False
 
     # Implemented by the CFG builder and ExprTranslator.
-    def temp(self, value: ir.Expr, kind: str = "t", node: ast.AST | None = None) -> ir.Expr:  # pragma: no cover
+    def temp(self, value: ir.Expr, kind: str = "t", node: ast.AST | None = None,  # pragma: no cover
+             word: str | None = None) -> ir.Expr:
+        raise NotImplementedError
+
+    def name_temp(self, name: str, word: str | None) -> None:  # pragma: no cover
+        raise NotImplementedError
+
+    def word_of(self, value: ir.Expr) -> str | None:  # pragma: no cover
         raise NotImplementedError
 
     def emit(self, target: str, value: ir.Expr, node: ast.AST | None = None) -> None:  # pragma: no cover

@@ -33,6 +33,7 @@ import ast
 
 from coarsen_nb import ir
 from coarsen_nb.errors import CoarsenError
+from coarsen_nb.frontend import words
 from coarsen_nb.frontend.builder import BuilderState
 from coarsen_nb.frontend.inplace import refuse_inplace_parameter
 from coarsen_nb.frontend.slices import has_slice
@@ -195,8 +196,12 @@ class _Builder(BuilderState):
         types are.  The sizes are read from the checked shape (``unpack_shape``, the shape itself or a
         CoarsenError at this line), so the check lives as long as any size is used (all IR is pure: an
         unpacking none of whose names is read is dropped, check and all)."""
-        shape = self.temp(ir.Call("unpack_shape", (self.expr(node),), (("count", count),)), "p", node)
-        return [self.temp(ir.Index(shape, (ir.Const(k),)), "len", node) for k in range(count)]
+        shape = self.temp(ir.Call("unpack_shape", (self.expr(node),), (("count", count),)), "p", node,
+                          words.join(words.expr_word(node), "checked"))
+        axes = ("rows", "cols") if count == 2 else tuple(f"dim{k}" for k in range(count))
+        of = words.expr_word(node.value if isinstance(node, ast.Attribute) and node.attr == "shape" else node)
+        return [self.temp(ir.Index(shape, (ir.Const(k),)), "len", node, words.join("n", of, axes[k]))
+                for k in range(count)]
 
     def _store(self, target: ast.Subscript, value: ir.Expr, s: ast.stmt) -> None:
         if not isinstance(target.value, ast.Name):

@@ -52,6 +52,7 @@ from __future__ import annotations
 import ast
 
 from coarsen_nb import ir
+from coarsen_nb.frontend import words
 
 _NEWAXIS_HINT = ("a new axis can be read, not written: assign to the array itself (`u[:] = ...`), and "
                  "add the axis to the value instead")
@@ -119,9 +120,11 @@ class SliceTranslator:
         axes = self._slice_of(node, base)
         n = next(self.counter)
         ranges = [a for a in axes if a[0] == "range"]
-        out = self._hidden(f"$sl{n}", self._fresh_array([a[3] for a in ranges], node), node)
-        ks = [self._hidden(f"$i{n}_{d}", None, node) for d in range(len(ranges))]
-        source = self._subscript(ast.Name(self._hidden(f"$sb{n}", base, node), ast.Load()), axes, ks, node)
+        word = words.subscript_word(node)
+        out = self._hidden(f"$sl{n}", self._fresh_array([a[3] for a in ranges], node), node, word)
+        ks = [self._hidden(f"$i{n}_{d}", None, node, "k") for d in range(len(ranges))]
+        src = self._hidden(f"$sb{n}", base, node, words.join(self.word_of(base), "src"))
+        source = self._subscript(ast.Name(src, ast.Load()), axes, ks, node)
         self._loop_nest(ks, [a[3] for a in ranges], self._at(out, ks, ast.Store()), source, node)
         return ir.Name(self.rename[out])
 
@@ -160,9 +163,10 @@ class SliceTranslator:
         axes = self._slice_of(target, base)
         n = next(self.counter)
         lengths = [a[3] for a in axes if a[0] == "range"]
-        spread = self.temp(ir.BinOp("+", self._fresh_array(lengths, s), value), "v", s)
-        values = self._hidden(f"$sv{n}", spread, s)
-        ks = [self._hidden(f"$i{n}_{d}", None, s) for d in range(len(lengths))]
+        word = words.join(words.subscript_word(target), "new")
+        spread = self.temp(ir.BinOp("+", self._fresh_array(lengths, s), value), "v", s, word)
+        values = self._hidden(f"$sv{n}", spread, s, word)
+        ks = [self._hidden(f"$i{n}_{d}", None, s, "k") for d in range(len(lengths))]
         dest = self._subscript(ast.Name(name, ast.Load()), axes, ks, s)
         dest.ctx = ast.Store()
         self._loop_nest(ks, lengths, dest, self._at(values, ks, ast.Load()), s)
@@ -174,6 +178,7 @@ class SliceTranslator:
         for a sliced axis (normalized start, constant step, length)."""
         elts = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
         written = ast.unparse(node)
+        word, base_word = words.subscript_word(node), self.word_of(base)
         for e in elts:
             if _is_newaxis(e):
                 raise self.unit.error("new axis (None / np.newaxis) in an index", e, _NEWAXIS_HINT,
@@ -193,13 +198,15 @@ class SliceTranslator:
                 continue
             step = self._step(e)
             size = self.temp(ir.Call("len", (base,)) if axis == 0 else
-                             ir.Index(self.temp(ir.Attr(base, "shape"), "p", node), (ir.Const(axis),)), "len", node)
+                             ir.Index(self.temp(ir.Attr(base, "shape"), "p", node, words.join(base_word, "shape")),
+                                      (ir.Const(axis),)), "len", node, words.join("n", base_word))
             lo = self._bound(e.lower, size, step, "start", node)
             hi = self._bound(e.upper, size, step, "stop", node)
             span = ir.BinOp("-", hi, lo) if step > 0 else ir.BinOp("-", lo, hi)
             span = ceil_quotient(self.temp, span, abs(step), node)
+            span = self.temp(span, "len", node, words.join("span", word))
             axes.append(("range", lo, step,
-                         self.temp(ir.Call("max", (ir.Const(0), self.temp(span, "len", node))), "len", node)))
+                         self.temp(ir.Call("max", (ir.Const(0), span)), "len", node, words.join("n", word))))
         return axes
 
     def _step(self, sl: ast.Slice) -> int:
@@ -217,28 +224,31 @@ class SliceTranslator:
 
     def _bound(self, bound: ast.AST | None, size: ir.Expr, step: int, which: str, node: ast.AST) -> ir.Expr:
         """A start or stop as ``slice.indices`` normalizes it, as an int IR value."""
+        if bound is None and step > 0:
+            return ir.Const(0) if which == "start" else size
+        word = words.join(words.subscript_word(node), which) if isinstance(node, ast.Subscript) else which
         if bound is None:
-            if step > 0:
-                return ir.Const(0) if which == "start" else size
-            return self.temp(ir.BinOp("-", size, ir.Const(1)), "len", node) if which == "start" else ir.Const(-1)
+            return self.temp(ir.BinOp("-", size, ir.Const(1)), "len", node, word) if which == "start" else ir.Const(-1)
         b = self.temp(self.expr(bound), "ix", bound)
         low, high = (ir.Const(0), size) if step > 0 else (ir.Const(-1), ir.BinOp("-", size, ir.Const(1)))
         from_end = ir.Call("max", (ir.BinOp("+", b, size), low))
         from_start = ir.Call("min", (b, high))
         if isinstance(b, ir.Const):
-            return self.temp(from_end if b.value < 0 else from_start, "ix", node)
-        return self.temp(ir.IfExp(ir.Compare("<", b, ir.Const(0)), from_end, from_start), "ix", node)
+            return self.temp(from_end if b.value < 0 else from_start, "ix", node, word)
+        return self.temp(ir.IfExp(ir.Compare("<", b, ir.Const(0)), from_end, from_start), "ix", node, word)
 
     def _fresh_array(self, lengths: list[ir.Expr], node: ast.AST) -> ir.Expr:
         """``np.zeros(length)`` or ``np.zeros((rows, cols))``, as a constructor call of its own step."""
         shape = lengths[0] if len(lengths) == 1 else ir.Tuple(tuple(lengths))
-        return self.temp(ir.Call("zeros", (shape,)), "p", node)
+        return self.temp(ir.Call("zeros", (shape,)), "p", node, words.join(words.expr_word(node), "zeros"))
 
-    def _hidden(self, name: str, value: ir.Expr | None, node: ast.AST) -> str:
-        """A compiler variable the desugared AST can name: ``value`` assigned to it (unless None)."""
+    def _hidden(self, name: str, value: ir.Expr | None, node: ast.AST, word: str | None = None) -> str:
+        """A compiler variable the desugared AST can name: ``value`` assigned to it (unless None), printed
+        as ``word``."""
         frame = self.frame
         frame.rename[name] = frame.prefix + name
         frame.locals.add(name)
+        self.name_temp(frame.prefix + name, word)
         if value is not None:
             self.emit(frame.prefix + name, value, node)
         return name
@@ -261,7 +271,7 @@ class SliceTranslator:
         """An evaluated IR value (a constant or a name) as AST the translator reads back."""
         if isinstance(value, ir.Const):
             return ast.Constant(value.value)
-        return ast.Name(self._hidden(f"$ix{next(self.counter)}", value, node), ast.Load())
+        return ast.Name(self._hidden(f"$ix{next(self.counter)}", value, node, self.word_of(value)), ast.Load())
 
     def _loop_nest(self, ks: list[str], lengths: list[ir.Expr], target: ast.expr, value: ast.expr,
                    node: ast.AST) -> None:
@@ -285,5 +295,12 @@ class SliceTranslator:
         return ast.BinOp(self._as_ast(start, node), ast.Add(), term)
 
     # Implemented by the CFG builder and ExprTranslator.
-    def temp(self, value: ir.Expr, kind: str = "t", node: ast.AST | None = None) -> ir.Expr:  # pragma: no cover
+    def temp(self, value: ir.Expr, kind: str = "t", node: ast.AST | None = None,
+             word: str | None = None) -> ir.Expr:  # pragma: no cover
+        raise NotImplementedError
+
+    def name_temp(self, name: str, word: str | None) -> None:  # pragma: no cover
+        raise NotImplementedError
+
+    def word_of(self, value: ir.Expr) -> str | None:  # pragma: no cover
         raise NotImplementedError

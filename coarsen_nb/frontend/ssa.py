@@ -163,7 +163,7 @@ def to_ssa(fn: ir.Function) -> ir.Function:
     """
     rpo = reverse_postorder(fn)
     fn = ir.Function(fn.name, fn.params, tuple(b for b in fn.blocks if b.label in set(rpo)),
-                     fn.entry, fn.source)
+                     fn.entry, fn.source, words=fn.words)
     idom = dominators(fn)
     df = dominance_frontiers(fn, idom)
     live = live_in(fn)
@@ -256,7 +256,7 @@ def to_ssa(fn: ir.Function) -> ir.Function:
         phis = tuple(ir.Phi(name, tuple((p, phi_args[label][var][p]) for p in preds[label]))
                      for var, name in new_phis[label])
         blocks.append(ir.Block(b.label, b.stmts, b.term, phis, b.loop))
-    out = ir.Function(fn.name, fn.params, tuple(blocks), fn.entry, fn.source, ssa=True)
+    out = ir.Function(fn.name, fn.params, tuple(blocks), fn.entry, fn.source, ssa=True, words=fn.words)
     return eliminate_dead_code(check_unbound_reads(out))
 
 
@@ -283,7 +283,7 @@ def eliminate_dead_code(fn: ir.Function) -> ir.Function:
             stmts = tuple(s for s in b.stmts if s.target in used)
             removed |= len(phis) != len(b.phis) or len(stmts) != len(b.stmts)
             blocks.append(ir.Block(b.label, stmts, b.term, phis, b.loop))
-        fn = ir.Function(fn.name, fn.params, tuple(blocks), fn.entry, fn.source, fn.ssa, fn.gated)
+        fn = ir.Function(fn.name, fn.params, tuple(blocks), fn.entry, fn.source, fn.ssa, fn.gated, fn.words)
         if not removed:
             return fn
 

@@ -154,7 +154,7 @@ class _Checker:
             phis = tuple(self._placeholder(p) for p in b.phis) + tuple(self.new_phis[b.label])
             blocks.append(ir.Block(b.label, tuple(stmts), term, phis, b.loop))
         return ir.Function(self.fn.name, self.fn.params, tuple(blocks), self.fn.entry, self.fn.source, self.fn.ssa,
-                           self.fn.gated)
+                           self.fn.gated, self.fn.words)
 
     def _check_block(self, b: ir.Block) -> tuple[list[ir.Assign], ir.Terminator]:
         """``b``'s statements with a check before each first read of a possibly-unbound value, and its

@@ -7,6 +7,7 @@ frontend knows about the loop.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Union
 
@@ -154,6 +155,8 @@ class Function:
     source: Source = field(default_factory=lambda: Source(""))
     ssa: bool = False
     gated: bool = False
+    #: temporary -> the word generated code calls it (frontend/words.py), for every ``$`` name it made
+    words: Mapping[str, str] = field(default_factory=dict, compare=False)
 
     def block(self, label: str) -> Block:
         for b in self.blocks:

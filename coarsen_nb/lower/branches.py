@@ -44,7 +44,7 @@ class BranchPrinting:
         if not floating and (all(x.is_Number or x in (sp.true, sp.false) for x, _ in clauses)
                              or all(is_boolean(x) for x, _ in clauses) and self._cheap_arms(clauses, lv)):
             return self._constant_where(clauses, lv)
-        out = self.fresh("pw")
+        out = self.fresh("choice")
         size = self._size(lv)
         integer = all(getattr(c[0], "is_integer", False) for c in clauses)
         boolean = all(is_boolean(c[0]) for c in clauses)
@@ -284,7 +284,7 @@ class BranchPrinting:
     def _scalar_piecewise(self, clauses, lv: Level) -> str:
         """A real ``if``; a later clause's predicate is computed in the ``else`` of the earlier
         ones (nested), so it is only evaluated where Python would evaluate it."""
-        out = self.fresh("pw")
+        out = self.fresh("choice")
         depth = 0
         cond_lv = lv
 

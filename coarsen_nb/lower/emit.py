@@ -334,7 +334,7 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting):
         if key in lv.children:
             return lv.children[key]
         a_c, b_c, s_c = self.value(a, lv), self.value(b, lv), self.value(s, lv)
-        kname = ident(str(k))
+        kname = self.words.get(k) or ident(str(k))
         varying = bool((self.deps(a) | self.deps(b)) & self._varying_binders(lv))
         if lv.kind in ("root", "cond") or not self._is_array_level(lv):
             idx = self.fresh(kname)

@@ -278,7 +278,7 @@ class ModuleWriter(IteratedLoops):
         pr = Printer("xp", lambda s: leaves[s], reads, temps, indent=self.indent, namer=self.names.fresh,
                      elem_shape=shape, exprs=[o.symbol for o in kernel.outputs], broadcast=len(arrays) > 1,
                      elem_shape_calls=frozenset({"_broadcast_shape"}) if len(arrays) > 1 else frozenset())
-        pr.leaf_map, pr.words = leaves, {e: w for e, n in kernel.names.items() if (w := naming.user_word(n))}
+        pr.leaf_map, pr.words = leaves, naming.kernel_words(kernel, self.plan.words, pr.deps.ranges)
         lanes = self._lanes()
         pr.lane_rows = {s: lanes[n] for s, n in list(kernel.scalars.items()) + list(kernel.arrays.items())
                         if n in lanes}

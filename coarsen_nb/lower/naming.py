@@ -27,7 +27,7 @@ import numpy as np
 import sympy as sp
 
 from coarsen_nb import ir
-from coarsen_nb.plan import PrimStep, walk_steps
+from coarsen_nb.plan import IterStep, PrimStep, walk_steps
 
 _C_KEYWORDS = {"auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
                "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
@@ -38,6 +38,24 @@ _C_KEYWORDS = {"auto", "break", "case", "char", "const", "continue", "default", 
 #: Words a temporary may not be (it may still contain them: ``exp_x`` is fine).
 AVOID = frozenset(set(dir(builtins)) | set(keyword.kwlist) | set(keyword.softkwlist) | set(dir(math)) |
                   set(dir(np)) | _C_KEYWORDS | {"xp", "np", "math", "cupy"})
+
+#: The word of a temporary the frontend has no word for, by its kind (the ``$`` prefix).
+KIND_WORDS = {"p": "val", "a": "arg", "t": "val", "v": "val", "ix": "at", "len": "n", "stop": "stop",
+              "start": "start", "step": "step", "seq": "seq", "c": "cond", "sb": "src", "sl": "part",
+              "sv": "vals", "k": "k", "i": "k", "acc": "total", "cnt": "count", "brk": "broke",
+              "cont": "skip", "ret": "result", "done": "returned", "o": "val", "r": "at", "sum": "total",
+              # a batched loop's lanes (phi/batching.py, phi/lane_masks.py)
+              "nlanes": "n_lanes", "zl": "lane_zeros", "izl": "lane_ints", "lane": "lane", "part": "part",
+              "all": "all_lanes", "active": "active", "live": "live", "more": "more", "frozen": "frozen",
+              "lse": "log_sum_exp"}     # others say what they are (phi/array_logsumexp.py: $lse_max4)
+
+
+def kind_word(name: str) -> str | None:
+    """The word of the kind of a compiler temporary with no word of its own (``$brk3.2`` -> ``broke``)."""
+    local = next((p for p in name.split(".")[0].split(":") if p.startswith("$")), "")   # $sum1:2 too
+    kind = local.lstrip("$").rstrip("0123456789_")
+    return KIND_WORDS.get(kind) or (kind if len(kind) >= 3 else None) if local else None
+
 
 _MAX = 22                     # longer words are cut to their first parts
 _VERSION = re.compile(r"(_\d+)+(_out)?$|_out$")
@@ -58,6 +76,20 @@ def user_word(name: str) -> str | None:
         return helper.split(":")[0].strip("_").rstrip("0123456789") or None
     base = local.split(".")[0].rstrip("'")
     return base if base.isidentifier() else None
+
+
+def kernel_words(kernel, words, binders=()) -> dict:
+    """What a printer calls the values of ``kernel``: expression -> the user's variable it is the value
+    of, or the word the frontend gave its temporary (``words``, ``plan.words``: ``x[1:]`` -> ``x_tail``);
+    and each loop index of ``binders`` (SymPy symbols named by SSA names: ``$k9.2`` -> ``k``)."""
+    out = {e: w for e, n in kernel.names.items() if (w := user_word(n) or temp_word(n, words))}
+    out.update({k: w for k in binders if (w := temp_word(str(k), words) or kind_word(str(k)))})
+    return out
+
+
+def temp_word(name: str, words) -> str | None:
+    """The frontend's word (``words``: ``plan.words``) for the temporary of SSA name ``name``."""
+    return words.get(name.split(".")[0].rstrip("'"))
 
 
 def code_word(code: str) -> str:
@@ -193,6 +225,7 @@ def _opaque_steps(plan):
 
 
 _PLAIN_SSA = re.compile(r"([A-Za-z_]\w*)\.\d+")
+_VERSIONS = re.compile(r"([A-Za-z_]\w*)(\.\d+)+(\.out)?")
 
 
 def preferred_names(plan, reserved: set[str]) -> dict[str, str]:
@@ -223,6 +256,8 @@ def preferred_names(plan, reserved: set[str]) -> dict[str, str]:
     rets = [n for n in names if n.startswith("$ret.")]
     if len(rets) == 1:
         out[rets[0]] = "result"
+    for n, w in loop_roles(plan).items():
+        out.setdefault(n, w)
     taken = set(reserved) | set(versions) | set(plan.params)
     chosen: dict[str, str] = {}
     seen: set[str] = set()
@@ -232,4 +267,57 @@ def preferred_names(plan, reserved: set[str]) -> dict[str, str]:
         if not clash and w.isidentifier():
             chosen[n] = w
             seen.add(w)
+    for n, _e in _opaque_steps(plan):
+        # the frontend's word for an opaque step's value (x[1:]'s zeros: x_tail_zeros), fixed here so that
+        # the error reports (call_errors.py) name a failing step as the module does
+        word = temp_word(n, plan.words)
+        if n not in chosen and word:
+            chosen[n] = unique(clean(word), seen | taken)
+            seen.add(chosen[n])
     return chosen
+
+
+def loop_roles(plan) -> dict[str, str]:
+    """SSA name -> a name for the versions of a user's variable that a loop run iteration by iteration
+    carries, or of its counter (``for t in range(n)``: ``t``): ``theta`` in the loop (its μ),
+    ``theta_next`` for the value the body makes, ``theta_init`` before and ``theta_end`` after the loop
+    (were ``theta_2``, ``theta_3``, ``theta_1``, ``theta_2_out``).  Not a parameter's versions (the
+    parameter keeps its name); the first loop of a variable only."""
+    out: dict[str, str] = {}
+
+    def root(name: str) -> str | None:
+        if re.fullmatch(r"\$k\d+\.\d+", name):           # a loop's counter: the user's loop variable
+            return temp_word(name, plan.words) or kind_word(name)
+        if name.startswith("$") or ":" in name or name in plan.params or not _VERSIONS.fullmatch(name):
+            return None
+        return name.split(".")[0]
+
+    for step in walk_steps(plan.steps):
+        if not isinstance(step, IterStep):
+            continue
+        mus = {}
+        for name, init, nxt in step.mus:
+            r = root(name)
+            if r is None or name in out or r in out.values():
+                continue
+            mus[name] = r
+            out[name] = r
+            if isinstance(nxt, ir.Name) and root(nxt.id) == r:
+                out.setdefault(nxt.id, r + "_next")
+            if isinstance(init, ir.Name) and root(init.id) == r:
+                out.setdefault(init.id, r + "_init")
+        for after, mu in step.etas:
+            if mu in mus and root(after) == mus[mu]:
+                out.setdefault(after, mus[mu] + "_end")
+    return out
+
+
+def unique(word: str, taken) -> str:
+    """``word``, else ``word2``, ``word3`` ... (``n_x_2`` after ``n_x2``... where it ends in a digit):
+    the first that is not in ``taken``, a keyword or a name the code calls (:data:`AVOID`)."""
+    sep = "_" if word[-1].isdigit() else ""
+    cand, k = word, 1
+    while cand in taken or cand in AVOID or keyword.iskeyword(cand):
+        k += 1
+        cand = f"{word}{sep}{k}"
+    return cand

@@ -201,7 +201,7 @@ class NestPrinting:
         jl = self._child(self.root, j, *self.deps.ranges[j])
         b = self.value(base, lv)
         e = self.value(ex, jl)
-        bv, ev, top, tab, out = (self.fresh(h) for h in ("pb", "pe", "pm", "pt", "pw"))
+        bv, ev, top, tab, out = (self.fresh(h) for h in ("pow_base", "pow_exp", "pow_top", "pow_table", "powers"))
         self.emit(f"{bv} = {xp}.reshape({xp}.asarray({b}, dtype={xp}.float64) + {xp}.zeros({lv.size}), (-1, 1))")
         self.emit(f"{ev} = {xp}.asarray({e}, dtype={xp}.int64) + {xp}.zeros({jl.size}, dtype={xp}.int64)")
         self.emit(f"{top} = int({xp}.max({ev})) if {jl.size} > 0 else 0")

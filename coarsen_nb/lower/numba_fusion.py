@@ -312,7 +312,7 @@ class _LoopFunction:
                      exprs=[t.expr for t in self.targets])
         # NumPy's error model (``_jit_loop``) already divides and raises to powers as IEEE 754 does
         pr.ieee = False
-        pr.words = {e: w for e, n in self.kernel.names.items() if (w := naming.user_word(n))}
+        pr.words = naming.kernel_words(self.kernel, self.writer.plan.words, pr.deps.ranges)
         for k, code in index.items():
             pr.root.index_code[k] = code
         return pr

@@ -48,7 +48,7 @@ def derivatives_html(sois, discontinuities, context: NameContext | None = None) 
     still made readable, only loop variables and ``len`` get generic names.
     """
     context = context or NameContext()
-    parts = [_discontinuities_html(discontinuities)]
+    parts = [_discontinuities_html(discontinuities, context.words)]
     flagged = {d.line for d in discontinuities}
     for soi in sois:
         parts.append(_soi_html(soi, flagged, context))
@@ -154,12 +154,12 @@ def _soi_html(soi, flagged: set[int], context: NameContext) -> str:
     return "\n".join([f"<div class='coarsen-soi' style='margin-bottom:10px'>{head}", *rows, "</div>"])
 
 
-def _discontinuities_html(discontinuities) -> str:
+def _discontinuities_html(discontinuities, words) -> str:
     if not discontinuities:
         return ""
     items = "".join(
-        f"<li>{f'line {d.line}: ' if d.line else ''}<code>{html.escape(plain_text(d.predicate))}</code> "
-        f"depends on {_codes(plain_text(n) for n in d.inputs)} — the derivative is that of the branch taken "
+        f"<li>{f'line {d.line}: ' if d.line else ''}<code>{html.escape(plain_text(d.predicate, words))}</code> "
+        f"depends on {_codes(plain_text(n, words) for n in d.inputs)} — the derivative is that of the branch taken "
         "and ignores the jump</li>"
         for d in discontinuities
     )

@@ -35,7 +35,8 @@ from coarsen_nb.plan import IterStep, PrimStep, walk_steps
 #: Words for the compiler's temporaries, by the kind in ``$<kind><n>``.
 WORDS = {"ret": "result", "brk": "broke", "cont": "continued", "done": "returned", "c": "test",
          "stop": "stop", "start": "start", "step": "step", "sum": "S", "p": "p", "t": "tmp",
-         "o": "tmp", "a": "tmp", "v": "tmp"}
+         "o": "tmp", "a": "tmp", "v": "tmp", "ix": "index", "len": "n", "sl": "part", "sb": "src", "sv": "vals",
+         "seq": "seq", "acc": "total", "cnt": "count", "r": "tmp", "i": "k"}
 #: Letters for loop counters whose loop has no variable of the user's.
 FREE_INDICES = ("i", "j", "l", "m", "q", "u")
 #: Base names for the shared subexpressions, the first unused one is taken.
@@ -60,11 +61,13 @@ class NameContext:
     #: the state of an iterated loop, in the paper's notation: "th.2" -> ("$k1", 0) is th_k, "th.3" -> ("$k1", 1)
     #: is th_{k+1} (k the loop's counter, shown as the user's loop variable)
     steps: dict[str, tuple[str | None, int]] = field(default_factory=dict)
+    #: the word the frontend gave each of its temporaries, as generated code prints it: "$sl5" -> "x_tail"
+    words: dict[str, str] = field(default_factory=dict)
 
 
 def context_of(compiled, sois) -> NameContext:
     """A :class:`NameContext` from a ``Coarsened``'s public data (its plan, SOIs and gated text)."""
-    ctx = NameContext(function=compiled.name, params=tuple(compiled.params))
+    ctx = NameContext(function=compiled.name, params=tuple(compiled.params), words=dict(compiled.plan.words))
     gated = compiled.gated
     ctx.loop_lines = {k: int(line) for k, line in _LOOP_HEAD.findall(gated)}
     for user, counter in _LOOP_VAR.findall(gated):
@@ -194,7 +197,8 @@ class DisplayNames:
             tex = f"n_{{{array}}}"
             self.legend[tex] = r"= \operatorname{len}\left(" + array + r"\right)"
             return tex
-        tex = r"\mathrm{" + _escape(WORDS.get(kind, kind)) + "}"
+        word = self.ctx.words.get(name.split(".")[0]) or self.ctx.words.get(local.split(".")[0])
+        tex = r"\mathrm{" + _escape(word or WORDS.get(kind, kind)) + "}"
         if definition is not None:
             self.legend.setdefault(tex, self._definition_tex(definition))
         return tex
@@ -216,11 +220,14 @@ class DisplayNames:
         return "= " + text
 
 
-def plain_text(text: str) -> str:
-    """Source-like text (a predicate) with compiler names as words: ``not $cont1`` -> ``not continued``.
+def plain_text(text: str, words=None) -> str:
+    """Source-like text (a predicate) with compiler names as words: ``not $cont1`` -> ``not continued``,
+    a temporary the frontend gave a word (``words``, ``plan.words``) that word: ``$c4 -> x_gt``.
 
     >>> plain_text("_softplus4:$c8")
     'test (in _softplus)'
+    >>> plain_text("$c4.1 and y > 0", {"$c4": "x_gt"})
+    'x_gt and y > 0'
     """
     helpers = []
 
@@ -232,7 +239,9 @@ def plain_text(text: str) -> str:
         if not v:
             return local
         base = v.group("base")
-        return WORDS.get(base[1:], base[1:]) if base.startswith("$") else base + v.group("num")
+        if not base.startswith("$"):
+            return base + v.group("num")
+        return (words or {}).get(m.group(0).split(".")[0]) or WORDS.get(base[1:], base[1:])
 
     out = _TOKEN.sub(word, text)
     return out + (f" (in {', '.join(dict.fromkeys(helpers))})" if helpers else "")

@@ -37,15 +37,20 @@ def summary(compiled, *, cached: bool = False, exported: Path | None = None) -> 
             *(["  export with --export after a call: nothing generated yet"] if exported else []),
         ])
     lines = [head + f": {len(sois)} SOI{'s' if len(sois) != 1 else ''}"]
+    words = compiled.plan.words
+
+    def plain(name: str) -> str:
+        return plain_text(name, words)
+
     for soi in sois:
         lines.append(
             f"  SOI {soi.index}: lines {_span(soi.lines)}  "
-            f"{', '.join(map(plain_text, soi.inputs))} -> {', '.join(map(plain_text, soi.outputs))}  "
+            f"{', '.join(map(plain, soi.inputs))} -> {', '.join(map(plain, soi.outputs))}  "
             f"({len(soi.derivatives)} derivative{'s' if len(soi.derivatives) != 1 else ''})"
         )
     for d in discontinuities:
         lines.append(
-            f"  warning: line {d.line}: `{plain_text(d.predicate)}` depends on {', '.join(d.inputs)}; "
+            f"  warning: line {d.line}: `{plain(d.predicate)}` depends on {', '.join(d.inputs)}; "
             "the gradient ignores the jump there"
         )
     cost = compiled.cost.as_dict()

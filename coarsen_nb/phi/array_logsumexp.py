@@ -83,7 +83,7 @@ def rewrite(g: GatedFunction, types: dict[str, T]) -> tuple[GatedFunction, dict[
 
     body = region(g.body)
     body = _drop_unread(body, touched, set(ir.names_used(g.result)))
-    return GatedFunction(g.name, g.params, body, g.result, g.source), types
+    return GatedFunction(g.name, g.params, body, g.result, g.source, g.words), types
 
 
 def _is_call(e, func: str) -> bool:

@@ -96,7 +96,7 @@ def batch(g: GatedFunction, labels: set[str], types: dict) -> GatedFunction | No
                 changed = True
                 continue
         body.append(n)
-    return GatedFunction(g.name, g.params, tuple(body), g.result, g.source) if changed else None
+    return GatedFunction(g.name, g.params, tuple(body), g.result, g.source, g.words) if changed else None
 
 
 def _reads(g: GatedFunction) -> dict[str, int]:

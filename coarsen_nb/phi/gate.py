@@ -25,6 +25,7 @@ region (checked by :func:`verify_tree`).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from coarsen_nb import ir
@@ -94,6 +95,7 @@ class GatedFunction:
     body: tuple
     result: ir.Expr
     source: ir.Source = field(default_factory=lambda: ir.Source(""))
+    words: Mapping[str, str] = field(default_factory=dict, compare=False)     # see ir.Function.words
 
     def __str__(self) -> str:
         lines = [f"def {self.name}({', '.join(self.params)}):"]
@@ -119,7 +121,7 @@ class _Gater:
 
     def run(self) -> GatedFunction:
         body, result = self._region(self.fn.entry, None)
-        return GatedFunction(self.fn.name, self.fn.params, tuple(body), result, self.fn.source)
+        return GatedFunction(self.fn.name, self.fn.params, tuple(body), result, self.fn.source, self.fn.words)
 
     # A renaming applied to every expression: names of loop values used after their loop.
     def _rn(self, e: ir.Expr) -> ir.Expr:
@@ -246,7 +248,7 @@ def prune_etas(g: GatedFunction) -> GatedFunction:
             out.append(n)
         return tuple(out)
 
-    return GatedFunction(g.name, g.params, strip(g.body), g.result, g.source)
+    return GatedFunction(g.name, g.params, strip(g.body), g.result, g.source, g.words)
 
 
 def names_read(nodes) -> list[str]:
@@ -371,7 +373,7 @@ def hoist_invariants(g: GatedFunction) -> GatedFunction:
                 out.append(n)
         return tuple(out)
 
-    return GatedFunction(g.name, g.params, region(g.body), g.result, g.source)
+    return GatedFunction(g.name, g.params, region(g.body), g.result, g.source, g.words)
 
 
 def defined_names(nodes) -> set[str]:

@@ -93,7 +93,7 @@ def normalize(g: GatedFunction, types: dict[str, T]) -> tuple[GatedFunction, dic
         return tuple(out)
 
     body = region(g.body)
-    return GatedFunction(g.name, g.params, body, g.result, g.source), types
+    return GatedFunction(g.name, g.params, body, g.result, g.source, g.words), types
 
 
 def _positions(index: ir.Expr, types: dict[str, T]) -> ir.Expr:

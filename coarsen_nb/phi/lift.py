@@ -62,7 +62,7 @@ def _lift(g: GatedFunction, types: dict[str, T], mode: str, max_soi: float | Non
     lifter = _Lifter(g, types, mode, math.inf if max_soi is None else max_soi,
                      math.inf if reuse is None else reuse)
     steps = lifter.region(g.body)
-    return Plan(g.name, g.params, tuple(steps), g.result, types)
+    return Plan(g.name, g.params, tuple(steps), g.result, types, words=g.words)
 
 
 def use_counts(g: GatedFunction) -> Counter:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import itertools
 
 from coarsen_nb import ir
+from coarsen_nb.frontend import words
 from coarsen_nb.phi.gate import GatedFunction, If, Let, Loop, defined_names
 from coarsen_nb.phi.types import T, expr_type
 
@@ -36,6 +37,7 @@ def one_operation_per_let(g: GatedFunction, types: dict[str, T]) -> tuple[GatedF
     types = dict(types)
     counter = itertools.count(1)
     taken = defined_names(g.body) | set(g.params)
+    names = dict(g.words)       # the generated code's words for the new names too (frontend/words.py)
 
     def fresh() -> str:
         while True:
@@ -44,6 +46,13 @@ def one_operation_per_let(g: GatedFunction, types: dict[str, T]) -> tuple[GatedF
                 taken.add(name)
                 return name
 
+    def name_word(name: str) -> str | None:
+        base = name.split(".")[0]
+        helper, _, local = base.rpartition(":")
+        if local.startswith("$ret") and helper.startswith("_"):     # an inlined helper's value: its name
+            return helper.strip("_").rstrip("0123456789") or None
+        return names.get(base) or (None if "$" in base else local.rstrip("'"))
+
     def operand(e: ir.Expr, out: list, line: int) -> ir.Expr:
         """``e`` as an operand: a leaf, or a name bound to it by a new assignment in ``out``."""
         if not isinstance(e, _OPERATIONS):
@@ -51,6 +60,9 @@ def one_operation_per_let(g: GatedFunction, types: dict[str, T]) -> tuple[GatedF
         name = fresh()
         value = top(e, out, line)
         types[name] = expr_type(value, types)
+        word = words.ir_word(value, name_word)
+        if word:
+            names[name.split(".")[0]] = word
         out.append(Let(name, value, line))
         return ir.Name(name)
 
@@ -94,7 +106,8 @@ def one_operation_per_let(g: GatedFunction, types: dict[str, T]) -> tuple[GatedF
                 out.append(Loop(n.label, n.info, n.mus, region(n.header), n.cond, region(n.body), n.etas))
         return tuple(out)
 
-    return GatedFunction(g.name, g.params, region(g.body), g.result, g.source), types
+    body = region(g.body)
+    return GatedFunction(g.name, g.params, body, g.result, g.source, names), types
 
 
 
