@@ -93,6 +93,12 @@ def _numba_fuser() -> ModuleType:
     return numba_fusion
 
 
+def _cupy_helpers() -> dict:
+    from coarsen_nb.lower.cupy import OWN_HELPERS
+
+    return OWN_HELPERS
+
+
 def _cupy_fuser() -> ModuleType:
     from coarsen_nb.lower import cupy
 
@@ -106,6 +112,7 @@ _CUPY_VERSION_CHECK = '''if int(xp.__version__.split(".")[0]) < 14:
 
 NUMPY = Backend("numpy", "numpy", "NumPy")
 CUPY = Backend("cupy", "cupy", "CuPy", prologue=_CUPY_VERSION_CHECK, load_fuser=_cupy_fuser, loads_everywhere=False,
+               load_helpers=_cupy_helpers,
                install_hint="install CuPy on a machine with a CUDA GPU (pip install coarsen-nb[cupy]); "
                             "the generated code is in .source and .export() works")
 

@@ -69,6 +69,15 @@ from coarsen_nb.lower.fusion import FusedKernel, fuse_groups, fused_source  # no
 from coarsen_nb.lower.fusion_domain import Target
 from coarsen_nb.lower.helpers import Helper
 
+#: The CuPy backend's own versions of helpers the NumPy code also calls (``Backend.load_helpers``).
+OWN_HELPERS = {
+    "_special": '''def _special():
+    """CuPy's special functions (cupyx.scipy.special): the functions the compiled code called."""
+    import cupyx.scipy.special as special
+    return special
+''',
+}
+
 # Python-side helpers the generated module needs (see ``HELPERS``).
 HELPERS = {
     "_cupy_kernel": '''_CUPY_KERNELS = {}

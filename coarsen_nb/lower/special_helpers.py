@@ -84,11 +84,8 @@ def _exp_minus_square(b):
 
 
 def _special():
-    """SciPy's special functions (CuPy's for CuPy arrays): the functions the compiled code called."""
-    if xp.__name__.startswith("cupy"):
-        import cupyx.scipy.special as special
-    else:
-        import scipy.special as special
+    """SciPy's special functions: the functions the compiled code called."""   # (CuPy's: lower/cupy.py)
+    import scipy.special as special
     return special
 
 
