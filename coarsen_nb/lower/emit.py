@@ -44,7 +44,6 @@ from coarsen_nb.lower.printing import (
     is_int_literal,
     is_number_code,
     lane_rows_read,
-    number_code,
     trip_count,
     unwrapped,
 )
@@ -90,9 +89,8 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting):
         self._tables: dict = {}       # power tables of rectangular nests, by (factor, level)
         self._reduced_memo: dict = {}
         self.deps = Deps(temps, reads, self._array_leaf, exprs)
-        self._elem_shape_calls = elem_shape_calls     # the helpers elem_shape's code calls
         if elem_shape is not None:
-            self._ensure_elem(elem_shape)
+            self._ensure_elem(elem_shape, elem_shape_calls)
 
     # -- statements ----------------------------------------------------------------
 
@@ -101,13 +99,6 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting):
 
     def fresh(self, hint: str = "t") -> str:
         return self.namer(hint)
-
-    def number(self, e) -> str:
-        """A SymPy number as code (:func:`~coarsen_nb.lower.printing.number_code`): an infinity or a NaN is
-        ``math``'s."""
-        if e in (sp.oo, -sp.oo) or e is sp.nan:
-            self.uses_math = True
-        return number_code(e)
 
     def helper(self, name: str) -> str:
         """``name``, a helper of the generated module that this printer's code calls: printed code that
@@ -189,10 +180,12 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting):
         """The code of the elementwise shape (None: no elementwise level), read to be printed."""
         return None if self.elem is None else self.elem.size
 
-    def _ensure_elem(self, shape_code: str) -> Level:
+    def _ensure_elem(self, shape_code: str, calls: frozenset[str] = frozenset()) -> Level:
+        """The elementwise level, of shape ``shape_code`` (whose code calls the helpers ``calls``: they
+        join this printer's where the shape is printed)."""
         if self.elem is None:
-            calls = (self._elem_shape_calls, self.helpers) if self._elem_shape_calls else None
-            self.elem = Level(self.root, "elem", binder=ELEM, size=shape_code, size_calls=calls)
+            self.elem = Level(self.root, "elem", binder=ELEM, size=shape_code,
+                              size_calls=(calls, self.helpers) if calls else None)
         return self.elem
 
     # -- values ----------------------------------------------------------------------------

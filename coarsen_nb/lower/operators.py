@@ -24,6 +24,7 @@ from coarsen_nb.lower.printing import (
     int_typed,
     is_atom_code,
     is_number_code,
+    number_code,
 )
 from coarsen_nb.phi import domain, elementary, forms
 from coarsen_nb.phi.gammas import is_boolean
@@ -33,6 +34,13 @@ from coarsen_nb.rules.table import missing, no_derivative, printed
 
 class OperatorPrinting:
     """Operators and functions of the :class:`~coarsen_nb.lower.emit.Printer`."""
+
+    def number(self, e) -> str:
+        """A SymPy number as code (:func:`~coarsen_nb.lower.printing.number_code`): an infinity or a NaN is
+        ``math``'s."""
+        if e in (sp.oo, -sp.oo) or e is sp.nan:
+            self.uses_math = True
+        return number_code(e)
 
     def _op(self, e, lv: Level, array: bool) -> str:
         xp = self.xp
