@@ -29,8 +29,8 @@ from coarsen_nb.benchmarks.measure import Config
 from coarsen_nb.benchmarks.peers import BASELINE, METHODS
 
 # Run order: cheap, decisive methods first; slow peers last, where a quick run's budget cuts.
-ORDER = ("hand-written", "coarsen_nb", "coarsen_nb numba", "coarsen_nb L=1", "coarsen_nb per-block", "torch", "tangent",
-         "autograd", "jax jit", "jax")
+ORDER = ("hand-written", "coarsen_nb", "coarsen_nb numba", "coarsen_nb L=1", "coarsen_nb per-block", "numba by hand",
+         "jax best", "torch", "tangent", "autograd", "jax jit", "jax", "pytensor")
 
 FULL = dict(timeout_s=60.0, budget_s=1.0, target_repeat_s=0.01, min_repeats=5, max_repeats=30)
 QUICK = dict(timeout_s=1.0, budget_s=0.05, target_repeat_s=0.002, min_repeats=3, max_repeats=7,

@@ -17,8 +17,8 @@ from importlib import metadata
 
 from coarsen_nb.benchmarks.peers import BASELINE, METHODS
 
-PACKAGES = ("coarsen-nb", "numpy", "sympy", "autograd", "jax", "jaxlib", "torch", "tangent-ad",
-            "matplotlib")
+PACKAGES = ("coarsen-nb", "numpy", "sympy", "numba", "autograd", "jax", "jaxlib", "torch", "tangent-ad",
+            "pytensor", "matplotlib")
 
 
 def fmt_time(t: float | None) -> str:
