@@ -11,6 +11,7 @@ kernel does (PyTensor has no ``ndtr``).
 
 from __future__ import annotations
 
+import inspect
 import math
 
 import pytensor
@@ -20,8 +21,12 @@ from pytensor.tensor.special import log_softmax
 
 
 def _scan(step, outputs_info, n_steps, non_sequences=()):
-    return pytensor.scan(step, outputs_info=outputs_info, non_sequences=list(non_sequences), n_steps=n_steps,
-                         strict=True, return_updates=False)
+    """The outputs of ``pytensor.scan`` (without the updates dictionary, which none of these steps makes)."""
+    kw = dict(outputs_info=outputs_info, non_sequences=list(non_sequences), n_steps=n_steps, strict=True)
+    if "return_updates" in inspect.signature(pytensor.scan).parameters:     # PyTensor >= 2.36 or so
+        return pytensor.scan(step, return_updates=False, **kw)
+    outputs, _ = pytensor.scan(step, **kw)
+    return outputs
 
 
 def bgd_hyperopt(lr, x, y, max_steps, tol):
