@@ -24,6 +24,7 @@ from coarsen_nb.kernels import KERNELS
 
 ORIGINAL = ("bgd_hyperopt", "black_scholes", "brachistochrone", "gmm", "hmc", "hookean_spring", "horner_fit",
             "logreg_nll", "pairwise_energy", "pendulum", "pendulum_batch", "piecewise_sum", "rosenbrock")
+ADDED = ("iir_filter", "exp_smoothing", "conv1d", "segment_distance", "barrier_option", "asian_option")
 
 
 def _pytensor(fn, mod, args, widx):
@@ -52,7 +53,7 @@ def _check(kernel, peer):
     return rel
 
 
-@pytest.mark.parametrize("kernel", ORIGINAL)
+@pytest.mark.parametrize("kernel", ORIGINAL + ADDED)
 @pytest.mark.parametrize("peer", list(PEERS))
 def test_best_form_gradient_equals_the_hand_written_one(peer, kernel):
     _check(kernel, peer)

@@ -137,3 +137,48 @@ def rosenbrock(x):
     a = x[1:] - x[:-1] * x[:-1]
     b = 1.0 - x[:-1]
     return jnp.sum(100.0 * a * a + b * b)
+
+
+# --- the kernels added after the paper's thirteen ------------------------------------------------------------
+
+def _affine_scan(a, b):
+    """s_k = a·s_{k−1} + b_k from s_{−1} = 0: the first-order linear recurrence as ``lax.scan``."""
+    def step(s, bk):
+        s = a * s + bk
+        return s, s
+
+    return lax.scan(step, jnp.zeros((), dtype=b.dtype), b)[1]
+
+
+def iir_filter(x, y, a, g):
+    s = _affine_scan(a, g * x)
+    return jnp.sum((s - y) ** 2)
+
+
+def exp_smoothing(x, alpha):
+    s = _affine_scan(1.0 - alpha, alpha * x)                   # s_1 .. s_n
+    e = x - jnp.concatenate([jnp.zeros(1), s[:-1]])            # x_i − s_i
+    return jnp.sum(e * e) / x.shape[0]
+
+
+def conv1d(x, w, y):
+    r = jnp.correlate(x, w, mode="valid") - y
+    return jnp.sum(r * r)
+
+
+def segment_distance(px, py, ax, ay, bx, by):
+    dx, dy = bx - ax, by - ay
+    t = jnp.clip(((px - ax) * dx + (py - ay) * dy) / (dx * dx + dy * dy), 0.0, 1.0)
+    ex, ey = px - (ax + t * dx), py - (ay + t * dy)
+    return jnp.max(ex * ex + ey * ey, initial=0.0)
+
+
+def barrier_option(z, s0, sigma, level):
+    paths = s0 * jnp.exp(jnp.cumsum(sigma * z - 0.5 * sigma * sigma, axis=1))
+    alive = ~jnp.any(paths > level, axis=1)
+    return jnp.sum(jnp.where(alive, jnp.maximum(paths[:, -1] - s0, 0.0), 0.0)) / z.shape[0]
+
+
+def asian_option(z, s0, sigma, strike):
+    avg = jnp.mean(s0 * jnp.exp(sigma * jnp.cumsum(z, axis=1)), axis=1)
+    return jnp.sum(jnp.maximum(avg - strike, 0.0)) / z.shape[0]

@@ -275,3 +275,118 @@ def rosenbrock(x):
         g[i] += -400.0 * a * x[i] - 2.0 * b
         g[i + 1] += 200.0 * a
     return g
+
+
+# --- the kernels added after the paper's thirteen ------------------------------------------------------------
+
+@njit
+def iir_filter(x, y, a, g):
+    """The forward stores the filter's output in the x-gradient's array; the adjoint λ_k = 2(s_k − y_k) +
+    a·λ_{k+1} runs backwards over it."""
+    n = x.shape[0]
+    gx = np.empty(n)
+    s = 0.0
+    for k in range(n):
+        s = a * s + g * x[k]
+        gx[k] = s
+    lam = ga = gg = 0.0
+    for k in range(n - 1, -1, -1):
+        lam = 2.0 * (gx[k] - y[k]) + a * lam
+        s_prev = gx[k - 1] if k > 0 else 0.0
+        ga += lam * s_prev
+        gg += lam * x[k]
+        gx[k] = g * lam
+    return gx, ga, gg
+
+
+@njit
+def exp_smoothing(x, alpha):
+    """The forward stores the errors e_i = x_i − s_i in the x-gradient's array; the adjoint of the level,
+    sb = ∂L/∂s_{i+1}, runs backwards over them."""
+    n = x.shape[0]
+    gx = np.empty(n)
+    s = 0.0
+    for i in range(n):
+        gx[i] = x[i] - s
+        s = alpha * x[i] + (1.0 - alpha) * s
+    sb = ga = 0.0
+    for i in range(n - 1, -1, -1):
+        e = gx[i]
+        eb = 2.0 * e / n
+        gx[i] = eb + alpha * sb
+        ga += sb * e
+        sb = -eb + (1.0 - alpha) * sb
+    return gx, ga
+
+
+@njit
+def conv1d(x, w, y):
+    taps = w.shape[0]
+    gx = np.zeros(x.shape[0])
+    gw = np.zeros(taps)
+    for i in range(y.shape[0]):
+        acc = 0.0
+        for k in range(taps):
+            acc += w[k] * x[i + k]
+        r = 2.0 * (acc - y[i])
+        for k in range(taps):
+            gw[k] += r * x[i + k]
+            gx[i + k] += r * w[k]
+    return gx, gw
+
+
+@njit
+def segment_distance(px, py, ax, ay, bx, by):
+    """Only the first arg-maximum point counts; there ∂d/∂a = −2(1 − t)·e and ∂d/∂b = −2t·e."""
+    dx = bx - ax
+    dy = by - ay
+    l2 = dx * dx + dy * dy
+    worst = 0.0
+    ti = exi = eyi = 0.0
+    for i in range(px.shape[0]):
+        t = min(max(((px[i] - ax) * dx + (py[i] - ay) * dy) / l2, 0.0), 1.0)
+        ex = px[i] - (ax + t * dx)
+        ey = py[i] - (ay + t * dy)
+        d = ex * ex + ey * ey
+        if d > worst:
+            worst, ti, exi, eyi = d, t, ex, ey
+    return -2.0 * (1.0 - ti) * exi, -2.0 * (1.0 - ti) * eyi, -2.0 * ti * exi, -2.0 * ti * eyi
+
+
+@njit
+def barrier_option(z, s0, sigma, level):
+    n_paths, n_steps = z.shape
+    g_s0 = g_sigma = 0.0
+    for p in range(n_paths):
+        s = s0
+        alive = True
+        dz = 0.0                                   # Σ_t (z_t − σ) = ∂ log S_T / ∂σ
+        for t in range(n_steps):
+            s = s * math.exp(sigma * z[p, t] - 0.5 * sigma * sigma)
+            dz += z[p, t] - sigma
+            if s > level:
+                alive = False
+        if alive and s > s0:
+            g_s0 += s / s0 - 1.0
+            g_sigma += s * dz
+    return g_s0 / n_paths, g_sigma / n_paths
+
+
+@njit
+def asian_option(z, s0, sigma, strike):
+    n_paths, n_steps = z.shape
+    g_s0 = g_sigma = g_strike = 0.0
+    for p in range(n_paths):
+        s = s0
+        w = running = d_sigma = 0.0
+        for t in range(n_steps):
+            w += z[p, t]
+            s = s * math.exp(sigma * z[p, t])
+            running += s
+            d_sigma += s * w                       # ∂S_t/∂σ = S_t·Σ_{u≤t} z_u
+        avg = running / n_steps
+        if avg > strike:
+            g_s0 += avg / s0
+            g_sigma += d_sigma / n_steps
+            g_strike -= 1.0
+    return g_s0 / n_paths, g_sigma / n_paths, g_strike / n_paths

@@ -20,9 +20,10 @@ from pytensor.scan.utils import until
 from pytensor.tensor.special import log_softmax
 
 
-def _scan(step, outputs_info, n_steps, non_sequences=()):
+def _scan(step, outputs_info, n_steps=None, non_sequences=(), sequences=()):
     """The outputs of ``pytensor.scan`` (without the updates dictionary, which none of these steps makes)."""
-    kw = dict(outputs_info=outputs_info, non_sequences=list(non_sequences), n_steps=n_steps, strict=True)
+    kw = dict(outputs_info=outputs_info, non_sequences=list(non_sequences), sequences=list(sequences),
+              n_steps=n_steps, strict=True)
     if "return_updates" in inspect.signature(pytensor.scan).parameters:     # PyTensor >= 2.36 or so
         return pytensor.scan(step, return_updates=False, **kw)
     outputs, _ = pytensor.scan(step, **kw)
@@ -138,3 +139,51 @@ def rosenbrock(x):
     a = x[1:] - x[:-1] * x[:-1]
     b = 1.0 - x[:-1]
     return pt.sum(100.0 * a * a + b * b)
+
+
+# --- the kernels added after the paper's thirteen ------------------------------------------------------------
+
+def _affine_scan(a, b):
+    """s_k = a·s_{k−1} + b_k from s_{−1} = 0, as ``pytensor.scan`` over b."""
+    def step(bk, s, a):
+        return a * s + bk
+
+    return _scan(step, [pt.constant(0.0, dtype="float64")], sequences=(b,), non_sequences=(a,))
+
+
+def iir_filter(x, y, a, g):
+    s = _affine_scan(a, g * x)
+    return pt.sum((s - y) ** 2)
+
+
+def exp_smoothing(x, alpha):
+    s = _affine_scan(1.0 - alpha, alpha * x)                   # s_1 .. s_n
+    e = x - pt.concatenate([pt.zeros(1), s[:-1]])              # x_i − s_i
+    return pt.sum(e * e) / x.type.shape[0]
+
+
+def conv1d(x, w, y):
+    taps, n = w.type.shape[0], y.type.shape[0]
+    out = w[0] * x[0:n]
+    for k in range(1, taps):             # 7 static taps: one fused elementwise graph of shifted slices
+        out = out + w[k] * x[k:k + n]
+    r = out - y
+    return pt.sum(r * r)
+
+
+def segment_distance(px, py, ax, ay, bx, by):
+    dx, dy = bx - ax, by - ay
+    t = pt.clip(((px - ax) * dx + (py - ay) * dy) / (dx * dx + dy * dy), 0.0, 1.0)
+    ex, ey = px - (ax + t * dx), py - (ay + t * dy)
+    return pt.maximum(pt.max(ex * ex + ey * ey), 0.0)
+
+
+def barrier_option(z, s0, sigma, level):
+    paths = s0 * pt.exp(pt.cumsum(sigma * z - 0.5 * sigma * sigma, axis=1))
+    alive = pt.invert(pt.any(pt.gt(paths, level), axis=1))
+    return pt.sum(pt.switch(alive, pt.maximum(paths[:, -1] - s0, 0.0), 0.0)) / z.type.shape[0]
+
+
+def asian_option(z, s0, sigma, strike):
+    avg = pt.mean(s0 * pt.exp(sigma * pt.cumsum(z, axis=1)), axis=1)
+    return pt.sum(pt.maximum(avg - strike, 0.0)) / z.type.shape[0]
