@@ -323,7 +323,8 @@ def results_markdown(records, info: dict, settings: dict, plot_name: str | None)
         "## Build, first call and compile time",
         "",
         "Compile time = first gradient call − steady-state gradient time, for methods that compile "
-        "(coarsen_nb, `jax jit`); build = `coarsen()` / tangent's transformation / input conversion.",
+        "(coarsen_nb, `jax jit`, and the peers' best forms: `jax best`, `pytensor`, `numba by hand`); build = "
+        "`coarsen()` / tangent's transformation / input conversion / the PyTensor graph and its gradient.",
         "",
         first_call_table(records, notes, timeout_s),
         "",
