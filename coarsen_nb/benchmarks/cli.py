@@ -29,8 +29,8 @@ from coarsen_nb.benchmarks.measure import Config
 from coarsen_nb.benchmarks.peers import BASELINE, METHODS
 
 # Run order: cheap, decisive methods first; slow peers last, where a quick run's budget cuts.
-ORDER = ("hand-written", "coarsen_nb", "coarsen_nb numba", "coarsen_nb L=1", "coarsen_nb per-block", "torch", "tangent",
-         "autograd", "jax jit", "jax")
+ORDER = ("hand-written", "coarsen_nb", "coarsen_nb numba", "coarsen_nb L=1", "coarsen_nb per-block", "numba by hand",
+         "jax best", "torch", "tangent", "autograd", "jax jit", "jax", "pytensor")
 
 FULL = dict(timeout_s=60.0, budget_s=1.0, target_repeat_s=0.01, min_repeats=5, max_repeats=30)
 QUICK = dict(timeout_s=1.0, budget_s=0.05, target_repeat_s=0.002, min_repeats=3, max_repeats=7,
@@ -82,6 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, help="per-call limit in seconds (default 60; 1 with --quick)")
     p.add_argument("--out", default=None,
                    help="output directory (default: benchmarks/ in a source checkout, else the current directory)")
+    p.add_argument("--largest", action="store_true", help="only each kernel's largest size (full settings)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
 
@@ -109,7 +110,7 @@ def _progress_bar(total: int):
 
 def run_benchmarks(kernels: dict, methods: list, cfg: Config, out: Path, quick: bool,
                    progress: bool = True, wall_budget_s: float | None = None, command: str = "",
-                   log_path: str | None = None) -> dict:
+                   log_path: str | None = None, largest: bool = False) -> dict:
     """Measure, add ratios, and write results JSON, plot and Markdown into ``out``; return paths and records.
 
     ``methods`` holds names from :data:`~coarsen_nb.benchmarks.peers.METHODS` or
@@ -120,7 +121,7 @@ def run_benchmarks(kernels: dict, methods: list, cfg: Config, out: Path, quick: 
     rank = {name: i for i, name in enumerate(ORDER)}
     resolved = [METHODS[BASELINE]] + sorted((m for m in resolved if m.name != BASELINE),
                                             key=lambda m: rank.get(m.name, len(ORDER)))
-    tasks = harness.plan(kernels, resolved, quick)
+    tasks = harness.plan(kernels, resolved, quick, largest=largest)
     order = [m.name for m in resolved]
     tasks.sort(key=lambda t: order.index(t[3].name))   # stable: kernels keep their order per method
     bar = _progress_bar(len(tasks)) if progress else None
@@ -178,7 +179,8 @@ def main(argv=None) -> int:
     t0 = time.perf_counter()
     out = Path(args.out) if args.out else default_out()
     res = run_benchmarks(kernels, methods, cfg, out, args.quick, progress=not args.no_progress,
-                         wall_budget_s=QUICK_WALL_BUDGET_S if args.quick else None, command=command.strip())
+                         wall_budget_s=QUICK_WALL_BUDGET_S if args.quick else None, command=command.strip(),
+                         largest=args.largest)
     records = res["records"]
     notes = report.Notes()
     print(report.gradient_table(records, notes, cfg.timeout_s))

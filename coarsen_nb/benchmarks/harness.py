@@ -170,10 +170,11 @@ def _failed(kernel, size, method, status, message, partial):
     return dict(kernel=kernel, size=size, method=method.name, status=status, message=message)
 
 
-def plan(kernels: dict, methods: Iterable, quick: bool) -> list[tuple[str, str, object, Method]]:
+def plan(kernels: dict, methods: Iterable, quick: bool, largest: bool = False) -> list[tuple[str, str, object, Method]]:
     """Tasks ``(kernel module, kernel, size, Method)``: per kernel and size, the baseline first.
 
-    ``methods`` holds names from :data:`METHODS` or :class:`Method` objects.
+    ``methods`` holds names from :data:`METHODS` or :class:`Method` objects; ``largest`` keeps only each
+    kernel's largest benchmark size.
     """
     resolved = [METHODS[m] if isinstance(m, str) else m for m in methods]
     resolved = [METHODS[BASELINE]] + [m for m in resolved if m.name != BASELINE]
@@ -181,6 +182,8 @@ def plan(kernels: dict, methods: Iterable, quick: bool) -> list[tuple[str, str, 
     for kname, mod in kernels.items():
         meta = mod.META
         sizes = tuple(meta.get("quick_sizes") or meta["sizes"])[:1] if quick else tuple(meta["sizes"])
+        if largest:
+            sizes = (max(meta["sizes"]),)
         for size in sizes:
             for m in resolved:
                 tasks.append((mod.__name__, kname, size, m))

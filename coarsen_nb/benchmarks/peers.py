@@ -252,6 +252,7 @@ _M = "coarsen_nb.benchmarks.peers:"
 _CN = ("coarsen_nb",)
 _CN_PRE = ("sympy", "coarsen_nb.runtime")
 _JAX_PRE = ("jax.numpy", "jax.scipy.special")
+_R = "coarsen_nb.benchmarks.rewrites:"
 
 METHODS: dict[str, Method] = {m.name: m for m in (
     Method("hand-written", _M + "hand_written", numpy_based=True),
@@ -267,6 +268,11 @@ METHODS: dict[str, Method] = {m.name: m for m in (
     Method("jax jit", _M + "jax_jit", compiled=True, requires=("jax",), preload=_JAX_PRE),
     Method("torch", _M + "torch_eager", requires=("torch",)),
     Method("tangent", _M + "tangent_peer", numpy_based=True, requires=("tangent",), preload=("scipy.special",)),
+    # The peers on their best forms (issue 14): rewrites in coarsen_nb/benchmarks/rewrites/.
+    Method("numba by hand", _R + "numba_by_hand", compiled=True, requires=("numba",), preload=("numba",)),
+    Method("jax best", _R + "jax_best", compiled=True, requires=("jax",), preload=_JAX_PRE),
+    Method("pytensor", _R + "pytensor_best", compiled=True, requires=("pytensor",),
+           preload=("pytensor.tensor", "pytensor.scan")),
 )}
 
 BASELINE = "hand-written"

@@ -17,8 +17,8 @@ from importlib import metadata
 
 from coarsen_nb.benchmarks.peers import BASELINE, METHODS
 
-PACKAGES = ("coarsen-nb", "numpy", "sympy", "autograd", "jax", "jaxlib", "torch", "tangent-ad",
-            "matplotlib")
+PACKAGES = ("coarsen-nb", "numpy", "sympy", "numba", "autograd", "jax", "jaxlib", "torch", "tangent-ad",
+            "pytensor", "matplotlib")
 
 
 def fmt_time(t: float | None) -> str:
@@ -323,7 +323,8 @@ def results_markdown(records, info: dict, settings: dict, plot_name: str | None)
         "## Build, first call and compile time",
         "",
         "Compile time = first gradient call − steady-state gradient time, for methods that compile "
-        "(coarsen_nb, `jax jit`); build = `coarsen()` / tangent's transformation / input conversion.",
+        "(coarsen_nb, `jax jit`, and the peers' best forms: `jax best`, `pytensor`, `numba by hand`); build = "
+        "`coarsen()` / tangent's transformation / input conversion / the PyTensor graph and its gradient.",
         "",
         first_call_table(records, notes, timeout_s),
         "",

@@ -379,3 +379,9 @@ def test_the_numba_method_runs_checked_like_every_method(tiny, tmp_path, monkeyp
     r = recs["coarsen_nb numba"]
     assert r["status"] == "ok", r
     assert r["max_rel_err"] < 1e-9
+
+
+def test_plan_largest_keeps_each_kernels_largest_size(tiny):
+    tasks = harness.plan({"tiny": tiny}, ["hand-written"], quick=False, largest=True)
+    assert [(t[2], t[3].name) for t in tasks] == [(6, "hand-written")]
+    assert cli.build_parser().parse_args(["--largest"]).largest
