@@ -59,7 +59,7 @@ class Bound:
     sync: Callable[[Any], Any] = lambda r: r   # e.g. block_until_ready; runs inside the timed region
 
 
-def _as_tuple(g, n):
+def as_tuple(g, n):
     """Normalize a gradient to a tuple of float64 arrays, one per wrt name."""
     if n == 1 and not (isinstance(g, (tuple, list)) and len(g) == 1):
         g = (g,)
@@ -118,7 +118,7 @@ def hand_written(fn, mod, args, wrt_idx):
     """The kernel's analytical NumPy gradient: the practical limit every ratio is taken against."""
     n = len(wrt_idx)
     return Bound(grad=lambda: mod.grad(*args), forward=lambda: fn(*args),
-                 grads_to_numpy=lambda g: _as_tuple(g, n))
+                 grads_to_numpy=lambda g: as_tuple(g, n))
 
 
 def _coarsen(fn, mod, args, wrt_idx, **knobs):
@@ -127,7 +127,7 @@ def _coarsen(fn, mod, args, wrt_idx, **knobs):
     f = cn.coarsen(fn, wrt=tuple(mod.META["wrt"]), **knobs)
     n = len(wrt_idx)
     return Bound(grad=lambda: f.grad(*args), forward=lambda: f(*args),
-                 grads_to_numpy=lambda g: _as_tuple(g, n))
+                 grads_to_numpy=lambda g: as_tuple(g, n))
 
 
 def coarsen_default(fn, mod, args, wrt_idx):
@@ -159,7 +159,7 @@ def autograd_peer(fn, mod, args, wrt_idx):
     f = rebind(fn, np=anp, math=autograd_math())
     g = autograd.grad(f, argnum=tuple(wrt_idx) if len(wrt_idx) > 1 else wrt_idx[0])
     n = len(wrt_idx)
-    return Bound(grad=lambda: g(*args), forward=lambda: f(*args), grads_to_numpy=lambda r: _as_tuple(r, n))
+    return Bound(grad=lambda: g(*args), forward=lambda: f(*args), grads_to_numpy=lambda r: as_tuple(r, n))
 
 
 def tangent_peer(fn, mod, args, wrt_idx):
@@ -169,7 +169,7 @@ def tangent_peer(fn, mod, args, wrt_idx):
     f = rebind(fn, math=numpy_math())
     df = tangent.grad(f, wrt=tuple(wrt_idx), verbose=0)
     n = len(wrt_idx)
-    return Bound(grad=lambda: df(*args), forward=lambda: f(*args), grads_to_numpy=lambda r: _as_tuple(r, n))
+    return Bound(grad=lambda: df(*args), forward=lambda: f(*args), grads_to_numpy=lambda r: as_tuple(r, n))
 
 
 # --- JAX -----------------------------------------------------------------------------------
@@ -189,7 +189,7 @@ def _jax_setup(fn, args, wrt_idx):
 
     jargs = tuple(to_jax(i, a) for i, a in enumerate(args))
     n = len(wrt_idx)
-    to_np = lambda r: _as_tuple(tuple(np.asarray(c) for c in r), n)  # noqa: E731
+    to_np = lambda r: as_tuple(tuple(np.asarray(c) for c in r), n)  # noqa: E731
     return jax, f, jargs, to_np
 
 

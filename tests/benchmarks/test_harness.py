@@ -32,7 +32,7 @@ import time
 
 import numpy as np
 
-from coarsen_nb.benchmarks.peers import Bound, _as_tuple
+from coarsen_nb.benchmarks.peers import Bound, as_tuple
 
 META = dict(name="tiny", wrt=("x",), sizes=(4, 6), quick_sizes=(4,), test_size=4)
 
@@ -61,7 +61,7 @@ def make_inputs(size, seed=0):
 
 
 def _bound(mod, args, g):
-    return Bound(grad=g, forward=lambda: mod.tiny(*args), grads_to_numpy=lambda r: _as_tuple(r, 1))
+    return Bound(grad=g, forward=lambda: mod.tiny(*args), grads_to_numpy=lambda r: as_tuple(r, 1))
 
 
 def wrong(fn, mod, args, wrt_idx):

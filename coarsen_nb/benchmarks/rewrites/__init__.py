@@ -28,7 +28,7 @@ import types
 
 import numpy as np
 
-from coarsen_nb.benchmarks.peers import Bound, Unsupported, _as_tuple
+from coarsen_nb.benchmarks.peers import Bound, Unsupported, as_tuple
 
 
 def _form(module, mod, peer):
@@ -59,7 +59,7 @@ def jax_best(fn, mod, args, wrt_idx):
     fwd = jax.jit(f, static_argnums=static)
     n = len(wrt_idx)
     return Bound(grad=lambda: g(*jargs), forward=lambda: fwd(*jargs),
-                 grads_to_numpy=lambda r: _as_tuple(tuple(np.asarray(c) for c in r), n),
+                 grads_to_numpy=lambda r: as_tuple(tuple(np.asarray(c) for c in r), n),
                  sync=jax.block_until_ready)
 
 
@@ -114,7 +114,7 @@ def pytensor_best(fn, mod, args, wrt_idx, mode=None):
 
     n = len(wrt_idx)
     return Bound(grad=lambda: call("grad", grads), forward=lambda: call("forward", loss),
-                 grads_to_numpy=lambda r: _as_tuple(tuple(r), n))
+                 grads_to_numpy=lambda r: as_tuple(tuple(r), n))
 
 
 # --- Numba ---------------------------------------------------------------------------------------------------
@@ -138,4 +138,4 @@ def numba_by_hand(fn, mod, args, wrt_idx):
     g = _form(numba_grads, mod, "Numba")
     fwd = njit_user_function(fn)
     n = len(wrt_idx)
-    return Bound(grad=lambda: g(*args), forward=lambda: fwd(*args), grads_to_numpy=lambda r: _as_tuple(r, n))
+    return Bound(grad=lambda: g(*args), forward=lambda: fwd(*args), grads_to_numpy=lambda r: as_tuple(r, n))
