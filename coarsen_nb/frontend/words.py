@@ -139,8 +139,7 @@ def _call_word(node: ast.Call) -> str | None:
     if func == "len" and node.args:
         return join("n", expr_word(node.args[0]))
     if isinstance(node.func, ast.Attribute) and not _is_module(node.func.value):
-        # x.sum() is np.sum(x): the method compiles to the function's code, so it reads as the function does
-        return join(func, expr_word(node.func.value))
+        return join(expr_word(node.func.value), func)         # x.sum(), X.reshape(...)
     if func in _WHOLE or not node.args:
         return _WHOLE.get(func, func)
     return join(func, expr_word(node.args[0]))

@@ -19,9 +19,6 @@ def _sum_to(g, shape):
     g = xp.asarray(g)
     if g.shape == tuple(shape):
         return g
-    if g.ndim < len(shape) or any(a == 1 and b != 1 for a, b in zip(g.shape[::-1], tuple(shape)[::-1])):
-        # one value for points the shape has (a sum's adjoint, the same at every element): spread first
-        g = xp.broadcast_to(g, _broadcast_shape(g.shape, tuple(shape)))
     lead = g.ndim - len(shape)
     if lead > 0:
         g = xp.sum(g, axis=tuple(range(lead)))
