@@ -131,15 +131,21 @@ def _int(node: ast.AST | None) -> int | None:
     return None
 
 
+#: NumPy's other spellings of one function: the word is the function's, however it is spelled
+_ALIASES = {"amin": "min", "amax": "max", "absolute": "abs", "around": "round", "concat": "concatenate"}
+
+
 def _call_word(node: ast.Call) -> str | None:
     func = node.func.attr if isinstance(node.func, ast.Attribute) else \
         node.func.id if isinstance(node.func, ast.Name) else None
     if func is None:
         return None
+    func = _ALIASES.get(func, func)             # np.amin is np.min, as x.min() is
     if func == "len" and node.args:
         return join("n", expr_word(node.args[0]))
     if isinstance(node.func, ast.Attribute) and not _is_module(node.func.value):
-        return join(expr_word(node.func.value), func)         # x.sum(), X.reshape(...)
+        # x.sum() is np.sum(x): the method compiles to the function's code, so it reads as the function does
+        return join(func, expr_word(node.func.value))
     if func in _WHOLE or not node.args:
         return _WHOLE.get(func, func)
     return join(func, expr_word(node.args[0]))

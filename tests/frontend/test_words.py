@@ -17,7 +17,7 @@ from coarsen_nb.frontend import words
     ("(a - b) ** 2", "a_minus_b_sq"),
     ("np.where(x > 0, x, 0.0)", "choice"), ("len(x)", "n_x"), ("x - 0.2", "x_shifted"),
     ("a * b", "a_times_b"), ("-x", "neg_x"), ("x > y", "x_gt"), ("x.shape", "x_shape"),
-    ("np.exp(u)", "exp_u"), ("w.sum()", "w_sum"), ("x[0]", "x_at0"), ("x[-1]", "x_last"),
+    ("np.exp(u)", "exp_u"), ("w.sum()", "sum_w"), ("x[0]", "x_at0"), ("x[-1]", "x_last"),
     ("X.shape[1]", "n_X_cols"),
 ])
 def test_expression_words(src, word):
