@@ -16,7 +16,8 @@ module defines
 Only branch decisions and loop states are recorded: a branch's predicate is
 a value the reverse sweep can read, and an iterated loop stores its μ state
 once per iteration (never one entry per operation); the reverse sweep
-re-runs an iteration's body from its stored state and then its VJP.  An array
+re-runs an iteration's body from its stored state and then its VJP (the reverse sweep's printing is
+:mod:`coarsen_nb.lower.reverse`).  An array
 the loop writes element by element is, where nothing can see its old version,
 written in place and stored as the elements each iteration overwrote
 (:mod:`coarsen_nb.lower.in_place`), not as one copy per iteration.
@@ -37,19 +38,19 @@ import sympy as sp
 from coarsen_nb import backends, ir
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.frontend.unbound import bound_error, is_bound_check
-from coarsen_nb.lower import literals, naming, reshapes, trivial
+from coarsen_nb.lower import literals, naming, reshapes
 from coarsen_nb.lower.emit import Printer
 from coarsen_nb.lower.helpers import HELPERS, Helper, closure
 from coarsen_nb.lower.iterated import IteratedLoops
 from coarsen_nb.lower.liveness import drop_dead_assignments, free_dead_names
 from coarsen_nb.lower.names import Names
 from coarsen_nb.lower.printing import lane_rows_read
+from coarsen_nb.lower.reverse import ReverseSweep
 from coarsen_nb.lower.tangent import TangentSweep
-from coarsen_nb.plan import CondStep, KernelStep, Plan, PrimStep, names_read, walk_steps
+from coarsen_nb.plan import CondStep, KernelStep, Plan, PrimStep, walk_steps
 from coarsen_nb.rules.record import spell
-from coarsen_nb.rules.table import PRIMITIVES, missing, rule
+from coarsen_nb.rules.table import missing, rule
 from coarsen_nb.symbolic.activity import active_names
-from coarsen_nb.symbolic.diff import vjp as kernel_vjp
 
 
 @dataclass
@@ -79,7 +80,7 @@ class ModuleState:
 
 
 
-class ModuleWriter(IteratedLoops):
+class ModuleWriter(ReverseSweep, IteratedLoops):
     """Writes the forward, VJP and JVP functions of one plan."""
 
     def __init__(self, plan: Plan, wrt: tuple[str, ...], xp_module: str | backends.Backend = "numpy",
@@ -379,253 +380,7 @@ class ModuleWriter(IteratedLoops):
         self.emit("pass") if not s.orelse and not s.gammas else None
         self.indent -= 1
 
-    # -- reverse ---------------------------------------------------------------------------------
-
-    def _vjp_body(self) -> None:
-        """``NAME_vjp`` (value and gradients, with a cotangent) or, with ``_grad_only``,
-        ``NAME_grad``: the gradients alone, where a forward output that only the value needs
-        is never computed — the adjoint computes just the primal values it uses."""
-        grad_only = self._grad_only
-        if grad_only:
-            self._needed = names_read(self.plan.steps)
-        for p in self.plan.params:
-            if p in self.active:
-                self._zero(p)
-        self.steps(self.plan.steps, tape=True)
-        self._needed = None
-        result = self.plan.result
-        if not grad_only:
-            self.emit(f"_value = {self.code(result)}")
-        seeds = self._result_seeds()
-        if seeds:
-            self._zero_region(self.plan.steps)
-            for name, k in seeds:
-                seed = "1.0" if grad_only else "_bar" if k is None else f"_bar[{k}]"
-                self.emit(f"{self.names.bar(name)} = {self.names.bar(name)} + {seed}")
-            # NAME_grad seeds the result's adjoint with exactly 1: until a later step that reads
-            # the result adds to it, the derivative expressions use the number, not the variable.
-            self._unit_bars = {result.id} if grad_only else set()
-            self.reverse(self.plan.steps, top=True)
-            self._unit_bars = set()
-        grads = []
-        for p in self.wrt:
-            grads.append(self.names.bar(p) if p in self.active else
-                         (f"xp.zeros({self.py(p)}.shape)" if self.is_array(p) else "0.0"))
-        tup = f"({', '.join(grads)}{',' if len(grads) == 1 else ''})"
-        self.emit(f"return {tup}" if grad_only else f"return _value, {tup}")
-
-    def _result_seeds(self) -> list[tuple[str, int | None]]:
-        """The result values whose adjoints the cotangent seeds: (name, element of a tuple result or
-        None).  Only float values that depend on ``wrt`` have one (an int or a constant result has
-        no derivative)."""
-        result = self.plan.result
-        elts = list(enumerate(result.elts)) if isinstance(result, ir.Tuple) else [(None, result)]
-        return [(e.id, k) for k, e in elts if isinstance(e, ir.Name) and e.id in self.active
-                and getattr(self.plan.types.get(e.id), "kind", None) == "float"]
-
-    def _zero(self, name: str, scalar_first: bool = False) -> None:
-        """``b_name`` set to zeros of ``name``'s shape; ``scalar_first``: ``name`` is a loop state that
-        is a number on the first iteration (its initial value) and an array after (``s = 1.0`` then
-        ``s = s * x``), so the shape is the value's own."""
-        b = self.names.bar(name)
-        if scalar_first:
-            self.emit(f"{b} = xp.zeros(xp.asarray({self.py(name)}).shape)")
-        else:
-            self.emit(f"{b} = xp.zeros({self.py(name)}.shape)" if self.is_array(name) else f"{b} = 0.0")
-
-    def _defined(self, steps) -> list[str]:
-        out = []
-        for s in steps:
-            if isinstance(s, KernelStep):
-                out += s.kernel.output_names
-            elif isinstance(s, PrimStep):
-                out.append(s.name)
-            elif isinstance(s, CondStep):
-                out += [g[0] for g in s.gammas]
-            else:
-                out += [e[0] for e in s.etas]
-        return out
-
-    def _zero_region(self, steps) -> None:
-        for name in self._defined(steps):
-            if name in self.active and name not in self._shared_bars:
-                self._zero(name)
-
-    def reverse(self, steps, top: bool = False) -> None:
-        for s in reversed(steps):
-            if isinstance(s, KernelStep):
-                self.kernel_reverse(s.kernel)
-            elif isinstance(s, PrimStep):
-                self.prim_reverse(s)
-            elif isinstance(s, CondStep):
-                self.cond_reverse(s)
-            else:
-                self.iterate_reverse(s)
-            if top and self._unit_bars:
-                self._unit_bars -= names_read([s])
-
-    def kernel_reverse(self, k) -> None:
-        outs = {o.name: sp.Integer(1) if o.name in self._unit_bars else sp.Symbol("bar:" + o.name, real=True)
-                for o in k.outputs if o.name in self.active}
-        if not outs or not (set(k.inputs) & self.active):
-            return
-        v = kernel_vjp(k, self.active, outs)
-        self.emit(f"# SOI {k.index}: adjoint")
-        leaves = {sym: (self.names.bar(name), self.is_array(name)) for name, sym in outs.items()
-                  if isinstance(sym, sp.Symbol)}
-        fuser = self.backend.fuser
-        if fuser is not None:
-            fused = fuser.reverse_lines(self, k, v, leaves)
-            if fused is not None:
-                self._printers.pop(id(k), None)
-                self.lines += fused
-                return
-        pr = self._printers.pop(id(k), None)
-        if pr is None:
-            pr = self.printer(k, extra_leaves=leaves, extra_temps=v.temps)
-        else:
-            pr.lines, pr.indent = [], self.indent
-            pr.leaf_map.update(leaves)
-            pr.temps.update(v.temps)
-            for e in v.temps.values():
-                pr.deps.scan(e)
-        pr.ieee = True      # derivative code: inf at a domain edge, not ZeroDivisionError
-        for name, e in v.scalars:
-            pr.emit(f"{self.names.bar(name)} += {pr.value(e)}")
-        for name, e in v.arrays:
-            pr.emit(f"{self.names.bar(name)} += {pr.value(e)}")
-        for name, idx, e, level in v.scatters:
-            self._scatter(pr, name, idx, e, level)
-        self._absorb(pr)
-
-    def _scatter(self, pr: Printer, name: str, idx, e, level) -> None:
-        binders = set(level) | set(pr.deps(e)).union(*(pr.deps(sp.sympify(i)) for i in idx))
-        lv = pr.level_for(binders)
-        if self._rect_scatter(pr, name, idx, e, lv):
-            return
-        val = pr.value(e, lv)
-        b = self.names.bar(name)
-        if not set().union(*(pr.deps(sp.sympify(i)) for i in idx)) and lv.kind != "root":
-            # the same element at every point of the level: add the level's sum once
-            codes = [pr.value(sp.sympify(i)) for i in idx]
-            pr.emit(f"{b}[{', '.join(f'int({c})' for c in codes)}] += xp.sum({val} + xp.zeros({lv.size}))")
-            return
-        fast = pr.affine_slice(idx[0], lv) if len(idx) == 1 else None
-        if fast is not None:
-            pr.emit(trivial.scatter_add(self, pr, lv, b, name, fast, val))
-            return
-        codes = [pr.value(sp.sympify(i), lv) for i in idx]
-        if lv.kind != "root":
-            codes = [c if pr.deps(sp.sympify(i)) else f"({c} + xp.zeros({lv.size}, dtype=xp.int64))"
-                     for c, i in zip(codes, idx, strict=True)]
-        if lv.kind == "root":
-            pr.emit(f"{b}[{', '.join(f'int({c})' for c in codes)}] += {val}")
-        elif len(codes) == 1:
-            pr.emit(f"{b} += {pr.helper('_scatter_sum')}({codes[0]} % {b}.shape[0], {val}, {b}.shape[0])")
-        else:
-            # row-major flat indices (Python's negative indices wrap per axis), one 1-D scatter
-            flat = codes[0] + f" % {b}.shape[0]"
-            for d, c in enumerate(codes[1:], start=1):
-                flat = f"({flat}) * {b}.shape[{d}] + {c} % {b}.shape[{d}]"
-            size = " * ".join(f"{b}.shape[{d}]" for d in range(len(codes)))
-            pr.emit(f"{b} += xp.reshape({pr.helper('_scatter_sum')}({flat}, {val}, {size}), {b}.shape)")
-
-    def _rect_scatter(self, pr: Printer, name: str, idx, e, lv) -> bool:
-        """The adjoint of a dense two-level nest (see ``Printer.rect_product``) without flattening:
-        into ``w[j + c]`` it is ``(g @ M) * h``, into ``A[i + c, j + c']`` the block ``M * g ⊗ h``, into
-        the windows ``x[i + j + c]`` the convolution ``g ∗ h`` (or slice adds of ``M * g ⊗ h``)."""
-        rp = pr.rect_product(e, lv, need_matrix=False)
-        if rp is None:
-            return False
-        m, g, h = rp
-        if m is None and g is None and h is None:
-            return False
-        i, j = lv.parent.binder, lv.binder
-        b = self.names.bar(name)
-        idx = [sp.sympify(x) for x in idx]
-        if len(idx) == 1 and pr.deps(idx[0]) == {i, j}:
-            # into the windows x[i + j + c]: a convolution of g and h (a missing one is 1s)
-            win = pr._window_read_index(idx, i, j)
-            if win is None:
-                return False
-            pr.emit(pr.window_add(b, win, m, g, h))
-            return True
-        if m is None and (g is None or h is None):
-            return False
-        if len(idx) == 1 and pr.deps(idx[0]) == {j}:
-            fast = pr.affine_slice(idx[0], pr.level_for({j}))
-            if fast is None:
-                return False
-            val = pr.rect_columns(m, g, h)
-            pr.emit(trivial.scatter_add(self, pr, pr.level_for({j}), b, name, fast, val))
-            return True
-        if len(idx) == 2 and pr.deps(idx[0]) == {i} and pr.deps(idx[1]) == {j}:
-            blk = pr._block_read_index(idx, i, j)
-            if blk is None:
-                return False
-            factors = ([pr.printed(m)] if m is not None else []) + ([f"({g})[:, None]"] if g is not None else []) + \
-                ([f"({h})[None, :]"] if h is not None else [])
-            val = " * ".join(factors)
-            pr.emit(f"{pr.helper('_block_add')}({b}, {blk}, {val})")
-            return True
-        return False
-
-    def prim_reverse(self, s: PrimStep) -> None:
-        if s.name not in self.active:
-            return
-        e, bo = s.expr, self.names.bar(s.name)
-        self._step = s.name
-
-        def acc(x: ir.Expr, contribution: str) -> None:
-            if isinstance(x, ir.Name) and x.id in self.active:
-                self.emit(f"{self.names.bar(x.id)} += {contribution}")
-
-        if isinstance(e, ir.Call):
-            a = e.args
-            f = e.func
-            if is_bound_check(e):
-                acc(a[1], bo)
-            elif f in reshapes.RESHAPES:
-                acc(a[0], reshapes.vjp(f, self.code(a[0]), self.ndim(a[0]), bo))
-            elif f in literals.LITERALS:
-                for x, bar in literals.cotangent_entries(e, bo):
-                    acc(x, bar)
-            elif f in PRIMITIVES and PRIMITIVES[f].vjp is not None:
-                for x, contribution in PRIMITIVES[f].vjp(self, a, bo, **dict(e.static)):   # its rule (rules/)
-                    acc(x, contribution)
-            else:
-                raise CoarsenError(f, message=f"no derivative rule for {f}() on line {s.line}",
-                                   hint="this primitive ends a segment; rewrite it with loops")
-            return
-        if isinstance(e, ir.BinOp) and e.op == "@":
-            self.matmul_reverse(e.left, e.right, bo)
-            return
-        if isinstance(e, ir.Index):
-            if isinstance(e.value, ir.Name) and e.value.id in self.active:
-                b = self.names.bar(e.value.id)
-                if any(self.ndim(i) and not self.is_mask(i) for i in e.index):   # a gather: repeats accumulate
-                    idx = ", ".join(self.code(i) for i in e.index)
-                    self.emit(f"{b} = {self.helper('_index_add')}({b}, ({idx},), {bo})")
-                else:
-                    self.emit(f"{b}[{self.index_code(e)}] += {bo}")
-            return
-        if isinstance(e, ir.Update) and self._in_place_write_reverse(s, bo):
-            return
-        if isinstance(e, ir.Update):
-            idx = ", ".join(self.code(i) for i in e.index)
-            if isinstance(e.value, ir.Name) and e.value.id in self.active:
-                acc(e.value, f"{bo}[{idx}]")
-            if isinstance(e.array, ir.Name) and e.array.id in self.active:
-                tmp = self.names.fresh("ub")
-                self.emit(f"{tmp} = xp.asarray({bo}, dtype=xp.float64, copy=True)")
-                self.emit(f"{tmp}[{idx}] = 0.0")
-                acc(e.array, tmp)
-            return
-        if isinstance(e, ir.Name):
-            acc(e, bo)
-            return
-        raise CoarsenError(str(e), message=f"no derivative rule for `{e}` on line {s.line}",
-                           hint="rewrite this step with arithmetic on scalars or arrays")
+    # -- what the rules of coarsen_nb.rules call -----------------------------------------------
 
     def helper(self, name: str) -> str:
         """``name``, a helper the module then defines: code this writer or a rule of :mod:`coarsen_nb.rules`
@@ -643,30 +398,6 @@ class ModuleWriter(IteratedLoops):
         name = self.names.fresh(hint)
         self.emit(f"{name} = {code}")
         return name
-
-    def matmul_reverse(self, x: ir.Expr, y: ir.Expr, bo: str) -> None:
-        xs, ys = self.code(x), self.code(y)
-        if isinstance(x, ir.Name) and x.id in self.active:
-            self.emit(f"{self.names.bar(x.id)} += {self.helper('_mm_left')}({bo}, {ys}, {xs})")
-        if isinstance(y, ir.Name) and y.id in self.active:
-            self.emit(f"{self.names.bar(y.id)} += {self.helper('_mm_right')}({bo}, {xs}, {ys})")
-
-    def cond_reverse(self, s: CondStep) -> None:
-        self.emit(f"if {self.py(s.cond)}:")
-        for arm, pick in ((s.then, 1), (s.orelse, 2)):
-            self.indent += 1
-            self._zero_region(arm)
-            for g in s.gammas:
-                src = g[pick]
-                if g[0] in self._shared_bars:
-                    continue            # the versions of an in-place array: one adjoint already
-                if g[0] in self.active and isinstance(src, ir.Name) and src.id in self.active:
-                    self.emit(f"{self.names.bar(src.id)} += {self.names.bar(g[0])}")
-            self.reverse(arm)
-            self.emit("pass")
-            self.indent -= 1
-            if pick == 1:
-                self.emit("else:")
 
     # -- forward mode ------------------------------------------------------------------------------
 
