@@ -22,15 +22,15 @@ Python's short-circuit order the same way.
 
 The printer is split along its seams: operators and functions in
 :mod:`.operators`, branches in :mod:`.branches`, nested loops (dense nests,
-per-segment operations) in :mod:`.nests`, the level and small facts about
-printed code in :mod:`.printing`.
+per-segment operations) in :mod:`.nests`, scans in :mod:`.scan_printing`, the
+arrays closed-form loops write in :mod:`.write_printing`, the level and small
+facts about printed code in :mod:`.printing`.
 """
 
 from __future__ import annotations
 
 import sympy as sp
 
-from coarsen_nb.errors import NoSegmentForm
 from coarsen_nb.lower import naming, trivial
 from coarsen_nb.lower.branches import BranchPrinting
 from coarsen_nb.lower.names import Names
@@ -48,11 +48,12 @@ from coarsen_nb.lower.printing import (
     unwrapped,
 )
 from coarsen_nb.lower.scan_printing import ScanPrinting
+from coarsen_nb.lower.write_printing import WritePrinting
 from coarsen_nb.phi import forms, gammas, logsumexp, scans
 from coarsen_nb.symbolic.levels import ELEM, Deps
 
 
-class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting):
+class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting, WritePrinting):
     """Emit statements computing SymPy expressions of one kernel.
 
     ``leaf(symbol) -> (code, is_array)`` names the kernel's inputs;
@@ -420,35 +421,3 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting):
             return f"({xp}.{kind}({table}, axis=1) if {child.rect} > 0 else {xp}.full({n_parent}, {empty}))"
         # triangular bounds: a segmented reduction (bincount / ufunc.at where the namespace has them)
         return f"{self.helper('_segment_' + kind)}({child.seg}, {vals}, {n_parent})"
-
-    def _write(self, e, lv: Level) -> str:
-        init, body, k, a, b, s, *idx = e.args
-        if self._is_array_level(lv):
-            raise NoSegmentForm("nested-write")
-        child = self._child(lv, k, a, b, s)
-        vals = self.value(body, child)
-        where = ", ".join(self.value(i, child) for i in idx)
-        out = self.fresh("w")
-        base = self.value(init, lv)
-        whole = trivial.whole_write(self.xp, out, base, vals, self._size(child), len(idx) == 1 and idx[0] == k
-                                    and a == 0 and s == 1 and lv.kind == "root")
-        if whole:
-            self.emit(whole[0])
-            self.indent += 1
-            self.emit(whole[1])
-            self.indent -= 1
-            self.emit("else:")
-            self.indent += 1
-        self.emit(f"{out} = {self.xp}.asarray({base}, dtype={self.xp}.float64, copy=True)")
-        self.emit(f"{out} = {self.helper('_put')}({out}, ({where},), {vals})")
-        if whole:
-            self.indent -= 1
-        return out
-
-    def _unwritten(self, e, lv: Level) -> str:
-        body, k, a, b, s, *idx = e.args
-        child = self._child(lv, k, a, b, s)
-        out = self.fresh("u")
-        self.emit(f"{out} = {self.xp}.asarray({self.value(body, self.root)}, dtype={self.xp}.float64, copy=True)")
-        self.emit(f"{out} = {self.helper('_put')}({out}, ({', '.join(self.value(i, child) for i in idx)},), 0.0)")
-        return out
