@@ -10,6 +10,8 @@ import math
 import sympy as sp
 
 from coarsen_nb.errors import CoarsenError
+from coarsen_nb.lower import lir
+from coarsen_nb.lower.lir import Expr
 from coarsen_nb.phi.gammas import is_boolean
 from coarsen_nb.phi.rounding import Round
 
@@ -131,9 +133,28 @@ def exact_float(v: float) -> str:
     return repr(v)
 
 
-def unwrapped(code: str) -> str:
+def unwrapped(code: Expr | str) -> Expr | str:
     """``code`` without parentheses around the whole of it: the right-hand side of an assignment
-    needs none (``t = a + b``, not ``t = (a + b)``)."""
+    needs none (``t = a + b``, not ``t = (a + b)``).
+
+    A record loses its outer :class:`~coarsen_nb.lower.lir.Paren` s, and a parenthesized tuple of two or
+    more items its parentheses (``(a, b)`` → ``a, b``, as the text rule below always did); a
+    :class:`~coarsen_nb.lower.lir.Raw` (or text, during the move to records) is unwrapped as text.  Either
+    way the result prints as :func:`_unwrapped_text` of the printed ``code`` (a property test in
+    ``tests/lower/test_lir.py``)."""
+    if isinstance(code, str):
+        return _unwrapped_text(code)
+    while isinstance(code, lir.Paren):
+        code = code.inner
+    if isinstance(code, lir.Raw):
+        return lir.Raw(_unwrapped_text(code.code))
+    if isinstance(code, lir.Tuple) and not code.bare and len(code.elts) >= 2:
+        return lir.Tuple(code.elts, bare=True)
+    return code
+
+
+def _unwrapped_text(code: str) -> str:
+    """:func:`unwrapped` of text: strip outer parentheses that enclose all of ``code``."""
     while code.startswith("(") and code.endswith(")"):
         depth = 0
         for k, ch in enumerate(code):
@@ -148,24 +169,37 @@ def unwrapped(code: str) -> str:
     return code
 
 
-def is_atom_code(code: str) -> bool:
-    """Whether printed ``code`` is a name, attribute or number: safe to repeat or use unparenthesized
+# The record tests below decide from the record's kind: a compound one (a call, an operator, a
+# parenthesis, an index, a tuple) is no atom and no number.  A leaf-like one (a name, a literal, an
+# attribute, a sign) and a Raw (text from a printer not yet moved to records) are decided on their text,
+# by the rules that decided on all printed code before, so that the answer, and the generated code, is
+# the same (``-1.shape`` is no atom, ``inf`` a number).
+_TEXT_TESTED = (lir.Name, lir.Lit, lir.Attr, lir.Unary, lir.Raw, str)
+
+
+def is_atom_code(code: Expr | str) -> bool:
+    """Whether ``code`` is a name, attribute or number: safe to repeat or use unparenthesized
     (shared by the printers in emit, operators and branches)."""
-    return code.replace("_", "").replace(".", "").isalnum() or is_number_code(code)
+    if isinstance(code, _TEXT_TESTED):
+        text = str(code)
+        return text.replace("_", "").replace(".", "").isalnum() or is_number_code(text)
+    return False
 
 
-def is_number_code(code: str) -> bool:
-    """Whether printed ``code`` is a numeric literal (shared by the printers)."""
+def is_number_code(code: Expr | str) -> bool:
+    """Whether ``code`` is a numeric literal (shared by the printers)."""
+    if not isinstance(code, _TEXT_TESTED):
+        return False
     try:
-        float(code)
+        float(str(code))
         return True
     except ValueError:
         return False
 
 
-def is_int_literal(code: str) -> bool:
-    """Whether printed ``code`` is an integer literal (shared by the printers)."""
-    return code.lstrip("-").isdigit()
+def is_int_literal(code: Expr | str) -> bool:
+    """Whether ``code`` is an integer literal (shared by the printers)."""
+    return isinstance(code, _TEXT_TESTED) and str(code).lstrip("-").isdigit()
 
 
 def ident(name: str) -> str:

@@ -219,3 +219,35 @@ def test_a_loop_only_the_replay_reads_is_dropped_but_an_accumulation_is_kept():
     after = drop_dead_assignments(body)
     assert [type(s).__name__ for s in after[1].body] == ["AugAssign"]
     assert lir.print_body(after) == liveness.drop_dead_assignments(lir.print_body(body))
+
+
+# -- the printers' record tests answer as their text tests did ---------------------------------------
+
+_printed_leaves = st.one_of(
+    st.sampled_from([Name("a"), Name("x_2"), Name("inf"), Lit("True"), Lit("'valid'"), Lit("math.inf"),
+                     Lit("-1"), Lit("0.5"), Lit("3"), lir.Raw("(a + b)"), lir.Raw("(a) + (b)"), lir.Raw("x.shape"),
+                     lir.Raw("((c,))"), lir.Raw("-2")]),
+    st.integers(-5, 5).map(lambda v: Lit(str(v))))
+_printed = st.recursive(_printed_leaves, lambda sub: st.one_of(
+    st.builds(Paren, sub),
+    st.builds(lambda a: Unary("-", a), sub),
+    st.builds(lambda a, b: BinOp("*", a, b), sub, sub),
+    st.builds(lambda a: lir.Attr(a, "shape"), sub),
+    st.builds(lambda a: Index(a, (Lit("0"),)), sub),
+    st.builds(lambda xs: Tuple(tuple(xs)), st.lists(sub, max_size=3)),
+    st.builds(lambda a, b: Call(Name("f"), (a, b)), sub, sub),
+), max_leaves=6)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_printed)
+def test_the_record_tests_agree_with_the_text_tests_they_replace(e):
+    """printing.unwrapped/is_atom_code/is_number_code/is_int_literal of a record print and answer as the
+    same functions did of its printed text: the printers moved to records print the same code."""
+    from coarsen_nb.lower import printing
+
+    text = str(e)
+    assert str(printing.unwrapped(e)) == printing.unwrapped(text)
+    assert printing.is_atom_code(e) == printing.is_atom_code(text)
+    assert printing.is_number_code(e) == printing.is_number_code(text)
+    assert printing.is_int_literal(e) == printing.is_int_literal(text)
