@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from coarsen_nb.lower import naming, trivial
+from coarsen_nb.lower import lir, naming, trivial
 from coarsen_nb.lower.branches import BranchPrinting
 from coarsen_nb.lower.names import Names
 from coarsen_nb.lower.nests import NestPrinting
@@ -95,8 +95,14 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting, Writ
 
     # -- statements ----------------------------------------------------------------
 
-    def emit(self, line: str) -> None:
-        self.lines.append("    " * self.indent + line)
+    def emit(self, stmt: lir.Stmt | str) -> None:
+        """Append statement ``stmt`` at the current indentation.  Text (a statement some printer still
+        writes as an f-string) enters as :class:`~coarsen_nb.lower.lir.Text` while the printers move to
+        records (notes/lowered-ir.md); the lines are printed here, as they are emitted, until the module
+        writer takes a body of records (step 3 of that note)."""
+        if isinstance(stmt, str):
+            stmt = lir.Text(stmt)
+        self.lines += lir.print_statement(stmt, self.indent)
 
     def fresh(self, hint: str = "t") -> str:
         return self.namer(hint)

@@ -244,6 +244,12 @@ def print_body(body, depth: int = 1) -> list[str]:
     return lines
 
 
+def print_statement(s: Stmt, depth: int) -> list[str]:
+    """The lines of the one statement ``s`` (its nested blocks included) at indentation ``depth``: a printer
+    that still collects text lines (``Printer.emit``) prints each statement as it is emitted."""
+    return _print_stmt(s, INDENT * depth, depth)
+
+
 def _print_stmt(s: Stmt, pad: str, depth: int) -> list[str]:
     if isinstance(s, Assign):
         return [f"{pad}{s.target} = {s.value}"]

@@ -120,6 +120,8 @@ def test_statements_print_as_python_with_the_users_indentation():
         "        break",
         "    return (p,)",
     ]
+    assert lir.print_statement(body[4], 2) == ["        if n > 0:", "            p, q = q, p", "        else:",
+                                               "            pass"]
     assert lir.reads(body[2]) == ["t", "b_x"] and body[2].targets() == ()
     assert body[4].body[0].targets() == ("p", "q") and lir.reads(body[3]) == ["xp", "t", "b_x"]
     lir.verify(body, structured=True)
