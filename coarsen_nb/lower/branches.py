@@ -10,6 +10,7 @@ import math
 import sympy as sp
 from sympy.functions.elementary.piecewise import ExprCondPair
 
+from coarsen_nb.lower import lir
 from coarsen_nb.lower.printing import Level, int_typed, is_atom_code
 from coarsen_nb.phi import forms, gammas
 from coarsen_nb.phi.gammas import is_boolean
@@ -77,7 +78,7 @@ class BranchPrinting:
                     self.emit(f"{mname} = ~{remaining}")
                 else:
                     c_code = self.value(cond, lv)
-                    if c_code in ("True", "False"):
+                    if str(c_code) in ("True", "False"):
                         c_code = f"{self.xp}.full({size}, {c_code})"
                     mname = self.fresh("m")
                     if remaining:
@@ -138,7 +139,7 @@ class BranchPrinting:
         if lv.points.kind == "elem":
             mask = f"{self.xp}.reshape({mask}, (-1,))"
         self.emit(f"{idx} = {self.xp}.nonzero({mask})[0]")
-        return Level(lv, "mask", mask=idx, size=f"{idx}.shape[0]")
+        return Level(lv, "mask", mask=lir.Name(idx), size=lir.expr(f"{idx}.shape[0]"))
 
     def _base_arm(self, clauses, lv: Level) -> int | None:
         """The arm evaluated on all points, if one is cheap (see ``_cheap_arms``): the one with the

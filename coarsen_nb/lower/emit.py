@@ -23,28 +23,33 @@ Python's short-circuit order the same way.
 The printer is split along its seams: operators and functions in
 :mod:`.operators`, branches in :mod:`.branches`, nested loops (dense nests,
 per-segment operations) in :mod:`.nests`, scans in :mod:`.scan_printing`, the
-arrays closed-form loops write in :mod:`.write_printing`, the level and small
+arrays closed-form loops write in :mod:`.write_printing`, the levels a reduction
+opens and the reduction back in :mod:`.level_printing`, the level and small
 facts about printed code in :mod:`.printing`.
+
+The printer is moving from text to the records of :mod:`.lir` (notes/lowered-ir.md):
+``value`` returns an expression record, ``emit`` takes a statement record (text
+still enters as ``lir.Text``), and the :class:`Level` fields hold expressions.
 """
 
 from __future__ import annotations
 
 import sympy as sp
 
-from coarsen_nb.lower import lir, naming, trivial
+from coarsen_nb.lower import lir, naming
 from coarsen_nb.lower.branches import BranchPrinting
+from coarsen_nb.lower.level_printing import LevelPrinting
 from coarsen_nb.lower.names import Names
 from coarsen_nb.lower.nests import NestPrinting
 from coarsen_nb.lower.operators import OperatorPrinting
 from coarsen_nb.lower.printing import (
+    FLAT,
     Level,
-    ident,
     int_typed,
     is_atom_code,
     is_int_literal,
     is_number_code,
     lane_rows_read,
-    trip_count,
     unwrapped,
 )
 from coarsen_nb.lower.scan_printing import ScanPrinting
@@ -53,7 +58,7 @@ from coarsen_nb.phi import forms, gammas, logsumexp, scans
 from coarsen_nb.symbolic.levels import ELEM, Deps
 
 
-class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting, WritePrinting):
+class Printer(LevelPrinting, OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting, WritePrinting):
     """Emit statements computing SymPy expressions of one kernel.
 
     ``leaf(symbol) -> (code, is_array)`` names the kernel's inputs;
@@ -107,6 +112,11 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting, Writ
     def fresh(self, hint: str = "t") -> str:
         return self.namer(hint)
 
+    def call(self, fn: str, *args, **kwargs) -> lir.Call:
+        """``xp.fn(args, k=v)``, a call of the array namespace (arguments as records, or text → ``Raw``)."""
+        return lir.Call(lir.Attr(lir.Name(self.xp), fn), tuple(map(lir.expr, args)),
+                        tuple((k, lir.expr(v)) for k, v in kwargs.items()))
+
     def helper(self, name: str) -> str:
         """``name``, a helper of the generated module that this printer's code calls: printed code that
         calls a helper names it through this, so that the module defines what its code calls."""
@@ -128,7 +138,7 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting, Writ
         return lv
 
     def affine_slice(self, index, lv: Level):
-        """(lo, n, step) code when ``index`` is k + c for the top-level loop k of ``lv``, else None."""
+        """(lo, n, step) expressions when ``index`` is k + c for the top-level loop k of ``lv``, else None."""
         if lv.kind != "range" or lv.parent is None or lv.parent.kind != "root" or lv.seg:
             return None
         k = lv.binder
@@ -153,8 +163,11 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting, Writ
             else:
                 return lv
 
-    def bcast(self, code: str, src: Level, dst: Level) -> str:
-        if src is dst or src.kind == "root" or is_number_code(code) or code in ("True", "False"):
+    def bcast(self, code: lir.Expr | str, src: Level, dst: Level) -> lir.Expr:
+        """``code``, a value at level ``src``, at the points of its descendant ``dst``: indexed by each
+        range's segment map, gathered at each masked level's points."""
+        code = lir.expr(code)
+        if src is dst or src.kind == "root" or is_number_code(code) or str(code) in ("True", "False"):
             return code
         path = []
         for lv in dst.ancestors():
@@ -165,13 +178,13 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting, Writ
             raise AssertionError("broadcast from a level that is not an ancestor")
         for lv in reversed(path):
             if lv.kind == "range" and lv.seg:
-                code = f"{code}[{lv.seg}]"
+                code = lir.Index(code, (lv.seg,))
             elif lv.kind == "mask":
                 flat = code
                 if lv.parent.points.kind == "elem":
-                    full = f"{self.xp}.broadcast_to({code}, {self.elem_shape})" if self.broadcast else code
-                    flat = f"{self.xp}.reshape({full}, (-1,))"
-                code = f"{self.xp}.take({flat}, {lv.mask}, axis=0)"
+                    full = self.call("broadcast_to", code, self.elem_shape) if self.broadcast else code
+                    flat = self.call("reshape", full, FLAT)
+                code = self.call("take", flat, lv.mask, axis=lir.Lit("0"))
         return code
 
     def _array_leaf(self, s) -> bool:
@@ -183,7 +196,7 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting, Writ
             return False
 
     @property
-    def elem_shape(self) -> str | None:
+    def elem_shape(self) -> lir.Expr | None:
         """The code of the elementwise shape (None: no elementwise level), read to be printed."""
         return None if self.elem is None else self.elem.size
 
@@ -191,14 +204,14 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting, Writ
         """The elementwise level, of shape ``shape_code`` (whose code calls the helpers ``calls``: they
         join this printer's where the shape is printed)."""
         if self.elem is None:
-            self.elem = Level(self.root, "elem", binder=ELEM, size=shape_code,
+            self.elem = Level(self.root, "elem", binder=ELEM, size=lir.expr(shape_code),
                               size_calls=(calls, self.helpers) if calls else None)
         return self.elem
 
     # -- values ----------------------------------------------------------------------------
 
-    def value(self, e, ctx: Level | None = None, target: str | None = None) -> str:
-        """Code for ``e`` valid at level ``ctx`` (default: root), emitting statements as needed.
+    def value(self, e, ctx: Level | None = None, target: str | None = None) -> lir.Expr:
+        """The expression for ``e`` valid at level ``ctx`` (default: root), emitting statements as needed.
 
         ``target``: the name the caller assigns the result to; a value that needs a statement of its
         own is computed into it (``theta_3 = theta_2 + dt_omega``, not ``_t3 = ...; theta_3 = _t3``)."""
@@ -214,20 +227,20 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting, Writ
             if e in lv.memo:
                 # a value that varies over nothing is a scalar: it broadcasts by itself
                 if not d:
-                    return lv.memo[e]
+                    return lir.expr(lv.memo[e])
                 code = self.bcast(lv.memo[e], lv, ctx)
                 if ctx.kind == "mask" and not is_atom_code(code):
                     # gathered once per masked arm's points (the adjoint's arms share them)
-                    name = self.fresh("g")
-                    self.emit(f"{name} = {code}")
+                    name = lir.Name(self.fresh("g"))
+                    self.emit(lir.Assign(name, code))
                     ctx.memo[e] = code = name
                 return code
             if lv.binder is not None and lv.binder in d:
                 break   # above here the same index is bound by an outer loop (shadowed)
-        code = self._compute(e, nat)
+        code = lir.expr(self._compute(e, nat))
         if not is_atom_code(code):
-            name = target if target is not None and nat is ctx else self.fresh(naming.printer_word(self, e))
-            self.emit(f"{name} = {unwrapped(code)}")
+            name = lir.Name(target if target is not None and nat is ctx else self.fresh(naming.printer_word(self, e)))
+            self.emit(lir.Assign(name, unwrapped(code)))
             code = name
         nat.memo[e] = code
         return self.bcast(code, nat, ctx) if d else code
@@ -235,16 +248,16 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting, Writ
     def assign(self, name: str, e) -> None:
         """``name = <e>``, computed into ``name`` where ``e`` needs a statement of its own."""
         code = self.value(e, target=name)
-        if code != name:
-            self.emit(f"{name} = {code}")
+        if str(code) != name:
+            self.emit(lir.Assign(lir.Name(name), code))
 
-    def _compute(self, e, lv: Level) -> str:
+    def _compute(self, e, lv: Level) -> lir.Expr | str:
         if isinstance(e, sp.Symbol):
             return self._symbol(e, lv)
         if e.is_Number or e in (sp.pi, sp.E, sp.oo, -sp.oo, sp.zoo, sp.nan):
-            return self.number(e)
+            return lir.Lit(self.number(e))
         if e in (sp.true, sp.false):
-            return "True" if e == sp.true else "False"
+            return lir.Lit("True" if e == sp.true else "False")
         if isinstance(e, sp.Mul) and e.args[0].is_Float and abs(float(e.args[0])) == 1.0 and \
                 not int_typed(rest := sp.Mul(*e.args[1:])):
             return self._compute(rest if e.args[0] > 0 else -rest, lv)     # 1.0 * x is x for a float x
@@ -261,9 +274,9 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting, Writ
             g, x = e.args
             # summed to an array leaf's shape, or to the shape of an array the kernel wrote (a slice)
             shaped = self.value(x, self.root) if x in self.temps else self.leaf(x)[0]
-            return f"{self.helper('_sum_to')}({self.value(g, lv)}, {shaped}.shape)"
+            return lir.Call(lir.Name(self.helper('_sum_to')), (self.value(g, lv), lir.Attr(lir.expr(shaped), "shape")))
         if isinstance(e, forms.ElemSum):
-            return f"{self.xp}.sum({self.value(e.args[0], self.elem)})"
+            return self.call("sum", self.value(e.args[0], self.elem))
         if isinstance(e, forms.LogSumExp):
             self.value(forms.RMax(*e.args[1:]), lv)     # the shift, once, before any branch on c
             return self.value(logsumexp.lowered(e), lv)
@@ -280,8 +293,8 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting, Writ
             whole = self.value(e.args[0], self.root)
             fast = self.affine_slice(e.args[1], lv) if len(e.args) == 2 else None
             if fast is not None:        # the elements a loop wrote at k + c: a slice, not a gather
-                return f"{self.helper('_take')}({whole}, {', '.join(fast)})"
-            return f"{whole}[{', '.join(self.value(i, lv) for i in e.args[1:])}]"
+                return lir.Call(lir.Name(self.helper('_take')), (whole, *fast))
+            return lir.Index(whole, tuple(self.value(i, lv) for i in e.args[1:]))
         if isinstance(e, forms.Unwritten):
             return self._unwritten(e, lv)
         if isinstance(e, (gammas.AndThen, gammas.OrElse)):
@@ -295,7 +308,7 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting, Writ
     def _is_array_level(self, lv: Level) -> bool:
         return any(a.kind in ("range", "elem") for a in lv.ancestors())
 
-    def _symbol(self, s: sp.Symbol, lv: Level) -> str:
+    def _symbol(self, s: sp.Symbol, lv: Level) -> lir.Expr:
         for a in lv.ancestors():
             if s in a.index_code:
                 return self.bcast(a.index_code[s], a, lv)
@@ -307,68 +320,28 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting, Writ
             arr, idx = self.reads[s]
             fast = self.affine_slice(idx[0], lv) if len(idx) == 1 else None
             if fast is not None:
-                return f"{self.helper('_take')}({arr}, {', '.join(fast)})"
+                return lir.Call(lir.Name(self.helper('_take')), (lir.expr(arr), *fast))
             rows = self.lane_rows.get(idx[0]) if len(idx) >= 2 and lv.kind == "elem" else None
             if rows is not None and not any(self.deps(i) for i in idx[1:]):
                 # z[p, t] over a batched loop's lanes p: the rows first::step of z (a view when in bounds)
-                return lane_rows_read(self, arr, rows, self.value(idx[0], lv),
-                                      [self.value(i, self.root) for i in idx[1:]])
+                return lir.expr(lane_rows_read(self, arr, rows, self.value(idx[0], lv),
+                                               [self.value(i, self.root) for i in idx[1:]]))
             if len(idx) == 2 and self._dense_pair(lv) is not None:
                 blk = self._block_read(s, *self._dense_pair(lv))
                 if blk is not None:     # A[i + c, j + c'] on a dense nest: a block, flattened row by row
-                    return f"{self.xp}.reshape({self.printed(blk)}, (-1,))"
+                    return self.call("reshape", lir.Raw(self.printed(blk)), FLAT)
             codes = [self.value(i, lv) for i in idx]
-            if self._is_array_level(lv):
-                return f"{arr}[{', '.join(codes)}]"
-            return f"{arr}[{', '.join(f'int({c})' if not is_int_literal(c) else c for c in codes)}]"
+            if not self._is_array_level(lv):
+                codes = [c if is_int_literal(c) else lir.Call(lir.Name("int"), (c,)) for c in codes]
+            return lir.Index(lir.expr(arr), tuple(codes))
         code, is_array = self.leaf(s)
+        code = lir.expr(code)
         if is_array:
-            elem = self._ensure_elem(f"{code}.shape")
+            elem = self._ensure_elem(lir.Attr(code, "shape"))
             return self.bcast(code, elem, lv) if lv is not elem else code
         return code
 
     # -- structured nodes ----------------------------------------------------------------
-
-    def _child(self, lv: Level, k, a, b, s) -> Level:
-        key = (k, a, b, s)
-        if key in lv.children:
-            return lv.children[key]
-        a_c, b_c, s_c = self.value(a, lv), self.value(b, lv), self.value(s, lv)
-        kname = self.words.get(k) or ident(str(k))
-        varying = bool((self.deps(a) | self.deps(b)) & self._varying_binders(lv))
-        if lv.kind in ("root", "cond") or not self._is_array_level(lv):
-            idx = self.fresh(kname)
-            self.emit(f"{idx} = {self.xp}.arange({a_c}, {b_c}, {s_c})")
-            # the trip count as a number, so that the index array is dropped when only its length is used
-            cnt = self.fresh("n")
-            self.emit(f"{cnt} = {trip_count(a, b, s, a_c, b_c, s_c)}")
-            child = Level(lv, "range", binder=k, seg=None, size=cnt)
-        elif not varying:
-            n_parent = self._size(lv)
-            cnt = self.fresh("n")
-            rng = self.fresh(kname)
-            seg = self.fresh("seg")
-            idx = self.fresh(kname)
-            self.emit(f"{rng} = {self.xp}.arange({a_c}, {b_c}, {s_c})")
-            self.emit(f"{cnt} = {rng}.shape[0]")
-            self.emit(f"{seg} = {self.xp}.repeat({self.xp}.arange({n_parent}), {cnt})")
-            self.emit(f"{idx} = {self.xp}.tile({rng}, ({n_parent},))")
-            child = Level(lv, "range", binder=k, seg=seg, size=f"{idx}.shape[0]")
-            child.rect = cnt
-        else:
-            n_parent = self._size(lv)
-            cnt, seg, off, pos, idx = (self.fresh(h) for h in ("n", "seg", "off", "pos", kname))
-            self.emit(f"{cnt} = {trip_count(a, b, s, a_c, b_c, s_c, f'{self.xp}.maximum')} + "
-                      f"{self.xp}.zeros({n_parent}, dtype={self.xp}.int64)")
-            self.emit(f"{seg} = {self.xp}.repeat({self.xp}.arange({n_parent}), {cnt})")
-            self.emit(f"{off} = {self.xp}.cumulative_sum({cnt}) - {cnt}")
-            self.emit(f"{pos} = {self.xp}.arange({seg}.shape[0]) - {off}[{seg}]")
-            a_here = f"({a_c})[{seg}]" if self.deps(a) & self._varying_binders(lv) else a_c
-            self.emit(f"{idx} = {a_here} + ({s_c}) * {pos}")
-            child = Level(lv, "range", binder=k, seg=seg, size=f"{idx}.shape[0]")
-        child.index_code[k] = idx
-        lv.children[key] = child
-        return child
 
     def _may_be_scalar(self, e) -> bool:
         """Whether ``e`` may evaluate to a scalar though it depends on a loop index: a branch
@@ -380,50 +353,3 @@ class Printer(OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting, Writ
 
     def _varying_binders(self, lv: Level) -> set:
         return {a.binder for a in lv.ancestors() if a.binder is not None}
-
-    def _size(self, lv: Level) -> str:
-        if lv.points.size is not None:
-            return lv.points.size
-        raise AssertionError("level without a size")
-
-    def _reduce(self, e, lv: Level) -> str:
-        body, k, a, b, s = e.args
-        child = self._child(lv, k, a, b, s)
-        if e.kind == "sum":
-            mv = self.rect_sum(body, child)
-            if mv is not None:
-                # Σ_j A[i, j]·h[j]·g[i]: a matrix-vector product on the block of A, no flattened copy
-                return mv
-        if e.kind == "sum" and not self._is_array_level(lv):
-            picked = self._at_arg_extremum(body, child, (k, a, b, s))
-            if picked is not None:
-                return picked
-        vals = self.value(body, child)
-        if e.kind == "sum" and is_int_literal(vals) and not self._is_array_level(lv):
-            return trivial.count(vals, child.size)      # Σ_k c over n points: c·n, exactly
-        if not self.deps(body) & ({k} | self._varying_binders(child)) or self._may_be_scalar(body):
-            # a value that is one number for every point (an invariant body, or a branch whose
-            # predicate is a scalar) still counts once per point
-            vals = f"{self.xp}.broadcast_to({self.xp}.asarray({vals}), ({child.size},))"
-        xp = self.xp
-        kind = e.kind
-        # max/min of an empty range is -inf/inf (the loop's initial value); the array API has no
-        # ``initial=``, so an empty range is tested for
-        empty = {"max": "-math.inf", "min": "math.inf"}.get(kind)
-        if empty:
-            self.uses_math = True
-        if not self._is_array_level(lv):
-            if kind in ("sum", "prod"):
-                # an integer total as a Python int, as the loop computes it: a 0-d integer array would not
-                # mix with floats under the array API's promotion rules
-                integer = (self.temps.get(body, body) if isinstance(body, sp.Symbol) else body).is_integer
-                return f"int({xp}.{kind}({vals}))" if integer else f"{xp}.{kind}({vals})"
-            return f"({xp}.{kind}({vals}) if {child.size} > 0 else {empty})"
-        n_parent = self._size(lv)
-        if child.rect is not None:
-            table = f"{xp}.reshape({vals}, ({n_parent}, {child.rect}))"
-            if kind in ("sum", "prod"):
-                return f"{xp}.{kind}({table}, axis=1)"
-            return f"({xp}.{kind}({table}, axis=1) if {child.rect} > 0 else {xp}.full({n_parent}, {empty}))"
-        # triangular bounds: a segmented reduction (bincount / ufunc.at where the namespace has them)
-        return f"{self.helper('_segment_' + kind)}({child.seg}, {vals}, {n_parent})"

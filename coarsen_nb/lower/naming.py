@@ -183,7 +183,7 @@ def printer_word(pr, e) -> str | None:
 def _printed_word(pr, x) -> str | None:
     if not isinstance(x, sp.Symbol):
         # a subexpression already computed into a name: that name (``dt * alpha``: ``dt_alpha``)
-        code = next((lv.memo[x] for lv in _levels(pr) if x in lv.memo), None)
+        code = next((str(lv.memo[x]) for lv in _levels(pr) if x in lv.memo), None)     # (a record's text)
         if code and code.isidentifier() and not re.fullmatch(r"t\d*", code):
             return code_word(code)
         return pr.words.get(x)

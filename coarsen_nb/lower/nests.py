@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from coarsen_nb.errors import NoSegmentForm
+from coarsen_nb.lower import lir
 from coarsen_nb.lower.printing import Level, int_typed, is_atom_code
 from coarsen_nb.phi import forms
 from coarsen_nb.symbolic.levels import ELEM
@@ -309,7 +310,7 @@ class NestPrinting:
             pick = "argmax" if hot.args[5] > 0 else "argmin"
             self.emit(f"{ix} = {self.xp}.{pick}({self.xp}.reshape({g}, (1, -1)), axis=1) if {child.size} > 0 else "
                       f"{self.xp}.zeros(0, dtype={self.xp}.int64)")
-            self._tables[key] = Level(child, "mask", mask=ix, size=f"{ix}.shape[0]")
+            self._tables[key] = Level(child, "mask", mask=lir.Name(ix), size=lir.expr(f"{ix}.shape[0]"))
             self._tables[key].pick = True
         point = self._tables[key]
         varying = {rng[0]} | self._varying_binders(child)
@@ -324,7 +325,7 @@ class NestPrinting:
         if outside == 1:
             return total
         scale = self.value(outside, child.parent)
-        return f"{scale if is_atom_code(scale) else '(' + scale + ')'} * {total}"
+        return f"{scale if is_atom_code(scale) else f'({scale})'} * {total}"
 
     def _segment_op(self, e, lv: Level) -> str:
         """Exclusive products or arg-extremum indicators of ``body`` within each segment of k."""

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from coarsen_nb.lower import naming
+from coarsen_nb.lower import lir, naming
 from coarsen_nb.lower.cuda_printer import leaf_ctype
 from coarsen_nb.lower.emit import Printer
 from coarsen_nb.lower.fusion_domain import Body, Target, domain
@@ -217,7 +217,7 @@ class _LoopFunction:
             k = self.dom[1].args[1] if self.kind == "reduce" else self.dom[1]
             a, b, s = (outer.value(x) for x in self._bounds())
             i = self.fresh(naming.user_word(str(k)) or "k")
-            loop_head = f"for {i} in range({a}, {b}{'' if s == '1' else ', ' + s}):"
+            loop_head = f"for {i} in range({a}, {b}{'' if str(s) == '1' else f', {s}'}):"
         inner = self._printer(loop_leaves, reads_map, 2, {} if elementwise else {self._index(): i})
         inner.scalar_points = True
         pre = list(outer.lines)
@@ -263,7 +263,7 @@ class _LoopFunction:
         body += pre + ["    " + h for h in head] + ["    " + loop_head] + inner.lines + \
             ["        " + ln for ln in out_lines] + after
         if returns:
-            body.append(f"    return {', '.join(returns)}")
+            body.append(f"    return {', '.join(map(str, returns))}")
         loads |= outer.helpers | inner.helpers | ({"math"} if outer.uses_math or inner.uses_math else set())
         return self._register(params, body, loads), params
 
@@ -314,7 +314,7 @@ class _LoopFunction:
         pr.ieee = False
         pr.words = naming.kernel_words(self.kernel, self.writer.plan.words, pr.deps.ranges)
         for k, code in index.items():
-            pr.root.index_code[k] = code
+            pr.root.index_code[k] = lir.Name(code)      # (the loop's index variable)
         return pr
 
     def _index(self):
@@ -338,7 +338,8 @@ def _arrays(body: Body, e, outside=None) -> frozenset:
                      if isinstance(n, sp.Symbol) and n in body.leaves and body.leaves[n][2])
 
 
-def _int(code: str) -> str:
+def _int(code) -> str:
+    code = str(code)
     return code if code.lstrip("-").isdigit() else f"int({code})"
 
 

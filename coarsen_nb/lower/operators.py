@@ -79,6 +79,7 @@ class OperatorPrinting:
         a = [self.value(x, lv) for x in e.args]
         if cast:
             a = self._floats(e.args, a)
+        a = [str(c) for c in a]     # (the spellings below are text; operators.py moves to records next)
         p = printed(type(e))
         if p is not None:
             # a primitive's form: spelled as its registration says (rules/)
@@ -199,9 +200,9 @@ class OperatorPrinting:
                     den.append(self._floats([pos], [code], force=True)[0] if cast else code)
             else:
                 num.append(self._floats([f], [self.value(f, lv)], force=True)[0] if cast else self.value(f, lv))
-        text = " * ".join(num) if num else ("1.0" if den else "1")
+        text = " * ".join(map(str, num)) if num else ("1.0" if den else "1")
         if den:
-            d = den[0] if len(den) == 1 else "(" + " * ".join(den) + ")"
+            d = den[0] if len(den) == 1 else "(" + " * ".join(map(str, den)) + ")"
             text = self._divide(text, d, array)
             if self._ieee_division(d, array):
                 return f"{sign}{text}"      # a call needs no parentheses of its own
@@ -212,7 +213,7 @@ class OperatorPrinting:
         if cast or not (exp.is_integer and exp.is_nonnegative):
             b = self._floats([base], [b], force=True)[0]
         if exp == sp.Rational(1, 2) and is_number_code(b):
-            return repr(math.sqrt(float(b)))
+            return repr(math.sqrt(float(str(b))))
         if exp == sp.Rational(1, 2):
             if not array:
                 self.uses_math = True
@@ -232,7 +233,7 @@ class OperatorPrinting:
             x = self._floats([exp], [x], force=True)[0]
         if self.ieee and not array and not (exp.is_integer and exp.is_nonnegative):
             return f"{self.helper('_ieee_pow')}({b}, {x})"   # 0.0 ** -0.5 is inf here, not a ZeroDivisionError
-        plain = is_atom_code(b) and is_atom_code(x) and not b.startswith("-") and not x.startswith("-")
+        plain = is_atom_code(b) and is_atom_code(x) and not str(b).startswith("-") and not str(x).startswith("-")
         return f"{b}**{x}" if plain else f"({b})**({x})"
 
     def _divide(self, num: str, den: str, array: bool, wrap: bool = False) -> str:
@@ -245,5 +246,5 @@ class OperatorPrinting:
 
     def _ieee_division(self, den: str, array: bool) -> bool:
         """Whether a division by ``den`` is printed as the helper ``_ieee_div`` (see ``_divide``)."""
-        return self.ieee and not array and not (is_number_code(den) and float(den) != 0)
+        return self.ieee and not array and not (is_number_code(den) and float(str(den)) != 0)
 

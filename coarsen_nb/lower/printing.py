@@ -21,17 +21,17 @@ class Level:
 
     _ids = itertools.count()
 
-    def __init__(self, parent: Level | None, kind: str, binder=None, seg: str | None = None,
-                 size: str | None = None, mask: str | None = None, size_calls: tuple[frozenset, set] | None = None):
+    def __init__(self, parent: Level | None, kind: str, binder=None, seg: Expr | None = None,
+                 size: Expr | None = None, mask: Expr | None = None, size_calls: tuple[frozenset, set] | None = None):
         self.parent, self.kind, self.binder = parent, kind, binder
         self.seg, self._size, self.mask = seg, size, mask
         # (the helpers the size's code calls, the printer's set they join when it is printed): the
         # elementwise level's shape of arrays that broadcast is ``_broadcast_shape(...)``
         self._size_calls = size_calls
-        self.index_code: dict = {}          # binder symbol -> code of its index array at this level
+        self.index_code: dict = {}          # binder symbol -> the expression of its index array at this level
         self.memo: dict = {}
         self.children: dict = {}
-        self.rect: str | None = None        # count per parent point when bounds do not vary
+        self.rect: Expr | None = None       # count per parent point when bounds do not vary
         self.pick = False                   # a "mask" of one arg-extremum point, not a branch's arm
         self.id = next(Level._ids)
 
@@ -42,8 +42,8 @@ class Level:
             lv = lv.parent
 
     @property
-    def size(self) -> str | None:
-        """The code of the number of points (of the elementwise level: its shape), read to be printed: the
+    def size(self) -> Expr | None:
+        """The expression of the number of points (of the elementwise level: its shape), read to be printed: the
         helpers it calls join its printer's."""
         if self._size_calls is not None:
             calls, into = self._size_calls
@@ -63,12 +63,27 @@ class Level:
         return sum(1 for _ in self.ancestors()) - 1
 
 
-def lane_rows_read(printer, array: str, rows: tuple[str, str], lanes: str, rest: list[str]) -> str:
+# -- small expressions of the lowered IR the printers share ------------------------------------------
+
+FLAT = lir.Tuple((lir.Lit("-1"),))      # the shape ``(-1,)`` of a flattened array
+
+
+def length(a: Expr) -> Expr:
+    """``a.shape[0]``: the length of the 1-D array ``a``."""
+    return lir.Index(lir.Attr(a, "shape"), (lir.Lit("0"),))
+
+
+def positive(n: Expr) -> Expr:
+    """``n > 0``: a count that is not empty."""
+    return lir.Compare(">", n, lir.Lit("0"))
+
+
+def lane_rows_read(printer, array: str, rows: tuple[str, str], lanes, rest: list) -> str:
     """``array[p, *rest]`` for the lanes ``p = arange(first, stop, step)`` of a batched loop (``rows`` is
     (first, step) code): the rows ``first::step`` of ``array``, a view when in bounds (``_take``), not a
     gather per step.  Shared by the kernel printer and the module writer's opaque steps (``printer``, whose
     ``helper`` registers the call)."""
-    return f"{printer.helper('_take')}({array}, {rows[0]}, {lanes}.shape[0], {rows[1]})[:, {', '.join(rest)}]"
+    return f"{printer.helper('_take')}({array}, {rows[0]}, {lanes}.shape[0], {rows[1]})[:, {', '.join(map(str, rest))}]"
 
 
 def common_coefficient(e: sp.Add):

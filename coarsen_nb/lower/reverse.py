@@ -168,7 +168,7 @@ class ReverseSweep:
             pr.emit(f"{b} += {pr.helper('_scatter_sum')}({codes[0]} % {b}.shape[0], {val}, {b}.shape[0])")
         else:
             # row-major flat indices (Python's negative indices wrap per axis), one 1-D scatter
-            flat = codes[0] + f" % {b}.shape[0]"
+            flat = f"{codes[0]} % {b}.shape[0]"
             for d, c in enumerate(codes[1:], start=1):
                 flat = f"({flat}) * {b}.shape[{d}] + {c} % {b}.shape[{d}]"
             size = " * ".join(f"{b}.shape[{d}]" for d in range(len(codes)))

@@ -21,9 +21,9 @@ import sympy as sp
 from coarsen_nb.lower import naming
 
 
-def count(literal: str, size: str) -> str:
-    """Σ over ``size`` points of the integer ``literal``."""
-    return f"int({size})" if literal == "1" else f"{literal} * int({size})"
+def count(literal, size) -> str:
+    """Σ over ``size`` points of the integer ``literal`` (expressions of the lowered IR, or text)."""
+    return f"int({size})" if str(literal) == "1" else f"{literal} * int({size})"
 
 
 def scatter_add(writer, pr, lv, bar: str, array: str, fast, val: str) -> str:
@@ -32,7 +32,7 @@ def scatter_add(writer, pr, lv, bar: str, array: str, fast, val: str) -> str:
     ``writer`` is the module writer (its plan and names), ``pr`` the printer, ``array`` the SSA name
     of the array whose adjoint ``bar`` is, ``fast`` the (lo, n, step) codes of the slice."""
     lo, n, step = fast
-    if lo == "0" and step == "1" and _whole_array(writer, pr, lv, array):
+    if str(lo) == "0" and str(step) == "1" and _whole_array(writer, pr, lv, array):
         return f"{bar} += {val}"
     return f"{pr.helper('_scatter_add')}({bar}, {lo}, {n}, {step}, {val})"
 

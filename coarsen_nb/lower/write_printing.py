@@ -23,7 +23,7 @@ class WritePrinting:
             raise NoSegmentForm("nested-write")
         child = self._child(lv, k, a, b, s)
         vals = self.value(body, child)
-        where = ", ".join(self.value(i, child) for i in idx)
+        where = ", ".join(str(self.value(i, child)) for i in idx)
         out = self.fresh("w")
         base = self.value(init, lv)
         whole = trivial.whole_write(self.xp, out, base, vals, self._size(child), len(idx) == 1 and idx[0] == k
@@ -46,5 +46,5 @@ class WritePrinting:
         child = self._child(lv, k, a, b, s)
         out = self.fresh("u")
         self.emit(f"{out} = {self.xp}.asarray({self.value(body, self.root)}, dtype={self.xp}.float64, copy=True)")
-        self.emit(f"{out} = {self.helper('_put')}({out}, ({', '.join(self.value(i, child) for i in idx)},), 0.0)")
+        self.emit(f"{out} = {self.helper('_put')}({out}, ({', '.join(str(self.value(i, child)) for i in idx)},), 0.0)")
         return out

@@ -1,0 +1,109 @@
+"""The loop levels of a reduction and the reduction back: the :class:`~coarsen_nb.lower.emit.Printer`'s
+``_child`` opens the level of ``k in range(a, b, s)`` under a level (an index array, with a segment map
+below the root), ``_reduce`` sums (or multiplies, maximizes, minimizes) a body over it back to the parent
+level.  A mixin of the Printer; it builds lowered-IR records (:mod:`coarsen_nb.lower.lir`), and its
+trip count is still text (``printing.trip_count``).
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from coarsen_nb.lower import lir, trivial
+from coarsen_nb.lower.printing import Level, ident, is_int_literal, length, positive, trip_count
+
+
+class LevelPrinting:
+    """Loop levels and reductions of the :class:`~coarsen_nb.lower.emit.Printer`."""
+
+    def _child(self, lv: Level, k, a, b, s) -> Level:
+        key = (k, a, b, s)
+        if key in lv.children:
+            return lv.children[key]
+        a_c, b_c, s_c = self.value(a, lv), self.value(b, lv), self.value(s, lv)
+        kname = self.words.get(k) or ident(str(k))
+        varying = bool((self.deps(a) | self.deps(b)) & self._varying_binders(lv))
+        new = lambda hint: lir.Name(self.fresh(hint))      # noqa: E731
+        if lv.kind in ("root", "cond") or not self._is_array_level(lv):
+            idx = new(kname)
+            self.emit(lir.Assign(idx, self.call("arange", a_c, b_c, s_c)))
+            # the trip count as a number, so that the index array is dropped when only its length is used
+            cnt = new("n")
+            self.emit(lir.Assign(cnt, lir.Raw(trip_count(a, b, s, a_c, b_c, s_c))))
+            child = Level(lv, "range", binder=k, seg=None, size=cnt)
+        elif not varying:
+            n_parent = self._size(lv)
+            cnt, rng, seg, idx = new("n"), new(kname), new("seg"), new(kname)
+            self.emit(lir.Assign(rng, self.call("arange", a_c, b_c, s_c)))
+            self.emit(lir.Assign(cnt, length(rng)))
+            self.emit(lir.Assign(seg, self.call("repeat", self.call("arange", n_parent), cnt)))
+            self.emit(lir.Assign(idx, self.call("tile", rng, lir.Tuple((n_parent,)))))
+            child = Level(lv, "range", binder=k, seg=seg, size=length(idx))
+            child.rect = cnt
+        else:
+            n_parent = self._size(lv)
+            cnt, seg, off, pos, idx = (new(h) for h in ("n", "seg", "off", "pos", kname))
+            count = lir.Raw(trip_count(a, b, s, a_c, b_c, s_c, f'{self.xp}.maximum'))
+            self.emit(lir.Assign(cnt, lir.BinOp("+", count, self.call("zeros", n_parent, dtype=self._int64))))
+            self.emit(lir.Assign(seg, self.call("repeat", self.call("arange", n_parent), cnt)))
+            self.emit(lir.Assign(off, lir.BinOp("-", self.call("cumulative_sum", cnt), cnt)))
+            self.emit(lir.Assign(pos, lir.BinOp("-", self.call("arange", length(seg)), lir.Index(off, (seg,)))))
+            a_here = lir.Index(lir.Paren(a_c), (seg,)) if self.deps(a) & self._varying_binders(lv) else a_c
+            self.emit(lir.Assign(idx, lir.BinOp("+", a_here, lir.BinOp("*", lir.Paren(s_c), pos))))
+            child = Level(lv, "range", binder=k, seg=seg, size=length(idx))
+        child.index_code[k] = idx
+        lv.children[key] = child
+        return child
+
+
+    @property
+    def _int64(self) -> lir.Attr:
+        return lir.Attr(lir.Name(self.xp), "int64")
+
+    def _size(self, lv: Level) -> lir.Expr:
+        if lv.points.size is not None:
+            return lv.points.size
+        raise AssertionError("level without a size")
+
+    def _reduce(self, e, lv: Level) -> lir.Expr | str:
+        body, k, a, b, s = e.args
+        child = self._child(lv, k, a, b, s)
+        if e.kind == "sum":
+            mv = self.rect_sum(body, child)
+            if mv is not None:
+                # Σ_j A[i, j]·h[j]·g[i]: a matrix-vector product on the block of A, no flattened copy
+                return mv
+        if e.kind == "sum" and not self._is_array_level(lv):
+            picked = self._at_arg_extremum(body, child, (k, a, b, s))
+            if picked is not None:
+                return picked
+        vals = self.value(body, child)
+        if e.kind == "sum" and is_int_literal(vals) and not self._is_array_level(lv):
+            return trivial.count(vals, child.size)      # Σ_k c over n points: c·n, exactly
+        if not self.deps(body) & ({k} | self._varying_binders(child)) or self._may_be_scalar(body):
+            # a value that is one number for every point (an invariant body, or a branch whose
+            # predicate is a scalar) still counts once per point
+            vals = self.call("broadcast_to", self.call("asarray", vals), lir.Tuple((child.size,)))
+        kind = e.kind
+        # max/min of an empty range is -inf/inf (the loop's initial value); the array API has no
+        # ``initial=``, so an empty range is tested for
+        empty = {"max": lir.Lit("-math.inf"), "min": lir.Lit("math.inf")}.get(kind)
+        if empty:
+            self.uses_math = True
+        if not self._is_array_level(lv):
+            if kind in ("sum", "prod"):
+                # an integer total as a Python int, as the loop computes it: a 0-d integer array would not
+                # mix with floats under the array API's promotion rules
+                integer = (self.temps.get(body, body) if isinstance(body, sp.Symbol) else body).is_integer
+                total = self.call(kind, vals)
+                return lir.Call(lir.Name("int"), (total,)) if integer else total
+            return lir.Paren(lir.IfExp(self.call(kind, vals), positive(child.size), empty))
+        n_parent = self._size(lv)
+        if child.rect is not None:
+            table = self.call("reshape", vals, lir.Tuple((n_parent, child.rect)))
+            if kind in ("sum", "prod"):
+                return self.call(kind, table, axis=lir.Lit("1"))
+            return lir.Paren(lir.IfExp(self.call(kind, table, axis=lir.Lit("1")), positive(child.rect),
+                                       self.call("full", n_parent, empty)))
+        # triangular bounds: a segmented reduction (bincount / ufunc.at where the namespace has them)
+        return lir.Call(lir.Name(self.helper('_segment_' + kind)), (child.seg, vals, n_parent))
