@@ -255,7 +255,7 @@ class Printer(LevelPrinting, OperatorPrinting, NestPrinting, BranchPrinting, Sca
         if isinstance(e, sp.Symbol):
             return self._symbol(e, lv)
         if e.is_Number or e in (sp.pi, sp.E, sp.oo, -sp.oo, sp.zoo, sp.nan):
-            return lir.Lit(self.number(e))
+            return self.number(e)
         if e in (sp.true, sp.false):
             return lir.Lit("True" if e == sp.true else "False")
         if isinstance(e, sp.Mul) and e.args[0].is_Float and abs(float(e.args[0])) == 1.0 and \

@@ -108,17 +108,20 @@ class Call(Expr):
 
 @dataclass(frozen=True, slots=True)
 class BinOp(Expr):
-    """``left op right``: arithmetic (``+ - * / // % ** @``) and bitwise (``& | ^``) operators."""
+    """``left op right``: arithmetic (``+ - * / // % ** @``) and bitwise (``& | ^``) operators;
+    ``spaced=False`` prints ``left**right`` (the printers write most powers so; the characters are the
+    printer's choice, as parentheses are)."""
 
     op: str
     left: Expr
     right: Expr
+    spaced: bool = True
 
     def children(self):
         return (self.left, self.right)
 
     def text(self) -> str:
-        return f"{self.left} {self.op} {self.right}"
+        return f"{self.left} {self.op} {self.right}" if self.spaced else f"{self.left}{self.op}{self.right}"
 
 
 @dataclass(frozen=True, slots=True)

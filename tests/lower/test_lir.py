@@ -253,3 +253,9 @@ def test_the_record_tests_agree_with_the_text_tests_they_replace(e):
     assert printing.is_atom_code(e) == printing.is_atom_code(text)
     assert printing.is_number_code(e) == printing.is_number_code(text)
     assert printing.is_int_literal(e) == printing.is_int_literal(text)
+
+
+def test_a_power_prints_spaced_or_tight_as_the_printer_asks():
+    a, two = Name("a"), Lit("2")
+    assert str(BinOp("**", a, two)) == "a ** 2" and str(BinOp("**", Paren(a), two, spaced=False)) == "(a)**2"
+    assert eval(str(BinOp("**", a, two, spaced=False)), {}, {"a": 3.0}) == 9.0      # noqa: S307
