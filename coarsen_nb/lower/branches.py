@@ -1,6 +1,10 @@
 """Branches in printed code: masked arms that never evaluate the branch not taken, one
 ``where`` for cheap total arms, a real ``if`` for a scalar predicate, and short-circuit
 ``and``/``or``.  A mixin of :class:`~coarsen_nb.lower.emit.Printer`.
+
+Values and assignments are records of the lowered IR (:mod:`coarsen_nb.lower.lir`); the headers of the
+``if`` blocks (``if n:``, ``else:``) are still emitted as text around an indented body, until the printer
+collects nested bodies (notes/lowered-ir.md, step 1's blocks).
 """
 
 from __future__ import annotations
@@ -11,7 +15,8 @@ import sympy as sp
 from sympy.functions.elementary.piecewise import ExprCondPair
 
 from coarsen_nb.lower import lir
-from coarsen_nb.lower.printing import Level, int_typed, is_atom_code
+from coarsen_nb.lower.lir import Assign, BinOp, Call, Index, Lit, Name, Paren, Tuple, Unary
+from coarsen_nb.lower.printing import FLAT, Level, int_typed, is_atom_code, length
 from coarsen_nb.phi import forms, gammas
 from coarsen_nb.phi.gammas import is_boolean
 from coarsen_nb.symbolic.levels import ELEM
@@ -27,7 +32,7 @@ _CHEAP_NODES = (sp.Add, sp.Mul, sp.Abs, sp.sign, sp.Max, sp.Min, sp.core.relatio
 class BranchPrinting:
     """Branches of the :class:`~coarsen_nb.lower.emit.Printer`."""
 
-    def _piecewise(self, e: sp.Piecewise, lv: Level) -> str:
+    def _piecewise(self, e: sp.Piecewise, lv: Level) -> lir.Expr:
         clauses = list(e.args)
         varying = self._varying_binders(lv) | {ELEM}
         if not self._is_array_level(lv) or not any(self.deps(c) & varying for _, c in clauses):
@@ -45,7 +50,7 @@ class BranchPrinting:
         if not floating and (all(x.is_Number or x in (sp.true, sp.false) for x, _ in clauses)
                              or all(is_boolean(x) for x, _ in clauses) and self._cheap_arms(clauses, lv)):
             return self._constant_where(clauses, lv)
-        out = self.fresh("choice")
+        out = Name(self.fresh("choice"))
         size = self._size(lv)
         integer = all(getattr(c[0], "is_integer", False) for c in clauses)
         boolean = all(is_boolean(c[0]) for c in clauses)
@@ -53,17 +58,17 @@ class BranchPrinting:
         # on their own points only (sin, exp, log, division: never where another arm is taken).
         base = self._base_arm(clauses, lv) if floating and not integer and not boolean else None
         if base is None:
-            dtype = f", dtype={self.xp}.bool" if boolean else f", dtype={self.xp}.int64" if integer else ""
-            self.emit(f"{out} = {self.xp}.empty({size}{dtype})")
+            dtype = {"dtype": self.dtype("bool")} if boolean else {"dtype": self.dtype("int64")} if integer else {}
+            self.emit(Assign(out, self.call("empty", size, **dtype)))
         else:
-            self.emit(f"{out} = {self._full_buffer(clauses[base][0], lv, size)}")
+            self.emit(Assign(out, self._full_buffer(clauses[base][0], lv, size)))
         remaining = None
         seen: tuple = ()
         for k, (expr, cond) in enumerate(clauses):
             last = k == len(clauses) - 1 or cond == sp.true
             if last and remaining is None:
                 if k != base:
-                    self.emit(f"{out}[...] = {self.value(expr, lv)}")
+                    self.emit(Assign(Index(out, (Lit("..."),)), self.value(expr, lv)))
                 break
             if last and k == base:
                 break
@@ -74,23 +79,23 @@ class BranchPrinting:
                 mname, nxt, sub = self._masks[key]
             else:
                 if last:
-                    mname, nxt = self.fresh("m"), None
-                    self.emit(f"{mname} = ~{remaining}")
+                    mname, nxt = Name(self.fresh("m")), None
+                    self.emit(Assign(mname, Unary("~", remaining)))
                 else:
                     c_code = self.value(cond, lv)
                     if str(c_code) in ("True", "False"):
-                        c_code = f"{self.xp}.full({size}, {c_code})"
-                    mname = self.fresh("m")
-                    if remaining:
-                        self.emit(f"{mname} = ~{remaining} & ({c_code})")
-                        nxt = self.fresh("m")
-                        self.emit(f"{nxt} = {remaining} | {mname}")
+                        c_code = self.call("full", size, c_code)
+                    mname = Name(self.fresh("m"))
+                    if remaining is not None:
+                        self.emit(Assign(mname, BinOp("&", Unary("~", remaining), Paren(c_code))))
+                        nxt = Name(self.fresh("m"))
+                        self.emit(Assign(nxt, BinOp("|", remaining, mname)))
                     else:
-                        mask = f"{self.xp}.asarray({c_code}, dtype={self.xp}.bool)"
+                        mask = self.call("asarray", c_code, dtype=self.dtype("bool"))
                         if self.broadcast and lv.points.kind == "elem":
                             # np.where(x[:, None] > 0, A, 0.0): a predicate of fewer axes than its arms
-                            mask = f"{self.xp}.broadcast_to({mask}, {size})"
-                        self.emit(f"{mname} = {mask}")
+                            mask = self.call("broadcast_to", mask, size)
+                        self.emit(Assign(mname, mask))
                         nxt = mname
                 sub = None
             if k != base:
@@ -131,15 +136,15 @@ class BranchPrinting:
             if ELEM in self.deps(x) and not self.deps(x) & varying and x not in lv.memo:
                 lv.memo[x] = self.value(x, lv)
 
-    def _point_level(self, lv: Level, mask: str) -> Level:
+    def _point_level(self, lv: Level, mask: lir.Expr) -> Level:
         """The points of ``lv`` where ``mask`` holds, as an index array: operands are gathered with
         ``take`` and results put back by index (NumPy's boolean indexing is several times slower).
         Elementwise values may have any shape: their points are numbered in the flattened array."""
-        idx = self.fresh("ix")
+        idx = Name(self.fresh("ix"))
         if lv.points.kind == "elem":
-            mask = f"{self.xp}.reshape({mask}, (-1,))"
-        self.emit(f"{idx} = {self.xp}.nonzero({mask})[0]")
-        return Level(lv, "mask", mask=lir.Name(idx), size=lir.expr(f"{idx}.shape[0]"))
+            mask = self.call("reshape", mask, FLAT)
+        self.emit(Assign(idx, Index(self.call("nonzero", mask), (Lit("0"),))))
+        return Level(lv, "mask", mask=idx, size=length(idx))
 
     def _base_arm(self, clauses, lv: Level) -> int | None:
         """The arm evaluated on all points, if one is cheap (see ``_cheap_arms``): the one with the
@@ -152,23 +157,27 @@ class BranchPrinting:
                     best = (ops, k)
         return None if best is None else best[1]
 
-    def _full_buffer(self, expr, lv: Level, size: str) -> str:
-        """Code for a new float array holding ``expr`` at every point of ``lv`` (written to later)."""
-        xp = self.xp
+    def _full_buffer(self, expr, lv: Level, size: lir.Expr) -> lir.Expr:
+        """A new float array holding ``expr`` at every point of ``lv`` (written to later)."""
         e = self._resolved(expr)
         if e.is_Number:
             v = float(e)
             # nan (the IEEE arm of a power's guard) and ±inf have no literal: spell them as the namespace's
-            fill = repr(v) if math.isfinite(v) else f"{xp}.nan" if math.isnan(v) else f"{'-' * (v < 0)}{xp}.inf"
-            return f"{xp}.full({size}, {fill})"
+            fill = Lit(repr(v)) if math.isfinite(v) else self.dtype("nan") if math.isnan(v) else \
+                Unary("-", self.dtype("inf")) if v < 0 else self.dtype("inf")
+            return self.call("full", size, fill)
         varies = self.deps(e) & (self._varying_binders(lv) | {ELEM})
         if isinstance(e, (sp.Add, sp.Mul, sp.Pow)) and varies and self.natural(e, lv) is lv and not int_typed(e):
-            code = self._compute(e, lv)      # a new array (not the memo's: it is written to)
+            code = lir.expr(self._compute(e, lv))      # a new array (not the memo's: it is written to)
             if not is_atom_code(code):
                 return code
-        code = self.value(expr, lv)
-        shape = size if lv.points.kind == "elem" else f"({size},)"
-        return f"{xp}.asarray({xp}.broadcast_to({xp}.asarray({code}, dtype={xp}.float64), {shape}), copy=True)"
+        return self._filled(self.value(expr, lv), size if lv.points.kind == "elem" else Tuple((size,)), "float64")
+
+    def _filled(self, code: lir.Expr, shape: lir.Expr, dtype: str) -> lir.Expr:
+        """``xp.asarray(xp.broadcast_to(xp.asarray(code, dtype=xp.<dtype>), shape), copy=True)``: a new
+        array of ``shape`` holding ``code`` (a value of fewer points) at every point."""
+        whole = self.call("broadcast_to", self.call("asarray", code, dtype=self.dtype(dtype)), shape)
+        return self.call("asarray", whole, copy=Lit("True"))
 
     def _cheap_arms(self, clauses, lv: Level, arm: int | None = None) -> bool:
         """Whether every arm (or only ``arm``) may be evaluated on *all* points of the level: it is
@@ -233,9 +242,8 @@ class BranchPrinting:
                     todo.append(self.temps[s])
         return out
 
-    def _where(self, clauses, lv: Level) -> str:
+    def _where(self, clauses, lv: Level) -> lir.Expr:
         """``where(p1, a1, where(p2, a2, a3))``: every arm on every point (see ``_cheap_arms``)."""
-        xp = self.xp
         # The array API's where wants an array condition, at most one scalar arm, and one kind of
         # number (NumPy promotes; the standard does not): the (float) result gets float arms.
         last, conds = self._where_conditions(clauses, lv)
@@ -243,49 +251,48 @@ class BranchPrinting:
         codes = self._floats(exprs, [self.value(x, lv) for x in exprs], force=True)
         code = codes[-1]
         if not self.deps(exprs[-1]):
-            code = f"{xp}.asarray({code}, dtype={xp}.float64)"
+            code = self.call("asarray", code, dtype=self.dtype("float64"))
         for cond, arm in reversed(list(zip(conds, codes[:-1], strict=True))):
-            code = f"{xp}.where({cond}, {arm}, {code})"
+            code = self.call("where", cond, arm, code)
         return code
 
-    def _where_conditions(self, clauses, lv: Level) -> tuple[int, list[str]]:
+    def _where_conditions(self, clauses, lv: Level) -> tuple[int, list[lir.Expr]]:
         """The index of the last arm a ``where`` chain needs (the first ``True`` clause), and the codes of
         the conditions before it, each an array (the array API's ``where`` takes no Python bool)."""
         last = next((k for k, (_, c) in enumerate(clauses) if c == sp.true), len(clauses) - 1)
         conds = [self.value(cond, lv) for _, cond in clauses[:last]]
-        return last, [c if self.deps(cond) else f"{self.xp}.asarray({c})"
+        return last, [c if self.deps(cond) else self.call("asarray", c)
                       for c, (_, cond) in zip(conds, clauses, strict=False)]
 
-    def _constant_where(self, clauses, lv: Level) -> str:
+    def _constant_where(self, clauses, lv: Level) -> lir.Expr:
         """An integer or truth-valued choice among numbers (an indicator: the derivative of ``np.where(c,
         x, 0)`` or of ``max``, a count's increment), or among cheap truth values (a clamp's predicate
         ``t >= 0 ? t <= 1 : True``): ``where(p1, 1, where(p2, 2, 0))``, of the arms' own kind.  Numbers
         cannot fail on another branch's points, nor can cheap arms, so no arm needs its own points."""
-        xp = self.xp
         last, conds = self._where_conditions(clauses, lv)
         codes = [self.value(x, lv) for x, _ in clauses[:last + 1]]
-        kind = f"{xp}.bool" if is_boolean(clauses[0][0]) else f"{xp}.int64"
-        code = f"{xp}.asarray({codes[-1]}, dtype={kind})"   # (the array API's where takes one scalar arm)
+        kind = self.dtype("bool" if is_boolean(clauses[0][0]) else "int64")
+        code = self.call("asarray", codes[-1], dtype=kind)   # (the array API's where takes one scalar arm)
         for cond, arm in reversed(list(zip(conds, codes[:-1], strict=True))):
-            code = f"{xp}.where({cond}, {arm}, {code})"
+            code = self.call("where", cond, arm, code)
         return code
 
-    def _masked_assign(self, out: str, expr, sub: Level) -> None:
+    def _masked_assign(self, out: Name, expr, sub: Level) -> None:
         self.emit(f"if {sub.size}:")
         self.indent += 1
         code = self.value(expr, sub)
+        at = Tuple((sub.mask,))
         if sub.parent.points.kind == "elem":
-            xp = self.xp
-            put = self.helper("_put")
-            self.emit(f"{out} = {xp}.reshape({put}({xp}.reshape({out}, (-1,)), ({sub.mask},), {code}), {out}.shape)")
+            put = Call(Name(self.helper("_put")), (self.call("reshape", out, FLAT), at, code))
+            self.emit(Assign(out, self.call("reshape", put, lir.Attr(out, "shape"))))
         else:
-            self.emit(f"{out} = {self.helper('_put')}({out}, ({sub.mask},), {code})")
+            self.emit(Assign(out, Call(Name(self.helper('_put')), (out, at, code))))
         self.indent -= 1
 
-    def _scalar_piecewise(self, clauses, lv: Level) -> str:
+    def _scalar_piecewise(self, clauses, lv: Level) -> lir.Expr:
         """A real ``if``; a later clause's predicate is computed in the ``else`` of the earlier
         ones (nested), so it is only evaluated where Python would evaluate it."""
-        out = self.fresh("choice")
+        out = Name(self.fresh("choice"))
         depth = 0
         cond_lv = lv
 
@@ -294,17 +301,16 @@ class BranchPrinting:
         varying = self._varying_binders(lv) | {ELEM}
         arrays = any(self.deps(x) & varying for x, _ in clauses)     # the value is an array of lv's points
 
-        def arm(expr) -> str:
+        def arm(expr) -> lir.Expr:
             code = self.value(expr, Level(cond_lv, "cond"))
             # at an array level an arm may be a plain number (b in `i if p else b`): an array of the
             # level's points either way (later code indexes it by segment or gathers from it)
             if not self._is_array_level(lv):
                 return code
-            xp = self.xp
-            code = f"{xp}.asarray({code}, dtype={xp}.float64)" if floating else f"{xp}.asarray({code})"
+            code = self.call("asarray", code, dtype=self.dtype("float64")) if floating else self.call("asarray", code)
             if arrays and not self.deps(expr) & varying:
-                shape = self._size(lv) if lv.points.kind == "elem" else f"({self._size(lv)},)"
-                code = f"{xp}.broadcast_to({code}, {shape})"
+                shape = self._size(lv) if lv.points.kind == "elem" else Tuple((self._size(lv),))
+                code = self.call("broadcast_to", code, shape)
             return code
 
         for k, (expr, cond) in enumerate(clauses):
@@ -312,12 +318,12 @@ class BranchPrinting:
             if last and k == 0:
                 return self.value(expr, lv)
             if last:    # inside the else of the clauses before it
-                self.emit(f"{out} = {arm(expr)}")
+                self.emit(Assign(out, arm(expr)))
                 break
             c = self.value(cond, cond_lv)
             self.emit(f"if {c}:")
             self.indent += 1
-            self.emit(f"{out} = {arm(expr)}")
+            self.emit(Assign(out, arm(expr)))
             self.indent -= 1
             self.emit("else:")
             self.indent += 1
@@ -326,28 +332,27 @@ class BranchPrinting:
         self.indent -= depth
         return out
 
-    def _short_circuit(self, e, lv: Level) -> str:
+    def _short_circuit(self, e, lv: Level) -> lir.Expr:
         is_and = isinstance(e, gammas.AndThen)
         if not self._is_array_level(lv) or not self.deps(e) & (self._varying_binders(lv) | {ELEM}):
             # one truth value for the whole level (also inside a masked arm): Python's own and/or
-            out = self.fresh("b")
+            out = Name(self.fresh("b"))
             first = self.value(e.args[0], lv)
-            self.emit(f"{out} = bool({first})")
+            self.emit(Assign(out, Call(Name("bool"), (first,))))
             for a in e.args[1:]:
                 self.emit(f"if {'' if is_and else 'not '}{out}:")
                 self.indent += 1
                 sub = Level(lv, "cond")
-                self.emit(f"{out} = bool({self.value(a, sub)})")
+                self.emit(Assign(out, Call(Name("bool"), (self.value(a, sub),))))
                 self.indent -= 1
             return out
-        out = self.fresh("b")
+        out = Name(self.fresh("b"))
         first = self.value(e.args[0], lv)
         # an elementwise level's size is its shape already (as in the arms of a Piecewise above)
-        shape = self._size(lv) if lv.points.kind == "elem" else f"({self._size(lv)},)"
-        self.emit(f"{out} = {self.xp}.asarray({self.xp}.broadcast_to({self.xp}.asarray({first}, dtype={self.xp}.bool), "
-                  f"{shape}), copy=True)")
+        shape = self._size(lv) if lv.points.kind == "elem" else Tuple((self._size(lv),))
+        self.emit(Assign(out, self._filled(first, shape, "bool")))
         for a in e.args[1:]:
-            sel = self.fresh("m")
-            self.emit(f"{sel} = {self.xp}.asarray({out}, copy=True)" if is_and else f"{sel} = ~{out}")
+            sel = Name(self.fresh("m"))
+            self.emit(Assign(sel, self.call("asarray", out, copy=Lit("True")) if is_and else Unary("~", out)))
             self._masked_assign(out, a, self._point_level(lv, sel))
         return out

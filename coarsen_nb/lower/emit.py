@@ -117,6 +117,10 @@ class Printer(LevelPrinting, OperatorPrinting, NestPrinting, BranchPrinting, Sca
         return lir.Call(lir.Attr(lir.Name(self.xp), fn), tuple(map(lir.expr, args)),
                         tuple((k, lir.expr(v)) for k, v in kwargs.items()))
 
+    def dtype(self, name: str) -> lir.Attr:
+        """``xp.<name>``: a dtype (or constant, ``xp.inf``) of the array namespace."""
+        return lir.Attr(lir.Name(self.xp), name)
+
     def helper(self, name: str) -> str:
         """``name``, a helper of the generated module that this printer's code calls: printed code that
         calls a helper names it through this, so that the module defines what its code calls."""

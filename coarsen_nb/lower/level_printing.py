@@ -44,7 +44,7 @@ class LevelPrinting:
             n_parent = self._size(lv)
             cnt, seg, off, pos, idx = (new(h) for h in ("n", "seg", "off", "pos", kname))
             count = lir.Raw(trip_count(a, b, s, a_c, b_c, s_c, f'{self.xp}.maximum'))
-            self.emit(lir.Assign(cnt, lir.BinOp("+", count, self.call("zeros", n_parent, dtype=self._int64))))
+            self.emit(lir.Assign(cnt, lir.BinOp("+", count, self.call("zeros", n_parent, dtype=self.dtype("int64")))))
             self.emit(lir.Assign(seg, self.call("repeat", self.call("arange", n_parent), cnt)))
             self.emit(lir.Assign(off, lir.BinOp("-", self.call("cumulative_sum", cnt), cnt)))
             self.emit(lir.Assign(pos, lir.BinOp("-", self.call("arange", length(seg)), lir.Index(off, (seg,)))))
@@ -55,10 +55,6 @@ class LevelPrinting:
         lv.children[key] = child
         return child
 
-
-    @property
-    def _int64(self) -> lir.Attr:
-        return lir.Attr(lir.Name(self.xp), "int64")
 
     def _size(self, lv: Level) -> lir.Expr:
         if lv.points.size is not None:
