@@ -12,6 +12,7 @@ from __future__ import annotations
 import sympy as sp
 
 from coarsen_nb.errors import NoSegmentForm
+from coarsen_nb.lower import lir
 from coarsen_nb.lower.printing import Level
 from coarsen_nb.phi import scans
 
@@ -37,7 +38,7 @@ class ScanPrinting:
                 return a
         return self._child(self.root, k, *e.args[3:6])
 
-    def _scan(self, e, lv: Level) -> str:
+    def _scan(self, e, lv: Level) -> lir.Expr:
         at = self._scan_level(e, lv)
         if at is not lv:
             return self.bcast(self.value(e, at), at, lv)
@@ -47,21 +48,21 @@ class ScanPrinting:
         a, w = e.args[:2]
         return self._scan_call(a, w, sp.Integer(0), at, reverse=True)
 
-    def _scan_call(self, a, b, init, lv: Level, reverse: bool) -> str:
+    def _scan_call(self, a, b, init, lv: Level, reverse: bool) -> lir.Expr:
         n = lv.size
-        xp = self.xp
 
         def vec(x):     # a length-n array (reversed for the costate) or a number
             code = self.value(x, lv)
             if not reverse or not self.deps(x):
                 return code
-            return f"{xp}.flip({code})"
+            return self.call("flip", code)
 
         i0 = self.value(init, self.root)
         if a == 1:
-            call = f"{self.helper('_sum_scan')}({vec(b)}, {i0}, {n})"
+            call = lir.Call(lir.Name(self.helper('_sum_scan')), (vec(b), i0, n))
         elif b == 0:
-            call = f"{self.helper('_prod_scan')}({vec(a)}, {i0}, {n})"
+            call = lir.Call(lir.Name(self.helper('_prod_scan')), (vec(a), i0, n))
         else:
-            call = f"{self.helper('_lin_scan')}({vec(a)}, {vec(b)}, {i0}, {n})"
-        return f"{xp}.flip({call})" if reverse else call
+            fn = lir.Name(self.helper('_lin_scan'))
+            call = lir.Call(fn, (vec(a), vec(b), i0, n))
+        return self.call("flip", call) if reverse else call

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import sympy as sp
 
-from coarsen_nb.lower import naming
+from coarsen_nb.lower import lir, naming
+from coarsen_nb.lower.printing import length
 
 
 def count(literal, size) -> str:
@@ -57,10 +58,13 @@ def _lengths(writer) -> dict[str, str]:
     return {writer.py(n): writer.py(a) for n, a in naming.length_steps(writer.plan).items()}
 
 
-def whole_write(xp: str, out: str, base: str, vals: str, n: str, identity: bool) -> tuple[str, str] | None:
-    """The ``if`` line and the assignment for a write of ``vals`` at ``k`` over ``range(0, n, 1)`` into
-    ``base`` (``identity``: the write's index is its loop's ``k``), else None."""
+def whole_write(pr, base: lir.Expr, vals: lir.Expr, n: lir.Expr, identity: bool) -> tuple[lir.Expr, lir.Expr] | None:
+    """The test and the value for a write of ``vals`` at ``k`` over ``range(0, n, 1)`` into ``base``
+    (``identity``: the write's index is its loop's ``k``), else None: ``if test: out = value``.  ``pr``:
+    the printer (its array namespace)."""
     if not identity:
         return None
-    return (f"if {base}.ndim == 1 and {base}.shape[0] == {n}:",
-            f"{out} = {xp}.asarray({xp}.broadcast_to({xp}.asarray({vals}, dtype={xp}.float64), ({n},)), copy=True)")
+    one_d = lir.Compare("==", lir.Attr(base, "ndim"), lir.Lit("1"))
+    test = lir.BoolOp("and", (one_d, lir.Compare("==", length(base), n)))
+    return test, pr.call("asarray", pr.call("broadcast_to", pr.call("asarray", vals, dtype=pr.dtype("float64")),
+                                            lir.Tuple((n,))), copy=lir.Lit("True"))

@@ -10,41 +10,49 @@ write inside another array level has no segment form (``NoSegmentForm``: a finer
 from __future__ import annotations
 
 from coarsen_nb.errors import NoSegmentForm
-from coarsen_nb.lower import trivial
+from coarsen_nb.lower import lir, trivial
+from coarsen_nb.lower.lir import Assign, Call, Lit, Name
 from coarsen_nb.lower.printing import Level
 
 
 class WritePrinting:
     """Written arrays of the :class:`~coarsen_nb.lower.emit.Printer`."""
 
-    def _write(self, e, lv: Level) -> str:
+    def _write(self, e, lv: Level) -> lir.Expr:
         init, body, k, a, b, s, *idx = e.args
         if self._is_array_level(lv):
             raise NoSegmentForm("nested-write")
         child = self._child(lv, k, a, b, s)
         vals = self.value(body, child)
-        where = ", ".join(str(self.value(i, child)) for i in idx)
-        out = self.fresh("w")
+        where = [self.value(i, child) for i in idx]
+        out = Name(self.fresh("w"))
         base = self.value(init, lv)
-        whole = trivial.whole_write(self.xp, out, base, vals, self._size(child), len(idx) == 1 and idx[0] == k
+        whole = trivial.whole_write(self, base, vals, self._size(child), len(idx) == 1 and idx[0] == k
                                     and a == 0 and s == 1 and lv.kind == "root")
         if whole:
-            self.emit(whole[0])
+            self.emit(f"if {whole[0]}:")
             self.indent += 1
-            self.emit(whole[1])
+            self.emit(Assign(out, whole[1]))
             self.indent -= 1
             self.emit("else:")
             self.indent += 1
-        self.emit(f"{out} = {self.xp}.asarray({base}, dtype={self.xp}.float64, copy=True)")
-        self.emit(f"{out} = {self.helper('_put')}({out}, ({where},), {vals})")
+        self._put_copy(out, base, where, vals)
         if whole:
             self.indent -= 1
         return out
 
-    def _unwritten(self, e, lv: Level) -> str:
+    def _unwritten(self, e, lv: Level) -> lir.Expr:
         body, k, a, b, s, *idx = e.args
         child = self._child(lv, k, a, b, s)
-        out = self.fresh("u")
-        self.emit(f"{out} = {self.xp}.asarray({self.value(body, self.root)}, dtype={self.xp}.float64, copy=True)")
-        self.emit(f"{out} = {self.helper('_put')}({out}, ({', '.join(str(self.value(i, child)) for i in idx)},), 0.0)")
+        out = Name(self.fresh("u"))
+        self._put_copy(out, self.value(body, self.root), lambda: [self.value(i, child) for i in idx], Lit("0.0"))
         return out
+
+    def _put_copy(self, out: Name, base: lir.Expr, where, vals: lir.Expr) -> None:
+        """``out = xp.asarray(base, dtype=xp.float64, copy=True)``, then ``out = _put(out, (where,), vals)``
+        (``where``: the index expressions, or a function giving them, called after the first statement).
+        The index tuple keeps the trailing comma the text always had, ``(i, j,)``: a refactor of the text."""
+        self.emit(Assign(out, self.call("asarray", base, dtype=self.dtype("float64"), copy=Lit("True"))))
+        where = where() if callable(where) else where
+        at = lir.Raw(f"({', '.join(map(str, where))},)") if len(where) > 1 else lir.Tuple(tuple(where))
+        self.emit(Assign(out, Call(Name(self.helper('_put')), (out, at, vals))))
