@@ -333,7 +333,7 @@ class Printer(LevelPrinting, OperatorPrinting, NestPrinting, BranchPrinting, Sca
             if len(idx) == 2 and self._dense_pair(lv) is not None:
                 blk = self._block_read(s, *self._dense_pair(lv))
                 if blk is not None:     # A[i + c, j + c'] on a dense nest: a block, flattened row by row
-                    return self.call("reshape", lir.Raw(self.printed(blk)), FLAT)
+                    return self.call("reshape", self.printed(blk), FLAT)
             codes = [self.value(i, lv) for i in idx]
             if not self._is_array_level(lv):
                 codes = [c if is_int_literal(c) else lir.Call(lir.Name("int"), (c,)) for c in codes]

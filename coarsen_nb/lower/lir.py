@@ -11,10 +11,11 @@ The records are small and frozen, and every one prints on its own (``str(node)``
 * **expressions** (:mod:`coarsen_nb.lower.lir_exprs`, named from here too) — :class:`Name`, :class:`Lit`
   (a literal, as printed: ``0.5``, ``True``, ``'valid'``),
   :class:`Attr`, :class:`Index` with :class:`Slice`, :class:`Call`, :class:`BinOp`, :class:`Unary`,
-  :class:`Compare`, :class:`BoolOp`, :class:`IfExp`, :class:`Tuple`, :class:`Paren`.  A node prints exactly
-  the text its fields say and adds no parentheses of its own: where Python's precedence needs them the
-  printer says so with :class:`Paren`, as it wrote them in text before.  So a printer moved from f-strings
-  to records prints the same characters, and "the generated code did not change" stays a byte comparison.
+  :class:`Compare`, :class:`BoolOp`, :class:`IfExp`, :class:`Tuple`, :class:`List`, :class:`Paren`.
+  A node prints exactly the text its fields say and adds no parentheses of its own: where Python's
+  precedence needs them the printer says so with :class:`Paren`, as it wrote them in text before.  So a
+  printer moved from f-strings to records prints the same characters, and "the generated code did not
+  change" stays a byte comparison.
 * **statements** — :class:`Assign` (also ``x[i] = v`` and ``a, b = c, d``), :class:`AugAssign`,
   :class:`ExprStmt`, :class:`If`, :class:`For`, :class:`While`, :class:`Break`, :class:`Pass`,
   :class:`Return`, :class:`Raise`, :class:`Free` (``del``), :class:`Comment` (with the user's source lines it
@@ -40,6 +41,7 @@ from coarsen_nb.lower.lir_exprs import (  # noqa: F401 (the IR's expressions, na
     Expr,
     IfExp,
     Index,
+    List,
     Lit,
     Name,
     Paren,

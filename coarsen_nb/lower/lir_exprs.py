@@ -193,6 +193,19 @@ class Tuple(Expr):
 
 
 @dataclass(frozen=True, slots=True)
+class List(Expr):
+    """``[a, b]``: a list display (the arrays ``xp.concat`` joins)."""
+
+    elts: tuple[Expr, ...]
+
+    def children(self):
+        return self.elts
+
+    def text(self) -> str:
+        return f"[{', '.join(map(str, self.elts))}]"
+
+
+@dataclass(frozen=True, slots=True)
 class Raw(Expr):
     """An expression some printer still writes as text (its reads are unknown; see the module docstring)."""
 

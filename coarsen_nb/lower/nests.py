@@ -7,6 +7,8 @@ The windows ``x[i + j + c]`` of a correlation are kept as a :class:`Window`, not
 strided view, so that their contractions with vectors print as correlations and a convolution
 (``_window_matvec``, ``_window_vecmat``, ``_window_outer_add``): a sliding view's rows overlap, so a
 matrix product on it is not BLAS but a strided loop, and its adjoint an (n_i, n_j) outer product.
+
+Values and statements are records of the lowered IR (:mod:`coarsen_nb.lower.lir`).
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ import sympy as sp
 
 from coarsen_nb.errors import NoSegmentForm
 from coarsen_nb.lower import lir
-from coarsen_nb.lower.printing import Level, int_typed, is_atom_code
+from coarsen_nb.lower.lir import Assign, BinOp, Call, Index, Lit, Name, Paren, Slice, Tuple, Unary
+from coarsen_nb.lower.printing import FLAT, Level, chain, int_typed, is_atom_code, length, positive
 from coarsen_nb.phi import forms
 from coarsen_nb.symbolic.levels import ELEM
 
@@ -27,18 +30,21 @@ class Window:
     """The windows ``x[lo + i + j]`` (i < n_i, j < n_j) read by a dense nest; prints as their view."""
 
     arr: str
-    lo: str
-    n_i: str
-    n_j: str
+    lo: lir.Expr
+    n_i: lir.Expr
+    n_j: lir.Expr
 
-    calls = frozenset({"_window"})      # the helper its text calls (Printer.printed registers it)
+    calls = frozenset({"_window"})      # the helper its code calls (Printer.printed registers it)
 
     @property
-    def args(self) -> str:
-        return f"{self.lo}, {self.n_i}, {self.n_j}"
+    def args(self) -> tuple[lir.Expr, ...]:
+        return (self.lo, self.n_i, self.n_j)
+
+    def expr(self) -> lir.Expr:
+        return Call(Name("_window"), (lir.expr(self.arr), *self.args))
 
     def __str__(self) -> str:
-        return f"_window({self.arr}, {self.args})"
+        return str(self.expr())
 
 
 @dataclass(frozen=True)
@@ -46,11 +52,19 @@ class Matrix:
     """The code of an (n_i, n_j) array of a dense nest and the helpers it calls (a block read is
     ``_block(...)``): a matrix may be built and then not printed, so its calls count once it is."""
 
-    code: str
+    code: lir.Expr
     calls: frozenset[str] = frozenset()
 
-    def __str__(self) -> str:
+    def expr(self) -> lir.Expr:
         return self.code
+
+    def __str__(self) -> str:
+        return str(self.code)
+
+
+def _expr(m) -> lir.Expr:
+    """A factor of a dense nest's matrix as an expression (a :class:`Window` or :class:`Matrix`: its code)."""
+    return m.expr() if isinstance(m, Window | Matrix) else lir.expr(m)
 
 
 def _calls(code) -> frozenset[str]:
@@ -61,11 +75,11 @@ def _calls(code) -> frozenset[str]:
 class NestPrinting:
     """Dense nests and segment operations of the :class:`~coarsen_nb.lower.emit.Printer`."""
 
-    def printed(self, m) -> str:
-        """A dense nest's matrix ``m`` (a :class:`Window`, a :class:`Matrix` or a name) as text, the helpers
-        its text calls registered: a matrix may be built and not used, so they count once it is printed."""
+    def printed(self, m) -> lir.Expr:
+        """A dense nest's matrix ``m`` (a :class:`Window`, a :class:`Matrix` or a name) as an expression, the
+        helpers its code calls registered: a matrix may be built and not used, so they count once it is printed."""
         self.helpers.update(_calls(m))
-        return str(m)
+        return _expr(m)
 
     def _dense_pair(self, child: Level):
         """(i, j) when ``child`` is a rectangular unit-step loop j directly inside a top-level unit-step
@@ -115,26 +129,30 @@ class NestPrinting:
             prod = sp.Mul(*general)
             code = self.value(prod, child)
             if self._may_be_scalar(prod):
-                code = f"({code} + {self.xp}.zeros({child.size}))"
-            blocks.append(f"{self.xp}.reshape({code}, ({lv.size}, {child.rect}))")
+                code = self._plus_zeros(code, child.size)
+            blocks.append(self.call("reshape", code, Tuple((lv.size, child.rect))))
         if not blocks and need_matrix:
             return None
         jl = self._child(self.root, j, *rj)
         m = None if not blocks else blocks[0] if len(blocks) == 1 else \
-            Matrix("(" + " * ".join(map(str, blocks)) + ")", frozenset().union(*(_calls(b) for b in blocks)))
+            Matrix(Paren(chain("*", [_expr(b) for b in blocks])), frozenset().union(*(_calls(b) for b in blocks)))
         g = self.value(sp.Mul(*fi), lv) if fi else None
         h = self.value(sp.Mul(*fj), jl) if fj else None
         # a factor that may be one number (invariant, or a branch on a scalar) becomes a vector
         if g is not None and (not self.deps(sp.Mul(*fi)) & {i} or self._may_be_scalar(sp.Mul(*fi))):
-            g = f"({g} + {self.xp}.zeros({lv.size}))"
+            g = self._plus_zeros(g, lv.size)
         if h is not None and self._may_be_scalar(sp.Mul(*fj)):
-            h = f"({h} + {self.xp}.zeros({jl.size}))"
+            h = self._plus_zeros(h, jl.size)
         # an integer factor (i + 1, j) as floats: the array API promotes no int64 array with float64 in @ or *
         if g is not None and int_typed(sp.Mul(*fi)):
-            g = f"{self.xp}.asarray({g}, dtype={self.xp}.float64)"
+            g = self.call("asarray", g, dtype=self.dtype("float64"))
         if h is not None and int_typed(sp.Mul(*fj)):
-            h = f"{self.xp}.asarray({h}, dtype={self.xp}.float64)"
+            h = self.call("asarray", h, dtype=self.dtype("float64"))
         return m, g, h
+
+    def _plus_zeros(self, code: lir.Expr, n: lir.Expr) -> lir.Expr:
+        """``(code + xp.zeros(n))``: a value that may be one number, as a vector of ``n``."""
+        return Paren(BinOp("+", code, self.call("zeros", n)))
 
     def rect_sum(self, body, child: Level):
         """Σ_j of ``body`` at the dense level ``child`` as matrix-vector products on blocks and windows,
@@ -145,7 +163,7 @@ class NestPrinting:
             if rp is None:
                 return None
             parts.append(self.rect_rows(*rp))
-        return parts[0] if len(parts) == 1 else "(" + " + ".join(parts) + ")"
+        return parts[0] if len(parts) == 1 else Paren(chain("+", parts))
 
     def _terms(self, e) -> list:
         """The terms of a sum, looking through the temps that name its parts."""
@@ -155,36 +173,38 @@ class NestPrinting:
             return [t for a in e.args for t in self._terms(a)]
         return [e]
 
-    def rect_rows(self, m, g, h) -> str:
+    def rect_rows(self, m, g, h) -> lir.Expr:
         """Σ_j M[i, j]·h[j]·g[i] of ``rect_product``'s parts (h None: 1): a correlation on windows."""
         if isinstance(m, Window):
-            h = h if h is not None else f"{self.xp}.ones({m.n_j})"
-            mv = f"{self.helper('_window_matvec')}({m.arr}, {m.args}, {h})"
+            fn = Name(self.helper('_window_matvec'))
+            mv = Call(fn, (lir.expr(m.arr), *m.args, h if h is not None else self.call("ones", m.n_j)))
         else:
-            mv = f"{self.xp}.sum({self.printed(m)}, axis=1)" if h is None else f"({self.printed(m)} @ {h})"
-        return mv if g is None else f"({mv} * {g})"
+            mv = self.call("sum", self.printed(m), axis=Lit("1")) if h is None else \
+                Paren(BinOp("@", self.printed(m), h))
+        return mv if g is None else Paren(BinOp("*", mv, g))
 
-    def rect_columns(self, m, g, h) -> str:
+    def rect_columns(self, m, g, h) -> lir.Expr:
         """Σ_i g[i]·M[i, j]·h[j] of ``rect_product``'s parts (g or M None: 1, not both)."""
-        xp = self.xp
         if isinstance(m, Window):
-            col = f"{self.helper('_window_vecmat')}({g if g is not None else f'{xp}.ones({m.n_i})'}, {m.arr}, {m.args})"
+            fn = Name(self.helper('_window_vecmat'))
+            col = Call(fn, (g if g is not None else self.call("ones", m.n_i), lir.expr(m.arr), *m.args))
         else:
-            col = f"{xp}.sum({self.printed(m)}, axis=0)" if g is None else f"{xp}.sum({g})" if m is None else \
-                f"({g} @ {self.printed(m)})"
-        return col if h is None else f"({col} * {h})"
+            col = self.call("sum", self.printed(m), axis=Lit("0")) if g is None else self.call("sum", g) \
+                if m is None else Paren(BinOp("@", g, self.printed(m)))
+        return col if h is None else Paren(BinOp("*", col, h))
 
-    def window_add(self, b: str, win: Window, m, g, h) -> str:
+    def window_add(self, b: str, win: Window, m, g, h) -> lir.Stmt:
         """The statement ``b[lo + i + j] += M[i, j]·g[i]·h[j]`` into the windows ``win`` of ``b``: one
         convolution of g and h when there is no M (h or g None: 1), else the slice adds of ``_window_add``."""
-        xp = self.xp
         if m is None:
-            g = g if g is not None else f"{xp}.ones({win.n_i})"
-            h = h if h is not None else f"{xp}.ones({win.n_j})"
-            return f"{self.helper('_window_outer_add')}({b}, {win.args}, {g}, {h})"
-        factors = [self.printed(m)] + ([f"({g})[:, None]"] if g is not None else []) + \
-            ([f"({h})[None, :]"] if h is not None else [])
-        return f"{self.helper('_window_add')}({b}, {win.args}, {' * '.join(factors)})"
+            g = g if g is not None else self.call("ones", win.n_i)
+            h = h if h is not None else self.call("ones", win.n_j)
+            fn = Name(self.helper('_window_outer_add'))
+            return lir.ExprStmt(Call(fn, (lir.expr(b), *win.args, g, h)))
+        every = Slice()
+        factors = [self.printed(m)] + ([Index(Paren(g), (every, Lit("None")))] if g is not None else []) + \
+            ([Index(Paren(h), (Lit("None"), every))] if h is not None else [])
+        return lir.ExprStmt(Call(Name(self.helper('_window_add')), (lir.expr(b), *win.args, chain("*", factors))))
 
     def _power_table(self, f, i, j, lv: Level):
         """x_i ** e_j (an integer exponent of j) as an (n_i, n_j) table built by a cumulative product
@@ -198,20 +218,28 @@ class NestPrinting:
         key = (f, lv.id)
         if key in self._tables:
             return self._tables[key]
-        xp = self.xp
         jl = self._child(self.root, j, *self.deps.ranges[j])
         b = self.value(base, lv)
         e = self.value(ex, jl)
-        bv, ev, top, tab, out = (self.fresh(h) for h in ("pow_base", "pow_exp", "pow_top", "pow_table", "powers"))
-        self.emit(f"{bv} = {xp}.reshape({xp}.asarray({b}, dtype={xp}.float64) + {xp}.zeros({lv.size}), (-1, 1))")
-        self.emit(f"{ev} = {xp}.asarray({e}, dtype={xp}.int64) + {xp}.zeros({jl.size}, dtype={xp}.int64)")
-        self.emit(f"{top} = int({xp}.max({ev})) if {jl.size} > 0 else 0")
-        self.emit(f"if {jl.size} > 0 and int({xp}.min({ev})) >= 0 and {top} <= 2 * {jl.size} + 16:")
-        self.emit(f"    {tab} = {xp}.cumulative_prod({xp}.broadcast_to({bv}, ({lv.size}, {top})), axis=1)")
-        self.emit(f"    {tab} = {xp}.concat([{xp}.ones(({lv.size}, 1)), {tab}], axis=1)")
-        self.emit(f"    {out} = {xp}.take({tab}, {ev}, axis=1)")
-        self.emit("else:")
-        self.emit(f"    {out} = {bv} ** {xp}.asarray({xp}.reshape({ev}, (1, -1)), dtype={xp}.float64)")
+        bv, ev, top, tab, out = (Name(self.fresh(h)) for h in ("pow_base", "pow_exp", "pow_top", "pow_table",
+                                                               "powers"))
+        f64, i64, one, axis = self.dtype("float64"), self.dtype("int64"), Lit("1"), {"axis": Lit("1")}
+        column = Tuple((Lit("-1"), one))
+        self.emit(Assign(bv, self.call("reshape", BinOp("+", self.call("asarray", b, dtype=f64),
+                                                        self.call("zeros", lv.size)), column)))
+        self.emit(Assign(ev, BinOp("+", self.call("asarray", e, dtype=i64), self.call("zeros", jl.size, dtype=i64))))
+        as_int = lambda fn: Call(Name("int"), (self.call(fn, ev),))        # noqa: E731
+        self.emit(Assign(top, lir.IfExp(as_int("max"), positive(jl.size), Lit("0"))))
+        small = BinOp("+", BinOp("*", Lit("2"), jl.size), Lit("16"))
+        test = lir.BoolOp("and", (positive(jl.size), lir.Compare(">=", as_int("min"), Lit("0")),
+                                  lir.Compare("<=", top, small)))
+        powers = self.call("broadcast_to", bv, Tuple((lv.size, top)))
+        table = (Assign(tab, self.call("cumulative_prod", powers, **axis)),
+                 Assign(tab, self.call("concat", lir.List((self.call("ones", Tuple((lv.size, one))), tab)), **axis)),
+                 Assign(out, self.call("take", tab, ev, **axis)))
+        row = Tuple((one, Lit("-1")))
+        power = Assign(out, BinOp("**", bv, self.call("asarray", self.call("reshape", ev, row), dtype=f64)))
+        self.emit(lir.If(test, table, (power,)))
         self._tables[key] = out
         return out
 
@@ -233,7 +261,7 @@ class NestPrinting:
         if win is not None:
             return win
         args = self._block_read_index(idx, i, j)
-        return None if args is None else Matrix(f"_block({arr}, {args})", frozenset({"_block"}))
+        return None if args is None else Matrix(Call(Name("_block"), (lir.expr(arr), *args)), frozenset({"_block"}))
 
     def _window_read_index(self, idx, i, j, arr: str = ""):
         """The :class:`Window` of ``arr`` that ``[i + j + c]`` covers (else None)."""
@@ -247,8 +275,8 @@ class NestPrinting:
         n_i, n_j = self.value(sp.Max(0, bi - ai)), self.value(sp.Max(0, bj - aj))
         return Window(arr, lo, n_i, n_j)
 
-    def _block_read_index(self, idx, i, j):
-        """``lo_i, n_i, lo_j, n_j`` of the block that ``[i + c, j + c']`` covers (else None)."""
+    def _block_read_index(self, idx, i, j) -> tuple[lir.Expr, ...] | None:
+        """``(lo_i, n_i, lo_j, n_j)`` of the block that ``[i + c, j + c']`` covers (else None)."""
         if len(idx) != 2:
             return None
         ci, cj = sp.sympify(idx[0]) - i, sp.sympify(idx[1]) - j
@@ -257,9 +285,9 @@ class NestPrinting:
         (ai, bi, _), (aj, bj, _) = self.deps.ranges[i], self.deps.ranges[j]
         lo_i, lo_j = self.value(ai + ci), self.value(aj + cj)
         n_i, n_j = self.value(sp.Max(0, bi - ai)), self.value(sp.Max(0, bj - aj))
-        return f"{lo_i}, {n_i}, {lo_j}, {n_j}"
+        return lo_i, n_i, lo_j, n_j
 
-    def _segments(self, code: str, k, lv: Level):
+    def _segments(self, code: lir.Expr, k, lv: Level):
         """``code`` (values at level ``lv``) as a 2-D array with one row per segment of ``k``.
 
         Returns (name, rows, cols, flat) with ``flat(x)`` the code that turns a result of that
@@ -267,21 +295,21 @@ class NestPrinting:
         rectangular loop j opened under k's level (an adjoint summed over an outer index j
         inside k's level), the layout is (k, j) and the segments are its columns.
         """
-        xp = self.xp
-        name = self.fresh("v")
+        name = Name(self.fresh("v"))
         parent = lv.parent
+        points = BinOp("+", code, self.call("zeros", lv.size))
         if lv.binder == k:
-            rows = "1" if parent.kind == "root" else parent.size
-            cols = f"{lv.size}" if parent.kind == "root" else lv.rect
+            rows = Lit("1") if parent.kind == "root" else parent.size
+            cols = lv.size if parent.kind == "root" else lv.rect
             if cols is None:
                 raise NoSegmentForm("triangular-extrema")
-            self.emit(f"{name} = {xp}.reshape({code} + {xp}.zeros({lv.size}), ({rows}, {cols}))")
-            return name, rows, cols, lambda x: f"{xp}.reshape({x}, (-1,))"
+            self.emit(Assign(name, self.call("reshape", points, Tuple((rows, cols)))))
+            return name, rows, cols, lambda x: self.call("reshape", x, FLAT)
         if (parent is not None and parent.binder == k and parent.kind == "range" and parent.seg is None
                 and parent.parent is not None and parent.parent.kind == "root" and lv.rect is not None):
-            self.emit(f"{name} = {xp}.asarray({xp}.reshape({code} + {xp}.zeros({lv.size}), "
-                      f"({parent.size}, {lv.rect})).T, copy=True)")
-            return name, lv.rect, parent.size, lambda x: f"{xp}.reshape({x}.T, (-1,))"
+            table = self.call("reshape", points, Tuple((parent.size, lv.rect)))
+            self.emit(Assign(name, self.call("asarray", lir.Attr(table, "T"), copy=Lit("True"))))
+            return name, lv.rect, parent.size, lambda x: self.call("reshape", lir.Attr(x, "T"), FLAT)
         raise NoSegmentForm("segment-away")
 
     def _at_arg_extremum(self, body, child: Level, rng) -> str | None:
@@ -305,12 +333,13 @@ class NestPrinting:
         if key not in self._tables:
             g = self.value(hot.args[0], child)
             if not self.deps(hot.args[0]) & ({rng[0]} | self._varying_binders(child)):
-                g = f"{self.xp}.broadcast_to({self.xp}.asarray({g}), ({child.size},))"
-            ix = self.fresh("ix")
+                g = self._each(g, child.size)
+            ix = Name(self.fresh("ix"))
             pick = "argmax" if hot.args[5] > 0 else "argmin"
-            self.emit(f"{ix} = {self.xp}.{pick}({self.xp}.reshape({g}, (1, -1)), axis=1) if {child.size} > 0 else "
-                      f"{self.xp}.zeros(0, dtype={self.xp}.int64)")
-            self._tables[key] = Level(child, "mask", mask=lir.Name(ix), size=lir.expr(f"{ix}.shape[0]"))
+            at = self.call(pick, self.call("reshape", g, Tuple((Lit("1"), Lit("-1")))), axis=Lit("1"))
+            none = self.call("zeros", Lit("0"), dtype=self.dtype("int64"))
+            self.emit(Assign(ix, lir.IfExp(at, positive(child.size), none)))
+            self._tables[key] = Level(child, "mask", mask=ix, size=length(ix))
             self._tables[key].pick = True
         point = self._tables[key]
         varying = {rng[0]} | self._varying_binders(child)
@@ -320,51 +349,61 @@ class NestPrinting:
         outside = sp.Mul(*(f for f in factors if f is not hot and not self.deps(f) & varying))
         vals = self.value(at_point, point)
         if not self.deps(at_point) & varying:
-            vals = f"{self.xp}.broadcast_to({self.xp}.asarray({vals}), ({point.size},))"
-        total = f"{self.xp}.sum({vals})"
+            vals = self._each(vals, point.size)
+        total = self.call("sum", vals)
         if outside == 1:
             return total
         scale = self.value(outside, child.parent)
-        return f"{scale if is_atom_code(scale) else f'({scale})'} * {total}"
+        return BinOp("*", scale if is_atom_code(scale) else Paren(scale), total)
 
-    def _segment_op(self, e, lv: Level) -> str:
+    def _each(self, code: lir.Expr, n: lir.Expr) -> lir.Expr:
+        """``xp.broadcast_to(xp.asarray(code), (n,))``: one number at each of ``n`` points."""
+        return self.call("broadcast_to", self.call("asarray", code), Tuple((n,)))
+
+    def _segment_op(self, e, lv: Level) -> lir.Expr:
         """Exclusive products or arg-extremum indicators of ``body`` within each segment of k."""
         body, k, a, b, s = e.args[:5]
         vv, rows, cols, flat = self._segments(self.value(body, lv), k, lv)
-        xp = self.xp
-        out = self.fresh("x")
-        ones = f"{xp}.ones(({rows}, 1))"
+        out = Name(self.fresh("x"))
+        axis = {"axis": Lit("1")}
+        ones = self.call("ones", Tuple((rows, Lit("1"))))
+
+        def exclusive(x):     # the products before each column of x: a 1 first, the last one dropped
+            row = self.call("cumulative_prod", self.call("concat", lir.List((ones, x)), **axis), **axis)
+            return Index(row, (Slice(), Slice(None, Lit("-1"))))
+
         if isinstance(e, forms.ProdAfter):
             # exclusive suffix products: a reversed cumulative product, no division
-            suf = f"{xp}.cumulative_prod({xp}.concat([{ones}, {xp}.flip({vv}, axis=1)], axis=1), axis=1)[:, :-1]"
-            self.emit(f"{out} = " + flat(f"{xp}.flip({suf}, axis=1)"))
+            suf = exclusive(self.call("flip", vv, **axis))
+            self.emit(Assign(out, flat(self.call("flip", suf, **axis))))
             return out
         if isinstance(e, forms.ProdExcept):
             # exclusive prefix and suffix products: no division, so exact zeros are safe
-            pre = f"{xp}.cumulative_prod({xp}.concat([{ones}, {vv}], axis=1), axis=1)[:, :-1]"
-            suf = f"{xp}.cumulative_prod({xp}.concat([{ones}, {xp}.flip({vv}, axis=1)], axis=1), axis=1)[:, :-1]"
-            self.emit(f"{out} = " + flat(f"({pre} * {xp}.flip({suf}, axis=1))"))
+            pre = exclusive(vv)
+            suf = exclusive(self.call("flip", vv, **axis))
+            self.emit(Assign(out, flat(Paren(BinOp("*", pre, self.call("flip", suf, **axis))))))
             return out
         pick = "argmax" if e.args[5] > 0 else "argmin"
-        self.emit(f"{out} = {xp}.zeros(({rows}, {cols}))")
-        self.emit(f"if {cols} > 0:")
-        self.emit(f"    {out} = {xp}.asarray({xp}.arange({cols}) == {xp}.{pick}({vv}, axis=1, keepdims=True), "
-                  f"dtype={xp}.float64)")
-        self.emit(f"{out} = {flat(out)}")
+        self.emit(Assign(out, self.call("zeros", Tuple((rows, cols)))))
+        hot = lir.Compare("==", self.call("arange", cols), self.call(pick, vv, axis=Lit("1"), keepdims=Lit("True")))
+        self.emit(lir.If(positive(cols), (Assign(out, self.call("asarray", hot, dtype=self.dtype("float64"))),)))
+        self.emit(Assign(out, flat(out)))
         return out
 
-    def _lin_state(self, e, lv: Level) -> str:
+    def _lin_state(self, e, lv: Level) -> lir.Expr:
         """State of v ← a·v + b before each step of k, from 0, per segment: a Hillis–Steele scan of the
         affine maps (a, b) ∘ (a', b') = (a·a', a·b' + b), ⌈log₂ N⌉ passes of products and sums."""
         a, b, k = e.args[:3]
-        xp = self.xp
         sa, rows, _, flat = self._segments(self.value(a, lv), k, lv)
         sb, _, _, _ = self._segments(self.value(b, lv), k, lv)
-        sh, out = self.fresh("sh"), self.fresh("st")
-        self.emit(f"{sh} = 1")
-        self.emit(f"while {sh} < {sb}.shape[1]:")
-        self.emit(f"    {sb}[:, {sh}:] = {sa}[:, {sh}:] * {sb}[:, :-{sh}] + {sb}[:, {sh}:]")
-        self.emit(f"    {sa}[:, {sh}:] = {sa}[:, {sh}:] * {sa}[:, :-{sh}]")
-        self.emit(f"    {sh} *= 2")
-        self.emit(f"{out} = " + flat(f"{xp}.concat([{xp}.zeros(({rows}, 1)), {sb}], axis=1)[:, :-1]"))
+        sh, out = Name(self.fresh("sh")), Name(self.fresh("st"))
+        every = Slice()
+        later, earlier = (every, Slice(sh)), (every, Slice(None, Unary("-", sh)))     # [:, sh:] and [:, :-sh]
+        self.emit(Assign(sh, Lit("1")))
+        self.emit(lir.While(lir.Compare("<", sh, Index(lir.Attr(sb, "shape"), (Lit("1"),))), (
+            Assign(Index(sb, later), BinOp("+", BinOp("*", Index(sa, later), Index(sb, earlier)), Index(sb, later))),
+            Assign(Index(sa, later), BinOp("*", Index(sa, later), Index(sa, earlier))),
+            lir.AugAssign(sh, "*", Lit("2")))))
+        shifted = self.call("concat", lir.List((self.call("zeros", Tuple((rows, Lit("1")))), sb)), axis=Lit("1"))
+        self.emit(Assign(out, flat(Index(shifted, (every, Slice(None, Lit("-1")))))))
         return out

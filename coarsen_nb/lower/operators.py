@@ -23,6 +23,7 @@ from coarsen_nb.lower import lir
 from coarsen_nb.lower.lir import BinOp, Call, Compare, Lit, Name, Paren, Unary
 from coarsen_nb.lower.printing import (
     Level,
+    chain,
     common_coefficient,
     exact_integer_division,
     int_typed,
@@ -141,7 +142,7 @@ class OperatorPrinting:
         if isinstance(e, (sp.And, sp.Or)):
             if not array:
                 return Paren(lir.BoolOp("and" if isinstance(e, sp.And) else "or", tuple(a)))
-            return Paren(_chain("&" if isinstance(e, sp.And) else "|", a))
+            return Paren(chain("&" if isinstance(e, sp.And) else "|", a))
         raise NotImplementedError(f"no printer for {type(e).__name__}: {e}")
 
     def _floats(self, args, codes: list[lir.Expr], force: bool = False) -> list[lir.Expr]:
@@ -206,9 +207,9 @@ class OperatorPrinting:
                     den.append(self._floats([pos], [code], force=True)[0] if cast else code)
             else:
                 num.append(self._floats([f], [self.value(f, lv)], force=True)[0] if cast else self.value(f, lv))
-        text = _chain("*", num) if num else Lit("1.0" if den else "1")
+        text = chain("*", num) if num else Lit("1.0" if den else "1")
         if den:
-            d = den[0] if len(den) == 1 else Paren(_chain("*", den))
+            d = den[0] if len(den) == 1 else Paren(chain("*", den))
             text = self._divide(text, d, array)
             if self._ieee_division(d, array):
                 return Unary("-", text) if sign else text      # a call needs no parentheses of its own
@@ -253,14 +254,6 @@ class OperatorPrinting:
 
 
 _ZERO = Lit("0.0")
-
-
-def _chain(op: str, operands) -> lir.Expr:
-    """``a op b op c``: the operands joined left to right (one operand: itself)."""
-    out = operands[0]
-    for x in operands[1:]:
-        out = BinOp(op, out, x)
-    return out
 
 
 def _power(base: lir.Expr, exp: lir.Expr) -> lir.Expr:

@@ -73,6 +73,14 @@ def length(a: Expr) -> Expr:
     return lir.Index(lir.Attr(a, "shape"), (lir.Lit("0"),))
 
 
+def chain(op: str, operands) -> Expr:
+    """``a op b op c``: the operands joined left to right (one operand: itself)."""
+    out = operands[0]
+    for x in operands[1:]:
+        out = lir.BinOp(op, out, x)
+    return out
+
+
 def positive(n: Expr) -> Expr:
     """``n > 0``: a count that is not empty."""
     return lir.Compare(">", n, lir.Lit("0"))

@@ -209,8 +209,8 @@ class ReverseSweep:
                 return False
             factors = ([pr.printed(m)] if m is not None else []) + ([f"({g})[:, None]"] if g is not None else []) + \
                 ([f"({h})[None, :]"] if h is not None else [])
-            val = " * ".join(factors)
-            pr.emit(f"{pr.helper('_block_add')}({b}, {blk}, {val})")
+            val = " * ".join(map(str, factors))
+            pr.emit(f"{pr.helper('_block_add')}({b}, {', '.join(map(str, blk))}, {val})")
             return True
         return False
 

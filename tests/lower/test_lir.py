@@ -259,3 +259,10 @@ def test_a_power_prints_spaced_or_tight_as_the_printer_asks():
     a, two = Name("a"), Lit("2")
     assert str(BinOp("**", a, two)) == "a ** 2" and str(BinOp("**", Paren(a), two, spaced=False)) == "(a)**2"
     assert eval(str(BinOp("**", a, two, spaced=False)), {}, {"a": 3.0}) == 9.0      # noqa: S307
+
+
+def test_a_list_prints_as_a_list_display_and_its_names_are_read():
+    joined = Call(lir.Attr(Name("xp"), "concat"), (lir.List((Name("a"), Lit("1"))),), (("axis", Lit("1")),))
+    assert str(joined) == "xp.concat([a, 1], axis=1)" and lir.names_in(joined) == ["xp", "a"]
+    lir.verify((Assign(Name("t"), joined),), structured=True)
+
