@@ -8,6 +8,7 @@ statements, the printing of a body and ``verify`` are :mod:`coarsen_nb.lower.lir
 
 from __future__ import annotations
 
+import keyword
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -216,8 +217,12 @@ class Raw(Expr):
 
 
 def expr(e: Expr | str) -> Expr:
-    """``e`` as an expression record: a printer not yet moved over hands its text in as :class:`Raw`."""
-    return e if isinstance(e, Expr) else Raw(e)
+    """``e`` as an expression record: a printer not yet moved over hands its text in as :class:`Raw`, except
+    a plain identifier (an array's name from the module writer, most often), which is the :class:`Name` it
+    is: its read is then known."""
+    if isinstance(e, Expr):
+        return e
+    return Name(e) if e.isidentifier() and not keyword.iskeyword(e) else Raw(e)
 
 
 @dataclass(frozen=True, slots=True)

@@ -266,3 +266,7 @@ def test_a_list_prints_as_a_list_display_and_its_names_are_read():
     assert str(joined) == "xp.concat([a, 1], axis=1)" and lir.names_in(joined) == ["xp", "a"]
     lir.verify((Assign(Name("t"), joined),), structured=True)
 
+
+def test_text_enters_as_a_name_where_it_is_one_else_as_raw():
+    assert lir.expr("b_x2") == Name("b_x2") and lir.expr(Lit("1")) == Lit("1")
+    assert lir.expr("True") == lir.Raw("True") and lir.expr("x.shape") == lir.Raw("x.shape")
