@@ -328,8 +328,8 @@ class Printer(LevelPrinting, OperatorPrinting, NestPrinting, BranchPrinting, Sca
             rows = self.lane_rows.get(idx[0]) if len(idx) >= 2 and lv.kind == "elem" else None
             if rows is not None and not any(self.deps(i) for i in idx[1:]):
                 # z[p, t] over a batched loop's lanes p: the rows first::step of z (a view when in bounds)
-                return lir.expr(lane_rows_read(self, arr, rows, self.value(idx[0], lv),
-                                               [self.value(i, self.root) for i in idx[1:]]))
+                return lane_rows_read(self, arr, rows, self.value(idx[0], lv),
+                                      [self.value(i, self.root) for i in idx[1:]])
             if len(idx) == 2 and self._dense_pair(lv) is not None:
                 blk = self._block_read(s, *self._dense_pair(lv))
                 if blk is not None:     # A[i + c, j + c'] on a dense nest: a block, flattened row by row

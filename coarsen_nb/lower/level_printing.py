@@ -1,8 +1,7 @@
 """The loop levels of a reduction and the reduction back: the :class:`~coarsen_nb.lower.emit.Printer`'s
 ``_child`` opens the level of ``k in range(a, b, s)`` under a level (an index array, with a segment map
 below the root), ``_reduce`` sums (or multiplies, maximizes, minimizes) a body over it back to the parent
-level.  A mixin of the Printer; it builds lowered-IR records (:mod:`coarsen_nb.lower.lir`), and its
-trip count is still text (``printing.trip_count``).
+level.  A mixin of the Printer; it builds lowered-IR records (:mod:`coarsen_nb.lower.lir`).
 """
 
 from __future__ import annotations
@@ -29,7 +28,7 @@ class LevelPrinting:
             self.emit(lir.Assign(idx, self.call("arange", a_c, b_c, s_c)))
             # the trip count as a number, so that the index array is dropped when only its length is used
             cnt = new("n")
-            self.emit(lir.Assign(cnt, lir.Raw(trip_count(a, b, s, a_c, b_c, s_c))))
+            self.emit(lir.Assign(cnt, trip_count(a, b, s, a_c, b_c, s_c)))
             child = Level(lv, "range", binder=k, seg=None, size=cnt)
         elif not varying:
             n_parent = self._size(lv)
@@ -43,7 +42,7 @@ class LevelPrinting:
         else:
             n_parent = self._size(lv)
             cnt, seg, off, pos, idx = (new(h) for h in ("n", "seg", "off", "pos", kname))
-            count = lir.Raw(trip_count(a, b, s, a_c, b_c, s_c, f'{self.xp}.maximum'))
+            count = trip_count(a, b, s, a_c, b_c, s_c, self.dtype("maximum"))
             self.emit(lir.Assign(cnt, lir.BinOp("+", count, self.call("zeros", n_parent, dtype=self.dtype("int64")))))
             self.emit(lir.Assign(seg, self.call("repeat", self.call("arange", n_parent), cnt)))
             self.emit(lir.Assign(off, lir.BinOp("-", self.call("cumulative_sum", cnt), cnt)))

@@ -217,8 +217,8 @@ class ModuleWriter(ReverseSweep, IteratedLoops):
             rows = self._lanes().get(e.index[0].id) if isinstance(e.index[0], ir.Name) and len(e.index) > 1 \
                 and not any(self.ndim(i) for i in e.index[1:]) else None
             if rows is not None:     # z[p, t] over a batched loop's lanes: rows of z, as the kernels read them
-                return lane_rows_read(self, self.code(e.value), rows, self.code(e.index[0]),
-                                      [self.code(i) for i in e.index[1:]])
+                return str(lane_rows_read(self, self.code(e.value), rows, self.code(e.index[0]),
+                                          [self.code(i) for i in e.index[1:]]))
             return f"{self.code(e.value)}[{self.index_code(e)}]"
         if isinstance(e, ir.Attr):
             return f"{self.code(e.value)}.{e.attr}"

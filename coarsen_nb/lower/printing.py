@@ -86,12 +86,14 @@ def positive(n: Expr) -> Expr:
     return lir.Compare(">", n, lir.Lit("0"))
 
 
-def lane_rows_read(printer, array: str, rows: tuple[str, str], lanes, rest: list) -> str:
+def lane_rows_read(printer, array, rows: tuple, lanes, rest: list) -> Expr:
     """``array[p, *rest]`` for the lanes ``p = arange(first, stop, step)`` of a batched loop (``rows`` is
-    (first, step) code): the rows ``first::step`` of ``array``, a view when in bounds (``_take``), not a
+    (first, step)): the rows ``first::step`` of ``array``, a view when in bounds (``_take``), not a
     gather per step.  Shared by the kernel printer and the module writer's opaque steps (``printer``, whose
-    ``helper`` registers the call)."""
-    return f"{printer.helper('_take')}({array}, {rows[0]}, {lanes}.shape[0], {rows[1]})[:, {', '.join(map(str, rest))}]"
+    ``helper`` registers the call); the parts are expressions, or text from the module writer."""
+    first, step = (lir.expr(r) for r in rows)
+    take = lir.Call(lir.Name(printer.helper("_take")), (lir.expr(array), first, length(lir.expr(lanes)), step))
+    return lir.Index(take, (lir.Slice(), *map(lir.expr, rest)))
 
 
 def common_coefficient(e: sp.Add):
@@ -103,12 +105,17 @@ def common_coefficient(e: sp.Add):
     return c, sp.Add(*[rest if k > 0 else -rest for k, rest in parts])
 
 
-def trip_count(a, b, s, a_c: str, b_c: str, s_c: str, maximum: str = "max") -> str:
+_MAX = lir.Name("max")
+
+
+def trip_count(a, b, s, a_c: Expr, b_c: Expr, s_c: Expr, maximum: Expr = _MAX) -> Expr:
     """``len(range(a, b, s))`` as arithmetic (valid for NumPy and CuPy integers too), i.e.
     ceil((b − a) / s) clipped at 0; ``maximum`` is ``xp.maximum`` when the bounds are arrays."""
+    zero = lir.Lit("0")
     if s == 1:
-        return f"{maximum}(0, {b_c})" if a == 0 else f"{maximum}(0, {b_c} - ({a_c}))"
-    return f"{maximum}(0, -((({a_c}) - ({b_c})) // ({s_c})))"
+        return lir.Call(maximum, (zero, b_c if a == 0 else lir.BinOp("-", b_c, lir.Paren(a_c))))
+    span = lir.Paren(lir.BinOp("-", lir.Paren(a_c), lir.Paren(b_c)))
+    return lir.Call(maximum, (zero, lir.Unary("-", lir.Paren(lir.BinOp("//", span, lir.Paren(s_c))))))
 
 
 def int_typed(x) -> bool:
