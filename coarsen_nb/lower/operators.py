@@ -6,7 +6,8 @@ the :class:`~coarsen_nb.lower.emit.Printer`.
 comparisons and logic, and the forms of :mod:`coarsen_nb.phi` that print as one
 call (softplus, a constant outside its domain).  Each is built as an expression of the lowered IR
 (:mod:`coarsen_nb.lower.lir`), with :class:`~coarsen_nb.lower.lir.Paren` where the text had parentheses;
-a registration's spelling (``rules/``) is still text, entered as ``Raw``.  Integer and boolean array operands of a float
+a registration's spelling (``rules/``) is a call of its callee, or, where it is a template, still text
+(``Raw``).  Integer and boolean array operands of a float
 operation are cast (the array API does not promote between kinds).  In scalar
 derivative code (``Printer.ieee``) a division or a power that Python would
 refuse (``0.5 / 0.0``, ``0.0 ** -0.5``) prints as the module's IEEE helper, so
@@ -96,7 +97,7 @@ class OperatorPrinting:
                 self.uses_math = True
             if p.spelling.helper is not None and (array or spelling == p.spelling.array):
                 self.helper(p.spelling.helper)      # (a scalar spelling calls it where it is the array one)
-            return lir.Raw(spell(spelling, [str(c) for c in a], xp if array else None))
+            return _spelled(spelling, a, xp if array else None)
         if isinstance(e, domain.OutsideDomain):
             # the call as the user wrote it, so it raises where Python's own does (ValueError, OverflowError;
             # ** its ZeroDivisionError, or a complex number)
@@ -254,6 +255,19 @@ class OperatorPrinting:
 
 
 _ZERO = Lit("0.0")
+
+
+def _spelled(spelling: str, args: list[lir.Expr], xp: str | None) -> lir.Expr:
+    """:func:`coarsen_nb.rules.record.spell` as a record: a bare name is the call of its callee (``xp.sin``,
+    ``math.sin``, the helper ``_erf``) on ``args``; a template (``{0} % {1}``) is text, entered as ``Raw``."""
+    if "{" in spelling:
+        return lir.Raw(spell(spelling, [str(c) for c in args], xp))
+    dotted = f"{xp}.{spelling}" if xp is not None and not spelling.startswith("_") else spelling
+    head, *attrs = dotted.split(".")
+    callee = Name(head)
+    for attr in attrs:
+        callee = lir.Attr(callee, attr)
+    return Call(callee, tuple(args))
 
 
 def _power(base: lir.Expr, exp: lir.Expr) -> lir.Expr:
