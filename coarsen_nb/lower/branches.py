@@ -2,9 +2,8 @@
 ``where`` for cheap total arms, a real ``if`` for a scalar predicate, and short-circuit
 ``and``/``or``.  A mixin of :class:`~coarsen_nb.lower.emit.Printer`.
 
-Values and assignments are records of the lowered IR (:mod:`coarsen_nb.lower.lir`); the headers of the
-``if`` blocks (``if n:``, ``else:``) are still emitted as text around an indented body, until the printer
-collects nested bodies (notes/lowered-ir.md, step 1's blocks).
+Values and statements are records of the lowered IR (:mod:`coarsen_nb.lower.lir`); an ``if`` collects its
+arms' statements with ``Printer.block()``.
 """
 
 from __future__ import annotations
@@ -278,30 +277,26 @@ class BranchPrinting:
         return code
 
     def _masked_assign(self, out: Name, expr, sub: Level) -> None:
-        self.emit(f"if {sub.size}:")
-        self.indent += 1
-        code = self.value(expr, sub)
-        at = Tuple((sub.mask,))
-        if sub.parent.points.kind == "elem":
-            put = Call(Name(self.helper("_put")), (self.call("reshape", out, FLAT), at, code))
-            self.emit(Assign(out, self.call("reshape", put, lir.Attr(out, "shape"))))
-        else:
-            self.emit(Assign(out, Call(Name(self.helper('_put')), (out, at, code))))
-        self.indent -= 1
+        with self.block() as body:
+            code = self.value(expr, sub)
+            at = Tuple((sub.mask,))
+            if sub.parent.points.kind == "elem":
+                put = Call(Name(self.helper("_put")), (self.call("reshape", out, FLAT), at, code))
+                self.emit(Assign(out, self.call("reshape", put, lir.Attr(out, "shape"))))
+            else:
+                self.emit(Assign(out, Call(Name(self.helper('_put')), (out, at, code))))
+        self.emit(lir.If(sub.size, tuple(body)))
 
     def _scalar_piecewise(self, clauses, lv: Level) -> lir.Expr:
         """A real ``if``; a later clause's predicate is computed in the ``else`` of the earlier
         ones (nested), so it is only evaluated where Python would evaluate it."""
         out = Name(self.fresh("choice"))
-        depth = 0
-        cond_lv = lv
-
         floating = not all(int_typed(self._resolved(x)) for x, _ in clauses)
 
         varying = self._varying_binders(lv) | {ELEM}
         arrays = any(self.deps(x) & varying for x, _ in clauses)     # the value is an array of lv's points
 
-        def arm(expr) -> lir.Expr:
+        def arm(expr, cond_lv: Level) -> lir.Expr:
             code = self.value(expr, Level(cond_lv, "cond"))
             # at an array level an arm may be a plain number (b in `i if p else b`): an array of the
             # level's points either way (later code indexes it by segment or gathers from it)
@@ -313,23 +308,21 @@ class BranchPrinting:
                 code = self.call("broadcast_to", code, shape)
             return code
 
-        for k, (expr, cond) in enumerate(clauses):
-            last = cond == sp.true or k == len(clauses) - 1
-            if last and k == 0:
-                return self.value(expr, lv)
-            if last:    # inside the else of the clauses before it
-                self.emit(Assign(out, arm(expr)))
-                break
+        def choose(k: int, cond_lv: Level) -> None:       # clauses[k:], inside the else of those before
+            expr, cond = clauses[k]
+            if cond == sp.true or k == len(clauses) - 1:
+                self.emit(Assign(out, arm(expr, cond_lv)))
+                return
             c = self.value(cond, cond_lv)
-            self.emit(f"if {c}:")
-            self.indent += 1
-            self.emit(Assign(out, arm(expr)))
-            self.indent -= 1
-            self.emit("else:")
-            self.indent += 1
-            depth += 1
-            cond_lv = Level(cond_lv, "cond")
-        self.indent -= depth
+            with self.block() as then:
+                self.emit(Assign(out, arm(expr, cond_lv)))
+            with self.block() as orelse:
+                choose(k + 1, Level(cond_lv, "cond"))
+            self.emit(lir.If(c, tuple(then), tuple(orelse)))
+
+        if clauses[0][1] == sp.true or len(clauses) == 1:
+            return self.value(clauses[0][0], lv)
+        choose(0, lv)
         return out
 
     def _short_circuit(self, e, lv: Level) -> lir.Expr:
@@ -340,11 +333,9 @@ class BranchPrinting:
             first = self.value(e.args[0], lv)
             self.emit(Assign(out, Call(Name("bool"), (first,))))
             for a in e.args[1:]:
-                self.emit(f"if {'' if is_and else 'not '}{out}:")
-                self.indent += 1
-                sub = Level(lv, "cond")
-                self.emit(Assign(out, Call(Name("bool"), (self.value(a, sub),))))
-                self.indent -= 1
+                with self.block() as then:
+                    self.emit(Assign(out, Call(Name("bool"), (self.value(a, Level(lv, "cond")),))))
+                self.emit(lir.If(out if is_and else Unary("not", out), tuple(then)))
             return out
         out = Name(self.fresh("b"))
         first = self.value(e.args[0], lv)

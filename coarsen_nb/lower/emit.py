@@ -34,6 +34,8 @@ still enters as ``lir.Text``), and the :class:`Level` fields hold expressions.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import sympy as sp
 
 from coarsen_nb.lower import lir, naming
@@ -94,6 +96,7 @@ class Printer(LevelPrinting, OperatorPrinting, NestPrinting, BranchPrinting, Sca
         self._masks: dict = {}
         self._tables: dict = {}       # power tables of rectangular nests, by (factor, level)
         self._reduced_memo: dict = {}
+        self._blocks: list[list] = []     # the bodies open in ``block()``, innermost last
         self.deps = Deps(temps, reads, self._array_leaf, exprs)
         if elem_shape is not None:
             self._ensure_elem(elem_shape, elem_shape_calls)
@@ -101,13 +104,28 @@ class Printer(LevelPrinting, OperatorPrinting, NestPrinting, BranchPrinting, Sca
     # -- statements ----------------------------------------------------------------
 
     def emit(self, stmt: lir.Stmt | str) -> None:
-        """Append statement ``stmt`` at the current indentation.  Text (a statement some printer still
-        writes as an f-string) enters as :class:`~coarsen_nb.lower.lir.Text` while the printers move to
-        records (notes/lowered-ir.md); the lines are printed here, as they are emitted, until the module
-        writer takes a body of records (step 3 of that note)."""
+        """Append statement ``stmt`` at the current indentation, or to the innermost open :meth:`block`.
+        Text (a statement some printer still writes as an f-string) enters as
+        :class:`~coarsen_nb.lower.lir.Text` while the printers move to records (notes/lowered-ir.md); the
+        lines are printed here, as they are emitted, until the module writer takes a body of records
+        (step 3 of that note)."""
         if isinstance(stmt, str):
             stmt = lir.Text(stmt)
-        self.lines += lir.print_statement(stmt, self.indent)
+        if self._blocks:
+            self._blocks[-1].append(stmt)
+        else:
+            self.lines += lir.print_statement(stmt, self.indent)
+
+    @contextmanager
+    def block(self):
+        """Collect the statements emitted inside ``with`` into a list (the body of an ``If``, a loop) instead
+        of printing them: ``with self.block() as body: ...``, then ``self.emit(lir.If(test, tuple(body)))``."""
+        body: list = []
+        self._blocks.append(body)
+        try:
+            yield body
+        finally:
+            self._blocks.pop()
 
     def fresh(self, hint: str = "t") -> str:
         return self.namer(hint)

@@ -29,16 +29,12 @@ class WritePrinting:
         base = self.value(init, lv)
         whole = trivial.whole_write(self, base, vals, self._size(child), len(idx) == 1 and idx[0] == k
                                     and a == 0 and s == 1 and lv.kind == "root")
-        if whole:
-            self.emit(f"if {whole[0]}:")
-            self.indent += 1
-            self.emit(Assign(out, whole[1]))
-            self.indent -= 1
-            self.emit("else:")
-            self.indent += 1
-        self._put_copy(out, base, where, vals)
-        if whole:
-            self.indent -= 1
+        if not whole:
+            self._put_copy(out, base, where, vals)
+            return out
+        with self.block() as orelse:
+            self._put_copy(out, base, where, vals)
+        self.emit(lir.If(whole[0], (Assign(out, whole[1]),), tuple(orelse)))
         return out
 
     def _unwritten(self, e, lv: Level) -> lir.Expr:

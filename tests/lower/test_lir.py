@@ -270,3 +270,19 @@ def test_a_list_prints_as_a_list_display_and_its_names_are_read():
 def test_text_enters_as_a_name_where_it_is_one_else_as_raw():
     assert lir.expr("b_x2") == Name("b_x2") and lir.expr(Lit("1")) == Lit("1")
     assert lir.expr("True") == lir.Raw("True") and lir.expr("x.shape") == lir.Raw("x.shape")
+
+
+def test_a_printer_block_collects_the_body_of_an_if_and_prints_it_indented():
+    from coarsen_nb.lower.emit import Printer
+
+    pr = Printer("xp", lambda s: (str(s), False), {}, {})
+    pr.emit(Assign(Name("a"), Lit("1")))
+    with pr.block() as body:
+        pr.emit("b = a")                # text still enters, as lir.Text
+        with pr.block() as inner:
+            pr.emit(lir.Pass())
+        pr.emit(If(Name("b"), tuple(inner)))
+    assert pr.lines == ["    a = 1"]     # nothing printed while the block is open
+    pr.emit(If(Name("a"), tuple(body), (Assign(Name("b"), Lit("0")),)))
+    assert pr.lines == ["    a = 1", "    if a:", "        b = a", "        if b:", "            pass", "    else:",
+                        "        b = 0"]
