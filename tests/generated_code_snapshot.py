@@ -12,6 +12,9 @@ A refactor that claims to change no generated code compares two snapshots::
     ... refactor ...
     python tests/generated_code_snapshot.py /tmp/after.json --compare /tmp/before.json
 
+(``--records-strict`` also makes a lowered-IR record refuse comparison with text, for the move of the
+printers to records.)
+
 The module header names the source file of each function; run both from the
 same checkout path so that it matches.  SymPy orders some terms by hash (the
 CUDA printer's sums, in one corpus entry), so the tool runs itself under
@@ -138,13 +141,36 @@ def _shapes(v):
     return [_shapes(x) for x in v] if isinstance(v, list) else (v.get("dtype"), v.get("shape"))
 
 
+def _refuse_text_comparisons() -> None:
+    """Patch every expression record of ``lower/lir_exprs.py`` so that ``record == "text"`` raises: while the
+    printers move from text to records, a forgotten ``code == "1"`` would be False and change nothing
+    visible but the generated code's choice (issue 13, notes/lowered-ir.md)."""
+    from coarsen_nb.lower import lir_exprs
+
+    def strict(eq):
+        def __eq__(self, other):
+            if isinstance(other, str):
+                raise TypeError(f"a lowered-IR record compared with text: {self!r} == {other!r}")
+            return eq(self, other)
+        return __eq__
+
+    for cls in vars(lir_exprs).values():
+        if isinstance(cls, type) and issubclass(cls, lir_exprs.Expr) and cls is not lir_exprs.Expr:
+            cls.__eq__ = strict(cls.__eq__)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out", help="the JSON file to write")
     ap.add_argument("--compare", metavar="OLD", help="a snapshot to compare with; exit 1 on any difference")
     ap.add_argument("--values", action="store_true", help="with --compare: compare only values and "
                     "gradients, to 1e-12 (the source may differ); with OUT an existing snapshot, not rerun")
+    ap.add_argument("--records-strict", action="store_true", help="make a lowered-IR expression refuse to be "
+                    "compared with text (a printer moved to records that still compares a value with a string "
+                    "raises, instead of silently taking the other branch)")
     a = ap.parse_args(argv)
+    if a.records_strict:
+        _refuse_text_comparisons()
     if a.values and a.compare and os.path.exists(a.out):
         with open(a.out) as fh, open(a.compare) as fo:
             snap, old = json.load(fh), json.load(fo)
