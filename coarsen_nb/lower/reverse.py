@@ -312,6 +312,7 @@ def _float_value(pr: Printer, e, array: bool) -> str:
 
 
 def _int_valued(pr: Printer, e) -> bool:
+    """Whether ``e`` (through the printer's temps, sums and sums to a shape) has an integer or boolean value."""
     e = pr._resolved(e)
     if isinstance(e, (forms.ElemSum, forms.SumTo)):
         return _int_valued(pr, e.args[0])

@@ -284,6 +284,7 @@ def _reads_a_write(e, temps: dict, seen=None) -> bool:
             return True
     return False
 
+
 def _chain(e, weight, act, add, level) -> None:
     """Contributions ``weight · ∂e/∂u`` for every active symbol u of ``e``, holding at ``level``."""
     for u in sorted(e.free_symbols & act, key=str):
