@@ -224,6 +224,20 @@ def test_operands_that_do_not_broadcast_are_a_coarsen_error_naming_both():
     assert "'x' of shape (3,)" in str(err.value) and "'y' of shape (4,)" in str(err.value)
 
 
+
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_a_gradient_without_the_product_names_both_operands(backend):
+    """np.sum(X * Y)'s gradient computes no X * Y (each adjoint is the other operand): the shapes are
+    checked where the first adjoint is summed to its operand's shape, on the line that reads both."""
+    pytest.importorskip(backend)
+    src = "import numpy as np\ndef dot(X, Y):\n    return np.sum(X * Y)\n"
+    args = (np.ones((2, 3)), np.ones((3, 2)))
+    assert _python_raises(_plain(src, "dot"), *args) is ValueError
+    with pytest.raises(CoarsenError) as err:
+        cn.coarsen(src, backend=backend).grad(*args)
+    assert isinstance(err.value, ValueError) and err.value.line == 3
+    assert "'X' of shape (2, 3)" in str(err.value) and "'Y' of shape (3, 2)" in str(err.value)
+
 SCALAR_USES = {
     "if": ("""
 def f(x):

@@ -15,10 +15,17 @@ import numpy as xp
 
 def _sum_to(g, shape):
     """g summed to shape over the axes that broadcasting added (leading ones, and where shape has 1):
-    the adjoint of an operand NumPy broadcast."""
-    g = xp.asarray(g)
+    the adjoint of an operand NumPy broadcast: float, as adjoints are (a unit seed times an integer array,
+    np.sum(x * np.arange(n))'s, is not, and the array API adds no integer array into a float one)."""
+    g = xp.asarray(g, dtype=xp.float64)
     if g.shape == tuple(shape):
         return g
+    # (a ValueError where they do not broadcast: the operands of the user's line did not, and this is the
+    # first line of a gradient that needs no product of them, np.sum(x * y)'s, to see it)
+    full = _broadcast_shape(g.shape, tuple(shape))
+    if full != g.shape:
+        # one value for points the shape has (a sum's adjoint, the same at every element): spread first
+        g = xp.broadcast_to(g, full)
     lead = g.ndim - len(shape)
     if lead > 0:
         g = xp.sum(g, axis=tuple(range(lead)))

@@ -298,6 +298,8 @@ class Printer(LevelPrinting, OperatorPrinting, NestPrinting, BranchPrinting, Sca
             shaped = self.value(x, self.root) if x in self.temps else self.leaf(x)[0]
             return lir.Call(lir.Name(self.helper('_sum_to')), (self.value(g, lv), lir.Attr(lir.expr(shaped), "shape")))
         if isinstance(e, forms.ElemSum):
+            if self.elem is None:       # (np.sum of a number: the number)
+                return self.value(e.args[0], lv)
             return self.call("sum", self.value(e.args[0], self.elem))
         if isinstance(e, forms.LogSumExp):
             self.value(forms.RMax(*e.args[1:]), lv)     # the shift, once, before any branch on c
@@ -311,6 +313,9 @@ class Printer(LevelPrinting, OperatorPrinting, NestPrinting, BranchPrinting, Sca
             return self._lin_state(e, lv)
         if isinstance(e, scans.SCAN_FORMS):
             return self._scan(e, lv)
+        if isinstance(e, forms.BroadcastLike):
+            like = self.value(e.args[1], lv)
+            return f"({self.xp}.zeros_like({like}, dtype={self.xp}.float64) + {self.value(e.args[0], lv)})"
         if isinstance(e, forms.Gather):
             whole = self.value(e.args[0], self.root)
             fast = self.affine_slice(e.args[1], lv) if len(e.args) == 2 else None

@@ -27,6 +27,7 @@ import numpy as np
 import sympy as sp
 
 from coarsen_nb import ir
+from coarsen_nb.phi import forms
 from coarsen_nb.plan import IterStep, PrimStep, walk_steps
 
 _C_KEYWORDS = {"auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
@@ -83,6 +84,10 @@ def kernel_words(kernel, words, binders=()) -> dict:
     of, or the word the frontend gave its temporary (``words``, ``plan.words``: ``x[1:]`` -> ``x_tail``);
     and each loop index of ``binders`` (SymPy symbols named by SSA names: ``$k9.2`` -> ``k``)."""
     out = {e: w for e, n in kernel.names.items() if (w := user_word(n) or temp_word(n, words))}
+    # a whole-array sum's operand the kernel keeps as a temp of its own (per_block: np.where's value before
+    # np.sum's) prints as the expression it holds: that expression is called what the temp is
+    summed = {e.args[0] for _, e in kernel.body if isinstance(e, forms.ElemSum)}
+    out.update({e: out[s] for s, e in kernel.body if s in summed and s in out and e not in out})
     out.update({k: w for k in binders if (w := temp_word(str(k), words) or kind_word(str(k)))})
     return out
 

@@ -323,29 +323,30 @@ def _argmax(x, axis=None, keepdims=False):
 @_implements("sum_to")
 def _sum_to(g, shape):
     """``sum_to(g, shape)``: the numba helper ``_sum_to`` (g summed over the axes broadcasting added to
-    reach it: the leading ones, and those where ``shape`` has 1), one pass over g's elements."""
+    reach it: the leading ones, and those where ``shape`` has 1), one pass over g's elements.  A g smaller
+    than ``shape`` (a whole-array sum's adjoint: one value for every element) is spread over it first, as
+    the NumPy helper does."""
     if not isinstance(shape, _nt.BaseTuple):
         return None
     k = len(shape)
     if isinstance(g, (_nt.Number, _nt.Boolean)):
-        if k:
-            return None
-
-        def scalar(g, shape):
-            return _np.array(g)
-        return scalar
-    if not isinstance(g, _nt.Array) or g.ndim < k:
+        def spread(g, shape):
+            return _np.zeros(shape) + g
+        return spread
+    if not isinstance(g, _nt.Array):
         return None
-    lead = g.ndim - k
+    lead = max(g.ndim, k) - k
 
     def reduce(g, shape):
+        full = _np.broadcast_shapes(g.shape, shape)
+        spread = _np.broadcast_to(g, full)
         out = _np.zeros(shape)
         flat = out.reshape(-1)
-        for idx in _np.ndindex(g.shape):
+        for idx in _np.ndindex(full):
             at = 0
             for a in range(k):
                 at = at * shape[a] + (idx[lead + a] if shape[a] != 1 else 0)
-            flat[at] += g[idx]
+            flat[at] += spread[idx]
         return out
     return reduce
 

@@ -17,9 +17,12 @@ from coarsen_nb.errors import CoarsenError
 from coarsen_nb.frontend.unbound import is_bound_check
 from coarsen_nb.lower import literals, reshapes, trivial
 from coarsen_nb.lower.emit import Printer
+from coarsen_nb.lower.printing import int_typed, is_number_code
+from coarsen_nb.phi import forms
 from coarsen_nb.plan import CondStep, KernelStep, PrimStep, names_read
 from coarsen_nb.rules.table import PRIMITIVES
 from coarsen_nb.symbolic.diff import vjp as kernel_vjp
+from coarsen_nb.symbolic.levels import ELEM
 
 
 class ReverseSweep:
@@ -135,9 +138,9 @@ class ReverseSweep:
                 pr.deps.scan(e)
         pr.ieee = True      # derivative code: inf at a domain edge, not ZeroDivisionError
         for name, e in v.scalars:
-            pr.emit(f"{self.names.bar(name)} += {pr.value(e)}")
+            pr.emit(f"{self.names.bar(name)} += {_float_value(pr, e, array=False)}")
         for name, e in v.arrays:
-            pr.emit(f"{self.names.bar(name)} += {pr.value(e)}")
+            pr.emit(f"{self.names.bar(name)} += {_float_value(pr, e, array=True)}")
         for name, idx, e, level in v.scatters:
             self._scatter(pr, name, idx, e, level)
         self._absorb(pr)
@@ -294,3 +297,25 @@ class ReverseSweep:
             self.indent -= 1
             if pick == 1:
                 self.emit("else:")
+
+
+def _float_value(pr: Printer, e, array: bool) -> str:
+    """The code of an adjoint contribution, cast to float64 where its value is an integer array: the unit
+    seed folds into the products, so the adjoint of ``a`` in ``np.sum(a * np.arange(n))`` is
+    ``np.sum(np.arange(n))``, and the array API adds no integer array into a float one (NumPy does).
+    ``array``: the adjoint it adds into is an array."""
+    code = pr.value(e)
+    # (a Python int, in scalar code or at one point, adds into a float as it is: no array module)
+    array = not pr.scalar_points and (array or ELEM in pr.deps(e) or pr._reduced(e))
+    return f"{pr.xp}.asarray({code}, dtype={pr.xp}.float64)" if array and not is_number_code(code) and \
+        _int_valued(pr, e) else code
+
+
+def _int_valued(pr: Printer, e) -> bool:
+    """Whether ``e`` (through the printer's temps, sums and sums to a shape) has an integer or boolean value."""
+    e = pr._resolved(e)
+    if isinstance(e, (forms.ElemSum, forms.SumTo)):
+        return _int_valued(pr, e.args[0])
+    if isinstance(e, sp.Add):
+        return all(_int_valued(pr, a) for a in e.args)
+    return int_typed(e)

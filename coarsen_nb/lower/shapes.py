@@ -279,12 +279,15 @@ class ShapeFacts:
         if f in ("_take", "_block", "_window"):
             return self._in_bounds(e) is False or self.allocates(a[0])
         if f == "_sum_to" and len(a) == 2:
-            # its operand where nothing was broadcast (the shapes agree); a new, smaller array else
+            # its operand where no axis is summed (the shapes agree, or the operand is only spread over the
+            # shape: a broadcast view); a new, smaller array where one is
             t = self.ev(a[1])
             want, have = (tuple(t[1]) if t[0] == "tuple" else None), self.shape(a[0])
-            if want is not None and have is not None and None not in want and \
-                    tuple(map(float, want)) != tuple(map(float, have)):
-                return True
+            if want is not None and have is not None and None not in want and None not in have:
+                want, have = tuple(map(float, want)), tuple(map(float, have))
+                lead = len(have) - len(want)
+                if lead > 0 or any(w == 1 and h != 1 for w, h in zip(want[::-1], have[::-1], strict=False)):
+                    return True
             return self.allocates(a[0])
         return True
 

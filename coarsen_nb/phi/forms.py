@@ -186,6 +186,13 @@ class ElemSum(Inert):
         return rf"\sum_{{\mathrm{{elements}}}} {printer._print(self.args[0])}"
 
 
+class BroadcastLike(Inert):
+    """``BroadcastLike(b, x)``: the value ``b`` at every element of the array ``x`` (the adjoint of a sum of an
+    array a segment wrote, whose own rule reads its adjoint element by element)."""
+
+    nargs = 2
+
+
 class SumTo(Inert):
     """``SumTo(g, x)``: the elementwise adjoint ``g`` summed to the shape of the array leaf ``x``.
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import sympy as sp
 
 from coarsen_nb.phi import logsumexp
+from coarsen_nb.phi.forms import ElemSum
 from coarsen_nb.phi.gate import Loop, defined_in
 from coarsen_nb.phi.symbols import NotSymbolic, symbol
 from coarsen_nb.plan import Kernel, KernelStep, Output, Read
@@ -78,6 +79,8 @@ class KernelBuilder:
 
     def define(self, name: str, expr: sp.Basic, line: int, materialize: bool) -> None:
         self.ops += int(sp.count_ops(expr)) if isinstance(expr, sp.Basic) else 0
+        if isinstance(expr, sp.Basic) and expr.has(ElemSum):
+            expr = self._sums_as_temps(name, expr)
         if materialize and isinstance(expr, sp.Expr) and not expr.is_Atom:
             s = symbol(name, self.lifter.types[name].kind)
             self.body.append((s, expr))
@@ -86,6 +89,26 @@ class KernelBuilder:
         self.defined.append(name)
         if line:
             self.lines.append(line)
+
+    def _sums_as_temps(self, name: str, expr: sp.Basic) -> sp.Basic:
+        """``expr`` with each whole-array sum (``np.sum(g)``, an ElemSum) a temp of its own, its summand
+        another: the reverse sweep then takes a sum's adjoint by its rule, as for a loop's Σ."""
+        count = [0]
+
+        def visit(e):
+            if not isinstance(e, sp.Basic) or e.is_Atom:
+                return e
+            args = [visit(a) for a in e.args]
+            e = e.func(*args) if args != list(e.args) else e
+            if isinstance(e, ElemSum):
+                count[0] += 1
+                body = e.args[0]
+                kind = "int" if body.is_integer else "float"
+                g = body if body.is_Atom else self.temp(f"g:{name}:{count[0]}", body, kind)
+                return self.temp(f"sum:{name}:{count[0]}", ElemSum(g), kind)
+            return e
+
+        return visit(expr)
 
     def temp(self, name: str, expr: sp.Basic, kind: str = "float") -> sp.Symbol:
         s = symbol(name, kind)

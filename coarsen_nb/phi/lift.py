@@ -258,6 +258,8 @@ class _Lifter:
         v = n.value
         if isinstance(v, ir.Call) and v.func in PRIMITIVES and PRIMITIVES[v.func].lift is None:
             return True         # SymPy cannot see into it (its registration has no SymPy form)
+        if isinstance(v, ir.Call) and v.static and v.func in PRIMITIVES and PRIMITIVES[v.func].kind == "reduction":
+            return True         # np.sum(x, axis=0): a step (its form is the whole-array sum)
         if isinstance(v, ir.BinOp) and v.op == "@":
             return True
         if isinstance(v, (ir.Update, ir.Attr, ir.Tuple)):

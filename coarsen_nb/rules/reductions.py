@@ -20,6 +20,7 @@ array without ``keepdims`` keeps the whole-array code it always had.
 from __future__ import annotations
 
 from coarsen_nb.errors import CoarsenError
+from coarsen_nb.phi import forms
 from coarsen_nb.rules.record import Primitive, Spelling
 
 AXIS = (("axis", None), ("keepdims", False))
@@ -192,7 +193,9 @@ def _row(name, nargs, numpy=None, **kw) -> Primitive:
 
 
 REDUCTIONS: tuple[Primitive, ...] = (
-    _row("sum", 1, total=True, vjp=_sum_vjp, jvp=_sum_jvp),
+    # the whole-array sum of elementwise code is lifted into its segment (ElemSum: fused, its adjoint the
+    # segment's own); over axes it is a step
+    _row("sum", 1, total=True, vjp=_sum_vjp, jvp=_sum_jvp, lift=forms.ElemSum),
     _row("mean", 1, total=True, vjp=_mean_vjp, jvp=_mean_jvp),
     _row("prod", 1, vjp=_prod_vjp, jvp=_prod_jvp),
     _row("amax", 1, "max", **_pick("argmax")),

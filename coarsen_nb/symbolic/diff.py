@@ -35,7 +35,7 @@ import sympy as sp
 
 from coarsen_nb.phi import forms, gammas, scans
 from coarsen_nb.plan import Kernel
-from coarsen_nb.symbolic.levels import Deps
+from coarsen_nb.symbolic.levels import ELEM, Deps
 
 
 @dataclass
@@ -97,8 +97,18 @@ def vjp(kernel: Kernel, active: set[str], out_bars: dict) -> KernelVJP:
     out_temps = dict(temps)
     broadcasts = len(set(kernel.arrays.values())) > 1     # arrays of different shapes may meet
     groups = _shape_groups(kernel, temps) if broadcasts else [list(kernel.outputs)]
-    bars = [_sweep(kernel, outputs, out_bars, act, deps, out_temps, "" if k == 0 else f"@{k}")
-            for k, outputs in enumerate(groups)]
+    seeds = [[(o.symbol, out_bars[o.name]) for o in outputs if o.name in out_bars and o.symbol in act]
+             for outputs in groups]
+    # A whole-array sum inside a kernel whose arrays broadcast (np.sum(m * m) beside np.sum(exp(X - m)))
+    # sums its operand over the operand's own points: its operand is swept as a group of its own, like an
+    # output of another shape (the sweep defers it), so its part is summed to the inputs' shapes alone.
+    bars = []
+    while seeds:
+        deferred: list = []
+        k = len(bars)
+        bars.append(_sweep(kernel, seeds.pop(0), act, deps, out_temps, "" if k == 0 else f"@{k}",
+                           deferred if broadcasts else None))
+        seeds += [[seed] for seed in deferred]
     out = KernelVJP(out_temps, reads)
     deps.temps = out_temps
     for s, name in kernel.scalars.items():
@@ -144,9 +154,11 @@ def _shape_groups(kernel: Kernel, temps: dict) -> list[list]:
     return list(groups.values()) or [[]]
 
 
-def _sweep(kernel: Kernel, outputs, out_bars: dict, act, deps, out_temps: dict, suffix: str) -> dict:
-    """The reverse sweep over the kernel's temps from the adjoints of ``outputs``: each input symbol's
-    contributions (for a read, with its level).  ``suffix`` names the adjoint temps of this sweep."""
+def _sweep(kernel: Kernel, seeds, act, deps, out_temps: dict, suffix: str, deferred: list | None) -> dict:
+    """The reverse sweep over the kernel's temps from ``seeds`` (symbol, its adjoint): each input symbol's
+    contributions (for a read, with its level).  ``suffix`` names the adjoint temps of this sweep.  With
+    ``deferred`` (a list), a whole-array sum's operand is not swept here: ``(operand, adjoint)`` joins the
+    list, to be swept as a group of its own."""
     read_syms = {r.symbol for r in kernel.reads}
     bar: dict = {}
 
@@ -162,9 +174,8 @@ def _sweep(kernel: Kernel, outputs, out_bars: dict, act, deps, out_temps: dict, 
             return
         bar.setdefault(u, []).append(deps.reduce_to(c, deps(u), level))
 
-    for o in outputs:
-        if o.name in out_bars and o.symbol in act:
-            add(o.symbol, out_bars[o.name], deps(o.symbol))
+    for symbol, adjoint in seeds:
+        add(symbol, adjoint, deps(symbol))
     for t, e in reversed(kernel.body):
         if t not in bar:
             continue
@@ -180,6 +191,9 @@ def _sweep(kernel: Kernel, outputs, out_bars: dict, act, deps, out_temps: dict, 
             # an array the kernel wrote (a slice, x[1:2]) that NumPy broadcast against larger ones: its
             # elements' adjoints are the sums over the broadcast axes, before they reach what it read
             b = forms.SumTo(b, t)
+        if deferred is not None and isinstance(e, forms.ElemSum) and e.args[0] in act:
+            deferred.append((e.args[0], b))
+            continue
         _rule(e, b, act, add, deps, deps(t))
     return bar
 
@@ -208,6 +222,15 @@ def _rule(e, b, act, add, deps, level) -> None:
         deps.scan(weight)
         # the summand lives at every point of k's range, even where it does not mention k
         _chain(body, weight, act, add, deps(body) | deps(k))
+        return
+    if isinstance(e, forms.ElemSum):
+        # np.sum(g) of an elementwise g: every point's g gets the sum's adjoint
+        body = e.args[0]
+        if _reads_a_write(body, deps.temps):
+            # an array the segment wrote reaches the sum (np.sum(y * c), y written in a loop), and the
+            # write's rule gathers its adjoint element by element: one value at each point of the summand
+            b = forms.BroadcastLike(b, body)
+        _chain(body, b, act, add, deps(body) | {ELEM})
         return
     if isinstance(e, forms.LogSumExp):
         # L = log(c + Σ_k exp(g_k)):  ∂L/∂g_k = exp(g_k − L) (the softmax, ≤ 1),  ∂L/∂c = exp(−L)
@@ -249,6 +272,17 @@ def _rule(e, b, act, add, deps, level) -> None:
         _chain(body, forms.Gather(b, *idx), act, add, deps(body) | deps(k))
         return
     _chain(e, b, act, add, level)
+
+
+def _reads_a_write(e, temps: dict, seen=None) -> bool:
+    """Whether ``e`` reads, through the kernel's temps, an array the kernel wrote (an RWrite)."""
+    seen = set() if seen is None else seen
+    for s in e.free_symbols - seen:
+        seen.add(s)
+        v = temps.get(s)
+        if isinstance(v, forms.RWrite) or (v is not None and _reads_a_write(v, temps, seen)):
+            return True
+    return False
 
 
 def _chain(e, weight, act, add, level) -> None:

@@ -88,6 +88,10 @@ def _tangent(e, dot: dict, act: set):
             return forms.RSum(gdot * forms.ProdExcept(body, k, lo, hi, st), k, lo, hi, st)
         sign = sp.Integer(1 if e.kind == "max" else -1)
         return forms.RSum(gdot * forms.ArgOneHot(body, k, lo, hi, st, sign), k, lo, hi, st)
+    if isinstance(e, forms.ElemSum):
+        body = e.args[0]
+        gdot = _tangent(body, dot, act) if not isinstance(body, sp.Symbol) else dot.get(body)
+        return None if gdot is None or gdot == 0 else forms.ElemSum(gdot)
     if isinstance(e, forms.LogSumExp):
         c, g, k, lo, hi, st = e.args
         gdot, cdot = _tangent(g, dot, act), _tangent(c, dot, act)

@@ -23,6 +23,7 @@ import math
 import numpy as np
 import pytest
 from corpus import CORPUS
+from gradcheck import finite_difference
 from hypothesis import HealthCheck, given, settings
 from program_gen import program_cases
 
@@ -177,3 +178,30 @@ def test_scatter_helpers_standard_forms(seed):
     _close(b_st, b_np, "scatter_add")
     a = np.array([2.0, 0.0, 3.0, -1.0])[: int(rng.integers(1, 5))]
     _close(hs["_prod_except"](xps.asarray(a)), hn["_prod_except"](a), "prod_except")
+
+
+#: A whole-array sum of a float times an integer array: the unit seed folds into the products, so the
+#: adjoint is the integer array itself (of a scalar: its sum, a 0-d integer array), which the standard does
+#: not add into a float adjoint; beside a float part of the same input (an Add of the two)
+_INT_ADJOINTS = {
+    "of_an_array": "def f(x):\n    return np.sum(x * np.arange(len(x)))\n",
+    "of_a_scalar": "def f(a, x):\n    return np.sum(a * np.arange(len(x))) + np.sum(x * x)\n",
+    "beside_a_float_part": "def f(x):\n    return np.sum(x * np.arange(len(x)) ** 2) + np.sum(x * x)\n",
+    "of_a_slice": "def f(x, n):\n    return np.sum(x[:n] * np.arange(n))\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(_INT_ADJOINTS))
+def test_integer_valued_adjoints_are_floats(name):
+    src = _INT_ADJOINTS[name]
+    x = np.linspace(-1.0, 2.0, 5)
+    args = {"of_a_scalar": (0.5, x), "of_a_slice": (x, 3)}.get(name, (x,))
+    _check(src, None, [args], {})
+    ns: dict = {"np": np}
+    exec(src, ns)       # noqa: S102 (the test's own function)
+    f = cn.coarsen(src)
+    grads = f.grad(*args)
+    grads = grads if isinstance(grads, tuple) else (grads,)
+    floats = [i for i, a in enumerate(args) if not isinstance(a, int)]
+    for g, i in zip(grads, floats, strict=True):
+        np.testing.assert_allclose(g, finite_difference(ns["f"], args, i), rtol=1e-6, atol=1e-7)

@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from coarsen_nb.lower import array_helpers
 from coarsen_nb.lower.helpers import HELPERS
 from coarsen_nb.lower.numba_xp import xp
 from coarsen_nb.lower.numba_xp_arrays import xp as _xp_arrays  # noqa: F401 (its functions join xp)
@@ -136,6 +137,31 @@ def test_put_and_sum_to(x, data):
     got = _put_and_sum_to(x, where, values, g)
     for got_k, want in zip(got, (a, b, g.sum(0, keepdims=True), g.sum(0), g.sum(1, keepdims=True)), strict=True):
         _same(got_k, want)
+
+
+# (g's shape, the target shape): g as large as the target, larger (summed), smaller (a whole-array sum's
+# adjoint, spread over the target first), and both at once
+_SUM_TO_CASES = [((4, 3), (4, 3)), ((2, 4, 3), (4, 3)), ((4, 3), (4, 1)), ((4, 1), (4, 3)), ((), (4, 3)),
+                 ((3,), (4, 3)), ((1, 3), (4, 3)), ((4, 1), (1, 3)), ((2, 4, 1), (3,)), ((5,), (2, 5))]
+
+
+@numba.njit
+def _sum_to(g, shape):
+    return xp.sum_to(g, shape)
+
+
+@pytest.mark.parametrize("g_shape, shape", _SUM_TO_CASES)
+def test_sum_to_spreads_a_smaller_adjoint(g_shape, shape):
+    """Broadcast g over the target's points, then sum what the target does not have: written out here with
+    NumPy's broadcast_to and sum, not with the NumPy helper."""
+    g = np.random.default_rng(len(g_shape) + len(shape)).normal(size=g_shape)
+    full = np.broadcast_to(g, np.broadcast_shapes(g_shape, shape))
+    want = full.sum(axis=tuple(range(full.ndim - len(shape))))
+    want = want.sum(axis=tuple(a for a, n in enumerate(shape) if n == 1), keepdims=True)
+    _same(_sum_to(g, shape), want)
+    _same(_sum_to(g, shape), array_helpers._sum_to(g, shape))     # the NumPy backend agrees
+    if not g_shape:
+        _same(_sum_to(float(g), shape), want)          # a number, not a 0-d array
 
 
 def test_put_past_the_end_is_an_index_error():

@@ -19,7 +19,7 @@ import warnings
 import numpy as np
 import pytest
 from corpus_arrays import ARRAYS
-from gradcheck import assert_close
+from gradcheck import assert_close, finite_difference
 
 import coarsen_nb as cn
 
@@ -69,14 +69,23 @@ def test_where_value_is_numpys_where_numpys_is_finite():
 
 
 def test_where_and_clip_fuse_into_their_soi():
-    """No opaque step of np.where or np.clip: each is a γ inside the SOI with the arithmetic around it."""
+    """No opaque step of np.where, np.clip or the whole-array np.sum: each is a γ (the sum an ElemSum) inside
+    the one SOI with the arithmetic around it, and its value and gradient are the plain function's."""
     src = "def f(x, lo):\n    y = np.clip(x, lo, 1.0) ** 2\n    return np.sum(np.where(y > 0.1, y * x, -x))\n"
     f = _compile(src, "x lo")
-    f.grad(np.linspace(-1.5, 1.5, 7) + 0.01, -0.5)
+    x = np.linspace(-1.5, 1.5, 7) + 0.01
+    gx, glo = f.grad(x, -0.5)
     plan = str(f.plan)
-    assert "γ" in plan and "prim" in plan         # (the sum is the one opaque step)
+    assert "γ" in plan and "ElemSum" in plan and "prim" not in plan, plan
     assert "where(" not in plan and "clip(" not in plan, plan
-    assert len(f.plan.kernels()) == 2     # clip, where and the arithmetic in one; the sum's result
+    assert len(f.plan.kernels()) == 1     # clip, where, the arithmetic and the sum in one
+
+    def plain(x, lo):
+        y = np.clip(x, lo, 1.0) ** 2
+        return np.sum(np.where(y > 0.1, y * x, -x))
+    assert_close(f(x, -0.5), plain(x, -0.5), rtol=1e-14)
+    assert_close(gx, finite_difference(plain, (x, -0.5), 0), rtol=1e-6, atol=1e-7)
+    assert_close(glo, finite_difference(plain, (x, -0.5), 1), rtol=1e-6, atol=1e-7)
 
 
 def test_where_of_a_bool_array_parameter_and_of_numbers():
