@@ -137,6 +137,9 @@ _NUMBA_PROLOGUE = ("\n\n\n".join(_pasted(f) for f in _NUMBA_XP)
                    + "\n\n\n_jit = numba.njit(cache=True, boundscheck=True)"
                    # (a helper that passes its constant arguments on: numba_helpers.NUMBA_HELPER_DECORATORS)
                    + "\n_jit_inline = numba.njit(inline=\"always\")"
+                   # (a helper whose every index is in bounds by its own tests: numba_helpers; bounds checks
+                   # keep LLVM from vectorizing a loop)
+                   + "\n_jit_unchecked = numba.njit(cache=True)"
                 # the fused loops (lower/numba_fusion.py): NumPy's arithmetic on elements, inf for x / 0
                 + "\n_jit_loop = numba.njit(cache=True, boundscheck=True, error_model=\"numpy\")")
 NUMBA = Backend("numba", "numpy", "NumPy and Numba", prologue=_NUMBA_PROLOGUE, decorator="@_jit",

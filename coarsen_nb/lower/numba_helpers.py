@@ -24,6 +24,27 @@ NUMBA_HELPERS = {
         return xp.ascontiguousarray(x).ravel()
     return xp.ascontiguousarray(xp.broadcast_to(x, shape)).ravel()
 ''',
+    # A slice of a slice is typed layout 'A' by Numba (contiguity unknown at compile time), and Numba's
+    # ``@`` copies every 'A' operand whole before it calls BLAS (X[0:n, 0:d] @ w copied X on each call:
+    # 2-3.5x NumPy's time), and its elementwise loops over 'A' arrays are strided.  ascontiguousarray
+    # checks at run time: the view itself when it is contiguous (the whole matrix, a row range, a unit
+    # step), a C-ordered copy otherwise; the result is typed 'C' in both branches.  (The generated code
+    # never writes through a read.)
+    "_take": '''def _take(x, lo, n, step):
+    """x[lo + step*k] for k < n (elements, or rows of a matrix), C-contiguous: the view when the range
+    is in bounds and contiguous, a copy otherwise (Python's indexing out of bounds)."""
+    hi = lo + step * (n - 1)
+    if n > 0 and step > 0 and 0 <= lo and hi < x.shape[0]:
+        return xp.ascontiguousarray(x[lo:hi + 1:step, ...])
+    return xp.ascontiguousarray(x[lo + step * xp.arange(n)])
+''',
+    "_block": '''def _block(x, lo0, n0, lo1, n1):
+    """x[lo0 + i, lo1 + j] for i < n0, j < n1 as a C-contiguous (n0, n1) array: the view when in bounds
+    and contiguous (the whole matrix, a range of rows), a copy otherwise."""
+    if 0 <= lo0 and lo0 + n0 <= x.shape[0] and 0 <= lo1 and lo1 + n1 <= x.shape[1]:
+        return xp.ascontiguousarray(x[lo0:lo0 + n0, lo1:lo1 + n1])
+    return xp.ascontiguousarray(x[(lo0 + xp.arange(n0))[:, None], (lo1 + xp.arange(n1))[None, :]])
+''',
     "_put": '''def _put(x, idx, v):
     """x[idx] = v for a tuple of index arrays (Python's negative indices; the last write wins), in place:
     xp.put of the numba namespace, one loop (Numba has no assignment through a tuple of index arrays)."""
@@ -99,43 +120,69 @@ NUMBA_HELPERS = {
 ''',
     # A window x[lo + i + j] (i < n0, j < n1) contracted with a vector, and its adjoint: one loop nest each.
     # NumPy's helpers call np.correlate / np.convolve, which Numba implements as a plain double loop over
-    # the long operand with the short one inside (5 ms for 10**5 × 4 against 0.2 ms here).  Out of bounds
-    # the index is the NumPy helpers' own, (lo + i + j) modulo the length; in bounds the element itself
-    # (an integer modulo per element would cost more than the multiply-add).
+    # the long operand with the short one inside (5 ms for 10**5 x 4 against 0.2 ms here).  Out of bounds
+    # the index is the NumPy helpers' own, (lo + i + j) modulo the length; in bounds the element itself.
+    # The loop over the taps j is the outer one: the inner loop runs over the long axis with unit stride,
+    # which LLVM vectorizes, and these are compiled without bounds checks (``@_jit_unchecked``): every
+    # index is in bounds by the test before the loop, or taken modulo the length, and the lengths of the
+    # vectors are checked first.
     "_window_matvec": '''def _window_matvec(x, lo, n0, n1, h):
     """_window(x, lo, n0, n1) @ h: sum_j x[lo + i + j] * h[j] for i < n0, one loop nest."""
+    if h.shape[0] != n1:
+        raise ValueError("matmul: a window and a vector of different lengths")
     out = xp.zeros(n0)
     m = x.shape[0]
-    inside = 0 <= lo and lo + n0 + n1 - 1 <= m
-    for i in range(n0):
-        acc = 0.0
+    if 0 <= lo and lo + n0 + n1 - 1 <= m:
         for j in range(n1):
-            acc += (x[lo + i + j] if inside else x[(lo + i + j) % m]) * h[j]
-        out[i] = acc
+            hj = h[j]
+            base = lo + j
+            for i in range(n0):
+                out[i] += x[base + i] * hj
+    else:
+        for j in range(n1):
+            hj = h[j]
+            for i in range(n0):
+                out[i] += x[(lo + i + j) % m] * hj
     return out
 ''',
     "_window_vecmat": '''def _window_vecmat(g, x, lo, n0, n1):
     """g @ _window(x, lo, n0, n1): sum_i g[i] * x[lo + i + j] for j < n1, one loop nest."""
+    if g.shape[0] != n0:
+        raise ValueError("matmul: a vector and a window of different lengths")
     out = xp.zeros(n1)
     m = x.shape[0]
     inside = 0 <= lo and lo + n0 + n1 - 1 <= m
-    for i in range(n0):
-        gi = g[i]
-        for j in range(n1):
-            out[j] += gi * (x[lo + i + j] if inside else x[(lo + i + j) % m])
+    for j in range(n1):
+        if inside:
+            out[j] = xp.dot(g, x[lo + j:lo + j + n0])       # (BLAS's dot, as NumPy's correlate)
+        else:
+            acc = 0.0
+            for i in range(n0):
+                acc += g[i] * x[(lo + i + j) % m]
+            out[j] = acc
     return out
 ''',
     "_window_outer_add": '''def _window_outer_add(b, lo, n0, n1, g, h):
     """b[lo + i + j] += g[i] * h[j] for i < n0, j < n1, in place, one loop nest."""
+    if g.shape[0] != n0 or h.shape[0] != n1:
+        raise ValueError("an outer product of vectors of other lengths than its window's")
     m = b.shape[0]
-    inside = 0 <= lo and lo + n0 + n1 - 1 <= m
-    for i in range(n0):
-        gi = g[i]
+    if 0 <= lo and lo + n0 + n1 - 1 <= m:
         for j in range(n1):
-            b[lo + i + j if inside else (lo + i + j) % m] += gi * h[j]
+            hj = h[j]
+            base = lo + j
+            for i in range(n0):
+                b[base + i] += g[i] * hj
+    else:
+        for j in range(n1):
+            hj = h[j]
+            for i in range(n0):
+                b[(lo + i + j) % m] += g[i] * hj
 ''',
 }
 
-#: the helpers above compiled otherwise than the backend's ``@_jit``: inlined into their caller
-NUMBA_HELPER_DECORATORS = {"_logsumexp": "@_jit_inline"}
+#: the helpers above compiled otherwise than the backend's ``@_jit``: inlined into their caller, or without
+#: bounds checks where every index is in bounds by construction
+NUMBA_HELPER_DECORATORS = {"_logsumexp": "@_jit_inline", "_window_matvec": "@_jit_unchecked",
+                           "_window_vecmat": "@_jit_unchecked", "_window_outer_add": "@_jit_unchecked"}
 
