@@ -69,63 +69,52 @@ _ROW_PAIRWISE = {"sum": "r = _pairwise_sum(row, 0, n)",
 
 
 @numba.njit(cache=True)
-def _pairwise_block(row, lo, n):
-    """row[lo:lo + n] for n <= 128 summed as NumPy does: below 8 elements in order, else in eight
-    interleaved partial sums added pairwise, then the remainder in order."""
-    if n < 8:
-        r = 0.0
-        for i in range(lo, lo + n):
-            r += row[i]
-        return r
-    r0, r1, r2, r3 = row[lo], row[lo + 1], row[lo + 2], row[lo + 3]
-    r4, r5, r6, r7 = row[lo + 4], row[lo + 5], row[lo + 6], row[lo + 7]
-    i = lo + 8
-    end = lo + n - n % 8
-    while i < end:
-        r0 += row[i]
-        r1 += row[i + 1]
-        r2 += row[i + 2]
-        r3 += row[i + 3]
-        r4 += row[i + 4]
-        r5 += row[i + 5]
-        r6 += row[i + 6]
-        r7 += row[i + 7]
-        i += 8
-    r = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-    while i < lo + n:
-        r += row[i]
-        i += 1
-    return r
-
-
-@numba.njit(cache=True)
 def _pairwise_sum(row, lo, n):
-    """row[lo:lo + n] summed as NumPy sums a contiguous float array (``pairwise_sum`` in its loops): up
-    to 128 elements a block, above that the two halves (the first a multiple of 8) summed so and added.
-    The recursion is walked with a stack of its own (Numba's recursive functions fail to link when two
-    functions of one module call them)."""
-    los = _np.empty(64, dtype=_np.int64)
-    ns = _np.empty(64, dtype=_np.int64)
-    stage = _np.zeros(64, dtype=_np.int64)
+    """row[lo:lo + n] summed as NumPy sums a contiguous float array (``pairwise_sum`` in its loops): a
+    block of up to 128 elements below 8 in order, else in eight interleaved partial sums added pairwise,
+    then the remainder in order; a longer range as its two halves (the first a multiple of 8) summed so
+    and added.  The recursion is walked with a stack of its own (Numba's recursive functions fail to
+    link when two functions of one module call them), in one function (each costs Numba a compile)."""
+    nodes = _np.empty((3, 64), dtype=_np.int64)        # per level: start, length, halves done
     sums = _np.empty(64)
-    los[0], ns[0], stage[0] = lo, n, 0
+    nodes[0, 0], nodes[1, 0], nodes[2, 0] = lo, n, 0
     top, done = 0, 0
     while top >= 0:
-        m = ns[top]
+        a, m = nodes[0, top], nodes[1, top]
         if m <= 128:
-            sums[done] = _pairwise_block(row, los[top], m)
+            r = 0.0
+            i = a
+            if m >= 8:
+                r0, r1, r2, r3 = row[a], row[a + 1], row[a + 2], row[a + 3]
+                r4, r5, r6, r7 = row[a + 4], row[a + 5], row[a + 6], row[a + 7]
+                i = a + 8
+                end = a + m - m % 8
+                while i < end:
+                    r0 += row[i]
+                    r1 += row[i + 1]
+                    r2 += row[i + 2]
+                    r3 += row[i + 3]
+                    r4 += row[i + 4]
+                    r5 += row[i + 5]
+                    r6 += row[i + 6]
+                    r7 += row[i + 7]
+                    i += 8
+                r = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+            while i < a + m:
+                r += row[i]
+                i += 1
+            sums[done] = r
             done += 1
             top -= 1
             continue
         half = m // 2
         half -= half % 8
-        if stage[top] == 0:
-            stage[top] = 1
-            los[top + 1], ns[top + 1], stage[top + 1] = los[top], half, 0
-            top += 1
-        elif stage[top] == 1:
-            stage[top] = 2
-            los[top + 1], ns[top + 1], stage[top + 1] = los[top] + half, m - half, 0
+        stage = nodes[2, top]
+        if stage < 2:
+            nodes[2, top] = stage + 1
+            nodes[0, top + 1] = a if stage == 0 else a + half
+            nodes[1, top + 1] = half if stage == 0 else m - half
+            nodes[2, top + 1] = 0
             top += 1
         else:
             done -= 1
