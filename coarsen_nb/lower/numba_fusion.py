@@ -67,7 +67,7 @@ def _lines(writer, kernel, targets, leaves, temps, tag, v) -> list[str] | None:
     body = Body(kernel, writer.py, leaves, temps)
     groups: dict = {}
     rest = []
-    for t in targets:
+    for t in [part for t in targets for part in _split_sums(body, t)]:
         dom = _domain(body, t)
         if dom is None:
             rest.append(t)
@@ -88,6 +88,28 @@ def _lines(writer, kernel, targets, leaves, temps, tag, v) -> list[str] | None:
     if not calls:
         return None
     return _rest_lines(writer, kernel, rest, leaves, temps, v) + calls
+
+
+def _split_sums(body: Body, target: Target) -> list[Target]:
+    """An adjoint contribution ``b_a += s1 + s2 + ...`` that adds several reductions, as one ``+=`` per
+    reduction (and one for the terms around them): each reduction is then a loop of its own, where the
+    sum of them matches no one domain (``np.sum(u * u) + np.sum(np.exp(x * u))``, over u's and x's
+    elements).  Only for ``+=``: a new output stays one expression."""
+    if target.mode != "add":
+        return [target]
+    e = target.expr
+    while isinstance(e, sp.Symbol) and e in body.temps:
+        e = body.temps[e]
+    if not isinstance(e, sp.Add):
+        return [target]
+    reducing, around = [], []
+    for term in e.args:
+        has = any(isinstance(n, (forms.Reduction, forms.ElemSum)) for n in body.nodes(term))
+        (reducing if has else around).append(term)
+    if len(reducing) < 2:
+        return [target]
+    parts = reducing + ([sp.Add(*around)] if around else [])
+    return [Target(target.target, part, "add", target.index, target.level, target.dtype) for part in parts]
 
 
 def _domain(body: Body, target: Target):
