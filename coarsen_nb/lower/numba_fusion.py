@@ -67,7 +67,7 @@ def _lines(writer, kernel, targets, leaves, temps, tag, v) -> list[str] | None:
     body = Body(kernel, writer.py, leaves, temps)
     groups: dict = {}
     rest = []
-    for t in [part for t in targets for part in _split_sums(body, t)]:
+    for t in [part for target in targets for part in _split_sums(body, target)]:
         dom = _domain(body, t)
         if dom is None:
             rest.append(t)

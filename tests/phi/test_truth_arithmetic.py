@@ -13,12 +13,12 @@ import math
 
 import numpy as np
 import pytest
+from gradcheck import finite_difference
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import coarsen_nb as cn
 from coarsen_nb.errors import CoarsenError
-from gradcheck import finite_difference
 
 PROGRAMS = {
     "vectorized": '''
