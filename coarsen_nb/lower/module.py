@@ -38,7 +38,7 @@ import sympy as sp
 from coarsen_nb import backends, ir
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.frontend.unbound import bound_error, is_bound_check
-from coarsen_nb.lower import literals, naming, reshapes
+from coarsen_nb.lower import lir, literals, naming, reshapes
 from coarsen_nb.lower.emit import Printer
 from coarsen_nb.lower.helpers import HELPERS, Helper, closure
 from coarsen_nb.lower.iterated import IteratedLoops
@@ -341,8 +341,8 @@ class ModuleWriter(ReverseSweep, IteratedLoops):
         if t is None or not t.is_array or pr.elem is None or pr.deps(sp.sympify(o.symbol)) \
                 or t.ndim != max(ranks, default=-1):
             return
-        name = self.py(o.name)
-        pr.emit(f"{name} = xp.zeros({pr.elem_shape}) + {name}")
+        name = lir.expr(self.py(o.name))
+        pr.emit(lir.Assign(name, lir.BinOp("+", lir.Call(lir.Attr(lir.Name("xp"), "zeros"), (pr.elem_shape,)), name)))
 
     def prim(self, s: PrimStep) -> None:
         e = s.expr

@@ -15,9 +15,10 @@ import sympy as sp
 from coarsen_nb import ir
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.frontend.unbound import is_bound_check
-from coarsen_nb.lower import literals, reshapes, trivial
+from coarsen_nb.lower import lir, literals, reshapes, trivial
 from coarsen_nb.lower.emit import Printer
-from coarsen_nb.lower.printing import int_typed, is_number_code
+from coarsen_nb.lower.lir import AugAssign, BinOp, Call, Index, Name, Paren
+from coarsen_nb.lower.printing import chain, int_typed, is_number_code, length
 from coarsen_nb.phi import forms
 from coarsen_nb.plan import CondStep, KernelStep, PrimStep, names_read
 from coarsen_nb.rules.table import PRIMITIVES
@@ -138,9 +139,9 @@ class ReverseSweep:
                 pr.deps.scan(e)
         pr.ieee = True      # derivative code: inf at a domain edge, not ZeroDivisionError
         for name, e in v.scalars:
-            pr.emit(f"{self.names.bar(name)} += {_float_value(pr, e, array=False)}")
+            pr.emit(AugAssign(lir.expr(self.names.bar(name)), "+", _float_value(pr, e, array=False)))
         for name, e in v.arrays:
-            pr.emit(f"{self.names.bar(name)} += {_float_value(pr, e, array=True)}")
+            pr.emit(AugAssign(lir.expr(self.names.bar(name)), "+", _float_value(pr, e, array=True)))
         for name, idx, e, level in v.scatters:
             self._scatter(pr, name, idx, e, level)
         self._absorb(pr)
@@ -151,11 +152,14 @@ class ReverseSweep:
         if self._rect_scatter(pr, name, idx, e, lv):
             return
         val = pr.value(e, lv)
-        b = self.names.bar(name)
+        b = lir.expr(self.names.bar(name))
+        xp = lambda fn: lir.Attr(Name("xp"), fn)       # noqa: E731 (the module's array namespace)
+        at_int = lambda codes: Index(b, tuple(Call(Name("int"), (c,)) for c in codes))     # noqa: E731
         if not set().union(*(pr.deps(sp.sympify(i)) for i in idx)) and lv.kind != "root":
             # the same element at every point of the level: add the level's sum once
             codes = [pr.value(sp.sympify(i)) for i in idx]
-            pr.emit(f"{b}[{', '.join(f'int({c})' for c in codes)}] += xp.sum({val} + xp.zeros({lv.size}))")
+            total = Call(xp("sum"), (BinOp("+", val, Call(xp("zeros"), (lv.size,))),))
+            pr.emit(AugAssign(at_int(codes), "+", total))
             return
         fast = pr.affine_slice(idx[0], lv) if len(idx) == 1 else None
         if fast is not None:
@@ -163,19 +167,22 @@ class ReverseSweep:
             return
         codes = [pr.value(sp.sympify(i), lv) for i in idx]
         if lv.kind != "root":
-            codes = [c if pr.deps(sp.sympify(i)) else f"({c} + xp.zeros({lv.size}, dtype=xp.int64))"
-                     for c, i in zip(codes, idx, strict=True)]
+            wide = lambda c: Paren(BinOp("+", c, Call(xp("zeros"), (lv.size,), (("dtype", xp("int64")),))))  # noqa: E731
+            codes = [c if pr.deps(sp.sympify(i)) else wide(c) for c, i in zip(codes, idx, strict=True)]
+        shape = lambda d: Index(lir.Attr(b, "shape"), (lir.Lit(str(d)),))     # noqa: E731
         if lv.kind == "root":
-            pr.emit(f"{b}[{', '.join(f'int({c})' for c in codes)}] += {val}")
+            pr.emit(AugAssign(at_int(codes), "+", val))
         elif len(codes) == 1:
-            pr.emit(f"{b} += {pr.helper('_scatter_sum')}({codes[0]} % {b}.shape[0], {val}, {b}.shape[0])")
+            n = length(b)
+            pr.emit(AugAssign(b, "+", Call(Name(pr.helper('_scatter_sum')), (BinOp("%", codes[0], n), val, n))))
         else:
             # row-major flat indices (Python's negative indices wrap per axis), one 1-D scatter
-            flat = f"{codes[0]} % {b}.shape[0]"
+            flat = BinOp("%", codes[0], shape(0))
             for d, c in enumerate(codes[1:], start=1):
-                flat = f"({flat}) * {b}.shape[{d}] + {c} % {b}.shape[{d}]"
-            size = " * ".join(f"{b}.shape[{d}]" for d in range(len(codes)))
-            pr.emit(f"{b} += xp.reshape({pr.helper('_scatter_sum')}({flat}, {val}, {size}), {b}.shape)")
+                flat = BinOp("+", BinOp("*", Paren(flat), shape(d)), BinOp("%", c, shape(d)))
+            size = chain("*", [shape(d) for d in range(len(codes))])
+            summed = Call(Name(pr.helper('_scatter_sum')), (flat, val, size))
+            pr.emit(AugAssign(b, "+", Call(xp("reshape"), (summed, lir.Attr(b, "shape")))))
 
     def _rect_scatter(self, pr: Printer, name: str, idx, e, lv) -> bool:
         """The adjoint of a dense two-level nest (see ``Printer.rect_product``) without flattening:
@@ -188,7 +195,7 @@ class ReverseSweep:
         if m is None and g is None and h is None:
             return False
         i, j = lv.parent.binder, lv.binder
-        b = self.names.bar(name)
+        b = lir.expr(self.names.bar(name))
         idx = [sp.sympify(x) for x in idx]
         if len(idx) == 1 and pr.deps(idx[0]) == {i, j}:
             # into the windows x[i + j + c]: a convolution of g and h (a missing one is 1s)
@@ -210,10 +217,11 @@ class ReverseSweep:
             blk = pr._block_read_index(idx, i, j)
             if blk is None:
                 return False
-            factors = ([pr.printed(m)] if m is not None else []) + ([f"({g})[:, None]"] if g is not None else []) + \
-                ([f"({h})[None, :]"] if h is not None else [])
-            val = " * ".join(map(str, factors))
-            pr.emit(f"{pr.helper('_block_add')}({b}, {', '.join(map(str, blk))}, {val})")
+            every, new_axis = lir.Slice(), lir.Lit("None")
+            factors = ([pr.printed(m)] if m is not None else []) + \
+                ([Index(Paren(g), (every, new_axis))] if g is not None else []) + \
+                ([Index(Paren(h), (new_axis, every))] if h is not None else [])
+            pr.emit(lir.ExprStmt(Call(Name(pr.helper('_block_add')), (b, *blk, chain("*", factors)))))
             return True
         return False
 
@@ -299,7 +307,7 @@ class ReverseSweep:
                 self.emit("else:")
 
 
-def _float_value(pr: Printer, e, array: bool) -> str:
+def _float_value(pr: Printer, e, array: bool) -> lir.Expr:
     """The code of an adjoint contribution, cast to float64 where its value is an integer array: the unit
     seed folds into the products, so the adjoint of ``a`` in ``np.sum(a * np.arange(n))`` is
     ``np.sum(np.arange(n))``, and the array API adds no integer array into a float one (NumPy does).
@@ -307,7 +315,7 @@ def _float_value(pr: Printer, e, array: bool) -> str:
     code = pr.value(e)
     # (a Python int, in scalar code or at one point, adds into a float as it is: no array module)
     array = not pr.scalar_points and (array or ELEM in pr.deps(e) or pr._reduced(e))
-    return f"{pr.xp}.asarray({code}, dtype={pr.xp}.float64)" if array and not is_number_code(code) and \
+    return pr.call("asarray", code, dtype=pr.dtype("float64")) if array and not is_number_code(code) and \
         _int_valued(pr, e) else code
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from coarsen_nb import ir
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.frontend.unbound import is_bound_check
-from coarsen_nb.lower import literals, reshapes
+from coarsen_nb.lower import lir, literals, reshapes
 from coarsen_nb.lower.liveness import drop_dead_assignments
 from coarsen_nb.plan import CondStep, IterStep, PrimStep
 from coarsen_nb.rules.table import PRIMITIVES
@@ -73,7 +73,7 @@ class TangentSweep:
             done.add(name)
         for o in k.outputs:
             if o.name in self.active and o.name not in done:
-                pr.emit(f"{self.names.tangent(o.name)} = 0.0")
+                pr.emit(lir.Assign(lir.expr(self.names.tangent(o.name)), lir.Lit("0.0")))
         self._absorb(pr)
 
     def prim(self, s: PrimStep) -> None:
