@@ -44,7 +44,7 @@ from coarsen_nb.lower.helpers import HELPERS, Helper, closure
 from coarsen_nb.lower.iterated import IteratedLoops
 from coarsen_nb.lower.liveness import drop_dead_assignments, free_dead_names
 from coarsen_nb.lower.names import Names
-from coarsen_nb.lower.printing import lane_rows_read
+from coarsen_nb.lower.printing import FLOAT64, TRUE, lane_rows_read, xp_call
 from coarsen_nb.lower.reverse import ReverseSweep
 from coarsen_nb.lower.tangent import TangentSweep
 from coarsen_nb.plan import CondStep, KernelStep, Plan, PrimStep, walk_steps
@@ -163,11 +163,21 @@ class ModuleWriter(ReverseSweep, IteratedLoops):
         decorator = decorator or self.backend.decorator
         return f"{decorator}\n{function_source}" if decorator else function_source
 
-    def emit(self, line: str) -> None:
-        self.lines.append("    " * self.indent + line)
+    def emit(self, stmt: lir.Stmt | str) -> None:
+        """Append statement ``stmt`` at the current indentation.  The writer's own statements are
+        :mod:`~coarsen_nb.lower.lir` records; text (a rule's line, a statement not yet moved over) enters as
+        :class:`~coarsen_nb.lower.lir.Text`.  Each is printed as it is emitted, until the writer keeps a body
+        of records (step 3 of notes/lowered-ir.md)."""
+        if isinstance(stmt, str):
+            stmt = lir.Text(stmt)
+        self.lines += lir.print_statement(stmt, self.indent)
 
     def py(self, name: str) -> str:
         return self.names(name)
+
+    def _name(self, name: str) -> lir.Expr:
+        """The Python name of SSA value ``name``, as a record."""
+        return lir.expr(self.py(name))
 
     def ndim(self, e: ir.Expr) -> int:
         t = self.plan.types.get(e.id) if isinstance(e, ir.Name) else None
@@ -176,11 +186,15 @@ class ModuleWriter(ReverseSweep, IteratedLoops):
     def index_code(self, e: ir.Index) -> str:
         """The index of the read ``e``: a row ``X[i]`` of a 2-D array is ``X[i, ...]``, the one form of a
         partial index the array API defines (NumPy and CuPy read it the same)."""
-        idx = [self.code(i) for i in e.index]
+        return ", ".join(map(str, self.index_items(e)))
+
+    def index_items(self, e: ir.Index) -> tuple[lir.Expr, ...]:
+        """The items of :meth:`index_code`, as records."""
+        idx = [self.expr(i) for i in e.index]
         base = self.plan.types.get(e.value.id) if isinstance(e.value, ir.Name) else None
         if base is not None and base.is_array and len(e.index) < base.ndim and not any(self.ndim(i) for i in e.index):
-            idx.append("...")
-        return ", ".join(idx)
+            idx.append(lir.Lit("..."))
+        return tuple(idx)
 
     def is_mask(self, e: ir.Expr) -> bool:
         """Whether ``e`` is a boolean array (an index that selects, each element at most once)."""
@@ -194,38 +208,44 @@ class ModuleWriter(ReverseSweep, IteratedLoops):
     # -- expressions of the IR (opaque steps, control) ------------------------------------
 
     def code(self, e: ir.Expr) -> str:
-        """An IR expression as Python (for opaque steps and control values)."""
+        """An IR expression as Python text (for the rules of :mod:`coarsen_nb.rules`, which still write
+        text): :meth:`expr`, printed."""
+        return str(self.expr(e))
+
+    def expr(self, e: ir.Expr) -> lir.Expr:
+        """An IR expression as a record (for opaque steps and control values).  Compound expressions are
+        parenthesized (``Paren``) as the text writer always did, so the printed code is unchanged."""
         if isinstance(e, ir.Name):
-            return self.py(e.id)
+            return lir.expr(self.py(e.id))
         if isinstance(e, ir.Const):
-            return repr(e.value)
+            return lir.Lit(repr(e.value))
         if isinstance(e, ir.Undef):
             # never read on a path where it matters (φ(a, undef) = a); a number keeps the
             # eager parts of lowered boolean logic from failing on it
-            return "0.0"
+            return lir.Lit("0.0")
         if isinstance(e, ir.BinOp):
-            return f"({self.code(e.left)} {e.op} {self.code(e.right)})"
+            return lir.Paren(lir.BinOp(e.op, self.expr(e.left), self.expr(e.right)))
         if isinstance(e, ir.UnaryOp):
-            return f"({e.op}{' ' if e.op == 'not' else ''}{self.code(e.operand)})"
+            return lir.Paren(lir.Unary(e.op, self.expr(e.operand)))
         if isinstance(e, ir.Compare):
-            return f"({self.code(e.left)} {e.op} {self.code(e.right)})"
+            return lir.Paren(lir.Compare(e.op, self.expr(e.left), self.expr(e.right)))
         if isinstance(e, ir.BoolOp):
-            return "(" + f" {e.op} ".join(self.code(v) for v in e.values) + ")"
+            return lir.Paren(lir.BoolOp(e.op, tuple(self.expr(v) for v in e.values)))
         if isinstance(e, ir.IfExp):
-            return f"({self.code(e.body)} if {self.code(e.test)} else {self.code(e.orelse)})"
+            return lir.Paren(lir.IfExp(self.expr(e.body), self.expr(e.test), self.expr(e.orelse)))
         if isinstance(e, ir.Index):
             rows = self._lanes().get(e.index[0].id) if isinstance(e.index[0], ir.Name) and len(e.index) > 1 \
                 and not any(self.ndim(i) for i in e.index[1:]) else None
             if rows is not None:     # z[p, t] over a batched loop's lanes: rows of z, as the kernels read them
-                return str(lane_rows_read(self, self.code(e.value), rows, self.code(e.index[0]),
-                                          [self.code(i) for i in e.index[1:]]))
-            return f"{self.code(e.value)}[{self.index_code(e)}]"
+                return lane_rows_read(self, self.expr(e.value), rows, self.expr(e.index[0]),
+                                      [self.expr(i) for i in e.index[1:]])
+            return lir.Index(self.expr(e.value), self.index_items(e))
         if isinstance(e, ir.Attr):
-            return f"{self.code(e.value)}.{e.attr}"
+            return lir.Attr(self.expr(e.value), e.attr)
         if isinstance(e, ir.Tuple):
-            return "(" + ", ".join(self.code(v) for v in e.elts) + ("," if len(e.elts) == 1 else "") + ")"
+            return lir.Tuple(tuple(self.expr(v) for v in e.elts))
         if isinstance(e, ir.Call):
-            return self._call_code(e)
+            return lir.expr(self._call_code(e))     # (reshapes, literals and rule spellings write text)
         raise CoarsenError(str(e), message=f"cannot lower {e}")
 
     def _call_code(self, e: ir.Call) -> str:
@@ -251,7 +271,7 @@ class ModuleWriter(ReverseSweep, IteratedLoops):
 
     def _forward_body(self) -> None:
         self.steps(self.plan.steps, tape=False)
-        self.emit(f"return {self.code(self.plan.result)}")
+        self.emit(lir.Return(self.expr(self.plan.result)))
 
     def steps(self, steps, tape: bool) -> None:
         for s in steps:
@@ -306,7 +326,7 @@ class ModuleWriter(ReverseSweep, IteratedLoops):
 
     def kernel(self, k, tape: bool = False) -> None:
         where = f" (line{'s' if len(k.lines) > 1 else ''} {', '.join(map(str, k.lines))})" if k.lines else ""
-        self.emit(f"# SOI {k.index}{where}{': ' + k.note if k.note else ''}")
+        self.emit(lir.Comment(f"SOI {k.index}{where}{': ' + k.note if k.note else ''}", tuple(k.lines)))
         fuser = self.backend.fuser
         if fuser is not None:
             fused = fuser.forward_lines(self, k)     # e.g. one fused GPU kernel for the whole SOI
@@ -350,33 +370,33 @@ class ModuleWriter(ReverseSweep, IteratedLoops):
         if is_bound_check(e):
             # a read of a variable that may be unbound: Python's error where no assignment ran
             kind, message = bound_error(e, s.line)
-            self.emit(f"if not {self.code(e.args[0])}:")
-            self.emit(f"    raise {kind}({message!r})")
-            self.emit(f"{self.py(s.name)} = {self.code(e.args[1])}")
+            self.emit(lir.If(lir.Unary("not", self.expr(e.args[0])),
+                             (lir.Raise(lir.Call(lir.Name(kind), (lir.Lit(repr(message)),))),)))
+            self.emit(lir.Assign(self._name(s.name), self.expr(e.args[1])))
             return
         if isinstance(e, ir.Update) and self._in_place_write(s):
             return
         if isinstance(e, ir.Update):
-            tmp = self.names.fresh("upd")
-            self.emit(f"{tmp} = xp.asarray({self.code(e.array)}, dtype=xp.float64, copy=True)")
-            self.emit(f"{tmp}[{', '.join(self.code(i) for i in e.index)}] = {self.code(e.value)}")
-            self.emit(f"{self.py(s.name)} = {tmp}")
+            tmp = lir.Name(self.names.fresh("upd"))
+            self.emit(lir.Assign(tmp, xp_call("asarray", self.expr(e.array), dtype=FLOAT64, copy=TRUE)))
+            self.emit(lir.Assign(lir.Index(tmp, tuple(self.expr(i) for i in e.index)), self.expr(e.value)))
+            self.emit(lir.Assign(self._name(s.name), tmp))
             return
-        self.emit(f"{self.py(s.name)} = {self.code(e)}")
+        self.emit(lir.Assign(self._name(s.name), self.expr(e)))
 
     def cond(self, s: CondStep, tape: bool) -> None:
         self.emit(f"if {self.py(s.cond)}:")
         self.indent += 1
         self.steps(s.then, tape)
         for name, a, _ in s.gammas:
-            self.emit(f"{self.py(name)} = {self.code(a)}")
+            self.emit(lir.Assign(self._name(name), self.expr(a)))
         self.emit("pass") if not s.then and not s.gammas else None
         self.indent -= 1
         self.emit("else:")
         self.indent += 1
         self.steps(s.orelse, tape)
         for name, _, b in s.gammas:
-            self.emit(f"{self.py(name)} = {self.code(b)}")
+            self.emit(lir.Assign(self._name(name), self.expr(b)))
         self.emit("pass") if not s.orelse and not s.gammas else None
         self.indent -= 1
 
@@ -396,7 +416,7 @@ class ModuleWriter(ReverseSweep, IteratedLoops):
     def temp(self, code: str, hint: str = "t") -> str:
         """``code`` computed once, into a fresh name after ``hint`` (for a rule that uses one value twice)."""
         name = self.names.fresh(hint)
-        self.emit(f"{name} = {code}")
+        self.emit(lir.Assign(lir.Name(name), lir.expr(code)))
         return name
 
     # -- forward mode ------------------------------------------------------------------------------
