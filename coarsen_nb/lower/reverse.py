@@ -18,16 +18,22 @@ from coarsen_nb.frontend.unbound import is_bound_check
 from coarsen_nb.lower import lir, literals, reshapes, trivial
 from coarsen_nb.lower.emit import Printer
 from coarsen_nb.lower.lir import AugAssign, BinOp, Call, Index, Name, Paren
-from coarsen_nb.lower.printing import chain, int_typed, is_number_code, length
+from coarsen_nb.lower.printing import FLOAT64, TRUE, chain, int_typed, is_number_code, length, shape_of, xp_call
 from coarsen_nb.phi import forms
 from coarsen_nb.plan import CondStep, KernelStep, PrimStep, names_read
 from coarsen_nb.rules.table import PRIMITIVES
 from coarsen_nb.symbolic.diff import vjp as kernel_vjp
 from coarsen_nb.symbolic.levels import ELEM
 
+_VALUE, _BAR, _ZERO = Name("_value"), Name("_bar"), lir.Lit("0.0")
+
 
 class ReverseSweep:
     """The reverse sweep's printing (see the module docstring)."""
+
+    def _bar(self, name: str) -> lir.Expr:
+        """The adjoint of SSA value ``name``, as a record."""
+        return lir.expr(self.names.bar(name))
 
     def _vjp_body(self) -> None:
         """``NAME_vjp`` (value and gradients, with a cotangent) or, with ``_grad_only``,
@@ -43,13 +49,14 @@ class ReverseSweep:
         self._needed = None
         result = self.plan.result
         if not grad_only:
-            self.emit(f"_value = {self.code(result)}")
+            self.emit(lir.Assign(_VALUE, self.expr(result)))
         seeds = self._result_seeds()
         if seeds:
             self._zero_region(self.plan.steps)
             for name, k in seeds:
-                seed = "1.0" if grad_only else "_bar" if k is None else f"_bar[{k}]"
-                self.emit(f"{self.names.bar(name)} = {self.names.bar(name)} + {seed}")
+                seed = lir.Lit("1.0") if grad_only else _BAR if k is None else Index(_BAR, (lir.Lit(repr(k)),))
+                b = self._bar(name)
+                self.emit(lir.Assign(b, BinOp("+", b, seed)))
             # NAME_grad seeds the result's adjoint with exactly 1: until a later step that reads
             # the result adds to it, the derivative expressions use the number, not the variable.
             self._unit_bars = {result.id} if grad_only else set()
@@ -57,10 +64,10 @@ class ReverseSweep:
             self._unit_bars = set()
         grads = []
         for p in self.wrt:
-            grads.append(self.names.bar(p) if p in self.active else
-                         (f"xp.zeros({self.py(p)}.shape)" if self.is_array(p) else "0.0"))
-        tup = f"({', '.join(grads)}{',' if len(grads) == 1 else ''})"
-        self.emit(f"return {tup}" if grad_only else f"return _value, {tup}")
+            grads.append(self._bar(p) if p in self.active else
+                         (xp_call("zeros", shape_of(self._name(p))) if self.is_array(p) else _ZERO))
+        tup = lir.Tuple(tuple(grads))
+        self.emit(lir.Return(tup if grad_only else lir.Tuple((_VALUE, tup), bare=True)))
 
     def _result_seeds(self) -> list[tuple[str, int | None]]:
         """The result values whose adjoints the cotangent seeds: (name, element of a tuple result or
@@ -75,11 +82,11 @@ class ReverseSweep:
         """``b_name`` set to zeros of ``name``'s shape; ``scalar_first``: ``name`` is a loop state that
         is a number on the first iteration (its initial value) and an array after (``s = 1.0`` then
         ``s = s * x``), so the shape is the value's own."""
-        b = self.names.bar(name)
+        b, x = self._bar(name), self._name(name)
         if scalar_first:
-            self.emit(f"{b} = xp.zeros(xp.asarray({self.py(name)}).shape)")
+            self.emit(lir.Assign(b, xp_call("zeros", shape_of(xp_call("asarray", x)))))
         else:
-            self.emit(f"{b} = xp.zeros({self.py(name)}.shape)" if self.is_array(name) else f"{b} = 0.0")
+            self.emit(lir.Assign(b, xp_call("zeros", shape_of(x)) if self.is_array(name) else _ZERO))
 
     def _defined(self, steps) -> list[str]:
         out = []
@@ -118,7 +125,7 @@ class ReverseSweep:
         if not outs or not (set(k.inputs) & self.active):
             return
         v = kernel_vjp(k, self.active, outs)
-        self.emit(f"# SOI {k.index}: adjoint")
+        self.emit(lir.Comment(f"SOI {k.index}: adjoint", tuple(k.lines)))
         leaves = {sym: (self.names.bar(name), self.is_array(name)) for name, sym in outs.items()
                   if isinstance(sym, sp.Symbol)}
         fuser = self.backend.fuser
@@ -231,9 +238,10 @@ class ReverseSweep:
         e, bo = s.expr, self.names.bar(s.name)
         self._step = s.name
 
-        def acc(x: ir.Expr, contribution: str) -> None:
+        def acc(x: ir.Expr, contribution: lir.Expr | str) -> None:
+            # (a rule of coarsen_nb.rules writes its contribution as text: a Raw until the rules build records)
             if isinstance(x, ir.Name) and x.id in self.active:
-                self.emit(f"{self.names.bar(x.id)} += {contribution}")
+                self.emit(AugAssign(self._bar(x.id), "+", lir.expr(contribution)))
 
         if isinstance(e, ir.Call):
             a = e.args
@@ -257,23 +265,23 @@ class ReverseSweep:
             return
         if isinstance(e, ir.Index):
             if isinstance(e.value, ir.Name) and e.value.id in self.active:
-                b = self.names.bar(e.value.id)
+                b = self._bar(e.value.id)
                 if any(self.ndim(i) and not self.is_mask(i) for i in e.index):   # a gather: repeats accumulate
-                    idx = ", ".join(self.code(i) for i in e.index)
-                    self.emit(f"{b} = {self.helper('_index_add')}({b}, ({idx},), {bo})")
+                    idx = lir.Tuple(tuple(self.expr(i) for i in e.index), trailing=True)
+                    self.emit(lir.Assign(b, Call(Name(self.helper('_index_add')), (b, idx, lir.expr(bo)))))
                 else:
-                    self.emit(f"{b}[{self.index_code(e)}] += {bo}")
+                    self.emit(AugAssign(Index(b, self.index_items(e)), "+", lir.expr(bo)))
             return
         if isinstance(e, ir.Update) and self._in_place_write_reverse(s, bo):
             return
         if isinstance(e, ir.Update):
-            idx = ", ".join(self.code(i) for i in e.index)
+            idx = tuple(self.expr(i) for i in e.index)
             if isinstance(e.value, ir.Name) and e.value.id in self.active:
-                acc(e.value, f"{bo}[{idx}]")
+                acc(e.value, Index(lir.expr(bo), idx))
             if isinstance(e.array, ir.Name) and e.array.id in self.active:
-                tmp = self.names.fresh("ub")
-                self.emit(f"{tmp} = xp.asarray({bo}, dtype=xp.float64, copy=True)")
-                self.emit(f"{tmp}[{idx}] = 0.0")
+                tmp = Name(self.names.fresh("ub"))
+                self.emit(lir.Assign(tmp, xp_call("asarray", lir.expr(bo), dtype=FLOAT64, copy=TRUE)))
+                self.emit(lir.Assign(Index(tmp, idx), _ZERO))
                 acc(e.array, tmp)
             return
         if isinstance(e, ir.Name):
@@ -283,11 +291,11 @@ class ReverseSweep:
                            hint="rewrite this step with arithmetic on scalars or arrays")
 
     def matmul_reverse(self, x: ir.Expr, y: ir.Expr, bo: str) -> None:
-        xs, ys = self.code(x), self.code(y)
+        xs, ys, b = self.expr(x), self.expr(y), lir.expr(bo)
         if isinstance(x, ir.Name) and x.id in self.active:
-            self.emit(f"{self.names.bar(x.id)} += {self.helper('_mm_left')}({bo}, {ys}, {xs})")
+            self.emit(AugAssign(self._bar(x.id), "+", Call(Name(self.helper('_mm_left')), (b, ys, xs))))
         if isinstance(y, ir.Name) and y.id in self.active:
-            self.emit(f"{self.names.bar(y.id)} += {self.helper('_mm_right')}({bo}, {xs}, {ys})")
+            self.emit(AugAssign(self._bar(y.id), "+", Call(Name(self.helper('_mm_right')), (b, xs, ys))))
 
     def cond_reverse(self, s: CondStep) -> None:
         self.emit(f"if {self.py(s.cond)}:")
@@ -299,9 +307,9 @@ class ReverseSweep:
                 if g[0] in self._shared_bars:
                     continue            # the versions of an in-place array: one adjoint already
                 if g[0] in self.active and isinstance(src, ir.Name) and src.id in self.active:
-                    self.emit(f"{self.names.bar(src.id)} += {self.names.bar(g[0])}")
+                    self.emit(AugAssign(self._bar(src.id), "+", self._bar(g[0])))
             self.reverse(arm)
-            self.emit("pass")
+            self.emit(lir.Pass())
             self.indent -= 1
             if pick == 1:
                 self.emit("else:")

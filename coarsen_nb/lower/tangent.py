@@ -14,10 +14,13 @@ from coarsen_nb.errors import CoarsenError
 from coarsen_nb.frontend.unbound import is_bound_check
 from coarsen_nb.lower import lir, literals, reshapes
 from coarsen_nb.lower.liveness import drop_dead_assignments
+from coarsen_nb.lower.printing import FLOAT64, shape_of, xp_call
 from coarsen_nb.plan import CondStep, IterStep, PrimStep
 from coarsen_nb.rules.table import PRIMITIVES
 from coarsen_nb.symbolic.activity import differentiable_prim
 from coarsen_nb.symbolic.jvp import jvp as kernel_jvp
+
+_ZERO = lir.Lit("0.0")
 
 
 class TangentSweep:
@@ -40,18 +43,24 @@ class TangentSweep:
         return self._decorated(f"def {self.plan.name}_jvp({sig}):\n" + "\n".join(self.lines) + "\n")
 
     def d(self, e: ir.Expr) -> str:
-        """The tangent of an IR operand (0.0 when it does not depend on wrt)."""
+        """The tangent of an IR operand (0.0 when it does not depend on wrt), as text (for the rules of
+        :mod:`coarsen_nb.rules`, which still write text): :meth:`d_expr`, printed."""
+        return str(self.d_expr(e))
+
+    def d_expr(self, e: ir.Expr) -> lir.Expr:
+        """The tangent of an IR operand, as a record."""
         if isinstance(e, ir.Name) and e.id in self.active:
-            return self.names.tangent(e.id)
+            return lir.expr(self.names.tangent(e.id))
         if isinstance(e, ir.Name) and self.is_array(e.id):
-            return f"xp.zeros({self.code(e)}.shape)"
-        return "0.0"
+            return xp_call("zeros", shape_of(self.expr(e)))
+        return _ZERO
 
     def _body(self) -> None:
         self.steps(self.plan.steps, tape=False)
         r = self.plan.result
-        tangent = "(" + ", ".join(self.d(e) for e in r.elts) + ",)" if isinstance(r, ir.Tuple) else self.d(r)
-        self.emit(f"return {self.code(r)}, {tangent}")
+        tangent = lir.Tuple(tuple(map(self.d_expr, r.elts)), trailing=True) if isinstance(r, ir.Tuple) \
+            else self.d_expr(r)
+        self.emit(lir.Return(lir.Tuple((self.expr(r), tangent), bare=True)))
 
     def kernel(self, k, tape: bool = False) -> None:
         if not (set(k.inputs) & self.active):
@@ -59,7 +68,7 @@ class TangentSweep:
             return
         j = kernel_jvp(k, self.active)
         where = f" (line{'s' if len(k.lines) > 1 else ''} {', '.join(map(str, k.lines))})" if k.lines else ""
-        self.emit(f"# SOI {k.index}{where}: value and tangent")
+        self.emit(lir.Comment(f"SOI {k.index}{where}: value and tangent", tuple(k.lines)))
         leaves = {s: (self.names.tangent(n), self.is_array(n)) for s, n in j.tangent_leaves.items()}
         leaves.update({s: (f"xp.zeros({self.py(n)}.shape)", True) for s, n in j.zero_leaves.items()})
         reads = {s: (self.names.tangent(a), idx) for s, (a, idx) in j.reads.items()}
@@ -80,36 +89,37 @@ class TangentSweep:
         super().prim(s)
         if s.name not in self.active or not differentiable_prim(s.expr):
             return
-        e, dn = s.expr, self.names.tangent(s.name)
+        e, dn = s.expr, lir.expr(self.names.tangent(s.name))
         if isinstance(e, ir.Name):
-            self.emit(f"{dn} = {self.d(e)}")
+            self.emit(lir.Assign(dn, self.d_expr(e)))
             return
         if isinstance(e, ir.Tuple):
-            self.emit(f"{dn} = ({', '.join(self.d(v) for v in e.elts)},)")
+            self.emit(lir.Assign(dn, lir.Tuple(tuple(map(self.d_expr, e.elts)), trailing=True)))
             return
         if isinstance(e, ir.Index):
-            base = self.array_tangent(e.value)
-            self.emit(f"{dn} = {base}[{self.index_code(e)}]")
+            self.emit(lir.Assign(dn, lir.Index(self.array_tangent_expr(e.value), self.index_items(e))))
             return
+        index = tuple(self.expr(i) for i in e.index) if isinstance(e, ir.Update) else ()
         if isinstance(e, ir.Update) and s.name in self._in_place:
             # written in place with its value (lower/in_place.py): so is its tangent
-            mu = self._in_place[s.name][0].mu
-            self.emit(f"{self.names.tangent(mu)}[{', '.join(self.code(i) for i in e.index)}] = {self.d(e.value)}")
-            self.emit(f"{dn} = {self.names.tangent(mu)}")
+            mu = lir.expr(self.names.tangent(self._in_place[s.name][0].mu))
+            self.emit(lir.Assign(lir.Index(mu, index), self.d_expr(e.value)))
+            self.emit(lir.Assign(dn, mu))
             return
         if isinstance(e, ir.Update):
-            tmp = self.names.fresh("du")
-            base = self.d(e.array)
-            self.emit(f"{tmp} = xp.asarray({base}, dtype=xp.float64) + xp.zeros({self.code(e.array)}.shape)")
-            self.emit(f"{tmp}[{', '.join(self.code(i) for i in e.index)}] = {self.d(e.value)}")
-            self.emit(f"{dn} = {tmp}")
+            tmp = lir.Name(self.names.fresh("du"))
+            base = xp_call("asarray", self.d_expr(e.array), dtype=FLOAT64)
+            self.emit(lir.Assign(tmp, lir.BinOp("+", base, xp_call("zeros", shape_of(self.expr(e.array))))))
+            self.emit(lir.Assign(lir.Index(tmp, index), self.d_expr(e.value)))
+            self.emit(lir.Assign(dn, tmp))
             return
+        # (a rule of coarsen_nb.rules writes its tangent as text: a Raw until the rules build records)
         if isinstance(e, ir.BinOp) and e.op == "@":
             a, b = e.left, e.right
-            self.emit(f"{dn} = {PRIMITIVES['matmul'].jvp(self, (a, b))}")      # `@` is np.matmul
+            self.emit(lir.Assign(dn, lir.expr(PRIMITIVES['matmul'].jvp(self, (a, b)))))      # `@` is np.matmul
             return
         if is_bound_check(e):
-            self.emit(f"{dn} = {self.d(e.args[1])}")
+            self.emit(lir.Assign(dn, self.d_expr(e.args[1])))
             return
         if isinstance(e, ir.Call):
             a, f = e.args, e.func
@@ -123,14 +133,18 @@ class TangentSweep:
                 rules[f] = lambda: reshapes.jvp(f, self.code(a[0]), nd,
                                                 self.array_tangent(a[0]) if nd else self.d(a[0]))
             if f in rules:
-                self.emit(f"{dn} = {rules[f]()}")
+                self.emit(lir.Assign(dn, lir.expr(rules[f]())))
                 return
         raise CoarsenError(str(e), message=f"no tangent rule for `{e}` on line {s.line}",
                            hint="rewrite this step with arithmetic on scalars or arrays")
 
     def array_tangent(self, e: ir.Expr) -> str:
-        """The tangent of an array operand, as an array even when it is zero."""
-        return f"({self.d(e)} + xp.zeros({self.code(e)}.shape))"
+        """The tangent of an array operand, as an array even when it is zero (text, for the rules)."""
+        return str(self.array_tangent_expr(e))
+
+    def array_tangent_expr(self, e: ir.Expr) -> lir.Expr:
+        """:meth:`array_tangent` as a record."""
+        return lir.Paren(lir.BinOp("+", self.d_expr(e), xp_call("zeros", shape_of(self.expr(e)))))
 
     def cond(self, s: CondStep, tape: bool) -> None:
         self.emit(f"if {self.py(s.cond)}:")
@@ -138,17 +152,17 @@ class TangentSweep:
             self.indent += 1
             self.steps(arm, tape)
             for g in s.gammas:
-                self.emit(f"{self.py(g[0])} = {self.code(g[pick])}")
+                self.emit(lir.Assign(self._name(g[0]), self.expr(g[pick])))
                 if g[0] in self.active:
-                    self.emit(f"{self.names.tangent(g[0])} = {self.d(g[pick])}")
-            self.emit("pass")
+                    self.emit(lir.Assign(lir.expr(self.names.tangent(g[0])), self.d_expr(g[pick])))
+            self.emit(lir.Pass())
             self.indent -= 1
             if pick == 1:
                 self.emit("else:")
 
     def iterate(self, s: IterStep, tape: bool) -> None:
         act = [(n, i, x) for n, i, x in s.mus if n in self.active]
-        self.emit(f"# loop at line {s.line}: state and tangent state, iteration by iteration")
+        self.emit(lir.Comment(f"loop at line {s.line}: state and tangent state, iteration by iteration"))
         in_place = self._in_place_loop(s)
         names = [self.py(n) for n, _, _ in s.mus] + [self.names.tangent(n) for n, _, _ in act]
         # an array written in place starts as a copy of its first value, and so does its tangent
@@ -159,12 +173,11 @@ class TangentSweep:
         self.emit("while True:")
         self.indent += 1
         self.steps(s.header, tape=False)
-        self.emit(f"if not {self.py(s.cond)}:")
-        self.emit("    break")
+        self.emit(lir.If(lir.Unary("not", self._name(s.cond)), (lir.Break(),)))
         self.steps(s.body, tape=False)
         self.assign_state(names, nexts)
         self.indent -= 1
         for out, mu in s.etas:
-            self.emit(f"{self.py(out)} = {self.py(mu)}")
+            self.emit(lir.Assign(self._name(out), self._name(mu)))
             if mu in self.active:
-                self.emit(f"{self.names.tangent(out)} = {self.names.tangent(mu)}")
+                self.emit(lir.Assign(lir.expr(self.names.tangent(out)), lir.expr(self.names.tangent(mu))))
