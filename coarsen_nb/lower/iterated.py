@@ -46,19 +46,18 @@ class IteratedLoops(InPlaceWriting):
             self.emit(lir.Assign(lir.Name(self.tape_name(s)), lir.List(())))
             if in_place:
                 self.emit(lir.Assign(lir.Name(self.tape_name(s) + "_w"), lir.List(())))
-        self.emit("while True:")
-        self.indent += 1
-        self.steps(s.header, tape=False)
-        self.emit(lir.If(lir.Unary("not", self._name(s.cond)), (lir.Break(),)))
-        if tape:
-            self.emit(append(lir.Name(self.tape_name(s)), self._state(s, in_place)))
-        if tape and in_place:
-            self._start_records(s, in_place)
-        self.steps(s.body, tape)
-        if tape and in_place:
-            self._record_writes(s, in_place)
-        self.assign_state([self.py(n) for n, _, _ in s.mus], [self.expr(x) for _, _, x in s.mus])
-        self.indent -= 1
+        with self.block() as body:
+            self.steps(s.header, tape=False)
+            self.emit(lir.If(lir.Unary("not", self._name(s.cond)), (lir.Break(),)))
+            if tape:
+                self.emit(append(lir.Name(self.tape_name(s)), self._state(s, in_place)))
+            if tape and in_place:
+                self._start_records(s, in_place)
+            self.steps(s.body, tape)
+            if tape and in_place:
+                self._record_writes(s, in_place)
+            self.assign_state([self.py(n) for n, _, _ in s.mus], [self.expr(x) for _, _, x in s.mus])
+        self.emit(lir.While(TRUE, tuple(body)))
         for out, mu in s.etas:
             # (the reverse sweep restores the array it wrote in place: what comes after keeps a copy)
             mu_ = self._name(mu)
@@ -80,53 +79,55 @@ class IteratedLoops(InPlaceWriting):
                 self._zero(n)
         tape = self.tape_name(s)
         k = self.names.fresh("k")
-        self.emit(f"for {k} in range(len({tape}) - 1, -1, -1):")
-        self.indent += 1
-        if len(s.mus) > len(in_place):
-            state = lir.Tuple(self._state(s, in_place).elts, bare=True)
-            self.emit(lir.Assign(state, lir.Index(lir.Name(tape), (lir.Name(k),))))
-        restore = self._restore_writes(s, in_place, lir.Index(lir.Name(f"{tape}_w"), (lir.Name(k),))) \
-            if in_place else []
-        for undo in restore:
-            self.emit(undo)
-        self._recorders[s.label] = None          # the replay writes again, and records nothing
-        self.steps(s.header, tape=False)
-        self.steps(s.body, tape=True)
-        for undo in restore:
-            self.emit(undo)
-        carried = []
-        for n, init, _ in active_mus:
-            if n in in_place:
-                continue
-            c = self.names.fresh("carry")
-            carried.append((n, c))
-            self.emit(lir.Assign(lir.Name(c), self._bar(n)))
-            self._zero(n, scalar_first=self.is_array(n) and not self.ndim(init))
-        # An in-place array's versions share one adjoint, the state's.
-        shared_bars = {v for n, _, _ in active_mus if n in in_place for v in in_place[n].versions - {n}}
-        self._shared_bars |= shared_bars
-        for n, _, _ in active_mus:
-            if n in in_place:
-                for v in sorted(in_place[n].versions - {n}):
-                    if v in self.active:
-                        self.emit(lir.Assign(self._bar(v), self._bar(n)))
-        # The next state's adjoint starts as the carried one: assigned, not zeroed and then added
-        # (the carried array is referenced by nothing else, so later in-place += on it is safe).
-        defined = self._defined(list(s.header) + list(s.body))
-        unstarted = {nxt.id for n, _, nxt in active_mus
-                     if n not in in_place and isinstance(nxt, ir.Name) and nxt.id in defined and nxt.id in self.active}
-        for name in defined:
-            if name in self.active and name not in unstarted and name not in shared_bars:
-                self._zero(name)
-        for (_, _, nxt), (_, c) in zip([m for m in active_mus if m[0] not in in_place], carried, strict=True):
-            if isinstance(nxt, ir.Name) and nxt.id in self.active:
-                first = nxt.id in unstarted
-                unstarted.discard(nxt.id)
-                b, carry = self._bar(nxt.id), lir.Name(c)
-                self.emit(lir.Assign(b, carry) if first else lir.AugAssign(b, "+", carry))
-        self.reverse(s.body)
-        self.reverse(s.header)
-        self.indent -= 1
+        with self.block() as body:
+            if len(s.mus) > len(in_place):
+                state = lir.Tuple(self._state(s, in_place).elts, bare=True)
+                self.emit(lir.Assign(state, lir.Index(lir.Name(tape), (lir.Name(k),))))
+            restore = self._restore_writes(s, in_place, lir.Index(lir.Name(f"{tape}_w"), (lir.Name(k),))) \
+                if in_place else []
+            for undo in restore:
+                self.emit(undo)
+            self._recorders[s.label] = None          # the replay writes again, and records nothing
+            self.steps(s.header, tape=False)
+            self.steps(s.body, tape=True)
+            for undo in restore:
+                self.emit(undo)
+            carried = []
+            for n, init, _ in active_mus:
+                if n in in_place:
+                    continue
+                c = self.names.fresh("carry")
+                carried.append((n, c))
+                self.emit(lir.Assign(lir.Name(c), self._bar(n)))
+                self._zero(n, scalar_first=self.is_array(n) and not self.ndim(init))
+            # An in-place array's versions share one adjoint, the state's.
+            shared_bars = {v for n, _, _ in active_mus if n in in_place for v in in_place[n].versions - {n}}
+            self._shared_bars |= shared_bars
+            for n, _, _ in active_mus:
+                if n in in_place:
+                    for v in sorted(in_place[n].versions - {n}):
+                        if v in self.active:
+                            self.emit(lir.Assign(self._bar(v), self._bar(n)))
+            # The next state's adjoint starts as the carried one: assigned, not zeroed and then added
+            # (the carried array is referenced by nothing else, so later in-place += on it is safe).
+            defined = self._defined(list(s.header) + list(s.body))
+            unstarted = {nxt.id for n, _, nxt in active_mus
+                         if n not in in_place and isinstance(nxt, ir.Name) and nxt.id in defined
+                         and nxt.id in self.active}
+            for name in defined:
+                if name in self.active and name not in unstarted and name not in shared_bars:
+                    self._zero(name)
+            for (_, _, nxt), (_, c) in zip([m for m in active_mus if m[0] not in in_place], carried, strict=True):
+                if isinstance(nxt, ir.Name) and nxt.id in self.active:
+                    first = nxt.id in unstarted
+                    unstarted.discard(nxt.id)
+                    b, carry = self._bar(nxt.id), lir.Name(c)
+                    self.emit(lir.Assign(b, carry) if first else lir.AugAssign(b, "+", carry))
+            self.reverse(s.body)
+            self.reverse(s.header)
+        backwards = lir.Call(lir.Name("range"), (lir.BinOp("-", lir.Call(lir.Name("len"), (lir.Name(tape),)),
+                                                          lir.Lit("1")), lir.Lit("-1"), lir.Lit("-1")))
+        self.emit(lir.For(lir.Name(k), backwards, tuple(body)))
         for n, init, _ in active_mus:
             if isinstance(init, ir.Name) and init.id in self.active:
                 self.emit(lir.AugAssign(self._bar(init.id), "+", self._bar(n)))

@@ -36,20 +36,18 @@ from dataclasses import dataclass, field
 import sympy as sp
 
 from coarsen_nb import backends, ir
-from coarsen_nb.errors import CoarsenError
 from coarsen_nb.frontend.unbound import bound_error, is_bound_check
-from coarsen_nb.lower import lir, literals, naming, reshapes
+from coarsen_nb.lower import lir, naming
 from coarsen_nb.lower.emit import Printer
 from coarsen_nb.lower.helpers import HELPERS, Helper, closure
 from coarsen_nb.lower.iterated import IteratedLoops
 from coarsen_nb.lower.liveness import drop_dead_assignments, free_dead_names
 from coarsen_nb.lower.names import Names
-from coarsen_nb.lower.printing import FLOAT64, TRUE, lane_rows_read, xp_call
+from coarsen_nb.lower.printing import FLOAT64, TRUE, xp_call
 from coarsen_nb.lower.reverse import ReverseSweep
 from coarsen_nb.lower.tangent import TangentSweep
+from coarsen_nb.lower.writer_records import WriterRecords
 from coarsen_nb.plan import CondStep, KernelStep, Plan, PrimStep, walk_steps
-from coarsen_nb.rules.record import spell
-from coarsen_nb.rules.table import missing, rule
 from coarsen_nb.symbolic.activity import active_names
 
 
@@ -80,7 +78,7 @@ class ModuleState:
 
 
 
-class ModuleWriter(ReverseSweep, IteratedLoops):
+class ModuleWriter(ReverseSweep, IteratedLoops, WriterRecords):
     """Writes the forward, VJP and JVP functions of one plan."""
 
     def __init__(self, plan: Plan, wrt: tuple[str, ...], xp_module: str | backends.Backend = "numpy",
@@ -103,6 +101,7 @@ class ModuleWriter(ReverseSweep, IteratedLoops):
         self.header = header
         self.lines: list[str] = []
         self.indent = 1
+        self._blocks: list = []             # the open blocks: (their statements, where their lines start)
         self._printers: dict = {}
         self._grad_only = False
         self._unit_bars: set[str] = set()
@@ -162,110 +161,6 @@ class ModuleWriter(ReverseSweep, IteratedLoops):
         numba's ``@_jit_loop``), else the backend's (numba's ``@_jit``)."""
         decorator = decorator or self.backend.decorator
         return f"{decorator}\n{function_source}" if decorator else function_source
-
-    def emit(self, stmt: lir.Stmt | str) -> None:
-        """Append statement ``stmt`` at the current indentation.  The writer's own statements are
-        :mod:`~coarsen_nb.lower.lir` records; text (a rule's line, a statement not yet moved over) enters as
-        :class:`~coarsen_nb.lower.lir.Text`.  Each is printed as it is emitted, until the writer keeps a body
-        of records (step 3 of notes/lowered-ir.md)."""
-        if isinstance(stmt, str):
-            stmt = lir.Text(stmt)
-        self.lines += lir.print_statement(stmt, self.indent)
-
-    def py(self, name: str) -> str:
-        return self.names(name)
-
-    def _name(self, name: str) -> lir.Expr:
-        """The Python name of SSA value ``name``, as a record."""
-        return lir.expr(self.py(name))
-
-    def ndim(self, e: ir.Expr) -> int:
-        t = self.plan.types.get(e.id) if isinstance(e, ir.Name) else None
-        return t.ndim if t is not None else 0
-
-    def index_code(self, e: ir.Index) -> str:
-        """The index of the read ``e``: a row ``X[i]`` of a 2-D array is ``X[i, ...]``, the one form of a
-        partial index the array API defines (NumPy and CuPy read it the same)."""
-        return ", ".join(map(str, self.index_items(e)))
-
-    def index_items(self, e: ir.Index) -> tuple[lir.Expr, ...]:
-        """The items of :meth:`index_code`, as records."""
-        idx = [self.expr(i) for i in e.index]
-        base = self.plan.types.get(e.value.id) if isinstance(e.value, ir.Name) else None
-        if base is not None and base.is_array and len(e.index) < base.ndim and not any(self.ndim(i) for i in e.index):
-            idx.append(lir.Lit("..."))
-        return tuple(idx)
-
-    def is_mask(self, e: ir.Expr) -> bool:
-        """Whether ``e`` is a boolean array (an index that selects, each element at most once)."""
-        t = self.plan.types.get(e.id) if isinstance(e, ir.Name) else None
-        return bool(t is not None and t.kind == "bool" and t.ndim)
-
-    def is_array(self, name: str) -> bool:
-        t = self.plan.types.get(name)
-        return bool(t is not None and t.is_array)
-
-    # -- expressions of the IR (opaque steps, control) ------------------------------------
-
-    def code(self, e: ir.Expr) -> str:
-        """An IR expression as Python text (for the rules of :mod:`coarsen_nb.rules`, which still write
-        text): :meth:`expr`, printed."""
-        return str(self.expr(e))
-
-    def expr(self, e: ir.Expr) -> lir.Expr:
-        """An IR expression as a record (for opaque steps and control values).  Compound expressions are
-        parenthesized (``Paren``) as the text writer always did, so the printed code is unchanged."""
-        if isinstance(e, ir.Name):
-            return lir.expr(self.py(e.id))
-        if isinstance(e, ir.Const):
-            return lir.Lit(repr(e.value))
-        if isinstance(e, ir.Undef):
-            # never read on a path where it matters (φ(a, undef) = a); a number keeps the
-            # eager parts of lowered boolean logic from failing on it
-            return lir.Lit("0.0")
-        if isinstance(e, ir.BinOp):
-            return lir.Paren(lir.BinOp(e.op, self.expr(e.left), self.expr(e.right)))
-        if isinstance(e, ir.UnaryOp):
-            return lir.Paren(lir.Unary(e.op, self.expr(e.operand)))
-        if isinstance(e, ir.Compare):
-            return lir.Paren(lir.Compare(e.op, self.expr(e.left), self.expr(e.right)))
-        if isinstance(e, ir.BoolOp):
-            return lir.Paren(lir.BoolOp(e.op, tuple(self.expr(v) for v in e.values)))
-        if isinstance(e, ir.IfExp):
-            return lir.Paren(lir.IfExp(self.expr(e.body), self.expr(e.test), self.expr(e.orelse)))
-        if isinstance(e, ir.Index):
-            rows = self._lanes().get(e.index[0].id) if isinstance(e.index[0], ir.Name) and len(e.index) > 1 \
-                and not any(self.ndim(i) for i in e.index[1:]) else None
-            if rows is not None:     # z[p, t] over a batched loop's lanes: rows of z, as the kernels read them
-                return lane_rows_read(self, self.expr(e.value), rows, self.expr(e.index[0]),
-                                      [self.expr(i) for i in e.index[1:]])
-            return lir.Index(self.expr(e.value), self.index_items(e))
-        if isinstance(e, ir.Attr):
-            return lir.Attr(self.expr(e.value), e.attr)
-        if isinstance(e, ir.Tuple):
-            return lir.Tuple(tuple(self.expr(v) for v in e.elts))
-        if isinstance(e, ir.Call):
-            return lir.expr(self._call_code(e))     # (reshapes, literals and rule spellings write text)
-        raise CoarsenError(str(e), message=f"cannot lower {e}")
-
-    def _call_code(self, e: ir.Call) -> str:
-        args = [self.code(a) for a in e.args]
-        f = e.func
-        if f in reshapes.RESHAPES:
-            return reshapes.forward(f, args[0], self.ndim(e.args[0]))
-        if f in literals.LITERALS:
-            items = literals.entries(e)
-            ints = all(type(a.value) is int if isinstance(a, ir.Const) else
-                       getattr(self.plan.types.get(a.id), "kind", None) == "int" for a in items)
-            return literals.forward(e, [self.code(a) for a in items], ints)
-        # an opaque step: spelled as its registration says (rules/)
-        p = rule(f)
-        spelling = p.spelling.step or p.spelling.array
-        if spelling is None:
-            raise missing(p, "an opaque step of the array code")
-        if p.spelling.helper is not None:
-            self.helper(p.spelling.helper)
-        return spell(spelling, args, "xp", e.static)
 
     # -- forward ---------------------------------------------------------------------------------
 
@@ -385,20 +280,16 @@ class ModuleWriter(ReverseSweep, IteratedLoops):
         self.emit(lir.Assign(self._name(s.name), self.expr(e)))
 
     def cond(self, s: CondStep, tape: bool) -> None:
-        self.emit(f"if {self.py(s.cond)}:")
-        self.indent += 1
-        self.steps(s.then, tape)
-        for name, a, _ in s.gammas:
-            self.emit(lir.Assign(self._name(name), self.expr(a)))
-        self.emit("pass") if not s.then and not s.gammas else None
-        self.indent -= 1
-        self.emit("else:")
-        self.indent += 1
-        self.steps(s.orelse, tape)
-        for name, _, b in s.gammas:
-            self.emit(lir.Assign(self._name(name), self.expr(b)))
-        self.emit("pass") if not s.orelse and not s.gammas else None
-        self.indent -= 1
+        arms = []
+        for arm, pick in ((s.then, 1), (s.orelse, 2)):
+            with self.block() as body:
+                self.steps(arm, tape)
+                for g in s.gammas:
+                    self.emit(lir.Assign(self._name(g[0]), self.expr(g[pick])))
+                if not arm and not s.gammas:
+                    self.emit(lir.Pass())
+            arms.append(tuple(body))
+        self.emit(lir.If(self._name(s.cond), *arms))
 
     # -- what the rules of coarsen_nb.rules call -----------------------------------------------
 

@@ -298,21 +298,20 @@ class ReverseSweep:
             self.emit(AugAssign(self._bar(y.id), "+", Call(Name(self.helper('_mm_right')), (b, xs, ys))))
 
     def cond_reverse(self, s: CondStep) -> None:
-        self.emit(f"if {self.py(s.cond)}:")
+        arms = []
         for arm, pick in ((s.then, 1), (s.orelse, 2)):
-            self.indent += 1
-            self._zero_region(arm)
-            for g in s.gammas:
-                src = g[pick]
-                if g[0] in self._shared_bars:
-                    continue            # the versions of an in-place array: one adjoint already
-                if g[0] in self.active and isinstance(src, ir.Name) and src.id in self.active:
-                    self.emit(AugAssign(self._bar(src.id), "+", self._bar(g[0])))
-            self.reverse(arm)
-            self.emit(lir.Pass())
-            self.indent -= 1
-            if pick == 1:
-                self.emit("else:")
+            with self.block() as body:
+                self._zero_region(arm)
+                for g in s.gammas:
+                    src = g[pick]
+                    if g[0] in self._shared_bars:
+                        continue            # the versions of an in-place array: one adjoint already
+                    if g[0] in self.active and isinstance(src, ir.Name) and src.id in self.active:
+                        self.emit(AugAssign(self._bar(src.id), "+", self._bar(g[0])))
+                self.reverse(arm)
+                self.emit(lir.Pass())
+            arms.append(tuple(body))
+        self.emit(lir.If(self._name(s.cond), *arms))
 
 
 def _float_value(pr: Printer, e, array: bool) -> lir.Expr:

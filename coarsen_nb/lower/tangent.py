@@ -14,7 +14,7 @@ from coarsen_nb.errors import CoarsenError
 from coarsen_nb.frontend.unbound import is_bound_check
 from coarsen_nb.lower import lir, literals, reshapes
 from coarsen_nb.lower.liveness import drop_dead_assignments
-from coarsen_nb.lower.printing import FLOAT64, shape_of, xp_call
+from coarsen_nb.lower.printing import FLOAT64, TRUE, shape_of, xp_call
 from coarsen_nb.plan import CondStep, IterStep, PrimStep
 from coarsen_nb.rules.table import PRIMITIVES
 from coarsen_nb.symbolic.activity import differentiable_prim
@@ -147,18 +147,17 @@ class TangentSweep:
         return lir.Paren(lir.BinOp("+", self.d_expr(e), xp_call("zeros", shape_of(self.expr(e)))))
 
     def cond(self, s: CondStep, tape: bool) -> None:
-        self.emit(f"if {self.py(s.cond)}:")
+        arms = []
         for arm, pick in ((s.then, 1), (s.orelse, 2)):
-            self.indent += 1
-            self.steps(arm, tape)
-            for g in s.gammas:
-                self.emit(lir.Assign(self._name(g[0]), self.expr(g[pick])))
-                if g[0] in self.active:
-                    self.emit(lir.Assign(lir.expr(self.names.tangent(g[0])), self.d_expr(g[pick])))
-            self.emit(lir.Pass())
-            self.indent -= 1
-            if pick == 1:
-                self.emit("else:")
+            with self.block() as body:
+                self.steps(arm, tape)
+                for g in s.gammas:
+                    self.emit(lir.Assign(self._name(g[0]), self.expr(g[pick])))
+                    if g[0] in self.active:
+                        self.emit(lir.Assign(lir.expr(self.names.tangent(g[0])), self.d_expr(g[pick])))
+                self.emit(lir.Pass())
+            arms.append(tuple(body))
+        self.emit(lir.If(self._name(s.cond), *arms))
 
     def iterate(self, s: IterStep, tape: bool) -> None:
         act = [(n, i, x) for n, i, x in s.mus if n in self.active]
@@ -167,16 +166,15 @@ class TangentSweep:
         names = [self.py(n) for n, _, _ in s.mus] + [self.names.tangent(n) for n, _, _ in act]
         # an array written in place starts as a copy of its first value, and so does its tangent
         inits = self._initial_values(s, in_place) + \
-            [self.array_tangent(i) if n in in_place else self.d(i) for n, i, _ in act]
-        nexts = [self.code(x) for _, _, x in s.mus] + [self.d(x) for _, _, x in act]
+            [self.array_tangent_expr(i) if n in in_place else self.d_expr(i) for n, i, _ in act]
+        nexts = [self.expr(x) for _, _, x in s.mus] + [self.d_expr(x) for _, _, x in act]
         self.assign_state(names, inits)
-        self.emit("while True:")
-        self.indent += 1
-        self.steps(s.header, tape=False)
-        self.emit(lir.If(lir.Unary("not", self._name(s.cond)), (lir.Break(),)))
-        self.steps(s.body, tape=False)
-        self.assign_state(names, nexts)
-        self.indent -= 1
+        with self.block() as body:
+            self.steps(s.header, tape=False)
+            self.emit(lir.If(lir.Unary("not", self._name(s.cond)), (lir.Break(),)))
+            self.steps(s.body, tape=False)
+            self.assign_state(names, nexts)
+        self.emit(lir.While(TRUE, tuple(body)))
         for out, mu in s.etas:
             self.emit(lir.Assign(self._name(out), self._name(mu)))
             if mu in self.active:
