@@ -146,9 +146,9 @@ class ReverseSweep:
                 pr.deps.scan(e)
         pr.ieee = True      # derivative code: inf at a domain edge, not ZeroDivisionError
         for name, e in v.scalars:
-            pr.emit(AugAssign(lir.expr(self.names.bar(name)), "+", _float_value(pr, e, array=False)))
+            pr.emit(AugAssign(self._bar(name), "+", _float_value(pr, e, array=False)))
         for name, e in v.arrays:
-            pr.emit(AugAssign(lir.expr(self.names.bar(name)), "+", _float_value(pr, e, array=True)))
+            pr.emit(AugAssign(self._bar(name), "+", _float_value(pr, e, array=True)))
         for name, idx, e, level in v.scatters:
             self._scatter(pr, name, idx, e, level)
         self._absorb(pr)
@@ -159,7 +159,7 @@ class ReverseSweep:
         if self._rect_scatter(pr, name, idx, e, lv):
             return
         val = pr.value(e, lv)
-        b = lir.expr(self.names.bar(name))
+        b = self._bar(name)
         xp = lambda fn: lir.Attr(Name("xp"), fn)       # noqa: E731 (the module's array namespace)
         at_int = lambda codes: Index(b, tuple(Call(Name("int"), (c,)) for c in codes))     # noqa: E731
         if not set().union(*(pr.deps(sp.sympify(i)) for i in idx)) and lv.kind != "root":
@@ -202,7 +202,7 @@ class ReverseSweep:
         if m is None and g is None and h is None:
             return False
         i, j = lv.parent.binder, lv.binder
-        b = lir.expr(self.names.bar(name))
+        b = self._bar(name)
         idx = [sp.sympify(x) for x in idx]
         if len(idx) == 1 and pr.deps(idx[0]) == {i, j}:
             # into the windows x[i + j + c]: a convolution of g and h (a missing one is 1s)
@@ -235,7 +235,7 @@ class ReverseSweep:
     def prim_reverse(self, s: PrimStep) -> None:
         if s.name not in self.active:
             return
-        e, bo = s.expr, self.names.bar(s.name)
+        e, bo, adj = s.expr, self.names.bar(s.name), self._bar(s.name)     # (bo: text, for the rules)
         self._step = s.name
 
         def acc(x: ir.Expr, contribution: lir.Expr | str) -> None:
@@ -268,19 +268,19 @@ class ReverseSweep:
                 b = self._bar(e.value.id)
                 if any(self.ndim(i) and not self.is_mask(i) for i in e.index):   # a gather: repeats accumulate
                     idx = lir.Tuple(tuple(self.expr(i) for i in e.index), trailing=True)
-                    self.emit(lir.Assign(b, Call(Name(self.helper('_index_add')), (b, idx, lir.expr(bo)))))
+                    self.emit(lir.Assign(b, Call(Name(self.helper('_index_add')), (b, idx, adj))))
                 else:
-                    self.emit(AugAssign(Index(b, self.index_items(e)), "+", lir.expr(bo)))
+                    self.emit(AugAssign(Index(b, self.index_items(e)), "+", adj))
             return
         if isinstance(e, ir.Update) and self._in_place_write_reverse(s, bo):
             return
         if isinstance(e, ir.Update):
             idx = tuple(self.expr(i) for i in e.index)
             if isinstance(e.value, ir.Name) and e.value.id in self.active:
-                acc(e.value, Index(lir.expr(bo), idx))
+                acc(e.value, Index(adj, idx))
             if isinstance(e.array, ir.Name) and e.array.id in self.active:
                 tmp = Name(self.names.fresh("ub"))
-                self.emit(lir.Assign(tmp, xp_call("asarray", lir.expr(bo), dtype=FLOAT64, copy=TRUE)))
+                self.emit(lir.Assign(tmp, xp_call("asarray", adj, dtype=FLOAT64, copy=TRUE)))
                 self.emit(lir.Assign(Index(tmp, idx), _ZERO))
                 acc(e.array, tmp)
             return

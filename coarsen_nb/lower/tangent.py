@@ -42,6 +42,10 @@ class TangentSweep:
         sig = ", ".join(self.names(p) if p in self.plan.params else p for p in params)
         return self._decorated(f"def {self.plan.name}_jvp({sig}):\n" + "\n".join(self.lines) + "\n")
 
+    def _tangent(self, name: str) -> lir.Expr:
+        """The tangent of SSA value ``name``, as a record."""
+        return lir.expr(self.names.tangent(name))
+
     def d(self, e: ir.Expr) -> str:
         """The tangent of an IR operand (0.0 when it does not depend on wrt), as text (for the rules of
         :mod:`coarsen_nb.rules`, which still write text): :meth:`d_expr`, printed."""
@@ -50,7 +54,7 @@ class TangentSweep:
     def d_expr(self, e: ir.Expr) -> lir.Expr:
         """The tangent of an IR operand, as a record."""
         if isinstance(e, ir.Name) and e.id in self.active:
-            return lir.expr(self.names.tangent(e.id))
+            return self._tangent(e.id)
         if isinstance(e, ir.Name) and self.is_array(e.id):
             return xp_call("zeros", shape_of(self.expr(e)))
         return _ZERO
@@ -82,14 +86,14 @@ class TangentSweep:
             done.add(name)
         for o in k.outputs:
             if o.name in self.active and o.name not in done:
-                pr.emit(lir.Assign(lir.expr(self.names.tangent(o.name)), lir.Lit("0.0")))
+                pr.emit(lir.Assign(self._tangent(o.name), lir.Lit("0.0")))
         self._absorb(pr)
 
     def prim(self, s: PrimStep) -> None:
         super().prim(s)
         if s.name not in self.active or not differentiable_prim(s.expr):
             return
-        e, dn = s.expr, lir.expr(self.names.tangent(s.name))
+        e, dn = s.expr, self._tangent(s.name)
         if isinstance(e, ir.Name):
             self.emit(lir.Assign(dn, self.d_expr(e)))
             return
@@ -102,7 +106,7 @@ class TangentSweep:
         index = tuple(self.expr(i) for i in e.index) if isinstance(e, ir.Update) else ()
         if isinstance(e, ir.Update) and s.name in self._in_place:
             # written in place with its value (lower/in_place.py): so is its tangent
-            mu = lir.expr(self.names.tangent(self._in_place[s.name][0].mu))
+            mu = self._tangent(self._in_place[s.name][0].mu)
             self.emit(lir.Assign(lir.Index(mu, index), self.d_expr(e.value)))
             self.emit(lir.Assign(dn, mu))
             return
@@ -154,7 +158,7 @@ class TangentSweep:
                 for g in s.gammas:
                     self.emit(lir.Assign(self._name(g[0]), self.expr(g[pick])))
                     if g[0] in self.active:
-                        self.emit(lir.Assign(lir.expr(self.names.tangent(g[0])), self.d_expr(g[pick])))
+                        self.emit(lir.Assign(self._tangent(g[0]), self.d_expr(g[pick])))
                 self.emit(lir.Pass())
             arms.append(tuple(body))
         self.emit(lir.If(self._name(s.cond), *arms))
@@ -178,4 +182,4 @@ class TangentSweep:
         for out, mu in s.etas:
             self.emit(lir.Assign(self._name(out), self._name(mu)))
             if mu in self.active:
-                self.emit(lir.Assign(lir.expr(self.names.tangent(out)), lir.expr(self.names.tangent(mu))))
+                self.emit(lir.Assign(self._tangent(out), self._tangent(mu)))
