@@ -64,6 +64,7 @@ from __future__ import annotations
 
 import sympy as sp
 
+from coarsen_nb.lower import lir
 from coarsen_nb.lower.cuda_printer import PREAMBLE, c_type_of, leaf_ctype
 from coarsen_nb.lower.fusion import FusedKernel, fuse_groups, fused_source  # noqa: F401 (fused_source: re-export)
 from coarsen_nb.lower.fusion_domain import Target
@@ -186,7 +187,7 @@ def forward_lines(writer, kernel) -> list[str] | None:
     if rest:
         pr = writer.printer(kernel)
         for t in rest:
-            pr.emit(f"{t.target} = {pr.value(t.expr)}")
+            pr.emit(lir.Assign(lir.expr(t.target), pr.value(t.expr)))
         writer._absorb(pr)
         lines = writer.lines[len(writer.lines) - len(pr.lines):] + lines
         del writer.lines[len(writer.lines) - len(pr.lines):]
@@ -214,7 +215,7 @@ def reverse_lines(writer, kernel, v, leaves) -> list[str] | None:
                 name = next(sc[0] for sc in v.scatters if writer.names.bar(sc[0]) == t.target and sc[2] == t.expr)
                 writer._scatter(pr, name, t.index, t.expr, *([t.level] if t.level is not None else []))
             else:
-                pr.emit(f"{t.target} += {pr.value(t.expr)}")
+                pr.emit(lir.AugAssign(lir.expr(t.target), "+", pr.value(t.expr)))
         writer._absorb(pr)
         lines = writer.lines[len(writer.lines) - len(pr.lines):]
         del writer.lines[len(writer.lines) - len(pr.lines):]

@@ -34,6 +34,8 @@ from dataclasses import dataclass
 import sympy as sp
 
 from coarsen_nb import ir
+from coarsen_nb.lower import lir
+from coarsen_nb.lower.printing import FLOAT64, TRUE, xp_call
 from coarsen_nb.plan import CondStep, IterStep, KernelStep, PrimStep, names_read
 
 
@@ -206,10 +208,10 @@ class InPlaceWriting:
                 self._in_place[w] = (st, s.label)
         return states
 
-    def _initial_values(self, s: IterStep, states) -> list[str]:
-        """The code of each state's first value; an array written in place starts as a copy of its
-        first value (which others may still read)."""
-        return [f"xp.asarray({self.code(i)}, dtype=xp.float64, copy=True)" if n in states else self.code(i)
+    def _initial_values(self, s: IterStep, states) -> list[lir.Expr]:
+        """Each state's first value; an array written in place starts as a copy of its first value
+        (which others may still read)."""
+        return [xp_call("asarray", self.expr(i), dtype=FLOAT64, copy=TRUE) if n in states else self.expr(i)
                 for n, i, _ in s.mus]
 
     def _start_records(self, s: IterStep, states) -> None:
@@ -221,7 +223,8 @@ class InPlaceWriting:
                 self._records[w] = (flag, [self.names.fresh("iw") for _ in range(ndim)], self.names.fresh("old"))
                 if flag:
                     idx, old = self._records[w][1:]
-                    self.assign_state([flag, *idx, old], ["False", *("0" for _ in idx), "0.0"])
+                    self.assign_state([flag, *idx, old], [lir.Lit("False"), *(lir.Lit("0") for _ in idx),
+                                                          lir.Lit("0.0")])
         self._recorders[s.label] = True
 
     def _name_element_reads(self, k, pr) -> None:
@@ -239,14 +242,14 @@ class InPlaceWriting:
             return False
         st, label = self._in_place[s.name]
         e = s.expr
-        arr, idx = self.py(st.mu), [self.code(i) for i in e.index]
+        arr, idx = self._name(st.mu), [self.expr(i) for i in e.index]
         if self._recorders.get(label):
             flag, names, old = self._records[s.name]
-            self.assign_state(([flag] if flag else []) + names, (["True"] if flag else []) + idx)
-            idx = names
-            self.emit(f"{old} = {arr}[{', '.join(idx)}]")
-        self.emit(f"{arr}[{', '.join(idx)}] = {self.code(e.value)}")
-        self.emit(f"{self.py(s.name)} = {arr}")
+            self.assign_state(([flag] if flag else []) + names, ([lir.Lit("True")] if flag else []) + idx)
+            idx = [lir.Name(n) for n in names]
+            self.emit(lir.Assign(lir.Name(old), lir.Index(arr, tuple(idx))))
+        self.emit(lir.Assign(lir.Index(arr, tuple(idx)), self.expr(e.value)))
+        self.emit(lir.Assign(self._name(s.name), arr))
         return True
 
     def _in_place_write_reverse(self, s: PrimStep, bo: str) -> bool:
@@ -255,10 +258,10 @@ class InPlaceWriting:
         if s.name not in self._in_place:
             return False
         e = s.expr
-        where = ", ".join(self.code(i) for i in e.index)
+        element = lir.Index(lir.expr(bo), tuple(self.expr(i) for i in e.index))
         if isinstance(e.value, ir.Name) and e.value.id in self.active:
-            self.emit(f"{self.names.bar(e.value.id)} += {bo}[{where}]")
-        self.emit(f"{bo}[{where}] = 0.0")
+            self.emit(lir.AugAssign(self._bar(e.value.id), "+", element))
+        self.emit(lir.Assign(element, lir.Lit("0.0")))
         return True
 
     def _record_writes(self, s: IterStep, states) -> None:
@@ -267,21 +270,26 @@ class InPlaceWriting:
         flat = [c for st in states.values() for w in st.writes
                 for c in ([self._records[w][0]] if self._records[w][0] else []) + self._records[w][1] +
                 [self._records[w][2]]]
-        self.emit(f"{self.tape_name(s)}_w.append(({', '.join(flat)}{',' if len(flat) == 1 else ''}))")
+        self.emit(append(lir.Name(self.tape_name(s) + "_w"), lir.Tuple(tuple(map(lir.Name, flat)))))
         self._recorders[s.label] = None
 
-    def _restore_writes(self, s: IterStep, states, entry: str) -> list[str]:
+    def _restore_writes(self, s: IterStep, states, entry: lir.Expr) -> list[lir.Stmt]:
         """The reverse sweep's undo of one iteration's writes, last first (the writes into different
-        arrays commute): the arrays are then the state that iteration read.  Returns the lines, to
+        arrays commute): the arrays are then the state that iteration read.  Returns the statements, to
         print again after the replay has written them once more."""
-        names, lines = [], []
+        names, undos = [], []
         for st in states.values():
             for w in st.writes:
                 flag = self.names.fresh("wrote") if w in st.conditional else None
                 idx = [self.names.fresh("iw") for _ in range(self.plan.types[st.mu].ndim)]
                 old = self.names.fresh("old")
                 names += ([flag] if flag else []) + [*idx, old]
-                undo = f"{self.py(st.mu)}[{', '.join(idx)}] = {old}"
-                lines.append([f"if {flag}:", "    " + undo] if flag else [undo])
-        self.emit(f"{', '.join(names)}{',' if len(names) == 1 else ''} = {entry}")
-        return [line for undo in reversed(lines) for line in undo]
+                undo = lir.Assign(lir.Index(self._name(st.mu), tuple(map(lir.Name, idx))), lir.Name(old))
+                undos.append(lir.If(lir.Name(flag), (undo,)) if flag else undo)
+        self.emit(lir.Assign(lir.Tuple(tuple(map(lir.Name, names)), bare=True), entry))
+        return undos[::-1]
+
+
+def append(tape: lir.Expr, entry: lir.Expr) -> lir.Stmt:
+    """``tape.append(entry)``: one iteration's entry on a loop's tape."""
+    return lir.ExprStmt(lir.Call(lir.Attr(tape, "append"), (entry,)))

@@ -11,55 +11,58 @@ sweep undoes the writes as it walks back.
 from __future__ import annotations
 
 from coarsen_nb import ir
-from coarsen_nb.lower.in_place import InPlaceWriting, in_place_states
+from coarsen_nb.lower import lir
+from coarsen_nb.lower.in_place import InPlaceWriting, append, in_place_states
+from coarsen_nb.lower.printing import FLOAT64, TRUE, xp_call
 from coarsen_nb.plan import IterStep
 
 
 class IteratedLoops(InPlaceWriting):
     """Printing of :class:`~coarsen_nb.plan.IterStep`: forward, taped, and reverse."""
 
-    def _state(self, s: IterStep, in_place=()) -> str:
+    def _state(self, s: IterStep, in_place=()) -> lir.Tuple:
         """The loop state as a tuple, the form of one tape entry: ``(x_2,)`` for one μ, ``()`` for none;
         an array written ``in_place`` is not in it (the tape holds the elements it overwrote)."""
-        names = [self.py(n) for n, _, _ in s.mus if n not in in_place]
-        return "(" + ", ".join(names) + ("," if len(names) == 1 else "") + ")"
+        return lir.Tuple(tuple(self._name(n) for n, _, _ in s.mus if n not in in_place))
 
-    def assign_state(self, names: list[str], values: list[str]) -> None:
+    def assign_state(self, names: list[str], values: list[lir.Expr | str]) -> None:
         """``names = values`` as one statement: ``x_2 = x_1`` for one name (``x_2, = x_1`` would unpack
         the float), ``x_2, k_2 = x_1, k_1`` for several (all read before any is written), nothing for
-        none."""
-        if names:
-            self.emit(f"{', '.join(names)} = {', '.join(values)}")
+        none.  (A value may still be text, a rule's: it enters as ``lir.expr``.)"""
+        if len(names) == 1:
+            self.emit(lir.Assign(lir.expr(names[0]), lir.expr(values[0])))
+        elif names:
+            self.emit(lir.Assign(lir.Tuple(tuple(map(lir.expr, names)), bare=True),
+                                 lir.Tuple(tuple(map(lir.expr, values)), bare=True)))
 
     def tape_name(self, s: IterStep) -> str:
         return "_tape_" + self.py(s.label)
 
     def iterate(self, s: IterStep, tape: bool) -> None:
-        self.emit(f"# loop at line {s.line}, run iteration by iteration{': ' + s.note if s.note else ''}")
+        self.emit(lir.Comment(f"loop at line {s.line}, run iteration by iteration{': ' + s.note if s.note else ''}"))
         in_place = self._in_place_loop(s)
         self.assign_state([self.py(n) for n, _, _ in s.mus], self._initial_values(s, in_place))
         if tape:
-            self.emit(f"{self.tape_name(s)} = []")
+            self.emit(lir.Assign(lir.Name(self.tape_name(s)), lir.List(())))
             if in_place:
-                self.emit(f"{self.tape_name(s)}_w = []")
-        self.emit("while True:")
-        self.indent += 1
-        self.steps(s.header, tape=False)
-        self.emit(f"if not {self.py(s.cond)}:")
-        self.emit("    break")
-        if tape:
-            self.emit(f"{self.tape_name(s)}.append({self._state(s, in_place)})")
-        if tape and in_place:
-            self._start_records(s, in_place)
-        self.steps(s.body, tape)
-        if tape and in_place:
-            self._record_writes(s, in_place)
-        self.assign_state([self.py(n) for n, _, _ in s.mus], [self.code(x) for _, _, x in s.mus])
-        self.indent -= 1
+                self.emit(lir.Assign(lir.Name(self.tape_name(s) + "_w"), lir.List(())))
+        with self.block() as body:
+            self.steps(s.header, tape=False)
+            self.emit(lir.If(lir.Unary("not", self._name(s.cond)), (lir.Break(),)))
+            if tape:
+                self.emit(append(lir.Name(self.tape_name(s)), self._state(s, in_place)))
+            if tape and in_place:
+                self._start_records(s, in_place)
+            self.steps(s.body, tape)
+            if tape and in_place:
+                self._record_writes(s, in_place)
+            self.assign_state([self.py(n) for n, _, _ in s.mus], [self.expr(x) for _, _, x in s.mus])
+        self.emit(lir.While(TRUE, tuple(body)))
         for out, mu in s.etas:
             # (the reverse sweep restores the array it wrote in place: what comes after keeps a copy)
-            self.emit(f"{self.py(out)} = " + (f"xp.asarray({self.py(mu)}, copy=True)" if tape and mu in in_place
-                                              else self.py(mu)))
+            mu_ = self._name(mu)
+            self.emit(lir.Assign(self._name(out), xp_call("asarray", mu_, copy=TRUE) if tape and mu in in_place
+                                 else mu_))
 
     def iterate_reverse(self, s: IterStep) -> None:
         in_place = in_place_states(s, self.plan.types)
@@ -67,58 +70,64 @@ class IteratedLoops(InPlaceWriting):
         for out, mu in s.etas:
             if mu in self.active:
                 # an in-place array's adjoint is updated in place: a copy, not the η's own (shared) one
-                self.emit(f"{self.names.bar(mu)} = " + (f"xp.asarray({self.names.bar(out)}, dtype=xp.float64, "
-                                                         "copy=True)" if mu in in_place else self.names.bar(out)))
+                b = self._bar(out)
+                self.emit(lir.Assign(self._bar(mu), xp_call("asarray", b, dtype=FLOAT64, copy=TRUE)
+                                     if mu in in_place else b))
         eta_mus = {mu for _, mu in s.etas}
         for n, _, _ in active_mus:
             if n not in eta_mus:
                 self._zero(n)
         tape = self.tape_name(s)
         k = self.names.fresh("k")
-        self.emit(f"for {k} in range(len({tape}) - 1, -1, -1):")
-        self.indent += 1
-        if len(s.mus) > len(in_place):
-            self.emit(f"{self._state(s, in_place)[1:-1]} = {tape}[{k}]")
-        restore = self._restore_writes(s, in_place, f"{tape}_w[{k}]") if in_place else []
-        for line in restore:
-            self.emit(line)
-        self._recorders[s.label] = None          # the replay writes again, and records nothing
-        self.steps(s.header, tape=False)
-        self.steps(s.body, tape=True)
-        for line in restore:
-            self.emit(line)
-        carried = []
-        for n, init, _ in active_mus:
-            if n in in_place:
-                continue
-            c = self.names.fresh("carry")
-            carried.append((n, c))
-            self.emit(f"{c} = {self.names.bar(n)}")
-            self._zero(n, scalar_first=self.is_array(n) and not self.ndim(init))
-        # An in-place array's versions share one adjoint, the state's.
-        shared_bars = {v for n, _, _ in active_mus if n in in_place for v in in_place[n].versions - {n}}
-        self._shared_bars |= shared_bars
-        for n, _, _ in active_mus:
-            if n in in_place:
-                for v in sorted(in_place[n].versions - {n}):
-                    if v in self.active:
-                        self.emit(f"{self.names.bar(v)} = {self.names.bar(n)}")
-        # The next state's adjoint starts as the carried one: assigned, not zeroed and then added
-        # (the carried array is referenced by nothing else, so later in-place += on it is safe).
-        defined = self._defined(list(s.header) + list(s.body))
-        unstarted = {nxt.id for n, _, nxt in active_mus
-                     if n not in in_place and isinstance(nxt, ir.Name) and nxt.id in defined and nxt.id in self.active}
-        for name in defined:
-            if name in self.active and name not in unstarted and name not in shared_bars:
-                self._zero(name)
-        for (_, _, nxt), (_, c) in zip([m for m in active_mus if m[0] not in in_place], carried, strict=True):
-            if isinstance(nxt, ir.Name) and nxt.id in self.active:
-                first = nxt.id in unstarted
-                unstarted.discard(nxt.id)
-                self.emit(f"{self.names.bar(nxt.id)} {'=' if first else '+='} {c}")
-        self.reverse(s.body)
-        self.reverse(s.header)
-        self.indent -= 1
+        with self.block() as body:
+            if len(s.mus) > len(in_place):
+                state = lir.Tuple(self._state(s, in_place).elts, bare=True)
+                self.emit(lir.Assign(state, lir.Index(lir.Name(tape), (lir.Name(k),))))
+            restore = self._restore_writes(s, in_place, lir.Index(lir.Name(f"{tape}_w"), (lir.Name(k),))) \
+                if in_place else []
+            for undo in restore:
+                self.emit(undo)
+            self._recorders[s.label] = None          # the replay writes again, and records nothing
+            self.steps(s.header, tape=False)
+            self.steps(s.body, tape=True)
+            for undo in restore:
+                self.emit(undo)
+            carried = []
+            for n, init, _ in active_mus:
+                if n in in_place:
+                    continue
+                c = self.names.fresh("carry")
+                carried.append((n, c))
+                self.emit(lir.Assign(lir.Name(c), self._bar(n)))
+                self._zero(n, scalar_first=self.is_array(n) and not self.ndim(init))
+            # An in-place array's versions share one adjoint, the state's.
+            shared_bars = {v for n, _, _ in active_mus if n in in_place for v in in_place[n].versions - {n}}
+            self._shared_bars |= shared_bars
+            for n, _, _ in active_mus:
+                if n in in_place:
+                    for v in sorted(in_place[n].versions - {n}):
+                        if v in self.active:
+                            self.emit(lir.Assign(self._bar(v), self._bar(n)))
+            # The next state's adjoint starts as the carried one: assigned, not zeroed and then added
+            # (the carried array is referenced by nothing else, so later in-place += on it is safe).
+            defined = self._defined(list(s.header) + list(s.body))
+            unstarted = {nxt.id for n, _, nxt in active_mus
+                         if n not in in_place and isinstance(nxt, ir.Name) and nxt.id in defined
+                         and nxt.id in self.active}
+            for name in defined:
+                if name in self.active and name not in unstarted and name not in shared_bars:
+                    self._zero(name)
+            for (_, _, nxt), (_, c) in zip([m for m in active_mus if m[0] not in in_place], carried, strict=True):
+                if isinstance(nxt, ir.Name) and nxt.id in self.active:
+                    first = nxt.id in unstarted
+                    unstarted.discard(nxt.id)
+                    b, carry = self._bar(nxt.id), lir.Name(c)
+                    self.emit(lir.Assign(b, carry) if first else lir.AugAssign(b, "+", carry))
+            self.reverse(s.body)
+            self.reverse(s.header)
+        backwards = lir.Call(lir.Name("range"), (lir.BinOp("-", lir.Call(lir.Name("len"), (lir.Name(tape),)),
+                                                          lir.Lit("1")), lir.Lit("-1"), lir.Lit("-1")))
+        self.emit(lir.For(lir.Name(k), backwards, tuple(body)))
         for n, init, _ in active_mus:
             if isinstance(init, ir.Name) and init.id in self.active:
-                self.emit(f"{self.names.bar(init.id)} += {self.names.bar(n)}")
+                self.emit(lir.AugAssign(self._bar(init.id), "+", self._bar(n)))

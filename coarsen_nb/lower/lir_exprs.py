@@ -180,16 +180,19 @@ class IfExp(Expr):
 @dataclass(frozen=True, slots=True)
 class Tuple(Expr):
     """``(a, b)``; one element prints ``(a,)``, none ``()``; ``bare`` prints without the parentheses
-    (the targets and values of ``a, b = c, d``)."""
+    (the targets and values of ``a, b = c, d``); ``trailing`` prints a comma after the last element
+    whatever their number, ``(a, b,)`` (the characters some printers wrote, kept while a commit must not
+    change the generated text)."""
 
     elts: tuple[Expr, ...]
     bare: bool = False
+    trailing: bool = False
 
     def children(self):
         return self.elts
 
     def text(self) -> str:
-        inner = ", ".join(map(str, self.elts)) + ("," if len(self.elts) == 1 else "")
+        inner = ", ".join(map(str, self.elts)) + ("," if len(self.elts) == 1 or self.trailing and self.elts else "")
         return inner if self.bare else f"({inner})"
 
 

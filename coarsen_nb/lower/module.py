@@ -36,20 +36,18 @@ from dataclasses import dataclass, field
 import sympy as sp
 
 from coarsen_nb import backends, ir
-from coarsen_nb.errors import CoarsenError
 from coarsen_nb.frontend.unbound import bound_error, is_bound_check
-from coarsen_nb.lower import literals, naming, reshapes
+from coarsen_nb.lower import lir, naming
 from coarsen_nb.lower.emit import Printer
 from coarsen_nb.lower.helpers import HELPERS, Helper, closure
 from coarsen_nb.lower.iterated import IteratedLoops
 from coarsen_nb.lower.liveness import drop_dead_assignments, free_dead_names
 from coarsen_nb.lower.names import Names
-from coarsen_nb.lower.printing import lane_rows_read
+from coarsen_nb.lower.printing import FLOAT64, TRUE, xp_call
 from coarsen_nb.lower.reverse import ReverseSweep
 from coarsen_nb.lower.tangent import TangentSweep
+from coarsen_nb.lower.writer_records import WriterRecords
 from coarsen_nb.plan import CondStep, KernelStep, Plan, PrimStep, walk_steps
-from coarsen_nb.rules.record import spell
-from coarsen_nb.rules.table import missing, rule
 from coarsen_nb.symbolic.activity import active_names
 
 
@@ -80,7 +78,7 @@ class ModuleState:
 
 
 
-class ModuleWriter(ReverseSweep, IteratedLoops):
+class ModuleWriter(ReverseSweep, IteratedLoops, WriterRecords):
     """Writes the forward, VJP and JVP functions of one plan."""
 
     def __init__(self, plan: Plan, wrt: tuple[str, ...], xp_module: str | backends.Backend = "numpy",
@@ -103,6 +101,7 @@ class ModuleWriter(ReverseSweep, IteratedLoops):
         self.header = header
         self.lines: list[str] = []
         self.indent = 1
+        self._blocks: list = []             # the open blocks: (their statements, where their lines start)
         self._printers: dict = {}
         self._grad_only = False
         self._unit_bars: set[str] = set()
@@ -163,95 +162,11 @@ class ModuleWriter(ReverseSweep, IteratedLoops):
         decorator = decorator or self.backend.decorator
         return f"{decorator}\n{function_source}" if decorator else function_source
 
-    def emit(self, line: str) -> None:
-        self.lines.append("    " * self.indent + line)
-
-    def py(self, name: str) -> str:
-        return self.names(name)
-
-    def ndim(self, e: ir.Expr) -> int:
-        t = self.plan.types.get(e.id) if isinstance(e, ir.Name) else None
-        return t.ndim if t is not None else 0
-
-    def index_code(self, e: ir.Index) -> str:
-        """The index of the read ``e``: a row ``X[i]`` of a 2-D array is ``X[i, ...]``, the one form of a
-        partial index the array API defines (NumPy and CuPy read it the same)."""
-        idx = [self.code(i) for i in e.index]
-        base = self.plan.types.get(e.value.id) if isinstance(e.value, ir.Name) else None
-        if base is not None and base.is_array and len(e.index) < base.ndim and not any(self.ndim(i) for i in e.index):
-            idx.append("...")
-        return ", ".join(idx)
-
-    def is_mask(self, e: ir.Expr) -> bool:
-        """Whether ``e`` is a boolean array (an index that selects, each element at most once)."""
-        t = self.plan.types.get(e.id) if isinstance(e, ir.Name) else None
-        return bool(t is not None and t.kind == "bool" and t.ndim)
-
-    def is_array(self, name: str) -> bool:
-        t = self.plan.types.get(name)
-        return bool(t is not None and t.is_array)
-
-    # -- expressions of the IR (opaque steps, control) ------------------------------------
-
-    def code(self, e: ir.Expr) -> str:
-        """An IR expression as Python (for opaque steps and control values)."""
-        if isinstance(e, ir.Name):
-            return self.py(e.id)
-        if isinstance(e, ir.Const):
-            return repr(e.value)
-        if isinstance(e, ir.Undef):
-            # never read on a path where it matters (φ(a, undef) = a); a number keeps the
-            # eager parts of lowered boolean logic from failing on it
-            return "0.0"
-        if isinstance(e, ir.BinOp):
-            return f"({self.code(e.left)} {e.op} {self.code(e.right)})"
-        if isinstance(e, ir.UnaryOp):
-            return f"({e.op}{' ' if e.op == 'not' else ''}{self.code(e.operand)})"
-        if isinstance(e, ir.Compare):
-            return f"({self.code(e.left)} {e.op} {self.code(e.right)})"
-        if isinstance(e, ir.BoolOp):
-            return "(" + f" {e.op} ".join(self.code(v) for v in e.values) + ")"
-        if isinstance(e, ir.IfExp):
-            return f"({self.code(e.body)} if {self.code(e.test)} else {self.code(e.orelse)})"
-        if isinstance(e, ir.Index):
-            rows = self._lanes().get(e.index[0].id) if isinstance(e.index[0], ir.Name) and len(e.index) > 1 \
-                and not any(self.ndim(i) for i in e.index[1:]) else None
-            if rows is not None:     # z[p, t] over a batched loop's lanes: rows of z, as the kernels read them
-                return str(lane_rows_read(self, self.code(e.value), rows, self.code(e.index[0]),
-                                          [self.code(i) for i in e.index[1:]]))
-            return f"{self.code(e.value)}[{self.index_code(e)}]"
-        if isinstance(e, ir.Attr):
-            return f"{self.code(e.value)}.{e.attr}"
-        if isinstance(e, ir.Tuple):
-            return "(" + ", ".join(self.code(v) for v in e.elts) + ("," if len(e.elts) == 1 else "") + ")"
-        if isinstance(e, ir.Call):
-            return self._call_code(e)
-        raise CoarsenError(str(e), message=f"cannot lower {e}")
-
-    def _call_code(self, e: ir.Call) -> str:
-        args = [self.code(a) for a in e.args]
-        f = e.func
-        if f in reshapes.RESHAPES:
-            return reshapes.forward(f, args[0], self.ndim(e.args[0]))
-        if f in literals.LITERALS:
-            items = literals.entries(e)
-            ints = all(type(a.value) is int if isinstance(a, ir.Const) else
-                       getattr(self.plan.types.get(a.id), "kind", None) == "int" for a in items)
-            return literals.forward(e, [self.code(a) for a in items], ints)
-        # an opaque step: spelled as its registration says (rules/)
-        p = rule(f)
-        spelling = p.spelling.step or p.spelling.array
-        if spelling is None:
-            raise missing(p, "an opaque step of the array code")
-        if p.spelling.helper is not None:
-            self.helper(p.spelling.helper)
-        return spell(spelling, args, "xp", e.static)
-
     # -- forward ---------------------------------------------------------------------------------
 
     def _forward_body(self) -> None:
         self.steps(self.plan.steps, tape=False)
-        self.emit(f"return {self.code(self.plan.result)}")
+        self.emit(lir.Return(self.expr(self.plan.result)))
 
     def steps(self, steps, tape: bool) -> None:
         for s in steps:
@@ -306,7 +221,7 @@ class ModuleWriter(ReverseSweep, IteratedLoops):
 
     def kernel(self, k, tape: bool = False) -> None:
         where = f" (line{'s' if len(k.lines) > 1 else ''} {', '.join(map(str, k.lines))})" if k.lines else ""
-        self.emit(f"# SOI {k.index}{where}{': ' + k.note if k.note else ''}")
+        self.emit(lir.Comment(f"SOI {k.index}{where}{': ' + k.note if k.note else ''}", tuple(k.lines)))
         fuser = self.backend.fuser
         if fuser is not None:
             fused = fuser.forward_lines(self, k)     # e.g. one fused GPU kernel for the whole SOI
@@ -341,8 +256,8 @@ class ModuleWriter(ReverseSweep, IteratedLoops):
         if t is None or not t.is_array or pr.elem is None or pr.deps(sp.sympify(o.symbol)) \
                 or t.ndim != max(ranks, default=-1):
             return
-        name = self.py(o.name)
-        pr.emit(f"{name} = xp.zeros({pr.elem_shape}) + {name}")
+        name = lir.expr(self.py(o.name))
+        pr.emit(lir.Assign(name, lir.BinOp("+", lir.Call(lir.Attr(lir.Name("xp"), "zeros"), (pr.elem_shape,)), name)))
 
     def prim(self, s: PrimStep) -> None:
         e = s.expr
@@ -350,35 +265,31 @@ class ModuleWriter(ReverseSweep, IteratedLoops):
         if is_bound_check(e):
             # a read of a variable that may be unbound: Python's error where no assignment ran
             kind, message = bound_error(e, s.line)
-            self.emit(f"if not {self.code(e.args[0])}:")
-            self.emit(f"    raise {kind}({message!r})")
-            self.emit(f"{self.py(s.name)} = {self.code(e.args[1])}")
+            self.emit(lir.If(lir.Unary("not", self.expr(e.args[0])),
+                             (lir.Raise(lir.Call(lir.Name(kind), (lir.Lit(repr(message)),))),)))
+            self.emit(lir.Assign(self._name(s.name), self.expr(e.args[1])))
             return
         if isinstance(e, ir.Update) and self._in_place_write(s):
             return
         if isinstance(e, ir.Update):
-            tmp = self.names.fresh("upd")
-            self.emit(f"{tmp} = xp.asarray({self.code(e.array)}, dtype=xp.float64, copy=True)")
-            self.emit(f"{tmp}[{', '.join(self.code(i) for i in e.index)}] = {self.code(e.value)}")
-            self.emit(f"{self.py(s.name)} = {tmp}")
+            tmp = lir.Name(self.names.fresh("upd"))
+            self.emit(lir.Assign(tmp, xp_call("asarray", self.expr(e.array), dtype=FLOAT64, copy=TRUE)))
+            self.emit(lir.Assign(lir.Index(tmp, tuple(self.expr(i) for i in e.index)), self.expr(e.value)))
+            self.emit(lir.Assign(self._name(s.name), tmp))
             return
-        self.emit(f"{self.py(s.name)} = {self.code(e)}")
+        self.emit(lir.Assign(self._name(s.name), self.expr(e)))
 
     def cond(self, s: CondStep, tape: bool) -> None:
-        self.emit(f"if {self.py(s.cond)}:")
-        self.indent += 1
-        self.steps(s.then, tape)
-        for name, a, _ in s.gammas:
-            self.emit(f"{self.py(name)} = {self.code(a)}")
-        self.emit("pass") if not s.then and not s.gammas else None
-        self.indent -= 1
-        self.emit("else:")
-        self.indent += 1
-        self.steps(s.orelse, tape)
-        for name, _, b in s.gammas:
-            self.emit(f"{self.py(name)} = {self.code(b)}")
-        self.emit("pass") if not s.orelse and not s.gammas else None
-        self.indent -= 1
+        arms = []
+        for arm, pick in ((s.then, 1), (s.orelse, 2)):
+            with self.block() as body:
+                self.steps(arm, tape)
+                for g in s.gammas:
+                    self.emit(lir.Assign(self._name(g[0]), self.expr(g[pick])))
+                if not arm and not s.gammas:
+                    self.emit(lir.Pass())
+            arms.append(tuple(body))
+        self.emit(lir.If(self._name(s.cond), *arms))
 
     # -- what the rules of coarsen_nb.rules call -----------------------------------------------
 
@@ -396,7 +307,7 @@ class ModuleWriter(ReverseSweep, IteratedLoops):
     def temp(self, code: str, hint: str = "t") -> str:
         """``code`` computed once, into a fresh name after ``hint`` (for a rule that uses one value twice)."""
         name = self.names.fresh(hint)
-        self.emit(f"{name} = {code}")
+        self.emit(lir.Assign(lir.Name(name), lir.expr(code)))
         return name
 
     # -- forward mode ------------------------------------------------------------------------------

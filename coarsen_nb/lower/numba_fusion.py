@@ -139,7 +139,7 @@ def _rest_lines(writer, kernel, rest, leaves, temps, v) -> list[str]:
             name = next(sc[0] for sc in v.scatters if writer.names.bar(sc[0]) == t.target and sc[2] == t.expr)
             writer._scatter(pr, name, t.index, t.expr, *([t.level] if t.level is not None else []))
         elif t.mode == "add":
-            pr.emit(f"{t.target} += {pr.value(t.expr)}")
+            pr.emit(lir.AugAssign(lir.expr(t.target), "+", pr.value(t.expr)))
         else:
             pr.assign(t.target, t.expr)
     writer._absorb(pr)

@@ -66,11 +66,24 @@ class Level:
 # -- small expressions of the lowered IR the printers share ------------------------------------------
 
 FLAT = lir.Tuple((lir.Lit("-1"),))      # the shape ``(-1,)`` of a flattened array
+FLOAT64 = lir.Attr(lir.Name("xp"), "float64")     # the dtype of an adjoint
+TRUE = lir.Lit("True")
 
 
 def length(a: Expr) -> Expr:
     """``a.shape[0]``: the length of the 1-D array ``a``."""
     return lir.Index(lir.Attr(a, "shape"), (lir.Lit("0"),))
+
+
+def xp_call(fn: str, *args: Expr, **kwargs: Expr) -> Expr:
+    """``xp.fn(args, k=v)``: a call of the generated module's array namespace (the module writer's own
+    statements; a kernel printer has :meth:`~coarsen_nb.lower.emit.Printer.call`)."""
+    return lir.Call(lir.Attr(lir.Name("xp"), fn), args, tuple(kwargs.items()))
+
+
+def shape_of(a: Expr) -> Expr:
+    """``a.shape``."""
+    return lir.Attr(a, "shape")
 
 
 def chain(op: str, operands) -> Expr:

@@ -15,18 +15,25 @@ import sympy as sp
 from coarsen_nb import ir
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.frontend.unbound import is_bound_check
-from coarsen_nb.lower import literals, reshapes, trivial
+from coarsen_nb.lower import lir, literals, reshapes, trivial
 from coarsen_nb.lower.emit import Printer
-from coarsen_nb.lower.printing import int_typed, is_number_code
+from coarsen_nb.lower.lir import AugAssign, BinOp, Call, Index, Name, Paren
+from coarsen_nb.lower.printing import FLOAT64, TRUE, chain, int_typed, is_number_code, length, shape_of, xp_call
 from coarsen_nb.phi import forms
 from coarsen_nb.plan import CondStep, KernelStep, PrimStep, names_read
 from coarsen_nb.rules.table import PRIMITIVES
 from coarsen_nb.symbolic.diff import vjp as kernel_vjp
 from coarsen_nb.symbolic.levels import ELEM
 
+_VALUE, _BAR, _ZERO = Name("_value"), Name("_bar"), lir.Lit("0.0")
+
 
 class ReverseSweep:
     """The reverse sweep's printing (see the module docstring)."""
+
+    def _bar(self, name: str) -> lir.Expr:
+        """The adjoint of SSA value ``name``, as a record."""
+        return lir.expr(self.names.bar(name))
 
     def _vjp_body(self) -> None:
         """``NAME_vjp`` (value and gradients, with a cotangent) or, with ``_grad_only``,
@@ -42,13 +49,14 @@ class ReverseSweep:
         self._needed = None
         result = self.plan.result
         if not grad_only:
-            self.emit(f"_value = {self.code(result)}")
+            self.emit(lir.Assign(_VALUE, self.expr(result)))
         seeds = self._result_seeds()
         if seeds:
             self._zero_region(self.plan.steps)
             for name, k in seeds:
-                seed = "1.0" if grad_only else "_bar" if k is None else f"_bar[{k}]"
-                self.emit(f"{self.names.bar(name)} = {self.names.bar(name)} + {seed}")
+                seed = lir.Lit("1.0") if grad_only else _BAR if k is None else Index(_BAR, (lir.Lit(repr(k)),))
+                b = self._bar(name)
+                self.emit(lir.Assign(b, BinOp("+", b, seed)))
             # NAME_grad seeds the result's adjoint with exactly 1: until a later step that reads
             # the result adds to it, the derivative expressions use the number, not the variable.
             self._unit_bars = {result.id} if grad_only else set()
@@ -56,10 +64,10 @@ class ReverseSweep:
             self._unit_bars = set()
         grads = []
         for p in self.wrt:
-            grads.append(self.names.bar(p) if p in self.active else
-                         (f"xp.zeros({self.py(p)}.shape)" if self.is_array(p) else "0.0"))
-        tup = f"({', '.join(grads)}{',' if len(grads) == 1 else ''})"
-        self.emit(f"return {tup}" if grad_only else f"return _value, {tup}")
+            grads.append(self._bar(p) if p in self.active else
+                         (xp_call("zeros", shape_of(self._name(p))) if self.is_array(p) else _ZERO))
+        tup = lir.Tuple(tuple(grads))
+        self.emit(lir.Return(tup if grad_only else lir.Tuple((_VALUE, tup), bare=True)))
 
     def _result_seeds(self) -> list[tuple[str, int | None]]:
         """The result values whose adjoints the cotangent seeds: (name, element of a tuple result or
@@ -74,11 +82,11 @@ class ReverseSweep:
         """``b_name`` set to zeros of ``name``'s shape; ``scalar_first``: ``name`` is a loop state that
         is a number on the first iteration (its initial value) and an array after (``s = 1.0`` then
         ``s = s * x``), so the shape is the value's own."""
-        b = self.names.bar(name)
+        b, x = self._bar(name), self._name(name)
         if scalar_first:
-            self.emit(f"{b} = xp.zeros(xp.asarray({self.py(name)}).shape)")
+            self.emit(lir.Assign(b, xp_call("zeros", shape_of(xp_call("asarray", x)))))
         else:
-            self.emit(f"{b} = xp.zeros({self.py(name)}.shape)" if self.is_array(name) else f"{b} = 0.0")
+            self.emit(lir.Assign(b, xp_call("zeros", shape_of(x)) if self.is_array(name) else _ZERO))
 
     def _defined(self, steps) -> list[str]:
         out = []
@@ -117,7 +125,7 @@ class ReverseSweep:
         if not outs or not (set(k.inputs) & self.active):
             return
         v = kernel_vjp(k, self.active, outs)
-        self.emit(f"# SOI {k.index}: adjoint")
+        self.emit(lir.Comment(f"SOI {k.index}: adjoint", tuple(k.lines)))
         leaves = {sym: (self.names.bar(name), self.is_array(name)) for name, sym in outs.items()
                   if isinstance(sym, sp.Symbol)}
         fuser = self.backend.fuser
@@ -138,9 +146,9 @@ class ReverseSweep:
                 pr.deps.scan(e)
         pr.ieee = True      # derivative code: inf at a domain edge, not ZeroDivisionError
         for name, e in v.scalars:
-            pr.emit(f"{self.names.bar(name)} += {_float_value(pr, e, array=False)}")
+            pr.emit(AugAssign(self._bar(name), "+", _float_value(pr, e, array=False)))
         for name, e in v.arrays:
-            pr.emit(f"{self.names.bar(name)} += {_float_value(pr, e, array=True)}")
+            pr.emit(AugAssign(self._bar(name), "+", _float_value(pr, e, array=True)))
         for name, idx, e, level in v.scatters:
             self._scatter(pr, name, idx, e, level)
         self._absorb(pr)
@@ -151,11 +159,14 @@ class ReverseSweep:
         if self._rect_scatter(pr, name, idx, e, lv):
             return
         val = pr.value(e, lv)
-        b = self.names.bar(name)
+        b = self._bar(name)
+        xp = lambda fn: lir.Attr(Name("xp"), fn)       # noqa: E731 (the module's array namespace)
+        at_int = lambda codes: Index(b, tuple(Call(Name("int"), (c,)) for c in codes))     # noqa: E731
         if not set().union(*(pr.deps(sp.sympify(i)) for i in idx)) and lv.kind != "root":
             # the same element at every point of the level: add the level's sum once
             codes = [pr.value(sp.sympify(i)) for i in idx]
-            pr.emit(f"{b}[{', '.join(f'int({c})' for c in codes)}] += xp.sum({val} + xp.zeros({lv.size}))")
+            total = Call(xp("sum"), (BinOp("+", val, Call(xp("zeros"), (lv.size,))),))
+            pr.emit(AugAssign(at_int(codes), "+", total))
             return
         fast = pr.affine_slice(idx[0], lv) if len(idx) == 1 else None
         if fast is not None:
@@ -163,19 +174,22 @@ class ReverseSweep:
             return
         codes = [pr.value(sp.sympify(i), lv) for i in idx]
         if lv.kind != "root":
-            codes = [c if pr.deps(sp.sympify(i)) else f"({c} + xp.zeros({lv.size}, dtype=xp.int64))"
-                     for c, i in zip(codes, idx, strict=True)]
+            wide = lambda c: Paren(BinOp("+", c, Call(xp("zeros"), (lv.size,), (("dtype", xp("int64")),))))  # noqa: E731
+            codes = [c if pr.deps(sp.sympify(i)) else wide(c) for c, i in zip(codes, idx, strict=True)]
+        shape = lambda d: Index(lir.Attr(b, "shape"), (lir.Lit(str(d)),))     # noqa: E731
         if lv.kind == "root":
-            pr.emit(f"{b}[{', '.join(f'int({c})' for c in codes)}] += {val}")
+            pr.emit(AugAssign(at_int(codes), "+", val))
         elif len(codes) == 1:
-            pr.emit(f"{b} += {pr.helper('_scatter_sum')}({codes[0]} % {b}.shape[0], {val}, {b}.shape[0])")
+            n = length(b)
+            pr.emit(AugAssign(b, "+", Call(Name(pr.helper('_scatter_sum')), (BinOp("%", codes[0], n), val, n))))
         else:
             # row-major flat indices (Python's negative indices wrap per axis), one 1-D scatter
-            flat = f"{codes[0]} % {b}.shape[0]"
+            flat = BinOp("%", codes[0], shape(0))
             for d, c in enumerate(codes[1:], start=1):
-                flat = f"({flat}) * {b}.shape[{d}] + {c} % {b}.shape[{d}]"
-            size = " * ".join(f"{b}.shape[{d}]" for d in range(len(codes)))
-            pr.emit(f"{b} += xp.reshape({pr.helper('_scatter_sum')}({flat}, {val}, {size}), {b}.shape)")
+                flat = BinOp("+", BinOp("*", Paren(flat), shape(d)), BinOp("%", c, shape(d)))
+            size = chain("*", [shape(d) for d in range(len(codes))])
+            summed = Call(Name(pr.helper('_scatter_sum')), (flat, val, size))
+            pr.emit(AugAssign(b, "+", Call(xp("reshape"), (summed, lir.Attr(b, "shape")))))
 
     def _rect_scatter(self, pr: Printer, name: str, idx, e, lv) -> bool:
         """The adjoint of a dense two-level nest (see ``Printer.rect_product``) without flattening:
@@ -188,7 +202,7 @@ class ReverseSweep:
         if m is None and g is None and h is None:
             return False
         i, j = lv.parent.binder, lv.binder
-        b = self.names.bar(name)
+        b = self._bar(name)
         idx = [sp.sympify(x) for x in idx]
         if len(idx) == 1 and pr.deps(idx[0]) == {i, j}:
             # into the windows x[i + j + c]: a convolution of g and h (a missing one is 1s)
@@ -210,22 +224,24 @@ class ReverseSweep:
             blk = pr._block_read_index(idx, i, j)
             if blk is None:
                 return False
-            factors = ([pr.printed(m)] if m is not None else []) + ([f"({g})[:, None]"] if g is not None else []) + \
-                ([f"({h})[None, :]"] if h is not None else [])
-            val = " * ".join(map(str, factors))
-            pr.emit(f"{pr.helper('_block_add')}({b}, {', '.join(map(str, blk))}, {val})")
+            every, new_axis = lir.Slice(), lir.Lit("None")
+            factors = ([pr.printed(m)] if m is not None else []) + \
+                ([Index(Paren(g), (every, new_axis))] if g is not None else []) + \
+                ([Index(Paren(h), (new_axis, every))] if h is not None else [])
+            pr.emit(lir.ExprStmt(Call(Name(pr.helper('_block_add')), (b, *blk, chain("*", factors)))))
             return True
         return False
 
     def prim_reverse(self, s: PrimStep) -> None:
         if s.name not in self.active:
             return
-        e, bo = s.expr, self.names.bar(s.name)
+        e, bo, adj = s.expr, self.names.bar(s.name), self._bar(s.name)     # (bo: text, for the rules)
         self._step = s.name
 
-        def acc(x: ir.Expr, contribution: str) -> None:
+        def acc(x: ir.Expr, contribution: lir.Expr | str) -> None:
+            # (a rule of coarsen_nb.rules writes its contribution as text: a Raw until the rules build records)
             if isinstance(x, ir.Name) and x.id in self.active:
-                self.emit(f"{self.names.bar(x.id)} += {contribution}")
+                self.emit(AugAssign(self._bar(x.id), "+", lir.expr(contribution)))
 
         if isinstance(e, ir.Call):
             a = e.args
@@ -249,23 +265,23 @@ class ReverseSweep:
             return
         if isinstance(e, ir.Index):
             if isinstance(e.value, ir.Name) and e.value.id in self.active:
-                b = self.names.bar(e.value.id)
+                b = self._bar(e.value.id)
                 if any(self.ndim(i) and not self.is_mask(i) for i in e.index):   # a gather: repeats accumulate
-                    idx = ", ".join(self.code(i) for i in e.index)
-                    self.emit(f"{b} = {self.helper('_index_add')}({b}, ({idx},), {bo})")
+                    idx = lir.Tuple(tuple(self.expr(i) for i in e.index), trailing=True)
+                    self.emit(lir.Assign(b, Call(Name(self.helper('_index_add')), (b, idx, adj))))
                 else:
-                    self.emit(f"{b}[{self.index_code(e)}] += {bo}")
+                    self.emit(AugAssign(Index(b, self.index_items(e)), "+", adj))
             return
         if isinstance(e, ir.Update) and self._in_place_write_reverse(s, bo):
             return
         if isinstance(e, ir.Update):
-            idx = ", ".join(self.code(i) for i in e.index)
+            idx = tuple(self.expr(i) for i in e.index)
             if isinstance(e.value, ir.Name) and e.value.id in self.active:
-                acc(e.value, f"{bo}[{idx}]")
+                acc(e.value, Index(adj, idx))
             if isinstance(e.array, ir.Name) and e.array.id in self.active:
-                tmp = self.names.fresh("ub")
-                self.emit(f"{tmp} = xp.asarray({bo}, dtype=xp.float64, copy=True)")
-                self.emit(f"{tmp}[{idx}] = 0.0")
+                tmp = Name(self.names.fresh("ub"))
+                self.emit(lir.Assign(tmp, xp_call("asarray", adj, dtype=FLOAT64, copy=TRUE)))
+                self.emit(lir.Assign(Index(tmp, idx), _ZERO))
                 acc(e.array, tmp)
             return
         if isinstance(e, ir.Name):
@@ -275,31 +291,30 @@ class ReverseSweep:
                            hint="rewrite this step with arithmetic on scalars or arrays")
 
     def matmul_reverse(self, x: ir.Expr, y: ir.Expr, bo: str) -> None:
-        xs, ys = self.code(x), self.code(y)
+        xs, ys, b = self.expr(x), self.expr(y), lir.expr(bo)
         if isinstance(x, ir.Name) and x.id in self.active:
-            self.emit(f"{self.names.bar(x.id)} += {self.helper('_mm_left')}({bo}, {ys}, {xs})")
+            self.emit(AugAssign(self._bar(x.id), "+", Call(Name(self.helper('_mm_left')), (b, ys, xs))))
         if isinstance(y, ir.Name) and y.id in self.active:
-            self.emit(f"{self.names.bar(y.id)} += {self.helper('_mm_right')}({bo}, {xs}, {ys})")
+            self.emit(AugAssign(self._bar(y.id), "+", Call(Name(self.helper('_mm_right')), (b, xs, ys))))
 
     def cond_reverse(self, s: CondStep) -> None:
-        self.emit(f"if {self.py(s.cond)}:")
+        arms = []
         for arm, pick in ((s.then, 1), (s.orelse, 2)):
-            self.indent += 1
-            self._zero_region(arm)
-            for g in s.gammas:
-                src = g[pick]
-                if g[0] in self._shared_bars:
-                    continue            # the versions of an in-place array: one adjoint already
-                if g[0] in self.active and isinstance(src, ir.Name) and src.id in self.active:
-                    self.emit(f"{self.names.bar(src.id)} += {self.names.bar(g[0])}")
-            self.reverse(arm)
-            self.emit("pass")
-            self.indent -= 1
-            if pick == 1:
-                self.emit("else:")
+            with self.block() as body:
+                self._zero_region(arm)
+                for g in s.gammas:
+                    src = g[pick]
+                    if g[0] in self._shared_bars:
+                        continue            # the versions of an in-place array: one adjoint already
+                    if g[0] in self.active and isinstance(src, ir.Name) and src.id in self.active:
+                        self.emit(AugAssign(self._bar(src.id), "+", self._bar(g[0])))
+                self.reverse(arm)
+                self.emit(lir.Pass())
+            arms.append(tuple(body))
+        self.emit(lir.If(self._name(s.cond), *arms))
 
 
-def _float_value(pr: Printer, e, array: bool) -> str:
+def _float_value(pr: Printer, e, array: bool) -> lir.Expr:
     """The code of an adjoint contribution, cast to float64 where its value is an integer array: the unit
     seed folds into the products, so the adjoint of ``a`` in ``np.sum(a * np.arange(n))`` is
     ``np.sum(np.arange(n))``, and the array API adds no integer array into a float one (NumPy does).
@@ -307,7 +322,7 @@ def _float_value(pr: Printer, e, array: bool) -> str:
     code = pr.value(e)
     # (a Python int, in scalar code or at one point, adds into a float as it is: no array module)
     array = not pr.scalar_points and (array or ELEM in pr.deps(e) or pr._reduced(e))
-    return f"{pr.xp}.asarray({code}, dtype={pr.xp}.float64)" if array and not is_number_code(code) and \
+    return pr.call("asarray", code, dtype=pr.dtype("float64")) if array and not is_number_code(code) and \
         _int_valued(pr, e) else code
 
 

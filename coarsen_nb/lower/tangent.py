@@ -12,12 +12,15 @@ from __future__ import annotations
 from coarsen_nb import ir
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.frontend.unbound import is_bound_check
-from coarsen_nb.lower import literals, reshapes
+from coarsen_nb.lower import lir, literals, reshapes
 from coarsen_nb.lower.liveness import drop_dead_assignments
+from coarsen_nb.lower.printing import FLOAT64, TRUE, shape_of, xp_call
 from coarsen_nb.plan import CondStep, IterStep, PrimStep
 from coarsen_nb.rules.table import PRIMITIVES
 from coarsen_nb.symbolic.activity import differentiable_prim
 from coarsen_nb.symbolic.jvp import jvp as kernel_jvp
+
+_ZERO = lir.Lit("0.0")
 
 
 class TangentSweep:
@@ -39,19 +42,29 @@ class TangentSweep:
         sig = ", ".join(self.names(p) if p in self.plan.params else p for p in params)
         return self._decorated(f"def {self.plan.name}_jvp({sig}):\n" + "\n".join(self.lines) + "\n")
 
+    def _tangent(self, name: str) -> lir.Expr:
+        """The tangent of SSA value ``name``, as a record."""
+        return lir.expr(self.names.tangent(name))
+
     def d(self, e: ir.Expr) -> str:
-        """The tangent of an IR operand (0.0 when it does not depend on wrt)."""
+        """The tangent of an IR operand (0.0 when it does not depend on wrt), as text (for the rules of
+        :mod:`coarsen_nb.rules`, which still write text): :meth:`d_expr`, printed."""
+        return str(self.d_expr(e))
+
+    def d_expr(self, e: ir.Expr) -> lir.Expr:
+        """The tangent of an IR operand, as a record."""
         if isinstance(e, ir.Name) and e.id in self.active:
-            return self.names.tangent(e.id)
+            return self._tangent(e.id)
         if isinstance(e, ir.Name) and self.is_array(e.id):
-            return f"xp.zeros({self.code(e)}.shape)"
-        return "0.0"
+            return xp_call("zeros", shape_of(self.expr(e)))
+        return _ZERO
 
     def _body(self) -> None:
         self.steps(self.plan.steps, tape=False)
         r = self.plan.result
-        tangent = "(" + ", ".join(self.d(e) for e in r.elts) + ",)" if isinstance(r, ir.Tuple) else self.d(r)
-        self.emit(f"return {self.code(r)}, {tangent}")
+        tangent = lir.Tuple(tuple(map(self.d_expr, r.elts)), trailing=True) if isinstance(r, ir.Tuple) \
+            else self.d_expr(r)
+        self.emit(lir.Return(lir.Tuple((self.expr(r), tangent), bare=True)))
 
     def kernel(self, k, tape: bool = False) -> None:
         if not (set(k.inputs) & self.active):
@@ -59,7 +72,7 @@ class TangentSweep:
             return
         j = kernel_jvp(k, self.active)
         where = f" (line{'s' if len(k.lines) > 1 else ''} {', '.join(map(str, k.lines))})" if k.lines else ""
-        self.emit(f"# SOI {k.index}{where}: value and tangent")
+        self.emit(lir.Comment(f"SOI {k.index}{where}: value and tangent", tuple(k.lines)))
         leaves = {s: (self.names.tangent(n), self.is_array(n)) for s, n in j.tangent_leaves.items()}
         leaves.update({s: (f"xp.zeros({self.py(n)}.shape)", True) for s, n in j.zero_leaves.items()})
         reads = {s: (self.names.tangent(a), idx) for s, (a, idx) in j.reads.items()}
@@ -73,43 +86,44 @@ class TangentSweep:
             done.add(name)
         for o in k.outputs:
             if o.name in self.active and o.name not in done:
-                pr.emit(f"{self.names.tangent(o.name)} = 0.0")
+                pr.emit(lir.Assign(self._tangent(o.name), lir.Lit("0.0")))
         self._absorb(pr)
 
     def prim(self, s: PrimStep) -> None:
         super().prim(s)
         if s.name not in self.active or not differentiable_prim(s.expr):
             return
-        e, dn = s.expr, self.names.tangent(s.name)
+        e, dn = s.expr, self._tangent(s.name)
         if isinstance(e, ir.Name):
-            self.emit(f"{dn} = {self.d(e)}")
+            self.emit(lir.Assign(dn, self.d_expr(e)))
             return
         if isinstance(e, ir.Tuple):
-            self.emit(f"{dn} = ({', '.join(self.d(v) for v in e.elts)},)")
+            self.emit(lir.Assign(dn, lir.Tuple(tuple(map(self.d_expr, e.elts)), trailing=True)))
             return
         if isinstance(e, ir.Index):
-            base = self.array_tangent(e.value)
-            self.emit(f"{dn} = {base}[{self.index_code(e)}]")
+            self.emit(lir.Assign(dn, lir.Index(self.array_tangent_expr(e.value), self.index_items(e))))
             return
+        index = tuple(self.expr(i) for i in e.index) if isinstance(e, ir.Update) else ()
         if isinstance(e, ir.Update) and s.name in self._in_place:
             # written in place with its value (lower/in_place.py): so is its tangent
-            mu = self._in_place[s.name][0].mu
-            self.emit(f"{self.names.tangent(mu)}[{', '.join(self.code(i) for i in e.index)}] = {self.d(e.value)}")
-            self.emit(f"{dn} = {self.names.tangent(mu)}")
+            mu = self._tangent(self._in_place[s.name][0].mu)
+            self.emit(lir.Assign(lir.Index(mu, index), self.d_expr(e.value)))
+            self.emit(lir.Assign(dn, mu))
             return
         if isinstance(e, ir.Update):
-            tmp = self.names.fresh("du")
-            base = self.d(e.array)
-            self.emit(f"{tmp} = xp.asarray({base}, dtype=xp.float64) + xp.zeros({self.code(e.array)}.shape)")
-            self.emit(f"{tmp}[{', '.join(self.code(i) for i in e.index)}] = {self.d(e.value)}")
-            self.emit(f"{dn} = {tmp}")
+            tmp = lir.Name(self.names.fresh("du"))
+            base = xp_call("asarray", self.d_expr(e.array), dtype=FLOAT64)
+            self.emit(lir.Assign(tmp, lir.BinOp("+", base, xp_call("zeros", shape_of(self.expr(e.array))))))
+            self.emit(lir.Assign(lir.Index(tmp, index), self.d_expr(e.value)))
+            self.emit(lir.Assign(dn, tmp))
             return
+        # (a rule of coarsen_nb.rules writes its tangent as text: a Raw until the rules build records)
         if isinstance(e, ir.BinOp) and e.op == "@":
             a, b = e.left, e.right
-            self.emit(f"{dn} = {PRIMITIVES['matmul'].jvp(self, (a, b))}")      # `@` is np.matmul
+            self.emit(lir.Assign(dn, lir.expr(PRIMITIVES['matmul'].jvp(self, (a, b)))))      # `@` is np.matmul
             return
         if is_bound_check(e):
-            self.emit(f"{dn} = {self.d(e.args[1])}")
+            self.emit(lir.Assign(dn, self.d_expr(e.args[1])))
             return
         if isinstance(e, ir.Call):
             a, f = e.args, e.func
@@ -123,48 +137,49 @@ class TangentSweep:
                 rules[f] = lambda: reshapes.jvp(f, self.code(a[0]), nd,
                                                 self.array_tangent(a[0]) if nd else self.d(a[0]))
             if f in rules:
-                self.emit(f"{dn} = {rules[f]()}")
+                self.emit(lir.Assign(dn, lir.expr(rules[f]())))
                 return
         raise CoarsenError(str(e), message=f"no tangent rule for `{e}` on line {s.line}",
                            hint="rewrite this step with arithmetic on scalars or arrays")
 
     def array_tangent(self, e: ir.Expr) -> str:
-        """The tangent of an array operand, as an array even when it is zero."""
-        return f"({self.d(e)} + xp.zeros({self.code(e)}.shape))"
+        """The tangent of an array operand, as an array even when it is zero (text, for the rules)."""
+        return str(self.array_tangent_expr(e))
+
+    def array_tangent_expr(self, e: ir.Expr) -> lir.Expr:
+        """:meth:`array_tangent` as a record."""
+        return lir.Paren(lir.BinOp("+", self.d_expr(e), xp_call("zeros", shape_of(self.expr(e)))))
 
     def cond(self, s: CondStep, tape: bool) -> None:
-        self.emit(f"if {self.py(s.cond)}:")
+        arms = []
         for arm, pick in ((s.then, 1), (s.orelse, 2)):
-            self.indent += 1
-            self.steps(arm, tape)
-            for g in s.gammas:
-                self.emit(f"{self.py(g[0])} = {self.code(g[pick])}")
-                if g[0] in self.active:
-                    self.emit(f"{self.names.tangent(g[0])} = {self.d(g[pick])}")
-            self.emit("pass")
-            self.indent -= 1
-            if pick == 1:
-                self.emit("else:")
+            with self.block() as body:
+                self.steps(arm, tape)
+                for g in s.gammas:
+                    self.emit(lir.Assign(self._name(g[0]), self.expr(g[pick])))
+                    if g[0] in self.active:
+                        self.emit(lir.Assign(self._tangent(g[0]), self.d_expr(g[pick])))
+                self.emit(lir.Pass())
+            arms.append(tuple(body))
+        self.emit(lir.If(self._name(s.cond), *arms))
 
     def iterate(self, s: IterStep, tape: bool) -> None:
         act = [(n, i, x) for n, i, x in s.mus if n in self.active]
-        self.emit(f"# loop at line {s.line}: state and tangent state, iteration by iteration")
+        self.emit(lir.Comment(f"loop at line {s.line}: state and tangent state, iteration by iteration"))
         in_place = self._in_place_loop(s)
         names = [self.py(n) for n, _, _ in s.mus] + [self.names.tangent(n) for n, _, _ in act]
         # an array written in place starts as a copy of its first value, and so does its tangent
         inits = self._initial_values(s, in_place) + \
-            [self.array_tangent(i) if n in in_place else self.d(i) for n, i, _ in act]
-        nexts = [self.code(x) for _, _, x in s.mus] + [self.d(x) for _, _, x in act]
+            [self.array_tangent_expr(i) if n in in_place else self.d_expr(i) for n, i, _ in act]
+        nexts = [self.expr(x) for _, _, x in s.mus] + [self.d_expr(x) for _, _, x in act]
         self.assign_state(names, inits)
-        self.emit("while True:")
-        self.indent += 1
-        self.steps(s.header, tape=False)
-        self.emit(f"if not {self.py(s.cond)}:")
-        self.emit("    break")
-        self.steps(s.body, tape=False)
-        self.assign_state(names, nexts)
-        self.indent -= 1
+        with self.block() as body:
+            self.steps(s.header, tape=False)
+            self.emit(lir.If(lir.Unary("not", self._name(s.cond)), (lir.Break(),)))
+            self.steps(s.body, tape=False)
+            self.assign_state(names, nexts)
+        self.emit(lir.While(TRUE, tuple(body)))
         for out, mu in s.etas:
-            self.emit(f"{self.py(out)} = {self.py(mu)}")
+            self.emit(lir.Assign(self._name(out), self._name(mu)))
             if mu in self.active:
-                self.emit(f"{self.names.tangent(out)} = {self.names.tangent(mu)}")
+                self.emit(lir.Assign(self._tangent(out), self._tangent(mu)))

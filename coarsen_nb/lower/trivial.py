@@ -27,15 +27,15 @@ def count(literal, size) -> str:
     return f"int({size})" if str(literal) == "1" else f"{literal} * int({size})"
 
 
-def scatter_add(writer, pr, lv, bar: str, array: str, fast, val: str) -> str:
+def scatter_add(writer, pr, lv, bar: lir.Expr, array: str, fast, val: lir.Expr) -> lir.Stmt:
     """The statement adding ``val`` (one value per point of level ``lv``) into ``bar[lo + step*k]``.
 
     ``writer`` is the module writer (its plan and names), ``pr`` the printer, ``array`` the SSA name
     of the array whose adjoint ``bar`` is, ``fast`` the (lo, n, step) codes of the slice."""
     lo, n, step = fast
     if str(lo) == "0" and str(step) == "1" and _whole_array(writer, pr, lv, array):
-        return f"{bar} += {val}"
-    return f"{pr.helper('_scatter_add')}({bar}, {lo}, {n}, {step}, {val})"
+        return lir.AugAssign(bar, "+", val)
+    return lir.ExprStmt(lir.Call(lir.Name(pr.helper('_scatter_add')), (bar, lo, n, step, val)))
 
 
 def _whole_array(writer, pr, lv, array: str) -> bool:

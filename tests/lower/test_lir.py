@@ -267,6 +267,13 @@ def test_a_list_prints_as_a_list_display_and_its_names_are_read():
     lir.verify((Assign(Name("t"), joined),), structured=True)
 
 
+def test_a_tuple_with_a_trailing_comma_prints_it_whatever_its_length():
+    a, b = Name("a"), Name("b")
+    assert str(Tuple((a, b), trailing=True)) == "(a, b,)" and str(Tuple((a,), trailing=True)) == "(a,)"
+    assert str(Tuple((), trailing=True)) == "()" and str(Tuple((a, b), bare=True, trailing=True)) == "a, b,"
+    assert eval(str(Tuple((a, b), trailing=True)), {}, {"a": 1, "b": 2}) == (1, 2)      # noqa: S307
+
+
 def test_text_enters_as_a_name_where_it_is_one_else_as_raw():
     assert lir.expr("b_x2") == Name("b_x2") and lir.expr(Lit("1")) == Lit("1")
     assert lir.expr("True") == lir.Raw("True") and lir.expr("x.shape") == lir.Raw("x.shape")
