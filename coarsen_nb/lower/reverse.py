@@ -287,6 +287,13 @@ class ReverseSweep:
         if isinstance(e, ir.Name):
             acc(e, bo)
             return
+        summed = _truth_values_added(e)
+        if summed is not None:
+            raise CoarsenError(str(summed), message=f"`{summed}` on line {s.line} adds two comparisons: Python adds "
+                               "its bools as numbers (True + True is 2), NumPy adds bool arrays as `or`, and "
+                               "which one this is depends on the arguments",
+                               hint="say which you mean: `1.0 * (p) + 1.0 * (q)` to count, "
+                                    "`np.maximum(1.0 * (p), 1.0 * (q))` for `or`")
         raise CoarsenError(str(e), message=f"no derivative rule for `{e}` on line {s.line}",
                            hint="rewrite this step with arithmetic on scalars or arrays")
 
@@ -334,3 +341,23 @@ def _int_valued(pr: Printer, e) -> bool:
     if isinstance(e, sp.Add):
         return all(_int_valued(pr, a) for a in e.args)
     return int_typed(e)
+
+
+def _truth_values_added(e: ir.Expr):
+    """The first ``p + q`` or ``p - q`` in ``e`` of two comparisons (or logical ``not``/``and``/``or`` of them):
+    the lifter does not give it a number (Python's bools and NumPy's add differently), so the step is here."""
+    def truth(x):
+        return isinstance(x, (ir.Compare, ir.BoolOp)) or isinstance(x, ir.UnaryOp) and x.op == "not"
+
+    todo = [e]
+    while todo:
+        x = todo.pop()
+        if isinstance(x, ir.BinOp):
+            if x.op in ("+", "-") and truth(x.left) and truth(x.right):
+                return x
+            todo += [x.left, x.right]
+        elif isinstance(x, ir.Call):
+            todo += list(x.args)
+        elif isinstance(x, ir.UnaryOp):
+            todo.append(x.operand)
+    return None

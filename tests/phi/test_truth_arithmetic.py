@@ -95,6 +95,18 @@ def f(a, x):
     for kw in MODES.values():
         try:
             got = cn.coarsen(src, **kw)(a, x)
-        except CoarsenError:
+        except CoarsenError as e:
+            assert "adds two comparisons" in str(e) and "(x > 0) + (a > 0.6)" in str(e)
             continue
         assert got == pytest.approx(want, rel=1e-12)
+
+
+def test_the_hints_for_two_comparisons_added_give_the_sum_and_the_or():
+    """What the error suggests, written out, gives NumPy's `or` and the count, compiled."""
+    a, x = np.array([0.5, 0.7, 0.9, 2.0]), np.array([1.0, -2.0, 3.0, 0.5])
+    for body in ("np.sum(a * np.maximum(1.0 * (x > 0), 1.0 * (a > 0.6)))",
+                 "np.sum(a * (1.0 * (x > 0) + 1.0 * (a > 0.6)))"):
+        src = f"import numpy as np\ndef f(a, x):\n    return {body}\n"
+        plain, f = _plain(src), cn.coarsen(src)
+        assert f(a, x) == pytest.approx(plain(a, x), rel=1e-12)
+        np.testing.assert_allclose(f.grad(a, x)[0], finite_difference(plain, (a, x), 0), rtol=1e-6)
