@@ -14,7 +14,7 @@ import sympy as sp
 from coarsen_nb.phi import logsumexp
 from coarsen_nb.phi.forms import ElemSum
 from coarsen_nb.phi.gate import Loop, defined_in
-from coarsen_nb.phi.symbols import NotSymbolic, symbol
+from coarsen_nb.phi.symbols import NotSymbolic, as_number, symbol
 from coarsen_nb.plan import Kernel, KernelStep, Output, Read
 
 
@@ -102,7 +102,7 @@ class KernelBuilder:
             e = e.func(*args) if args != list(e.args) else e
             if isinstance(e, ElemSum):
                 count[0] += 1
-                body = e.args[0]
+                body = as_number(e.args[0])        # (np.sum(x > c) counts: its summand 1 or 0)
                 kind = "int" if body.is_integer else "float"
                 g = body if body.is_Atom else self.temp(f"g:{name}:{count[0]}", body, kind)
                 return self.temp(f"sum:{name}:{count[0]}", ElemSum(g), kind)

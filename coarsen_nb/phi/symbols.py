@@ -65,7 +65,7 @@ def to_sympy(e: ir.Expr, lookup, index=None) -> sp.Basic:
             # True + True is 2 for Python's bools but True (or) for NumPy's, and NumPy refuses -: which one
             # a value is, is not known here
             raise NotSymbolic("adding truth values")
-        a, b = _number(a), _number(b)
+        a, b = as_number(a), as_number(b)
         if e.op == "+":
             return a + b
         if e.op == "-":
@@ -83,9 +83,9 @@ def to_sympy(e: ir.Expr, lookup, index=None) -> sp.Basic:
     if isinstance(e, ir.UnaryOp):
         a = rec(e.operand)
         if e.op == "-":
-            return -_number(a)
+            return -as_number(a)
         if e.op == "+":
-            return _number(a)
+            return as_number(a)
         return sp.Not(a)
     if isinstance(e, ir.Compare):
         return compare(e.op, rec(e.left), rec(e.right))
@@ -111,7 +111,7 @@ def to_sympy(e: ir.Expr, lookup, index=None) -> sp.Basic:
     raise NotSymbolic(type(e).__name__)
 
 
-def _number(v):
+def as_number(v):
     """A truth value used as a number, as Python and NumPy use it (``a * (x > 0)``, ``-(x > 0)``): 1 where
     it holds, else 0.  SymPy has no arithmetic on relations, so the truth value becomes the γ that picks
     1 or 0; its derivative is 0, away from where the truth value changes."""

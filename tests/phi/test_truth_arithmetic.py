@@ -38,6 +38,11 @@ import numpy as np
 def f(a, x):
     return np.sum((1.0 - (x > 0.25)) * a) + np.sum(np.exp(a) * (a <= x))
 ''',
+    "count": '''
+import numpy as np
+def f(a, x):
+    return np.sum(x > 0.25) * np.sum(a) + np.mean(a < 0.5) * np.sum(a * (a > x))
+''',
 }
 MODES = {"default": {}, "L=1": {"max_soi": 1}, "per-block": {"per_block": True}}
 
@@ -64,7 +69,7 @@ def _away_from_thresholds(values, a=None):
 @given(data=st.lists(st.tuples(st.floats(-2, 2), st.floats(-2, 2)), min_size=1, max_size=6))
 def test_a_comparison_in_arithmetic_counts_as_one_or_zero(program, mode, data):
     src = PROGRAMS[program]
-    a = np.array([p[0] for p in data])
+    a = _away_from_thresholds([p[0] for p in data])
     x = _away_from_thresholds([p[1] for p in data], a)
     plain = _plain(src)
     f = cn.coarsen(src, **MODES[mode])
