@@ -102,7 +102,9 @@ class KernelBuilder:
             e = e.func(*args) if args != list(e.args) else e
             if isinstance(e, ElemSum):
                 count[0] += 1
-                body = as_number(e.args[0])        # (np.sum(x > c) counts: its summand 1 or 0)
+                # np.sum(x > c) counts: a comparison summed is 1 or 0 (SymPy has no derivative of a relation);
+                # other truth values (a loop's live lanes) are summed as they are, NumPy's count of a bool array
+                body = as_number(e.args[0]) if isinstance(e.args[0], sp.core.relational.Relational) else e.args[0]
                 kind = "int" if body.is_integer else "float"
                 g = body if body.is_Atom else self.temp(f"g:{name}:{count[0]}", body, kind)
                 return self.temp(f"sum:{name}:{count[0]}", ElemSum(g), kind)
