@@ -285,11 +285,19 @@ class ModuleWriter(ReverseSweep, IteratedLoops, WriterRecords):
             with self.block() as body:
                 self.steps(arm, tape)
                 for g in s.gammas:
-                    self.emit(lir.Assign(self._name(g[0]), self.expr(g[pick])))
-                if not arm and not s.gammas:
+                    self.merge(g[0], g[pick])
+                if self.arm_ends_in_pass(arm, s):
                     self.emit(lir.Pass())
             arms.append(tuple(body))
         self.emit(lir.If(self._name(s.cond), *arms))
+
+    def merge(self, name: str, value: ir.Expr) -> None:
+        """An arm's assignment of a branch's merged value ``name`` (the JVP writer adds its tangent)."""
+        self.emit(lir.Assign(self._name(name), self.expr(value)))
+
+    def arm_ends_in_pass(self, arm, s: CondStep) -> bool:
+        """Whether an arm of ``s`` ends with ``pass``: where it would otherwise be empty."""
+        return not arm and not s.gammas
 
     # -- what the rules of coarsen_nb.rules call -----------------------------------------------
 

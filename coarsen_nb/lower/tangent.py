@@ -150,18 +150,14 @@ class TangentSweep:
         """:meth:`array_tangent` as a record."""
         return lir.Paren(lir.BinOp("+", self.d_expr(e), xp_call("zeros", shape_of(self.expr(e)))))
 
-    def cond(self, s: CondStep, tape: bool) -> None:
-        arms = []
-        for arm, pick in ((s.then, 1), (s.orelse, 2)):
-            with self.block() as body:
-                self.steps(arm, tape)
-                for g in s.gammas:
-                    self.emit(lir.Assign(self._name(g[0]), self.expr(g[pick])))
-                    if g[0] in self.active:
-                        self.emit(lir.Assign(self._tangent(g[0]), self.d_expr(g[pick])))
-                self.emit(lir.Pass())
-            arms.append(tuple(body))
-        self.emit(lir.If(self._name(s.cond), *arms))
+    def merge(self, name: str, value: ir.Expr) -> None:
+        """A branch's merged value, and its tangent where it is active (the arms are the writer's ``cond``)."""
+        super().merge(name, value)
+        if name in self.active:
+            self.emit(lir.Assign(self._tangent(name), self.d_expr(value)))
+
+    def arm_ends_in_pass(self, arm, s: CondStep) -> bool:
+        return True     # (as the JVP has always printed its arms; dropping it changes generated text)
 
     def iterate(self, s: IterStep, tape: bool) -> None:
         act = [(n, i, x) for n, i, x in s.mus if n in self.active]
