@@ -98,6 +98,9 @@ ELEMENTWISE: tuple[Primitive, ...] = (
     _unary("sinh", sp.sinh),
     _unary("cosh", sp.cosh),
     _unary("tanh", sp.tanh, total=True),
+    _unary("arcsinh", sp.asinh, "asinh", total=True, aliases=("asinh",)),
+    _unary("arccosh", sp.acosh, "acosh", nan_outside=True, aliases=("acosh",)),
+    _unary("arctanh", sp.atanh, "atanh", nan_outside=True, aliases=("atanh",)),
     _unary("exp", sp.exp),
     # 2.0 ** a: a float base, since 2 ** -3 of int arrays is an error where np.exp2 gives 0.125
     Primitive("exp2", "elementwise", (1,), "exp2", "exp2", lift=lambda a: sp.Float(2.0) ** a,
