@@ -172,3 +172,13 @@ def test_cuda_kernel_spells_the_functions_and_compiles(tmp_path):
     res = subprocess.run(["nvcc", "-c", "-arch=sm_90", "-std=c++17", "-o", str(tmp_path / "inverse.o"), str(cu)],
                          capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stderr[-4000:]
+
+
+@pytest.mark.parametrize("case", CASES[1:4], ids=[_id(c) for c in CASES[1:4]])
+def test_numba_backend_equals_numpy_backend(case):
+    pytest.importorskip("numba")
+    _, fn, args = case
+    want = cn.coarsen(fn, wrt=_wrt(fn)).grad(*args)
+    got = cn.coarsen(fn, wrt=_wrt(fn), backend="numba").grad(*args)
+    for g, w in zip(got, want, strict=True):
+        assert_close(g, w, rtol=1e-12, atol=1e-12, what=f"{fn.__name__}: numba vs NumPy")
