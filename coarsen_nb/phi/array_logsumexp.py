@@ -40,6 +40,7 @@ def rewrite(g: GatedFunction, types: dict[str, T]) -> tuple[GatedFunction, dict[
     taken = defined_names(g.body) | set(g.params)
     counter = itertools.count(1)
     touched: set[str] = set()
+    values: dict[str, ir.Expr] = {}           # every name's value (SSA: one definition each)
 
     def fresh(hint: str) -> str:
         while True:
@@ -60,6 +61,8 @@ def rewrite(g: GatedFunction, types: dict[str, T]) -> tuple[GatedFunction, dict[
         sums: dict[str, ir.Expr] = dict(outer_sums or {})       # name of sum(exp(g)) -> g
         out: list = []
         for n in nodes:
+            if isinstance(n, Let):
+                values[n.name] = n.value
             if isinstance(n, If):
                 out.append(If(n.cond, region(n.then, exps, sums), region(n.orelse, exps, sums), n.gammas, n.line))
                 continue
@@ -77,7 +80,7 @@ def rewrite(g: GatedFunction, types: dict[str, T]) -> tuple[GatedFunction, dict[
                 sums[n.name] = sums[value.id]
                 touched.add(n.name)
             elif sums:
-                value = _replace(value, lambda e, line=n.line: _shifted(e, sums, types, let, line, out))
+                value = _replace(value, lambda e, line=n.line: _shifted(e, sums, types, let, line, out, values))
             out.append(Let(n.name, value, n.line) if value is not n.value else n)
         return tuple(out)
 
@@ -106,8 +109,25 @@ def _log_of_sum(e, sums: dict):
     return None
 
 
-def _shifted(e, sums: dict, types: dict, let, line: int, out: list):
-    """The name of the shifted log-sum-exp that replaces ``e`` (its steps appended to ``out``), or None."""
+def _already_shifted(g: ir.Expr, values: dict) -> bool:
+    """Whether ``g`` is ``x - m`` with ``m = np.max(x)`` of the same array: the user's own max shift
+    (``m + np.log(np.sum(np.exp(x - m)))``), whose largest exponent is exactly 0 — the program is stable
+    as written, and shifting it again only adds a maximum and its adjoint."""
+    def value(e):
+        while isinstance(e, ir.Name) and e.id in values:      # through copies (m = $p1; $p1 = amax(x))
+            e = values[e.id]
+        return e
+
+    g = value(g)
+    if not (isinstance(g, ir.BinOp) and g.op == "-"):
+        return False
+    top = value(g.right)
+    return _is_call(top, "amax") and value(top.args[0]) == value(g.left)
+
+
+def _shifted(e, sums: dict, types: dict, let, line: int, out: list, values: dict):
+    """The name of the shifted log-sum-exp that replaces ``e`` (its steps appended to ``out``), or None
+    (not a log-sum-exp, or one the program shifts itself)."""
     found = _log_of_sum(e, sums)
     if found is None:
         return None
@@ -115,6 +135,8 @@ def _shifted(e, sums: dict, types: dict, let, line: int, out: list):
     if c is not None and expr_type(c, types).ndim != 0:
         return None
     g = sums[s]
+    if _already_shifted(g, values):
+        return None
     if not isinstance(g, ir.Name):
         g = let("lse_arg", g, line, out)
     top = let("lse_max", ir.Call("amax", (g,)), line, out)

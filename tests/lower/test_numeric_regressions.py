@@ -274,6 +274,11 @@ _ARRAY_LSE = {
                                    6.0 * _logsumexp_reference(2.0 * x - 1.0)[1])),
     "own_lines": ("def f(x):\n    e = np.exp(x)\n    s = np.sum(e)\n    return np.log(s)\n",
                   lambda x: _logsumexp_reference(x)),
+    # the user's own max shift: stable as written, not shifted again (one maximum, not two)
+    "shifted_by_the_user": ("def f(x):\n    m = np.max(x)\n    return m + np.log(np.sum(np.exp(x - m)))\n",
+                            lambda x: _logsumexp_reference(x)),
+    "shifted_by_the_user_own_lines": ("def f(x):\n    m = np.max(x)\n    d = x - m\n    s = np.sum(np.exp(d))\n"
+                                      "    return np.log(s) + m\n", lambda x: _logsumexp_reference(x)),
 }
 
 
@@ -288,6 +293,26 @@ def test_array_logsumexp_is_max_shifted(form, options):
         assert_close(value, want, rtol=1e-12, what=f"value at {x}")
         assert_close(grad, dwant, rtol=1e-9, atol=1e-300, what=f"gradient at {x}")
         assert_close(_strict(f, x), want, rtol=1e-12, what=f"forward at {x}")
+
+
+@pytest.mark.parametrize("options", SELECTIONS, ids=["default", "L1", "per_block"])
+def test_a_logsumexp_the_user_shifted_is_not_shifted_again(options):
+    f = _compiled(_ARRAY_LSE["shifted_by_the_user"][0], options)
+    f.grad(np.array([0.3, -0.2]))
+    vjp = f.source.split("def f_vjp", 1)[1].split("\ndef ", 1)[0]
+    assert vjp.count("xp.max(") == 1 and vjp.count("argmax") == 1
+
+
+@pytest.mark.parametrize("options", SELECTIONS, ids=["default", "L1", "per_block"])
+def test_a_shift_by_another_arrays_maximum_is_still_shifted(options):
+    # exp(x - max(y)) is not the user's own shift of x: without ours it overflows at x = 1000
+    f = _compiled("def f(x, y):\n    m = np.max(y)\n    return np.log(np.sum(np.exp(x - m)))\n", options)
+    x, y = np.array([1000.0, 1001.0]), np.array([0.0, -1.0])
+    want, dwant = _logsumexp_reference(x)
+    value, (gx, gy) = _strict(f.value_and_grad, x, y)
+    assert_close(value, want, rtol=1e-12)
+    assert_close(gx, dwant, rtol=1e-9)
+    assert_close(gy, [-1.0, 0.0], rtol=1e-9)
 
 
 @pytest.mark.parametrize("options", SELECTIONS, ids=["default", "L1", "per_block"])
