@@ -123,7 +123,10 @@ class SliceTranslator:
         word = words.subscript_word(node)
         out = self._hidden(f"$sl{n}", self._fresh_array([a[3] for a in ranges], node), node, word)
         ks = [self._hidden(f"$i{n}_{d}", None, node, "k") for d in range(len(ranges))]
-        src = self._hidden(f"$sb{n}", base, node, words.join(self.word_of(base), "src"))
+        if isinstance(node.value, ast.Name) and base == self.expr(node.value):
+            src = node.value.id      # the variable itself: its adjoint then gets the slice's scatter directly
+        else:
+            src = self._hidden(f"$sb{n}", base, node, words.join(self.word_of(base), "src"))
         source = self._subscript(ast.Name(src, ast.Load()), axes, ks, node)
         self._loop_nest(ks, [a[3] for a in ranges], self._at(out, ks, ast.Store()), source, node)
         return ir.Name(self.rename[out])

@@ -84,6 +84,9 @@ def kernel_words(kernel, words, binders=()) -> dict:
     of, or the word the frontend gave its temporary (``words``, ``plan.words``: ``x[1:]`` -> ``x_tail``);
     and each loop index of ``binders`` (SymPy symbols named by SSA names: ``$k9.2`` -> ``k``)."""
     out = {e: w for e, n in kernel.names.items() if (w := user_word(n) or temp_word(n, words))}
+    # an array the frontend made and wrote (a slice read, x[1:]: ``w:$sl5.2``) is called what it holds
+    out.update({e: w for s, e in kernel.body if isinstance(e, forms.RWrite) and e not in out
+                and (w := temp_word(str(s).partition(":")[2], words))})
     # a whole-array sum's operand the kernel keeps as a temp of its own (per_block: np.where's value before
     # np.sum's) prints as the expression it holds: that expression is called what the temp is
     summed = {e.args[0] for _, e in kernel.body if isinstance(e, forms.ElemSum)}

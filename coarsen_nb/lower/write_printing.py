@@ -25,7 +25,7 @@ class WritePrinting:
         child = self._child(lv, k, a, b, s)
         vals = self.value(body, child)
         where = [self.value(i, child) for i in idx]
-        out = Name(self.fresh("w"))
+        out = Name(self.fresh(self.words.get(e) or "w"))
         base = self.value(init, lv)
         whole = trivial.whole_write(self, base, vals, self._size(child), len(idx) == 1 and idx[0] == k
                                     and a == 0 and s == 1 and lv.kind == "root")
@@ -33,7 +33,9 @@ class WritePrinting:
             self._put_copy(out, base, where, vals)
             return out
         with self.block() as orelse:
-            self._put_copy(out, base, where, vals)
+            # the loop's index (0, 1, ..., n - 1) made here, where only this arm needs it: the level's own
+            # index array is then dead where nothing else reads it (a slice read, x[1:])
+            self._put_copy(out, base, [self.call("arange", self._size(child))], vals)
         self.emit(lir.If(whole[0], (Assign(out, whole[1]),), tuple(orelse)))
         return out
 
