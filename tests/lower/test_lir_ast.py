@@ -225,3 +225,38 @@ def test_the_structured_statements_the_compiler_emits_are_the_nodes_of_their_pri
         checked += 1
     assert checked > 100
 
+
+# -- the cost model's seam --------------------------------------------------------------------------------
+
+
+def test_the_cost_model_takes_the_vjp_function_from_records_without_text_else_from_the_text(monkeypatch):
+    """cost.vjp_function: the writer's records (``printed``) when they hold no text — nothing parsed —, the
+    parsed module otherwise (today's writer keeps no records)."""
+    from dataclasses import replace
+
+    from coarsen_nb.lower import cost
+
+    body = (Comment("SOI 1 (line 2)", (2,)), Assign(Name("sh"), Lit("1")),
+            While(Compare("<", Name("sh"), Name("n")), (AugAssign(Name("sh"), "*", Lit("2")),)), Return(Name("sh")))
+    printed = PrintedFunction("f_vjp", ("n", "_bar"), (Lit("1.0"),), body, def_line=4)
+    source = '"""m"""\n\n\ndef f_vjp(n, _bar=1.0):\n' + "\n".join(lir.print_body(body)) + "\n"
+    parsed = ast.parse(source).body[1]
+
+    class Writer:
+        def __init__(self, printed):
+            self.printed = printed
+
+        def source(self):
+            return source
+
+    real_parse = ast.parse
+    with monkeypatch.context() as m:
+        m.setattr(ast, "parse", lambda *a, **k: pytest.fail("parsed the module's text"))
+        fn = cost.vjp_function(Writer({"f_vjp": printed}), "f_vjp")
+    assert ast.dump(fn, include_attributes=False) == ast.dump(parsed)
+    assert [n.lineno for n in ast.walk(fn) if isinstance(n, ast.stmt)] == \
+        [n.lineno for n in ast.walk(parsed) if isinstance(n, ast.stmt)]
+    with_text = replace(printed, body=body[:-1] + (lir.Text("return sh"),))
+    assert ast.parse is real_parse
+    assert ast.dump(cost.vjp_function(Writer({"f_vjp": with_text}), "f_vjp")) == ast.dump(parsed)
+    assert ast.dump(cost.vjp_function(Writer({}), "f_vjp")) == ast.dump(parsed)
