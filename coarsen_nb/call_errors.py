@@ -10,8 +10,11 @@ traceback into ``coarsen_nb_f_3.py`` says none of that in the user's words.
 of the generated module, and maps that frame's line to the user's source line
 through the comments the module writer puts above each segment
 (``# SOI 4 (line 239)``, ``# loop at line 238``).  The parameters the failing
-generated line reads are named with their shapes.  The error raised is a
-CoarsenError that is *also* the original type (an ``IndexError`` stays an
+generated line reads are named with their shapes.  Statement, comment and names come from the module's
+line table (``line_table``: each generated line's lowered-IR record, from
+:func:`coarsen_nb.lower.lir_lines.line_table`) where one is given; without one (until the module writer
+keeps its functions as records: notes/lowered-ir.md, step 5) they are read from the text with regexes.
+The error raised is a CoarsenError that is *also* the original type (an ``IndexError`` stays an
 ``IndexError`` for ``except`` clauses), chained to the original, whose
 message it repeats.
 """
@@ -24,25 +27,39 @@ import numpy as np
 
 from coarsen_nb.error_kinds import coarsen_error_as
 from coarsen_nb.errors import CoarsenError
+from coarsen_nb.lower import lir, lir_lines
 from coarsen_nb.lower.names import Names
 from coarsen_nb.plan import PrimStep, walk_steps
 
-_SEGMENT = re.compile(r"^\s*# SOI (\d+)(?: \(lines? ([\d, ]+)\))?")
-_LOOP = re.compile(r"^\s*# loop at line (\d+)")
 #: NumPy's and Python's words for an argument whose shape does not fit.
 _SHAPE_WORDS = re.compile(r"out of bounds|truth value|broadcast|shape|dimension|sequence|size|index", re.IGNORECASE)
 
 
 def from_generated(exc: Exception, *, source: str, filename: str, fname: str, params: tuple[str, ...],
-                   primal: tuple, user_source, plan=None) -> CoarsenError | None:
+                   primal: tuple, user_source, plan=None, line_table: dict | None = None) -> CoarsenError | None:
     """The CoarsenError to raise (``from exc``) for ``exc``, or None where ``exc`` is to propagate as it
-    is: a CoarsenError already, a MemoryError, or not raised inside the generated module."""
+    is: a CoarsenError already, a MemoryError, or not raised inside the generated module.  ``line_table``:
+    the record printed at each line of ``source`` (``lir_lines.line_table`` of its functions)."""
     if isinstance(exc, (CoarsenError, MemoryError)):
         return None
     gen_line = _generated_line(exc.__traceback__, filename, fname)
     if gen_line is None:
         return None
-    return _translate(exc, gen_line, source.splitlines(), fname, params, primal, user_source, plan)
+    if line_table is not None:
+        read, user_lines = _read_from_table(line_table, gen_line, params, plan)
+    else:
+        read, user_lines = _read_from_text(source.splitlines(), gen_line, params, plan)
+    return _translate(exc, read, user_lines, fname, params, primal, user_source)
+
+
+def _read_from_table(table: dict, gen_line: int, params: tuple[str, ...], plan) -> tuple[list[str], list[int]]:
+    """The parameters generated line ``gen_line`` reads and the user's lines it computes, from the record
+    printed there (``table``: the module's line table): the names its expressions read, the name it
+    assigns (an opaque step's line), the lines of the comment that opens its segment."""
+    stmt = table.get(gen_line)
+    names = set(lir.reads(stmt)) if stmt is not None else set()
+    read = [p for p in params if p in names]
+    return read, _opaque_line(lir_lines.assigned_name(stmt), plan) or lir_lines.user_lines(table, gen_line)
 
 
 def _generated_line(tb, filename: str, fname: str) -> int | None:
@@ -57,13 +74,12 @@ def _generated_line(tb, filename: str, fname: str) -> int | None:
     return line
 
 
-def _translate(exc: Exception, gen_line: int, lines: list[str], fname: str, params: tuple[str, ...],
-               primal: tuple, user_source, plan) -> CoarsenError:
-    text = lines[gen_line - 1] if 0 < gen_line <= len(lines) else ""
-    read = [p for p in params if re.search(rf"(?<![\w.]){re.escape(p)}(?!\w)", text.split("#")[0])]
+def _translate(exc: Exception, read: list[str], user_lines: list[int], fname: str, params: tuple[str, ...],
+               primal: tuple, user_source) -> CoarsenError:
+    """The error for ``exc`` raised at a generated line that reads parameters ``read`` and computes the
+    user's ``user_lines``."""
     shapes = {p: np.shape(a) for p, a in zip(params, primal, strict=True)}
     arrays = [p for p in read if shapes[p] != ()] or read
-    user_lines = _opaque_line(text, plan) or _user_lines(lines, gen_line)
     line = _pick_line(user_lines, arrays, user_source)
     what = type(exc).__name__
     message = f"{fname}() raised {what}: {exc}"
@@ -85,10 +101,9 @@ def _translate(exc: Exception, gen_line: int, lines: list[str], fname: str, para
         return CoarsenError(construct, line, None, text_line, hint, user_source.filename, message)
 
 
-def _opaque_line(text: str, plan) -> list[int]:
-    """The line of an opaque step (``p4_1 = xp.matmul(x, x)``: printed without an SOI comment) that
-    generated line ``text`` assigns, from the plan."""
-    target = re.match(r"\s*(\w+) = ", text)
+def _opaque_line(target: str | None, plan) -> list[int]:
+    """The line of an opaque step (``p4_1 = xp.matmul(x, x)``: printed without an SOI comment) whose
+    generated line assigns the name ``target``, from the plan."""
     if plan is None or target is None:
         return []
     found: dict[str, int] = {}
@@ -97,7 +112,41 @@ def _opaque_line(text: str, plan) -> list[int]:
     for s in walk_steps(plan.steps):
         if isinstance(s, PrimStep) and s.line:
             found.setdefault(names(s.name), s.line)
-    return [found[target.group(1)]] if target.group(1) in found else []
+    return [found[target]] if target in found else []
+
+
+def _pick_line(user_lines: list[int], names: list[str], user_source) -> int | None:
+    """The first line in the span of a segment's lines that mentions one of ``names``, else the first
+    such line after the span (in the function), else the segment's first line.
+
+    The span, not the list: a closed-form loop's SOI lists the lines of its statements outside the loop
+    body (``s = 0.0``, the ``for``, the ``return``), and the read of ``x[i]`` is the body's line between.
+    After it: a sum hoisted out of a loop names the loop's line, and its read is in the body below.
+    """
+    if not user_lines:
+        return None
+    last = user_source.first_line + len(user_source.text.splitlines()) - 1
+    span = range(min(user_lines), max(user_lines) + 1)
+    for line in (*span, *range(span.stop, last + 1)):
+        text = user_source.line_text(line) or ""
+        if any(re.search(rf"(?<![\w.]){re.escape(n)}(?!\w)", text) for n in names):
+            return line
+    return user_lines[0]
+
+
+# -- the text path: to delete when the module writer keeps its functions as records ---------------------
+# (runtime then passes the module's line table to from_generated; notes/lowered-ir.md, step 5)
+
+_SEGMENT = re.compile(r"^\s*# SOI (\d+)(?: \(lines? ([\d, ]+)\))?")
+_LOOP = re.compile(r"^\s*# loop at line (\d+)")
+
+
+def _read_from_text(lines: list[str], gen_line: int, params: tuple[str, ...], plan) -> tuple[list[str], list[int]]:
+    """The parameters generated line ``gen_line`` reads and the user's lines it computes, from the text."""
+    text = lines[gen_line - 1] if 0 < gen_line <= len(lines) else ""
+    read = [p for p in params if re.search(rf"(?<![\w.]){re.escape(p)}(?!\w)", text.split("#")[0])]
+    target = re.match(r"\s*(\w+) = ", text)
+    return read, _opaque_line(target.group(1) if target else None, plan) or _user_lines(lines, gen_line)
 
 
 def _user_lines(lines: list[str], gen_line: int) -> list[int]:
@@ -121,22 +170,3 @@ def _user_lines(lines: list[str], gen_line: int) -> list[int]:
             note = re.search(r"at line (\d+)", lines[k])
             return [int(note.group(1))] if note else []
     return []
-
-
-def _pick_line(user_lines: list[int], names: list[str], user_source) -> int | None:
-    """The first line in the span of a segment's lines that mentions one of ``names``, else the first
-    such line after the span (in the function), else the segment's first line.
-
-    The span, not the list: a closed-form loop's SOI lists the lines of its statements outside the loop
-    body (``s = 0.0``, the ``for``, the ``return``), and the read of ``x[i]`` is the body's line between.
-    After it: a sum hoisted out of a loop names the loop's line, and its read is in the body below.
-    """
-    if not user_lines:
-        return None
-    last = user_source.first_line + len(user_source.text.splitlines()) - 1
-    span = range(min(user_lines), max(user_lines) + 1)
-    for line in (*span, *range(span.stop, last + 1)):
-        text = user_source.line_text(line) or ""
-        if any(re.search(rf"(?<![\w.]){re.escape(n)}(?!\w)", text) for n in names):
-            return line
-    return user_lines[0]

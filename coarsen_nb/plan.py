@@ -72,6 +72,7 @@ class Kernel:
     outputs: tuple[Output, ...]
     lines: tuple[int, ...] = ()
     note: str = ""                  # how it was formed (closed form kind, ...)
+    loop_line: int = 0              # sums hoisted out of a loop: that loop's line (its ``lines`` are none)
     types: dict = field(default_factory=dict)   # SSA name -> phi.types.T for inputs and outputs
     names: dict = field(default_factory=dict)   # Expr -> the SSA name whose value it is (to name temps)
 

@@ -61,6 +61,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import sympy as sp
 
+from coarsen_nb.lower import lir_ast
 from coarsen_nb.lower.module import ModuleWriter
 from coarsen_nb.lower.shapes import ShapeFacts
 from coarsen_nb.lower.value_calls import CallValues
@@ -113,12 +114,23 @@ def estimate(plan: Plan, wrt: tuple[str, ...], shapes: tuple, ints: dict | None 
     True
     """
     writer = ModuleWriter(plan, tuple(wrt))
-    tree = ast.parse(writer.source())
-    fn = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == plan.name + "_vjp")
+    fn = vjp_function(writer, plan.name + "_vjp")
     model = _Model(plan, writer, shapes, ints or {}, trips or {}, masks or {})
     model.run(fn)
     return Cost(model.ops[0], model.ops[1], model.allocs, model.bytes, len(plan.kernels()), model.unknown,
                 model.unknown_masks)
+
+
+def vjp_function(writer, name: str) -> ast.FunctionDef:
+    """The VJP function ``name`` as ``ast``: from the writer's records (``writer.printed[name]``, a
+    ``lir_lines.PrintedFunction``) when they hold no text, else (until the switch: notes/lowered-ir.md,
+    step 4) parsed from the module's text."""
+    source = writer.source()
+    printed = getattr(writer, "printed", {}).get(name)
+    if printed is not None and printed.structured():
+        return lir_ast.function_def(printed.name, printed.params, printed.defaults, printed.body, printed.def_line)
+    tree = ast.parse(source)            # the text path: to delete at the switch
+    return next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name)
 
 
 MAX_PASSES = 64                # most passes of a `while` on known ints the model runs (a scan's log2 n)

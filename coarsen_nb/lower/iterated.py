@@ -39,7 +39,8 @@ class IteratedLoops(InPlaceWriting):
         return "_tape_" + self.py(s.label)
 
     def iterate(self, s: IterStep, tape: bool) -> None:
-        self.emit(lir.Comment(f"loop at line {s.line}, run iteration by iteration{': ' + s.note if s.note else ''}"))
+        self.emit(lir.Comment(f"loop at line {s.line}, run iteration by iteration{': ' + s.note if s.note else ''}",
+                              (s.line,)))
         in_place = self._in_place_loop(s)
         self.assign_state([self.py(n) for n, _, _ in s.mus], self._initial_values(s, in_place))
         if tape:

@@ -221,7 +221,9 @@ class ModuleWriter(ReverseSweep, IteratedLoops, WriterRecords):
 
     def kernel(self, k, tape: bool = False) -> None:
         where = f" (line{'s' if len(k.lines) > 1 else ''} {', '.join(map(str, k.lines))})" if k.lines else ""
-        self.emit(lir.Comment(f"SOI {k.index}{where}{': ' + k.note if k.note else ''}", tuple(k.lines)))
+        # (the user's lines, for error messages: a hoisted sum's are its loop's)
+        lines = tuple(k.lines) or ((k.loop_line,) if k.loop_line else ())
+        self.emit(lir.Comment(f"SOI {k.index}{where}{': ' + k.note if k.note else ''}", lines))
         fuser = self.backend.fuser
         if fuser is not None:
             fused = fuser.forward_lines(self, k)     # e.g. one fused GPU kernel for the whole SOI

@@ -161,7 +161,7 @@ class TangentSweep:
 
     def iterate(self, s: IterStep, tape: bool) -> None:
         act = [(n, i, x) for n, i, x in s.mus if n in self.active]
-        self.emit(lir.Comment(f"loop at line {s.line}: state and tangent state, iteration by iteration"))
+        self.emit(lir.Comment(f"loop at line {s.line}: state and tangent state, iteration by iteration", (s.line,)))
         in_place = self._in_place_loop(s)
         names = [self.py(n) for n, _, _ in s.mus] + [self.names.tangent(n) for n, _, _ in act]
         # an array written in place starts as a copy of its first value, and so does its tangent

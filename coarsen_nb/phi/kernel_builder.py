@@ -150,6 +150,7 @@ class HoistContext:
         self.loop_defined = defined_in(loop)
         self.kb = KernelBuilder(lifter)
         self.kb.note = f"loop-invariant sums hoisted out of the loop at line {loop.line}"
+        self.loop_line = loop.line
         self.names: dict = {}
 
     def sum_of(self, h, k, rng, kb, reads) -> str:
@@ -180,4 +181,6 @@ class HoistContext:
 
     def steps(self) -> list:
         kern = self.kb.close(set(self.names.values()))
+        if kern is not None:
+            kern.loop_line = self.loop_line
         return [KernelStep(kern)] if kern is not None else []
