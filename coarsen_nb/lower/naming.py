@@ -29,6 +29,7 @@ import sympy as sp
 from coarsen_nb import ir
 from coarsen_nb.phi import forms
 from coarsen_nb.plan import IterStep, PrimStep, walk_steps
+from coarsen_nb.rules.table import PRIMITIVES
 
 _C_KEYWORDS = {"auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
                "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
@@ -61,9 +62,19 @@ def kind_word(name: str) -> str | None:
 _MAX = 22                     # longer words are cut to their first parts
 _VERSION = re.compile(r"(_\d+)+(_out)?$|_out$")
 
-_FUNCS = {sp.exp: "exp", sp.log: "log", sp.sin: "sin", sp.cos: "cos", sp.tan: "tan", sp.tanh: "tanh",
-          sp.sinh: "sinh", sp.cosh: "cosh", sp.atan: "atan", sp.asin: "asin", sp.acos: "acos",
-          sp.Abs: "abs", sp.erf: "erf", sp.sign: "sign", sp.floor: "floor", sp.ceiling: "ceil"}
+def _function_words() -> dict:
+    """SymPy class -> the word of its function, from the rule table: the array spelling's name where it is
+    one (``asin``, ``log1p``), else the primitive's (``erf``, whose array spelling is a helper)."""
+    out: dict = {}
+    for p in PRIMITIVES.values():
+        a = p.spelling.array
+        word = a if a and a.isidentifier() and not a.startswith("_") else p.name
+        for cls in p.forms:
+            out.setdefault(cls, word)
+    return out
+
+
+_FUNCS = _function_words()
 
 
 def user_word(name: str) -> str | None:
