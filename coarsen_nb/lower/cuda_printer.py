@@ -21,7 +21,7 @@ import sympy as sp
 from sympy.printing.c import C99CodePrinter
 
 from coarsen_nb.lower.printing import exact_float, exact_integer_division
-from coarsen_nb.rules.record import spell
+from coarsen_nb.rules.record import cuda_spell
 from coarsen_nb.rules.table import printed
 
 # Device helpers every fused kernel may use; guarded so that many kernels can
@@ -92,7 +92,7 @@ class CudaPrinter(C99CodePrinter):
         p = printed(type(expr))
         # a primitive's form, spelled as its registration says (rules/), unless the form prints itself
         if p is not None and p.spelling.cuda is not None and not hasattr(expr, "_ccode"):
-            return spell(p.spelling.cuda, [self._print(a) for a in expr.args])
+            return cuda_spell(p.spelling.cuda, [self._print(a) for a in expr.args])
         return super()._print(expr, **kwargs)
 
     def _print_Symbol(self, s):

@@ -252,13 +252,13 @@ class InPlaceWriting:
         self.emit(lir.Assign(self._name(s.name), arr))
         return True
 
-    def _in_place_write_reverse(self, s: PrimStep, bo: str) -> bool:
+    def _in_place_write_reverse(self, s: PrimStep, bar: lir.Expr) -> bool:
         """The adjoint of an in-place write, in place: the value's cotangent is the element's, which
         the version before the write no longer has (the array's adjoint is one accumulator)."""
         if s.name not in self._in_place:
             return False
         e = s.expr
-        element = lir.Index(lir.expr(bo), tuple(self.expr(i) for i in e.index))
+        element = lir.Index(bar, tuple(self.expr(i) for i in e.index))
         if isinstance(e.value, ir.Name) and e.value.id in self.active:
             self.emit(lir.AugAssign(self._bar(e.value.id), "+", element))
         self.emit(lir.Assign(element, lir.Lit("0.0")))

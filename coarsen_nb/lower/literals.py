@@ -9,6 +9,8 @@ arranged the same way.
 from __future__ import annotations
 
 from coarsen_nb import ir
+from coarsen_nb.lower import lir
+from coarsen_nb.lower.printing import FLOAT64, xp_call
 
 LITERALS = ("array_literal", "array_literal_2d")
 
@@ -17,30 +19,39 @@ def entries(e: ir.Call) -> tuple[ir.Expr, ...]:
     return e.args if e.func == "array_literal" else e.args[1:]
 
 
-def _shaped(e: ir.Call, flat: str) -> str:
+def _num(k: int) -> lir.Lit:
+    return lir.Lit(str(k))
+
+
+def _shaped(e: ir.Call, flat: lir.Expr) -> lir.Expr:
     if e.func == "array_literal":
         return flat
     ncols = e.args[0].value
-    return f"xp.reshape({flat}, ({len(entries(e)) // ncols}, {ncols}))"
+    return xp_call("reshape", flat, lir.Tuple((_num(len(entries(e)) // ncols), _num(ncols))))
 
 
-def forward(e: ir.Call, codes: list[str], ints: bool) -> str:
+def _numbers(fn: str, codes: list[lir.Expr]) -> lir.List:
+    """``[fn(a), fn(b), ...]``: each entry a Python number."""
+    return lir.List(tuple(lir.Call(lir.Name(fn), (c,)) for c in codes))
+
+
+def forward(e: ir.Call, codes: list[lir.Expr], ints: bool) -> lir.Expr:
     """The array, from the entries' ``codes``; an int array where every entry is an int (as NumPy's).
 
     Each entry is made a Python number first: an entry may be a 0-d array (a CuPy scalar, an array-API
     one), and the array API has no array of nested arrays."""
-    number = "int" if ints else "float"
-    items = ", ".join(f"{number}({c})" for c in codes)
-    return _shaped(e, f"xp.asarray([{items}]{'' if ints else ', dtype=xp.float64'})")
+    if ints:
+        return _shaped(e, xp_call("asarray", _numbers("int", codes)))
+    return _shaped(e, xp_call("asarray", _numbers("float", codes), dtype=FLOAT64))
 
 
-def cotangent_entries(e: ir.Call, bar: str) -> list[tuple[ir.Expr, str]]:
+def cotangent_entries(e: ir.Call, bar: lir.Expr) -> list[tuple[ir.Expr, lir.Expr]]:
     """(entry, its cotangent) for each entry, from the array's cotangent ``bar``."""
     if e.func == "array_literal":
-        return [(x, f"{bar}[{k}]") for k, x in enumerate(entries(e))]
+        return [(x, lir.Index(bar, (_num(k),))) for k, x in enumerate(entries(e))]
     ncols = e.args[0].value
-    return [(x, f"{bar}[{k // ncols}, {k % ncols}]") for k, x in enumerate(entries(e))]
+    return [(x, lir.Index(bar, (_num(k // ncols), _num(k % ncols)))) for k, x in enumerate(entries(e))]
 
 
-def jvp(e: ir.Call, tangents: list[str]) -> str:
-    return _shaped(e, f"xp.asarray([{', '.join(f'float({t})' for t in tangents)}], dtype=xp.float64)")
+def jvp(e: ir.Call, tangents: list[lir.Expr]) -> lir.Expr:
+    return _shaped(e, xp_call("asarray", _numbers("float", tangents), dtype=FLOAT64))

@@ -210,7 +210,7 @@ class ModuleWriter(ReverseSweep, IteratedLoops, WriterRecords):
                 if isinstance(st, PrimStep) and isinstance(st.expr, ir.Call) and st.expr.func == "lanes":
                     first, _, step = st.expr.args
                     if isinstance(step, ir.Const) and isinstance(step.value, int) and step.value > 0:
-                        self._lane_names[st.name] = (self.code(first), self.code(step))
+                        self._lane_names[st.name] = (self.expr(first), self.expr(step))
                 elif isinstance(st, KernelStep):
                     k = st.kernel
                     names = {**k.scalars, **k.arrays}
@@ -309,15 +309,15 @@ class ModuleWriter(ReverseSweep, IteratedLoops, WriterRecords):
         self.helpers.add(name)
         return name
 
-    def value(self) -> str:
+    def value(self) -> lir.Expr:
         """The value of the step whose rule runs, by its name (a rule of :mod:`coarsen_nb.rules` need not
         recompute it: ``np.linalg.solve``'s cotangent of A reads the solution)."""
-        return self.py(self._step)
+        return self._name(self._step)
 
-    def temp(self, code: str, hint: str = "t") -> str:
+    def temp(self, code: lir.Expr, hint: str = "t") -> lir.Name:
         """``code`` computed once, into a fresh name after ``hint`` (for a rule that uses one value twice)."""
-        name = self.names.fresh(hint)
-        self.emit(lir.Assign(lir.Name(name), lir.expr(code)))
+        name = lir.Name(self.names.fresh(hint))
+        self.emit(lir.Assign(name, code))
         return name
 
     # -- forward mode ------------------------------------------------------------------------------

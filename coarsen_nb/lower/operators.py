@@ -93,11 +93,11 @@ class OperatorPrinting:
             spelling = p.spelling.array if array else p.spelling.scalar
             if spelling is None:
                 raise missing(p, "array code" if array else "scalar code")
-            if not array and spelling.startswith("math."):
+            if not array and isinstance(spelling, str) and spelling.startswith("math."):
                 self.uses_math = True
             if p.spelling.helper is not None and (array or spelling == p.spelling.array):
                 self.helper(p.spelling.helper)      # (a scalar spelling calls it where it is the array one)
-            return _spelled(spelling, a, xp if array else None)
+            return spell(spelling, a, xp if array else None)
         if isinstance(e, domain.OutsideDomain):
             # the call as the user wrote it, so it raises where Python's own does (ValueError, OverflowError;
             # ** its ZeroDivisionError, or a complex number)
@@ -255,19 +255,6 @@ class OperatorPrinting:
 
 
 _ZERO = Lit("0.0")
-
-
-def _spelled(spelling: str, args: list[lir.Expr], xp: str | None) -> lir.Expr:
-    """:func:`coarsen_nb.rules.record.spell` as a record: a bare name is the call of its callee (``xp.sin``,
-    ``math.sin``, the helper ``_erf``) on ``args``; a template (``{0} % {1}``) is text, entered as ``Raw``."""
-    if "{" in spelling:
-        return lir.Raw(spell(spelling, [str(c) for c in args], xp))
-    dotted = f"{xp}.{spelling}" if xp is not None and not spelling.startswith("_") else spelling
-    head, *attrs = dotted.split(".")
-    callee = Name(head)
-    for attr in attrs:
-        callee = lir.Attr(callee, attr)
-    return Call(callee, tuple(args))
 
 
 def _power(base: lir.Expr, exp: lir.Expr) -> lir.Expr:

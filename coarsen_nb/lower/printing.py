@@ -103,8 +103,9 @@ def lane_rows_read(printer, array, rows: tuple, lanes, rest: list) -> Expr:
     """``array[p, *rest]`` for the lanes ``p = arange(first, stop, step)`` of a batched loop (``rows`` is
     (first, step)): the rows ``first::step`` of ``array``, a view when in bounds (``_take``), not a
     gather per step.  Shared by the kernel printer and the module writer's opaque steps (``printer``, whose
-    ``helper`` registers the call); the parts are expressions, or text from the module writer."""
-    first, step = (lir.expr(r) for r in rows)
+    ``helper`` registers the call); the parts are expressions (``array``, ``lanes`` and ``rest`` may still be
+    text from a caller)."""
+    first, step = rows
     take = lir.Call(lir.Name(printer.helper("_take")), (lir.expr(array), first, length(lir.expr(lanes)), step))
     return lir.Index(take, (lir.Slice(), *map(lir.expr, rest)))
 

@@ -19,42 +19,47 @@ reshapes the tangent like the value.
 
 from __future__ import annotations
 
+from coarsen_nb.lower import lir
+from coarsen_nb.lower.printing import shape_of, xp_call
+
 RESHAPES = {"atleast_1d": 1, "atleast_2d": 2, "atleast_3d": 3}
 
+_ONE = lir.Lit("1")
 
-def new_shape(func: str, x: str, ndim: int) -> str | None:
-    """The shape ``func`` gives an operand ``x`` (code) of rank ``ndim``, or None if it keeps x's own."""
+
+def new_shape(func: str, x: lir.Expr, ndim: int) -> lir.Expr | None:
+    """The shape ``func`` gives an operand ``x`` of rank ``ndim``, or None if it keeps x's own."""
     k = RESHAPES[func]
     if ndim >= k:
         return None
-    dims = [f"{x}.shape[{i}]" for i in range(ndim)]
+    dims = [lir.Index(shape_of(x), (lir.Lit(str(i)),)) for i in range(ndim)]
     if ndim == 0:
-        dims = ["1"] * k
+        dims = [_ONE] * k
     elif k == 2:
-        dims = ["1", *dims]
+        dims = [_ONE, *dims]
     else:
-        dims = ["1", *dims, "1"] if ndim == 1 else [*dims, "1"]
-    return "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
+        dims = [_ONE, *dims, _ONE] if ndim == 1 else [*dims, _ONE]
+    return lir.Tuple(tuple(dims))
 
 
-def _as_array(x: str, ndim: int) -> str:
+def _as_array(x: lir.Expr, ndim: int) -> lir.Expr:
     """A number operand as a 0-d array: the array API's reshape takes arrays only (NumPy's takes numbers too)."""
-    return f"xp.asarray({x})" if ndim == 0 else x
+    return xp_call("asarray", x) if ndim == 0 else x
 
 
-def forward(func: str, x: str, ndim: int) -> str:
+def forward(func: str, x: lir.Expr, ndim: int) -> lir.Expr:
     shape = new_shape(func, x, ndim)
-    return x if shape is None else f"xp.reshape({_as_array(x, ndim)}, {shape})"
+    return x if shape is None else xp_call("reshape", _as_array(x, ndim), shape)
 
 
-def vjp(func: str, x: str, ndim: int, bar: str) -> str:
+def vjp(func: str, x: lir.Expr, ndim: int, bar: lir.Expr) -> lir.Expr:
     """The cotangent of the operand from the result's cotangent ``bar``."""
     if new_shape(func, x, ndim) is None:
         return bar
-    return f"xp.sum({bar})" if ndim == 0 else f"xp.reshape({bar}, {x}.shape)"
+    return xp_call("sum", bar) if ndim == 0 else xp_call("reshape", bar, shape_of(x))
 
 
-def jvp(func: str, x: str, ndim: int, dx: str) -> str:
+def jvp(func: str, x: lir.Expr, ndim: int, dx: lir.Expr) -> lir.Expr:
     """The result's tangent from the operand's tangent ``dx`` (an array of x's shape where x is one)."""
     shape = new_shape(func, x, ndim)
-    return dx if shape is None else f"xp.reshape({_as_array(dx, ndim)}, {shape})"
+    return dx if shape is None else xp_call("reshape", _as_array(dx, ndim), shape)

@@ -235,33 +235,32 @@ class ReverseSweep:
     def prim_reverse(self, s: PrimStep) -> None:
         if s.name not in self.active:
             return
-        e, bo, adj = s.expr, self.names.bar(s.name), self._bar(s.name)     # (bo: text, for the rules)
+        e, adj = s.expr, self._bar(s.name)
         self._step = s.name
 
-        def acc(x: ir.Expr, contribution: lir.Expr | str) -> None:
-            # (a rule of coarsen_nb.rules writes its contribution as text: a Raw until the rules build records)
+        def acc(x: ir.Expr, contribution: lir.Expr) -> None:
             if isinstance(x, ir.Name) and x.id in self.active:
-                self.emit(AugAssign(self._bar(x.id), "+", lir.expr(contribution)))
+                self.emit(AugAssign(self._bar(x.id), "+", contribution))
 
         if isinstance(e, ir.Call):
             a = e.args
             f = e.func
             if is_bound_check(e):
-                acc(a[1], bo)
+                acc(a[1], adj)
             elif f in reshapes.RESHAPES:
-                acc(a[0], reshapes.vjp(f, self.code(a[0]), self.ndim(a[0]), bo))
+                acc(a[0], reshapes.vjp(f, self.expr(a[0]), self.ndim(a[0]), adj))
             elif f in literals.LITERALS:
-                for x, bar in literals.cotangent_entries(e, bo):
+                for x, bar in literals.cotangent_entries(e, adj):
                     acc(x, bar)
             elif f in PRIMITIVES and PRIMITIVES[f].vjp is not None:
-                for x, contribution in PRIMITIVES[f].vjp(self, a, bo, **dict(e.static)):   # its rule (rules/)
+                for x, contribution in PRIMITIVES[f].vjp(self, a, adj, **dict(e.static)):   # its rule (rules/)
                     acc(x, contribution)
             else:
                 raise CoarsenError(f, message=f"no derivative rule for {f}() on line {s.line}",
                                    hint="this primitive ends a segment; rewrite it with loops")
             return
         if isinstance(e, ir.BinOp) and e.op == "@":
-            self.matmul_reverse(e.left, e.right, bo)
+            self.matmul_reverse(e.left, e.right, adj)
             return
         if isinstance(e, ir.Index):
             if isinstance(e.value, ir.Name) and e.value.id in self.active:
@@ -272,7 +271,7 @@ class ReverseSweep:
                 else:
                     self.emit(AugAssign(Index(b, self.index_items(e)), "+", adj))
             return
-        if isinstance(e, ir.Update) and self._in_place_write_reverse(s, bo):
+        if isinstance(e, ir.Update) and self._in_place_write_reverse(s, adj):
             return
         if isinstance(e, ir.Update):
             idx = tuple(self.expr(i) for i in e.index)
@@ -285,7 +284,7 @@ class ReverseSweep:
                 acc(e.array, tmp)
             return
         if isinstance(e, ir.Name):
-            acc(e, bo)
+            acc(e, adj)
             return
         summed = _truth_values_added(e)
         if summed is not None:
@@ -297,8 +296,8 @@ class ReverseSweep:
         raise CoarsenError(str(e), message=f"no derivative rule for `{e}` on line {s.line}",
                            hint="rewrite this step with arithmetic on scalars or arrays")
 
-    def matmul_reverse(self, x: ir.Expr, y: ir.Expr, bo: str) -> None:
-        xs, ys, b = self.expr(x), self.expr(y), lir.expr(bo)
+    def matmul_reverse(self, x: ir.Expr, y: ir.Expr, b: lir.Expr) -> None:
+        xs, ys = self.expr(x), self.expr(y)
         if isinstance(x, ir.Name) and x.id in self.active:
             self.emit(AugAssign(self._bar(x.id), "+", Call(Name(self.helper('_mm_left')), (b, ys, xs))))
         if isinstance(y, ir.Name) and y.id in self.active:

@@ -46,13 +46,8 @@ class TangentSweep:
         """The tangent of SSA value ``name``, as a record."""
         return lir.expr(self.names.tangent(name))
 
-    def d(self, e: ir.Expr) -> str:
-        """The tangent of an IR operand (0.0 when it does not depend on wrt), as text (for the rules of
-        :mod:`coarsen_nb.rules`, which still write text): :meth:`d_expr`, printed."""
-        return str(self.d_expr(e))
-
     def d_expr(self, e: ir.Expr) -> lir.Expr:
-        """The tangent of an IR operand, as a record."""
+        """The tangent of an IR operand (0.0 when it does not depend on wrt), as a record."""
         if isinstance(e, ir.Name) and e.id in self.active:
             return self._tangent(e.id)
         if isinstance(e, ir.Name) and self.is_array(e.id):
@@ -117,10 +112,9 @@ class TangentSweep:
             self.emit(lir.Assign(lir.Index(tmp, index), self.d_expr(e.value)))
             self.emit(lir.Assign(dn, tmp))
             return
-        # (a rule of coarsen_nb.rules writes its tangent as text: a Raw until the rules build records)
         if isinstance(e, ir.BinOp) and e.op == "@":
             a, b = e.left, e.right
-            self.emit(lir.Assign(dn, lir.expr(PRIMITIVES['matmul'].jvp(self, (a, b)))))      # `@` is np.matmul
+            self.emit(lir.Assign(dn, PRIMITIVES['matmul'].jvp(self, (a, b))))      # `@` is np.matmul
             return
         if is_bound_check(e):
             self.emit(lir.Assign(dn, self.d_expr(e.args[1])))
@@ -131,23 +125,19 @@ class TangentSweep:
             if f in PRIMITIVES and PRIMITIVES[f].jvp is not None:
                 rules[f] = lambda: PRIMITIVES[f].jvp(self, a, **dict(e.static))   # its rule (rules/)
             if f in literals.LITERALS:
-                rules[f] = lambda: literals.jvp(e, [self.d(x) for x in literals.entries(e)])
+                rules[f] = lambda: literals.jvp(e, [self.d_expr(x) for x in literals.entries(e)])
             if f in reshapes.RESHAPES:
                 nd = self.ndim(a[0])
-                rules[f] = lambda: reshapes.jvp(f, self.code(a[0]), nd,
-                                                self.array_tangent(a[0]) if nd else self.d(a[0]))
+                rules[f] = lambda: reshapes.jvp(f, self.expr(a[0]), nd,
+                                                self.array_tangent_expr(a[0]) if nd else self.d_expr(a[0]))
             if f in rules:
-                self.emit(lir.Assign(dn, lir.expr(rules[f]())))
+                self.emit(lir.Assign(dn, rules[f]()))
                 return
         raise CoarsenError(str(e), message=f"no tangent rule for `{e}` on line {s.line}",
                            hint="rewrite this step with arithmetic on scalars or arrays")
 
-    def array_tangent(self, e: ir.Expr) -> str:
-        """The tangent of an array operand, as an array even when it is zero (text, for the rules)."""
-        return str(self.array_tangent_expr(e))
-
     def array_tangent_expr(self, e: ir.Expr) -> lir.Expr:
-        """:meth:`array_tangent` as a record."""
+        """The tangent of an array operand, as an array even when it is zero."""
         return lir.Paren(lir.BinOp("+", self.d_expr(e), xp_call("zeros", shape_of(self.expr(e)))))
 
     def merge(self, name: str, value: ir.Expr) -> None:

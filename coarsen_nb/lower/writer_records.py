@@ -1,8 +1,8 @@
 """How the module writer builds its code as lowered-IR records (:mod:`coarsen_nb.lower.lir`).
 
 A mixin of :class:`~coarsen_nb.lower.module.ModuleWriter`: an IR expression of an opaque step or a
-control value as a record (:meth:`WriterRecords.expr`; :meth:`~WriterRecords.code` prints it for the rules
-of :mod:`coarsen_nb.rules`, which still write text), the writer's statements (:meth:`~WriterRecords.emit`)
+control value as a record (:meth:`WriterRecords.expr`, which the rules of :mod:`coarsen_nb.rules` read
+too), the writer's statements (:meth:`~WriterRecords.emit`)
 and its nested bodies (:meth:`~WriterRecords.block`).  The statements are printed as they are emitted, into
 ``lines``, until the writer keeps a body of records (step 3 of notes/lowered-ir.md).
 """
@@ -98,11 +98,6 @@ class WriterRecords:
 
     # -- expressions of the IR (opaque steps, control) ------------------------------------
 
-    def code(self, e: ir.Expr) -> str:
-        """An IR expression as Python text (for the rules of :mod:`coarsen_nb.rules`, which still write
-        text): :meth:`expr`, printed."""
-        return str(self.expr(e))
-
     def expr(self, e: ir.Expr) -> lir.Expr:
         """An IR expression as a record (for opaque steps and control values).  Compound expressions are
         parenthesized (``Paren``) as the text writer always did, so the printed code is unchanged."""
@@ -136,19 +131,18 @@ class WriterRecords:
         if isinstance(e, ir.Tuple):
             return lir.Tuple(tuple(self.expr(v) for v in e.elts))
         if isinstance(e, ir.Call):
-            return lir.expr(self._call_code(e))     # (reshapes, literals and rule spellings write text)
+            return self._call(e)
         raise CoarsenError(str(e), message=f"cannot lower {e}")
 
-    def _call_code(self, e: ir.Call) -> str:
-        args = [self.code(a) for a in e.args]
+    def _call(self, e: ir.Call) -> lir.Expr:
         f = e.func
         if f in reshapes.RESHAPES:
-            return reshapes.forward(f, args[0], self.ndim(e.args[0]))
+            return reshapes.forward(f, self.expr(e.args[0]), self.ndim(e.args[0]))
         if f in literals.LITERALS:
             items = literals.entries(e)
             ints = all(type(a.value) is int if isinstance(a, ir.Const) else
                        getattr(self.plan.types.get(a.id), "kind", None) == "int" for a in items)
-            return literals.forward(e, [self.code(a) for a in items], ints)
+            return literals.forward(e, [self.expr(a) for a in items], ints)
         # an opaque step: spelled as its registration says (rules/)
         p = rule(f)
         spelling = p.spelling.step or p.spelling.array
@@ -156,5 +150,5 @@ class WriterRecords:
             raise missing(p, "an opaque step of the array code")
         if p.spelling.helper is not None:
             self.helper(p.spelling.helper)
-        return spell(spelling, args, "xp", e.static)
+        return spell(spelling, [self.expr(a) for a in e.args], "xp", e.static)
 

@@ -9,7 +9,7 @@ evaluates each arm only on the elements that take it (no NaN, inf or warning fro
 ``x <= 0`` is not taken).  The value equals NumPy's wherever NumPy's is finite.
 
 The rest move or combine elements; each is an opaque step whose rules below say, in the notation of
-:mod:`coarsen_nb.rules.record` (``s.code``, ``s.array_tangent``, ``s.ndim``), what the cotangent of an
+:mod:`coarsen_nb.rules.record` (``s.expr``, ``s.array_tangent_expr``, ``s.ndim``), what the cotangent of an
 operand is (the step's transpose) and what the tangent of the value is (the step of the tangent):
 
 =============  ==========================================  ========================================
@@ -45,8 +45,30 @@ import sympy as sp
 
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.phi.gammas import gamma, is_boolean
+from coarsen_nb.rules.build import (
+    ALL,
+    REST,
+    ZERO,
+    Expr,
+    Index,
+    List,
+    Lit,
+    Paren,
+    Slice,
+    Tuple,
+    call,
+    dim,
+    lit,
+    mul,
+    num,
+    op,
+    shape,
+    xp_call,
+)
 from coarsen_nb.rules.record import Primitive, Spelling
 from coarsen_nb.rules.reductions import axes
+
+UNIT, MINUS_ONE = Lit("1.0"), Lit("-1")
 
 
 def _refuse(fn: str, construct: str, hint: str, message: str) -> CoarsenError:
@@ -119,8 +141,8 @@ def _along(s, x, axis) -> int:
     return 0 if axis is None else axis % s.ndim(x)
 
 
-def _reverse_cumsum(v: str, a: int) -> str:
-    return f"xp.flip(xp.cumulative_sum(xp.flip({v}, axis={a}), axis={a}), axis={a})"
+def _reverse_cumsum(v: Expr, a: int) -> Expr:
+    return xp_call("flip", xp_call("cumulative_sum", xp_call("flip", v, axis=num(a)), axis=num(a)), axis=num(a))
 
 
 def _cumsum_vjp(s, a, bar, axis=None):
@@ -128,15 +150,15 @@ def _cumsum_vjp(s, a, bar, axis=None):
 
 
 def _cumsum_jvp(s, a, axis=None):
-    return f"xp.cumulative_sum({s.array_tangent(a[0])}, axis={_along(s, a[0], axis)})"
+    return xp_call("cumulative_sum", s.array_tangent_expr(a[0]), axis=num(_along(s, a[0], axis)))
 
 
 def _cumprod_vjp(s, a, bar, axis=None):
-    return [(a[0], f"{s.helper('_cumprod_vjp')}({s.code(a[0])}, {bar}, {_along(s, a[0], axis)})")]
+    return [(a[0], call(s.helper('_cumprod_vjp'), s.expr(a[0]), bar, num(_along(s, a[0], axis))))]
 
 
 def _cumprod_jvp(s, a, axis=None):
-    return f"{s.helper('_cumprod_jvp')}({s.code(a[0])}, {s.array_tangent(a[0])}, {_along(s, a[0], axis)})"
+    return call(s.helper('_cumprod_jvp'), s.expr(a[0]), s.array_tangent_expr(a[0]), num(_along(s, a[0], axis)))
 
 
 # -- diff and roll -------------------------------------------------------------------------------------
@@ -153,11 +175,11 @@ def _diff_type(args, static):
 
 
 def _diff_vjp(s, a, bar, n=1, axis=-1):
-    return [(a[0], f"{s.helper('_diff_vjp')}({bar}, {n}, {axis % s.ndim(a[0])})")]
+    return [(a[0], call(s.helper('_diff_vjp'), bar, num(n), num(axis % s.ndim(a[0]))))]
 
 
 def _diff_jvp(s, a, n=1, axis=-1):
-    return f"xp.diff({s.array_tangent(a[0])}, n={n}, axis={axis})"
+    return xp_call("diff", s.array_tangent_expr(a[0]), n=num(n), axis=num(axis))
 
 
 def _roll_type(args, static):
@@ -183,11 +205,11 @@ def _negated(shift):
 
 
 def _roll_vjp(s, a, bar, shift=None, axis=None):
-    return [(a[0], f"xp.roll({bar}, shift={_negated(shift)!r}, axis={axis!r})")]
+    return [(a[0], xp_call("roll", bar, shift=lit(_negated(shift)), axis=lit(axis)))]
 
 
 def _roll_jvp(s, a, shift=None, axis=None):
-    return f"xp.roll({s.array_tangent(a[0])}, shift={shift!r}, axis={axis!r})"
+    return xp_call("roll", s.array_tangent_expr(a[0]), shift=lit(shift), axis=lit(axis))
 
 
 # -- outer, concatenate, stack -------------------------------------------------------------------------
@@ -199,22 +221,29 @@ def _outer_type(args, static):
     return "float", 2
 
 
-def _flat(x: str) -> str:
-    return f"xp.reshape({x}, (-1,))"
+def _flat(x: Expr) -> Expr:
+    return xp_call("reshape", x, Tuple((MINUS_ONE,)))
 
 
 def _outer_vjp(s, a, bar):
-    x, y = s.code(a[0]), s.code(a[1])
-    return [(a[0], f"xp.reshape({bar} @ {_flat(y)}, {x}.shape)"),
-            (a[1], f"xp.reshape({_flat(x)} @ {bar}, {y}.shape)")]
+    x, y = s.expr(a[0]), s.expr(a[1])
+    return [(a[0], xp_call("reshape", op("@", bar, _flat(y)), shape(x))),
+            (a[1], xp_call("reshape", op("@", _flat(x), bar), shape(y)))]
 
 
-def _outer_code(x: str, y: str) -> str:
-    return f"(xp.reshape({x}, (-1, 1)) * xp.reshape({y}, (1, -1)))"
+def _outer_code(x: Expr, y: Expr) -> Expr:
+    column, row = Tuple((MINUS_ONE, num(1))), Tuple((num(1), MINUS_ONE))
+    return Paren(mul(xp_call("reshape", x, column), xp_call("reshape", y, row)))
+
+
+def _outer_spelled(args, xp, static):
+    """The spelling of ``np.outer(a, b)``: ``(xp.reshape(a, (-1, 1)) * xp.reshape(b, (1, -1)))``."""
+    return _outer_code(args[0], args[1])
 
 
 def _outer_jvp(s, a):
-    return f"{_outer_code(s.array_tangent(a[0]), s.code(a[1]))} + {_outer_code(s.code(a[0]), s.array_tangent(a[1]))}"
+    return op("+", _outer_code(s.array_tangent_expr(a[0]), s.expr(a[1])),
+              _outer_code(s.expr(a[0]), s.array_tangent_expr(a[1])))
 
 
 def _joined_type(fn: str, new_axis: bool):
@@ -233,27 +262,27 @@ def _joined_type(fn: str, new_axis: bool):
 def _concat_vjp(s, a, bar, axis=0):
     """Operand k's cotangent is ȳ's slice at its offset (the sum of the lengths before it) along ``axis``."""
     d = axis % s.ndim(a[0])
-    out, start = [], "0"
+    out, start = [], None       # (None: the first operand's offset, 0)
     for x in a:
-        stop = f"{s.code(x)}.shape[{d}]"
-        end = stop if start == "0" else f"{start} + {stop}"
-        cut = ", ".join([":"] * d + [f"{start}:{end}", "..."])     # (the array API wants every axis named)
-        out.append((x, f"{bar}[{cut}]"))
+        stop = dim(s.expr(x), d)
+        end = stop if start is None else op("+", start, stop)
+        cut = Slice(num(0) if start is None else start, end)
+        out.append((x, Index(bar, (*[ALL] * d, cut, REST))))     # (the array API wants every axis named)
         start = end
     return out
 
 
 def _concat_jvp(s, a, axis=0):
-    return f"xp.concat([{', '.join(s.array_tangent(x) for x in a)}], axis={axis})"
+    return xp_call("concat", List(tuple(s.array_tangent_expr(x) for x in a)), axis=num(axis))
 
 
 def _stack_vjp(s, a, bar, axis=0):
     d = axis % (s.ndim(a[0]) + 1)
-    return [(x, f"{bar}[{', '.join([':'] * d + [str(k), '...'])}]") for k, x in enumerate(a)]
+    return [(x, Index(bar, (*[ALL] * d, num(k), REST))) for k, x in enumerate(a)]
 
 
 def _stack_jvp(s, a, axis=0):
-    return f"xp.stack([{', '.join(s.array_tangent(x) for x in a)}], axis={axis})"
+    return xp_call("stack", List(tuple(s.array_tangent_expr(x) for x in a)), axis=num(axis))
 
 
 def _joined(fn: str, numpy: str, array: str, **kw) -> Primitive:
@@ -262,8 +291,11 @@ def _joined(fn: str, numpy: str, array: str, **kw) -> Primitive:
     def evaluate(args, xp, axis=0):
         return getattr(xp, numpy)(list(args), axis=axis)
 
+    def spelled(args, xp, static):      # xp.concat([a, b], axis=0)
+        return xp_call(array, List(tuple(args)), axis=lit(static["axis"]))
+
     return Primitive(fn, "opaque", tuple(range(1, 33)), numpy, evaluate=evaluate, total=True,
-                     spelling=Spelling(step=f"xp.{array}([{{args}}], axis={{axis}})"), static=(("axis", 0),), **kw)
+                     spelling=Spelling(step=spelled), static=(("axis", 0),), **kw)
 
 
 # -- grids ---------------------------------------------------------------------------------------------
@@ -290,18 +322,18 @@ def _linspace_type(args, static):
     return "float", 1
 
 
-def _unit_grid(s, a) -> str:
-    return f"xp.linspace(0.0, 1.0, {s.code(a[2])})"
+def _unit_grid(s, a) -> Expr:
+    return xp_call("linspace", ZERO, UNIT, s.expr(a[2]))
 
 
 def _linspace_vjp(s, a, bar):
     t = _unit_grid(s, a)
-    return [(a[0], f"xp.sum({bar} * (1.0 - {t}))"), (a[1], f"xp.sum({bar} * {t})")]
+    return [(a[0], xp_call("sum", mul(bar, Paren(op("-", UNIT, t))))), (a[1], xp_call("sum", mul(bar, t)))]
 
 
 def _linspace_jvp(s, a):
     t = _unit_grid(s, a)
-    return f"({s.d(a[0])}) * (1.0 - {t}) + ({s.d(a[1])}) * {t}"
+    return op("+", mul(Paren(s.d_expr(a[0])), Paren(op("-", UNIT, t))), mul(Paren(s.d_expr(a[1])), t))
 
 
 # -- shape steps ---------------------------------------------------------------------------------------
@@ -334,7 +366,7 @@ ARRAYS: tuple[Primitive, ...] = (
               static=(("n", 1), ("axis", -1)), type=_diff_type, vjp=_diff_vjp, jvp=_diff_jvp),
     Primitive("roll", "opaque", (1,), "roll", spelling=Spelling(array="roll"), total=True,
               static=(("shift", None), ("axis", None)), type=_roll_type, vjp=_roll_vjp, jvp=_roll_jvp),
-    Primitive("outer", "opaque", (2,), "outer", spelling=Spelling(step=_outer_code("{0}", "{1}")), total=True,
+    Primitive("outer", "opaque", (2,), "outer", spelling=Spelling(step=_outer_spelled), total=True,
               type=_outer_type, vjp=_outer_vjp, jvp=_outer_jvp),
     _joined("concatenate", "concatenate", "concat", type=_joined_type("concatenate", False), vjp=_concat_vjp,
             jvp=_concat_jvp),
@@ -345,11 +377,11 @@ ARRAYS: tuple[Primitive, ...] = (
               type=_linspace_type, vjp=_linspace_vjp, jvp=_linspace_jvp),
     # x.reshape(n, m): the operand and the shape as a tuple of ints (frontend/arrays.py)
     Primitive("reshape", "opaque", (2,), "reshape", spelling=Spelling(array="reshape"), type=_reshape_type,
-              vjp=lambda s, a, bar: [(a[0], f"xp.reshape({bar}, {s.code(a[0])}.shape)")],
-              jvp=lambda s, a: f"xp.reshape({s.array_tangent(a[0])}, {s.code(a[1])})"),
+              vjp=lambda s, a, bar: [(a[0], xp_call("reshape", bar, shape(s.expr(a[0]))))],
+              jvp=lambda s, a: xp_call("reshape", s.array_tangent_expr(a[0]), s.expr(a[1]))),
     # x[:, None]: one new axis of length 1 at ``axis`` (frontend/slices.py; one call per new axis)
     Primitive("expand_dims", "opaque", (1,), "expand_dims", spelling=Spelling(array="expand_dims"), total=True,
               static=(("axis", None),), type=_expand_type,
-              vjp=lambda s, a, bar, axis=None: [(a[0], f"xp.squeeze({bar}, axis={axis})")],
-              jvp=lambda s, a, axis=None: f"xp.expand_dims({s.array_tangent(a[0])}, axis={axis})"),
+              vjp=lambda s, a, bar, axis=None: [(a[0], xp_call("squeeze", bar, axis=num(axis)))],
+              jvp=lambda s, a, axis=None: xp_call("expand_dims", s.array_tangent_expr(a[0]), axis=num(axis))),
 )

@@ -20,9 +20,11 @@ to 8 against NumPy, and both rules against finite differences and JAX.
 from __future__ import annotations
 
 from coarsen_nb.errors import CoarsenError
+from coarsen_nb.rules.build import Compare, Expr, IfExp, Paren, call, dim, lit, num, op, xp_call
 from coarsen_nb.rules.record import Primitive, Spelling
 
 MODES = ("full", "same", "valid")
+ONE, TWO = num(1), num(2)
 
 
 def _type(fn: str):
@@ -44,42 +46,47 @@ def _type(fn: str):
     return rule
 
 
-def _start(fn: str, a: str, v: str, mode: str) -> str:
+def _start(fn: str, a: Expr, v: Expr, mode: str) -> Expr:
     """The offset of ``mode``'s result in the full one, as code over the operands' lengths."""
-    n, m = f"{a}.shape[0]", f"{v}.shape[0]"
+    n, m = dim(a, 0), dim(v, 0)
     if mode == "full":
-        return "0"
+        return num(0)
+    smaller = op("-", call("min", n, m), ONE)
     if mode == "valid":
-        return f"min({n}, {m}) - 1"
+        return smaller
     if fn == "convolve":
-        return f"(min({n}, {m}) - 1) // 2"
-    return f"(({m} - 1) // 2 if {m} <= {n} else {n} // 2)"
+        return Paren(op("//", Paren(smaller), TWO))
+    return Paren(IfExp(op("//", Paren(op("-", m, ONE)), TWO), Compare("<=", m, n), op("//", n, TWO)))
 
 
-def _frame(s, fn: str, a, v, bar, mode: str) -> str:
-    x, y = s.code(a), s.code(v)
-    return s.temp(f"{s.helper('_full_frame')}({bar}, {x}.shape[0] + {y}.shape[0] - 1, {_start(fn, x, y, mode)})",
-                  "frame")
+def _frame(s, fn: str, a, v, bar, mode: str) -> Expr:
+    x, y = s.expr(a), s.expr(v)
+    full = op("-", op("+", dim(x, 0), dim(y, 0)), ONE)
+    return s.temp(call(s.helper('_full_frame'), bar, full, _start(fn, x, y, mode)), "frame")
+
+
+def _correlate(g: Expr, x: Expr) -> Expr:
+    """``xp.correlate(g, x, mode='valid')``."""
+    return xp_call("correlate", g, x, mode=lit("valid"))
 
 
 def _convolve_vjp(s, args, bar, mode="full"):
     a, v = args
     g = _frame(s, "convolve", a, v, bar, mode)
-    return [(a, f"xp.correlate({g}, {s.code(v)}, mode='valid')"), (v, f"xp.correlate({g}, {s.code(a)}, mode='valid')")]
+    return [(a, _correlate(g, s.expr(v))), (v, _correlate(g, s.expr(a)))]
 
 
 def _correlate_vjp(s, args, bar, mode="valid"):
     a, v = args
     g = _frame(s, "correlate", a, v, bar, mode)
-    return [(a, f"xp.correlate({g}, xp.flip({s.code(v)}), mode='valid')"),
-            (v, f"xp.flip(xp.correlate({g}, {s.code(a)}, mode='valid'))")]
+    return [(a, _correlate(g, xp_call("flip", s.expr(v)))), (v, xp_call("flip", _correlate(g, s.expr(a))))]
 
 
 def _bilinear_jvp(fn: str):
     def rule(s, args, mode):
         a, v = args
-        return (f"xp.{fn}({s.array_tangent(a)}, {s.code(v)}, mode={mode!r}) + "
-                f"xp.{fn}({s.code(a)}, {s.array_tangent(v)}, mode={mode!r})")
+        return op("+", xp_call(fn, s.array_tangent_expr(a), s.expr(v), mode=lit(mode)),
+                  xp_call(fn, s.expr(a), s.array_tangent_expr(v), mode=lit(mode)))
     return rule
 
 

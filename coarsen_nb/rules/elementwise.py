@@ -17,6 +17,7 @@ import sympy as sp
 
 from coarsen_nb.phi import elementary, rounding
 from coarsen_nb.phi.gammas import gamma
+from coarsen_nb.rules.build import Compare, IfExp, Lit, Paren, called, infix
 from coarsen_nb.rules.functions import elementwise_function
 from coarsen_nb.rules.record import Primitive, Spelling
 
@@ -32,6 +33,16 @@ def _unary(name, sympy_class, math_name=None, *, total=False, nan_outside=False,
     m = math_name or name
     return Primitive(name, "elementwise", (1,), name, m, aliases, lift=sympy_class, forms=(sympy_class,),
                      spelling=_math(m), total=total, nan_outside=nan_outside, cost="math")
+
+
+def _sign(args, xp, static):
+    """Python's sign of a number: ``(1.0 if a > 0 else (-1.0 if a < 0 else 0.0))``."""
+    a, zero = args[0], Lit("0")
+    return Paren(IfExp(Lit("1.0"), Compare(">", a, zero),
+                       Paren(IfExp(Lit("-1.0"), Compare("<", a, zero), Lit("0.0")))))
+
+
+_MOD, _FLOOR_DIV = infix("%"), infix("//")     # (one builder for array and scalar code, as one template was)
 
 
 def _python_abs(args, xp):
@@ -72,7 +83,7 @@ def _builtin_extremum(name: str):
 
     better = (lambda a, b: a <= b) if name == "min" else (lambda a, b: a >= b)
     return Primitive(name, "elementwise", (1, 2, 3, 4), name, evaluate=evaluate, lift=_chain(better),
-                     spelling=Spelling(array=name, step=f"{name}({{args}})"), total=True,
+                     spelling=Spelling(array=name, step=called(name)), total=True,
                      one_arg=reduced, kink=True, result="int of ints")
 
 
@@ -118,13 +129,13 @@ ELEMENTWISE: tuple[Primitive, ...] = (
     Primitive("sqrt", "elementwise", (1,), "sqrt", "sqrt", lift=sp.sqrt, spelling=Spelling(array="sqrt"),
               nan_outside=True, cost="math"),
     Primitive("abs", "elementwise", (1,), "abs", "fabs", ("fabs", "absolute"), evaluate=_python_abs,
-              lift=elementary.RealAbs, forms=(sp.Abs,), spelling=Spelling("abs", "abs", "fabs", step="abs({0})"),
+              lift=elementary.RealAbs, forms=(sp.Abs,), spelling=Spelling("abs", "abs", "fabs", step=called("abs")),
               total=True, cost="math", kink=True, result="int of ints"),
     Primitive("hypot", "elementwise", (2,), "hypot", "hypot", lift=lambda a, b: sp.sqrt(a ** 2 + b ** 2),
               spelling=Spelling(array="hypot"), total=True, cost="elementwise"),
     # neither NumPy nor the array API has erf: the generated module's vectorized _erf
     Primitive("erf", "elementwise", (1,), None, "erf", scipy="special.erf", evaluate=_erf, lift=elementary.Erf,
-              forms=(elementary.Erf,), spelling=Spelling("_erf({0})", "math.erf", "erf", helper="_erf"), total=True,
+              forms=(elementary.Erf,), spelling=Spelling("_erf", "math.erf", "erf", helper="_erf"), total=True,
               cost="elementwise"),
     _binary_extremum("maximum", "fmax"),
     _binary_extremum("minimum", "fmin"),
@@ -138,7 +149,7 @@ ELEMENTWISE: tuple[Primitive, ...] = (
               spelling=Spelling(array="logaddexp"), cost="math"),
     # integer-valued or piecewise constant: derivative zero
     Primitive("sign", "shape", (1,), "sign", lift=sp.sign, forms=(sp.sign,),
-              spelling=Spelling("sign", "(1.0 if {0} > 0 else (-1.0 if {0} < 0 else 0.0))",
+              spelling=Spelling("sign", _sign,
                                 "(double)((({0}) > 0) - (({0}) < 0))"),
               total=True, differentiable=False, cost="math"),
     Primitive("floor", "shape", (1,), "floor", "floor", lift=rounding.Floor, forms=(sp.floor,),
@@ -149,12 +160,12 @@ ELEMENTWISE: tuple[Primitive, ...] = (
     Primitive("round", "elementwise", (1,), "round", aliases=("around",), evaluate=_python_round,
               lift=rounding.Round, forms=(rounding.Round,), spelling=Spelling("round", "round")),
     Primitive("mod", "elementwise", (2,), "remainder", aliases=("remainder",), lift=rounding.mod,
-              forms=(rounding.PyMod, sp.Mod), spelling=Spelling("({0} % {1})", "({0} % {1})", step="remainder")),
+              forms=(rounding.PyMod, sp.Mod), spelling=Spelling(_MOD, _MOD, step="remainder")),
     Primitive("floor_divide", "elementwise", (2,), "floor_divide", lift=rounding.floor_div,
-              forms=(rounding.FloorDiv,), spelling=Spelling("({0} // {1})", "({0} // {1})", step="floor_divide")),
+              forms=(rounding.FloorDiv,), spelling=Spelling(_FLOOR_DIV, _FLOOR_DIV, step="floor_divide")),
     Primitive("float", "elementwise", (1,), "float", evaluate=lambda args, xp: float(args[0]), lift=lambda a: a,
-              spelling=Spelling(step="float({0})"), total=True, result="float",
-              vjp=lambda s, a, bar: [(a[0], bar)], jvp=lambda s, a: s.d(a[0])),
+              spelling=Spelling(step=called("float")), total=True, result="float",
+              vjp=lambda s, a, bar: [(a[0], bar)], jvp=lambda s, a: s.d_expr(a[0])),
     _builtin_extremum("min"),
     _builtin_extremum("max"),
 )

@@ -34,6 +34,26 @@ mode (no ``->``), ``...`` and an index repeated within one operand (a trace, ``'
 from __future__ import annotations
 
 from coarsen_nb.errors import CoarsenError
+from coarsen_nb.rules.build import (
+    ALL,
+    NEW,
+    XP,
+    ZERO,
+    Call,
+    Expr,
+    Index,
+    Name,
+    T,
+    Tuple,
+    dim,
+    dotted,
+    lit,
+    mul,
+    neg,
+    num,
+    op,
+    xp_call,
+)
 from coarsen_nb.rules.record import Primitive, Spelling
 
 _LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
@@ -41,13 +61,13 @@ _LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
 def _moves(s, x) -> bool:
     """Whether operand ``x`` has a tangent in this sweep (the sweep spells a zero one as a number or zeros)."""
-    d = s.d(x)
-    return d != "0.0" and not d.startswith("xp.zeros(")
+    d = s.d_expr(x)
+    return d != ZERO and not (isinstance(d, Call) and d.func == dotted("zeros", XP))
 
 
-def _tangent(s, x) -> str:
+def _tangent(s, x) -> Expr:
     """Operand ``x``'s tangent: an array of x's shape, or a number where x is one."""
-    return s.array_tangent(x) if s.ndim(x) else s.d(x)
+    return s.array_tangent_expr(x) if s.ndim(x) else s.d_expr(x)
 
 
 def _error(fn: str, word: str, message: str, hint: str) -> CoarsenError:
@@ -86,8 +106,8 @@ def _transpose_type(args: list, static: dict) -> tuple[str, int]:
     return "float", nd
 
 
-def _permuted(x: str, axes) -> str:
-    return f"xp.transpose({x})" if axes is None else f"xp.transpose({x}, axes={axes!r})"
+def _permuted(x: Expr, axes) -> Expr:
+    return xp_call("transpose", x) if axes is None else xp_call("transpose", x, axes=lit(axes))
 
 
 def _transpose_vjp(s, a, bar, axes=None):
@@ -95,53 +115,53 @@ def _transpose_vjp(s, a, bar, axes=None):
 
 
 def _transpose_jvp(s, a, axes=None):
-    return _permuted(_tangent(s, a[0]), axes) if s.ndim(a[0]) else s.d(a[0])
+    return _permuted(_tangent(s, a[0]), axes) if s.ndim(a[0]) else s.d_expr(a[0])
 
 
 def _trace_vjp(s, a, bar):
-    x = s.code(a[0])
-    return [(a[0], f"{bar} * xp.eye({x}.shape[0], {x}.shape[1])")]
+    x = s.expr(a[0])
+    return [(a[0], mul(bar, xp_call("eye", dim(x, 0), dim(x, 1))))]
 
 
 # -- np.linalg --------------------------------------------------------------------------------------------
 
 
 def _solve_vjp(s, a, bar):
-    A, y = s.code(a[0]), s.value()
-    b_bar = s.temp(f"xp.linalg.solve({A}.T, {bar})", "solve_bar")
-    outer = f"{b_bar}[:, None] * {y}[None, :]" if s.ndim(a[1]) == 1 else f"{b_bar} @ {y}.T"
-    return [(a[1], b_bar), (a[0], f"-({outer})")]
+    A, y = s.expr(a[0]), s.value()
+    b_bar = s.temp(xp_call("linalg.solve", T(A), bar), "solve_bar")
+    outer = mul(Index(b_bar, (ALL, NEW)), Index(y, (NEW, ALL))) if s.ndim(a[1]) == 1 else op("@", b_bar, T(y))
+    return [(a[1], b_bar), (a[0], neg(outer))]
 
 
 def _solve_jvp(s, a):
     A, b = a
-    moved = f"{s.array_tangent(A)} @ {s.value()}"       # dA y
-    rhs = s.array_tangent(b) if not _moves(s, A) else f"{s.array_tangent(b)} - {moved}" if _moves(s, b) \
-        else f"-({moved})"
-    return f"xp.linalg.solve({s.code(A)}, {rhs})"
+    moved = op("@", s.array_tangent_expr(A), s.value())       # dA y
+    rhs = s.array_tangent_expr(b) if not _moves(s, A) else op("-", s.array_tangent_expr(b), moved) \
+        if _moves(s, b) else neg(moved)
+    return xp_call("linalg.solve", s.expr(A), rhs)
 
 
 def _inv_vjp(s, a, bar):
     y = s.value()
-    return [(a[0], f"-({y}.T @ {bar} @ {y}.T)")]
+    return [(a[0], neg(op("@", op("@", T(y), bar), T(y))))]
 
 
 def _inv_jvp(s, a):
     y = s.value()
-    return f"-({y} @ {s.array_tangent(a[0])} @ {y})"
+    return neg(op("@", op("@", y, s.array_tangent_expr(a[0])), y))
 
 
-def _trace_of_solve(s, a) -> str:
+def _trace_of_solve(s, a) -> Expr:
     """tr(A⁻¹ dA): the tangent of log|det A|."""
-    return f"xp.trace(xp.linalg.solve({s.code(a[0])}, {s.array_tangent(a[0])}))"
+    return xp_call("trace", xp_call("linalg.solve", s.expr(a[0]), s.array_tangent_expr(a[0])))
 
 
 def _det_vjp(s, a, bar):
-    return [(a[0], f"{bar} * {s.value()} * xp.linalg.inv({s.code(a[0])}).T")]
+    return [(a[0], mul(bar, s.value(), T(xp_call("linalg.inv", s.expr(a[0])))))]
 
 
 def _logabsdet_vjp(s, a, bar):
-    return [(a[0], f"{bar} * xp.linalg.inv({s.code(a[0])}).T")]
+    return [(a[0], mul(bar, T(xp_call("linalg.inv", s.expr(a[0])))))]
 
 
 def _slogdet_part(k: int):
@@ -189,14 +209,24 @@ def _einsum_type(args: list, static: dict) -> tuple[str, int]:
     return "float", len(parse_subscripts(static["subscripts"], [t.ndim for t in args])[1])
 
 
-def _einsum(spec: str, codes: list[str]) -> str:
-    return f"xp.einsum({spec!r}, {', '.join(codes)})"
+def _einsum(spec: str, codes: list[Expr]) -> Expr:
+    return xp_call("einsum", lit(spec), *codes)
 
 
-def _einsum_cotangent(s, a, bar: str, ins: list[str], out: str, k: int) -> str:
+def _einsum_spelled(args, xp, static):
+    """The spelling ``xp.einsum('ij,j->i', A, x)``: the subscripts first."""
+    return Call(dotted("einsum", Name(xp)), (lit(static["subscripts"]), *args))
+
+
+def _slogdet_spelled(k: int):
+    """The spelling ``xp.linalg.slogdet(A)[k]``."""
+    return lambda args, xp, static: Index(Call(dotted("linalg.slogdet", Name(xp)), tuple(args)), (num(k),))
+
+
+def _einsum_cotangent(s, a, bar: Expr, ins: list[str], out: str, k: int) -> Expr:
     """Operand ``k``'s cotangent: the einsum of ``bar`` with the other operands, to ``k``'s subscripts."""
     target = ins[k]
-    others = [(ins[j], s.code(a[j])) for j in range(len(a)) if j != k]
+    others = [(ins[j], s.expr(a[j])) for j in range(len(a)) if j != k]
     terms = ([(out, bar)] if out else []) + others
     have = {c for t, _ in terms for c in t}
     kept = "".join(c for c in target if c in have)
@@ -207,12 +237,12 @@ def _einsum_cotangent(s, a, bar: str, ins: list[str], out: str, k: int) -> str:
     else:
         value = _einsum(",".join(t for t, _ in terms) + "->" + kept, [c for _, c in terms])
     if not out and terms:       # (a scalar cotangent scales the einsum of the others)
-        value = f"{bar} * {value}"
+        value = mul(bar, value)
     if kept == target or not kept:
         return value
-    x = s.code(a[k])
-    shape = ", ".join(f"{x}.shape[{d}]" if c in have else "1" for d, c in enumerate(target))
-    return f"xp.reshape({value}, ({shape},))"
+    x = s.expr(a[k])
+    shape = tuple(dim(x, d) if c in have else num(1) for d, c in enumerate(target))
+    return xp_call("reshape", value, Tuple(shape, trailing=True))
 
 
 def _einsum_vjp(s, a, bar, subscripts):
@@ -221,9 +251,12 @@ def _einsum_vjp(s, a, bar, subscripts):
 
 
 def _einsum_jvp(s, a, subscripts):
-    terms = [_einsum(subscripts, [_tangent(s, x) if j == k else s.code(x) for j, x in enumerate(a)])
+    terms = [_einsum(subscripts, [_tangent(s, x) if j == k else s.expr(x) for j, x in enumerate(a)])
              for k in range(len(a)) if _moves(s, a[k])]
-    return " + ".join(terms)
+    out = terms[0]
+    for t in terms[1:]:
+        out = op("+", out, t)
+    return out
 
 
 def _einsum_evaluate(args, xp, subscripts):
@@ -240,24 +273,24 @@ LINALG: tuple[Primitive, ...] = (
     _row("transpose", (1,), "transpose", total=True, static=(("axes", None),), type=_transpose_type,
          vjp=_transpose_vjp, jvp=_transpose_jvp),
     _row("trace", (1,), "trace", type=_matrix_type("np.trace", "trace", lambda a: 0), vjp=_trace_vjp,
-         jvp=lambda s, a: f"xp.trace({s.array_tangent(a[0])})"),
+         jvp=lambda s, a: xp_call("trace", s.array_tangent_expr(a[0]))),
     _row("eye", (1, 2), "eye", kind="constructor", differentiable=False, type=lambda args, static: ("float", 2)),
     _row("einsum", (1, 2, 3), "einsum", evaluate=_einsum_evaluate, static=(("subscripts", None),), leading=1,
-         spelling=Spelling(array="{xp}.einsum({subscripts}, {args})"), type=_einsum_type, vjp=_einsum_vjp,
+         spelling=Spelling(array=_einsum_spelled), type=_einsum_type, vjp=_einsum_vjp,
          jvp=_einsum_jvp),
     _row("linalg.solve", (2,), "linalg.solve", vjp=_solve_vjp, jvp=_solve_jvp,
          type=_matrix_type("np.linalg.solve", "solve", lambda a: a[1].ndim)),
     _row("linalg.inv", (1,), "linalg.inv", vjp=_inv_vjp, jvp=_inv_jvp,
          type=_matrix_type("np.linalg.inv", "inv", lambda a: 2)),
     _row("linalg.det", (1,), "linalg.det", total=True, vjp=_det_vjp,
-         jvp=lambda s, a: f"{s.value()} * {_trace_of_solve(s, a)}",
+         jvp=lambda s, a: mul(s.value(), _trace_of_solve(s, a)),
          type=_matrix_type("np.linalg.det", "det", lambda a: 0)),
     # (sign, log|det|): the frontend makes the pair of its two parts' calls
     _row("linalg.slogdet", (1,), "linalg.slogdet", parts=("linalg.slogdet.sign", "linalg.slogdet.logabsdet")),
     _row("linalg.slogdet.sign", (1,), None, evaluate=_slogdet_part(0), total=True, differentiable=False,
-         spelling=Spelling(array="{xp}.linalg.slogdet({0})[0]"),
+         spelling=Spelling(array=_slogdet_spelled(0)),
          type=_matrix_type("np.linalg.slogdet", "slogdet", lambda a: 0)),
     _row("linalg.slogdet.logabsdet", (1,), None, evaluate=_slogdet_part(1), total=True, vjp=_logabsdet_vjp,
-         jvp=_trace_of_solve, spelling=Spelling(array="{xp}.linalg.slogdet({0})[1]"),
+         jvp=_trace_of_solve, spelling=Spelling(array=_slogdet_spelled(1)),
          type=_matrix_type("np.linalg.slogdet", "slogdet", lambda a: 0)),
 )

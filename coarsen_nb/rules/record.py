@@ -9,13 +9,16 @@ stages read the record and keep no list of their own.
 
 Spellings
 ---------
-A spelling is a callee name or a template.  A template contains ``{``: ``{0}``,
-``{1}`` are the printed arguments, ``{args}`` all of them joined by ``", "``,
-``{xp}`` the array namespace.  A bare name is called: in array code (``array``,
+A spelling is a callee name or a *builder*.  A bare name is called: in array code (``array``,
 ``step``) as an attribute of the array namespace (``sin`` → ``xp.sin(a)``), in
 scalar code (``scalar``) and CUDA (``cuda``) as written (``math.sin``, ``abs``,
 ``log1p``); a bare name that starts with ``_`` is the generated module's helper of that name
-(``_logsumexp``), called as written.
+(``_logsumexp``), called as written.  A builder is a function ``(args, xp, static) -> Expr`` of the
+printed arguments (lowered-IR records, :mod:`coarsen_nb.rules.build`), the array namespace's name (or
+None) and the compile-time parameters as a dict: ``({0} % {1})`` is
+``lambda a, xp, static: Paren(BinOp("%", a[0], a[1]))``.  :func:`spell` applies either, to a record.
+The CUDA spellings (``cuda``) are C text, a name or a template (``{0}``, ``{1}``: the printed
+arguments), which :func:`cuda_spell` fills in; no pass reads C text back.
 
 Compile-time parameters
 -----------------------
@@ -37,14 +40,15 @@ Opaque steps
 ------------
 A primitive SymPy does not see into (``sum``, ``prod``, ``dot``) carries its own
 derivative rules, written over a *sweep*: the writer of the generated function,
-which gives ``code(x)`` (an operand's value), ``d(x)`` and ``array_tangent(x)``
+which gives ``expr(x)`` (an operand's value), ``d_expr(x)`` and ``array_tangent_expr(x)``
 (its tangent, the latter as an array even where it is zero; forward sweep only),
-``helper(name)`` (the helper's name, which the module then defines), ``value()`` (the step's own
-value, by its name: a rule need not recompute it), ``temp(code, hint)`` (``code`` computed once,
+``ndim(x)``, ``helper(name)`` (the helper's name, which the module then defines), ``value()`` (the step's
+own value, by its name: a rule need not recompute it), ``temp(code, hint)`` (``code`` computed once,
 into a fresh name, for a rule that uses it twice) and
 ``matmul_reverse(x, y, bar)`` (the cotangents of a matrix product, which it
-accumulates itself).  ``vjp`` returns each operand's contribution to its
-cotangent; ``jvp`` the step's tangent.
+accumulates itself).  Each gives a lowered-IR record (:mod:`coarsen_nb.lower.lir_exprs`), and the
+rules build records of them (:mod:`coarsen_nb.rules.build`): ``vjp`` returns each operand's
+contribution to its cotangent (``bar`` is the cotangent's record); ``jvp`` the step's tangent.
 """
 
 from __future__ import annotations
@@ -52,17 +56,22 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from coarsen_nb.rules.build import Call, Expr, Name, dotted, lit
+
+#: A spelling: a callee's name, or a builder ``(args, xp, static) -> Expr`` (see the module docstring).
+Spelled = str | Callable
+
 
 @dataclass(frozen=True)
 class Spelling:
     """How generated code writes one primitive, per backend (None: that backend has no spelling)."""
 
-    array: str | None = None    # NumPy/CuPy array code: an array-API (2024.12) attribute of xp, or a template
-    scalar: str | None = None   # scalar-only code: ``math.<name>``, a builtin, or a template
-    cuda: str | None = None     # a fused CUDA kernel: a C99/CUDA device function, or a template
-    step: str | None = None     # an opaque step of the glue code (a call SymPy did not see into); None: ``array``
-    helper: str | None = None   # the generated module's helper the array spelling calls (``_erf``), and the
-    #                             scalar spelling where it is the same template (``_gammaln({0})``)
+    array: Spelled | None = None    # NumPy/CuPy array code: an array-API (2024.12) attribute of xp, or a builder
+    scalar: Spelled | None = None   # scalar-only code: ``math.<name>``, a builtin, or a builder
+    cuda: str | None = None         # a fused CUDA kernel: a C99/CUDA device function, or a template (C text)
+    step: Spelled | None = None     # an opaque step of the glue code (a call SymPy did not see into); None: ``array``
+    helper: str | None = None       # the generated module's helper the array spelling calls (``_erf``), and the
+    #                                 scalar spelling where it is the same name (``_gammaln``)
 
 
 @dataclass(frozen=True)
@@ -89,7 +98,7 @@ class Primitive:
     cost: str | None = None              # cost class of its printed call: "math" (a float per element) or
     #                                     "elementwise" (broadcasts its operands); None: the model's own rules
     vjp: Callable | None = None          # an opaque step's reverse rule: ``(sweep, args, bar) -> [(arg, cotangent)]``
-    jvp: Callable | None = None          # an opaque step's tangent rule: ``(sweep, args) -> tangent code``
+    jvp: Callable | None = None          # an opaque step's tangent rule: ``(sweep, args) -> tangent`` (a record)
     static: tuple[tuple[str, object], ...] = ()   # compile-time parameters after the operands, in NumPy's
     #                                     order, with their defaults: ``(("axis", None), ("keepdims", False))``
     type: Callable | None = None         # ``(operand types, static dict) -> (kind, ndim)``: its value's type
@@ -104,15 +113,24 @@ class Primitive:
         s = self.spelling
         if s.helper is not None:
             return s.helper
-        return s.array if s.array is not None and "{" not in s.array else None
+        return s.array if isinstance(s.array, str) else None
 
 
-def spell(spelling: str, args: list[str], xp: str | None = None, static: tuple = ()) -> str:
-    """``spelling`` applied to printed ``args``; a bare name is ``xp.<name>`` when ``xp`` is given.
+def spell(spelling: Spelled, args: list[Expr], xp: str | None = None, static: tuple = ()) -> Expr:
+    """``spelling`` applied to the records ``args``, as a record; a bare name is ``xp.<name>`` when ``xp``
+    is given.
 
     ``static``: the call's compile-time parameters, ``(name, value)`` pairs (see the module docstring),
-    printed as keyword arguments after the operands, or where a template names them."""
+    printed as keyword arguments after the operands, or where a builder puts them."""
+    if not isinstance(spelling, str):
+        return spelling(list(args), xp, dict(static))
+    callee = dotted(spelling, Name(xp)) if xp is not None and not spelling.startswith("_") else dotted(spelling)
+    return Call(callee, tuple(args), tuple((k, lit(v)) for k, v in static))
+
+
+def cuda_spell(spelling: str, args: list[str]) -> str:
+    """A CUDA spelling (C text) applied to printed ``args``: a template's ``{0}``, ``{1}`` filled in, a bare
+    name called."""
     if "{" in spelling:
-        return spelling.format(*args, xp=xp, args=", ".join(args), **{k: repr(v) for k, v in static})
-    callee = f"{xp}.{spelling}" if xp is not None and not spelling.startswith("_") else spelling
-    return f"{callee}({', '.join([*args, *(f'{k}={v!r}' for k, v in static)])})"
+        return spelling.format(*args)
+    return f"{spelling}({', '.join(args)})"

@@ -21,7 +21,29 @@ from __future__ import annotations
 
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.phi import forms
+from coarsen_nb.rules.build import (
+    XP,
+    BinOp,
+    Compare,
+    Expr,
+    Index,
+    Lit,
+    Paren,
+    Tuple,
+    call,
+    dim,
+    dotted,
+    lit,
+    mul,
+    shape,
+    size,
+    xp_call,
+    zeros_like_shape,
+)
 from coarsen_nb.rules.record import Primitive, Spelling
+
+ONE = Lit("1")
+TRUE = Lit("True")
 
 AXIS = (("axis", None), ("keepdims", False))
 
@@ -72,36 +94,35 @@ def reduced_type(fn: str, check=None):
     return rule
 
 
-def kept(s, x, bar: str, axis, keepdims: bool) -> str:
+def kept(s, x, bar: Expr, axis, keepdims: bool) -> Expr:
     """``bar`` (the cotangent of a reduction of ``x`` over ``axis``) shaped to broadcast against ``x``:
     the reduced axes put back as length 1 (nothing to do with ``keepdims``, or for a scalar)."""
     nd = s.ndim(x)
     gone = axes(axis, nd, "a reduction")
     if keepdims or len(gone) == nd:
         return bar
-    shape = ", ".join("1" if d in gone else f"{s.code(x)}.shape[{d}]" for d in range(nd))
-    return f"xp.reshape({bar}, ({shape},))"
+    shape = tuple(ONE if d in gone else dim(s.expr(x), d) for d in range(nd))
+    return xp_call("reshape", bar, Tuple(shape, trailing=True))
 
 
-def count(s, x, axis) -> str:
+def count(s, x, axis) -> Expr:
     """The number of elements a reduction of ``x`` over ``axis`` combines into each of its values."""
     nd = s.ndim(x)
     gone = axes(axis, nd, "a reduction")
     if len(gone) == nd:
-        return f"{s.code(x)}.size" if nd else "1"
-    dims = [f"{s.code(x)}.shape[{d}]" for d in gone]
-    return dims[0] if len(dims) == 1 else f"({' * '.join(dims)})"
+        return size(s.expr(x)) if nd else ONE
+    dims = [dim(s.expr(x), d) for d in gone]
+    return dims[0] if len(dims) == 1 else Paren(mul(*dims))
 
 
-def over(s, x, axis, keepdims: bool) -> str:
+def over(s, x, axis, keepdims: bool) -> dict[str, Expr]:
     """The keyword arguments of a reduction of generated code over the same axes as ``axis`` of ``x``
-    (normalized: non-negative, sorted), ``""`` when that is the whole array to a scalar."""
+    (normalized: non-negative, sorted), none when that is the whole array to a scalar."""
     nd = s.ndim(x)
     gone = axes(axis, nd, "a reduction")
     if len(gone) == nd and not keepdims:
-        return ""
-    text = f", axis={gone[0]!r}" if len(gone) == 1 else f", axis={gone!r}"
-    return text + (", keepdims=True" if keepdims else "")
+        return {}
+    return {"axis": lit(gone[0] if len(gone) == 1 else gone), **({"keepdims": TRUE} if keepdims else {})}
 
 
 def whole(axis, keepdims) -> bool:
@@ -109,8 +130,13 @@ def whole(axis, keepdims) -> bool:
     return axis is None and not keepdims
 
 
-def _static_kw(axis, keepdims) -> str:
-    return f", axis={axis!r}" + (", keepdims=True" if keepdims else "")
+def _static_kw(axis, keepdims) -> dict[str, Expr]:
+    return {"axis": lit(axis), **({"keepdims": TRUE} if keepdims else {})}
+
+
+def _broadcast(s, x) -> Expr:
+    """``dx + xp.zeros(x.shape)``: the tangent of ``x`` as an array (the whole-array rules' own form)."""
+    return BinOp("+", s.d_expr(x), zeros_like_shape(s.expr(x)))
 
 
 def _sum_vjp(s, a, bar, axis=None, keepdims=False):
@@ -119,55 +145,57 @@ def _sum_vjp(s, a, bar, axis=None, keepdims=False):
 
 def _sum_jvp(s, a, axis=None, keepdims=False):
     if whole(axis, keepdims):
-        return f"xp.sum({s.d(a[0])} + xp.zeros({s.code(a[0])}.shape))"
-    return f"xp.sum({s.array_tangent(a[0])}{_static_kw(axis, keepdims)})"
+        return xp_call("sum", _broadcast(s, a[0]))
+    return xp_call("sum", s.array_tangent_expr(a[0]), **_static_kw(axis, keepdims))
 
 
 def _mean_vjp(s, a, bar, axis=None, keepdims=False):
     if whole(axis, keepdims):
-        return [(a[0], f"{bar} / {s.code(a[0])}.size")]
-    return [(a[0], f"{kept(s, a[0], bar, axis, keepdims)} / {count(s, a[0], axis)}")]
+        return [(a[0], BinOp("/", bar, size(s.expr(a[0]))))]
+    return [(a[0], BinOp("/", kept(s, a[0], bar, axis, keepdims), count(s, a[0], axis)))]
 
 
 def _mean_jvp(s, a, axis=None, keepdims=False):
     if whole(axis, keepdims):
-        return f"xp.mean({s.d(a[0])} + xp.zeros({s.code(a[0])}.shape))"
-    return f"xp.mean({s.array_tangent(a[0])}{_static_kw(axis, keepdims)})"
+        return xp_call("mean", _broadcast(s, a[0]))
+    return xp_call("mean", s.array_tangent_expr(a[0]), **_static_kw(axis, keepdims))
 
 
-def _prod_except(s, a, axis) -> str:
-    return f"{s.helper('_prod_except_axes')}({s.code(a[0])}, {axes(axis, s.ndim(a[0]), 'np.prod')!r})"
+def _prod_except(s, a, axis) -> Expr:
+    return call(s.helper('_prod_except_axes'), s.expr(a[0]), lit(axes(axis, s.ndim(a[0]), 'np.prod')))
 
 
 def _prod_vjp(s, a, bar, axis=None, keepdims=False):
     if whole(axis, keepdims):
-        return [(a[0], f"{bar} * {s.helper('_prod_except')}({s.code(a[0])})")]
-    return [(a[0], f"{kept(s, a[0], bar, axis, keepdims)} * {_prod_except(s, a, axis)}")]
+        return [(a[0], mul(bar, call(s.helper('_prod_except'), s.expr(a[0]))))]
+    return [(a[0], mul(kept(s, a[0], bar, axis, keepdims), _prod_except(s, a, axis)))]
 
 
 def _prod_jvp(s, a, axis=None, keepdims=False):
     if whole(axis, keepdims):
-        return f"xp.sum({s.array_tangent(a[0])} * {s.helper('_prod_except')}({s.code(a[0])}))"
-    return f"xp.sum({s.array_tangent(a[0])} * {_prod_except(s, a, axis)}{over(s, a[0], axis, keepdims)})"
+        return xp_call("sum", mul(s.array_tangent_expr(a[0]), call(s.helper('_prod_except'), s.expr(a[0]))))
+    return xp_call("sum", mul(s.array_tangent_expr(a[0]), _prod_except(s, a, axis)), **over(s, a[0], axis, keepdims))
 
 
 def _pick(arg: str):
     """The VJP and JVP of ``amax``/``amin``: the first arg-extremum's element (over the reduced axes)."""
-    def mask(s, a, axis) -> str:
+    def mask(s, a, axis) -> Expr:
         gone = axes(axis, s.ndim(a[0]), "np.max" if arg == "argmax" else "np.min")
-        return f"{s.helper('_first_extremum')}({s.code(a[0])}, {gone!r}, xp.{arg})"
+        return call(s.helper('_first_extremum'), s.expr(a[0]), lit(gone), dotted(arg, XP))
 
     def vjp(s, a, bar, axis=None, keepdims=False):
-        x = s.code(a[0])
+        x = s.expr(a[0])
         if whole(axis, keepdims):
-            return [(a[0], f"xp.reshape(xp.asarray(xp.arange({x}.size) == xp.{arg}({x}), dtype=xp.float64), "
-                           f"{x}.shape) * {bar}")]
-        return [(a[0], f"{mask(s, a, axis)} * {kept(s, a[0], bar, axis, keepdims)}")]
+            first = Compare("==", xp_call("arange", size(x)), xp_call(arg, x))
+            return [(a[0], mul(xp_call("reshape", xp_call("asarray", first, dtype=dotted("float64", XP)), shape(x)),
+                               bar))]
+        return [(a[0], mul(mask(s, a, axis), kept(s, a[0], bar, axis, keepdims)))]
 
     def jvp(s, a, axis=None, keepdims=False):
         if whole(axis, keepdims):
-            return f"xp.reshape({s.array_tangent(a[0])}, (-1,))[xp.{arg}({s.code(a[0])})]"
-        return f"xp.sum({mask(s, a, axis)} * {s.array_tangent(a[0])}{over(s, a[0], axis, keepdims)})"
+            return Index(xp_call("reshape", s.array_tangent_expr(a[0]), Tuple((Lit("-1"),))),
+                         (xp_call(arg, s.expr(a[0])),))
+        return xp_call("sum", mul(mask(s, a, axis), s.array_tangent_expr(a[0])), **over(s, a[0], axis, keepdims))
 
     return {"vjp": vjp, "jvp": jvp}
 
@@ -181,7 +209,7 @@ def _of_number(rules: dict) -> dict:
         return [(a[0], bar)] if s.ndim(a[0]) == 0 else vjp(s, a, bar, **static)
 
     def number_jvp(s, a, **static):
-        return s.d(a[0]) if s.ndim(a[0]) == 0 else jvp(s, a, **static)
+        return s.d_expr(a[0]) if s.ndim(a[0]) == 0 else jvp(s, a, **static)
 
     return {**rules, "vjp": number_vjp, "jvp": number_jvp}
 

@@ -29,6 +29,7 @@ import sympy as sp
 
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.phi import elementary
+from coarsen_nb.rules.build import Expr, mul, op, xp_call
 from coarsen_nb.rules.functions import elementwise_function
 from coarsen_nb.rules.record import Primitive, Spelling
 from coarsen_nb.rules.reductions import kept, over, reduced_type
@@ -94,21 +95,22 @@ def _logsumexp_checks(static: dict) -> None:
             raise err
 
 
-def _softmax(s, a, axis, keepdims) -> str:
+def _softmax(s, a, axis, keepdims) -> Expr:
     """exp(a - logsumexp(a)) over the reduced axes: the derivative of the step's value."""
-    return f"xp.exp({s.code(a[0])} - {kept(s, a[0], s.value(), axis, keepdims)})"
+    return xp_call("exp", op("-", s.expr(a[0]), kept(s, a[0], s.value(), axis, keepdims)))
 
 
 def _logsumexp_vjp(s, a, bar, axis=None, b=None, keepdims=False, return_sign=False):
     if s.ndim(a[0]) == 0:
         return [(a[0], bar)]
-    return [(a[0], f"{_softmax(s, a, axis, keepdims)} * {kept(s, a[0], bar, axis, keepdims)}")]
+    return [(a[0], mul(_softmax(s, a, axis, keepdims), kept(s, a[0], bar, axis, keepdims)))]
 
 
 def _logsumexp_jvp(s, a, axis=None, b=None, keepdims=False, return_sign=False):
     if s.ndim(a[0]) == 0:
-        return s.d(a[0])
-    return f"xp.sum({_softmax(s, a, axis, keepdims)} * {s.array_tangent(a[0])}{over(s, a[0], axis, keepdims)})"
+        return s.d_expr(a[0])
+    return xp_call("sum", mul(_softmax(s, a, axis, keepdims), s.array_tangent_expr(a[0])),
+                   **over(s, a[0], axis, keepdims))
 
 
 def _logsumexp_type(args: list, static: dict) -> tuple[str, int]:
@@ -128,16 +130,16 @@ SPECIAL: tuple[Primitive, ...] = (
     Primitive("logit", "elementwise", (1,), None, scipy="special.logit", evaluate=_scipy("logit"),
               lift=lambda p: sp.log(p) - elementary.Log1p(-p), nan_outside=True),
     Primitive("erfc", "elementwise", (1,), None, "erfc", scipy="special.erfc", evaluate=_erfc, lift=Erfc,
-              forms=(Erfc,), spelling=Spelling("_erfc({0})", "math.erfc", "erfc", helper="_erfc"), total=True,
+              forms=(Erfc,), spelling=Spelling("_erfc", "math.erfc", "erfc", helper="_erfc"), total=True,
               cost="elementwise"),
     Primitive("gammaln", "elementwise", (1,), None, scipy="special.gammaln", evaluate=_scipy("gammaln"),
-              lift=Gammaln, forms=(Gammaln,), spelling=Spelling("_gammaln({0})", "_gammaln({0})", "lgamma",
+              lift=Gammaln, forms=(Gammaln,), spelling=Spelling("_gammaln", "_gammaln", "lgamma",
                                                                helper="_gammaln"), cost="elementwise"),
     Primitive("digamma", "elementwise", (1,), None, scipy="special.digamma",
               evaluate=_scipy("digamma"), lift=Digamma, forms=(Digamma,),
-              spelling=Spelling("_digamma({0})", "_digamma({0})", None, helper="_digamma"), cost="elementwise"),
+              spelling=Spelling("_digamma", "_digamma", None, helper="_digamma"), cost="elementwise"),
     Primitive("xlogy", "elementwise", (2,), None, scipy="special.xlogy", evaluate=_scipy("xlogy"), lift=Xlogy,
-              forms=(Xlogy,), spelling=Spelling("_xlogy({0}, {1})", "_xlogy({0}, {1})",
+              forms=(Xlogy,), spelling=Spelling("_xlogy", "_xlogy",
                                                 "(({0}) == 0.0 ? 0.0 : ({0}) * log({1}))", helper="_xlogy"),
               cost="elementwise"),
     Primitive("logsumexp", "reduction", (1,), None, scipy="special.logsumexp", evaluate=_logsumexp_evaluate,

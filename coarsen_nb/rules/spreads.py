@@ -25,11 +25,13 @@ vector norm) or two (a matrix norm), as NumPy requires.
 from __future__ import annotations
 
 from coarsen_nb.errors import CoarsenError
+from coarsen_nb.rules.build import Expr, Lit, Paren, call, lit, mul, op, xp_call
 from coarsen_nb.rules.record import Primitive, Spelling
 from coarsen_nb.rules.reductions import axes, count, kept, over, reduced_type
 
 MOMENT = (("axis", None), ("ddof", 0), ("keepdims", False))
 NORM = (("ord", None), ("axis", None), ("keepdims", False))
+TWO = Lit("2.0")
 
 
 def _check_ddof(fn: str):
@@ -59,17 +61,17 @@ def _check_norm(static: dict, ndim: int) -> None:
         raise err
 
 
-def _kept_axes(s, x, axis) -> str:
+def _kept_axes(s, x, axis) -> dict[str, Expr]:
     """The keyword arguments of a reduction over ``axis`` that broadcasts back against ``x``: the axes kept
     (none to write over the whole array: a scalar broadcasts)."""
     whole = len(axes(axis, s.ndim(x), "a reduction")) == s.ndim(x)
     return over(s, x, axis, keepdims=not whole)
 
 
-def _centered(s, x, axis) -> str:
+def _centered(s, x, axis) -> Expr:
     """``x`` less its mean over the reduced axes (kept, to broadcast)."""
-    code = s.code(x)
-    return f"({code} - xp.mean({code}{_kept_axes(s, x, axis)}))"
+    code = s.expr(x)
+    return Paren(op("-", code, xp_call("mean", code, **_kept_axes(s, x, axis))))
 
 
 def _moment(std: bool):
@@ -79,46 +81,46 @@ def _moment(std: bool):
         b = kept(s, x, bar, axis, keepdims)
         n = _n(s, x, axis, ddof)
         if not std:
-            return [(x, f"2.0 * {_centered(s, x, axis)} * {b} / {n}")]
-        sd = f"xp.std({s.code(x)}{_kept_axes(s, x, axis)}, ddof={ddof!r})"
-        return [(x, f"{_centered(s, x, axis)} * {s.helper('_div_or_zero')}({b}, {sd}) / {n}")]
+            return [(x, op("/", mul(TWO, _centered(s, x, axis), b), n))]
+        sd = xp_call("std", s.expr(x), **_kept_axes(s, x, axis), ddof=lit(ddof))
+        return [(x, op("/", mul(_centered(s, x, axis), call(s.helper('_div_or_zero'), b, sd)), n))]
 
     def jvp(s, a, axis=None, ddof=0, keepdims=False):
         x = a[0]
-        moment = f"xp.sum({_centered(s, x, axis)} * {s.array_tangent(x)}{over(s, x, axis, keepdims)})"
+        moment = xp_call("sum", mul(_centered(s, x, axis), s.array_tangent_expr(x)), **over(s, x, axis, keepdims))
         n = _n(s, x, axis, ddof)
         if not std:
-            return f"2.0 * {moment} / {n}"
-        sd = f"xp.std({s.code(x)}{over(s, x, axis, keepdims)}, ddof={ddof!r})"
-        return f"{s.helper('_div_or_zero')}({moment} / {n}, {sd})"
+            return op("/", mul(TWO, moment), n)
+        sd = xp_call("std", s.expr(x), **over(s, x, axis, keepdims), ddof=lit(ddof))
+        return call(s.helper('_div_or_zero'), op("/", moment, n), sd)
 
     return {"vjp": vjp, "jvp": jvp}
 
 
-def _norm_of(s, x, axis, keepdims) -> str:
+def _norm_of(s, x, axis, keepdims) -> Expr:
     """The norm again, as the derivative code needs it (``keepdims=None``: kept to broadcast against ``x``;
     a sum, not linalg.norm, which takes at most two axes)."""
-    code = s.code(x)
+    code = s.expr(x)
     kw = _kept_axes(s, x, axis) if keepdims is None else over(s, x, axis, keepdims)
-    return f"xp.sqrt(xp.sum({code} * {code}{kw}))"
+    return xp_call("sqrt", xp_call("sum", mul(code, code), **kw))
 
 
-def _n(s, x, axis, ddof) -> str:
+def _n(s, x, axis, ddof) -> Expr:
     """The divisor ``n - ddof``."""
     n = count(s, x, axis)
-    return n if ddof == 0 else f"({n} - {ddof!r})"
+    return n if ddof == 0 else Paren(op("-", n, lit(ddof)))
 
 
 def _norm_vjp(s, a, bar, ord=None, axis=None, keepdims=False):
     x = a[0]
     b = kept(s, x, bar, axis, keepdims)
-    return [(x, f"{s.code(x)} * {s.helper('_div_or_zero')}({b}, {_norm_of(s, x, axis, None)})")]
+    return [(x, mul(s.expr(x), call(s.helper('_div_or_zero'), b, _norm_of(s, x, axis, None))))]
 
 
 def _norm_jvp(s, a, ord=None, axis=None, keepdims=False):
     x = a[0]
-    inner = f"xp.sum({s.code(x)} * {s.array_tangent(x)}{over(s, x, axis, keepdims)})"
-    return f"{s.helper('_div_or_zero')}({inner}, {_norm_of(s, x, axis, keepdims)})"
+    inner = xp_call("sum", mul(s.expr(x), s.array_tangent_expr(x)), **over(s, x, axis, keepdims))
+    return call(s.helper('_div_or_zero'), inner, _norm_of(s, x, axis, keepdims))
 
 
 def _row(name, numpy, static, check, **kw) -> Primitive:

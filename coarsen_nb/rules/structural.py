@@ -4,7 +4,10 @@ constructors, reshapes and opaque steps (a matrix product, an array literal).  O
 from __future__ import annotations
 
 from coarsen_nb.errors import CoarsenError
+from coarsen_nb.rules.build import XP, Attr, Index, Lit, called, dim, num, op, xp_call, zeros_like_shape
 from coarsen_nb.rules.record import Primitive, Spelling
+
+FLOAT64 = Attr(XP, "float64")
 
 
 def _array_literal(args, xp):
@@ -23,15 +26,36 @@ def _through(s, a, bar):
     return [(a[0], bar)]
 
 
-def _broadcast_tangent(fn):
-    return lambda s, a: f"xp.{fn}({s.d(a[0])} + xp.zeros({s.code(a[0])}.shape))"
-
-
-
-
-
 def _matmul_jvp(s, a):
-    return f"xp.matmul({s.array_tangent(a[0])}, {s.code(a[1])}) + xp.matmul({s.code(a[0])}, {s.array_tangent(a[1])})"
+    return op("+", xp_call("matmul", s.array_tangent_expr(a[0]), s.expr(a[1])),
+              xp_call("matmul", s.expr(a[0]), s.array_tangent_expr(a[1])))
+
+
+def _copy_jvp(s, a):
+    # asarray(...).shape: np.array(a) of a number copies a float, which has no .shape (and the array API
+    # has no xp.shape)
+    return op("+", xp_call("asarray", s.d_expr(a[0]), dtype=FLOAT64),
+              zeros_like_shape(xp_call("asarray", s.expr(a[0]))))
+
+
+def _copied(args, xp, static):
+    """The spelling ``xp.asarray(a, dtype=xp.float64, copy=True)``."""
+    return xp_call("asarray", args[0], dtype=FLOAT64, copy=Lit("True"))
+
+
+def _length(args, xp, static):
+    """The spelling of ``len(a)``: ``a.shape[0]``."""
+    return dim(args[0], 0)
+
+
+def _itself(args, xp, static):
+    """The spelling of ``n, m = X.shape``: the shape itself."""
+    return args[0]
+
+
+def _first_nonzero(args, xp, static):
+    """The spelling ``xp.nonzero(m)[0]``."""
+    return Index(xp_call("nonzero", args[0]), (num(0),))
 
 
 def _matmul_vjp(s, a, bar):
@@ -69,34 +93,31 @@ def _unpack_shape(args, xp, count):
 
 
 STRUCTURAL: tuple[Primitive, ...] = (
-    _row("len", "shape", 1, evaluate=lambda args, xp: len(args[0]), spelling=Spelling(step="{0}.shape[0]"),
+    _row("len", "shape", 1, evaluate=lambda args, xp: len(args[0]), spelling=Spelling(step=_length),
          total=True, differentiable=False, result="int"),
     # the positions a 1-D boolean mask selects: x[x > 0] is read as x[flatnonzero(x > 0)] (phi/indexing.py)
-    _row("flatnonzero", "opaque", 1, spelling=Spelling(array="xp.nonzero({0})[0]"), total=True,
+    _row("flatnonzero", "opaque", 1, spelling=Spelling(array=_first_nonzero), total=True,
          differentiable=False, type=lambda args, static: ("int", 1)),
     # the lanes of a loop run over all its iterations at once (phi/batching.py): its counter as an array
     _row("lanes", "opaque", 3, evaluate=lambda args, xp: xp.arange(*args), spelling=Spelling(array="arange"),
          total=True, differentiable=False, type=lambda args, static: ("int", 1)),
     # ``n, m = X.shape`` (frontend/parse.py): the shape itself, whose type rule checks the count of names
-    _row("unpack_shape", "shape", 1, evaluate=_unpack_shape, spelling=Spelling(step="{0}"), total=True,
+    _row("unpack_shape", "shape", 1, evaluate=_unpack_shape, spelling=Spelling(step=_itself), total=True,
          differentiable=False, static=(("count", 0),), type=_unpack_shape_type),
-    _row("int", "shape", 1, evaluate=lambda args, xp: int(args[0]), spelling=Spelling(step="int({0})"),
+    _row("int", "shape", 1, evaluate=lambda args, xp: int(args[0]), spelling=Spelling(step=called("int")),
          differentiable=False, result="int"),
     # fresh arrays
     _row("zeros", "constructor", 1, differentiable=False),
     _row("ones", "constructor", 1, differentiable=False),
     _row("empty", "constructor", 1, differentiable=False),
-    _row("full", "constructor", 2, vjp=lambda s, a, bar: [(a[1], f"xp.sum({bar})")],
-         jvp=lambda s, a: f"xp.full({s.code(a[0])}, {s.d(a[1])})"),
+    _row("full", "constructor", 2, vjp=lambda s, a, bar: [(a[1], xp_call("sum", bar))],
+         jvp=lambda s, a: xp_call("full", s.expr(a[0]), s.d_expr(a[1]))),
     _row("zeros_like", "constructor", 1, total=True, differentiable=False),
     _row("ones_like", "constructor", 1, total=True, differentiable=False),
     _row("empty_like", "constructor", 1, total=True, differentiable=False),
     _row("copy", "constructor", 1, aliases=("array",),
          evaluate=lambda args, xp: xp.array(args[0], dtype=float, copy=True),
-         spelling=Spelling(step="xp.asarray({0}, dtype=xp.float64, copy=True)"), total=True, vjp=_through,
-         # asarray(...).shape: np.array(a) of a number copies a float, which has no .shape (and the array API
-         # has no xp.shape)
-         jvp=lambda s, a: f"xp.asarray({s.d(a[0])}, dtype=xp.float64) + xp.zeros(xp.asarray({s.code(a[0])}).shape)"),
+         spelling=Spelling(step=_copied), total=True, vjp=_through, jvp=_copy_jvp),
     # the same values, shaped as NumPy's rule says for the operand's rank (lower/reshapes.py prints them)
     _row("atleast_1d", "reshape", 1, total=True),
     _row("atleast_2d", "reshape", 1, total=True),
