@@ -68,7 +68,7 @@ def _function_words() -> dict:
     out: dict = {}
     for p in PRIMITIVES.values():
         a = p.spelling.array
-        word = a if a and a.isidentifier() and not a.startswith("_") else p.name
+        word = a if isinstance(a, str) and a.isidentifier() and not a.startswith("_") else p.name
         for cls in p.forms:
             out.setdefault(cls, word)
     return out
