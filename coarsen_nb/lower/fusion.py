@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import sympy as sp
 from sympy.printing.pycode import PythonCodePrinter
 
+from coarsen_nb.lower import lir
 from coarsen_nb.lower.cuda_printer import (
     C_RESERVED,
     PREAMBLE,
@@ -65,7 +66,7 @@ class FusedKernel:
     comment: str = ""
     params: list = field(default_factory=list)      # inputs (Param), in in_params order
     outs: list = field(default_factory=list)        # outputs (Param), in out_params order
-    setup: list = field(default_factory=list)       # Python lines run before the call (domain arrays)
+    setup: list = field(default_factory=list)       # Python statements (records) run before the call (domain arrays)
     setup_uses_math: bool = False                   # whether they use ``math`` (a loop bound's floor)
     targets: list = field(default_factory=list)     # Target per output
 
@@ -253,7 +254,8 @@ def _build(kernel, body: Body, targets, dom, tag, array_ndim) -> FusedKernel | N
         kname = c_identifier(str(k), taken)
         (a_c, b_c, s_c), setup_uses_math = _bounds_code(body, (a, b, s))
         dom_var = f"_dom_{name}"
-        setup.append(f"{dom_var} = xp.arange({a_c}, {b_c}, {s_c}, dtype=xp.int64)")
+        setup.append(lir.Assign(lir.Name(dom_var), lir.Call(lir.Attr(lir.Name("xp"), "arange"), tuple(
+            lir.expr(c) for c in (a_c, b_c, s_c)), (("dtype", lir.Attr(lir.Name("xp"), "int64")),))))
         params.append(Param(kname, "int64", dom_var, is_array=True, ndim=1))
         codes[k] = kname
 
