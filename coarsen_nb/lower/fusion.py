@@ -41,6 +41,13 @@ class Param:
     raw: bool = False
     ndim: int = 0
     is_array: bool = False
+    value: lir.Expr | None = None     # the argument as a record (else ``arg`` is a name: lower/cupy.emit_call)
+
+
+def _as_array(code: str, dt: str) -> dict:
+    """``xp.asarray(code, dtype=xp.dt)``, the argument of an array parameter: its text and record."""
+    value = lir.Call(lir.Attr(lir.Name("xp"), "asarray"), (lir.expr(code),), (("dtype", lir.Attr(lir.Name("xp"), dt)),))
+    return {"arg": str(value), "value": value}
 
 
 @dataclass
@@ -184,10 +191,10 @@ def _leaf_params(body: Body, symbols, taken: set, raw_arrays: bool) -> tuple[lis
         if is_array:
             if raw_arrays:
                 return [], {}               # an elementwise array inside a loop domain: not one pass
-            params.append(Param(cname, dt, f"xp.asarray({code}, dtype=xp.{dt})", is_array=True,
-                                ndim=getattr(t, "ndim", 1) or 1))
+            params.append(Param(cname, dt, **_as_array(code, dt), is_array=True, ndim=getattr(t, "ndim", 1) or 1))
         else:
-            params.append(Param(cname, dt, f"_cn_scalar({code})"))
+            value = lir.Call(lir.Name("_cn_scalar"), (lir.expr(code),))
+            params.append(Param(cname, dt, str(value), value=value))
         codes[s] = cname
     return params, codes
 
@@ -202,7 +209,7 @@ def _read_params(body: Body, read_syms, taken: set) -> tuple[list[Param], dict]:
             code = body.names(arr)
             cname = c_identifier(code, taken)
             arrays[arr] = cname
-            params.append(Param(cname, dt, f"xp.asarray({code}, dtype=xp.{dt})", raw=True, is_array=True,
+            params.append(Param(cname, dt, **_as_array(code, dt), raw=True, is_array=True,
                                 ndim=getattr(t, "ndim", len(idx)) or len(idx)))
     reads = {s: (arrays[body.reads[s][0]], body.reads[s][1]) for s in read_syms}
     return params, reads
