@@ -37,7 +37,7 @@ import sympy as sp
 
 from coarsen_nb import backends, ir
 from coarsen_nb.frontend.unbound import bound_error, is_bound_check
-from coarsen_nb.lower import lir, naming
+from coarsen_nb.lower import lir, lir_passes, naming
 from coarsen_nb.lower.emit import Printer
 from coarsen_nb.lower.helpers import HELPERS, Helper, closure
 from coarsen_nb.lower.iterated import IteratedLoops
@@ -155,6 +155,23 @@ class ModuleWriter(ReverseSweep, IteratedLoops, WriterRecords):
         if self.backend.frees_temporaries:
             lines = free_dead_names(lines, keep=[self.names(p) for p in params if "=" not in p])
         return self._decorated(f"def {name}({sig}):\n" + "\n".join(lines) + "\n")
+
+    def _finish(self, body, keep=(), frees: bool | None = None) -> tuple[tuple[lir.Stmt, ...], set[str]]:
+        """A function's ``body`` after the passes over records, and the modules it reads (``xp``, ``math``):
+        dead assignments dropped, the temporaries freed (``frees``, by default where the backend frees
+        them; never the names in ``keep``, the parameters), verified.  Step 3 of notes/lowered-ir.md,
+        prepared: it needs a body with no :class:`~coarsen_nb.lower.lir.Raw` (the passes refuse one), so
+        ``_function`` still runs the text passes until the rules write records."""
+        body = lir_passes.drop_dead_assignments(tuple(body))
+        if self.backend.frees_temporaries if frees is None else frees:
+            body = lir_passes.free_dead_names(body, keep=keep)
+        lir.verify(body, structured=True)
+        return body, lir_passes.modules_used(body)
+
+    def _imports_xp(self, used: set[str]) -> bool:
+        """Whether the module imports ``xp``, from the modules its functions read (``_finish``) and its
+        helpers' names: what ``source`` now reads from the text (``"xp." in code``)."""
+        return "xp" in used or any("xp" in self.helper_table[h].names for h in self.helpers)
 
     def _decorated(self, function_source: str, decorator: str | None = None) -> str:
         """A function's source with its decorator line before it: ``decorator`` (a fuser's loop function,
