@@ -148,13 +148,13 @@ def emit_call(fk: FusedKernel, indent: str = "    ", lines: tuple[int, ...] = ()
     if fk.kind == "reduction":
         (o,) = fk.outs
         call = lir.Call(var, args)
-        out.append(lir.AugAssign(lir.expr(o.arg), "+", call) if modes[o.arg] == "add" else
-                   lir.Assign(lir.expr(o.arg), call))
+        out.append(lir.AugAssign(lir.Name(o.arg), "+", call) if modes[o.arg] == "add" else
+                   lir.Assign(lir.Name(o.arg), call))
     elif all(modes[o.arg] == "new" for o in fk.outs):
-        lhs = [lir.expr(o.arg) for o in fk.outs]
+        lhs = [lir.Name(o.arg) for o in fk.outs]
         out.append(lir.Assign(lhs[0] if len(lhs) == 1 else lir.Tuple(tuple(lhs), bare=True), lir.Call(var, args)))
     else:
-        out.append(lir.ExprStmt(lir.Call(var, args + tuple(lir.expr(o.arg) for o in fk.outs))))
+        out.append(lir.ExprStmt(lir.Call(var, args + tuple(lir.Name(o.arg) for o in fk.outs))))
     return out
 
 
@@ -190,7 +190,7 @@ def forward_lines(writer, kernel) -> list[lir.Stmt] | None:
     if rest:
         pr = writer.printer(kernel)
         for t in rest:
-            pr.emit(lir.Assign(lir.expr(t.target), pr.value(t.expr)))
+            pr.emit(lir.Assign(lir.Name(t.target), pr.value(t.expr)))
         stmts = writer._taken(pr) + stmts
     _register_helpers(writer)
     return stmts
@@ -216,7 +216,7 @@ def reverse_lines(writer, kernel, v, leaves) -> list[lir.Stmt] | None:
                 name = next(sc[0] for sc in v.scatters if writer.names.bar(sc[0]) == t.target and sc[2] == t.expr)
                 writer._scatter(pr, name, t.index, t.expr, *([t.level] if t.level is not None else []))
             else:
-                pr.emit(lir.AugAssign(lir.expr(t.target), "+", pr.value(t.expr)))
+                pr.emit(lir.AugAssign(lir.Name(t.target), "+", pr.value(t.expr)))
         stmts = writer._taken(pr)
     for fk in fused:
         stmts += emit_call(fk, ind, kernel.lines)

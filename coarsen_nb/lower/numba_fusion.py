@@ -139,7 +139,7 @@ def _rest_lines(writer, kernel, rest, leaves, temps, v) -> list[lir.Stmt]:
             name = next(sc[0] for sc in v.scatters if writer.names.bar(sc[0]) == t.target and sc[2] == t.expr)
             writer._scatter(pr, name, t.index, t.expr, *([t.level] if t.level is not None else []))
         elif t.mode == "add":
-            pr.emit(lir.AugAssign(lir.expr(t.target), "+", pr.value(t.expr)))
+            pr.emit(lir.AugAssign(lir.Name(t.target), "+", pr.value(t.expr)))
         else:
             pr.assign(t.target, t.expr)
     return writer._taken(pr)
@@ -293,14 +293,14 @@ class _LoopFunction:
             return [lir.ExprStmt(call)]
         if self.kind in ("reduce", "elemsum"):
             (t,) = self.targets
-            target = lir.expr(t.target)
+            target = lir.Name(t.target)
             return [lir.AugAssign(target, "+", call) if t.mode == "add" else lir.Assign(target, call)]
         # a contribution to an adjoint is computed fresh, then added (the adjoint may be a scalar or
         # an array of another shape, which NumPy's ``+=`` broadcasts)
-        outs = [lir.expr(t.target) if t.mode == "new" else lir.Name(self.fresh(f"d_{t.target}"))
+        outs = [lir.Name(t.target) if t.mode == "new" else lir.Name(self.fresh(f"d_{t.target}"))
                 for t in self.targets]
         stmts: list[lir.Stmt] = [lir.Assign(outs[0] if len(outs) == 1 else lir.Tuple(tuple(outs), bare=True), call)]
-        stmts += [lir.AugAssign(lir.expr(t.target), "+", o)
+        stmts += [lir.AugAssign(lir.Name(t.target), "+", o)
                   for t, o in zip(self.targets, outs, strict=True) if t.mode == "add"]
         return stmts
 
