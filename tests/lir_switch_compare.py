@@ -66,8 +66,8 @@ def _compare(writer, name: str, body: list, keep: list[str], frees: bool) -> lis
                if ln[:1] in "+-" and not ln.startswith(("+++", "---"))]
     words = {w for ln in changed for w in _WORD.findall(ln.split("#", 1)[0])} - {"del", "pass"}
     diff = list(difflib.unified_diff(lines, new, lineterm="", n=0))
-    removed = sorted(map(repr, (_names_of_del(ln[1:]) for ln in diff if ln.startswith("-") and not ln.startswith("---"))))
-    added = sorted(map(repr, (_names_of_del(ln[1:]) for ln in diff if ln.startswith("+") and not ln.startswith("+++"))))
+    removed = sorted(repr(_names_of_del(ln[1:])) for ln in diff if ln[:1] == "-" and not ln.startswith("---"))
+    added = sorted(repr(_names_of_del(ln[1:])) for ln in diff if ln[:1] == "+" and not ln.startswith("+++"))
     if removed == added and "None" not in removed:
         # the same names freed at the same places in another order: the text pass orders them by
         # ``str.find`` in the statement, which finds ``q_scaled`` inside ``diff_plus_q_scaled``

@@ -38,7 +38,8 @@ class TangentSweep:
         self.body, self.indent = [], 1
         self.names.new_scope()      # a temporary's name is unique in its function
         self._body()
-        lines = drop_dead_assignments(physical_lines(lir.print_body(self.body)))      # (a trip count only the primal loop used)
+        # (a trip count only the primal loop used)
+        lines = drop_dead_assignments(physical_lines(lir.print_body(self.body)))
         sig = ", ".join(self.names(p) if p in self.plan.params else p for p in params)
         return self._decorated(f"def {self.plan.name}_jvp({sig}):\n" + "\n".join(lines) + "\n")
 
