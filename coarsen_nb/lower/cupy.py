@@ -52,7 +52,7 @@ of the ``__global__`` skeleton CuPy generates (``CUPY_FOR`` grid-stride loop,
 ``CArray`` raw arrays, the shared-memory tree of ``ReductionKernel``), so
 the CUDA source can be compiled with ``nvcc`` where no GPU exists.
 
-This module is the Python side: the lines of the generated module that build
+This module is the Python side: the statements of the generated module that build
 and call a fused kernel (:func:`emit_call`), the hooks of
 :class:`~coarsen_nb.lower.module.ModuleWriter` (:func:`forward_lines`,
 :func:`reverse_lines`) and the translation unit for ``nvcc``.  Which targets
@@ -110,16 +110,19 @@ def _pystr(text: str, indent: str) -> str:
     return '"""\n' + text + '\n' + indent + '"""'
 
 
-def emit_call(fk: FusedKernel, indent: str = "    ") -> list[str]:
-    """Python lines (at ``indent``) that construct ``fk`` once and call it.
+def emit_call(fk: FusedKernel, indent: str = "    ", lines: tuple[int, ...] = ()) -> list[lir.Stmt]:
+    """The statements (records, written at depth ``indent``) that construct ``fk`` once and call it;
+    ``lines``: the user's lines of its SOI (the comment's).
 
     Outputs in mode ``"new"`` are assigned; ``"add"`` outputs of an
     ElementwiseKernel and scatter targets are passed in and updated in
     place; a reduction's ``"add"`` output is ``target += kernel(...)``.
+    The construction spans lines, the kernel's text among them: its right-hand side is one
+    :class:`~coarsen_nb.lower.lir.Raw`, its continuation lines indented for ``indent``.
     """
     i2 = indent + "    "
-    lines = [indent + fk.comment.replace("//", "#", 1)]
-    lines += [indent + s for s in fk.setup]
+    assert fk.comment.startswith("// ")
+    out: list[lir.Stmt] = [lir.Comment(fk.comment[len("// "):], tuple(lines)), *fk.setup]
     if fk.kind == "elementwise":
         ctor = [f"{indent}    lambda: xp.ElementwiseKernel(",
                 f"{i2}    {fk.in_params!r},",
@@ -138,21 +141,21 @@ def emit_call(fk: FusedKernel, indent: str = "    ") -> list[str]:
                 f"{i2}    {fk.name!r},",
                 f"{i2}    reduce_type='double',",
                 f"{i2}    preamble={_pystr(fk.preamble, i2 + '    ')}))"]
-    var = f"_k_{fk.name}"
-    lines.append(f"{indent}{var} = _cupy_kernel({fk.name!r},")
-    lines += ctor
-    args = [p.arg for p in fk.params]
+    var = lir.Name(f"_k_{fk.name}")
+    out.append(lir.Assign(var, lir.Raw("\n".join([f"_cupy_kernel({fk.name!r},"] + ctor))))
+    args = tuple(p.value if p.value is not None else lir.expr(p.arg) for p in fk.params)
     modes = {t.target: t.mode for t in fk.targets}
     if fk.kind == "reduction":
         (o,) = fk.outs
-        op = "+=" if modes[o.arg] == "add" else "="
-        lines.append(f"{indent}{o.arg} {op} {var}({', '.join(args)})")
+        call = lir.Call(var, args)
+        out.append(lir.AugAssign(lir.Name(o.arg), "+", call) if modes[o.arg] == "add" else
+                   lir.Assign(lir.Name(o.arg), call))
     elif all(modes[o.arg] == "new" for o in fk.outs):
-        lhs = ", ".join(o.arg for o in fk.outs)
-        lines.append(f"{indent}{lhs} = {var}({', '.join(args)})")
+        lhs = [lir.Name(o.arg) for o in fk.outs]
+        out.append(lir.Assign(lhs[0] if len(lhs) == 1 else lir.Tuple(tuple(lhs), bare=True), lir.Call(var, args)))
     else:
-        lines.append(f"{indent}{var}({', '.join(args + [o.arg for o in fk.outs])})")
-    return lines
+        out.append(lir.ExprStmt(lir.Call(var, args + tuple(lir.Name(o.arg) for o in fk.outs))))
+    return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -167,7 +170,7 @@ def _register_helpers(writer) -> None:
         writer.helpers.add(k)
 
 
-def forward_lines(writer, kernel) -> list[str] | None:
+def forward_lines(writer, kernel) -> list[lir.Stmt] | None:
     """The forward of ``kernel`` for ``ModuleWriter.kernel``: fused kernels where the outputs fuse.
 
     Each output that is a single root reduction gets a ReductionKernel; the
@@ -179,23 +182,21 @@ def forward_lines(writer, kernel) -> list[str] | None:
     if groups is None:
         return None
     fused, rest = groups
-    lines = []
+    stmts: list[lir.Stmt] = []
     ind = "    " * writer.indent
     for fk in fused:
-        lines += emit_call(fk, ind)
+        stmts += emit_call(fk, ind, kernel.lines)
     writer.shared.uses_math |= any(fk.setup_uses_math for fk in fused)
     if rest:
         pr = writer.printer(kernel)
         for t in rest:
-            pr.emit(lir.Assign(lir.expr(t.target), pr.value(t.expr)))
-        writer._absorb(pr)
-        lines = writer.lines[len(writer.lines) - len(pr.lines):] + lines
-        del writer.lines[len(writer.lines) - len(pr.lines):]
+            pr.emit(lir.Assign(lir.Name(t.target), pr.value(t.expr)))
+        stmts = writer._taken(pr) + stmts
     _register_helpers(writer)
-    return lines
+    return stmts
 
 
-def reverse_lines(writer, kernel, v, leaves) -> list[str] | None:
+def reverse_lines(writer, kernel, v, leaves) -> list[lir.Stmt] | None:
     """The adjoint of ``kernel`` for ``ModuleWriter.kernel_reverse`` (``v`` from ``diff.vjp``,
     ``leaves`` the adjoint leaves it passes to its printer); None: nothing fused."""
     targets = [Target(writer.names.bar(n), e, "add") for n, e in v.scalars + v.arrays]
@@ -206,7 +207,7 @@ def reverse_lines(writer, kernel, v, leaves) -> list[str] | None:
         return None
     fused, rest = groups
     ind = "    " * writer.indent
-    lines = []
+    stmts: list[lir.Stmt] = []
     if rest:
         pr = writer.printer(kernel, extra_leaves=leaves, extra_temps=v.temps)
         pr.ieee = True      # derivative code (see ModuleWriter.kernel_reverse)
@@ -215,15 +216,13 @@ def reverse_lines(writer, kernel, v, leaves) -> list[str] | None:
                 name = next(sc[0] for sc in v.scatters if writer.names.bar(sc[0]) == t.target and sc[2] == t.expr)
                 writer._scatter(pr, name, t.index, t.expr, *([t.level] if t.level is not None else []))
             else:
-                pr.emit(lir.AugAssign(lir.expr(t.target), "+", pr.value(t.expr)))
-        writer._absorb(pr)
-        lines = writer.lines[len(writer.lines) - len(pr.lines):]
-        del writer.lines[len(writer.lines) - len(pr.lines):]
+                pr.emit(lir.AugAssign(lir.Name(t.target), "+", pr.value(t.expr)))
+        stmts = writer._taken(pr)
     for fk in fused:
-        lines += emit_call(fk, ind)
+        stmts += emit_call(fk, ind, kernel.lines)
     writer.shared.uses_math |= any(fk.setup_uses_math for fk in fused)
     _register_helpers(writer)
-    return lines
+    return stmts
 
 
 def _scatter_targets(writer, v) -> list[Target]:

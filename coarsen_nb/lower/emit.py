@@ -28,8 +28,8 @@ opens and the reduction back in :mod:`.level_printing`, the level and small
 facts about printed code in :mod:`.printing`.
 
 The printer is moving from text to the records of :mod:`.lir` (notes/lowered-ir.md):
-``value`` returns an expression record, ``emit`` takes a statement record (text
-still enters as ``lir.Text``), and the :class:`Level` fields hold expressions.
+``value`` returns an expression record, ``emit`` appends a statement record to the
+printer's ``body`` (the module writer takes the records), and the :class:`Level` fields hold expressions.
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ class Printer(LevelPrinting, OperatorPrinting, NestPrinting, BranchPrinting, Sca
         self.leaf = leaf
         self.reads = reads
         self.temps = temps
-        self.lines: list[str] = []
+        self.body: list[lir.Stmt] = []     # its statements, records (the module writer takes them: _absorb)
         self.indent = indent
         self.namer = namer or Names().fresh
         self.words: dict = {}          # expression -> the user's variable it is the value of (Kernel.names)
@@ -103,18 +103,15 @@ class Printer(LevelPrinting, OperatorPrinting, NestPrinting, BranchPrinting, Sca
 
     # -- statements ----------------------------------------------------------------
 
-    def emit(self, stmt: lir.Stmt | str) -> None:
-        """Append statement ``stmt`` at the current indentation, or to the innermost open :meth:`block`.
-        Text (a statement some printer still writes as an f-string) enters as
-        :class:`~coarsen_nb.lower.lir.Text` while the printers move to records (notes/lowered-ir.md); the
-        lines are printed here, as they are emitted, until the module writer takes a body of records
-        (step 3 of that note)."""
-        if isinstance(stmt, str):
-            stmt = lir.Text(stmt)
-        if self._blocks:
-            self._blocks[-1].append(stmt)
-        else:
-            self.lines += lir.print_statement(stmt, self.indent)
+    def emit(self, stmt: lir.Stmt) -> None:
+        """Append statement ``stmt`` to the printer's body, or to the innermost open :meth:`block`.  The
+        module writer takes the body as records (``ModuleWriter._absorb``); :attr:`lines` prints it."""
+        (self._blocks[-1] if self._blocks else self.body).append(stmt)
+
+    @property
+    def lines(self) -> list[str]:
+        """The body printed at the printer's indentation (a numba loop function's text is these lines)."""
+        return [line for s in self.body for line in lir.print_statement(s, self.indent)]
 
     @contextmanager
     def block(self):

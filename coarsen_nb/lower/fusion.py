@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import sympy as sp
 from sympy.printing.pycode import PythonCodePrinter
 
+from coarsen_nb.lower import lir
 from coarsen_nb.lower.cuda_printer import (
     C_RESERVED,
     PREAMBLE,
@@ -40,6 +41,13 @@ class Param:
     raw: bool = False
     ndim: int = 0
     is_array: bool = False
+    value: lir.Expr | None = None     # the argument as a record (else ``arg`` is a name: lower/cupy.emit_call)
+
+
+def _as_array(code: str, dt: str) -> dict:
+    """``xp.asarray(code, dtype=xp.dt)``, the argument of an array parameter: its text and record."""
+    value = lir.Call(lir.Attr(lir.Name("xp"), "asarray"), (lir.expr(code),), (("dtype", lir.Attr(lir.Name("xp"), dt)),))
+    return {"arg": str(value), "value": value}
 
 
 @dataclass
@@ -65,7 +73,7 @@ class FusedKernel:
     comment: str = ""
     params: list = field(default_factory=list)      # inputs (Param), in in_params order
     outs: list = field(default_factory=list)        # outputs (Param), in out_params order
-    setup: list = field(default_factory=list)       # Python lines run before the call (domain arrays)
+    setup: list = field(default_factory=list)       # Python statements (records) run before the call (domain arrays)
     setup_uses_math: bool = False                   # whether they use ``math`` (a loop bound's floor)
     targets: list = field(default_factory=list)     # Target per output
 
@@ -183,10 +191,10 @@ def _leaf_params(body: Body, symbols, taken: set, raw_arrays: bool) -> tuple[lis
         if is_array:
             if raw_arrays:
                 return [], {}               # an elementwise array inside a loop domain: not one pass
-            params.append(Param(cname, dt, f"xp.asarray({code}, dtype=xp.{dt})", is_array=True,
-                                ndim=getattr(t, "ndim", 1) or 1))
+            params.append(Param(cname, dt, **_as_array(code, dt), is_array=True, ndim=getattr(t, "ndim", 1) or 1))
         else:
-            params.append(Param(cname, dt, f"_cn_scalar({code})"))
+            value = lir.Call(lir.Name("_cn_scalar"), (lir.expr(code),))
+            params.append(Param(cname, dt, str(value), value=value))
         codes[s] = cname
     return params, codes
 
@@ -201,7 +209,7 @@ def _read_params(body: Body, read_syms, taken: set) -> tuple[list[Param], dict]:
             code = body.names(arr)
             cname = c_identifier(code, taken)
             arrays[arr] = cname
-            params.append(Param(cname, dt, f"xp.asarray({code}, dtype=xp.{dt})", raw=True, is_array=True,
+            params.append(Param(cname, dt, **_as_array(code, dt), raw=True, is_array=True,
                                 ndim=getattr(t, "ndim", len(idx)) or len(idx)))
     reads = {s: (arrays[body.reads[s][0]], body.reads[s][1]) for s in read_syms}
     return params, reads
@@ -253,7 +261,8 @@ def _build(kernel, body: Body, targets, dom, tag, array_ndim) -> FusedKernel | N
         kname = c_identifier(str(k), taken)
         (a_c, b_c, s_c), setup_uses_math = _bounds_code(body, (a, b, s))
         dom_var = f"_dom_{name}"
-        setup.append(f"{dom_var} = xp.arange({a_c}, {b_c}, {s_c}, dtype=xp.int64)")
+        setup.append(lir.Assign(lir.Name(dom_var), lir.Call(lir.Attr(lir.Name("xp"), "arange"), tuple(
+            lir.expr(c) for c in (a_c, b_c, s_c)), (("dtype", lir.Attr(lir.Name("xp"), "int64")),))))
         params.append(Param(kname, "int64", dom_var, is_array=True, ndim=1))
         codes[k] = kname
 

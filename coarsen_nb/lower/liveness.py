@@ -29,6 +29,27 @@ _ASSIGN = re.compile(r"^(\s*)([A-Za-z_]\w*) = (.+)$")
 _WORD = re.compile(r"[A-Za-z_]\w*")
 
 
+def physical_lines(lines: list[str]) -> list[str]:
+    """Printed statements (``lir.print_body``) as the lines these passes read: a statement printed over
+    several lines (a CuPy kernel's construction, ``lower/cupy.py``) is split into them, except inside a
+    triple-quoted string (the kernel's C text), which stays in the line it starts on."""
+    out: list[str] = []
+    for text in lines:
+        parts = text.split('"""')
+        line = ""
+        for k, part in enumerate(parts):        # odd parts are inside a triple-quoted string
+            if k % 2:
+                line += '"""' + part + '"""'
+                continue
+            first, *rest = part.split("\n")
+            line += first
+            if rest:
+                out += [line, *rest[:-1]]
+                line = rest[-1]
+        out.append(line)
+    return out
+
+
 def drop_dead_assignments(lines: list[str]) -> list[str]:
     """Remove ``name = expr`` lines whose name is read nowhere in the function.
 

@@ -37,11 +37,11 @@ import sympy as sp
 
 from coarsen_nb import backends, ir
 from coarsen_nb.frontend.unbound import bound_error, is_bound_check
-from coarsen_nb.lower import lir, naming
+from coarsen_nb.lower import lir, lir_passes, naming
 from coarsen_nb.lower.emit import Printer
 from coarsen_nb.lower.helpers import HELPERS, Helper, closure
 from coarsen_nb.lower.iterated import IteratedLoops
-from coarsen_nb.lower.liveness import drop_dead_assignments, free_dead_names
+from coarsen_nb.lower.liveness import drop_dead_assignments, free_dead_names, physical_lines
 from coarsen_nb.lower.names import Names
 from coarsen_nb.lower.printing import FLOAT64, TRUE, xp_call
 from coarsen_nb.lower.reverse import ReverseSweep
@@ -99,9 +99,9 @@ class ModuleWriter(ReverseSweep, IteratedLoops, WriterRecords):
         self.helpers, self.helper_table = shared.helpers, shared.helper_table
         self.helper_decorators = shared.helper_decorators
         self.header = header
-        self.lines: list[str] = []
+        self.body: list[lir.Stmt] = []     # the statements of the function being written (emit)
         self.indent = 1
-        self._blocks: list = []             # the open blocks: (their statements, where their lines start)
+        self._blocks: list = []             # the open blocks' statements, innermost last
         self._printers: dict = {}
         self._grad_only = False
         self._unit_bars: set[str] = set()
@@ -147,14 +147,31 @@ class ModuleWriter(ReverseSweep, IteratedLoops, WriterRecords):
         return "\n\n\n".join(p.strip("\n") for p in parts) + "\n"
 
     def _function(self, name: str, params: list[str], body) -> str:
-        self.lines, self.indent = [], 1
+        self.body, self.indent = [], 1
         self.names.new_scope()      # a temporary's name is unique in its function
         body()
-        self.lines = drop_dead_assignments(self.lines)
+        lines = drop_dead_assignments(physical_lines(lir.print_body(self.body)))
         sig = ", ".join(self.names(p) if "=" not in p else p for p in params)
         if self.backend.frees_temporaries:
-            self.lines = free_dead_names(self.lines, keep=[self.names(p) for p in params if "=" not in p])
-        return self._decorated(f"def {name}({sig}):\n" + "\n".join(self.lines) + "\n")
+            lines = free_dead_names(lines, keep=[self.names(p) for p in params if "=" not in p])
+        return self._decorated(f"def {name}({sig}):\n" + "\n".join(lines) + "\n")
+
+    def _finish(self, body, keep=(), frees: bool | None = None) -> tuple[tuple[lir.Stmt, ...], set[str]]:
+        """A function's ``body`` after the passes over records, and the modules it reads (``xp``, ``math``):
+        dead assignments dropped, the temporaries freed (``frees``, by default where the backend frees
+        them; never the names in ``keep``, the parameters), verified.  Step 3 of notes/lowered-ir.md,
+        prepared: it needs a body with no :class:`~coarsen_nb.lower.lir.Raw` (the passes refuse one), so
+        ``_function`` still runs the text passes until the rules write records."""
+        body = lir_passes.drop_dead_assignments(tuple(body))
+        if self.backend.frees_temporaries if frees is None else frees:
+            body = lir_passes.free_dead_names(body, keep=keep)
+        lir.verify(body, structured=True)
+        return body, lir_passes.modules_used(body)
+
+    def _imports_xp(self, used: set[str]) -> bool:
+        """Whether the module imports ``xp``, from the modules its functions read (``_finish``) and its
+        helpers' names: what ``source`` now reads from the text (``"xp." in code``)."""
+        return "xp" in used or any("xp" in self.helper_table[h].names for h in self.helpers)
 
     def _decorated(self, function_source: str, decorator: str | None = None) -> str:
         """A function's source with its decorator line before it: ``decorator`` (a fuser's loop function,
@@ -228,7 +245,7 @@ class ModuleWriter(ReverseSweep, IteratedLoops, WriterRecords):
         if fuser is not None:
             fused = fuser.forward_lines(self, k)     # e.g. one fused GPU kernel for the whole SOI
             if fused is not None:
-                self.lines += fused
+                self.emit_all(fused)
                 return
         pr = self.printer(k)
         if tape and self._in_place:
@@ -245,9 +262,16 @@ class ModuleWriter(ReverseSweep, IteratedLoops, WriterRecords):
 
     def _absorb(self, pr: Printer) -> None:
         """The printer's statements join the function's, and the helpers they call the module's."""
-        self.lines += pr.lines
+        self.emit_all(self._taken(pr))
+
+    def _taken(self, pr: Printer) -> list[lir.Stmt]:
+        """The printer's statements (records), its helpers and use of ``math`` now the module's: for
+        :meth:`_absorb`, and a fuser that puts them among its own (``lower/cupy.py``)."""
+        if pr.indent != self.indent:
+            raise AssertionError(f"a kernel printer at depth {pr.indent} taken at depth {self.indent}")
         self.helpers |= pr.helpers
         self.shared.uses_math |= pr.uses_math
+        return list(pr.body)
 
     def _keep_shape(self, pr: Printer, k, o) -> None:
         """An elementwise output that simplified to one number (``x - x`` is 0, ``x * 0 + a`` is ``a``)

@@ -48,14 +48,14 @@ _IDENTITY = {"sum": "0.0", "prod": "1.0", "max": "-math.inf", "min": "math.inf"}
 DECORATOR = "@_jit_loop"
 
 
-def forward_lines(writer, kernel) -> list[str] | None:
+def forward_lines(writer, kernel) -> list[lir.Stmt] | None:
     """The forward of ``kernel`` for ``ModuleWriter.kernel``: a loop per fusable part; None: none fuses."""
     targets = [Target(writer.py(o.name), o.symbol, dtype=leaf_ctype(kernel.types.get(o.name))[0])
                for o in kernel.outputs]
     return _lines(writer, kernel, targets, None, None, "fwd", None)
 
 
-def reverse_lines(writer, kernel, v, leaves) -> list[str] | None:
+def reverse_lines(writer, kernel, v, leaves) -> list[lir.Stmt] | None:
     """The adjoint of ``kernel`` for ``ModuleWriter.kernel_reverse``; None: nothing fuses."""
     targets = [Target(writer.names.bar(n), e, "add") for n, e in v.scalars + v.arrays]
     targets += [Target(writer.names.bar(sc[0]), sc[2], "scatter", tuple(sc[1]), sc[3] if len(sc) > 3 else None)
@@ -63,7 +63,7 @@ def reverse_lines(writer, kernel, v, leaves) -> list[str] | None:
     return _lines(writer, kernel, targets, leaves, v.temps, "vjp", v)
 
 
-def _lines(writer, kernel, targets, leaves, temps, tag, v) -> list[str] | None:
+def _lines(writer, kernel, targets, leaves, temps, tag, v) -> list[lir.Stmt] | None:
     body = Body(kernel, writer.py, leaves, temps)
     groups: dict = {}
     rest = []
@@ -128,7 +128,7 @@ def _domain(body: Body, target: Target):
     return dom
 
 
-def _rest_lines(writer, kernel, rest, leaves, temps, v) -> list[str]:
+def _rest_lines(writer, kernel, rest, leaves, temps, v) -> list[lir.Stmt]:
     """The targets no loop computes, printed by the array printer (as without a fuser)."""
     if not rest:
         return []
@@ -139,13 +139,10 @@ def _rest_lines(writer, kernel, rest, leaves, temps, v) -> list[str]:
             name = next(sc[0] for sc in v.scatters if writer.names.bar(sc[0]) == t.target and sc[2] == t.expr)
             writer._scatter(pr, name, t.index, t.expr, *([t.level] if t.level is not None else []))
         elif t.mode == "add":
-            pr.emit(lir.AugAssign(lir.expr(t.target), "+", pr.value(t.expr)))
+            pr.emit(lir.AugAssign(lir.Name(t.target), "+", pr.value(t.expr)))
         else:
             pr.assign(t.target, t.expr)
-    writer._absorb(pr)
-    lines = writer.lines[len(writer.lines) - len(pr.lines):]
-    del writer.lines[len(writer.lines) - len(pr.lines):]
-    return lines
+    return writer._taken(pr)
 
 
 class _LoopFunction:
@@ -184,7 +181,7 @@ class _LoopFunction:
 
     # -- the function ----------------------------------------------------------------------------
 
-    def build(self) -> list[str] | None:
+    def build(self) -> list[lir.Stmt] | None:
         # the function's temporaries are its own: named afresh, so that the same SOI printed in two
         # functions of the module (the forward, and inside NAME_grad) is the same text, one function
         names = self.writer.names
@@ -242,8 +239,8 @@ class _LoopFunction:
             loop_head = f"for {i} in range({a}, {b}{'' if str(s) == '1' else f', {s}'}):"
         inner = self._printer(loop_leaves, reads_map, 2, {} if elementwise else {self._index(): i})
         inner.scalar_points = True
-        pre = list(outer.lines)
-        outer.lines = []
+        pre = outer.lines
+        outer.body = []
         out_lines, after, returns = [], [], []
         if self.kind in ("reduce", "elemsum"):
             (t,) = self.targets
@@ -289,21 +286,23 @@ class _LoopFunction:
         loads |= outer.helpers | inner.helpers | ({"math"} if outer.uses_math or inner.uses_math else set())
         return self._register(params, body, loads), params
 
-    def _call(self, name: str, params: list[str]) -> list[str]:
-        """The caller's lines: the call, and what it gives to the SOI's outputs."""
-        call = f"{name}({', '.join(params)})"
-        ind = "    " * self.writer.indent
+    def _call(self, name: str, params: list[str]) -> list[lir.Stmt]:
+        """The caller's statements: the call, and what it gives to the SOI's outputs."""
+        call = lir.Call(lir.Name(name), tuple(lir.Name(p) for p in params))
         if self.kind == "scatter":
-            return [ind + call]
+            return [lir.ExprStmt(call)]
         if self.kind in ("reduce", "elemsum"):
             (t,) = self.targets
-            return [f"{ind}{t.target} {'+=' if t.mode == 'add' else '='} {call}"]
+            target = lir.Name(t.target)
+            return [lir.AugAssign(target, "+", call) if t.mode == "add" else lir.Assign(target, call)]
         # a contribution to an adjoint is computed fresh, then added (the adjoint may be a scalar or
         # an array of another shape, which NumPy's ``+=`` broadcasts)
-        outs = [t.target if t.mode == "new" else self.fresh(f"d_{t.target}") for t in self.targets]
-        lines = [f"{ind}{', '.join(outs)} = {call}"]
-        lines += [f"{ind}{t.target} += {o}" for t, o in zip(self.targets, outs, strict=True) if t.mode == "add"]
-        return lines
+        outs = [lir.Name(t.target) if t.mode == "new" else lir.Name(self.fresh(f"d_{t.target}"))
+                for t in self.targets]
+        stmts: list[lir.Stmt] = [lir.Assign(outs[0] if len(outs) == 1 else lir.Tuple(tuple(outs), bare=True), call)]
+        stmts += [lir.AugAssign(lir.Name(t.target), "+", o)
+                  for t, o in zip(self.targets, outs, strict=True) if t.mode == "add"]
+        return stmts
 
     def _register(self, params, body, loads: set[str]) -> str:
         """The loop function's name, its source in the module's helpers: ``_soi3_vjp_scatter``; the same

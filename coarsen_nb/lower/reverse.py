@@ -133,13 +133,13 @@ class ReverseSweep:
             fused = fuser.reverse_lines(self, k, v, leaves)
             if fused is not None:
                 self._printers.pop(id(k), None)
-                self.lines += fused
+                self.emit_all(fused)
                 return
         pr = self._printers.pop(id(k), None)
         if pr is None:
             pr = self.printer(k, extra_leaves=leaves, extra_temps=v.temps)
         else:
-            pr.lines, pr.indent = [], self.indent
+            pr.body, pr.indent = [], self.indent
             pr.leaf_map.update(leaves)
             pr.temps.update(v.temps)
             for e in v.temps.values():

@@ -13,7 +13,7 @@ from coarsen_nb import ir
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.frontend.unbound import is_bound_check
 from coarsen_nb.lower import lir, literals, reshapes
-from coarsen_nb.lower.liveness import drop_dead_assignments
+from coarsen_nb.lower.liveness import drop_dead_assignments, physical_lines
 from coarsen_nb.lower.printing import FLOAT64, TRUE, shape_of, xp_call
 from coarsen_nb.plan import CondStep, IterStep, PrimStep
 from coarsen_nb.rules.table import PRIMITIVES
@@ -35,12 +35,13 @@ class TangentSweep:
     def jvp_function(self) -> str:
         """Source of the JVP function ``NAME_jvp(*params, *tangents)`` for the writer's plan."""
         params = list(self.plan.params) + [self.names.tangent(p) for p in self.wrt]
-        self.lines, self.indent = [], 1
+        self.body, self.indent = [], 1
         self.names.new_scope()      # a temporary's name is unique in its function
         self._body()
-        self.lines = drop_dead_assignments(self.lines)      # (a trip count only the primal loop used)
+        # (a trip count only the primal loop used)
+        lines = drop_dead_assignments(physical_lines(lir.print_body(self.body)))
         sig = ", ".join(self.names(p) if p in self.plan.params else p for p in params)
-        return self._decorated(f"def {self.plan.name}_jvp({sig}):\n" + "\n".join(self.lines) + "\n")
+        return self._decorated(f"def {self.plan.name}_jvp({sig}):\n" + "\n".join(lines) + "\n")
 
     def _tangent(self, name: str) -> lir.Expr:
         """The tangent of SSA value ``name``, as a record."""

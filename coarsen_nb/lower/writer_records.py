@@ -2,9 +2,9 @@
 
 A mixin of :class:`~coarsen_nb.lower.module.ModuleWriter`: an IR expression of an opaque step or a
 control value as a record (:meth:`WriterRecords.expr`, which the rules of :mod:`coarsen_nb.rules` read
-too), the writer's statements (:meth:`~WriterRecords.emit`)
-and its nested bodies (:meth:`~WriterRecords.block`).  The statements are printed as they are emitted, into
-``lines``, until the writer keeps a body of records (step 3 of notes/lowered-ir.md).
+too), the writer's statements (:meth:`~WriterRecords.emit`) and its nested bodies
+(:meth:`~WriterRecords.block`).  The writer keeps the function it writes as a body of records (``body``; the
+kernel printers' and the fusers' statements join it as records), printed once at the end.
 """
 
 from __future__ import annotations
@@ -22,46 +22,29 @@ from coarsen_nb.rules.table import missing, rule
 class WriterRecords:
     """The module writer's records: expressions, statements, blocks (see the module docstring)."""
 
-    def emit(self, stmt: lir.Stmt | str) -> None:
-        """Append statement ``stmt``: to the innermost open :meth:`block`, else printed at the current
-        indentation into ``lines``.  The writer's own statements are :mod:`~coarsen_nb.lower.lir` records;
-        text (a statement not yet moved over) enters as :class:`~coarsen_nb.lower.lir.Text`."""
-        if isinstance(stmt, str):
-            stmt = lir.Text(stmt)
-        if self._blocks:
-            self._flush()
-            self._blocks[-1][0].append(stmt)
-        else:
-            self.lines += lir.print_statement(stmt, self.indent)
+    def emit(self, stmt: lir.Stmt) -> None:
+        """Append statement ``stmt`` (a :mod:`~coarsen_nb.lower.lir` record): to the innermost open
+        :meth:`block`, else to ``body``, the function being written (``ModuleWriter._function`` prints it)."""
+        (self._blocks[-1] if self._blocks else self.body).append(stmt)
+
+    def emit_all(self, stmts) -> None:
+        """Append the statements ``stmts`` in their order (a kernel printer's body, a fuser's)."""
+        for s in stmts:
+            self.emit(s)
 
     @contextmanager
     def block(self):
         """Collect the statements written inside ``with`` into a list, the body of an ``If`` or a loop:
-        ``with self.block() as body: ...``, then ``self.emit(lir.If(test, tuple(body)))``.  Kernel
-        printers and fusers still hand the writer printed lines (``self.lines += ...``): those enter the body
-        in their order among the records, as :class:`~coarsen_nb.lower.lir.Text` less the block's
-        indentation (printing the body puts it back), so the text is unchanged."""
-        if self._blocks:
-            self._flush()
+        ``with self.block() as body: ...``, then ``self.emit(lir.If(test, tuple(body)))``.  ``indent`` is
+        the block's depth while it is open (a kernel printer made inside prints at it: ``Printer.lines``)."""
         body: list[lir.Stmt] = []
-        self._blocks.append((body, len(self.lines)))
+        self._blocks.append(body)
         self.indent += 1
         try:
             yield body
-            self._flush()
         finally:
             self.indent -= 1
             self._blocks.pop()
-
-    def _flush(self) -> None:
-        """Move the lines printed into ``lines`` since the innermost block opened into its body."""
-        body, start = self._blocks[-1]
-        pad = lir.INDENT * self.indent
-        for line in self.lines[start:]:
-            if not line.startswith(pad):
-                raise AssertionError(f"a line of a block printed outside it: {line!r}")
-            body.append(lir.Text(line[len(pad):]))
-        del self.lines[start:]
 
     def py(self, name: str) -> str:
         return self.names(name)

@@ -24,6 +24,7 @@ from corpus import CORPUS
 
 import coarsen_nb as cn
 from coarsen_nb.lower import cupy as cl
+from coarsen_nb.lower import lir
 from coarsen_nb.lower.module import ModuleWriter
 from coarsen_nb.phi import elementary, forms
 from coarsen_nb.plan import Kernel, Output, Read
@@ -66,8 +67,8 @@ class HookedWriter(ModuleWriter):
         lines = cl.forward_lines(self, k)
         if lines is None:
             return super().kernel(k, tape)
-        self.emit(f"# SOI {k.index}")
-        self.lines += lines
+        self.emit(lir.Comment(f"SOI {k.index}"))
+        self.emit_all(lines)
 
     def kernel_reverse(self, k) -> None:
         outs = {o.name: sp.Symbol("bar:" + o.name, real=True) for o in k.outputs if o.name in self.active}
@@ -79,8 +80,8 @@ class HookedWriter(ModuleWriter):
         if lines is None:
             return super().kernel_reverse(k)
         getattr(self, "_printers", {}).pop(id(k), None)
-        self.emit(f"# SOI {k.index}: adjoint")
-        self.lines += lines
+        self.emit(lir.Comment(f"SOI {k.index}: adjoint"))
+        self.emit_all(lines)
 
 
 # ---- nvcc: every fusable kernel compiles -------------------------------------------------------

@@ -285,7 +285,7 @@ def test_a_printer_block_collects_the_body_of_an_if_and_prints_it_indented():
     pr = Printer("xp", lambda s: (str(s), False), {}, {})
     pr.emit(Assign(Name("a"), Lit("1")))
     with pr.block() as body:
-        pr.emit("b = a")                # text still enters, as lir.Text
+        pr.emit(Assign(Name("b"), Name("a")))
         with pr.block() as inner:
             pr.emit(lir.Pass())
         pr.emit(If(Name("b"), tuple(inner)))
