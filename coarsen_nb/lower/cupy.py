@@ -142,7 +142,8 @@ def emit_call(fk: FusedKernel, indent: str = "    ", lines: tuple[int, ...] = ()
                 f"{i2}    reduce_type='double',",
                 f"{i2}    preamble={_pystr(fk.preamble, i2 + '    ')}))"]
     var = lir.Name(f"_k_{fk.name}")
-    out.append(lir.Assign(var, lir.Raw("\n".join([f"_cupy_kernel({fk.name!r},"] + ctor))))
+    # (C source in string constants, built once per process by _cupy_kernel: it reads the array module)
+    out.append(lir.Assign(var, lir.Code("\n".join([f"_cupy_kernel({fk.name!r},"] + ctor), ("_cupy_kernel", "xp"))))
     args = tuple(p.value if p.value is not None else lir.expr(p.arg) for p in fk.params)
     modes = {t.target: t.mode for t in fk.targets}
     if fk.kind == "reduction":

@@ -312,7 +312,8 @@ class Printer(LevelPrinting, OperatorPrinting, NestPrinting, BranchPrinting, Sca
             return self._scan(e, lv)
         if isinstance(e, forms.BroadcastLike):
             like = self.value(e.args[1], lv)
-            return f"({self.xp}.zeros_like({like}, dtype={self.xp}.float64) + {self.value(e.args[0], lv)})"
+            zeros = self.call("zeros_like", like, dtype=self.dtype("float64"))
+            return lir.Paren(lir.BinOp("+", zeros, self.value(e.args[0], lv)))
         if isinstance(e, forms.Gather):
             whole = self.value(e.args[0], self.root)
             fast = self.affine_slice(e.args[1], lv) if len(e.args) == 2 else None

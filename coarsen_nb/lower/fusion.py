@@ -215,20 +215,24 @@ def _read_params(body: Body, read_syms, taken: set) -> tuple[list[Param], dict]:
     return params, reads
 
 
-def _bounds_code(body: Body, bounds) -> tuple[list[str], bool]:
+def _bounds_code(body: Body, bounds) -> tuple[list[lir.Expr], bool]:
     """The loop bounds as Python code, and whether that code uses ``math`` (SymPy's printer records
     the modules it prints calls of)."""
-    pyp = PythonCodePrinter({"standard": "python3"})
-    out = []
+    out, uses_math = [], False
     for b in bounds:
+        pyp = PythonCodePrinter({"standard": "python3"})
         e = body.expand(b)
         ren = {}
         for s in e.free_symbols:
             if s not in body.leaves or body.leaves[s][2]:
                 raise KeyError(f"loop bound needs {s}")
             ren[s] = sp.Symbol(body.leaves[s][0])
-        out.append(f"int({pyp.doprint(e.xreplace(ren))})")
-    return out, "math" in pyp.module_imports
+        text = pyp.doprint(e.xreplace(ren))
+        math = "math" in pyp.module_imports
+        reads = tuple(sorted({str(v) for v in ren.values()} | ({"math"} if math else set())))
+        out.append(lir.Call(lir.Name("int"), (lir.Code(text, reads),)))
+        uses_math |= math
+    return out, uses_math
 
 
 def _build(kernel, body: Body, targets, dom, tag, array_ndim) -> FusedKernel | None:
@@ -261,8 +265,8 @@ def _build(kernel, body: Body, targets, dom, tag, array_ndim) -> FusedKernel | N
         kname = c_identifier(str(k), taken)
         (a_c, b_c, s_c), setup_uses_math = _bounds_code(body, (a, b, s))
         dom_var = f"_dom_{name}"
-        setup.append(lir.Assign(lir.Name(dom_var), lir.Call(lir.Attr(lir.Name("xp"), "arange"), tuple(
-            lir.expr(c) for c in (a_c, b_c, s_c)), (("dtype", lir.Attr(lir.Name("xp"), "int64")),))))
+        setup.append(lir.Assign(lir.Name(dom_var), lir.Call(lir.Attr(lir.Name("xp"), "arange"), (
+            a_c, b_c, s_c), (("dtype", lir.Attr(lir.Name("xp"), "int64")),))))
         params.append(Param(kname, "int64", dom_var, is_array=True, ndim=1))
         codes[k] = kname
 

@@ -37,6 +37,7 @@ from coarsen_nb.lower.lir_exprs import (  # noqa: F401 (the IR's expressions, na
     BinOp,
     BoolOp,
     Call,
+    Code,
     Compare,
     Expr,
     IfExp,

@@ -219,6 +219,23 @@ class Raw(Expr):
         return self.code
 
 
+@dataclass(frozen=True, slots=True)
+class Code(Expr):
+    """An expression in a notation its maker prints itself, with the names it reads *declared* by the maker
+    (``names``), never read back from its text: a CuPy kernel's construction (its C source is a string
+    constant; it reads ``xp``), a loop bound SymPy's Python printer wrote (it reads its free symbols).
+    Every pass sees its reads as the :class:`Name` children; no pass looks into ``code``."""
+
+    code: str
+    names: tuple[str, ...] = ()
+
+    def children(self):
+        return tuple(Name(n) for n in self.names)
+
+    def text(self) -> str:
+        return self.code
+
+
 def expr(e: Expr | str) -> Expr:
     """``e`` as an expression record: a printer not yet moved over hands its text in as :class:`Raw`, except
     a plain identifier (an array's name from the module writer, most often), which is the :class:`Name` it

@@ -206,8 +206,9 @@ class ModuleWriter(ReverseSweep, IteratedLoops, WriterRecords):
         temps.update(extra_temps or {})
         arrays = list(dict.fromkeys(self.py(n) for n in kernel.arrays.values()))
         # arrays of different shapes broadcast: the elementwise level has the shape they broadcast to
-        shape = None if not arrays else f"{arrays[0]}.shape" if len(arrays) == 1 else \
-            f"_broadcast_shape({', '.join(f'{a}.shape' for a in arrays)})"
+        shapes = [lir.Attr(lir.Name(a), "shape") for a in arrays]
+        shape = None if not arrays else shapes[0] if len(arrays) == 1 else \
+            lir.Call(lir.Name("_broadcast_shape"), tuple(shapes))
         pr = Printer("xp", lambda s: leaves[s], reads, temps, indent=self.indent, namer=self.names.fresh,
                      elem_shape=shape, exprs=[o.symbol for o in kernel.outputs], broadcast=len(arrays) > 1,
                      elem_shape_calls=frozenset({"_broadcast_shape"}) if len(arrays) > 1 else frozenset())

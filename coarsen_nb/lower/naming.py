@@ -221,7 +221,7 @@ def _printed_word(pr, x) -> str | None:
         code = pr.leaf(x)[0]
     except KeyError:
         return None
-    return code_word(code) if code.isidentifier() else None
+    return code_word(code) if isinstance(code, str) and code.isidentifier() else None
 
 
 def _levels(pr):

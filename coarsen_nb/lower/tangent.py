@@ -70,7 +70,8 @@ class TangentSweep:
         where = f" (line{'s' if len(k.lines) > 1 else ''} {', '.join(map(str, k.lines))})" if k.lines else ""
         self.emit(lir.Comment(f"SOI {k.index}{where}: value and tangent", tuple(k.lines)))
         leaves = {s: (self.names.tangent(n), self.is_array(n)) for s, n in j.tangent_leaves.items()}
-        leaves.update({s: (f"xp.zeros({self.py(n)}.shape)", True) for s, n in j.zero_leaves.items()})
+        leaves.update({s: (xp_call("zeros", lir.Attr(lir.Name(self.py(n)), "shape")), True)
+                       for s, n in j.zero_leaves.items()})
         reads = {s: (self.names.tangent(a), idx) for s, (a, idx) in j.reads.items()}
         pr = self.printer(k, extra_leaves=leaves, extra_temps=j.temps, extra_reads=reads)
         for o in k.outputs:

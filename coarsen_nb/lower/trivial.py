@@ -22,9 +22,10 @@ from coarsen_nb.lower import lir, naming
 from coarsen_nb.lower.printing import length
 
 
-def count(literal, size) -> str:
-    """Σ over ``size`` points of the integer ``literal`` (expressions of the lowered IR, or text)."""
-    return f"int({size})" if str(literal) == "1" else f"{literal} * int({size})"
+def count(literal: lir.Expr, size: lir.Expr) -> lir.Expr:
+    """Σ over ``size`` points of the integer ``literal`` (an ``int`` literal record)."""
+    n = lir.Call(lir.Name("int"), (lir.expr(size),))
+    return n if str(literal) == "1" else lir.BinOp("*", literal, n)
 
 
 def scatter_add(writer, pr, lv, bar: lir.Expr, array: str, fast, val: lir.Expr) -> lir.Stmt:
