@@ -12,8 +12,7 @@ through the comments the module writer puts above each segment
 (``# SOI 4 (line 239)``, ``# loop at line 238``).  The parameters the failing
 generated line reads are named with their shapes.  Statement, comment and names come from the module's
 line table (``line_table``: each generated line's lowered-IR record, from
-:func:`coarsen_nb.lower.lir_lines.line_table`) where one is given; without one (until the module writer
-keeps its functions as records: notes/lowered-ir.md, step 5) they are read from the text with regexes.
+:func:`coarsen_nb.lower.lir_lines.line_table`): nothing is read back from the generated text.
 The error raised is a CoarsenError that is *also* the original type (an ``IndexError`` stays an
 ``IndexError`` for ``except`` clauses), chained to the original, whose
 message it repeats.
@@ -35,20 +34,17 @@ from coarsen_nb.plan import PrimStep, walk_steps
 _SHAPE_WORDS = re.compile(r"out of bounds|truth value|broadcast|shape|dimension|sequence|size|index", re.IGNORECASE)
 
 
-def from_generated(exc: Exception, *, source: str, filename: str, fname: str, params: tuple[str, ...],
-                   primal: tuple, user_source, plan=None, line_table: dict | None = None) -> CoarsenError | None:
+def from_generated(exc: Exception, *, filename: str, line_table: dict, fname: str, params: tuple[str, ...],
+                   primal: tuple, user_source, plan=None) -> CoarsenError | None:
     """The CoarsenError to raise (``from exc``) for ``exc``, or None where ``exc`` is to propagate as it
     is: a CoarsenError already, a MemoryError, or not raised inside the generated module.  ``line_table``:
-    the record printed at each line of ``source`` (``lir_lines.line_table`` of its functions)."""
+    the record printed at each line of the module loaded from ``filename`` (``ModuleWriter.line_table``)."""
     if isinstance(exc, (CoarsenError, MemoryError)):
         return None
     gen_line = _generated_line(exc.__traceback__, filename, fname)
     if gen_line is None:
         return None
-    if line_table is not None:
-        read, user_lines = _read_from_table(line_table, gen_line, params, plan)
-    else:
-        read, user_lines = _read_from_text(source.splitlines(), gen_line, params, plan)
+    read, user_lines = _read_from_table(line_table, gen_line, params, plan)
     return _translate(exc, read, user_lines, fname, params, primal, user_source)
 
 
@@ -132,41 +128,3 @@ def _pick_line(user_lines: list[int], names: list[str], user_source) -> int | No
         if any(re.search(rf"(?<![\w.]){re.escape(n)}(?!\w)", text) for n in names):
             return line
     return user_lines[0]
-
-
-# -- the text path: to delete when the module writer keeps its functions as records ---------------------
-# (runtime then passes the module's line table to from_generated; notes/lowered-ir.md, step 5)
-
-_SEGMENT = re.compile(r"^\s*# SOI (\d+)(?: \(lines? ([\d, ]+)\))?")
-_LOOP = re.compile(r"^\s*# loop at line (\d+)")
-
-
-def _read_from_text(lines: list[str], gen_line: int, params: tuple[str, ...], plan) -> tuple[list[str], list[int]]:
-    """The parameters generated line ``gen_line`` reads and the user's lines it computes, from the text."""
-    text = lines[gen_line - 1] if 0 < gen_line <= len(lines) else ""
-    read = [p for p in params if re.search(rf"(?<![\w.]){re.escape(p)}(?!\w)", text.split("#")[0])]
-    target = re.match(r"\s*(\w+) = ", text)
-    return read, _opaque_line(target.group(1) if target else None, plan) or _user_lines(lines, gen_line)
-
-
-def _user_lines(lines: list[str], gen_line: int) -> list[int]:
-    """The user's lines of the segment that generated line ``gen_line`` (1-based) belongs to."""
-    for k in range(min(gen_line, len(lines)) - 1, -1, -1):
-        if lines[k].startswith("def "):
-            return []           # the entry point's first lines, before any segment
-        loop = _LOOP.match(lines[k])
-        if loop:
-            return [int(loop.group(1))]
-        seg = _SEGMENT.match(lines[k])
-        if seg:
-            if seg.group(2):
-                return [int(n) for n in seg.group(2).split(",")]
-            # "# SOI 4: adjoint" — the forward part of the same SOI names its lines; a hoisted segment's
-            # note names its loop ("... hoisted out of the loop at line 521").
-            for other in lines:
-                m = _SEGMENT.match(other)
-                if m and m.group(1) == seg.group(1) and m.group(2):
-                    return [int(n) for n in m.group(2).split(",")]
-            note = re.search(r"at line (\d+)", lines[k])
-            return [int(note.group(1))] if note else []
-    return []

@@ -62,10 +62,10 @@ def module_file(source: str, module_name: str) -> Path:
 
 
 def load(source: str, module_name: str, entry_points: tuple[str, ...],
-         numpy_module: Callable[[], tuple[dict, str, str]]) -> dict:
+         numpy_module: Callable[[], tuple[dict, tuple]]) -> dict:
     """The namespace of the numba module ``source``, its entry points wrapped in :class:`JitFunction`.
 
-    ``numpy_module()`` gives ``(namespace, source, filename)`` of the NumPy backend's module for the
+    ``numpy_module()`` gives ``(namespace, (source, filename, line table))`` of the NumPy backend's module for the
     same plan; it is built only when a function falls back or raises.  Raises ``ImportError`` when
     Numba is not installed.
     """
@@ -95,7 +95,7 @@ class JitFunction:
     """One entry point (``f``, ``f_vjp``, ``f_grad``, ``f_jvp``): the compiled function, or the NumPy
     backend's where Numba cannot compile it (``fallback`` says why)."""
 
-    def __init__(self, name: str, dispatcher, numpy: Callable[[], tuple[dict, str, str]]):
+    def __init__(self, name: str, dispatcher, numpy: Callable[[], tuple[dict, tuple]]):
         self.name = name
         self.dispatcher = dispatcher
         self._numpy = numpy
@@ -107,11 +107,11 @@ class JitFunction:
 
     def _python(self, args: tuple):
         """The NumPy code's result; an exception it raises says which module's lines it points at."""
-        namespace, source, filename = self._numpy()
+        namespace, module = self._numpy()
         try:
             return namespace[self.name](*args)
         except Exception as exc:
-            exc.generated_module = (source, filename)
+            exc.generated_module = module          # (source, filename, line table)
             raise
 
     def __call__(self, *args):

@@ -53,6 +53,7 @@ class Compiled:
     missing: str | None = None     # why the module could not be loaded (e.g. CuPy absent)
     fallback: str | None = None    # why a finer selection than asked for was compiled (a NoSegmentForm limit)
     costs: dict = field(default_factory=dict)   # (shapes, ints) -> the cost model's Cost: f.cost lowers once
+    line_table: dict = field(default_factory=dict)   # generated line -> its lowered-IR record (call_errors)
 
 
 def coarsen(fn_or_source, wrt=None, backend: str = "numpy", max_soi=None, reuse=None, per_block: bool = False,
@@ -194,7 +195,7 @@ class Coarsened:
 
         for mode in order[order.index(self.mode):]:
             try:
-                plan, source = self._generate(types, wrt, mode, reuse, backend, header(mode))
+                plan, source, table = self._generate(types, wrt, mode, reuse, backend, header(mode))
                 break
             except NoSegmentForm as limit:
                 limits.append(str(limit))
@@ -219,10 +220,10 @@ class Coarsened:
             # to name the user's line of an error raised inside compiled code
             from coarsen_nb.lower.module import ModuleWriter
 
-            numpy_source = ModuleWriter(plan, wrt, backends.NUMPY, header(mode)).source()
-            numpy_file = new_filename()
+            writer = ModuleWriter(plan, wrt, backends.NUMPY, header(mode))
+            numpy_source, numpy_file = writer.source(), new_filename()
             return backends.NUMPY.load(numpy_source, numpy_file, f"coarsen_nb_generated_{self.name}"), \
-                numpy_source, numpy_file
+                (numpy_source, numpy_file, writer.line_table())
 
         try:
             env = backend.load(source, filename, f"coarsen_nb_generated_{self.name}", entry_points, numpy_module)
@@ -230,15 +231,17 @@ class Coarsened:
             raise InternalCompilerError(self.name, "compiling the generated module", exc) from exc
         except ImportError as exc:
             # e.g. backend="cupy" without CuPy: the source is still there to read and export.
-            return Compiled(sig, plan, source, filename, None, None, None, wrt, missing=str(exc), fallback=fallback)
+            return Compiled(sig, plan, source, filename, None, None, None, wrt, missing=str(exc), fallback=fallback,
+                            line_table=table)
         if self.name not in env or self.name + "_vjp" not in env:
             raise InternalCompilerError(self.name, "loading the generated module",
                                         KeyError(f"{self.name} or {self.name}_vjp is not defined by it"))
         return Compiled(sig, plan, source, filename, env[self.name], env[self.name + "_vjp"],
-                        env.get(self.name + "_jvp"), wrt, grad=env.get(self.name + "_grad"), fallback=fallback)
+                        env.get(self.name + "_jvp"), wrt, grad=env.get(self.name + "_grad"), fallback=fallback,
+                        line_table=table)
 
     def _generate(self, types, wrt, mode: str, reuse, backend, header: str):
-        """Lift, select, differentiate and print at one selection: ``(plan, source)``.
+        """Lift, select, differentiate and print at one selection: ``(plan, source, line table)``.
 
         Raises :class:`NoSegmentForm` for a documented limit and :class:`InternalCompilerError` for
         anything else that goes wrong inside the compiler.
@@ -255,7 +258,8 @@ class Coarsened:
             number_kernels(plan)
             check_defined(plan)
             stage = "lowering"
-            return plan, ModuleWriter(plan, wrt, backend, header).source()
+            writer = ModuleWriter(plan, wrt, backend, header)
+            return plan, writer.source(), writer.line_table()
         except (CoarsenError, NoSegmentForm):
             raise
         except RecursionError as exc:
@@ -276,8 +280,8 @@ class Coarsened:
                     isinstance(exc, UnboundLocalError) and UNBOUND_MARK in str(exc)):
                 raise InternalCompilerError(self.name, "running the generated code", exc) from exc
             # (an error inside compiled code was repeated on the NumPy module, which says where: numba_loader)
-            source, filename = getattr(exc, "generated_module", (c.source, c.filename))
-            err = call_errors.from_generated(exc, source=source, filename=filename, fname=self.name,
+            _, filename, table = getattr(exc, "generated_module", (c.source, c.filename, c.line_table))
+            err = call_errors.from_generated(exc, filename=filename, line_table=table, fname=self.name,
                                              params=self.params, primal=args, user_source=self._ssa.source,
                                              plan=c.plan)
             if err is None:

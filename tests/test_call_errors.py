@@ -1,14 +1,14 @@
-"""coarsen_nb/call_errors.py's line-table path (the record printed at each generated line) against its text
-path (regexes over the printed module), which it replaces once the module writer keeps its functions as
-records (notes/lowered-ir.md, step 5).
+"""coarsen_nb/call_errors.py's line table (the record printed at each generated line) against the regexes
+over the printed module it replaced (tests/call_errors_text.py).
 
-Oracle: the text path, on modules printed from records with the comments the module writer writes (hand-built
-and random), on an exception raised by such a module, and — for the comments, the part the writer already
-emits as records — on the modules compiled for corpus functions with iterated and hoisted loops.
+On modules printed from records with the comments the module writer writes (hand-built and random), on an
+exception raised by such a module, and on the modules compiled for corpus functions with iterated and
+hoisted loops (every line of their entry functions).
 """
 
 import linecache
 
+import call_errors_text
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import coarsen_nb as cn
 from coarsen_nb import CoarsenError, call_errors
-from coarsen_nb.lower import lir
+from coarsen_nb.lower import lir, lir_lines
 from coarsen_nb.lower.lir import Assign, AugAssign, BinOp, Call, Comment, Compare, For, If, Index, Lit, Name, Return
 from coarsen_nb.lower.lir_lines import PrintedFunction, line_table, print_body_with_lines
 
@@ -82,7 +82,7 @@ def test_the_table_path_reads_and_places_each_line_as_the_text_path_did():
     assert len(table) > 30
     for k in table:                 # (the other lines, a def's, a blank one, are no entry point's line)
         assert call_errors._read_from_table(table, k, ("x", "y", "n"), None) == \
-            call_errors._read_from_text(lines, k, ("x", "y", "n"), None), lines[k - 1]
+            call_errors_text.read_from_text(lines, k, ("x", "y", "n"), None), lines[k - 1]
 
 
 _LINES = {k: (k + 1,) if k % 2 else (k + 1, k + 3) for k in range(1, 10)}     # SOI k's lines (10-12: none)
@@ -133,7 +133,7 @@ def test_random_modules_read_and_place_each_line_as_the_text_path_did(forward, v
     table, lines = line_table(printed), source.splitlines()
     for k in table:
         assert call_errors._read_from_table(table, k, ("x", "y", "n"), None) == \
-            call_errors._read_from_text(lines, k, ("x", "y", "n"), None), lines[k - 1]
+            call_errors_text.read_from_text(lines, k, ("x", "y", "n"), None), lines[k - 1]
 
 
 class _UserSource:
@@ -147,7 +147,7 @@ class _UserSource:
         return self.text.splitlines()[line - 1]
 
 
-def test_an_exception_of_a_module_printed_from_records_is_reported_alike_by_both_paths():
+def test_an_exception_of_a_module_printed_from_records_is_reported_at_the_users_line():
     source, printed = _module([("f", ("x", "y", "n"), FORWARD), ("f_vjp", ("x", "y", "n", "_bar"), VJP)])
     filename = "<coarsen_nb_test_call_errors>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
@@ -156,12 +156,10 @@ def test_an_exception_of_a_module_printed_from_records_is_reported_alike_by_both
     args = (np.ones(3), np.ones(2), 3)
     with pytest.raises(IndexError) as info:
         space["f"](*args)
-    kw = dict(source=source, filename=filename, fname="f", params=("x", "y", "n"), primal=args,
-              user_source=_UserSource(), plan=_Plan())
-    by_text = call_errors.from_generated(info.value, **kw)
+    kw = dict(filename=filename, fname="f", params=("x", "y", "n"), primal=args, user_source=_UserSource(),
+              plan=_Plan())
     by_table = call_errors.from_generated(info.value, **kw, line_table=line_table(printed))
     assert isinstance(by_table, CoarsenError) and isinstance(by_table, IndexError)
-    assert (by_table.line, str(by_table)) == (by_text.line, str(by_text))
     assert by_table.line == 8 and "'x' of shape (3,)" in str(by_table) and "'y' of shape (2,)" in str(by_table)
 
 
@@ -176,39 +174,25 @@ def loop(a, x, n):
 """
 
 
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
 @pytest.mark.parametrize("which", ["bgd_hyperopt", "while"])
-def test_the_comments_the_writer_emits_give_the_lines_the_text_path_read(which, monkeypatch):
-    """The writer emits its comments as records already: a table of those (the module's other lines as
-    statements that read nothing) places every line of real modules — iterated loops, hoisted sums, their
-    adjoints and tangents — as the regexes did."""
-    comments: dict = {}
-    original = lir.print_statement
-
-    def spy(stmt, depth):
-        for c in lir.statements((stmt,)):
-            if isinstance(c, Comment):
-                assert comments.setdefault(c.text, c) == c, "one comment text, one set of lines"
-        return original(stmt, depth)
-
-    monkeypatch.setattr(lir, "print_statement", spy)
+def test_the_writers_line_table_places_every_line_as_the_text_did(which, backend):
+    """The real module's line table (the writer's records, iterated and hoisted loops, adjoints and tangents)
+    gives each entry-function line the user's lines the regexes read from its comments."""
     if which == "bgd_hyperopt":
         from corpus import CORPUS
 
         entry = next(e for e in CORPUS if e.name == "bgd_hyperopt")
-        f, args = cn.coarsen(entry.fn), entry.make_args(np.random.default_rng(0))
+        fn, args = entry.fn, entry.make_args(np.random.default_rng(0))
     else:
-        f, args = cn.coarsen(LOOP_SRC), (0.3, np.ones(5), 4)
+        fn, args = LOOP_SRC, (0.3, np.ones(5), 4)
+    if backend == "numba":
+        pytest.importorskip("numba")
+    f = cn.coarsen(fn, backend=backend)
     f.grad(*args)                       # (the module holds the forward, VJP, gradient and JVP functions)
-    lines = f.source.splitlines()
-    table, inside = {}, False
-    for k, text in enumerate(lines, start=1):
-        if text.startswith(f"def {f.name}"):
-            inside = True
-        elif not text.startswith("    "):
-            inside = False
-        elif inside:
-            body = text.strip()
-            table[k] = comments[body[2:]] if body.startswith("# ") else lir.Pass()
+    table, lines = f._last.line_table, f.source.splitlines()
     assert sum(isinstance(s, Comment) for s in table.values()) >= 8
-    for k in table:
-        assert call_errors._read_from_table(table, k, (), None)[1] == call_errors._user_lines(lines, k), lines[k - 1]
+    for k, stmt in table.items():
+        if isinstance(stmt, (Assign, AugAssign, Comment, Return)):       # the record printed at that line
+            assert lines[k - 1].strip() == lir.print_statement(stmt, 0)[0]
+        assert lir_lines.user_lines(table, k) == call_errors_text.user_lines(lines, k), lines[k - 1]

@@ -122,15 +122,11 @@ def estimate(plan: Plan, wrt: tuple[str, ...], shapes: tuple, ints: dict | None 
 
 
 def vjp_function(writer, name: str) -> ast.FunctionDef:
-    """The VJP function ``name`` as ``ast``: from the writer's records (``writer.printed[name]``, a
-    ``lir_lines.PrintedFunction``) when they hold no text, else (until the switch: notes/lowered-ir.md,
-    step 4) parsed from the module's text."""
-    source = writer.source()
-    printed = getattr(writer, "printed", {}).get(name)
-    if printed is not None and printed.structured():
-        return lir_ast.function_def(printed.name, printed.params, printed.defaults, printed.body, printed.def_line)
-    tree = ast.parse(source)            # the text path: to delete at the switch
-    return next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name)
+    """The VJP function ``name`` as ``ast`` nodes, built from the writer's records (``writer.printed[name]``,
+    a ``lir_lines.PrintedFunction``): nothing is parsed, the records are what the module prints."""
+    writer.source()
+    printed = writer.printed[name]
+    return lir_ast.function_def(printed.name, printed.params, printed.defaults, printed.body, printed.def_line)
 
 
 MAX_PASSES = 64                # most passes of a `while` on known ints the model runs (a scan's log2 n)

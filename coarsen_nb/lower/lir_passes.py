@@ -1,5 +1,6 @@
-"""Passes over the lowered IR (:mod:`coarsen_nb.lower.lir`): what :mod:`coarsen_nb.lower.liveness` does on
-text, done on records.
+"""Passes over the lowered IR (:mod:`coarsen_nb.lower.lir`): which names of a generated function are live.
+The module writer runs them on every function's body of records (``ModuleWriter._finish``); they replaced
+text passes over printed lines (regexes), kept as the tests' reference in tests/liveness_text.py.
 
 * :func:`drop_dead_assignments` — a ``name = value`` whose name nothing else reads is dropped (every
   assignment the printers make is pure), repeated until nothing changes; so is an assignment inside a

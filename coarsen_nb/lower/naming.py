@@ -12,7 +12,7 @@ subexpression is named after what it is:
 
 :func:`hint` only proposes a word; :class:`~coarsen_nb.lower.names.Names` makes it unique and keeps it
 clear of :data:`AVOID` (Python's keywords and builtins, the array and ``math`` modules' attribute
-names, which the text passes of :mod:`.liveness` count as words, and C's keywords, since CuPy kernels
+names, so no temporary shadows a callee, and C's keywords, since CuPy kernels
 are C).  A word never starts with ``_`` (helpers do), ``b_`` or ``d_`` (adjoints and tangents do).
 """
 

@@ -13,7 +13,6 @@ from coarsen_nb import ir
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.frontend.unbound import is_bound_check
 from coarsen_nb.lower import lir, literals, reshapes
-from coarsen_nb.lower.liveness import drop_dead_assignments, physical_lines
 from coarsen_nb.lower.printing import FLOAT64, TRUE, shape_of, xp_call
 from coarsen_nb.plan import CondStep, IterStep, PrimStep
 from coarsen_nb.rules.table import PRIMITIVES
@@ -38,10 +37,13 @@ class TangentSweep:
         self.body, self.indent = [], 1
         self.names.new_scope()      # a temporary's name is unique in its function
         self._body()
-        # (a trip count only the primal loop used)
-        lines = drop_dead_assignments(physical_lines(lir.print_body(self.body)))
-        sig = ", ".join(self.names(p) if p in self.plan.params else p for p in params)
-        return self._decorated(f"def {self.plan.name}_jvp({sig}):\n" + "\n".join(lines) + "\n")
+        # (dead assignments dropped: a trip count only the primal loop used; no frees, as before)
+        body, used = self._finish(self.body, frees=False)
+        self.shared.modules_read |= used
+        names = tuple(self.names(p) if p in self.plan.params else p for p in params)
+        self.shared.functions[f"{self.plan.name}_jvp"] = (names, (), body)
+        sig = ", ".join(names)
+        return self._decorated(f"def {self.plan.name}_jvp({sig}):\n" + "\n".join(lir.print_body(body)) + "\n")
 
     def _tangent(self, name: str) -> lir.Expr:
         """The tangent of SSA value ``name``, as a record."""

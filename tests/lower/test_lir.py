@@ -5,11 +5,12 @@ written here; the passes are compared with the text passes of lower/liveness.py,
 random function bodies, and the function's result is the same before and after each pass.
 """
 
+import liveness_text as liveness
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from coarsen_nb.lower import lir, liveness
+from coarsen_nb.lower import lir
 from coarsen_nb.lower.lir import (
     Assign,
     AugAssign,

@@ -193,45 +193,39 @@ def test_the_table_of_a_module_names_each_line_of_each_function():
 # -- what the compiler emits ----------------------------------------------------------------------------
 
 
-def test_the_structured_statements_the_compiler_emits_are_the_nodes_of_their_print(monkeypatch):
-    """Every statement printed while compiling a few corpus functions (the writer and the printers print
-    each record as they emit it, ``lir.print_statement``): where it holds no text, its nodes are those
-    Python parses from its print."""
+def test_the_functions_the_compiler_writes_are_the_nodes_of_their_print():
+    """Every entry function of the modules compiled for corpus functions (NumPy and numba backends): the
+    records the writer keeps (``ModuleWriter.printed``), as ``ast``, are the nodes Python parses from the
+    module's text at those lines."""
     import numpy as np
     from corpus import CORPUS
 
     import coarsen_nb as cn
+    from coarsen_nb import backends
+    from coarsen_nb.lower.module import ModuleWriter
 
-    seen = []
-    original = lir.print_statement
-
-    def spy(s, depth):
-        lines = original(s, depth)
-        seen.append((s, lines))
-        return lines
-
-    monkeypatch.setattr(lir, "print_statement", spy)
+    checked = 0
     for entry in CORPUS[:12]:
         f = cn.coarsen(entry.fn)
         f.grad(*entry.make_args(np.random.default_rng(0)))
-    checked = 0
-    for s, lines in seen:
-        try:
-            lir.verify((s,), structured=True)
-        except AssertionError:
-            continue
-        text = "\n".join(line[len(lines[0]) - len(lines[0].lstrip()):] for line in lines) + "\n"
-        assert ast.dump(ast.Module(body=to_ast(s), type_ignores=[])) == ast.dump(ast.parse(text)), text
-        checked += 1
-    assert checked > 100
+        for backend in ("numpy", "numba"):
+            w = ModuleWriter(f.plan, tuple(f._last.wrt), backends.BACKENDS[backend], "")
+            parsed = {n.name: n for n in ast.parse(w.source()).body if isinstance(n, ast.FunctionDef)}
+            for name, p in w.printed.items():
+                built = function_def(p.name, p.params, p.defaults, p.body, p.def_line)
+                want = parsed[name]
+                want.decorator_list = []
+                assert ast.dump(built) == ast.dump(want), name
+                checked += 1
+    assert checked > 40
 
 
 # -- the cost model's seam --------------------------------------------------------------------------------
 
 
-def test_the_cost_model_takes_the_vjp_function_from_records_without_text_else_from_the_text(monkeypatch):
-    """cost.vjp_function: the writer's records (``printed``) when they hold no text — nothing parsed —, the
-    parsed module otherwise (today's writer keeps no records)."""
+def test_the_cost_model_takes_the_vjp_function_from_records_and_parses_nothing(monkeypatch):
+    """cost.vjp_function: the writer's records (``printed``), as the nodes of their print, at their lines;
+    nothing parsed, and a record holding text refused."""
     from dataclasses import replace
 
     from coarsen_nb.lower import cost
@@ -258,5 +252,5 @@ def test_the_cost_model_takes_the_vjp_function_from_records_without_text_else_fr
         [n.lineno for n in ast.walk(parsed) if isinstance(n, ast.stmt)]
     with_text = replace(printed, body=body[:-1] + (lir.Text("return sh"),))
     assert ast.parse is real_parse
-    assert ast.dump(cost.vjp_function(Writer({"f_vjp": with_text}), "f_vjp")) == ast.dump(parsed)
-    assert ast.dump(cost.vjp_function(Writer({}), "f_vjp")) == ast.dump(parsed)
+    with pytest.raises(NotStructured):          # text is never parsed: a record that is not one is refused
+        cost.vjp_function(Writer({"f_vjp": with_text}), "f_vjp")

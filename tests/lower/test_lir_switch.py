@@ -4,6 +4,7 @@ where the backend frees temporaries and where it does not; a ``Raw`` is refused.
 
 from __future__ import annotations
 
+import liveness_text as liveness
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -11,7 +12,7 @@ from test_lir import bodies
 
 import coarsen_nb as cn
 from coarsen_nb import backends
-from coarsen_nb.lower import lir, liveness
+from coarsen_nb.lower import lir
 from coarsen_nb.lower.lir import Assign, Attr, BinOp, Call, Name, Return
 from coarsen_nb.lower.module import ModuleWriter
 

@@ -1,4 +1,4 @@
-"""Temporaries are freed after their last use (``lower/liveness.py``): ``del`` lines in the generated code.
+"""Temporaries are freed after their last use (``lir_passes.free_dead_names``): ``del`` lines in the generated code.
 
 Checked on the pass itself (which names, where, never one that may not exist) and by its purpose: the peak
 memory of one gradient call (tracemalloc) of the Black–Scholes kernel, forty-odd named 10⁵-element
@@ -14,9 +14,10 @@ import numpy as np
 
 import coarsen_nb as cn
 from coarsen_nb.kernels import KERNELS, function
-from coarsen_nb.lower.liveness import free_dead_names
+from coarsen_nb.lower import lir, lir_passes
+from coarsen_nb.lower.lir import Assign, AugAssign, BinOp, Call, For, If, Index, Lit, Name, Return
 
-BODY = [
+BODY_TEXT = [
     "    a = xp.ones(3)",
     "    n = len(a)",
     "    b = a * 2",
@@ -31,6 +32,23 @@ BODY = [
     "    r = s * x",
     "    return r",
 ]
+N = Name
+BODY = (
+    Assign(N("a"), Call(lir.Attr(N("xp"), "ones"), (Lit("3"),))),
+    Assign(N("n"), Call(N("len"), (N("a"),))),
+    Assign(N("b"), BinOp("*", N("a"), Lit("2"))),
+    If(N("c"), (Assign(N("t"), BinOp("+", N("b"), Lit("1"))), Assign(N("u"), BinOp("*", N("t"), N("t")))),
+       (Assign(N("u"), N("b")),)),
+    Assign(N("s"), Lit("0.0")),
+    For(N("k"), Call(N("range"), (N("n"),)),
+        (AugAssign(N("s"), "+", BinOp("*", Index(N("u"), (N("k"),)), Index(N("a"), (N("k"),)))),)),
+    Assign(N("r"), BinOp("*", N("s"), N("x"))),
+    Return(N("r")),
+)
+
+
+def free_dead_names(body, keep):
+    return lir.print_body(lir_passes.free_dead_names(body, keep=keep))
 
 
 def test_each_top_level_name_is_deleted_after_its_last_top_level_reader():
@@ -41,7 +59,8 @@ def test_each_top_level_name_is_deleted_after_its_last_top_level_reader():
     assert not any("del" in ln and ("n" in ln.split()[1:] or "x" in ln) for ln in out)   # a size; a parameter
     assert out[-2].strip() == "r = s * x"         # nothing is deleted just before the return
     ns: dict = {"xp": np}
-    exec("def f(x, c):\n" + "\n".join(out) + "\ndef g(x, c):\n" + "\n".join(BODY), ns)
+    assert lir.print_body(BODY) == BODY_TEXT
+    exec("def f(x, c):\n" + "\n".join(out) + "\ndef g(x, c):\n" + "\n".join(BODY_TEXT), ns)
     for c in (True, False):             # both paths run, and give what the body without the dels gives
         assert ns["f"](2.0, c) == ns["g"](2.0, c) == (54.0 if c else 12.0)
 

@@ -1,4 +1,7 @@
-"""Which names of a generated function are live: dead assignments dropped, temporaries freed.
+"""The text passes the module writer ran before the lowered IR: kept here as the tests' independent
+reference for the passes over records (``coarsen_nb/lower/lir_passes.py``), which replace them.
+
+Which names of a generated function are live: dead assignments dropped, temporaries freed.
 
 :func:`drop_dead_assignments` removes ``name = expr`` lines nothing reads (what ``NAME_grad``
 does not need of the forward sweep, the recomputed next state inside a reverse loop).
