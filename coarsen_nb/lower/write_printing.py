@@ -52,5 +52,5 @@ class WritePrinting:
         The index tuple keeps the trailing comma the text always had, ``(i, j,)``: a refactor of the text."""
         self.emit(Assign(out, self.call("asarray", base, dtype=self.dtype("float64"), copy=Lit("True"))))
         where = where() if callable(where) else where
-        at = lir.Raw(f"({', '.join(map(str, where))},)") if len(where) > 1 else lir.Tuple(tuple(where))
+        at = lir.Tuple(tuple(where), trailing=len(where) > 1)
         self.emit(Assign(out, Call(Name(self.helper('_put')), (out, at, vals))))
