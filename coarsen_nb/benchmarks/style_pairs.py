@@ -5,7 +5,8 @@
 test_loop_vectorized_pairs.py checks that the two compile to the same values and gradients.  Run as
 ``python -m coarsen_nb.benchmarks.style_pairs [--size N] [--repeats R]``: for each pair, the compiled
 gradients of both styles are checked against each other, then timed interleaved (loop, vectorized, loop,
-...), and the medians printed with their ratio (vectorized ÷ loop: at most 1 is "not slower").
+...; each sample a batch of calls of at least 20 ms), and the medians printed with their ratio (vectorized ÷
+loop: at most 1 is "not slower").
 """
 
 from __future__ import annotations
@@ -132,7 +133,7 @@ def _grads(f, args):
 
 
 def measure(size: int = 10**5, repeats: int = 7) -> list[dict]:
-    """Each pair's gradient times at ``size``: the medians of ``repeats`` interleaved calls."""
+    """Each pair's gradient times at ``size``: the medians of ``repeats`` interleaved batches of calls."""
     import coarsen_nb as cn
     out = []
     for loop, vec, make in PAIRS:
@@ -140,12 +141,18 @@ def measure(size: int = 10**5, repeats: int = 7) -> list[dict]:
         f_loop, f_vec = cn.coarsen(loop), cn.coarsen(vec)
         for a, b in zip(_grads(f_loop, args), _grads(f_vec, args), strict=True):
             np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9 * (1.0 + float(np.max(np.abs(b)))))
+        # a sample is a batch of calls lasting >= 20 ms (one call of a millisecond measures the allocator's
+        # state as much as the code: fresh pages for every large temporary), batches interleaved
+        t = time.perf_counter()
+        f_loop.grad(*args)
+        batch = max(1, int(0.02 / max(time.perf_counter() - t, 1e-6)))
         times: dict = {"loop": [], "vectorized": []}
         for _ in range(repeats):
             for label, f in (("loop", f_loop), ("vectorized", f_vec)):
                 t = time.perf_counter()
-                f.grad(*args)
-                times[label].append(time.perf_counter() - t)
+                for _ in range(batch):
+                    f.grad(*args)
+                times[label].append((time.perf_counter() - t) / batch)
         med = {k: float(np.median(v)) for k, v in times.items()}
         out.append({"loop_style": loop.__name__, "vectorized_style": vec.__name__, **med,
                     "ratio": med["vectorized"] / med["loop"]})
