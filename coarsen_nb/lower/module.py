@@ -26,7 +26,11 @@ The module imports only NumPy (or CuPy) and ``math`` — never coarsen_nb.  It d
 helpers (:mod:`coarsen_nb.lower.helpers`) its code calls and those they call: each printed call of a
 helper registers it (``helper()``, here and in the kernel printer), and what a helper calls is read
 from its code.  ``import math`` is there where some printed code uses ``math`` (the printers' and
-fusers' ``uses_math``) or a defined helper does.
+fusers' ``uses_math``) or a defined helper does; ``import numpy as xp`` where a function's records read ``xp``.
+
+Each entry function is a body of lowered-IR records (:mod:`coarsen_nb.lower.lir`) until it is printed:
+the passes over records drop dead assignments and free temporaries (``_finish``), and the records are kept
+(``printed``) for the cost model and for the line table that maps an error's line to the user's.
 """
 
 from __future__ import annotations
@@ -175,9 +179,8 @@ class ModuleWriter(ReverseSweep, IteratedLoops, WriterRecords):
     def _finish(self, body, keep=(), frees: bool | None = None) -> tuple[tuple[lir.Stmt, ...], set[str]]:
         """A function's ``body`` after the passes over records, and the modules it reads (``xp``, ``math``):
         dead assignments dropped, the temporaries freed (``frees``, by default where the backend frees
-        them; never the names in ``keep``, the parameters), verified.  Step 3 of notes/lowered-ir.md,
-        prepared: it needs a body with no :class:`~coarsen_nb.lower.lir.Raw` (the passes refuse one), so
-        ``_function`` still runs the text passes until the rules write records."""
+        them; never the names in ``keep``, the parameters), verified before and after: every read known
+        (no :class:`~coarsen_nb.lower.lir.Raw`), or the passes could drop or free a name too early."""
         lir.verify(tuple(body), structured=True)
         body = lir_passes.drop_dead_assignments(tuple(body))
         if self.backend.frees_temporaries if frees is None else frees:
@@ -187,7 +190,7 @@ class ModuleWriter(ReverseSweep, IteratedLoops, WriterRecords):
 
     def _imports_xp(self, used: set[str]) -> bool:
         """Whether the module imports ``xp``, from the modules its functions read (``_finish``) and its
-        helpers' names: what ``source`` now reads from the text (``"xp." in code``)."""
+        helpers' names (it was read from the text, ``"xp." in code``, before the records)."""
         return "xp" in used or any("xp" in self.helper_table[h].names for h in self.helpers)
 
     def _decorated(self, function_source: str, decorator: str | None = None) -> str:
