@@ -6,22 +6,10 @@ from __future__ import annotations
 
 import re
 
-from coarsen_nb.lower.names import Names
-from coarsen_nb.plan import PrimStep, walk_steps
+from coarsen_nb.call_errors import _opaque_line  # (the plan's line of an opaque step: not text)
 
 _SEGMENT = re.compile(r"^\s*# SOI (\d+)(?: \(lines? ([\d, ]+)\))?")
 _LOOP = re.compile(r"^\s*# loop at line (\d+)")
-
-
-def _opaque_line(target, plan) -> list[int]:
-    if plan is None or target is None:
-        return []
-    found: dict[str, int] = {}
-    names = Names.for_plan(plan)
-    for s in walk_steps(plan.steps):
-        if isinstance(s, PrimStep) and s.line:
-            found.setdefault(names(s.name), s.line)
-    return [found[target]] if target in found else []
 
 
 def read_from_text(lines: list[str], gen_line: int, params: tuple[str, ...], plan) -> tuple[list[str], list[int]]:

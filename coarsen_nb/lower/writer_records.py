@@ -57,13 +57,9 @@ class WriterRecords:
         t = self.plan.types.get(e.id) if isinstance(e, ir.Name) else None
         return t.ndim if t is not None else 0
 
-    def index_code(self, e: ir.Index) -> str:
-        """The index of the read ``e``: a row ``X[i]`` of a 2-D array is ``X[i, ...]``, the one form of a
-        partial index the array API defines (NumPy and CuPy read it the same)."""
-        return ", ".join(map(str, self.index_items(e)))
-
     def index_items(self, e: ir.Index) -> tuple[lir.Expr, ...]:
-        """The items of :meth:`index_code`, as records."""
+        """The index of the read ``e``, as records: a row ``X[i]`` of a 2-D array is ``X[i, ...]``, the one form
+        of a partial index the array API defines (NumPy and CuPy read it the same)."""
         idx = [self.expr(i) for i in e.index]
         base = self.plan.types.get(e.value.id) if isinstance(e.value, ir.Name) else None
         if base is not None and base.is_array and len(e.index) < base.ndim and not any(self.ndim(i) for i in e.index):
