@@ -10,21 +10,16 @@ in an iterated nonlinear recurrence and under branches, for the default selectio
 from __future__ import annotations
 
 import math
-import shutil
-import subprocess
-import types
 
 import numpy as np
 import pytest
 import sympy as sp
-from gradcheck import assert_close, finite_difference
+from primitive_checks import SELECTIONS, assert_nvcc_compiles, check_against_jax, check_value_and_gradient
 
 import coarsen_nb as cn
 from coarsen_nb.lower import cupy as cl
 from coarsen_nb.lower.module import ModuleWriter
 from coarsen_nb.rules.table import PRIMITIVES
-
-SELECTIONS = {"default": {}, "L=1": {"max_soi": 1}, "per-block": {"per_block": True}}
 
 
 def scalar_cbrt(x, y):
@@ -89,35 +84,24 @@ def _id(case):
     return f"{case[0]}-{case[1].__name__}"
 
 
+def _wrt(fn):
+    return ("x", "y") if fn in (scalar_cbrt, branch_cbrt) else ("x", "w")
+
+
 @pytest.mark.parametrize("selection", SELECTIONS.values(), ids=SELECTIONS.keys())
 @pytest.mark.parametrize("case", CASES, ids=[_id(c) for c in CASES])
 def test_value_and_gradient_match_python_and_finite_differences(case, selection):
     _, fn, args = case
-    f = cn.coarsen(fn, wrt=("x", "y") if fn in (scalar_cbrt, branch_cbrt) else ("x", "w"), **selection)
-    assert_close(f(*args), fn(*args), rtol=1e-13, atol=1e-13, what="value")
-    grads = f.grad(*args)
-    for k, g in enumerate(grads):
-        assert_close(g, finite_difference(fn, args, k), rtol=1e-6, atol=1e-8, what=f"d/d arg {k}")
+    check_value_and_gradient(fn, args, _wrt(fn), selection)
 
 
-def _jax_version(fn):
-    """``fn`` with ``np``/``math`` bound to jax.numpy (the same source, traced by JAX)."""
-    jnp = pytest.importorskip("jax.numpy")
-    return types.FunctionType(fn.__code__, {**fn.__globals__, "np": jnp, "math": types.SimpleNamespace(cbrt=jnp.cbrt)})
+JAX_CASES = [c for c in CASES if not c[0].startswith(("branch", "loop-branch"))]
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if not c[0].startswith(("branch", "loop-branch"))],
-                         ids=[_id(c) for c in CASES if not c[0].startswith(("branch", "loop-branch"))])
+@pytest.mark.parametrize("case", JAX_CASES, ids=[_id(c) for c in JAX_CASES])
 def test_gradient_matches_jax(case):
-    jax = pytest.importorskip("jax")
-    jax.config.update("jax_enable_x64", True)
     _, fn, args = case
-    want = jax.grad(_jax_version(fn), argnums=(0, 1))(*args)
-    for selection in SELECTIONS.values():
-        wrt = ("x", "y") if fn is scalar_cbrt else ("x", "w")
-        got = cn.coarsen(fn, wrt=wrt, **selection).grad(*args)
-        for g, j in zip(got, want, strict=True):
-            assert_close(g, np.asarray(j), rtol=1e-12, atol=1e-12, what=f"{fn.__name__} vs jax.grad")
+    check_against_jax(fn, args, _wrt(fn), {"cbrt": pytest.importorskip("jax.numpy").cbrt})
 
 
 def test_negative_arguments_and_the_spelling_per_backend():
@@ -148,10 +132,4 @@ def test_cuda_kernel_spells_cbrt_and_compiles(tmp_path):
     f(*case[2])
     fused = cl.fused_kernels(ModuleWriter(f.plan, tuple(f._last.wrt), "cupy", ""))
     assert fused and any("cbrt(" in fk.operation for fk in fused)
-    if shutil.which("nvcc") is None:
-        pytest.skip("nvcc is not installed")
-    cu = tmp_path / "cbrt.cu"
-    cu.write_text("".join(cl.translation_unit(fk, namespace=f"k{i}") for i, fk in enumerate(fused)))
-    res = subprocess.run(["nvcc", "-c", "-arch=sm_90", "-std=c++17", "-o", str(tmp_path / "cbrt.o"), str(cu)],
-                         capture_output=True, text=True, timeout=600)
-    assert res.returncode == 0, res.stderr[-4000:]
+    assert_nvcc_compiles(fused, tmp_path, "cbrt")

@@ -11,23 +11,19 @@ selection, ``max_soi=1`` and ``per_block=True``.
 from __future__ import annotations
 
 import math
-import shutil
-import subprocess
-import types
 
 import numpy as np
 import pytest
 import sympy as sp
-from gradcheck import assert_close, finite_difference
+from gradcheck import assert_close
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from primitive_checks import SELECTIONS, assert_nvcc_compiles, check_against_jax, check_value_and_gradient
 
 import coarsen_nb as cn
 from coarsen_nb.lower import cupy as cl
 from coarsen_nb.lower.module import ModuleWriter
 from coarsen_nb.rules.table import PRIMITIVES
-
-SELECTIONS = {"default": {}, "L=1": {"max_soi": 1}, "per-block": {"per_block": True}}
 
 
 def scalar_inverse(x, y):
@@ -96,17 +92,7 @@ def _wrt(fn):
 @pytest.mark.parametrize("case", CASES, ids=[_id(c) for c in CASES])
 def test_value_and_gradient_match_python_and_finite_differences(case, selection):
     _, fn, args = case
-    f = cn.coarsen(fn, wrt=_wrt(fn), **selection)
-    assert_close(f(*args), fn(*args), rtol=1e-13, atol=1e-13, what="value")
-    for k, g in enumerate(f.grad(*args)):
-        assert_close(g, finite_difference(fn, args, k), rtol=1e-6, atol=1e-8, what=f"d/d arg {k}")
-
-
-def _jax_version(fn):
-    """``fn`` with ``np``/``math`` bound to jax.numpy (the same source, traced by JAX)."""
-    jnp = pytest.importorskip("jax.numpy")
-    m = types.SimpleNamespace(asinh=jnp.arcsinh, acosh=jnp.arccosh, atanh=jnp.arctanh, tanh=jnp.tanh)
-    return types.FunctionType(fn.__code__, {**fn.__globals__, "np": jnp, "math": m})
+    check_value_and_gradient(fn, args, _wrt(fn), selection)
 
 
 JAX_CASES = [c for c in CASES if not c[0].startswith(("branch", "loop-branch"))]
@@ -114,14 +100,10 @@ JAX_CASES = [c for c in CASES if not c[0].startswith(("branch", "loop-branch"))]
 
 @pytest.mark.parametrize("case", JAX_CASES, ids=[_id(c) for c in JAX_CASES])
 def test_gradient_matches_jax(case):
-    jax = pytest.importorskip("jax")
-    jax.config.update("jax_enable_x64", True)
+    jnp = pytest.importorskip("jax.numpy")
     _, fn, args = case
-    want = jax.grad(_jax_version(fn), argnums=(0, 1))(*args)
-    for selection in SELECTIONS.values():
-        got = cn.coarsen(fn, wrt=_wrt(fn), **selection).grad(*args)
-        for g, j in zip(got, want, strict=True):
-            assert_close(g, np.asarray(j), rtol=1e-12, atol=1e-12, what=f"{fn.__name__} vs jax.grad")
+    check_against_jax(fn, args, _wrt(fn), {"asinh": jnp.arcsinh, "acosh": jnp.arccosh, "atanh": jnp.arctanh,
+                                           "tanh": jnp.tanh})
 
 
 @settings(max_examples=40, deadline=None)
@@ -165,13 +147,7 @@ def test_cuda_kernel_spells_the_functions_and_compiles(tmp_path):
     f(*case[2])
     fused = cl.fused_kernels(ModuleWriter(f.plan, tuple(f._last.wrt), "cupy", ""))
     assert fused and any("atanh(" in fk.operation for fk in fused)      # the adjoint kernel: asinh's derivative
-    if shutil.which("nvcc") is None:
-        pytest.skip("nvcc is not installed")
-    cu = tmp_path / "inverse.cu"
-    cu.write_text("".join(cl.translation_unit(fk, namespace=f"k{i}") for i, fk in enumerate(fused)))
-    res = subprocess.run(["nvcc", "-c", "-arch=sm_90", "-std=c++17", "-o", str(tmp_path / "inverse.o"), str(cu)],
-                         capture_output=True, text=True, timeout=600)
-    assert res.returncode == 0, res.stderr[-4000:]
+    assert_nvcc_compiles(fused, tmp_path, "inverse")
 
 
 @pytest.mark.parametrize("case", CASES[1:4], ids=[_id(c) for c in CASES[1:4]])
