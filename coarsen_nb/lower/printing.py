@@ -15,6 +15,11 @@ from coarsen_nb.lower.lir import Expr
 from coarsen_nb.phi.gammas import is_boolean
 from coarsen_nb.phi.rounding import Round
 
+# ``xp.fn(args)`` and ``a.shape``, built as the rules build them (the module writer's own statements; a kernel
+# printer has :meth:`~coarsen_nb.lower.emit.Printer.call`)
+from coarsen_nb.rules.build import dim, xp_call  # noqa: F401 (named from here by the writer's modules)
+from coarsen_nb.rules.build import shape as shape_of  # noqa: F401
+
 
 class Level:
     """A set of points at which values are arrays of one length (see the module docstring)."""
@@ -72,18 +77,7 @@ TRUE = lir.Lit("True")
 
 def length(a: Expr) -> Expr:
     """``a.shape[0]``: the length of the 1-D array ``a``."""
-    return lir.Index(lir.Attr(a, "shape"), (lir.Lit("0"),))
-
-
-def xp_call(fn: str, *args: Expr, **kwargs: Expr) -> Expr:
-    """``xp.fn(args, k=v)``: a call of the generated module's array namespace (the module writer's own
-    statements; a kernel printer has :meth:`~coarsen_nb.lower.emit.Printer.call`)."""
-    return lir.Call(lir.Attr(lir.Name("xp"), fn), args, tuple(kwargs.items()))
-
-
-def shape_of(a: Expr) -> Expr:
-    """``a.shape``."""
-    return lir.Attr(a, "shape")
+    return dim(a, 0)
 
 
 def chain(op: str, operands) -> Expr:
