@@ -132,11 +132,14 @@ def _grads(f, args):
     return g if isinstance(g, tuple) else (g,)
 
 
-def measure(size: int = 10**5, repeats: int = 7) -> list[dict]:
-    """Each pair's gradient times at ``size``: the medians of ``repeats`` interleaved batches of calls."""
+def measure(size: int = 10**5, repeats: int = 7, only: tuple[str, ...] = ()) -> list[dict]:
+    """Each pair's gradient times at ``size``: the medians of ``repeats`` interleaved batches of calls
+    (``only``: the pairs whose vectorized style is named there; all when empty)."""
     import coarsen_nb as cn
     out = []
     for loop, vec, make in PAIRS:
+        if only and vec.__name__ not in only:
+            continue
         args = make(np.random.default_rng(0), size)
         f_loop, f_vec = cn.coarsen(loop), cn.coarsen(vec)
         for a, b in zip(_grads(f_loop, args), _grads(f_vec, args), strict=True):
@@ -163,11 +166,12 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--size", type=int, default=10**5)
     p.add_argument("--repeats", type=int, default=7)
+    p.add_argument("--only", default="", help="comma-separated vectorized styles to measure (default: all)")
     a = p.parse_args(argv)
     print(f"n = {a.size}\n")
     print("| loop style | vectorized style | loop gradient | vectorized gradient | vectorized ÷ loop |")
     print("|---|---|---:|---:|---:|")
-    for r in measure(a.size, a.repeats):
+    for r in measure(a.size, a.repeats, tuple(filter(None, a.only.split(",")))):
         times = f"{r['loop'] * 1e3:.3g} ms | {r['vectorized'] * 1e3:.3g} ms"
         print(f"| {r['loop_style']} | {r['vectorized_style']} | {times} | {r['ratio']:.2f} |")
     return 0
