@@ -33,8 +33,9 @@ import sympy as sp
 
 from coarsen_nb.lower import lir, naming
 from coarsen_nb.lower.cuda_printer import leaf_ctype
+from coarsen_nb.lower.domain import Domain, Target, arrays_read
 from coarsen_nb.lower.emit import Printer
-from coarsen_nb.lower.fusion_domain import Body, Target, domain
+from coarsen_nb.lower.fusion_domain import Body, domain
 from coarsen_nb.lower.helpers import Helper
 from coarsen_nb.lower.printing import is_atom_code
 from coarsen_nb.phi import forms
@@ -44,7 +45,6 @@ from coarsen_nb.symbolic.levels import ELEM
 # nodes the scalar printer prints as whole-array code: never inside a loop over elements
 _WHOLE_ARRAY = (forms.SumTo,)
 
-_IDENTITY = {"sum": "0.0", "prod": "1.0", "max": "-math.inf", "min": "math.inf"}
 DECORATOR = "@_jit_loop"
 
 
@@ -75,12 +75,12 @@ def _lines(writer, kernel, targets, leaves, temps, tag, v) -> list[lir.Stmt] | N
             # elementwise outputs share a loop when they read the same arrays: their shape is the one
             # those arrays broadcast to (u * u keeps u's shape beside x * u in the same SOI)
             # (scatters share the loop over their index; each reduction is a loop of its own)
-            key = ("elem", _arrays(body, t.expr)) if dom[0] == "elem" else \
-                dom if dom[0] == "scatter" else ("reduce", len(groups))
+            key = ("elem", dom.arrays) if dom.kind == "elem" else \
+                ("scatter", dom.index) if dom.kind == "scatter" else ("reduce", len(groups))
             groups.setdefault(key, (dom, []))[1].append(t)
     calls = []
     for dom, group in groups.values():
-        made = _LoopFunction(writer, kernel, body, group, dom, tag).build()
+        made = _LoopFunction(writer, kernel, body, dom.with_targets(group), tag).build()
         if made is None:
             rest += group
         else:
@@ -112,14 +112,14 @@ def _split_sums(body: Body, target: Target) -> list[Target]:
     return [Target(target.target, part, "add", target.index, target.level, target.dtype) for part in parts]
 
 
-def _domain(body: Body, target: Target):
+def _domain(body: Body, target: Target) -> Domain | None:
     try:
         dom = domain(body, [target])
     except (KeyError, ValueError):
         return None
     if dom is None or any(isinstance(n, _WHOLE_ARRAY) for n in body.nodes(target.expr)):
         return None
-    if dom[0] == "elem":
+    if dom.kind == "elem":
         e = target.expr
         while isinstance(e, sp.Symbol) and e in body.temps:
             e = body.temps[e]
@@ -148,9 +148,10 @@ def _rest_lines(writer, kernel, rest, leaves, temps, v) -> list[lir.Stmt]:
 class _LoopFunction:
     """One loop function of the module for one fusable group: its parameters, its text, its call."""
 
-    def __init__(self, writer, kernel, body: Body, targets: list[Target], dom, tag: str):
-        self.writer, self.kernel, self.body, self.targets, self.dom = writer, kernel, body, targets, dom
-        self.kind = dom[0]
+    def __init__(self, writer, kernel, body: Body, dom: Domain, tag: str):
+        self.writer, self.kernel, self.body, self.dom = writer, kernel, body, dom
+        self.targets = list(dom.targets)
+        self.kind = dom.kind
         self.tag = tag
         self.fresh = writer.names.fresh
 
@@ -159,7 +160,7 @@ class _LoopFunction:
     def _used(self):
         """The leaves (scalars, whole arrays) and the read arrays the group's expressions use."""
         exprs = [t.expr for t in self.targets] + [sp.sympify(i) for t in self.targets for i in t.index]
-        exprs += list(self._bounds())
+        exprs += list(self.dom.bounds or ())
         leaves, reads = [], []
         for e in exprs:
             for n in self.body.nodes(e):
@@ -171,13 +172,6 @@ class _LoopFunction:
                     elif n in self.body.leaves and n not in leaves:
                         leaves.append(n)
         return sorted(leaves, key=str), reads
-
-    def _bounds(self):
-        if self.kind == "reduce":
-            return tuple(self.dom[1].args[2:5])
-        if self.kind == "scatter":
-            return tuple(self.body.deps.ranges[self.dom[1]])
-        return ()
 
     # -- the function ----------------------------------------------------------------------------
 
@@ -201,8 +195,8 @@ class _LoopFunction:
         if not all(p.isidentifier() for p in params):
             return None
         # the arrays whose broadcast shape the loop runs over: an elementwise output's, a sum's operand's
-        arrays = sorted(_arrays(self.body, self.dom[1].args[0] if self.kind == "elemsum" else self.targets[0].expr))
-        if self.kind == "elemsum" and _arrays(self.body, self.targets[0].expr, outside=self.dom[1]):
+        arrays = self.dom.arrays
+        if self.kind == "elemsum" and arrays_read(self.body, self.targets[0].expr, outside=self.dom.reduce.node):
             return None         # an array beside the sum: the result is not one number
         if self.kind in ("reduce", "scatter") and any(ELEM in self.body.deps(t.expr) for t in self.targets):
             return None
@@ -212,7 +206,7 @@ class _LoopFunction:
         loop_leaves = dict(codes)
         head = []
         loads: set[str] = set()     # the helpers (and math) its own lines use; the printers note theirs
-        elementwise = self.kind in ("elem", "elemsum")
+        elementwise = self.dom.elementwise
         if elementwise:
             shape = self.fresh("shape")
             if not arrays:
@@ -233,25 +227,22 @@ class _LoopFunction:
             loop_head = f"for {i} in range({count}):"
             loads |= {"_flat_as"} | ({"_broadcast_shape"} if len(distinct) > 1 else set())
         else:
-            k = self.dom[1].args[1] if self.kind == "reduce" else self.dom[1]
-            a, b, s = (outer.value(x) for x in self._bounds())
-            i = self.fresh(naming.user_word(str(k)) or "k")
+            a, b, s = (outer.value(x) for x in self.dom.bounds)
+            i = self.fresh(naming.user_word(str(self.dom.index)) or "k")
             loop_head = f"for {i} in range({a}, {b}{'' if str(s) == '1' else f', {s}'}):"
-        inner = self._printer(loop_leaves, reads_map, 2, {} if elementwise else {self._index(): i})
+        inner = self._printer(loop_leaves, reads_map, 2, {} if elementwise else {self.dom.index: i})
         inner.scalar_points = True
         pre = outer.lines
         outer.body = []
         out_lines, after, returns = [], [], []
-        if self.kind in ("reduce", "elemsum"):
+        if self.dom.reduce is not None:
             (t,) = self.targets
-            red = self.dom[1]
-            kind = "sum" if isinstance(red, forms.ElemSum) else red.kind
+            red, kind = self.dom.reduce.node, self.dom.reduce.kind
             acc = self.fresh("acc")
-            integer = kind in ("sum", "prod") and _integer(self.body, red.args[0])
-            head.append(f"{acc} = {('0' if kind == 'sum' else '1') if integer else _IDENTITY[kind]}")
-            if not integer and kind in ("max", "min"):
+            head.append(f"{acc} = {_identity(self.dom.reduce)}")
+            if kind in ("max", "min"):
                 loads.add("math")       # (the identity is math's infinity)
-            val = inner.value(red.args[0])
+            val = inner.value(self.dom.reduce.operand)
             if kind == "sum":
                 out_lines.append(f"{acc} += {val}")
             elif kind == "prod":
@@ -291,7 +282,7 @@ class _LoopFunction:
         call = lir.Call(lir.Name(name), tuple(lir.Name(p) for p in params))
         if self.kind == "scatter":
             return [lir.ExprStmt(call)]
-        if self.kind in ("reduce", "elemsum"):
+        if self.dom.reduce is not None:
             (t,) = self.targets
             target = lir.Name(t.target)
             return [lir.AugAssign(target, "+", call) if t.mode == "add" else lir.Assign(target, call)]
@@ -338,9 +329,6 @@ class _LoopFunction:
             pr.root.index_code[k] = lir.Name(code)      # (the loop's index variable)
         return pr
 
-    def _index(self):
-        return self.dom[1].args[1] if self.kind == "reduce" else self.dom[1]
-
     def _where(self) -> str:
         k = self.kernel
         return f" (line{'s' if len(k.lines) > 1 else ''} {', '.join(map(str, k.lines))})" if k.lines else ""
@@ -348,15 +336,8 @@ class _LoopFunction:
     def _what(self) -> str:
         part = "adjoint" if self.tag == "vjp" else "forward"
         return {"elem": f"{part} over the elements", "elemsum": f"{part}, a sum over the elements",
-                "reduce": f"{part}, the {self.dom[1].kind if self.kind == 'reduce' else 'sum'} over its loop",
+                "reduce": f"{part}, the {self.dom.reduce.kind if self.kind == 'reduce' else 'sum'} over its loop",
                 "scatter": f"{part}, the scatters of its loop"}[self.kind]
-
-
-def _arrays(body: Body, e, outside=None) -> frozenset:
-    """The codes of the whole arrays (leaves) that ``e`` reads elementwise (``outside``: not under that
-    node, the sum an elementwise sum's code is around)."""
-    return frozenset(body.leaves[n][0] for n in body.nodes(e, outside)
-                     if isinstance(n, sp.Symbol) and n in body.leaves and body.leaves[n][2])
 
 
 def _int(code) -> str:
@@ -364,6 +345,9 @@ def _int(code) -> str:
     return code if code.lstrip("-").isdigit() else f"int({code})"
 
 
-def _integer(body: Body, e) -> bool:
-    e = body.temps.get(e, e) if isinstance(e, sp.Symbol) else e
-    return bool(e.is_integer)
+def _identity(red) -> str:
+    """The accumulator's first value: NumPy's integer sum (product) starts at ``0`` (``1``), a float one
+    at ``0.0`` (``1.0``), a maximum (minimum) at minus (plus) ``math.inf``."""
+    if red.identity in (sp.oo, -sp.oo):
+        return "-math.inf" if red.identity == -sp.oo else "math.inf"
+    return str(red.identity) if red.integer else f"{float(red.identity)}"
