@@ -127,12 +127,12 @@ def verify(dom: Domain, body) -> None:
         raise AssertionError(f"a {dom.kind} domain {'without' if reducing else 'with'} a reduction")
     if dom.elementwise != (dom.index is None and dom.bounds is None):
         raise AssertionError(f"a {dom.kind} domain {'with' if dom.elementwise else 'without'} a loop index")
-    if reducing:
-        _verify_reduction(dom, body)
     if not dom.elementwise:
         if len(dom.bounds) != 3 or any(dom.index in body.deps(b) or dom.index in sp.sympify(b).free_symbols
                                        for b in dom.bounds):
             raise AssertionError(f"the bounds {dom.bounds} of the loop over {dom.index} depend on it")
+    if reducing:
+        _verify_reduction(dom, body)
     if dom.kind == "scatter":
         if dom.bounds != tuple(body.deps.ranges.get(dom.index, ())):
             raise AssertionError(f"scatter bounds {dom.bounds} are not the range of {dom.index}")
