@@ -19,6 +19,11 @@ not taken is never evaluated), ``and``/``or`` short-circuit, the derivative code
 powers.  Element order is NumPy's row-major order; arrays of different shapes are broadcast first
 (``_flat_as``).
 
+Each loop function is built as lowered-IR records (a :class:`~coarsen_nb.lower.lir.FunctionDef` of the
+domain's statements: the flattening or the bounds, the accumulator, one ``For``, the code after it), which
+are printed once into the module's helpers; the :class:`~coarsen_nb.lower.domain.Domain` record says what it
+iterates and how it reduces.
+
 The loop functions are compiled with NumPy's error model (``_jit_loop``): a division by zero on an
 element is ``inf``, as NumPy's array division gives, not Python's ``ZeroDivisionError``.  The sums are
 sequential, where NumPy's ``sum`` is pairwise: the two agree to rounding (about 1e-15 relative per term).
@@ -146,7 +151,8 @@ def _rest_lines(writer, kernel, rest, leaves, temps, v) -> list[lir.Stmt]:
 
 
 class _LoopFunction:
-    """One loop function of the module for one fusable group: its parameters, its text, its call."""
+    """One loop function of the module for one fusable domain: its parameters, its records (a
+    ``lir.FunctionDef``, printed once into the module's helpers), its call."""
 
     def __init__(self, writer, kernel, body: Body, dom: Domain, tag: str):
         self.writer, self.kernel, self.body, self.dom = writer, kernel, body, dom
@@ -154,6 +160,7 @@ class _LoopFunction:
         self.kind = dom.kind
         self.tag = tag
         self.fresh = writer.names.fresh
+        self.function: lir.FunctionDef | None = None       # the loop function, once built
 
     # -- what the loop reads ------------------------------------------------------------------
 
@@ -187,7 +194,8 @@ class _LoopFunction:
         return None if made is None else self._call(*made)
 
     def _function(self) -> tuple[str, list[str]] | None:
-        """The loop function's name and parameters, its text registered among the module's helpers."""
+        """The loop function's name and parameters, its source (printed from its records) registered among
+        the module's helpers."""
         leaves, reads = self._used()
         codes = {s: self.body.leaves[s][0] for s in leaves}
         params = list(dict.fromkeys([codes[s] for s in leaves] + reads +
@@ -204,78 +212,85 @@ class _LoopFunction:
         # statements before the loop (the bounds; after a reduction, the code around it): scalar code
         outer = self._printer(codes, reads_map, 1, {})
         loop_leaves = dict(codes)
-        head = []
+        head: list[lir.Stmt] = []
         loads: set[str] = set()     # the helpers (and math) its own lines use; the printers note theirs
         elementwise = self.dom.elementwise
         if elementwise:
-            shape = self.fresh("shape")
             if not arrays:
                 return None
-            distinct = list(dict.fromkeys(arrays))
-            head.append(f"{shape} = {distinct[0]}.shape" if len(distinct) == 1 else
-                        f"{shape} = _broadcast_shape({', '.join(a + '.shape' for a in distinct)})")
-            flats = {}
-            for a in distinct:
-                flats[a] = self.fresh(f"flat_{a}")
-                head.append(f"{flats[a]} = _flat_as({a}, {shape})")
-            i = self.fresh("i")
-            count = self.fresh("n")
-            head.append(f"{count} = {flats[distinct[0]]}.shape[0]")
-            for s in leaves:
-                if self.body.leaves[s][2]:
-                    loop_leaves[s] = f"{flats[codes[s]]}[{i}]"
-            loop_head = f"for {i} in range({count}):"
-            loads |= {"_flat_as"} | ({"_broadcast_shape"} if len(distinct) > 1 else set())
+            shape, flats, i, count = self._flatten(head, loop_leaves, leaves, codes)
+            loop_range: tuple[lir.Expr, ...] = (count,)
+            loads |= {"_flat_as"} | ({"_broadcast_shape"} if len(flats) > 1 else set())
         else:
             a, b, s = (outer.value(x) for x in self.dom.bounds)
-            i = self.fresh(naming.user_word(str(self.dom.index)) or "k")
-            loop_head = f"for {i} in range({a}, {b}{'' if str(s) == '1' else f', {s}'}):"
-        inner = self._printer(loop_leaves, reads_map, 2, {} if elementwise else {self.dom.index: i})
+            i = lir.Name(self.fresh(naming.user_word(str(self.dom.index)) or "k"))
+            loop_range = (a, b) if str(s) == "1" else (a, b, s)
+        inner = self._printer(loop_leaves, reads_map, 2, {} if elementwise else {self.dom.index: i.id})
         inner.scalar_points = True
-        pre = outer.lines
+        pre = list(outer.body)
         outer.body = []
-        out_lines, after, returns = [], [], []
+        out: list[lir.Stmt] = []
+        returns: list[lir.Expr] = []
         if self.dom.reduce is not None:
             (t,) = self.targets
-            red, kind = self.dom.reduce.node, self.dom.reduce.kind
-            acc = self.fresh("acc")
-            head.append(f"{acc} = {_identity(self.dom.reduce)}")
-            if kind in ("max", "min"):
+            acc = lir.Name(self.fresh("acc"))
+            head.append(lir.Assign(acc, _identity(self.dom.reduce)))
+            if self.dom.reduce.kind in ("max", "min"):
                 loads.add("math")       # (the identity is math's infinity)
-            val = inner.value(self.dom.reduce.operand)
-            if kind == "sum":
-                out_lines.append(f"{acc} += {val}")
-            elif kind == "prod":
-                out_lines.append(f"{acc} *= {val}")
-            else:
-                # NumPy's max/min: a NaN anywhere is the result
-                cmp = ">" if kind == "max" else "<"
-                term = val if is_atom_code(val) else self.fresh("v")
-                if term != val:
-                    out_lines.append(f"{term} = {val}")
-                out_lines += [f"if {term} {cmp} {acc} or {term} != {term}:", f"    {acc} = {term}"]
-            outer.root.memo[red] = acc
-            res = outer.value(t.expr)
-            after = outer.lines
-            returns.append(res)
+            out += self._accumulate(acc, inner.value(self.dom.reduce.operand))
+            outer.root.memo[self.dom.reduce.node] = acc.id
+            returns.append(outer.value(t.expr))
         else:
             for t in self.targets:
                 val = inner.value(t.expr)
                 if t.mode == "scatter":
-                    idx = ", ".join(_int(inner.value(sp.sympify(x))) for x in t.index)
-                    out_lines.append(f"{t.target}[{idx}] += {val}")
+                    index = tuple(_int(inner.value(sp.sympify(x))) for x in t.index)
+                    out.append(lir.AugAssign(lir.Index(lir.Name(t.target), index), "+", val))
                 else:
-                    buf = self.fresh(t.target)
-                    head.append(f"{buf} = xp.empty({count})")
-                    out_lines.append(f"{buf}[{i}] = {val}")
-                    returns.append(f"{buf}.reshape({shape})")
-        body = [f'    """SOI {self.kernel.index}{self._where()}, {self._what()}: one loop."""']
-        body += pre + ["    " + h for h in head] + ["    " + loop_head] + inner.lines + \
-            ["        " + ln for ln in out_lines] + after
+                    buf = lir.Name(self.fresh(t.target))
+                    head.append(lir.Assign(buf, lir.Call(lir.Attr(lir.Name("xp"), "empty"), (count,))))
+                    out.append(lir.Assign(lir.Index(buf, (i,)), val))
+                    returns.append(lir.Call(lir.Attr(buf, "reshape"), (shape,)))
+        loop = lir.For(i, lir.Call(lir.Name("range"), loop_range), tuple(inner.body + out))
+        body = [*pre, *head, loop, *outer.body]
         if returns:
-            body.append(f"    return {', '.join(map(str, returns))}")
+            body.append(lir.Return(returns[0] if len(returns) == 1 else lir.Tuple(tuple(returns), bare=True)))
         loads |= outer.helpers | inner.helpers | ({"math"} if outer.uses_math or inner.uses_math else set())
         return self._register(params, body, loads), params
+
+    def _flatten(self, head: list, loop_leaves: dict, leaves, codes):
+        """The statements that flatten the domain's arrays to its broadcast shape (into ``head``), each array
+        leaf read at the loop index (``loop_leaves``): the shape's, the flat arrays', index's and count's names."""
+        distinct = list(dict.fromkeys(self.dom.arrays))
+        shape = lir.Name(self.fresh("shape"))
+        shapes = [lir.Attr(lir.Name(a), "shape") for a in distinct]
+        head.append(lir.Assign(shape, shapes[0] if len(distinct) == 1 else
+                               lir.Call(lir.Name("_broadcast_shape"), tuple(shapes))))
+        flats = {}
+        for a in distinct:
+            flats[a] = self.fresh(f"flat_{a}")
+            head.append(lir.Assign(lir.Name(flats[a]), lir.Call(lir.Name("_flat_as"), (lir.Name(a), shape))))
+        i = lir.Name(self.fresh("i"))
+        count = lir.Name(self.fresh("n"))
+        head.append(lir.Assign(count, lir.Index(lir.Attr(lir.Name(flats[distinct[0]]), "shape"), (lir.Lit("0"),))))
+        for s in leaves:
+            if self.body.leaves[s][2]:
+                loop_leaves[s] = lir.Index(lir.Name(flats[codes[s]]), (i,))      # (the element at the index)
+        return shape, flats, i, count
+
+    def _accumulate(self, acc: lir.Name, val: lir.Expr) -> list[lir.Stmt]:
+        """The loop body's step of the reduction into ``acc``: NumPy's max/min, where a NaN anywhere is the
+        result."""
+        kind = self.dom.reduce.kind
+        if kind in ("sum", "prod"):
+            return [lir.AugAssign(acc, "+" if kind == "sum" else "*", val)]
+        stmts: list[lir.Stmt] = []
+        term = val
+        if not is_atom_code(val):
+            term = lir.Name(self.fresh("v"))
+            stmts.append(lir.Assign(term, val))
+        test = lir.BoolOp("or", (lir.Compare(">" if kind == "max" else "<", term, acc), lir.Compare("!=", term, term)))
+        return [*stmts, lir.If(test, (lir.Assign(acc, term),))]
 
     def _call(self, name: str, params: list[str]) -> list[lir.Stmt]:
         """The caller's statements: the call, and what it gives to the SOI's outputs."""
@@ -295,19 +310,24 @@ class _LoopFunction:
                   for t, o in zip(self.targets, outs, strict=True) if t.mode == "add"]
         return stmts
 
-    def _register(self, params, body, loads: set[str]) -> str:
+    def _register(self, params, body: list[lir.Stmt], loads: set[str]) -> str:
         """The loop function's name, its source in the module's helpers: ``_soi3_vjp_scatter``; the same
         SOI printed again (the forward inside ``NAME_grad``) shares the function when its text is the same.
-        ``loads``: the helpers it calls, which the module then defines too, and ``math`` where it uses it."""
+        ``loads``: the helpers it calls, which the module then defines too, and ``math`` where it uses it.
+        The function is a :class:`~coarsen_nb.lower.lir.FunctionDef` printed here; its decorator is the
+        module writer's to print (``helper_decorators``), as for every helper it places."""
         base = f"_soi{self.kernel.index}_{self.tag}_{self.kind}"
+        doc = f"SOI {self.kernel.index}{self._where()}, {self._what()}: one loop."
         n = 1
         while True:
             name = base if n == 1 else f"{base}_{n}"
-            source = "\n".join([f"def {name}({', '.join(params)}):"] + body) + "\n"
+            function = lir.FunctionDef(name, tuple(params), tuple(body), doc)
+            source = "\n".join(lir.print_body((function,), 0)) + "\n"
             known = self.writer.helper_table.get(name)
             if known is None or known.source == source:
                 break
             n += 1
+        self.function = function
         self.writer.helpers.add(name)
         self.writer.helper_table[name] = Helper(name, source, frozenset(loads))
         self.writer.helper_decorators[name] = DECORATOR
@@ -318,7 +338,7 @@ class _LoopFunction:
 
         def leaf(s):
             code = leaves[s]
-            return code, s in arrays and code == self.body.leaves[s][0]
+            return code, s in arrays and isinstance(code, str) and code == self.body.leaves[s][0]
 
         pr = Printer("xp", leaf, reads, dict(self.body.temps), indent=indent, namer=self.fresh,
                      exprs=[t.expr for t in self.targets])
@@ -340,14 +360,15 @@ class _LoopFunction:
                 "scatter": f"{part}, the scatters of its loop"}[self.kind]
 
 
-def _int(code) -> str:
-    code = str(code)
-    return code if code.lstrip("-").isdigit() else f"int({code})"
+def _int(e: lir.Expr) -> lir.Expr:
+    """A scatter's index as an ``int`` (an integer literal as it is)."""
+    return e if str(e).lstrip("-").isdigit() else lir.Call(lir.Name("int"), (e,))
 
 
-def _identity(red) -> str:
+def _identity(red) -> lir.Expr:
     """The accumulator's first value: NumPy's integer sum (product) starts at ``0`` (``1``), a float one
     at ``0.0`` (``1.0``), a maximum (minimum) at minus (plus) ``math.inf``."""
     if red.identity in (sp.oo, -sp.oo):
-        return "-math.inf" if red.identity == -sp.oo else "math.inf"
-    return str(red.identity) if red.integer else f"{float(red.identity)}"
+        inf = lir.Attr(lir.Name("math"), "inf")
+        return lir.Unary("-", inf) if red.identity == -sp.oo else inf
+    return lir.Lit(str(red.identity) if red.integer else f"{float(red.identity)}")
