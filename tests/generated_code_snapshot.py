@@ -12,6 +12,9 @@ A refactor that claims to change no generated code compares two snapshots::
     ... refactor ...
     python tests/generated_code_snapshot.py /tmp/after.json --compare /tmp/before.json
 
+(``--numba`` records instead the numba backend's module source under the default selection, written but
+neither loaded nor compiled, for the numba fuser's refactors: ``--numba`` on both runs.)
+
 (``--records-strict`` also makes a lowered-IR record refuse comparison with text, for the move of the
 printers to records.)
 
@@ -87,6 +90,43 @@ def snapshot() -> dict:
         for sel, kw in SELECTIONS.items():
             out[f"kernel/{name}/{sel}"] = _record(function(mod), mod.META["wrt"], args, **kw)
         out[f"kernel/{name}/cupy"] = _record(function(mod), mod.META["wrt"], args, backend="cupy")
+    return out
+
+
+def _numba_source(fn, wrt, args) -> dict:
+    """The numba module ``fn`` compiles to for ``args``: its source as the loader receives it (the loader is
+    replaced by one that keeps the text and loads nothing, so Numba compiles nothing: seconds, not minutes)."""
+    from coarsen_nb import numba_loader
+
+    kept: list[str] = []
+
+    def keep(source, *args, **kwargs):
+        kept.append(source)
+        raise ImportError("kept, not loaded")
+
+    real, numba_loader.load = numba_loader.load, keep
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            f = cn.coarsen(fn, wrt=wrt or None, backend="numba")
+            f._specialize(args)
+    except cn.CoarsenError as exc:
+        if not kept:
+            return {"compile_error": str(exc)}
+    finally:
+        numba_loader.load = real
+    return {"source": kept[-1]} if kept else {"compile_error": "no module"}
+
+
+def numba_snapshot() -> dict:
+    """The numba modules of the default selection: every corpus entry and kernel."""
+    out: dict = {}
+    for e in CORPUS:
+        out[f"corpus/{e.name}/numba"] = _numba_source(e.fn, e.wrt, e.make_args(np.random.default_rng(0)))
+    for name in sorted(KERNELS):
+        mod = KERNELS[name]
+        out[f"kernel/{name}/numba"] = _numba_source(function(mod), mod.META["wrt"],
+                                                    mod.make_inputs(mod.META["test_size"], 0))
     return out
 
 
@@ -168,6 +208,8 @@ def main(argv=None) -> int:
     ap.add_argument("--records-strict", action="store_true", help="make a lowered-IR expression refuse to be "
                     "compared with text (a printer moved to records that still compares a value with a string "
                     "raises, instead of silently taking the other branch)")
+    ap.add_argument("--numba", action="store_true", help="record the numba backend's module source (default "
+                    "selection, not compiled) instead of the NumPy and CuPy snapshot")
     a = ap.parse_args(argv)
     if a.records_strict:
         _refuse_text_comparisons()
@@ -178,7 +220,7 @@ def main(argv=None) -> int:
         print("\n".join(diffs) or f"equal to 1e-12: {count} numbers (values and gradients) in "
               f"{len(set(snap) & set(old))} compilations")
         return 1 if diffs else 0
-    snap = snapshot()
+    snap = numba_snapshot() if a.numba else snapshot()
     with open(a.out, "w") as fh:
         json.dump(snap, fh, indent=1, sort_keys=True)
     sources = sum("source" in r for r in snap.values())

@@ -66,8 +66,8 @@ import sympy as sp
 
 from coarsen_nb.lower import lir
 from coarsen_nb.lower.cuda_printer import PREAMBLE, c_type_of, leaf_ctype
+from coarsen_nb.lower.domain import Target
 from coarsen_nb.lower.fusion import FusedKernel, fuse_groups, fused_source  # noqa: F401 (fused_source: re-export)
-from coarsen_nb.lower.fusion_domain import Target
 from coarsen_nb.lower.helpers import Helper
 
 #: The CuPy backend's own versions of helpers the NumPy code also calls (``Backend.load_helpers``).

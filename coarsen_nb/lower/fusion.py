@@ -27,8 +27,9 @@ from coarsen_nb.lower.cuda_printer import (
     is_bool,
     leaf_ctype,
 )
-from coarsen_nb.lower.fusion_domain import Body, Target, domain
-from coarsen_nb.phi import forms, gammas
+from coarsen_nb.lower.domain import Domain, Target
+from coarsen_nb.lower.fusion_domain import Body, domain
+from coarsen_nb.phi import gammas
 
 _MAX_SOURCE = 200_000   # inlined arm-only temps can grow; past this, leave it to the array code
 
@@ -235,7 +236,7 @@ def _bounds_code(body: Body, bounds) -> tuple[list[lir.Expr], bool]:
     return out, uses_math
 
 
-def _build(kernel, body: Body, targets, dom, tag, array_ndim) -> FusedKernel | None:
+def _build(kernel, body: Body, targets, dom: Domain, tag, array_ndim) -> FusedKernel | None:
     name = f"soi{kernel.index}_{tag}"
     where = f"line{'s' if len(kernel.lines) > 1 else ''} {', '.join(map(str, kernel.lines))}" if kernel.lines \
         else "no source line"
@@ -250,7 +251,7 @@ def _build(kernel, body: Body, targets, dom, tag, array_ndim) -> FusedKernel | N
                     read_syms.add(n)
                 elif n in body.leaves:
                     syms.add(n)
-    loop = dom[0] in ("reduce", "scatter")
+    loop = not dom.elementwise
     params, codes = _leaf_params(body, syms, taken, raw_arrays=loop)
     if loop and any(body.leaves[s][2] for s in syms):
         return None
@@ -260,17 +261,16 @@ def _build(kernel, body: Body, targets, dom, tag, array_ndim) -> FusedKernel | N
     params += rparams
     setup, setup_uses_math = [], False
     if loop:
-        k = dom[1].args[1] if dom[0] == "reduce" else dom[1]
-        a, b, s = dom[1].args[2:5] if dom[0] == "reduce" else body.deps.ranges[k]
+        k = dom.index
         kname = c_identifier(str(k), taken)
-        (a_c, b_c, s_c), setup_uses_math = _bounds_code(body, (a, b, s))
+        (a_c, b_c, s_c), setup_uses_math = _bounds_code(body, dom.bounds)
         dom_var = f"_dom_{name}"
         setup.append(lir.Assign(lir.Name(dom_var), lir.Call(lir.Attr(lir.Name("xp"), "arange"), (
             a_c, b_c, s_c), (("dtype", lir.Attr(lir.Name("xp"), "int64")),))))
         params.append(Param(kname, "int64", dom_var, is_array=True, ndim=1))
         codes[k] = kname
 
-    if dom[0] in ("reduce", "elemsum"):
+    if dom.reduce is not None:
         fk = _build_reduction(kernel, body, targets[0], dom, name, comment, params, codes, reads, taken, setup)
         fk.setup_uses_math = setup_uses_math
         return fk
@@ -301,10 +301,8 @@ def _build(kernel, body: Body, targets, dom, tag, array_ndim) -> FusedKernel | N
                        setup_uses_math=setup_uses_math, targets=list(targets))
 
 
-def _build_reduction(kernel, body, target, dom, name, comment, params, codes, reads, taken, setup):
-    red = dom[1]
-    kind = "sum" if isinstance(red, forms.ElemSum) else red.kind
-    rbody = red.args[0]
+def _build_reduction(kernel, body, target, dom: Domain, name, comment, params, codes, reads, taken, setup):
+    red, kind, rbody = dom.reduce.node, dom.reduce.kind, dom.reduce.operand
     # map: a device function of the per-point inputs
     oname = c_identifier(target.target, taken)
     map_params = [p for p in params if p.cname in set(codes.values()) | {r[0] for r in reads.values()}]
@@ -364,9 +362,9 @@ def fuse_groups(kernel, names, targets, leaves, temps, tag="fwd", ndims=None):
             dom = None
         if dom is None:
             rest.append(t)
-        elif dom[0] == "elem":
+        elif dom.kind == "elem":
             elem.append(t)
-        elif dom[0] == "scatter":
+        elif dom.kind == "scatter":
             scatter.append(t)
         else:
             red.append(t)

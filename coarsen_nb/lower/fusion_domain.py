@@ -2,17 +2,17 @@
 
 A target is a value an SOI produces (an output, or an adjoint contribution of its VJP, added in place or
 scattered); :class:`Body` is what the targets of one SOI see (its temps, element reads and leaves);
-:func:`domain` is the one domain a set of targets shares: the elements, the loop index of one reduction,
-or the loop index of scatters, or None.  The CuPy fuser (:mod:`coarsen_nb.lower.fusion`) makes one kernel
+:func:`domain` is the one domain a set of targets shares (a :class:`~coarsen_nb.lower.domain.Domain`
+record: the elements, the loop index of one reduction, or the loop index of scatters),
+or None.  The CuPy fuser (:mod:`coarsen_nb.lower.fusion`) makes one kernel
 per domain, the numba fuser (:mod:`coarsen_nb.lower.numba_fusion`) one compiled loop.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import sympy as sp
 
+from coarsen_nb.lower.domain import Domain, Reduce, Target, arrays_read
 from coarsen_nb.phi import forms, scans
 from coarsen_nb.symbolic.levels import ELEM, Deps
 
@@ -20,22 +20,6 @@ from coarsen_nb.symbolic.levels import ELEM, Deps
 # the domain (segment products, arg-extrema, writes, gathers).
 _UNFUSABLE = (forms.RWrite, forms.ProdExcept, forms.ArgOneHot, forms.Gather, forms.Unwritten, forms.RLin,
               forms.ProdAfter, forms.LinState, forms.LogSumExp) + scans.SCAN_FORMS
-
-
-@dataclass
-class Target:
-    """One value a fused kernel produces.
-
-    ``mode``: ``"new"`` (a fresh output named ``target``), ``"add"``
-    (``target += expr``, in place) or ``"scatter"`` (``target[index] += expr``).
-    """
-
-    target: str
-    expr: sp.Expr
-    mode: str = "new"
-    index: tuple = ()
-    level: object = None       # scatters: the loop indices the contribution varies over (diff's level)
-    dtype: str = "float64"
 
 
 class Body:
@@ -87,9 +71,11 @@ class Body:
         raise RecursionError("temps do not terminate")
 
 
-def domain(body: Body, targets: list[Target]):
-    """The one domain all targets share: ``ELEM``, a loop ``(k, a, b, s, reduction node)``
-    for a single-reduction target, or ``("scatter", k, a, b, s)``; None if none fits."""
+def domain(body: Body, targets: list[Target]) -> Domain | None:
+    """The one domain all targets share: their elements (``elem``, or ``elemsum`` for one target holding one
+    ``ElemSum``), the loop of a single-reduction target (``reduce``) or the loop index of scatters
+    (``scatter``); None if none fits."""
+    targets = tuple(targets)
     reductions, binders = set(), set()
     for t in targets:
         for n in body.nodes(t.expr):
@@ -108,13 +94,15 @@ def domain(body: Body, targets: list[Target]):
         if isinstance(red, forms.ElemSum):
             if body.deps(red.args[0]) - {ELEM}:
                 return None
-            return ("elemsum", red)
+            return Domain("elemsum", targets, arrays_read(body, red.args[0]),
+                          reduce=Reduce.of(red, _integer(body, red.args[0])))
         k = red.args[1]
         if body.deps(red.args[0]) - {k} or any(body.deps(b) for b in red.args[2:5]):
             return None
         if binders - {k}:
             return None
-        return ("reduce", red)
+        return Domain("reduce", targets, index=k, bounds=tuple(red.args[2:5]),
+                      reduce=Reduce.of(red, _integer(body, red.args[0])))
     if any(t.mode == "scatter" for t in targets):
         if not all(t.mode == "scatter" for t in targets) or len(binders) != 1:
             return None
@@ -123,7 +111,13 @@ def domain(body: Body, targets: list[Target]):
             return None
         if k not in body.deps.ranges:
             return None
-        return ("scatter", k)
+        return Domain("scatter", targets, index=k, bounds=tuple(body.deps.ranges[k]))
     if binders != {ELEM}:
         return None
-    return ("elem",)
+    return Domain("elem", targets, arrays_read(body, *(t.expr for t in targets)))
+
+
+def _integer(body: Body, e) -> bool:
+    """Whether the reduced value ``e`` is an integer (NumPy then sums integers): one temp looked through."""
+    e = body.temps.get(e, e) if isinstance(e, sp.Symbol) else e
+    return bool(e.is_integer)

@@ -19,7 +19,7 @@ The records are small and frozen, and every one prints on its own (``str(node)``
 * **statements** — :class:`Assign` (also ``x[i] = v`` and ``a, b = c, d``), :class:`AugAssign`,
   :class:`ExprStmt`, :class:`If`, :class:`For`, :class:`While`, :class:`Break`, :class:`Pass`,
   :class:`Return`, :class:`Raise`, :class:`Free` (``del``), :class:`Comment` (with the user's source lines it
-  stands for).
+  stands for), :class:`FunctionDef` (a whole helper function: numba's fused loops).
 
 :class:`Text` (a statement) and :class:`Raw` (an expression) are the records that are not structured: code
 some printer still writes as text.  They print, but their reads are unknown, so :func:`verify` refuses them
@@ -200,6 +200,25 @@ class Comment(Stmt):
 
 
 @dataclass(frozen=True, slots=True)
+class FunctionDef(Stmt):
+    """``def name(params):`` with its ``docstring`` and ``body``: a function the back half writes whole (the
+    numba fuser's loop functions, module-level helpers); ``decorator``: a line ``@decorator`` before it, or
+    none (the module writer decorates the helpers it places: ``ModuleWriter._decorated``)."""
+
+    name: str
+    params: tuple[str, ...]
+    body: tuple[Stmt, ...]
+    docstring: str = ""
+    decorator: str = ""
+
+    def blocks(self):
+        return (self.body,)
+
+    def targets(self):
+        return (self.name,)
+
+
+@dataclass(frozen=True, slots=True)
 class Text(Stmt):
     """A line a printer still writes as text (its reads are unknown; see the module docstring)."""
 
@@ -281,6 +300,12 @@ def _print_stmt(s: Stmt, pad: str, depth: int) -> list[str]:
         return [f"{pad}del {', '.join(s.names)}"]
     if isinstance(s, Comment):
         return [f"{pad}# {s.text}"]
+    if isinstance(s, FunctionDef):
+        head = [f"{pad}{s.decorator}"] if s.decorator else []
+        head.append(f"{pad}def {s.name}({', '.join(s.params)}):")
+        if s.docstring:
+            head.append(f'{pad}{INDENT}"""{s.docstring}"""')
+        return head + print_body(s.body, depth + 1)
     if isinstance(s, Text):
         return [pad + s.line]
     raise TypeError(f"not a statement of the lowered IR: {s!r}")

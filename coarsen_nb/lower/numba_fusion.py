@@ -19,6 +19,11 @@ not taken is never evaluated), ``and``/``or`` short-circuit, the derivative code
 powers.  Element order is NumPy's row-major order; arrays of different shapes are broadcast first
 (``_flat_as``).
 
+Each loop function is built as lowered-IR records (a :class:`~coarsen_nb.lower.lir.FunctionDef` of the
+domain's statements: the flattening or the bounds, the accumulator, one ``For``, the code after it), which
+are printed once into the module's helpers; the :class:`~coarsen_nb.lower.domain.Domain` record says what it
+iterates and how it reduces.
+
 The loop functions are compiled with NumPy's error model (``_jit_loop``): a division by zero on an
 element is ``inf``, as NumPy's array division gives, not Python's ``ZeroDivisionError``.  The sums are
 sequential, where NumPy's ``sum`` is pairwise: the two agree to rounding (about 1e-15 relative per term).
@@ -33,8 +38,9 @@ import sympy as sp
 
 from coarsen_nb.lower import lir, naming
 from coarsen_nb.lower.cuda_printer import leaf_ctype
+from coarsen_nb.lower.domain import Domain, Target, arrays_read
 from coarsen_nb.lower.emit import Printer
-from coarsen_nb.lower.fusion_domain import Body, Target, domain
+from coarsen_nb.lower.fusion_domain import Body, domain
 from coarsen_nb.lower.helpers import Helper
 from coarsen_nb.lower.printing import is_atom_code
 from coarsen_nb.phi import forms
@@ -44,7 +50,6 @@ from coarsen_nb.symbolic.levels import ELEM
 # nodes the scalar printer prints as whole-array code: never inside a loop over elements
 _WHOLE_ARRAY = (forms.SumTo,)
 
-_IDENTITY = {"sum": "0.0", "prod": "1.0", "max": "-math.inf", "min": "math.inf"}
 DECORATOR = "@_jit_loop"
 
 
@@ -75,12 +80,12 @@ def _lines(writer, kernel, targets, leaves, temps, tag, v) -> list[lir.Stmt] | N
             # elementwise outputs share a loop when they read the same arrays: their shape is the one
             # those arrays broadcast to (u * u keeps u's shape beside x * u in the same SOI)
             # (scatters share the loop over their index; each reduction is a loop of its own)
-            key = ("elem", _arrays(body, t.expr)) if dom[0] == "elem" else \
-                dom if dom[0] == "scatter" else ("reduce", len(groups))
+            key = ("elem", dom.arrays) if dom.kind == "elem" else \
+                ("scatter", dom.index) if dom.kind == "scatter" else ("reduce", len(groups))
             groups.setdefault(key, (dom, []))[1].append(t)
     calls = []
     for dom, group in groups.values():
-        made = _LoopFunction(writer, kernel, body, group, dom, tag).build()
+        made = _LoopFunction(writer, kernel, body, dom.with_targets(group), tag).build()
         if made is None:
             rest += group
         else:
@@ -112,14 +117,14 @@ def _split_sums(body: Body, target: Target) -> list[Target]:
     return [Target(target.target, part, "add", target.index, target.level, target.dtype) for part in parts]
 
 
-def _domain(body: Body, target: Target):
+def _domain(body: Body, target: Target) -> Domain | None:
     try:
         dom = domain(body, [target])
     except (KeyError, ValueError):
         return None
     if dom is None or any(isinstance(n, _WHOLE_ARRAY) for n in body.nodes(target.expr)):
         return None
-    if dom[0] == "elem":
+    if dom.kind == "elem":
         e = target.expr
         while isinstance(e, sp.Symbol) and e in body.temps:
             e = body.temps[e]
@@ -146,20 +151,23 @@ def _rest_lines(writer, kernel, rest, leaves, temps, v) -> list[lir.Stmt]:
 
 
 class _LoopFunction:
-    """One loop function of the module for one fusable group: its parameters, its text, its call."""
+    """One loop function of the module for one fusable domain: its parameters, its records (a
+    ``lir.FunctionDef``, printed once into the module's helpers), its call."""
 
-    def __init__(self, writer, kernel, body: Body, targets: list[Target], dom, tag: str):
-        self.writer, self.kernel, self.body, self.targets, self.dom = writer, kernel, body, targets, dom
-        self.kind = dom[0]
+    def __init__(self, writer, kernel, body: Body, dom: Domain, tag: str):
+        self.writer, self.kernel, self.body, self.dom = writer, kernel, body, dom
+        self.targets = list(dom.targets)
+        self.kind = dom.kind
         self.tag = tag
         self.fresh = writer.names.fresh
+        self.function: lir.FunctionDef | None = None       # the loop function, once built
 
     # -- what the loop reads ------------------------------------------------------------------
 
     def _used(self):
         """The leaves (scalars, whole arrays) and the read arrays the group's expressions use."""
         exprs = [t.expr for t in self.targets] + [sp.sympify(i) for t in self.targets for i in t.index]
-        exprs += list(self._bounds())
+        exprs += list(self.dom.bounds or ())
         leaves, reads = [], []
         for e in exprs:
             for n in self.body.nodes(e):
@@ -171,13 +179,6 @@ class _LoopFunction:
                     elif n in self.body.leaves and n not in leaves:
                         leaves.append(n)
         return sorted(leaves, key=str), reads
-
-    def _bounds(self):
-        if self.kind == "reduce":
-            return tuple(self.dom[1].args[2:5])
-        if self.kind == "scatter":
-            return tuple(self.body.deps.ranges[self.dom[1]])
-        return ()
 
     # -- the function ----------------------------------------------------------------------------
 
@@ -193,7 +194,8 @@ class _LoopFunction:
         return None if made is None else self._call(*made)
 
     def _function(self) -> tuple[str, list[str]] | None:
-        """The loop function's name and parameters, its text registered among the module's helpers."""
+        """The loop function's name and parameters, its source (printed from its records) registered among
+        the module's helpers."""
         leaves, reads = self._used()
         codes = {s: self.body.leaves[s][0] for s in leaves}
         params = list(dict.fromkeys([codes[s] for s in leaves] + reads +
@@ -201,8 +203,8 @@ class _LoopFunction:
         if not all(p.isidentifier() for p in params):
             return None
         # the arrays whose broadcast shape the loop runs over: an elementwise output's, a sum's operand's
-        arrays = sorted(_arrays(self.body, self.dom[1].args[0] if self.kind == "elemsum" else self.targets[0].expr))
-        if self.kind == "elemsum" and _arrays(self.body, self.targets[0].expr, outside=self.dom[1]):
+        arrays = self.dom.arrays
+        if self.kind == "elemsum" and arrays_read(self.body, self.targets[0].expr, outside=self.dom.reduce.node):
             return None         # an array beside the sum: the result is not one number
         if self.kind in ("reduce", "scatter") and any(ELEM in self.body.deps(t.expr) for t in self.targets):
             return None
@@ -210,88 +212,92 @@ class _LoopFunction:
         # statements before the loop (the bounds; after a reduction, the code around it): scalar code
         outer = self._printer(codes, reads_map, 1, {})
         loop_leaves = dict(codes)
-        head = []
+        head: list[lir.Stmt] = []
         loads: set[str] = set()     # the helpers (and math) its own lines use; the printers note theirs
-        elementwise = self.kind in ("elem", "elemsum")
+        elementwise = self.dom.elementwise
         if elementwise:
-            shape = self.fresh("shape")
             if not arrays:
                 return None
-            distinct = list(dict.fromkeys(arrays))
-            head.append(f"{shape} = {distinct[0]}.shape" if len(distinct) == 1 else
-                        f"{shape} = _broadcast_shape({', '.join(a + '.shape' for a in distinct)})")
-            flats = {}
-            for a in distinct:
-                flats[a] = self.fresh(f"flat_{a}")
-                head.append(f"{flats[a]} = _flat_as({a}, {shape})")
-            i = self.fresh("i")
-            count = self.fresh("n")
-            head.append(f"{count} = {flats[distinct[0]]}.shape[0]")
-            for s in leaves:
-                if self.body.leaves[s][2]:
-                    loop_leaves[s] = f"{flats[codes[s]]}[{i}]"
-            loop_head = f"for {i} in range({count}):"
-            loads |= {"_flat_as"} | ({"_broadcast_shape"} if len(distinct) > 1 else set())
+            shape, flats, i, count = self._flatten(head, loop_leaves, leaves, codes)
+            loop_range: tuple[lir.Expr, ...] = (count,)
+            loads |= {"_flat_as"} | ({"_broadcast_shape"} if len(flats) > 1 else set())
         else:
-            k = self.dom[1].args[1] if self.kind == "reduce" else self.dom[1]
-            a, b, s = (outer.value(x) for x in self._bounds())
-            i = self.fresh(naming.user_word(str(k)) or "k")
-            loop_head = f"for {i} in range({a}, {b}{'' if str(s) == '1' else f', {s}'}):"
-        inner = self._printer(loop_leaves, reads_map, 2, {} if elementwise else {self._index(): i})
+            a, b, s = (outer.value(x) for x in self.dom.bounds)
+            i = lir.Name(self.fresh(naming.user_word(str(self.dom.index)) or "k"))
+            loop_range = (a, b) if str(s) == "1" else (a, b, s)
+        inner = self._printer(loop_leaves, reads_map, 2, {} if elementwise else {self.dom.index: i.id})
         inner.scalar_points = True
-        pre = outer.lines
+        pre = list(outer.body)
         outer.body = []
-        out_lines, after, returns = [], [], []
-        if self.kind in ("reduce", "elemsum"):
+        out: list[lir.Stmt] = []
+        returns: list[lir.Expr] = []
+        if self.dom.reduce is not None:
             (t,) = self.targets
-            red = self.dom[1]
-            kind = "sum" if isinstance(red, forms.ElemSum) else red.kind
-            acc = self.fresh("acc")
-            integer = kind in ("sum", "prod") and _integer(self.body, red.args[0])
-            head.append(f"{acc} = {('0' if kind == 'sum' else '1') if integer else _IDENTITY[kind]}")
-            if not integer and kind in ("max", "min"):
+            acc = lir.Name(self.fresh("acc"))
+            head.append(lir.Assign(acc, _identity(self.dom.reduce)))
+            if self.dom.reduce.kind in ("max", "min"):
                 loads.add("math")       # (the identity is math's infinity)
-            val = inner.value(red.args[0])
-            if kind == "sum":
-                out_lines.append(f"{acc} += {val}")
-            elif kind == "prod":
-                out_lines.append(f"{acc} *= {val}")
-            else:
-                # NumPy's max/min: a NaN anywhere is the result
-                cmp = ">" if kind == "max" else "<"
-                term = val if is_atom_code(val) else self.fresh("v")
-                if term != val:
-                    out_lines.append(f"{term} = {val}")
-                out_lines += [f"if {term} {cmp} {acc} or {term} != {term}:", f"    {acc} = {term}"]
-            outer.root.memo[red] = acc
-            res = outer.value(t.expr)
-            after = outer.lines
-            returns.append(res)
+            out += self._accumulate(acc, inner.value(self.dom.reduce.operand))
+            outer.root.memo[self.dom.reduce.node] = acc.id
+            returns.append(outer.value(t.expr))
         else:
             for t in self.targets:
                 val = inner.value(t.expr)
                 if t.mode == "scatter":
-                    idx = ", ".join(_int(inner.value(sp.sympify(x))) for x in t.index)
-                    out_lines.append(f"{t.target}[{idx}] += {val}")
+                    index = tuple(_int(inner.value(sp.sympify(x))) for x in t.index)
+                    out.append(lir.AugAssign(lir.Index(lir.Name(t.target), index), "+", val))
                 else:
-                    buf = self.fresh(t.target)
-                    head.append(f"{buf} = xp.empty({count})")
-                    out_lines.append(f"{buf}[{i}] = {val}")
-                    returns.append(f"{buf}.reshape({shape})")
-        body = [f'    """SOI {self.kernel.index}{self._where()}, {self._what()}: one loop."""']
-        body += pre + ["    " + h for h in head] + ["    " + loop_head] + inner.lines + \
-            ["        " + ln for ln in out_lines] + after
+                    buf = lir.Name(self.fresh(t.target))
+                    head.append(lir.Assign(buf, lir.Call(lir.Attr(lir.Name("xp"), "empty"), (count,))))
+                    out.append(lir.Assign(lir.Index(buf, (i,)), val))
+                    returns.append(lir.Call(lir.Attr(buf, "reshape"), (shape,)))
+        loop = lir.For(i, lir.Call(lir.Name("range"), loop_range), tuple(inner.body + out))
+        body = [*pre, *head, loop, *outer.body]
         if returns:
-            body.append(f"    return {', '.join(map(str, returns))}")
+            body.append(lir.Return(returns[0] if len(returns) == 1 else lir.Tuple(tuple(returns), bare=True)))
         loads |= outer.helpers | inner.helpers | ({"math"} if outer.uses_math or inner.uses_math else set())
         return self._register(params, body, loads), params
+
+    def _flatten(self, head: list, loop_leaves: dict, leaves, codes):
+        """The statements that flatten the domain's arrays to its broadcast shape (into ``head``), each array
+        leaf read at the loop index (``loop_leaves``): the shape's, the flat arrays', index's and count's names."""
+        distinct = list(dict.fromkeys(self.dom.arrays))
+        shape = lir.Name(self.fresh("shape"))
+        shapes = [lir.Attr(lir.Name(a), "shape") for a in distinct]
+        head.append(lir.Assign(shape, shapes[0] if len(distinct) == 1 else
+                               lir.Call(lir.Name("_broadcast_shape"), tuple(shapes))))
+        flats = {}
+        for a in distinct:
+            flats[a] = self.fresh(f"flat_{a}")
+            head.append(lir.Assign(lir.Name(flats[a]), lir.Call(lir.Name("_flat_as"), (lir.Name(a), shape))))
+        i = lir.Name(self.fresh("i"))
+        count = lir.Name(self.fresh("n"))
+        head.append(lir.Assign(count, lir.Index(lir.Attr(lir.Name(flats[distinct[0]]), "shape"), (lir.Lit("0"),))))
+        for s in leaves:
+            if self.body.leaves[s][2]:
+                loop_leaves[s] = lir.Index(lir.Name(flats[codes[s]]), (i,))      # (the element at the index)
+        return shape, flats, i, count
+
+    def _accumulate(self, acc: lir.Name, val: lir.Expr) -> list[lir.Stmt]:
+        """The loop body's step of the reduction into ``acc``: NumPy's max/min, where a NaN anywhere is the
+        result."""
+        kind = self.dom.reduce.kind
+        if kind in ("sum", "prod"):
+            return [lir.AugAssign(acc, "+" if kind == "sum" else "*", val)]
+        stmts: list[lir.Stmt] = []
+        term = val
+        if not is_atom_code(val):
+            term = lir.Name(self.fresh("v"))
+            stmts.append(lir.Assign(term, val))
+        test = lir.BoolOp("or", (lir.Compare(">" if kind == "max" else "<", term, acc), lir.Compare("!=", term, term)))
+        return [*stmts, lir.If(test, (lir.Assign(acc, term),))]
 
     def _call(self, name: str, params: list[str]) -> list[lir.Stmt]:
         """The caller's statements: the call, and what it gives to the SOI's outputs."""
         call = lir.Call(lir.Name(name), tuple(lir.Name(p) for p in params))
         if self.kind == "scatter":
             return [lir.ExprStmt(call)]
-        if self.kind in ("reduce", "elemsum"):
+        if self.dom.reduce is not None:
             (t,) = self.targets
             target = lir.Name(t.target)
             return [lir.AugAssign(target, "+", call) if t.mode == "add" else lir.Assign(target, call)]
@@ -304,19 +310,24 @@ class _LoopFunction:
                   for t, o in zip(self.targets, outs, strict=True) if t.mode == "add"]
         return stmts
 
-    def _register(self, params, body, loads: set[str]) -> str:
+    def _register(self, params, body: list[lir.Stmt], loads: set[str]) -> str:
         """The loop function's name, its source in the module's helpers: ``_soi3_vjp_scatter``; the same
         SOI printed again (the forward inside ``NAME_grad``) shares the function when its text is the same.
-        ``loads``: the helpers it calls, which the module then defines too, and ``math`` where it uses it."""
+        ``loads``: the helpers it calls, which the module then defines too, and ``math`` where it uses it.
+        The function is a :class:`~coarsen_nb.lower.lir.FunctionDef` printed here; its decorator is the
+        module writer's to print (``helper_decorators``), as for every helper it places."""
         base = f"_soi{self.kernel.index}_{self.tag}_{self.kind}"
+        doc = f"SOI {self.kernel.index}{self._where()}, {self._what()}: one loop."
         n = 1
         while True:
             name = base if n == 1 else f"{base}_{n}"
-            source = "\n".join([f"def {name}({', '.join(params)}):"] + body) + "\n"
+            function = lir.FunctionDef(name, tuple(params), tuple(body), doc)
+            source = "\n".join(lir.print_body((function,), 0)) + "\n"
             known = self.writer.helper_table.get(name)
             if known is None or known.source == source:
                 break
             n += 1
+        self.function = function
         self.writer.helpers.add(name)
         self.writer.helper_table[name] = Helper(name, source, frozenset(loads))
         self.writer.helper_decorators[name] = DECORATOR
@@ -327,7 +338,7 @@ class _LoopFunction:
 
         def leaf(s):
             code = leaves[s]
-            return code, s in arrays and code == self.body.leaves[s][0]
+            return code, s in arrays and isinstance(code, str) and code == self.body.leaves[s][0]
 
         pr = Printer("xp", leaf, reads, dict(self.body.temps), indent=indent, namer=self.fresh,
                      exprs=[t.expr for t in self.targets])
@@ -338,9 +349,6 @@ class _LoopFunction:
             pr.root.index_code[k] = lir.Name(code)      # (the loop's index variable)
         return pr
 
-    def _index(self):
-        return self.dom[1].args[1] if self.kind == "reduce" else self.dom[1]
-
     def _where(self) -> str:
         k = self.kernel
         return f" (line{'s' if len(k.lines) > 1 else ''} {', '.join(map(str, k.lines))})" if k.lines else ""
@@ -348,22 +356,19 @@ class _LoopFunction:
     def _what(self) -> str:
         part = "adjoint" if self.tag == "vjp" else "forward"
         return {"elem": f"{part} over the elements", "elemsum": f"{part}, a sum over the elements",
-                "reduce": f"{part}, the {self.dom[1].kind if self.kind == 'reduce' else 'sum'} over its loop",
+                "reduce": f"{part}, the {self.dom.reduce.kind if self.kind == 'reduce' else 'sum'} over its loop",
                 "scatter": f"{part}, the scatters of its loop"}[self.kind]
 
 
-def _arrays(body: Body, e, outside=None) -> frozenset:
-    """The codes of the whole arrays (leaves) that ``e`` reads elementwise (``outside``: not under that
-    node, the sum an elementwise sum's code is around)."""
-    return frozenset(body.leaves[n][0] for n in body.nodes(e, outside)
-                     if isinstance(n, sp.Symbol) and n in body.leaves and body.leaves[n][2])
+def _int(e: lir.Expr) -> lir.Expr:
+    """A scatter's index as an ``int`` (an integer literal as it is)."""
+    return e if str(e).lstrip("-").isdigit() else lir.Call(lir.Name("int"), (e,))
 
 
-def _int(code) -> str:
-    code = str(code)
-    return code if code.lstrip("-").isdigit() else f"int({code})"
-
-
-def _integer(body: Body, e) -> bool:
-    e = body.temps.get(e, e) if isinstance(e, sp.Symbol) else e
-    return bool(e.is_integer)
+def _identity(red) -> lir.Expr:
+    """The accumulator's first value: NumPy's integer sum (product) starts at ``0`` (``1``), a float one
+    at ``0.0`` (``1.0``), a maximum (minimum) at minus (plus) ``math.inf``."""
+    if red.identity in (sp.oo, -sp.oo):
+        inf = lir.Attr(lir.Name("math"), "inf")
+        return lir.Unary("-", inf) if red.identity == -sp.oo else inf
+    return lir.Lit(str(red.identity) if red.integer else f"{float(red.identity)}")

@@ -1,0 +1,183 @@
+"""The index-domain node: over which indices one fused piece of an SOI runs, what it computes there, and how
+it reduces (issue 13, step 6 of ``notes/lowered-ir.md``).
+
+An SOI's targets (its outputs, or its VJP's adjoint contributions) that vary over one domain are one piece of
+work: "over the domain D, compute the targets, reduce with R".  :func:`coarsen_nb.lower.fusion_domain.domain`
+finds D; this record says it, once, so that each printer *schedules* the same node its own way (the CuPy
+fuser as one kernel, the numba fuser as one loop) instead of re-deriving the loop's index, bounds, arrays
+and reduction from a tuple.  The kinds:
+
+``elem``     the elements of the broadcast shape of the arrays ``arrays``; each target written per element;
+``elemsum``  the same elements, summed (``ElemSum``): one target, the code around the sum in it;
+``reduce``   a loop index ``index`` over ``range(*bounds)``, one ``RSum``/``RProd``/``RMax``/``RMin``;
+``scatter``  a loop index over its range, every target a scatter ``b_x[i(k)] += g(k)``.
+
+The record prints as text (``str``: ``over k in range(0, n): sum of x[k]**2  ->  s = sum``), and
+:func:`verify` checks what every builder of one must leave (the tests run it on the domains of the corpus).
+Rectangular nests, masked subsets and segments are kinds to come (the NumPy printer's levels).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy as sp
+
+from coarsen_nb.phi import forms
+from coarsen_nb.symbolic.levels import ELEM
+
+KINDS = ("elem", "elemsum", "reduce", "scatter")
+_IDENTITY = {"sum": sp.Integer(0), "prod": sp.Integer(1), "max": -sp.oo, "min": sp.oo}
+
+
+@dataclass
+class Target:
+    """One value a fused piece produces.
+
+    ``mode``: ``"new"`` (a fresh output named ``target``), ``"add"``
+    (``target += expr``, in place) or ``"scatter"`` (``target[index] += expr``).
+    """
+
+    target: str
+    expr: sp.Expr
+    mode: str = "new"
+    index: tuple = ()
+    level: object = None       # scatters: the loop indices the contribution varies over (diff's level)
+    dtype: str = "float64"
+
+    def __str__(self) -> str:
+        if self.mode == "scatter":
+            return f"{self.target}[{', '.join(map(str, self.index))}] += {self.expr}"
+        return f"{self.target} {'+=' if self.mode == 'add' else '='} {self.expr}"
+
+
+@dataclass(frozen=True)
+class Reduce:
+    """The one reduction of a domain: ``kind`` (``sum``/``prod``/``max``/``min``), its SymPy ``node``
+    (an ``RSum``... over the loop index, or an ``ElemSum`` over the elements), the ``identity`` an
+    accumulator starts from, and whether the operand is ``integer`` (NumPy then sums integers)."""
+
+    kind: str
+    node: sp.Expr
+    identity: sp.Expr
+    integer: bool = False
+
+    @property
+    def operand(self) -> sp.Expr:
+        return self.node.args[0]
+
+    @classmethod
+    def of(cls, node, integer: bool = False) -> Reduce:
+        kind = "sum" if isinstance(node, forms.ElemSum) else node.kind
+        return cls(kind, node, _IDENTITY[kind], integer)
+
+
+@dataclass(frozen=True, eq=False)
+class Domain:
+    """Over which indices ``targets`` are computed (see the module docstring for the kinds).
+
+    ``arrays``: the codes of the whole arrays whose broadcast shape an elementwise domain runs over (sorted;
+    an ``elemsum``'s: its operand's); ``index`` and ``bounds`` (SymPy ``(a, b, s)``, not depending on the
+    index): a loop domain's; ``reduce``: the reduction, if any.
+    """
+
+    kind: str
+    targets: tuple[Target, ...]
+    arrays: tuple[str, ...] = ()
+    index: sp.Symbol | None = None
+    bounds: tuple | None = None
+    reduce: Reduce | None = None
+
+    @property
+    def elementwise(self) -> bool:
+        """Over the elements of arrays (a flat pass), not over a loop index."""
+        return self.kind in ("elem", "elemsum")
+
+    def with_targets(self, targets) -> Domain:
+        """The same domain computing ``targets`` (a fuser's group of targets that each have this domain)."""
+        return Domain(self.kind, tuple(targets), self.arrays, self.index, self.bounds, self.reduce)
+
+    def __str__(self) -> str:
+        if self.elementwise:
+            head = f"over the elements of {', '.join(self.arrays) or '(no array)'}"
+        else:
+            a, b, s = self.bounds
+            head = f"over {self.index} in range({a}, {b}{'' if s == 1 else f', {s}'})"
+        if self.reduce is not None:
+            (t,) = self.targets
+            around = t.expr.xreplace({self.reduce.node: sp.Symbol(self.reduce.kind)})
+            return (f"{head}: {self.reduce.kind} of {self.reduce.operand}  ->  "
+                    f"{Target(t.target, around, t.mode)}")
+        lines = [str(t) for t in self.targets]
+        return f"{head}: {lines[0]}" if len(lines) == 1 else "\n    ".join([f"{head}:", *lines])
+
+
+def verify(dom: Domain, body) -> None:
+    """Check the invariants of ``dom`` against the SOI ``body`` (a ``fusion_domain.Body``) it was built from:
+    a known kind and some targets; one reduction at most, and then one target holding it whose operand
+    holds no other, over the elements or over the loop index alone; a loop domain's bounds free of its
+    index; a scatter domain's targets all scatters over its one index; an elementwise domain's arrays
+    those its targets (its sum's operand) read.  Raises ``AssertionError`` naming the first offence."""
+    if dom.kind not in KINDS:
+        raise AssertionError(f"unknown domain kind {dom.kind!r}")
+    if not dom.targets:
+        raise AssertionError(f"a domain computes nothing: {dom.kind}")
+    reducing = dom.kind in ("reduce", "elemsum")
+    if (dom.reduce is not None) != reducing:
+        raise AssertionError(f"a {dom.kind} domain {'without' if reducing else 'with'} a reduction")
+    if dom.elementwise != (dom.index is None and dom.bounds is None):
+        raise AssertionError(f"a {dom.kind} domain {'with' if dom.elementwise else 'without'} a loop index")
+    if not dom.elementwise:
+        if len(dom.bounds) != 3 or any(dom.index in body.deps(b) or dom.index in sp.sympify(b).free_symbols
+                                       for b in dom.bounds):
+            raise AssertionError(f"the bounds {dom.bounds} of the loop over {dom.index} depend on it")
+    if reducing:
+        _verify_reduction(dom, body)
+    if dom.kind == "scatter":
+        if dom.bounds != tuple(body.deps.ranges.get(dom.index, ())):
+            raise AssertionError(f"scatter bounds {dom.bounds} are not the range of {dom.index}")
+        for t in dom.targets:
+            if t.mode != "scatter":
+                raise AssertionError(f"a scatter domain computes a non-scatter: {t}")
+            if t.level is not None and set(t.level) != {dom.index}:
+                raise AssertionError(f"scatter {t} varies over {t.level}, not {dom.index}")
+            if body.deps(t.expr).union(*(body.deps(sp.sympify(i)) for i in t.index)) - {dom.index}:
+                raise AssertionError(f"scatter {t} varies over more than {dom.index}")
+    elif any(t.mode == "scatter" for t in dom.targets):
+        raise AssertionError(f"a scatter in a {dom.kind} domain")
+    if dom.kind == "elem":
+        for t in dom.targets:
+            if body.deps(t.expr) - {ELEM}:
+                raise AssertionError(f"{t} varies over more than the elements")
+    if dom.elementwise:
+        exprs = [dom.reduce.operand] if dom.kind == "elemsum" else [t.expr for t in dom.targets]
+        if dom.arrays != arrays_read(body, *exprs):
+            raise AssertionError(f"the arrays {dom.arrays} are not those read: {arrays_read(body, *exprs)}")
+
+
+def _verify_reduction(dom: Domain, body) -> None:
+    red = dom.reduce
+    if len(dom.targets) != 1 or dom.targets[0].mode == "scatter":
+        raise AssertionError(f"a reduction domain computes one new or added target: {len(dom.targets)}")
+    nodes = body.nodes(dom.targets[0].expr)
+    if red.node not in nodes:
+        raise AssertionError(f"the target {dom.targets[0]} does not hold the reduction {red.node}")
+    found = [n for n in nodes if isinstance(n, (forms.Reduction, forms.ElemSum))]
+    if len(found) != 1:
+        raise AssertionError(f"{len(found)} reductions in one domain: {found}")
+    if red != Reduce.of(red.node, red.integer):
+        raise AssertionError(f"the reduction's kind or identity is not its node's: {red}")
+    if dom.kind == "elemsum":
+        if not isinstance(red.node, forms.ElemSum) or body.deps(red.operand) - {ELEM}:
+            raise AssertionError(f"an elemsum domain's sum is not over the elements: {red.node}")
+    elif isinstance(red.node, forms.ElemSum) or (dom.index, *dom.bounds) != tuple(red.node.args[1:5]):
+        raise AssertionError(f"the loop over {dom.index} is not the reduction's: {red.node}")
+    elif body.deps(red.operand) - {dom.index}:
+        raise AssertionError(f"the operand of {red.node} varies over more than {dom.index}")
+
+
+def arrays_read(body, *exprs, outside=None) -> tuple[str, ...]:
+    """The codes of the whole arrays (leaves) that ``exprs`` read elementwise, sorted (``outside``: not
+    under that node, the sum an elementwise sum's code is around)."""
+    return tuple(sorted({body.leaves[n][0] for e in exprs for n in body.nodes(e, outside)
+                         if isinstance(n, sp.Symbol) and n in body.leaves and body.leaves[n][2]}))

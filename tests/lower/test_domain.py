@@ -1,0 +1,192 @@
+"""The index-domain record (``lower/domain.py``): built for the real SOIs of corpus entries and kernels, its
+text, and ``verify`` refusing broken records.
+
+The domains are those the fusers build while compiling (``fusion_domain.domain`` and the numba fuser's
+groups, recorded as they are made), checked against what the user's loop says: its reduction, its index's
+range, the arrays it reads.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+
+import numpy as np
+import pytest
+import sympy as sp
+from corpus import CORPUS
+
+import coarsen_nb as cn
+from coarsen_nb import numba_loader
+from coarsen_nb.kernels import KERNELS, function
+from coarsen_nb.lower import fusion, fusion_domain, numba_fusion
+from coarsen_nb.lower.domain import Domain, Reduce, Target, verify
+from coarsen_nb.lower.fusion_domain import Body, domain
+from coarsen_nb.phi import forms
+from coarsen_nb.plan import Kernel, Output, Read
+
+_ENTRIES = {e.name: e for e in CORPUS}
+
+
+def _domains(monkeypatch, fn, wrt, args, backend="numba") -> list[tuple[Body, Domain]]:
+    """Every domain built while ``fn`` compiles under ``backend`` (numba: its module written, not loaded or
+    compiled), with the SOI body it was built from: each target's and each numba loop's group."""
+    seen = []
+
+    def recorded(body, targets):
+        dom = fusion_domain.domain(body, targets)
+        if dom is not None:
+            seen.append((body, dom))
+        return dom
+
+    class Loop(numba_fusion._LoopFunction):
+        def __init__(self, writer, kernel, body, dom, tag):
+            seen.append((body, dom))
+            super().__init__(writer, kernel, body, dom, tag)
+
+    def not_loaded(*args, **kwargs):
+        raise ImportError("written, not loaded")
+
+    monkeypatch.setattr(fusion, "domain", recorded)
+    monkeypatch.setattr(numba_fusion, "domain", recorded)
+    monkeypatch.setattr(numba_fusion, "_LoopFunction", Loop)
+    monkeypatch.setattr(numba_loader, "load", not_loaded)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            cn.coarsen(fn, wrt=wrt or None, backend=backend)._specialize(args)
+        except cn.CoarsenError:         # (the module is not loaded here: it was built)
+            pass
+    assert seen, "no domain was built"
+    return seen
+
+
+def _entry(monkeypatch, name, backend="numba"):
+    e = _ENTRIES[name]
+    return _domains(monkeypatch, e.fn, e.wrt, e.make_args(np.random.default_rng(0)), backend)
+
+
+def _kernel(monkeypatch, name, backend="numba"):
+    mod = KERNELS[name]
+    return _domains(monkeypatch, function(mod), mod.META["wrt"], mod.make_inputs(mod.META["test_size"], 0), backend)
+
+
+@pytest.mark.parametrize("backend", ["numba", "cupy"])
+@pytest.mark.parametrize("source,name,kinds", [
+    ("corpus", "product_range", {"reduce"}),
+    ("corpus", "running_max", {"reduce"}),
+    ("corpus", "for_over_array", {"reduce", "scatter"}),
+    ("corpus", "helper_with_loop", {"elem", "reduce", "scatter"}),
+    ("kernel", "rosenbrock", {"reduce", "scatter"}),
+    ("kernel", "asian_option", {"elem", "elemsum"}),
+    ("kernel", "conv1d", {"elem", "reduce", "scatter"}),
+])
+def test_the_domains_of_real_sois_verify(monkeypatch, source, name, kinds, backend):
+    found = (_entry if source == "corpus" else _kernel)(monkeypatch, name, backend)
+    for body, dom in found:
+        verify(dom, body)
+    assert {dom.kind for _, dom in found} == kinds
+
+
+def test_a_loop_sum_and_its_scatters(monkeypatch):
+    """rosenbrock: ``f += 100 (x[i+1] - x[i]²)² + (1 - x[i])²`` over ``range(len(x) - 1)``: the forward is
+    one sum over i, the adjoint the scatters into ``b_x`` at ``i`` and ``i + 1`` over the same range."""
+    found = [dom for _, dom in _kernel(monkeypatch, "rosenbrock")]
+    sums = [d for d in found if d.kind == "reduce"]
+    scatters = [d for d in found if d.kind == "scatter" and len(d.targets) > 1]
+    assert sums and scatters
+    dom = sums[0]
+    assert dom.reduce.kind == "sum" and dom.reduce.identity == 0 and not dom.reduce.integer
+    assert dom.index == dom.reduce.node.args[1] and dom.bounds[0] == 0 and dom.bounds[2] == 1
+    assert str(dom).startswith(f"over {dom.index} in range(0, {dom.bounds[1]}): sum of ")
+    group = scatters[0]
+    assert group.index == dom.index and group.bounds == dom.bounds
+    assert {t.target for t in group.targets} == {"b_x"}
+    assert {sp.sympify(t.index[0]) - group.index for t in group.targets} == {0, 1}     # x[i], x[i + 1]
+
+
+def test_products_and_maxima_start_from_their_identity(monkeypatch):
+    (_, prod), *_ = _entry(monkeypatch, "product_range")
+    assert prod.reduce.kind == "prod" and prod.reduce.identity == 1 and isinstance(prod.reduce.node, forms.RProd)
+    maxima = [dom for _, dom in _entry(monkeypatch, "running_max")]
+    assert {d.reduce.kind for d in maxima} == {"max"} and {d.reduce.identity for d in maxima} == {-sp.oo}
+    assert all(d.bounds[0] == 1 for d in maxima)           # for i in range(1, len(x))
+    assert " max of " in str(maxima[0])
+
+
+def test_elementwise_domains_run_over_the_arrays_they_read(monkeypatch):
+    found = _kernel(monkeypatch, "asian_option")
+    elem = [(b, d) for b, d in found if d.kind == "elem"]
+    sums = [(b, d) for b, d in found if d.kind == "elemsum"]
+    assert elem and sums
+    for body, dom in elem + sums:
+        read = {body.leaves[s][0] for e in ([dom.reduce.operand] if dom.reduce else [t.expr for t in dom.targets])
+                for s in sp.sympify(body.expand(e)).free_symbols if s in body.leaves and body.leaves[s][2]}
+        # (expanded, SymPy may cancel a read, ``0*p``: the domain runs over those the code reads)
+        arrays = {code for code, _, is_array, _ in body.leaves.values() if is_array}
+        assert read <= set(dom.arrays) <= arrays and read and dom.index is None and dom.bounds is None
+        assert str(dom).startswith(f"over the elements of {', '.join(dom.arrays)}")
+    assert all(d.reduce.kind == "sum" and isinstance(d.reduce.node, forms.ElemSum) for _, d in sums)
+
+
+# ---- a hand-made SOI: the text ----------------------------------------------------------------------
+
+
+def _toy(body, outputs, arrays=None, scalars=None, reads=()):
+    return Kernel(index=7, scalars=scalars or {}, arrays=arrays or {}, reads=tuple(reads), body=body,
+                  outputs=tuple(outputs), lines=(3,))
+
+
+def _sum_of_squares():
+    x = sp.Symbol("x[k]", real=True)
+    k, n, s = sp.Symbol("k", integer=True), sp.Symbol("n", integer=True), sp.Symbol("s", real=True)
+    kern = _toy([(s, forms.RSum(x * x, k, 0, n, 1))], [Output("s.1", s)], scalars={n: "n"},
+                reads=[Read(x, "x", (k,))])
+    body = Body(kern, lambda v: v.replace(".", "_"))
+    return body, domain(body, [Target("s", s)]), k
+
+
+def test_text_of_a_loop_sum():
+    body, dom, k = _sum_of_squares()
+    verify(dom, body)
+    assert str(dom) == "over k in range(0, n): sum of x[k]**2  ->  s = s"       # (s: the SOI's temp holding it)
+    # the code around the reduction, with the reduction named by its kind
+    around = domain(body, [Target("b_a", 2 * body.temps[sp.Symbol("s", real=True)] + 1, "add")])
+    verify(around, body)
+    assert str(around) == "over k in range(0, n): sum of x[k]**2  ->  b_a += 2*sum + 1"
+
+
+def test_text_of_elementwise_targets():
+    x, u, y, z = sp.symbols("x u y z", real=True)
+    kern = _toy([(y, sp.exp(x) * u), (z, x * x)], [Output("y.1", y), Output("z.1", z)], arrays={x: "x", u: "u"})
+    body = Body(kern, str)
+    dom = domain(body, [Target("y", y), Target("z", z, "add")])
+    verify(dom, body)
+    assert str(dom) == "over the elements of u, x:\n    y = y\n    z += z"
+    assert dom.arrays == ("u", "x") and dom.reduce is None
+
+
+# ---- verify refuses broken records ----------------------------------------------------------------------
+
+
+def test_verify_refuses_broken_records():
+    body, dom, k = _sum_of_squares()
+    broken = {
+        "unknown domain kind": dataclasses.replace(dom, kind="tiles"),
+        "computes nothing": dataclasses.replace(dom, targets=()),
+        "without a reduction": dataclasses.replace(dom, reduce=None),
+        "depend on it": dataclasses.replace(dom, bounds=(0, k, 1)),
+        "not the reduction's": dataclasses.replace(dom, bounds=(1, dom.bounds[1], 1)),
+        "one new or added target": dataclasses.replace(dom, targets=dom.targets * 2),
+        "kind or identity": dataclasses.replace(dom, reduce=Reduce("max", dom.reduce.node, -sp.oo)),
+        "does not hold": dataclasses.replace(dom, reduce=Reduce.of(forms.RSum(k, k, 0, 3, 1))),
+        "with a loop index": dataclasses.replace(dom, kind="elem", reduce=None),
+        "a scatter in": Domain("elem", (Target("b_x", k, "scatter", (k,)),)),
+    }
+    for message, record in broken.items():
+        with pytest.raises(AssertionError, match=message):
+            verify(record, body)
+    scatter = Domain("scatter", (Target("b_x", k, "scatter", (k,)), Target("y", k, "add")), index=k,
+                     bounds=(0, sp.Symbol("n", integer=True), 1))
+    with pytest.raises(AssertionError, match="non-scatter|not the range"):
+        verify(scatter, body)
