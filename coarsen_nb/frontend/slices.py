@@ -13,7 +13,16 @@ Python's meaning (``slice.indices``): for an axis of length n and a constant ste
 * the length is ``max(0, ⌈(stop - start) / s⌉)``, and element k is ``start + s·k``.
 
 The normalized start and the length are computed once, as int IR values, before the loop; a
-constant bound picks its branch here, a bound of unknown sign is an ``IfExp``.
+constant bound picks its branch here, a bound of unknown sign is an ``IfExp``.  With a step s > 0 a
+constant start b >= 0 and a constant stop c < 0 need no clamping: ``max(0, ⌈(n + c - b) / s⌉)`` is the
+length whatever n is (past the end, the length is 0 and the start is never read), so ``x[1:]`` is
+``start = 1``, ``length = max(0, n - 1)``.
+
+A read of a variable with constant bounds in a simple statement (``return np.sum((x[1:] - x[:-1]) ** 2)``)
+has its length, bounds and fresh array computed at the start of the statement
+(:meth:`SliceTranslator.slice_setups`), and ``len(x)`` once: the statement's loops and arithmetic are
+then one run of the lifter, so one SOI, as the loop ``for i in range(len(x) - 1)`` is, and the adjoint
+of each read goes straight into ``x``'s (a fresh array or ``len`` is an opaque step, which ends a run).
 
 A read ``x[a:b:s]`` (``X[i, a:b]``, ``X[a:b, j]``: one sliced axis) is a fresh 1-D array::
 
@@ -50,6 +59,8 @@ array element with a sequence").
 from __future__ import annotations
 
 import ast
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 
 from coarsen_nb import ir
 from coarsen_nb.frontend import words
@@ -105,6 +116,39 @@ def _is_newaxis(e: ast.AST) -> bool:
         (isinstance(e, ast.Attribute) and e.attr == "newaxis")
 
 
+@dataclass
+class _Setups:
+    """Where the slice reads of one simple statement compute their lengths, bounds and fresh arrays: the
+    position in its first block, and the ``len`` of each (variable, axis) computed there."""
+
+    block: str
+    pos: int
+    stmt: ast.stmt
+    sizes: dict = field(default_factory=dict)
+
+
+#: the statements whose slice reads are set up at their start: no binding, branch or short circuit inside
+_SIMPLE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Expr)
+_NOT_HOISTED = (ast.NamedExpr, ast.Lambda, ast.comprehension, ast.IfExp, ast.BoolOp)
+
+
+def _const_bound(e: ast.AST | None) -> bool:
+    """Whether ``e`` is an omitted bound or an int literal (``1``, ``-1``)."""
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
+        e = e.operand
+    return e is None or (isinstance(e, ast.Constant) and type(e.value) is int)
+
+
+def _hoistable(node: ast.Subscript, stmt: ast.stmt) -> bool:
+    """Whether the slice read ``node`` of statement ``stmt`` may be set up at the statement's start: a read
+    of a variable with constant bounds and steps (nothing in it evaluates any sooner), in a statement that
+    binds no name and branches nowhere before it is read (its value is the variable's at the start)."""
+    elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    return isinstance(node.value, ast.Name) and \
+        all(isinstance(e, ast.Slice) and all(_const_bound(b) for b in (e.lower, e.upper, e.step)) for e in elts) and \
+        not any(isinstance(n, _NOT_HOISTED) for n in ast.walk(stmt))
+
+
 class SliceTranslator:
     """Mixin of :class:`~coarsen_nb.frontend.exprs.ExprTranslator`: slice reads, and the CFG builder's
     slice writes."""
@@ -116,12 +160,15 @@ class SliceTranslator:
         elts = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
         if any(_is_newaxis(e) for e in elts):
             return self._new_axes(node, elts)
-        base = self.temp(self.expr(node.value), "sb", node.value)
-        axes = self._slice_of(node, base)
-        n = next(self.counter)
-        ranges = [a for a in axes if a[0] == "range"]
-        word = words.subscript_word(node)
-        out = self._hidden(f"$sl{n}", self._fresh_array([a[3] for a in ranges], node), node, word)
+        with self._set_up(node):
+            base = self.temp(self.expr(node.value), "sb", node.value)
+            axes = self._slice_of(node, base)
+            n = next(self.counter)
+            ranges = [a for a in axes if a[0] == "range"]
+            word = words.subscript_word(node)
+            # the zeros step itself is $slN (no copy of it): the write that fills it is provably whole
+            # (lower/trivial.py's whole_fills)
+            out = self._hidden(f"$sl{n}", self._zeros([a[3] for a in ranges]), node, word)
         ks = [self._hidden(f"$i{n}_{d}", None, node, "k") for d in range(len(ranges))]
         if isinstance(node.value, ast.Name) and base == self.expr(node.value):
             src = node.value.id      # the variable itself: its adjoint then gets the slice's scatter directly
@@ -130,6 +177,39 @@ class SliceTranslator:
         source = self._subscript(ast.Name(src, ast.Load()), axes, ks, node)
         self._loop_nest(ks, [a[3] for a in ranges], self._at(out, ks, ast.Store()), source, node)
         return ir.Name(self.rename[out])
+
+    @contextmanager
+    def slice_setups(self, s: ast.stmt):
+        """Translating statement ``s``: a simple one's slice reads are set up at its start (:func:`_hoistable`;
+        the module docstring says why)."""
+        marks = self.__dict__.setdefault("_slice_marks", [])
+        marks.append(_Setups(self.cur, len(self.blocks[self.cur]["stmts"]), s) if isinstance(s, _SIMPLE) else None)
+        try:
+            yield
+        finally:
+            marks.pop()
+
+    @contextmanager
+    def _set_up(self, node: ast.Subscript):
+        """The statements emitted inside, moved to the start of the statement where ``node`` may be set up
+        there; ``self._sizes``: the ``len`` s already computed there (else None)."""
+        marks = self.__dict__.get("_slice_marks")
+        mark = marks[-1] if marks else None
+        if mark is None or not _hoistable(node, mark.stmt):
+            self._sizes = None
+            yield
+            return
+        here = self.blocks[self.cur]["stmts"]
+        first = len(here)
+        self._sizes = mark.sizes
+        try:
+            yield
+        finally:
+            self._sizes = None
+        moved = here[first:]
+        del here[first:]
+        self.blocks[mark.block]["stmts"][mark.pos:mark.pos] = moved
+        mark.pos += len(moved)
 
     def _new_axes(self, node: ast.Subscript, elts: list[ast.expr]) -> ir.Expr:
         """``x[:, None]``, ``X[None, 1:, :]``, ``x[..., None]``: the read without its new axes, then one
@@ -200,17 +280,27 @@ class SliceTranslator:
                 axes.append(("at", self.temp(self.expr(e), "ix", e)))
                 continue
             step = self._step(e)
-            size = self.temp(ir.Call("len", (base,)) if axis == 0 else
-                             ir.Index(self.temp(ir.Attr(base, "shape"), "p", node, words.join(base_word, "shape")),
-                                      (ir.Const(axis),)), "len", node, words.join("n", base_word))
+            size = self._shared(ir.Call("len", (base,)) if axis == 0 else
+                                ir.Index(self._shared(ir.Attr(base, "shape"), "p", node, words.join(base_word, "shape")),
+                                         (ir.Const(axis),)), "len", node, words.join("n", base_word))
             lo = self._bound(e.lower, size, step, "start", node)
             hi = self._bound(e.upper, size, step, "stop", node)
-            span = ir.BinOp("-", hi, lo) if step > 0 else ir.BinOp("-", lo, hi)
+            span = hi if step > 0 and lo == ir.Const(0) else ir.BinOp("-", hi, lo) if step > 0 else ir.BinOp("-", lo, hi)
             span = ceil_quotient(self.temp, span, abs(step), node)
-            span = self.temp(span, "len", node, words.join("span", word))
+            span = self._shared(span, "len", node, words.join("span", word))
             axes.append(("range", lo, step,
-                         self.temp(ir.Call("max", (ir.Const(0), span)), "len", node, words.join("n", word))))
+                         self._shared(ir.Call("max", (ir.Const(0), span)), "len", node, words.join("n", word))))
         return axes
+
+    def _shared(self, value: ir.Expr, kind: str, node: ast.AST, word: str | None) -> ir.Expr:
+        """``value`` as a temporary, the one already computed where the slice reads of this statement are set
+        up (``len(x)`` once; ``x[1:]`` and ``x[:-1]`` one length)."""
+        shared = getattr(self, "_sizes", None)
+        if shared is None or isinstance(value, (ir.Const, ir.Name)):
+            return self.temp(value, kind, node, word)
+        if value not in shared:
+            shared[value] = self.temp(value, kind, node, word)
+        return shared[value]
 
     def _step(self, sl: ast.Slice) -> int:
         if sl.step is None:
@@ -233,6 +323,9 @@ class SliceTranslator:
         if bound is None:
             return self.temp(ir.BinOp("-", size, ir.Const(1)), "len", node, word) if which == "start" else ir.Const(-1)
         b = self.temp(self.expr(bound), "ix", bound)
+        if step > 0 and isinstance(b, ir.Const) and (b.value >= 0) == (which == "start"):
+            # a start >= 0 or a stop < 0: the length needs no clamp (module docstring)
+            return b if b.value >= 0 else self._shared(ir.BinOp("-", size, ir.Const(-b.value)), "ix", node, word)
         low, high = (ir.Const(0), size) if step > 0 else (ir.Const(-1), ir.BinOp("-", size, ir.Const(1)))
         from_end = ir.Call("max", (ir.BinOp("+", b, size), low))
         from_start = ir.Call("min", (b, high))
@@ -242,8 +335,11 @@ class SliceTranslator:
 
     def _fresh_array(self, lengths: list[ir.Expr], node: ast.AST) -> ir.Expr:
         """``np.zeros(length)`` or ``np.zeros((rows, cols))``, as a constructor call of its own step."""
-        shape = lengths[0] if len(lengths) == 1 else ir.Tuple(tuple(lengths))
-        return self.temp(ir.Call("zeros", (shape,)), "p", node, words.join(words.expr_word(node), "zeros"))
+        return self.temp(self._zeros(lengths), "p", node, words.join(words.expr_word(node), "zeros"))
+
+    @staticmethod
+    def _zeros(lengths: list[ir.Expr]) -> ir.Call:
+        return ir.Call("zeros", (lengths[0] if len(lengths) == 1 else ir.Tuple(tuple(lengths)),))
 
     def _hidden(self, name: str, value: ir.Expr | None, node: ast.AST, word: str | None = None) -> str:
         """A compiler variable the desugared AST can name: ``value`` assigned to it (unless None), printed
