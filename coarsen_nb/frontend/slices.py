@@ -19,10 +19,9 @@ length whatever n is (past the end, the length is 0 and the start is never read)
 ``start = 1``, ``length = max(0, n - 1)``.
 
 A read of a variable with constant bounds in a simple statement (``return np.sum((x[1:] - x[:-1]) ** 2)``)
-has its length, bounds and fresh array computed at the start of the statement
-(:meth:`SliceTranslator.slice_setups`), and ``len(x)`` once: the statement's loops and arithmetic are
-then one run of the lifter, so one SOI, as the loop ``for i in range(len(x) - 1)`` is, and the adjoint
-of each read goes straight into ``x``'s (a fresh array or ``len`` is an opaque step, which ends a run).
+has its length, bounds and fresh array computed at the start of the statement, and ``len(x)`` once
+(:mod:`coarsen_nb.frontend.slice_setups`): the statement is then one SOI, as the loop
+``for i in range(len(x) - 1)`` is, and the adjoint of each read goes straight into ``x``'s.
 
 A read ``x[a:b:s]`` (``X[i, a:b]``, ``X[a:b, j]``: one sliced axis) is a fresh 1-D array::
 
@@ -48,7 +47,9 @@ scatter) joins the SOI of the array code that uses it.
 
 A slice read is a copy here and a view in NumPy: the two differ only when the array or the slice
 is written afterwards (``y = u[1:]`` then ``u[1] = 0``), which :func:`sliced_name` lets the alias
-check refuse.  3-D slices and variable steps are refused with what to write instead.
+check refuse.  (The generated code reads a float array's slice through a view, ``_take``, where no
+write can reach it: :func:`coarsen_nb.lower.trivial.whole_fills`.)
+3-D slices and variable steps are refused with what to write instead.
 A new axis, ``x[:, None]`` (``np.newaxis``), is the read without it followed by an ``expand_dims``
 step (:meth:`SliceTranslator._new_axes`); a write through a new axis is refused.
 The frontend knows no ranks: ``X[a:b]`` of a 2-D array the source does not show as one (no
@@ -59,11 +60,10 @@ array element with a sequence").
 from __future__ import annotations
 
 import ast
-from contextlib import contextmanager
-from dataclasses import dataclass, field
 
 from coarsen_nb import ir
 from coarsen_nb.frontend import words
+from coarsen_nb.frontend.slice_setups import SliceSetups
 
 _NEWAXIS_HINT = ("a new axis can be read, not written: assign to the array itself (`u[:] = ...`), and "
                  "add the axis to the value instead")
@@ -116,40 +116,7 @@ def _is_newaxis(e: ast.AST) -> bool:
         (isinstance(e, ast.Attribute) and e.attr == "newaxis")
 
 
-@dataclass
-class _Setups:
-    """Where the slice reads of one simple statement compute their lengths, bounds and fresh arrays: the
-    position in its first block, and the ``len`` of each (variable, axis) computed there."""
-
-    block: str
-    pos: int
-    stmt: ast.stmt
-    sizes: dict = field(default_factory=dict)
-
-
-#: the statements whose slice reads are set up at their start: no binding, branch or short circuit inside
-_SIMPLE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.Expr)
-_NOT_HOISTED = (ast.NamedExpr, ast.Lambda, ast.comprehension, ast.IfExp, ast.BoolOp)
-
-
-def _const_bound(e: ast.AST | None) -> bool:
-    """Whether ``e`` is an omitted bound or an int literal (``1``, ``-1``)."""
-    if isinstance(e, ast.UnaryOp) and isinstance(e.op, (ast.USub, ast.UAdd)):
-        e = e.operand
-    return e is None or (isinstance(e, ast.Constant) and type(e.value) is int)
-
-
-def _hoistable(node: ast.Subscript, stmt: ast.stmt) -> bool:
-    """Whether the slice read ``node`` of statement ``stmt`` may be set up at the statement's start: a read
-    of a variable with constant bounds and steps (nothing in it evaluates any sooner), in a statement that
-    binds no name and branches nowhere before it is read (its value is the variable's at the start)."""
-    elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-    return isinstance(node.value, ast.Name) and \
-        all(isinstance(e, ast.Slice) and all(_const_bound(b) for b in (e.lower, e.upper, e.step)) for e in elts) and \
-        not any(isinstance(n, _NOT_HOISTED) for n in ast.walk(stmt))
-
-
-class SliceTranslator:
+class SliceTranslator(SliceSetups):
     """Mixin of :class:`~coarsen_nb.frontend.exprs.ExprTranslator`: slice reads, and the CFG builder's
     slice writes."""
 
@@ -177,39 +144,6 @@ class SliceTranslator:
         source = self._subscript(ast.Name(src, ast.Load()), axes, ks, node)
         self._loop_nest(ks, [a[3] for a in ranges], self._at(out, ks, ast.Store()), source, node)
         return ir.Name(self.rename[out])
-
-    @contextmanager
-    def slice_setups(self, s: ast.stmt):
-        """Translating statement ``s``: a simple one's slice reads are set up at its start (:func:`_hoistable`;
-        the module docstring says why)."""
-        marks = self.__dict__.setdefault("_slice_marks", [])
-        marks.append(_Setups(self.cur, len(self.blocks[self.cur]["stmts"]), s) if isinstance(s, _SIMPLE) else None)
-        try:
-            yield
-        finally:
-            marks.pop()
-
-    @contextmanager
-    def _set_up(self, node: ast.Subscript):
-        """The statements emitted inside, moved to the start of the statement where ``node`` may be set up
-        there; ``self._sizes``: the ``len`` s already computed there (else None)."""
-        marks = self.__dict__.get("_slice_marks")
-        mark = marks[-1] if marks else None
-        if mark is None or not _hoistable(node, mark.stmt):
-            self._sizes = None
-            yield
-            return
-        here = self.blocks[self.cur]["stmts"]
-        first = len(here)
-        self._sizes = mark.sizes
-        try:
-            yield
-        finally:
-            self._sizes = None
-        moved = here[first:]
-        del here[first:]
-        self.blocks[mark.block]["stmts"][mark.pos:mark.pos] = moved
-        mark.pos += len(moved)
 
     def _new_axes(self, node: ast.Subscript, elts: list[ast.expr]) -> ir.Expr:
         """``x[:, None]``, ``X[None, 1:, :]``, ``x[..., None]``: the read without its new axes, then one
@@ -280,27 +214,21 @@ class SliceTranslator:
                 axes.append(("at", self.temp(self.expr(e), "ix", e)))
                 continue
             step = self._step(e)
-            size = self._shared(ir.Call("len", (base,)) if axis == 0 else
-                                ir.Index(self._shared(ir.Attr(base, "shape"), "p", node, words.join(base_word, "shape")),
-                                         (ir.Const(axis),)), "len", node, words.join("n", base_word))
+            shape = None if axis == 0 else \
+                self._shared(ir.Attr(base, "shape"), "p", node, words.join(base_word, "shape"))
+            size = self._shared(ir.Call("len", (base,)) if axis == 0 else ir.Index(shape, (ir.Const(axis),)),
+                                "len", node, words.join("n", base_word))
             lo = self._bound(e.lower, size, step, "start", node)
             hi = self._bound(e.upper, size, step, "stop", node)
-            span = hi if step > 0 and lo == ir.Const(0) else ir.BinOp("-", hi, lo) if step > 0 else ir.BinOp("-", lo, hi)
+            if step < 0:
+                span = ir.BinOp("-", lo, hi)
+            else:
+                span = hi if lo == ir.Const(0) else ir.BinOp("-", hi, lo)
             span = ceil_quotient(self.temp, span, abs(step), node)
             span = self._shared(span, "len", node, words.join("span", word))
             axes.append(("range", lo, step,
                          self._shared(ir.Call("max", (ir.Const(0), span)), "len", node, words.join("n", word))))
         return axes
-
-    def _shared(self, value: ir.Expr, kind: str, node: ast.AST, word: str | None) -> ir.Expr:
-        """``value`` as a temporary, the one already computed where the slice reads of this statement are set
-        up (``len(x)`` once; ``x[1:]`` and ``x[:-1]`` one length)."""
-        shared = getattr(self, "_sizes", None)
-        if shared is None or isinstance(value, (ir.Const, ir.Name)):
-            return self.temp(value, kind, node, word)
-        if value not in shared:
-            shared[value] = self.temp(value, kind, node, word)
-        return shared[value]
 
     def _step(self, sl: ast.Slice) -> int:
         if sl.step is None:
