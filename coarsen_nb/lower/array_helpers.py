@@ -147,8 +147,8 @@ def _diff_vjp(g, n, axis):
         shape[axis] += 1
         out = xp.zeros(tuple(shape))
         before = (slice(None),) * axis
-        out[before + (slice(1, None),)] = g
-        out[before + (slice(None, -1),)] -= g
+        out[before + (slice(1, None), ...)] = g
+        out[before + (slice(None, -1), ...)] -= g
         g = out
     return g
 
