@@ -133,9 +133,10 @@ class SliceTranslator(SliceSetups):
             n = next(self.counter)
             ranges = [a for a in axes if a[0] == "range"]
             word = words.subscript_word(node)
-            # the zeros step itself is $slN (no copy of it): the write that fills it is provably whole
-            # (lower/trivial.py's whole_fills)
-            out = self._hidden(f"$sl{n}", self._zeros([a[3] for a in ranges]), node, word)
+            zeros = self._fresh_array([a[3] for a in ranges], node)
+        # $slN starts as the zeros where its loop starts, in the loop's SOI, which so reads the zeros step
+        # itself: the write that fills them is provably whole (lower/trivial.py's whole_fills)
+        out = self._hidden(f"$sl{n}", zeros, node, word)
         ks = [self._hidden(f"$i{n}_{d}", None, node, "k") for d in range(len(ranges))]
         if isinstance(node.value, ast.Name) and base == self.expr(node.value):
             src = node.value.id      # the variable itself: its adjoint then gets the slice's scatter directly
@@ -263,11 +264,8 @@ class SliceTranslator(SliceSetups):
 
     def _fresh_array(self, lengths: list[ir.Expr], node: ast.AST) -> ir.Expr:
         """``np.zeros(length)`` or ``np.zeros((rows, cols))``, as a constructor call of its own step."""
-        return self.temp(self._zeros(lengths), "p", node, words.join(words.expr_word(node), "zeros"))
-
-    @staticmethod
-    def _zeros(lengths: list[ir.Expr]) -> ir.Call:
-        return ir.Call("zeros", (lengths[0] if len(lengths) == 1 else ir.Tuple(tuple(lengths)),))
+        shape = lengths[0] if len(lengths) == 1 else ir.Tuple(tuple(lengths))
+        return self.temp(ir.Call("zeros", (shape,)), "p", node, words.join(words.expr_word(node), "zeros"))
 
     def _hidden(self, name: str, value: ir.Expr | None, node: ast.AST, word: str | None = None) -> str:
         """A compiler variable the desugared AST can name: ``value`` assigned to it (unless None), printed

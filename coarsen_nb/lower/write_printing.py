@@ -29,7 +29,10 @@ class WritePrinting:
         child = self._child(lv, k, a, b, s)
         identity = len(idx) == 1 and idx[0] == k and a == 0 and s == 1 and lv.kind == "root"
         if identity and k in self.deps(body) and trivial.fills_whole(self, init):
-            return self.value(body, child)   # a value at each of the n points, in order: the array (x[1:]'s view)
+            # a value at each of the n points, in order: the array (x[1:]'s view), called what the array is
+            if e in self.words:
+                self.words.setdefault(self.temps.get(body, body), self.words[e])
+            return self.value(body, child)
         vals = self.value(body, child)
         where = [self.value(i, child) for i in idx]
         out = Name(self.fresh(self.words.get(e) or "w"))
