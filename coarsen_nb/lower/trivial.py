@@ -89,16 +89,18 @@ def whole_fills(writer, kernel) -> frozenset[str]:
              if isinstance(s, PrimStep) and isinstance(s.expr, ir.Call) and s.expr.func == "zeros"
              and len(s.expr.args) == 1 and not s.expr.static and isinstance(s.expr.args[0], ir.Name)}
     temps = dict(kernel.body)
-    reads = {r.symbol: r.array for r in kernel.reads}
+    reads = {r.symbol: r for r in kernel.reads}
     out = set()
     for _, e in kernel.body:
         if not isinstance(e, forms.RWrite):
             continue
         init, body, k, a, b, s, *idx = e.args
-        array = reads.get(temps.get(body, body))
+        read = reads.get(temps.get(body, body))
+        t = writer.plan.types.get(read.array) if read is not None else None
         length = zeros.get(kernel.arrays.get(init))
+        # (an element of the array at each point: a row, X[k] of a matrix, is no element, and stays refused)
         if idx == [k] and a == 0 and s == 1 and length is not None and kernel.scalars.get(b) == length \
-                and array is not None and getattr(writer.plan.types.get(array), "kind", None) == "float":
+                and t is not None and t.kind == "float" and t.ndim == len(read.index):
             out.add(writer.py(kernel.arrays[init]))
     return frozenset(out)
 

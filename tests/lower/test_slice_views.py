@@ -103,3 +103,13 @@ def _stmt(src: str) -> tuple[ast.stmt, ast.Subscript]:
 ])
 def test_which_slice_reads_are_set_up_at_the_start_of_their_statement(src, hoisted):
     assert hoistable(*reversed(_stmt(src))) is hoisted
+
+
+def test_a_row_written_as_an_element_is_still_numpys_error():
+    """A write of ``X[k]`` (a row of a matrix) into ``u[k]`` fills no element: it is not printed as its values
+    (lower/trivial.py's ``whole_fills`` takes an element at each point) and stays NumPy's ValueError, at the
+    user's line."""
+    src = ("def f(X):\n    u = np.zeros(len(X))\n    for k in range(len(X)):\n        u[k] = X[k]\n"
+           "    return np.sum(u)\n")
+    with pytest.raises(ValueError, match="setting an array element with a sequence"):
+        cn.coarsen(src)(np.ones((3, 2)))
