@@ -129,7 +129,8 @@ class _Builder(BuilderState):
         if method is None:
             construct, hint = _STMT_REJECT.get(type(s), (type(s).__name__, "rewrite it with the supported subset"))
             raise self.unit.error(construct, s, hint)
-        return method(s)
+        with self.slice_setups(s):
+            return method(s)
 
     def _s_Pass(self, s):
         return set(), False

@@ -13,7 +13,15 @@ Python's meaning (``slice.indices``): for an axis of length n and a constant ste
 * the length is ``max(0, ⌈(stop - start) / s⌉)``, and element k is ``start + s·k``.
 
 The normalized start and the length are computed once, as int IR values, before the loop; a
-constant bound picks its branch here, a bound of unknown sign is an ``IfExp``.
+constant bound picks its branch here, a bound of unknown sign is an ``IfExp``.  With a step s > 0 a
+constant start b >= 0 and a constant stop c < 0 need no clamping: ``max(0, ⌈(n + c - b) / s⌉)`` is the
+length whatever n is (past the end, the length is 0 and the start is never read), so ``x[1:]`` is
+``start = 1``, ``length = max(0, n - 1)``.
+
+A read of a variable with constant bounds in a simple statement (``return np.sum((x[1:] - x[:-1]) ** 2)``)
+has its length, bounds and fresh array computed at the start of the statement, and ``len(x)`` once
+(:mod:`coarsen_nb.frontend.slice_setups`): the statement is then one SOI, as the loop
+``for i in range(len(x) - 1)`` is, and the adjoint of each read goes straight into ``x``'s.
 
 A read ``x[a:b:s]`` (``X[i, a:b]``, ``X[a:b, j]``: one sliced axis) is a fresh 1-D array::
 
@@ -39,7 +47,9 @@ scatter) joins the SOI of the array code that uses it.
 
 A slice read is a copy here and a view in NumPy: the two differ only when the array or the slice
 is written afterwards (``y = u[1:]`` then ``u[1] = 0``), which :func:`sliced_name` lets the alias
-check refuse.  3-D slices and variable steps are refused with what to write instead.
+check refuse.  (The generated code reads a float array's slice through a view, ``_take``, where no
+write can reach it: :func:`coarsen_nb.lower.trivial.whole_fills`.)
+3-D slices and variable steps are refused with what to write instead.
 A new axis, ``x[:, None]`` (``np.newaxis``), is the read without it followed by an ``expand_dims``
 step (:meth:`SliceTranslator._new_axes`); a write through a new axis is refused.
 The frontend knows no ranks: ``X[a:b]`` of a 2-D array the source does not show as one (no
@@ -53,6 +63,7 @@ import ast
 
 from coarsen_nb import ir
 from coarsen_nb.frontend import words
+from coarsen_nb.frontend.slice_setups import SliceSetups
 
 _NEWAXIS_HINT = ("a new axis can be read, not written: assign to the array itself (`u[:] = ...`), and "
                  "add the axis to the value instead")
@@ -105,7 +116,7 @@ def _is_newaxis(e: ast.AST) -> bool:
         (isinstance(e, ast.Attribute) and e.attr == "newaxis")
 
 
-class SliceTranslator:
+class SliceTranslator(SliceSetups):
     """Mixin of :class:`~coarsen_nb.frontend.exprs.ExprTranslator`: slice reads, and the CFG builder's
     slice writes."""
 
@@ -116,12 +127,16 @@ class SliceTranslator:
         elts = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
         if any(_is_newaxis(e) for e in elts):
             return self._new_axes(node, elts)
-        base = self.temp(self.expr(node.value), "sb", node.value)
-        axes = self._slice_of(node, base)
-        n = next(self.counter)
-        ranges = [a for a in axes if a[0] == "range"]
-        word = words.subscript_word(node)
-        out = self._hidden(f"$sl{n}", self._fresh_array([a[3] for a in ranges], node), node, word)
+        with self._set_up(node):
+            base = self.temp(self.expr(node.value), "sb", node.value)
+            axes = self._slice_of(node, base)
+            n = next(self.counter)
+            ranges = [a for a in axes if a[0] == "range"]
+            word = words.subscript_word(node)
+            zeros = self._fresh_array([a[3] for a in ranges], node)
+        # $slN starts as the zeros where its loop starts, in the loop's SOI, which so reads the zeros step
+        # itself: the write that fills them is provably whole (lower/trivial.py's whole_fills)
+        out = self._hidden(f"$sl{n}", zeros, node, word)
         ks = [self._hidden(f"$i{n}_{d}", None, node, "k") for d in range(len(ranges))]
         if isinstance(node.value, ast.Name) and base == self.expr(node.value):
             src = node.value.id      # the variable itself: its adjoint then gets the slice's scatter directly
@@ -200,16 +215,20 @@ class SliceTranslator:
                 axes.append(("at", self.temp(self.expr(e), "ix", e)))
                 continue
             step = self._step(e)
-            size = self.temp(ir.Call("len", (base,)) if axis == 0 else
-                             ir.Index(self.temp(ir.Attr(base, "shape"), "p", node, words.join(base_word, "shape")),
-                                      (ir.Const(axis),)), "len", node, words.join("n", base_word))
+            shape = None if axis == 0 else \
+                self._shared(ir.Attr(base, "shape"), "p", node, words.join(base_word, "shape"))
+            size = self._shared(ir.Call("len", (base,)) if axis == 0 else ir.Index(shape, (ir.Const(axis),)),
+                                "len", node, words.join("n", base_word))
             lo = self._bound(e.lower, size, step, "start", node)
             hi = self._bound(e.upper, size, step, "stop", node)
-            span = ir.BinOp("-", hi, lo) if step > 0 else ir.BinOp("-", lo, hi)
+            if step < 0:
+                span = ir.BinOp("-", lo, hi)
+            else:
+                span = hi if lo == ir.Const(0) else ir.BinOp("-", hi, lo)
             span = ceil_quotient(self.temp, span, abs(step), node)
-            span = self.temp(span, "len", node, words.join("span", word))
+            span = self._shared(span, "len", node, words.join("span", word))
             axes.append(("range", lo, step,
-                         self.temp(ir.Call("max", (ir.Const(0), span)), "len", node, words.join("n", word))))
+                         self._shared(ir.Call("max", (ir.Const(0), span)), "len", node, words.join("n", word))))
         return axes
 
     def _step(self, sl: ast.Slice) -> int:
@@ -233,6 +252,9 @@ class SliceTranslator:
         if bound is None:
             return self.temp(ir.BinOp("-", size, ir.Const(1)), "len", node, word) if which == "start" else ir.Const(-1)
         b = self.temp(self.expr(bound), "ix", bound)
+        if step > 0 and isinstance(b, ir.Const) and (b.value >= 0) == (which == "start"):
+            # a start >= 0 or a stop < 0: the length needs no clamp (module docstring)
+            return b if b.value >= 0 else self._shared(ir.BinOp("-", size, ir.Const(-b.value)), "ix", node, word)
         low, high = (ir.Const(0), size) if step > 0 else (ir.Const(-1), ir.BinOp("-", size, ir.Const(1)))
         from_end = ir.Call("max", (ir.BinOp("+", b, size), low))
         from_start = ir.Call("min", (b, high))

@@ -140,13 +140,16 @@ def _cumprod_jvp(x, dx, axis):
 
 
 def _diff_vjp(g, n, axis):
-    """The cotangent of x in y = diff(x, n, axis), from y's cotangent g: diff's transpose, -diff of g
-    with a zero put before and after it along axis, n times."""
+    """The cotangent of x in y = diff(x, n, axis), from y's cotangent g: diff's transpose, n times: element
+    i gets g[i - 1] - g[i] along axis (a zero past either end), one array written through two views."""
     for _ in range(n):
-        edge = list(g.shape)
-        edge[axis] = 1
-        pad = xp.zeros(tuple(edge))
-        g = -xp.diff(xp.concat([pad, g, pad], axis=axis), axis=axis)
+        shape = list(g.shape)
+        shape[axis] += 1
+        out = xp.zeros(tuple(shape))
+        before = (slice(None),) * axis
+        out[before + (slice(1, None), ...)] = g
+        out[before + (slice(None, -1), ...)] -= g
+        g = out
     return g
 
 

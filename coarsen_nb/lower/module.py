@@ -41,7 +41,7 @@ import sympy as sp
 
 from coarsen_nb import backends, ir
 from coarsen_nb.frontend.unbound import bound_error, is_bound_check
-from coarsen_nb.lower import lir, lir_lines, lir_passes, naming
+from coarsen_nb.lower import lir, lir_lines, lir_passes, naming, trivial
 from coarsen_nb.lower.emit import Printer
 from coarsen_nb.lower.helpers import HELPERS, Helper, closure
 from coarsen_nb.lower.iterated import IteratedLoops
@@ -233,6 +233,7 @@ class ModuleWriter(ReverseSweep, IteratedLoops, WriterRecords):
                      elem_shape=shape, exprs=[o.symbol for o in kernel.outputs], broadcast=len(arrays) > 1,
                      elem_shape_calls=frozenset({"_broadcast_shape"}) if len(arrays) > 1 else frozenset())
         pr.leaf_map, pr.words = leaves, naming.kernel_words(kernel, self.plan.words, pr.deps.ranges)
+        pr.whole_fills = trivial.whole_fills(self, kernel)
         lanes = self._lanes()
         pr.lane_rows = {s: lanes[n] for s, n in list(kernel.scalars.items()) + list(kernel.arrays.items())
                         if n in lanes}

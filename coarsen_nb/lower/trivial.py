@@ -11,15 +11,23 @@
 * The values themselves, not ``zeros`` + copy + scatter, for a write ``out[k] = v_k`` over
   ``k in range(n)`` into a 1-D array of length ``n`` (a slice ``x[1:]``, a filled table): every element
   is written once, in order.  The length is compared when the code runs (it is one comparison), so
-  any other case keeps the scatter.
+  any other case keeps the scatter.  Where the plan proves the case — the array is a step
+  ``zeros(n)`` and the loop runs over ``range(0, n, 1)`` of that same ``n`` (what a slice read ``x[1:]``
+  desugars to, :mod:`coarsen_nb.frontend.slices`) — the written array *is* the values: no test, no
+  copy, and the zeros are dead (:func:`whole_fills`).  Nothing can change the values through it: a
+  later write to the array copies it (``_put``), and an array written in place starts as a copy
+  (:mod:`coarsen_nb.lower.in_place`).
 """
 
 from __future__ import annotations
 
 import sympy as sp
 
+from coarsen_nb import ir
 from coarsen_nb.lower import lir, naming
 from coarsen_nb.lower.printing import length
+from coarsen_nb.phi import forms
+from coarsen_nb.plan import PrimStep, walk_steps
 
 
 def count(literal: lir.Expr, size: lir.Expr) -> lir.Expr:
@@ -69,3 +77,39 @@ def whole_write(pr, base: lir.Expr, vals: lir.Expr, n: lir.Expr, identity: bool)
     test = lir.BoolOp("and", (one_d, lir.Compare("==", length(base), n)))
     return test, pr.call("asarray", pr.call("broadcast_to", pr.call("asarray", vals, dtype=pr.dtype("float64")),
                                             lir.Tuple((n,))), copy=lir.Lit("True"))
+
+
+def whole_fills(writer, kernel) -> frozenset[str]:
+    """The printed names of ``kernel``'s array inputs that one of its writes fills whole with float elements
+    of arrays: each a plan step ``zeros(n)``, written at ``k`` over ``range(0, n, 1)`` of that same ``n`` by
+    a read of a float array (the loop a slice read ``x[1:]`` desugars to).  Such a write's value is its
+    values (:meth:`~coarsen_nb.lower.write_printing.WritePrinting._write`).  ``writer``: the module writer
+    (its plan and names)."""
+    zeros = {s.name: s.expr.args[0].id for s in walk_steps(writer.plan.steps)
+             if isinstance(s, PrimStep) and isinstance(s.expr, ir.Call) and s.expr.func == "zeros"
+             and len(s.expr.args) == 1 and not s.expr.static and isinstance(s.expr.args[0], ir.Name)}
+    temps = dict(kernel.body)
+    reads = {r.symbol: r for r in kernel.reads}
+    out = set()
+    for _, e in kernel.body:
+        if not isinstance(e, forms.RWrite):
+            continue
+        init, body, k, a, b, s, *idx = e.args
+        read = reads.get(temps.get(body, body))
+        t = writer.plan.types.get(read.array) if read is not None else None
+        length = zeros.get(kernel.arrays.get(init))
+        # (an element of the array at each point: a row, X[k] of a matrix, is no element, and stays refused)
+        if idx == [k] and a == 0 and s == 1 and length is not None and kernel.scalars.get(b) == length \
+                and t is not None and t.kind == "float" and t.ndim == len(read.index):
+            out.add(writer.py(kernel.arrays[init]))
+    return frozenset(out)
+
+
+def fills_whole(pr, init) -> bool:
+    """Whether the write into ``init`` (a kernel's array input, or its tangent's zeros) is one of the
+    printer ``pr``'s :func:`whole_fills`."""
+    code = pr.leaf(init)[0] if init in getattr(pr, "leaf_map", {}) else None
+    if isinstance(code, lir.Call) and str(code.func).endswith("zeros") and len(code.args) == 1 \
+            and isinstance(code.args[0], lir.Attr) and code.args[0].attr == "shape":
+        code = code.args[0].value       # the tangent of the zeros: zeros of their shape
+    return str(code) in pr.whole_fills

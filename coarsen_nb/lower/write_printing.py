@@ -3,7 +3,8 @@ its initial array) and ``Unwritten`` (the adjoint's copy of an array with the wr
 
 A mixin of :class:`~coarsen_nb.lower.emit.Printer`: the written values are computed on the loop's level
 (:meth:`Printer._child`), then put into a float copy of the initial array (``_put``), or, where one loop writes
-every element of a 1-D array in order, are that array (:func:`coarsen_nb.lower.trivial.whole_write`).  A
+every element of a 1-D array in order, are that array (:func:`coarsen_nb.lower.trivial.whole_write`; with
+no test where the plan proves it, :func:`coarsen_nb.lower.trivial.whole_fills`: a slice read is its view).  A
 write inside another array level has no segment form (``NoSegmentForm``: a finer selection is compiled).
 """
 
@@ -18,17 +19,25 @@ from coarsen_nb.lower.printing import Level
 class WritePrinting:
     """Written arrays of the :class:`~coarsen_nb.lower.emit.Printer`."""
 
+    #: the printed names of the arrays a write fills whole, proved from the plan (trivial.whole_fills)
+    whole_fills: frozenset[str] = frozenset()
+
     def _write(self, e, lv: Level) -> lir.Expr:
         init, body, k, a, b, s, *idx = e.args
         if self._is_array_level(lv):
             raise NoSegmentForm("nested-write")
         child = self._child(lv, k, a, b, s)
+        identity = len(idx) == 1 and idx[0] == k and a == 0 and s == 1 and lv.kind == "root"
+        if identity and k in self.deps(body) and trivial.fills_whole(self, init):
+            # a value at each of the n points, in order: the array (x[1:]'s view), called what the array is
+            if e in self.words:
+                self.words.setdefault(self.temps.get(body, body), self.words[e])
+            return self.value(body, child)
         vals = self.value(body, child)
         where = [self.value(i, child) for i in idx]
         out = Name(self.fresh(self.words.get(e) or "w"))
         base = self.value(init, lv)
-        whole = trivial.whole_write(self, base, vals, self._size(child), len(idx) == 1 and idx[0] == k
-                                    and a == 0 and s == 1 and lv.kind == "root")
+        whole = trivial.whole_write(self, base, vals, self._size(child), identity)
         if not whole:
             self._put_copy(out, base, where, vals)
             return out
