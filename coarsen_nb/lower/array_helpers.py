@@ -67,9 +67,10 @@ def _mm_right(g, x, y):
 
 def _rowdot(m, v):
     """np.sum(m * v, axis=1) of a matrix m and a vector v without the product array: m @ v where the
-    lengths match, NumPy's broadcasting sum where one of them is 1 (m of one column, v of one element)."""
+    lengths match, NumPy's broadcasting sum where one of them is 1 (m of one column, v of one element).
+    (xp.matmul, not @: Numba's @ takes two arrays of one float dtype, its namespace's matmul ints too.)"""
     if m.shape[1] == v.shape[0]:
-        return m @ v
+        return xp.matmul(m, v)
     return xp.sum(m * v, axis=1)
 
 

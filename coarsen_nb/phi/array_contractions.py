@@ -96,9 +96,13 @@ def _ndim(e: ir.Expr, types: dict[str, T]) -> int:
 
 
 def _matrix_vector(e: ir.Expr, types: dict[str, T]) -> bool:
-    """Whether ``e`` is ``A * B`` of a matrix and a vector (either order)."""
-    return isinstance(e, ir.BinOp) and e.op == "*" and \
-        sorted((_ndim(e.left, types), _ndim(e.right, types))) == [1, 2]
+    """Whether ``e`` is ``A * B`` of a matrix and a vector (either order) of numbers, not both boolean
+    (NumPy's matmul of two boolean arrays is their logical or of ands; the sum of their products counts)."""
+    if not (isinstance(e, ir.BinOp) and e.op == "*"):
+        return False
+    a, b = expr_type(e.left, types), expr_type(e.right, types)
+    return sorted((a.ndim, b.ndim)) == [1, 2] and {a.kind, b.kind} <= {"float", "int", "bool"} and \
+        {a.kind, b.kind} != {"bool"}
 
 
 def _last_axis_sum(e: ir.Expr, types: dict[str, T]) -> bool:

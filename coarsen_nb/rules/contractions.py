@@ -15,14 +15,14 @@ for ``s_i = Σ_j M[i, j'] v[j'']`` (``j'``, ``j''``: ``j`` or 0 where that opera
 
 * ``M̄ = sum_to(ḡ[:, None] * v, M.shape)``: ``ḡ_i v_j`` at each element, summed over the columns
   where ``M`` has one (``_sum_to`` returns the product itself when the shapes match);
-* ``v̄ = sum_to(ḡ @ M, v.shape)``: ``Σ_i ḡ_i M[i, j]``, spread over v's elements where ``M`` has one
+* ``v̄ = sum_to(matmul(ḡ, M), v.shape)``: ``Σ_i ḡ_i M[i, j]``, spread over v's elements where ``M`` has one
   column, summed to v's one element where v has one;
 * the tangent ``rowdot(Ṁ, v) + rowdot(M, v̇)`` (bilinear).
 """
 
 from __future__ import annotations
 
-from coarsen_nb.rules.build import ALL, NEW, Index, Name, Paren, call, op, shape
+from coarsen_nb.rules.build import ALL, NEW, Index, Name, Paren, call, op, shape, xp_call
 from coarsen_nb.rules.record import Primitive, Spelling
 
 
@@ -35,7 +35,7 @@ def _rowdot_vjp(s, a, bar):
     m, v = s.expr(a[0]), s.expr(a[1])
     sum_to = s.helper("_sum_to")
     return [(a[0], call(sum_to, op("*", _column(bar), v), shape(m))),
-            (a[1], call(sum_to, Paren(op("@", bar, m)), shape(v)))]
+            (a[1], call(sum_to, xp_call("matmul", bar, m), shape(v)))]
 
 
 def _rowdot_jvp(s, a):

@@ -98,6 +98,29 @@ def test_a_product_read_elsewhere_stays_the_reduction():
     assert "_rowdot(" not in f.source
 
 
+def squared_rows(X, w):
+    return np.sum(np.sum(X * w, axis=1) ** 2)
+
+
+@pytest.mark.parametrize("kinds", [("int", "float"), ("bool", "float"), ("float", "int"), ("int", "int"),
+                                   ("bool", "int"), ("bool", "bool")])
+def test_integer_and_boolean_operands_are_numpys_sum(kinds):
+    """matmul promotes as the product does, except of two boolean arrays (a logical or of ands, where the
+    sum of the products counts): those keep the product and the reduction."""
+    rng = np.random.default_rng(4)
+    make = {"float": lambda s: rng.normal(size=s), "int": lambda s: rng.integers(-3, 4, size=s),
+            "bool": lambda s: rng.normal(size=s) > 0}
+    args = (make[kinds[0]]((6, 4)), make[kinds[1]]((4,)))
+    f = cn.coarsen(squared_rows)
+    assert_close(f(*args), squared_rows(*args), rtol=1e-12, atol=0.0, what="value")
+    assert ("_rowdot(" in f.source) == (kinds != ("bool", "bool"))
+    for k, kind in enumerate(kinds):
+        if kind == "float":
+            g = f.grad(*args)
+            assert_close(g[k] if isinstance(g, tuple) else g, finite_difference(squared_rows, args, k),
+                         rtol=1e-6, atol=1e-7, what=f"d/d{k}")
+
+
 @pytest.mark.parametrize("shapes", SHAPES + [((0, 3), (3,))], ids=SHAPE_IDS + ["no-rows"])
 def test_the_helper_is_numpys_broadcasting_sum(shapes):
     m, v = _args(shapes, 3)
