@@ -150,3 +150,14 @@ def test_numba_runs_the_step_as_numpy_does(tmp_path, monkeypatch):
             for k, (a, b) in enumerate(zip(f.grad(*args), ref.grad(*args), strict=True)):
                 assert_close(a, b, rtol=1e-12, atol=1e-14, what=f"{shapes} d/d{k}")
             assert_close(f.jvp(args, t)[1], ref.jvp(args, t)[1], rtol=1e-12, atol=1e-14, what=f"{shapes} jvp")
+
+
+@pytest.mark.parametrize("selection", SELECTIONS, ids=SELECTION_IDS)
+def test_the_step_is_array_api_code(selection):
+    """Under ``array_api_strict`` (the standard's 2024.12 names only) the module gives the NumPy build's
+    values, VJPs and tangents at every broadcast shape."""
+    xps = pytest.importorskip("array_api_strict")
+    from test_array_api import _check
+
+    with xps.ArrayAPIStrictFlags(api_version="2024.12"):
+        _check(softplus_rows, ["X", "w"], [_args(shapes, 0) for shapes in SHAPES], selection)
