@@ -161,3 +161,10 @@ def test_the_step_is_array_api_code(selection):
 
     with xps.ArrayAPIStrictFlags(api_version="2024.12"):
         _check(softplus_rows, ["X", "w"], [_args(shapes, 0) for shapes in SHAPES], selection)
+
+
+def test_shapes_that_do_not_broadcast_are_the_users_error_at_the_users_line():
+    f = cn.coarsen(softplus_rows)
+    for call in (f, f.grad):
+        with pytest.raises(ValueError, match=r"could not be broadcast(.|\n)*np\.sum\(X \* w, axis=1\)"):
+            call(np.ones((5, 3)), np.ones(4))
