@@ -9,7 +9,8 @@ loop (issue 15).  This pass rewrites the pattern before lifting into the contrac
 broadcasting of a size-1 axis, which the step checks at run time: shapes are not known here)::
 
     $a = A * B                (read only by the sum below, in the same region)
-    $p = sum($a, axis=1)      A, B: one a matrix, the other a vector; axis the last, no keepdims
+    $p = sum($a, axis=1)      A, B: one a matrix, the other a vector, not both boolean (matmul's
+                              or of ands is not the sum's count); axis the last, no keepdims
   →
     $p = rowdot(M, v)         M, v: the matrix and the vector operand (A * B == B * A)
 
@@ -18,6 +19,12 @@ is still an array, computed once, in its SOI); the product is gone.  Recognized 
 product's value read nowhere else (otherwise it is made anyway, and the sum stays the reduction
 of it), and only in one region (a sum in a loop body of a product made before the loop is left
 alone: the operands would be evaluated on every iteration).
+
+Why a step and not the loop style's lifted form (an ``RSum`` over j of ``X[i, j] * w[j]`` in the SOI,
+through which coarsening would reach): the index reads of that form name an element per (i, j), and
+under broadcasting the element is ``X[i, 0]`` or ``w[0]``, which only the run-time shapes decide; a
+lifted form would need reads that choose their index at run time, in every printer and derivative
+rule.  The step keeps the choice in one helper, and its rules are exact for every shape.
 """
 
 from __future__ import annotations
