@@ -65,6 +65,15 @@ def _mm_right(g, x, y):
     return x.T @ g
 
 
+def _rowdot(m, v):
+    """np.sum(m * v, axis=1) of a matrix m and a vector v without the product array: m @ v where the
+    lengths match, NumPy's broadcasting sum where one of them is 1 (m of one column, v of one element).
+    (xp.matmul, not @: Numba's @ takes two arrays of one float dtype, its namespace's matmul ints too.)"""
+    if m.shape[1] == v.shape[0]:
+        return xp.matmul(m, v)
+    return xp.sum(m * v, axis=1)
+
+
 def _prod_except(a):
     """Products of all other elements, without division (zero-safe)."""
     v = xp.reshape(a, (-1,))
@@ -216,4 +225,4 @@ def _lin_scan(a, b, init, n):
 #: the helpers of this module, in the order the registry (:mod:`coarsen_nb.lower.helpers`) lists them
 HELPER_FUNCTIONS = (_sum_to, _broadcast_shape, _mm_left, _mm_right, _prod_except, _prod_except_axes, _first_extremum,
                     _div_or_zero, _cumprod_vjp, _cumprod_jvp, _diff_vjp, _full_frame, _steps, _sum_scan, _prod_scan,
-                    _lin_scan)
+                    _lin_scan, _rowdot)

@@ -27,7 +27,7 @@ from collections import Counter
 import sympy as sp
 
 from coarsen_nb import ir
-from coarsen_nb.phi import array_logsumexp, batching, indexing, recurrences
+from coarsen_nb.phi import array_contractions, array_logsumexp, batching, indexing, recurrences
 from coarsen_nb.phi.gate import GatedFunction, If, Let, Loop, names_read
 from coarsen_nb.phi.kernel_builder import HoistContext, KernelBuilder
 from coarsen_nb.phi.operations import one_operation_per_let
@@ -56,6 +56,7 @@ def lift(g: GatedFunction, types: dict[str, T], mode: str = "phi", max_soi: floa
 
 def _lift(g: GatedFunction, types: dict[str, T], mode: str, max_soi: float | None, reuse: float | None) -> Plan:
     g, types = array_logsumexp.rewrite(g, types)
+    g, types = array_contractions.rewrite(g, types)
     g, types = indexing.normalize(g, types)
     if mode == "operator":
         g, types = one_operation_per_let(g, types)

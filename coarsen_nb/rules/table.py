@@ -13,6 +13,7 @@ import functools
 
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.rules.arrays import ARRAYS
+from coarsen_nb.rules.contractions import CONTRACTIONS
 from coarsen_nb.rules.convolutions import CONVOLUTIONS
 from coarsen_nb.rules.elementwise import ELEMENTWISE
 from coarsen_nb.rules.linalg import LINALG
@@ -23,7 +24,8 @@ from coarsen_nb.rules.spreads import SPREADS
 from coarsen_nb.rules.structural import STRUCTURAL
 
 PRIMITIVES: dict[str, Primitive] = {p.name: p for p in (*ELEMENTWISE, *REDUCTIONS, *SPREADS, *STRUCTURAL, *LINALG,
-                                                       *ARRAYS, *CONVOLUTIONS, *SPECIAL)}
+                                                       *ARRAYS, *CONVOLUTIONS, *SPECIAL,
+                                                       *CONTRACTIONS)}
 
 #: Names that ``math.X`` / ``np.X`` spell differently from our canonical name.
 ALIASES: dict[str, str] = {a: p.name for p in PRIMITIVES.values() for a in p.aliases}
