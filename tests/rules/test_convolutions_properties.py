@@ -100,3 +100,25 @@ def test_only_same_pads_the_cotangent(fn, mode):
     a, v = _operands(6, 3, 0)
     f.grad(a, v)
     assert ("_full_frame(" in f.source) == (mode == "same"), f.source
+
+
+@pytest.mark.parametrize("fn", FNS)
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("n, m", [(5000, 7), (7, 5000), (4100, 4100)])
+def test_long_operands_against_jax(fn, mode, n, m):
+    """Lengths past ``_window_vecmat``'s chunk of 4096 rows, either operand the longer."""
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+    jf = getattr(jnp, fn)
+
+    def loss(a, v):
+        y = jf(a, v, mode=mode)
+        return jnp.sum(y * jnp.sin(y + 0.3)) + jnp.sum(y ** 2)
+
+    f, plain = _program(fn, mode, "default")
+    a, v = _operands(n, m, 11)
+    what = f"np.{fn}(mode={mode!r}) lengths {n}, {m}"
+    assert_close(f(a, v), plain(a, v), rtol=1e-12, atol=1e-9, what=what)
+    for got, want in zip(f.grad(a, v), jax.grad(loss, argnums=(0, 1))(a, v), strict=True):
+        assert_close(got, np.asarray(want), rtol=1e-9, atol=1e-9, what=what + " vs jax.grad")
