@@ -1,9 +1,8 @@
 """``np.convolve`` and ``np.correlate`` of 1-D arrays, ``mode=`` ``"full"``, ``"same"`` or ``"valid"``.
 
-Both are opaque steps, bilinear in their operands.  Their rules go through the *full* result: a mode's
-result is the full one from an offset, ``full[start:start + L]`` (NumPy's offsets, below), so its
-cotangent ``ḡ`` is the full result's cotangent ``G`` with zeros around it (``_full_frame``), and for
-``y = convolve(a, v, "full")``, ``y[n] = Σ_m a[m] v[n - m]``:
+Both are opaque steps, bilinear in their operands.  A mode's result is the full one from an offset,
+``full[start:start + L]`` (NumPy's offsets, below), so its cotangent ``ḡ`` is the full result's
+cotangent ``G`` with zeros around it, and for ``y = convolve(a, v, "full")``, ``y[n] = Σ_m a[m] v[n - m]``:
 
 * ``ā = correlate(G, v, "valid")`` and ``v̄ = correlate(G, a, "valid")`` (``G`` is the longest of the three,
   so NumPy's "valid" never swaps its operands here);
@@ -11,10 +10,17 @@ cotangent ``ḡ`` is the full result's cotangent ``G`` with zeros around it (``_
   and its ``v̄`` is ``correlate(G, a, "valid")`` reversed;
 * the tangent is the same call of each operand's tangent with the other operand, summed.
 
+Only "same" builds ``G`` (``_full_frame``: a zero-padded copy of ``ḡ``): in "full" ``G`` is ``ḡ``, and
+"valid" (the common case, and the loop style's ``Σ_k x[i + k] w[k]``) reads ``ḡ`` as it is, through the
+same sums as the loop style's window contractions (``_valid_vjp``).  ``v̄``'s M dots of length N go
+through ``_window_vecmat``, as the loop style's do: NumPy's own correlation runs one BLAS dot per output,
+and a dot that long starts BLAS's threads (milliseconds on a loaded machine instead of microseconds).
+
 Offsets (N = len(a), M = len(v); NumPy swaps the operands of a "same" correlation when M > N):
 convolve "same" (min(N, M) - 1) // 2, "valid" min(N, M) - 1; correlate "same" (M - 1) // 2 if M <= N
 else N // 2, "valid" min(N, M) - 1.  tests/rules/test_convolutions.py checks every (N, M, mode) up
-to 8 against NumPy, and both rules against finite differences and JAX.
+to 8 against NumPy, and both rules against finite differences and JAX; test_convolutions_properties.py
+draws lengths, modes and SOI selections.
 """
 
 from __future__ import annotations
@@ -59,10 +65,42 @@ def _start(fn: str, a: Expr, v: Expr, mode: str) -> Expr:
     return Paren(IfExp(op("//", Paren(op("-", m, ONE)), TWO), Compare("<=", m, n), op("//", n, TWO)))
 
 
-def _frame(s, fn: str, a, v, bar, mode: str) -> Expr:
+def _vecmat(s, g: Expr, x: Expr, n: Expr, m: Expr) -> Expr:
+    """``xp.correlate(x, g, mode='valid')`` for ``len(x) == n + m - 1``, ``len(g) == n``: m dots of length n,
+    as the loop style's ``_window_vecmat`` (its dots run in chunks, not on BLAS's threads)."""
+    return call(s.helper('_window_vecmat'), g, x, num(0), n, m)
+
+
+def _full_vjp(s, fn: str, a, v, bar, mode: str) -> list:
+    """The cotangents through the full result's cotangent ``G``: ``bar`` itself in mode "full", ``bar`` in
+    the middle of zeros in mode "same" (its first and last outputs read the zeros around ``a``)."""
     x, y = s.expr(a), s.expr(v)
-    full = op("-", op("+", dim(x, 0), dim(y, 0)), ONE)
-    return s.temp(call(s.helper('_full_frame'), bar, full, _start(fn, x, y, mode)), "frame")
+    n = dim(x, 0)
+    g = bar
+    if mode == "same":
+        full = op("-", op("+", n, dim(y, 0)), ONE)
+        g = s.temp(call(s.helper('_full_frame'), bar, full, _start(fn, x, y, mode)), "frame")
+    into_v = _vecmat(s, x, g, n, dim(y, 0))              # correlate(G, a, "valid")
+    if fn == "convolve":
+        return [(a, _correlate(g, y)), (v, into_v)]
+    return [(a, _correlate(g, xp_call("flip", y))), (v, xp_call("flip", into_v))]
+
+
+def _valid_vjp(s, fn: str, a, v, bar) -> list:
+    """The cotangents of a "valid" result, no zeros around it.  For ``N >= M`` (N = len(a), M = len(v)),
+    ``correlate(a, v)[i] = Σ_j a[i + j] v[j]``, so ``ā = convolve(ḡ, v)`` (full: N values) and
+    ``v̄ = correlate(a, ḡ, "valid")`` (M values, the loop style's ``_window_vecmat``).  For ``N < M``
+    NumPy's result is ``correlate(v, a)`` reversed, and the same sums, read off the full frame, are
+    ``ā = convolve(ḡ, v, "valid")`` and ``v̄ = correlate(a, ḡ, "full")``.  ``convolve(a, v)`` is
+    ``correlate(a, v[::-1])`` in "valid" mode (either order), whence its ``ā = correlate(ḡ, v, ...)`` and
+    its ``v̄`` reversed."""
+    x, y = s.expr(a), s.expr(v)
+    longer = s.temp(Compare(">=", dim(x, 0), dim(y, 0)), "longer")
+    into_a = IfExp(lit("full"), longer, lit("valid"))
+    into_v = IfExp(_vecmat(s, bar, x, dim(bar, 0), dim(y, 0)), longer, xp_call("correlate", x, bar, mode=lit("full")))
+    if fn == "convolve":
+        return [(a, xp_call("correlate", bar, y, mode=into_a)), (v, xp_call("flip", into_v))]
+    return [(a, xp_call("convolve", bar, y, mode=into_a)), (v, Paren(into_v))]
 
 
 def _correlate(g: Expr, x: Expr) -> Expr:
@@ -72,14 +110,12 @@ def _correlate(g: Expr, x: Expr) -> Expr:
 
 def _convolve_vjp(s, args, bar, mode="full"):
     a, v = args
-    g = _frame(s, "convolve", a, v, bar, mode)
-    return [(a, _correlate(g, s.expr(v))), (v, _correlate(g, s.expr(a)))]
+    return _valid_vjp(s, "convolve", a, v, bar) if mode == "valid" else _full_vjp(s, "convolve", a, v, bar, mode)
 
 
 def _correlate_vjp(s, args, bar, mode="valid"):
     a, v = args
-    g = _frame(s, "correlate", a, v, bar, mode)
-    return [(a, _correlate(g, xp_call("flip", s.expr(v)))), (v, xp_call("flip", _correlate(g, s.expr(a))))]
+    return _valid_vjp(s, "correlate", a, v, bar) if mode == "valid" else _full_vjp(s, "correlate", a, v, bar, mode)
 
 
 def _bilinear_jvp(fn: str):
