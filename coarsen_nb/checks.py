@@ -126,8 +126,10 @@ def tangents(params: tuple[str, ...], args: tuple, wrt: tuple[str, ...], given) 
     if len(given) != len(wrt):
         raise CoarsenError("jvp", message=f"jvp needs one tangent per wrt name ({', '.join(wrt)}), "
                            f"got {len(given)}", hint="pass a tuple of tangents")
-    return tuple(_like(t, args[params.index(w)], f"the tangent of {w!r}", "tangents")
-                 for w, t in zip(wrt, given, strict=True))
+    out = tuple(_like(t, args[params.index(w)], f"the tangent of {w!r}", "tangents")
+                for w, t in zip(wrt, given, strict=True))
+    # an integer array is a tangent of floats too; as floats, the generated JVP reads it as it is
+    return tuple(t.astype(np.float64) if is_array(t) and t.dtype.kind in "iu" else t for t in out)
 
 
 def cotangent(value, given, fname: str):

@@ -141,7 +141,17 @@ class TangentSweep:
                            hint="rewrite this step with arithmetic on scalars or arrays")
 
     def array_tangent_expr(self, e: ir.Expr) -> lir.Expr:
-        """The tangent of an array operand, as an array even when it is zero."""
+        """The tangent of an array operand, as an array even when it is zero, to be read (a rule's operand, a
+        view): an argument's tangent is the caller's array itself, which ``checks.tangents`` gave the
+        argument's shape and a float dtype; any other may be a number (a zero, or a derivative constant
+        over the elements), so it is spread to the operand's shape."""
+        if isinstance(e, ir.Name) and e.id in self.active and e.id in self.plan.params:
+            return self._tangent(e.id)
+        return self.new_array_tangent(e)
+
+    def new_array_tangent(self, e: ir.Expr) -> lir.Expr:
+        """The tangent of an array operand as a new array of the operand's shape: one that may be written in
+        place (a loop state's)."""
         return lir.Paren(lir.BinOp("+", self.d_expr(e), xp_call("zeros", shape_of(self.expr(e)))))
 
     def merge(self, name: str, value: ir.Expr) -> None:
@@ -160,7 +170,7 @@ class TangentSweep:
         names = [self.py(n) for n, _, _ in s.mus] + [self.names.tangent(n) for n, _, _ in act]
         # an array written in place starts as a copy of its first value, and so does its tangent
         inits = self._initial_values(s, in_place) + \
-            [self.array_tangent_expr(i) if n in in_place else self.d_expr(i) for n, i, _ in act]
+            [self.new_array_tangent(i) if n in in_place else self.d_expr(i) for n, i, _ in act]
         nexts = [self.expr(x) for _, _, x in s.mus] + [self.d_expr(x) for _, _, x in act]
         self.assign_state(names, inits)
         with self.block() as body:
