@@ -248,7 +248,7 @@ class _Model(ShapeFacts, AbstractValues, CallValues, TripCounts):
         reads = [self.env[n] for n in {n.id for n in ast.walk(e) if isinstance(n, ast.Name)}
                  if self.env.get(n, SCALAR)[0] == "arr"]
         work = max([self.size(v)] + [r[1] for r in reads])
-        nops = _count_ops(e) + extra_op
+        nops = arithmetic_nodes(e) + extra_op
         self.ops[self.phase] += nops * work * mult
         if alloc and v[0] == "arr" and self.allocates(e):
             self.allocs += mult
@@ -320,7 +320,7 @@ def _is_length(e) -> bool:
         and isinstance(e.value.value, ast.Name) and isinstance(e.slice, ast.Constant) and e.slice.value == 0
 
 
-def _count_ops(e) -> int:
+def arithmetic_nodes(e) -> int:
     """Arithmetic nodes of one statement's right-hand side (the unit both sides count)."""
     n = 0
     for node in ast.walk(e):

@@ -255,13 +255,13 @@ class NestPrinting:
         if not isinstance(f, sp.Symbol) or f not in self.reads:
             return None
         arr, idx = self.reads[f]
-        win = self._window_read_index(idx, i, j, arr)
+        win = self.window_read_index(idx, i, j, arr)
         if win is not None:
             return win
-        args = self._block_read_index(idx, i, j)
+        args = self.block_read_index(idx, i, j)
         return None if args is None else Matrix(Call(Name("_block"), (lir.expr(arr), *args)), frozenset({"_block"}))
 
-    def _window_read_index(self, idx, i, j, arr: str = ""):
+    def window_read_index(self, idx, i, j, arr: str = ""):
         """The :class:`Window` of ``arr`` that ``[i + j + c]`` covers (else None)."""
         if len(idx) != 1:
             return None
@@ -273,7 +273,7 @@ class NestPrinting:
         n_i, n_j = self.value(sp.Max(0, bi - ai)), self.value(sp.Max(0, bj - aj))
         return Window(arr, lo, n_i, n_j)
 
-    def _block_read_index(self, idx, i, j) -> tuple[lir.Expr, ...] | None:
+    def block_read_index(self, idx, i, j) -> tuple[lir.Expr, ...] | None:
         """``(lo_i, n_i, lo_j, n_j)`` of the block that ``[i + c, j + c']`` covers (else None)."""
         if len(idx) != 2:
             return None
