@@ -124,7 +124,8 @@ CUPY = Backend("cupy", "cupy", "CuPy", prologue=_CUPY_VERSION_CHECK, load_fuser=
 def _pasted(file: str) -> str:
     """The text of ``lower/FILE`` as a numba module carries it: without the lines marked as the file's own
     imports when it is imported on its own (numba_xp_arrays takes numba_xp's names from it; a generated
-    module has them from numba_xp's text before it)."""
+    module has them from numba_xp's text before it), and for numba_xp_axes, the second half of numba_xp's
+    text, its docstring too."""
     text = (Path(__file__).parent / "lower" / file).read_text()
     if "# <own-module>" in text:
         head, rest = text.split("# <own-module>", 1)
@@ -132,7 +133,8 @@ def _pasted(file: str) -> str:
     return text.strip()
 
 
-_NUMBA_XP = ("numba_xp.py", "numba_xp_arrays.py", "numba_xp_reductions.py", "numba_xp_special.py")
+_NUMBA_XP = ("numba_xp.py", "numba_xp_axes.py", "numba_xp_arrays.py", "numba_xp_reductions.py",
+             "numba_xp_special.py")
 _NUMBA_PROLOGUE = ("\n\n\n".join(_pasted(f) for f in _NUMBA_XP)
                    + "\n\n\n_jit = numba.njit(cache=True, boundscheck=True)"
                    # (a helper that passes its constant arguments on: numba_helpers.NUMBA_HELPER_DECORATORS)

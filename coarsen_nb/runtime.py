@@ -22,7 +22,8 @@ from coarsen_nb.frontend.parse import parse
 from coarsen_nb.frontend.signature import defaults_of
 from coarsen_nb.frontend.ssa import to_ssa
 from coarsen_nb.frontend.unbound import UNBOUND_MARK
-from coarsen_nb.phi.gate import gate, hoist_invariants, prune_etas
+from coarsen_nb.phi.gate import gate
+from coarsen_nb.phi.tree_passes import hoist_invariants, prune_etas
 from coarsen_nb.phi.types import T, signature_of
 from coarsen_nb.specialize import Compiled, compile_signature
 

@@ -182,7 +182,8 @@ def _own_module_lines(path: Path) -> set[int]:
     The numba ``xp`` namespace is one module written in several files (``lower/numba_xp*.py``):
     :mod:`coarsen_nb.backends` pastes their text, one after the other, into every numba module, and
     leaves such a block out.  The block exists only so that a continuation file imports on its own
-    (the tests), taking the names the files before it define in the same namespace; their ``_``
+    (the tests), taking the names the files before it define in the same namespace (numba_xp_axes.py,
+    the second half of numba_xp's text, has its docstring in it too); their ``_``
     marks them private to the generated module (no clash with the user's names), not to one file.
     """
     out, inside = set(), False

@@ -9,10 +9,10 @@ raises :class:`~coarsen_nb.errors.CoarsenError` at the offending node.
 from __future__ import annotations
 
 import ast
-import types
 
 from coarsen_nb import ir, primitives
 from coarsen_nb.frontend.arrays import SHAPED_CALLS, ArrayCallTranslator
+from coarsen_nb.frontend.call_targets import module_function, submodule_function, unsupported_hint
 from coarsen_nb.frontend.comprehensions import ComprehensionTranslator
 from coarsen_nb.frontend.literals import LIST_SAFE_BUILTINS, LiteralTranslator
 from coarsen_nb.frontend.methods import MethodTranslator
@@ -215,20 +215,20 @@ class ExprTranslator(LiteralTranslator, MethodTranslator, ComprehensionTranslato
                                           "use a supported math/np function, or write it with loops",
                                           message=f"unsupported function {base.id}.{func.attr}")
                 return self._primitive(prim.name, node)
-            submodule = _submodule_function(func, self.unit.resolve, self.locals)
+            submodule = submodule_function(func, self.unit.resolve, self.locals)
             if submodule is not None:
                 root, _, rest = submodule.partition(".")
                 path, _, attr = rest.rpartition(".")
                 prim = primitives.lookup(f"{self.unit.resolve.module(root)}.{path}", attr)
                 if prim is not None:        # np.linalg.solve: a registration with a dotted NumPy name
                     return self._primitive(prim.name, node)
-                raise self.unit.error(submodule, node, _submodule_hint(submodule),
+                raise self.unit.error(submodule, node, unsupported_hint(submodule),
                                       message=f"unsupported function {submodule}")
-            imported = _module_function(func, self.unit.resolve, self.locals)
+            imported = module_function(func, self.unit.resolve, self.locals)
             if imported is not None:
                 dotted, prim = imported
                 if prim is None:
-                    raise self.unit.error(dotted, node, _submodule_hint(dotted),
+                    raise self.unit.error(dotted, node, unsupported_hint(dotted),
                                           message=f"unsupported function {dotted}")
                 return self._primitive(prim.name, node)
             return self.method_call(node)
@@ -355,57 +355,3 @@ class ExprTranslator(LiteralTranslator, MethodTranslator, ComprehensionTranslato
 
     def nested_def(self, name: str, call: ast.Call) -> Unit | None:  # pragma: no cover - overridden
         raise NotImplementedError
-
-
-def _global_chain(func: ast.Attribute, local_names: set[str]) -> tuple[str, list[str]] | None:
-    """``("np", ["linalg", "solve"])`` for ``np.linalg.solve``: the free name an attribute chain starts from
-    and the attributes after it, or None when it starts from a local or an expression."""
-    parts = [func.attr]
-    node = func.value
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name) or node.id in local_names:
-        return None
-    return node.id, parts[::-1]
-
-
-def _submodule_function(func: ast.Attribute, resolve, local_names: set[str]) -> str | None:
-    """``"np.linalg.solve"`` when ``func`` is a function of a submodule of math/NumPy, else None."""
-    chain = _global_chain(func, local_names)
-    if chain is None or len(chain[1]) < 2 or resolve.module(chain[0]) is None:
-        return None
-    return ".".join([chain[0], *chain[1]])
-
-
-def _module_function(func: ast.Attribute, resolve, local_names: set[str]):
-    """``(dotted name, primitive or None)`` when ``func`` is an attribute of a module the user imported
-    under any name (``sc.expit`` after ``import scipy.special as sc``, ``scipy.special.expit``,
-    ``la.solve`` after ``import numpy.linalg as la``), else None (a method of a value)."""
-    chain = _global_chain(func, local_names)
-    if chain is None:
-        return None
-    root, (*modules, attr) = chain
-    obj = resolve.global_object(root)
-    if not isinstance(obj, types.ModuleType):
-        return None
-    for name in modules:
-        obj = getattr(obj, name, None)
-        if not isinstance(obj, types.ModuleType):
-            return None
-    target = getattr(obj, attr, None)
-    return f"{obj.__name__}.{attr}", (primitives.of_object(target) if target is not None else None)
-
-
-def _submodule_hint(dotted: str) -> str:
-    if dotted.startswith("scipy.special."):
-        known = ", ".join(sorted(p.scipy.split(".", 1)[1] for p in primitives.PRIMITIVES.values()
-                                 if p.scipy is not None))
-        return (f"the scipy.special functions supported are {known}: compute {dotted}(...) outside the "
-                "compiled function and pass its result in as a parameter")
-    if ".linalg." in dotted:
-        known = ", ".join(f"np.{k}" for k in sorted(primitives.SUBMODULE_FUNCTIONS) if k.startswith("linalg."))
-        return (f"the linear algebra supported is @, np.dot, np.einsum, np.trace and {known}: compute "
-                f"{dotted}(...) outside the compiled function and pass its result in as a parameter")
-    return (f"only functions of math and np themselves are supported: compute {dotted}(...) outside the "
-            "compiled function and pass its result in as a parameter")

@@ -44,9 +44,10 @@ true on ``MASK_FRACTION`` (half) of its elements unless ``masks`` gives its
 fraction (``~m`` then has the complement), and is listed in ``unknown_masks``;
 a scalar ``if`` on data counts each arm at weight one half.
 
-This module holds the statement interpreter and the trip counts; the abstract
-values are :mod:`coarsen_nb.lower.values`, the shapes, dtypes and views
-:mod:`coarsen_nb.lower.shapes` (mixins of its ``_Model``).  The three live in
+This module holds the statement interpreter; the abstract values are
+:mod:`coarsen_nb.lower.values`, the shapes, dtypes and views
+:mod:`coarsen_nb.lower.shapes`, the trip counts :mod:`coarsen_nb.lower.trip_counts`
+(mixins of its ``_Model``).  They live in
 ``lower/`` because they interpret the lowering's output (DESIGN.md, Lowering:
 the cost model is a pass of the back half); SOI selection itself needs only
 the lifted graph, and ``soi/`` does not import ``lower/``.
@@ -59,14 +60,14 @@ import math
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
-import sympy as sp
 
 from coarsen_nb.lower import lir_ast
 from coarsen_nb.lower.module import ModuleWriter
 from coarsen_nb.lower.shapes import ShapeFacts
+from coarsen_nb.lower.trip_counts import TripCounts, iter_steps
 from coarsen_nb.lower.value_calls import CallValues
 from coarsen_nb.lower.values import MASK_FRACTION, SCALAR, AbstractValues, call_name, known_value, number_of
-from coarsen_nb.plan import IterStep, KernelStep, Plan
+from coarsen_nb.plan import Plan
 
 _NO_OPS = {"arange", "zeros", "ones", "empty", "full", "shape", "array", "asarray", "len", "int", "bool", "float",
            "repeat", "tile", "concatenate", "concat", "flip", "reshape", "ravel", "copy", "append", "any",
@@ -132,10 +133,11 @@ def vjp_function(writer, name: str) -> ast.FunctionDef:
 MAX_PASSES = 64                # most passes of a `while` on known ints the model runs (a scan's log2 n)
 
 
-class _Model(ShapeFacts, AbstractValues, CallValues):
-    """The abstract interpreter of the VJP function: its statements and loop trip counts; the values
-    of expressions are :class:`~coarsen_nb.lower.values.AbstractValues`, their shapes, dtypes and views
-    :class:`~coarsen_nb.lower.shapes.ShapeFacts`."""
+class _Model(ShapeFacts, AbstractValues, CallValues, TripCounts):
+    """The abstract interpreter of the VJP function: its statements; the values of expressions are
+    :class:`~coarsen_nb.lower.values.AbstractValues`, their shapes, dtypes and views
+    :class:`~coarsen_nb.lower.shapes.ShapeFacts`, the loops' trip counts
+    :class:`~coarsen_nb.lower.trip_counts.TripCounts`."""
 
     def __init__(self, plan: Plan, writer: ModuleWriter, shapes, ints, trips, masks):
         self.plan, self.w, self.trips_given, self.masks_given = plan, writer, trips, masks
@@ -148,7 +150,7 @@ class _Model(ShapeFacts, AbstractValues, CallValues):
                 self.env[py + "#shape"] = tuple(shape)
             else:
                 self.env[py] = ("int", int(ints[p])) if p in ints else SCALAR
-        self.loops = {writer.tape_name(st): st for st in _iter_steps(plan.steps)}
+        self.loops = {writer.tape_name(st): st for st in iter_steps(plan.steps)}
         self.last_tape = ""
         self.trip_of: dict[str, float] = {}
         self.ops = [0.0, 0.0]
@@ -236,8 +238,7 @@ class _Model(ShapeFacts, AbstractValues, CallValues):
             self.stale |= _assigned(s.body)
             self.block(s.body, mult * n)
         elif isinstance(s, ast.For):
-            label = _tape_label(s)
-            n = self.trip_of.get(label, 1.0)
+            n = self.reverse_trip_count(s)
             self.stale |= _assigned(s.body) | _assigned([ast.Assign([s.target], s.iter)])
             self.block(s.body, mult * n)
         # pass, break, return: no work
@@ -247,7 +248,7 @@ class _Model(ShapeFacts, AbstractValues, CallValues):
         reads = [self.env[n] for n in {n.id for n in ast.walk(e) if isinstance(n, ast.Name)}
                  if self.env.get(n, SCALAR)[0] == "arr"]
         work = max([self.size(v)] + [r[1] for r in reads])
-        nops = _count_ops(e) + extra_op
+        nops = arithmetic_nodes(e) + extra_op
         self.ops[self.phase] += nops * work * mult
         if alloc and v[0] == "arr" and self.allocates(e):
             self.allocs += mult
@@ -296,68 +297,6 @@ class _Model(ShapeFacts, AbstractValues, CallValues):
         x = number_of(v)
         return None if x is None else bool(x)
 
-    # -- trip counts ---------------------------------------------------------------------------
-
-    def trip_count(self, step: IterStep | None, tape: str) -> float:
-        if step is None:
-            return 1.0
-        label = step.label
-        if label in self.trips_given:
-            n = float(self.trips_given[label])
-        else:
-            n, why = self._bounds(step)
-            if n is None:
-                self.unknown[label] = why
-                n = 1.0
-        self.trip_of[tape] = n
-        return n
-
-    def _bounds(self, step: IterStep):
-        """(trip count, None) from the loop counter and its bound, or (None, why)."""
-        cond_expr = None
-        for s in step.header:
-            if isinstance(s, KernelStep) and step.cond in s.kernel.output_names:
-                cond_expr, kern = s.kernel.exprs()[step.cond], s.kernel
-        if cond_expr is None:
-            return None, "its condition is not a kernel"
-        if any("$brk" in n or "$done" in n for n in kern.scalars.values()):
-            return None, "break/return: the trip count is data-dependent"
-        rels = [r for r in cond_expr.atoms(sp.StrictLessThan)]
-        if len(rels) != 1:
-            return None, f"while condition `{cond_expr}`"
-        lhs, rhs = rels[0].lhs, rels[0].rhs
-        names = {**kern.scalars}
-        counter = names.get(lhs)
-        mu = next((m for m in step.mus if m[0] == counter), None)
-        if mu is None:
-            return None, f"while condition `{cond_expr}`"
-        start = self._int_of_ir(mu[1])
-        bound = self._int_of_sym(rhs, names)
-        if start is None or bound is None:
-            return None, f"bound `{rhs}` not known from the shapes"
-        return float(max(0, bound - start)), None
-
-    def _int_of_ir(self, e):
-        from coarsen_nb import ir
-        if isinstance(e, ir.Const) and isinstance(e.value, int):
-            return e.value
-        if isinstance(e, ir.Name):
-            v = self.env.get(self.w.py(e.id), SCALAR)
-            return v[1] if v[0] == "int" else None
-        return None
-
-    def _int_of_sym(self, e, names):
-        sub = {}
-        for s in e.free_symbols:
-            name = names.get(s)
-            v = self.env.get(self.w.py(name), SCALAR) if name else SCALAR
-            if v[0] != "int" or v[1] is None:
-                return None
-            sub[s] = v[1]
-        r = sp.sympify(e).xreplace(sub)
-        r = sp.sympify(r)
-        return int(r) if r.is_Integer else None
-
 
 def _value_reads(e) -> set[str]:
     """Names whose *number* ``e`` reads (not those it only asks ``.shape``/``.size``/``.ndim`` of)."""
@@ -381,14 +320,7 @@ def _is_length(e) -> bool:
         and isinstance(e.value.value, ast.Name) and isinstance(e.slice, ast.Constant) and e.slice.value == 0
 
 
-def _tape_label(s: ast.For) -> str:
-    for n in ast.walk(s.iter):
-        if isinstance(n, ast.Name) and n.id.startswith("_tape_"):
-            return n.id
-    return ""
-
-
-def _count_ops(e) -> int:
+def arithmetic_nodes(e) -> int:
     """Arithmetic nodes of one statement's right-hand side (the unit both sides count)."""
     n = 0
     for node in ast.walk(e):
@@ -403,17 +335,3 @@ def _count_ops(e) -> int:
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("abs", "max", "min"):
             n += 1
     return n
-
-
-def _iter_steps(steps) -> list[IterStep]:
-    """Iterated loops in the order their ``while True:`` appears in the forward sweep."""
-    from coarsen_nb.plan import CondStep
-
-    out: list[IterStep] = []
-    for s in steps:
-        if isinstance(s, IterStep):
-            out.append(s)
-            out += _iter_steps(s.header) + _iter_steps(s.body)
-        elif isinstance(s, CondStep):
-            out += _iter_steps(s.then) + _iter_steps(s.orelse)
-    return out

@@ -21,8 +21,8 @@ elements (or the scalar case) that did not take it.  ``and``/``or`` keep
 Python's short-circuit order the same way.
 
 The printer is split along its seams: operators and functions in
-:mod:`.operators`, branches in :mod:`.branches`, nested loops (dense nests,
-per-segment operations) in :mod:`.nests`, scans in :mod:`.scan_printing`, the
+:mod:`.operators`, branches in :mod:`.branches`, dense nested loops in :mod:`.nests`,
+per-segment operations in :mod:`.segment_printing`, scans in :mod:`.scan_printing`, the
 arrays closed-form loops write in :mod:`.write_printing`, the levels a reduction
 opens and the reduction back in :mod:`.level_printing`, the level and small
 facts about printed code in :mod:`.printing`.
@@ -55,12 +55,14 @@ from coarsen_nb.lower.printing import (
     unwrapped,
 )
 from coarsen_nb.lower.scan_printing import ScanPrinting
+from coarsen_nb.lower.segment_printing import SegmentPrinting
 from coarsen_nb.lower.write_printing import WritePrinting
 from coarsen_nb.phi import forms, gammas, logsumexp, scans
 from coarsen_nb.symbolic.levels import ELEM, Deps
 
 
-class Printer(LevelPrinting, OperatorPrinting, NestPrinting, BranchPrinting, ScanPrinting, WritePrinting):
+class Printer(LevelPrinting, OperatorPrinting, NestPrinting, SegmentPrinting, BranchPrinting, ScanPrinting,
+              WritePrinting):
     """Emit statements computing SymPy expressions of one kernel.
 
     ``leaf(symbol) -> (code, is_array)`` names the kernel's inputs;

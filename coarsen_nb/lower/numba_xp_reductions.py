@@ -33,6 +33,7 @@ import numba.extending
 # module, which leaves the marked lines out (coarsen_nb/backends.py): one namespace, in several files
 # <own-module>
 from coarsen_nb.lower import numba_xp as _base  # noqa: E402, I001
+from coarsen_nb.lower import numba_xp_axes  # noqa: E402, F401 (its argmax, max, min: stubs this file adds to)
 
 _implements, _omitted, _constant_flag, _np, _nt, xp = (_base._implements, _base._omitted, _base._constant_flag,
                                                        _base._np, _base._nt, _base.xp)

@@ -206,7 +206,7 @@ class ReverseSweep:
         idx = [sp.sympify(x) for x in idx]
         if len(idx) == 1 and pr.deps(idx[0]) == {i, j}:
             # into the windows x[i + j + c]: a convolution of g and h (a missing one is 1s)
-            win = pr._window_read_index(idx, i, j)
+            win = pr.window_read_index(idx, i, j)
             if win is None:
                 return False
             pr.emit(pr.window_add(b, win, m, g, h))
@@ -221,7 +221,7 @@ class ReverseSweep:
             pr.emit(trivial.scatter_add(self, pr, pr.level_for({j}), b, name, fast, val))
             return True
         if len(idx) == 2 and pr.deps(idx[0]) == {i} and pr.deps(idx[1]) == {j}:
-            blk = pr._block_read_index(idx, i, j)
+            blk = pr.block_read_index(idx, i, j)
             if blk is None:
                 return False
             every, new_axis = lir.Slice(), lir.Lit("None")

@@ -30,7 +30,6 @@ from dataclasses import dataclass, field
 
 from coarsen_nb import ir
 from coarsen_nb.frontend.ssa import dominates, dominators
-from coarsen_nb.phi.partial import cannot_raise
 
 
 @dataclass(frozen=True)
@@ -233,24 +232,6 @@ class _Gater:
         return loop
 
 
-def prune_etas(g: GatedFunction) -> GatedFunction:
-    """Drop η definitions nobody reads (every loop value got one by default)."""
-    used = set(ir.names_used(g.result)) | set(names_read(g.body))
-
-    def strip(nodes) -> tuple:
-        out = []
-        for n in nodes:
-            if isinstance(n, If):
-                n = If(n.cond, strip(n.then), strip(n.orelse), n.gammas, n.line)
-            elif isinstance(n, Loop):
-                n = Loop(n.label, n.info, n.mus, n.header, n.cond, strip(n.body),
-                         tuple(e for e in n.etas if e.name in used))
-            out.append(n)
-        return tuple(out)
-
-    return GatedFunction(g.name, g.params, strip(g.body), g.result, g.source, g.words)
-
-
 def names_read(nodes) -> list[str]:
     """Every name the nodes read (operands, predicates, loop bounds), in order, with repeats."""
     out: list[str] = []
@@ -332,50 +313,6 @@ def _all_names(nodes) -> set[str]:
     return out
 
 
-def hoist_invariants(g: GatedFunction) -> GatedFunction:
-    """Loop-invariant code motion: move Lets whose operands are all defined outside
-    a loop (``len(x)``, ``x.shape``, ``dot`` of invariants, ...) to just before it.
-
-    It lets a loop with such a step in its body still have a closed form, and
-    saves the work per iteration.  Every IR value is pure, but a hoisted Let
-    also runs when the loop runs zero times, so only a Let that cannot raise is
-    moved (:mod:`coarsen_nb.phi.partial`): ``math.sqrt(a - 2.0)`` in the body of
-    a loop that never runs must not raise the ValueError Python never raises.
-    """
-    shapes = {n.name for n in _all_lets(g.body) if isinstance(n.value, ir.Attr) and n.value.attr == "shape"}
-
-    def region(nodes) -> tuple:
-        out: list = []
-        for n in nodes:
-            if isinstance(n, If):
-                out.append(If(n.cond, region(n.then), region(n.orelse), n.gammas, n.line))
-            elif isinstance(n, Loop):
-                body = region(n.body)
-                header = n.header
-                inner = defined_in(n)
-                moved: list = []
-                changed = True
-                while changed:
-                    changed = False
-                    keep = []
-                    for m in body:
-                        if isinstance(m, Let) and not (set(ir.names_used(m.value)) & inner) and \
-                                cannot_raise(m.value, shapes):
-                            moved.append(m)
-                            inner.discard(m.name)
-                            changed = True
-                        else:
-                            keep.append(m)
-                    body = keep
-                out += moved
-                out.append(Loop(n.label, n.info, n.mus, header, n.cond, tuple(body), n.etas))
-            else:
-                out.append(n)
-        return tuple(out)
-
-    return GatedFunction(g.name, g.params, region(g.body), g.result, g.source, g.words)
-
-
 def defined_names(nodes) -> set[str]:
     """Every name the region ``nodes`` defines, at any depth (loops' μs and ηs included)."""
     out: set[str] = set()
@@ -392,16 +329,3 @@ def defined_names(nodes) -> set[str]:
 def defined_in(loop: Loop) -> set[str]:
     """The names a loop defines inside it (its μs, header and body; not its ηs, which follow it)."""
     return {m.name for m in loop.mus} | defined_names(loop.header) | defined_names(loop.body)
-
-
-def _all_lets(nodes) -> list[Let]:
-    """Every Let of the region ``nodes``, at any depth."""
-    out: list[Let] = []
-    for n in nodes:
-        if isinstance(n, Let):
-            out.append(n)
-        elif isinstance(n, If):
-            out += _all_lets(n.then) + _all_lets(n.orelse)
-        else:
-            out += _all_lets(n.header) + _all_lets(n.body)
-    return out

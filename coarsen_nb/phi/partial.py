@@ -3,7 +3,7 @@ that Python would not have run.
 
 Python evaluates a loop body only when the loop runs.  Three things evaluate loop-invariant work
 outside the loop, once, and so also when the loop runs zero times: loop-invariant code motion
-(:func:`coarsen_nb.phi.gate.hoist_invariants`), the sums hoisted before an iterated loop
+(:func:`coarsen_nb.phi.tree_passes.hoist_invariants`), the sums hoisted before an iterated loop
 (``HoistContext`` in :mod:`coarsen_nb.phi.kernel_builder`), and a closed form, whose lowering computes an
 invariant factor of Σ_k once at the root rather than per point of the sum's domain.  For a total
 operation that is only a little wasted work.  For one that can fail — ``math.sqrt`` of a negative

@@ -111,7 +111,7 @@ def classify(lifter, kb, name, states, value, init, k, rng, trip, triangular=Fal
     # sum, product
     for op, node in (("+", RSum), ("*", RProd)):
         if op == "*" and triangular:
-            continue    # segmented products of a triangular nest are iterated (see lower.nests)
+            continue    # segmented products of a triangular nest are iterated (see lower.segment_printing)
         g = strip_term(value, v, op)
         if g is not None and not depends_on(kb, g, others):
             if op == "+":
@@ -162,7 +162,8 @@ def _nests(kb, c, k, binders) -> bool:
     all of them, or over none of them and not over k.  Otherwise its adjoint (which holds at every
     (outer, k) point) is summed over an outer index inside k's level, where the suffix products and
     the states would be evaluated with the indices the other way round: correct (see
-    ``lower.nests.NestPrinting._segments``) but recomputed per point, so such a loop is iterated instead."""
+    ``lower.segment_printing.SegmentPrinting._segments``) but recomputed per point, so such a loop is
+    iterated instead."""
     if not binders:
         return True
     if all(depends_on(kb, c, j) for j in binders):

@@ -6,7 +6,7 @@ counts the statement's arithmetic nodes × its work (the largest element
 count among the result and the arrays it reads), and counts an allocation
 when the result is an array that shares no memory with any array it read
 (so a view of a name is not one).  The operation-node count of a statement
-is :func:`coarsen_nb.lower.cost._count_ops` — the unit is shared, the sizes,
+is :func:`coarsen_nb.lower.cost.arithmetic_nodes` — the unit is shared, the sizes,
 trip counts and branch outcomes are observed here, not modelled.  The loops'
 trip counts (their tapes) and the fraction of true elements of every boolean
 array assigned to a name are recorded, for the facts of the data the model
@@ -19,7 +19,7 @@ import ast
 
 import numpy as np
 
-from coarsen_nb.lower.cost import _count_ops
+from coarsen_nb.lower.cost import arithmetic_nodes
 
 
 class Counts:
@@ -62,7 +62,7 @@ class _Wrap(ast.NodeTransformer):
     def _wrap(self, e, alloc=True, extra=0):
         names = sorted({n.id for n in ast.walk(e) if isinstance(n, ast.Name)})
         ops = ast.Tuple([ast.Name(n, ast.Load()) for n in names], ast.Load())
-        return ast.Call(ast.Name("_rec", ast.Load()), [e, ast.Constant(_count_ops(e) + extra), ops,
+        return ast.Call(ast.Name("_rec", ast.Load()), [e, ast.Constant(arithmetic_nodes(e) + extra), ops,
                                                        ast.Constant(alloc)], [])
 
     def visit_Assign(self, s):

@@ -6,8 +6,9 @@ from measure import measure
 
 import coarsen_nb as cn
 from coarsen_nb.kernels import KERNELS, function
-from coarsen_nb.lower.cost import _iter_steps, estimate
+from coarsen_nb.lower.cost import estimate
 from coarsen_nb.lower.module import ModuleWriter
+from coarsen_nb.lower.trip_counts import iter_steps
 
 
 def _compiled(name):
@@ -28,7 +29,7 @@ def _model_and_measure(name):
     # masks (a distance cutoff) the fraction of true elements the run observed.
     w = ModuleWriter(f.plan, f.wrt)
     recorded = counts.trips()
-    trips = {s.label: recorded[w.tape_name(s)] for s in _iter_steps(f.plan.steps)
+    trips = {s.label: recorded[w.tape_name(s)] for s in iter_steps(f.plan.steps)
              if s.label in first.unknown_trips and w.tape_name(s) in recorded}
     seen = counts.mask_fractions()
     masks = {m: seen[m] for m in first.unknown_masks if m in seen}

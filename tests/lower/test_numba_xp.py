@@ -19,6 +19,7 @@ from coarsen_nb.lower import array_helpers
 from coarsen_nb.lower.helpers import HELPERS
 from coarsen_nb.lower.numba_xp import xp
 from coarsen_nb.lower.numba_xp_arrays import xp as _xp_arrays  # noqa: F401 (its functions join xp)
+from coarsen_nb.lower.numba_xp_axes import xp as _xp_axes  # noqa: F401 (its functions join xp)
 
 _floats = st.floats(-4, 4, allow_nan=False, width=64)
 _matrices = arrays(np.float64, st.tuples(st.integers(1, 4), st.integers(1, 5)), elements=_floats)

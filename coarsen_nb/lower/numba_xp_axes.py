@@ -1,0 +1,183 @@
+# <own-module>
+"""More of the numba ``xp`` namespace: the functions that work axis by axis.
+
+``argmax``, ``max`` and ``min`` of a matrix along an axis known only at run time (a loop over the other
+axis; :mod:`numba_xp_reductions` adds the forms with constant axes to the same stubs), ``flip`` along
+an axis, ``sum_to`` (the numba helper ``_sum_to``: g summed over the axes broadcasting added) and
+``put`` (the numba helper ``_put``: ``x[idx] = v`` with one index per axis), written as in
+:mod:`coarsen_nb.lower.numba_xp`: a stub compiled through ``numba.extending.overload``, with NumPy's
+values, dtype and shape.
+
+This is the second half of numba_xp's text, not a file of its own in a generated module:
+``Backend.prologue`` pastes it directly after numba_xp's, and the paste leaves out this whole
+``own-module`` block (this docstring and the imports that follow), so the module's source reads on
+from numba_xp's last function to this file's first.  Imported on its own (the tests), it takes
+numba_xp's names here.  NumPy and Numba only; no ``__future__`` import.
+"""
+
+from coarsen_nb.lower import numba_xp as _base  # noqa: E402, I001
+
+_implements, _omitted, _constant_flag, _keeping_axis, _np, _nt, xp = (
+    _base._implements, _base._omitted, _base._constant_flag, _base._keeping_axis, _base._np, _base._nt, _base.xp)
+# </own-module>
+
+
+@_implements("argmax", prefer_literal=True)
+def _argmax(x, axis=None, keepdims=False):
+    if not isinstance(x, _nt.Array):
+        return None
+    if _omitted(axis):
+        def flat(x, axis=None, keepdims=False):
+            return _np.argmax(x)
+        return flat
+    if x.ndim != 2:
+        return None
+    keep = _constant_flag(keepdims)
+    if keep is None:
+        return None                 # (keepdims decides the rank: it must be a constant)
+
+    def along(x, axis=None, keepdims=False):
+        rows = axis == 0 or axis == -2
+        m = x.shape[1] if rows else x.shape[0]
+        n = x.shape[0] if rows else x.shape[1]
+        out = _np.zeros(m, dtype=_np.int64)
+        for r in range(m):
+            best = x[0, r] if rows else x[r, 0]
+            at = 0
+            if best == best:                    # (NaN is the maximum: its first index is the answer)
+                for i in range(1, n):
+                    value = x[i, r] if rows else x[r, i]
+                    if value != value:
+                        at = i
+                        break
+                    if value > best:
+                        best = value
+                        at = i
+            out[r] = at
+        return out
+
+    return _keeping_axis(along) if keep else along
+
+
+@_implements("sum_to")
+def _sum_to(g, shape):
+    """``sum_to(g, shape)``: the numba helper ``_sum_to`` (g summed over the axes broadcasting added to
+    reach it: the leading ones, and those where ``shape`` has 1), one pass over g's elements.  A g smaller
+    than ``shape`` (a whole-array sum's adjoint: one value for every element) is spread over it first, as
+    the NumPy helper does."""
+    if not isinstance(shape, _nt.BaseTuple):
+        return None
+    k = len(shape)
+    if isinstance(g, (_nt.Number, _nt.Boolean)):
+        def spread(g, shape):
+            return _np.zeros(shape) + g
+        return spread
+    if not isinstance(g, _nt.Array):
+        return None
+    lead = max(g.ndim, k) - k
+
+    def reduce(g, shape):
+        full = _np.broadcast_shapes(g.shape, shape)
+        spread = _np.broadcast_to(g, full)
+        out = _np.zeros(shape)
+        flat = out.reshape(-1)
+        for idx in _np.ndindex(full):
+            at = 0
+            for a in range(k):
+                at = at * shape[a] + (idx[lead + a] if shape[a] != 1 else 0)
+            flat[at] += spread[idx]
+        return out
+    return reduce
+
+
+@_implements("flip")
+def _flip(x, axis=None):
+    if not isinstance(x, _nt.Array) or x.ndim not in (1, 2):
+        return None
+    if x.ndim == 1:
+        def flip_1d(x, axis=None):
+            return x[::-1]
+        return flip_1d
+    if _omitted(axis):
+        def flip_both(x, axis=None):
+            return x[::-1, ::-1]
+        return flip_both
+
+    def flip_2d(x, axis=None):
+        return x[::-1, :] if axis == 0 or axis == -2 else x[:, ::-1]
+    return flip_2d
+
+
+
+def _make_extremum(name, is_max):
+    whole = _np.max if is_max else _np.min
+
+    @_implements(name, prefer_literal=True)
+    def _overload(x, axis=None, keepdims=False):
+        if not isinstance(x, _nt.Array):
+            return None
+        if _omitted(axis):
+            def flat(x, axis=None, keepdims=False):
+                return whole(x)
+            return flat
+        keep = _constant_flag(keepdims)
+        if x.ndim != 2 or keep is None:
+            return None
+
+        def along(x, axis=None, keepdims=False):
+            rows = axis == 0 or axis == -2
+            m = x.shape[1] if rows else x.shape[0]
+            n = x.shape[0] if rows else x.shape[1]
+            if n == 0:
+                raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
+            out = _np.empty(m)
+            for r in range(m):
+                best = x[0, r] if rows else x[r, 0]
+                for i in range(1, n):
+                    v = x[i, r] if rows else x[r, i]
+                    if v != v or best != best:      # (NaN propagates, as in NumPy)
+                        best = _np.nan
+                        break
+                    if (v > best) if is_max else (v < best):
+                        best = v
+                out[r] = best
+            return out
+
+        return _keeping_axis(along) if keep else along
+
+
+
+_make_extremum("max", True)
+_make_extremum("min", False)
+
+
+@_implements("put")
+def _put(x, idx, v):
+    """``put(x, idx, v)``: the numba helper ``_put``, ``x[idx] = v`` element by element for a tuple idx
+    of one index per axis of x, each an integer or an integer array (broadcast together, as NumPy's
+    advanced indexing does; Python's negative indices, the last write wins, an index past the end an
+    IndexError).  Numba has neither the assignment nor a loop over a tuple of mixed types, so the loop
+    is written for these types, as text, and compiled."""
+    if not (isinstance(x, _nt.Array) and isinstance(idx, _nt.BaseTuple) and len(idx) == x.ndim
+            and all(isinstance(i, _nt.Integer) or (isinstance(i, _nt.Array) and isinstance(i.dtype, _nt.Integer))
+                    for i in idx)):
+        return None
+    arrays = [a for a, i in enumerate(idx) if isinstance(i, _nt.Array)]
+    each = isinstance(v, _nt.Array)
+    shape = f"_np.broadcast_shapes({', '.join(f'idx[{a}].shape' for a in arrays)})" if arrays else "()"
+    lines = ["def put(x, idx, v):", f"    shape = {shape}", "    count = 1", "    for s in shape:",
+             "        count *= s"]
+    lines += [f"    j{a} = _np.ascontiguousarray(_np.broadcast_to(idx[{a}], shape)).ravel()" for a in arrays]
+    if each:
+        lines.append("    values = _np.ascontiguousarray(_np.broadcast_to(v, shape)).ravel()")
+    lines.append("    for k in range(count):")
+    for a in range(len(idx)):
+        lines += [f"        t{a} = {f'j{a}[k]' if a in arrays else f'idx[{a}]'}",
+                  f"        if t{a} < 0:", f"            t{a} += x.shape[{a}]",
+                  f"        if t{a} < 0 or t{a} >= x.shape[{a}]:",
+                  f"            raise IndexError('index out of bounds for axis {a}')"]
+    lines += [f"        x[{', '.join(f't{a}' for a in range(len(idx)))}] = {'values[k]' if each else 'v'}",
+              "    return x"]
+    namespace = {"_np": _np}
+    exec("\n".join(lines), namespace)
+    return namespace["put"]
