@@ -52,7 +52,7 @@ from coarsen_nb.lower.lir import (
     statements,
     verify,
 )
-from coarsen_nb.lower.lir_passes import _occurrences
+from coarsen_nb.lower.lir_passes import occurrences
 
 #: Elementwise functions of the array namespace (and ``where``): each returns a new array.
 ELEMENTWISE = frozenset({
@@ -75,7 +75,7 @@ def first_contributions(body: tuple, fills, exact) -> tuple:
     fill_ids, exact_ids = {id(s) for s in fills}, {id(s) for s in exact}
     if not fill_ids or not exact_ids:
         return body
-    mentions = Counter(n for s in statements(body) for n in _occurrences(s))
+    mentions = Counter(n for s in statements(body) for n in occurrences(s))
     return _block(body, fill_ids, exact_ids, mentions)
 
 
@@ -127,7 +127,7 @@ def _assign_first(out: list, z: int, exact: set[int], mentions: Counter) -> None
 
 
 def _mentions(s: Stmt, name: str) -> bool:
-    return any(name in _occurrences(t) for t in statements((s,)))
+    return any(name in occurrences(t) for t in statements((s,)))
 
 
 def _may_break(stmts) -> bool:
