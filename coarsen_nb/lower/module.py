@@ -29,7 +29,9 @@ from its code.  ``import math`` is there where some printed code uses ``math`` (
 fusers' ``uses_math``) or a defined helper does; ``import numpy as xp`` where a function's records read ``xp``.
 
 Each entry function is a body of lowered-IR records (:mod:`coarsen_nb.lower.lir`) until it is printed:
-the passes over records drop dead assignments and free temporaries (``_finish``), and the records are kept
+an adjoint's first contribution takes its zero fill's place (:mod:`coarsen_nb.lower.first_contributions`,
+from what the reverse sweep claims of the contributions' shapes), the passes over records drop dead
+assignments and free temporaries (``_finish``), and the records are kept
 (``printed``) for the cost model and for the line table that maps an error's line to the user's.
 """
 
@@ -166,7 +168,8 @@ class ModuleWriter(ReverseSweep, IteratedLoops, WriterRecords):
         return lir_lines.line_table(self.printed.values())
 
     def _function(self, name: str, params: list[str], body, default: tuple | None = None) -> str:
-        """``def name(params):`` with ``body()``'s statements after the passes over records; ``default``: one
+        """``def name(params):`` with ``body()``'s statements after the passes over records (first the
+        adjoints' first contributions, :mod:`coarsen_nb.lower.first_contributions`); ``default``: one
         more parameter, ``(name, value record)`` (the VJP's seed ``_bar=1.0``)."""
         self.body, self.indent = [], 1
         self._fills, self._exact = [], []
