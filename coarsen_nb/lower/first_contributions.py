@@ -1,23 +1,23 @@
-"""An adjoint's only first contribution assigned, not added to zeros: a pass over the lowered IR's records.
+"""An adjoint's first contribution assigned, not added to zeros: a pass over the lowered IR's records.
 
 The reverse sweep gives every active array value an adjoint ``b_t = xp.zeros(t.shape)`` and adds each
 contribution into it (``b_t += c``).  Where the first thing that touches ``b_t`` is ``b_t += c`` and ``c``
-is a new float64 array of ``t``'s shape, the zero fill (its page faults) and the add's extra pass are
-waste: ``b_t = c`` is the same array.  For :func:`first_contributions` to rewrite, three facts must hold,
+is a new array of ``t``'s shape, the zero fill (its page faults) and the add's extra pass are waste:
+``b_t = c`` (as float64) is the same array.  For :func:`first_contributions` to rewrite, three facts must hold,
 each proved by whoever knows it:
 
 * **``c`` has exactly the primal's shape** — from the plan, so the module writer (the reverse sweep)
   says so when it emits the contribution: an elementwise kernel contribution of a kernel whose arrays
-  do not broadcast, a matrix product's adjoint of vectors and matrices.  A scalar or broadcast
-  contribution, a sum to a shape, an integer-valued one is not claimed and keeps the zeros.  The writer
-  hands the zero fills and the claimed contributions over as the records themselves (kept alive, so an
-  ``id`` names one record).
+  do not broadcast, a matrix product's adjoint of vectors and matrices, a rule's that says so
+  (``Primitive.vjp_shaped``: the 1-D convolutions).  A scalar or broadcast contribution, a sum to a
+  shape, an integer-valued one is not claimed and keeps the zeros.  The writer hands the zero fills and
+  the claimed contributions over as the records themselves (kept alive, so an ``id`` names one record).
 * **``c`` is a new array, owned by nobody else** — from the records here: an arithmetic operator, a
-  negation or a call of an elementwise function of the array namespace, or of a helper that returns a
-  new array (:data:`ALLOCATING`); or a temporary assigned such a value once in the same block and read
-  only by this contribution.  A name (a primal, an argument, the cotangent, another adjoint), an index
-  (a view), a reshape are not: a later ``b_t += ...``, ``_scatter_add(b_t, ...)`` or ``b_t[i] += ...``
-  would write through it.
+  negation, a call of the array namespace that returns a new array (:data:`NEW_ARRAY`; ``flip`` of one),
+  of a helper that does (:data:`ALLOCATING`), a conditional expression of two of them; or a temporary
+  assigned such a value once in the same block and read only by this contribution.  A name (a primal, an
+  argument, the cotangent, another adjoint), an index (a view), a reshape are not: a later ``b_t += ...``,
+  ``_scatter_add(b_t, ...)`` or ``b_t[i] += ...`` would write through it.
 * **no path reads or writes ``b_t`` before it, and every path that reads it after it has defined it** —
   the zero fill and the contribution are statements of one block (a function body, an ``if`` arm, a
   loop body), the contribution is the first statement after the fill that mentions ``b_t`` (nested
@@ -43,6 +43,7 @@ from coarsen_nb.lower.lir import (
     Expr,
     For,
     If,
+    IfExp,
     Name,
     Paren,
     Stmt,
@@ -54,16 +55,17 @@ from coarsen_nb.lower.lir import (
 )
 from coarsen_nb.lower.lir_passes import occurrences
 
-#: Elementwise functions of the array namespace (and ``where``): each returns a new array.
-ELEMENTWISE = frozenset({
+#: Functions of the array namespace that return a new array: the elementwise ones (and ``where``), the
+#: 1-D convolutions, the matrix product.
+NEW_ARRAY = frozenset({"convolve", "correlate", "matmul",
     "exp", "expm1", "log", "log1p", "log2", "log10", "logaddexp", "sqrt", "square", "abs", "sign",
     "sin", "cos", "tan", "sinh", "cosh", "tanh", "asin", "acos", "atan", "atan2", "arcsin", "arccos",
     "arctan", "arctan2", "asinh", "acosh", "atanh", "arcsinh", "arccosh", "arctanh", "pow", "power",
     "maximum", "minimum", "where", "multiply", "add", "subtract", "divide", "negative", "reciprocal",
 })
-#: Helpers of the generated module (:mod:`coarsen_nb.lower.array_helpers`) that return a new array on
-#: every path: the adjoints of a matrix product.
-ALLOCATING = frozenset({"_mm_left", "_mm_right"})
+#: Helpers of the generated module (:mod:`coarsen_nb.lower.helpers`) that return a new array on every
+#: path: the adjoints of a matrix product, a signal's correlation with windows of it (NumPy's and numba's).
+ALLOCATING = frozenset({"_mm_left", "_mm_right", "_window_vecmat"})
 _ARITHMETIC = frozenset({"+", "-", "*", "/", "**", "//", "%", "@"})
 
 
@@ -154,10 +156,14 @@ def _allocates(e: Expr) -> bool:
         return e.op in _ARITHMETIC
     if isinstance(e, Unary):
         return e.op == "-"
+    if isinstance(e, IfExp):
+        return _allocates(_unparen(e.body)) and _allocates(_unparen(e.orelse))
     if isinstance(e, Call):
         f = e.func
         if isinstance(f, Attr) and isinstance(f.value, Name) and f.value.id == "xp":
-            return f.attr in ELEMENTWISE
+            if f.attr == "flip":        # a view, but of a new array that nothing else holds
+                return bool(e.args) and _allocates(_unparen(e.args[0]))
+            return f.attr in NEW_ARRAY
         return isinstance(f, Name) and f.id in ALLOCATING
     return False
 

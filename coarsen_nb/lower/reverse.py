@@ -247,9 +247,12 @@ class ReverseSweep:
         e, adj = s.expr, self._bar(s.name)
         self._step = s.name
 
-        def acc(x: ir.Expr, contribution: lir.Expr) -> None:
+        def acc(x: ir.Expr, contribution: lir.Expr, shaped: bool = False) -> None:
             if isinstance(x, ir.Name) and x.id in self.active:
-                self.emit(AugAssign(self._bar(x.id), "+", contribution))
+                add = AugAssign(self._bar(x.id), "+", contribution)
+                if shaped:
+                    self._exact_shape(x.id, add)
+                self.emit(add)
 
         if isinstance(e, ir.Call):
             a = e.args
@@ -263,7 +266,7 @@ class ReverseSweep:
                     acc(x, bar)
             elif f in PRIMITIVES and PRIMITIVES[f].vjp is not None:
                 for x, contribution in PRIMITIVES[f].vjp(self, a, adj, **dict(e.static)):   # its rule (rules/)
-                    acc(x, contribution)
+                    acc(x, contribution, PRIMITIVES[f].vjp_shaped)
             else:
                 raise CoarsenError(f, message=f"no derivative rule for {f}() on line {s.line}",
                                    hint="this primitive ends a segment; rewrite it with loops")

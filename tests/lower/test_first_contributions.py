@@ -223,3 +223,30 @@ def test_float32_arguments_keep_float64_adjoints():
     for g, v in zip(got, want, strict=True):
         assert g.dtype == np.float64
         assert_close(g, np.asarray(v), rtol=1e-5, atol=1e-6, what="rows_vec float32")
+
+
+def _convolution(fn_name, mode):
+    """``np.sum(np.<fn>(x, w, mode) ** 2) + np.sin(x[0])``: its source, and the function."""
+    src = f"def conv(x, w):\n    return np.sum(np.{fn_name}(x, w, mode={mode!r}) ** 2) + np.sin(x[0])\n"
+    ns = {"np": np}
+    exec(src, ns)      # noqa: S102 (the test's own function)
+    return src, ns["conv"]
+
+
+@pytest.mark.parametrize("fn_name", ["convolve", "correlate"])
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+@pytest.mark.parametrize("sizes", [(9, 4), (4, 9), (5, 5)])
+def test_convolution_cotangents_have_their_operands_shapes(fn_name, mode, sizes):
+    """The convolutions' rule says its cotangents have their operands' shapes (``vjp_shaped``), so they are
+    assigned to fresh adjoints: every mode, either operand the longer, against jax.grad (a wrong shape
+    would be the gradient's); ``x``'s adjoint is also added to in place, at ``x[0]``."""
+    jax = jax_module()
+    rng = np.random.default_rng(5)
+    x, w = rng.normal(size=sizes[0]), rng.normal(size=sizes[1])
+    src, fn = _convolution(fn_name, mode)
+    f = cn.coarsen(src, backend="numpy", namespace={"np": np})
+    got = f.grad(x, w)
+    want = jax.grad(jax_function(fn, jax), argnums=(0, 1))(x, w)
+    for g, v in zip(got, want, strict=True):
+        assert_close(g, np.asarray(v), rtol=1e-10, atol=1e-12, what=f"{fn_name} {mode} {sizes}")
+    assert "b_w = xp.zeros" not in _grad_source(f, "conv")
