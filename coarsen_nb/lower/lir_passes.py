@@ -51,7 +51,7 @@ from coarsen_nb.lower.lir import (
 )
 
 
-def _occurrences(s: Stmt) -> list[str]:
+def occurrences(s: Stmt) -> list[str]:
     """Every name statement ``s`` mentions itself — reads, bound targets, ``del`` s — in print order."""
     if isinstance(s, (Assign, AugAssign)):
         return names_in(s.target) + names_in(s.value)
@@ -63,7 +63,7 @@ def _occurrences(s: Stmt) -> list[str]:
 
 
 def _mentions(body) -> Counter:
-    return Counter(n for s in statements(body) for n in _occurrences(s))
+    return Counter(n for s in statements(body) for n in occurrences(s))
 
 
 def _own_mentions(s: Assign) -> int:
@@ -190,7 +190,7 @@ def free_dead_names(body: tuple, keep=()) -> tuple:
     last: dict[str, int] = {}
     order: dict[int, list[str]] = {}            # statement -> names in the order it mentions them
     for i, s in enumerate(body):
-        mentioned = [n for t in statements((s,)) for n in _occurrences(t)]
+        mentioned = [n for t in statements((s,)) for n in occurrences(t)]
         order[i] = mentioned
         for name in mentioned:
             if name in assigned:

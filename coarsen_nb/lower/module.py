@@ -29,7 +29,9 @@ from its code.  ``import math`` is there where some printed code uses ``math`` (
 fusers' ``uses_math``) or a defined helper does; ``import numpy as xp`` where a function's records read ``xp``.
 
 Each entry function is a body of lowered-IR records (:mod:`coarsen_nb.lower.lir`) until it is printed:
-the passes over records drop dead assignments and free temporaries (``_finish``), and the records are kept
+an adjoint's first contribution takes its zero fill's place (:mod:`coarsen_nb.lower.first_contributions`,
+from what the reverse sweep claims of the contributions' shapes), the passes over records drop dead
+assignments and free temporaries (``_finish``), and the records are kept
 (``printed``) for the cost model and for the line table that maps an error's line to the user's.
 """
 
@@ -43,6 +45,7 @@ from coarsen_nb import backends, ir
 from coarsen_nb.frontend.unbound import bound_error, is_bound_check
 from coarsen_nb.lower import lir, lir_lines, lir_passes, naming, trivial
 from coarsen_nb.lower.emit import Printer
+from coarsen_nb.lower.first_contributions import first_contributions
 from coarsen_nb.lower.helpers import HELPERS, Helper, closure
 from coarsen_nb.lower.iterated import IteratedLoops
 from coarsen_nb.lower.names import Names
@@ -117,6 +120,8 @@ class ModuleWriter(ReverseSweep, IteratedLoops, WriterRecords):
         self._recorders: dict = {}          # loop label -> whether its body records its writes
         self._records: dict = {}            # write name -> the names of what it records
         self._shared_bars: set[str] = set()  # versions of an in-place array: they share its adjoint
+        self._fills: list[lir.Stmt] = []    # the adjoints' zero fills and the contributions of exactly
+        self._exact: list[lir.Stmt] = []    # their primal's shape (lower/first_contributions.py)
         self._lane_names: dict | None = None
 
     # -- assembling ------------------------------------------------------------------------
@@ -163,13 +168,16 @@ class ModuleWriter(ReverseSweep, IteratedLoops, WriterRecords):
         return lir_lines.line_table(self.printed.values())
 
     def _function(self, name: str, params: list[str], body, default: tuple | None = None) -> str:
-        """``def name(params):`` with ``body()``'s statements after the passes over records; ``default``: one
+        """``def name(params):`` with ``body()``'s statements after the passes over records (first the
+        adjoints' first contributions, :mod:`coarsen_nb.lower.first_contributions`); ``default``: one
         more parameter, ``(name, value record)`` (the VJP's seed ``_bar=1.0``)."""
         self.body, self.indent = [], 1
+        self._fills, self._exact = [], []
         self.names.new_scope()      # a temporary's name is unique in its function
         body()
         names = tuple(self.names(p) for p in params)
-        finished, used = self._finish(self.body, keep=names)
+        first = first_contributions(tuple(self.body), self._fills, self._exact)
+        finished, used = self._finish(first, keep=names)
         self.shared.modules_read |= used
         defaults = (default[1],) if default else ()
         self.shared.functions[name] = (names + ((default[0],) if default else ()), defaults, finished)

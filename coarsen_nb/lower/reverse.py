@@ -85,8 +85,13 @@ class ReverseSweep:
         b, x = self._bar(name), self._name(name)
         if scalar_first:
             self.emit(lir.Assign(b, xp_call("zeros", shape_of(xp_call("asarray", x)))))
+        elif self.is_array(name):
+            fill = lir.Assign(b, xp_call("zeros", shape_of(x)))
+            if name not in self._shared_bars:
+                self._fills.append(fill)        # its first contribution may take its place
+            self.emit(fill)
         else:
-            self.emit(lir.Assign(b, xp_call("zeros", shape_of(x)) if self.is_array(name) else _ZERO))
+            self.emit(lir.Assign(b, _ZERO))
 
     def _defined(self, steps) -> list[str]:
         out = []
@@ -147,8 +152,12 @@ class ReverseSweep:
         pr.ieee = True      # derivative code: inf at a domain edge, not ZeroDivisionError
         for name, e in v.scalars:
             pr.emit(AugAssign(self._bar(name), "+", _float_value(pr, e, array=False)))
+        broadcasts = len(set(k.arrays.values())) > 1       # (then each contribution is summed to a shape)
         for name, e in v.arrays:
-            pr.emit(AugAssign(self._bar(name), "+", _float_value(pr, e, array=True)))
+            add = AugAssign(self._bar(name), "+", _float_value(pr, e, array=True))
+            if not broadcasts and not pr.scalar_points and ELEM in pr.deps(e) and not _int_valued(pr, e):
+                self._exact_shape(name, add)    # elementwise over the kernel's one array: its shape
+            pr.emit(add)
         for name, idx, e, level in v.scatters:
             self._scatter(pr, name, idx, e, level)
         self._absorb(pr)
@@ -238,9 +247,12 @@ class ReverseSweep:
         e, adj = s.expr, self._bar(s.name)
         self._step = s.name
 
-        def acc(x: ir.Expr, contribution: lir.Expr) -> None:
+        def acc(x: ir.Expr, contribution: lir.Expr, shaped: bool = False) -> None:
             if isinstance(x, ir.Name) and x.id in self.active:
-                self.emit(AugAssign(self._bar(x.id), "+", contribution))
+                add = AugAssign(self._bar(x.id), "+", contribution)
+                if shaped:
+                    self._exact_shape(x.id, add)
+                self.emit(add)
 
         if isinstance(e, ir.Call):
             a = e.args
@@ -254,7 +266,7 @@ class ReverseSweep:
                     acc(x, bar)
             elif f in PRIMITIVES and PRIMITIVES[f].vjp is not None:
                 for x, contribution in PRIMITIVES[f].vjp(self, a, adj, **dict(e.static)):   # its rule (rules/)
-                    acc(x, contribution)
+                    acc(x, contribution, PRIMITIVES[f].vjp_shaped)
             else:
                 raise CoarsenError(f, message=f"no derivative rule for {f}() on line {s.line}",
                                    hint="this primitive ends a segment; rewrite it with loops")
@@ -298,10 +310,24 @@ class ReverseSweep:
 
     def matmul_reverse(self, x: ir.Expr, y: ir.Expr, b: lir.Expr) -> None:
         xs, ys = self.expr(x), self.expr(y)
+        # of vectors and matrices, _mm_left is x's shape and _mm_right y's (a stack of matrices broadcasts)
+        exact = self.ndim(x) in (1, 2) and self.ndim(y) in (1, 2)
         if isinstance(x, ir.Name) and x.id in self.active:
-            self.emit(AugAssign(self._bar(x.id), "+", Call(Name(self.helper('_mm_left')), (b, ys, xs))))
+            add = AugAssign(self._bar(x.id), "+", Call(Name(self.helper('_mm_left')), (b, ys, xs)))
+            if exact:
+                self._exact_shape(x.id, add)
+            self.emit(add)
         if isinstance(y, ir.Name) and y.id in self.active:
-            self.emit(AugAssign(self._bar(y.id), "+", Call(Name(self.helper('_mm_right')), (b, xs, ys))))
+            add = AugAssign(self._bar(y.id), "+", Call(Name(self.helper('_mm_right')), (b, xs, ys)))
+            if exact:
+                self._exact_shape(y.id, add)
+            self.emit(add)
+
+    def _exact_shape(self, name: str, add: AugAssign) -> None:
+        """Say that contribution ``add`` (``b_name += c``) has exactly ``name``'s shape: where it is the
+        adjoint's first, it may take the zeros' place (:mod:`coarsen_nb.lower.first_contributions`)."""
+        if self.is_array(name) and name not in self._shared_bars:
+            self._exact.append(add)
 
     def cond_reverse(self, s: CondStep) -> None:
         arms = []

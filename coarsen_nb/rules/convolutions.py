@@ -136,7 +136,9 @@ def _correlate_jvp(s, args, mode="valid"):
 
 CONVOLUTIONS: tuple[Primitive, ...] = (
     Primitive("convolve", "opaque", (2,), "convolve", spelling=Spelling(array="convolve"), total=True,
-              static=(("mode", "full"),), type=_type("convolve"), vjp=_convolve_vjp, jvp=_convolve_jvp),
+              static=(("mode", "full"),), type=_type("convolve"), vjp=_convolve_vjp, jvp=_convolve_jvp,
+              vjp_shaped=True),
     Primitive("correlate", "opaque", (2,), "correlate", spelling=Spelling(array="correlate"), total=True,
-              static=(("mode", "valid"),), type=_type("correlate"), vjp=_correlate_vjp, jvp=_correlate_jvp),
+              static=(("mode", "valid"),), type=_type("correlate"), vjp=_correlate_vjp, jvp=_correlate_jvp,
+              vjp_shaped=True),
 )

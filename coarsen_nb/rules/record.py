@@ -98,6 +98,8 @@ class Primitive:
     cost: str | None = None              # cost class of its printed call: "math" (a float per element) or
     #                                     "elementwise" (broadcasts its operands); None: the model's own rules
     vjp: Callable | None = None          # an opaque step's reverse rule: ``(sweep, args, bar) -> [(arg, cotangent)]``
+    vjp_shaped: bool = False             # each cotangent ``vjp`` gives has exactly its operand's shape (so it
+    #                                     may be an adjoint's first value: lower/first_contributions.py)
     jvp: Callable | None = None          # an opaque step's tangent rule: ``(sweep, args) -> tangent`` (a record)
     static: tuple[tuple[str, object], ...] = ()   # compile-time parameters after the operands, in NumPy's
     #                                     order, with their defaults: ``(("axis", None), ("keepdims", False))``
