@@ -151,6 +151,7 @@ def _cumprod_jvp(x, dx, axis):
 def _diff_vjp(g, n, axis):
     """The cotangent of x in y = diff(x, n, axis), from y's cotangent g: diff's transpose, n times: element
     i gets g[i - 1] - g[i] along axis (a zero past either end), one array written through two views."""
+    axis %= g.ndim          # (the views index the axes before it: a negative axis counts from the end)
     for _ in range(n):
         shape = list(g.shape)
         shape[axis] += 1
