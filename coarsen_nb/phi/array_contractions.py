@@ -29,12 +29,11 @@ rule.  The step keeps the choice in one helper, and its rules are exact for ever
 
 from __future__ import annotations
 
-import itertools
 from collections import Counter
 
 from coarsen_nb import ir
 from coarsen_nb.frontend import words
-from coarsen_nb.phi.gate import GatedFunction, If, Let, Loop, defined_names, names_read
+from coarsen_nb.phi.gate import GatedFunction, If, Let, Loop, name_minter, names_read
 from coarsen_nb.phi.types import T, expr_type
 
 
@@ -43,16 +42,8 @@ def rewrite(g: GatedFunction, types: dict[str, T]) -> tuple[GatedFunction, dict[
     ``types`` for the new names."""
     uses = Counter(ir.names_used(g.result) + names_read(g.body))
     types = dict(types)
-    taken = defined_names(g.body) | set(g.params)
+    fresh = name_minter(g, "a")
     names = dict(g.words)
-    counter = itertools.count(1)
-
-    def fresh() -> str:
-        while True:
-            name = f"$a{next(counter)}.1"
-            if name not in taken:
-                taken.add(name)
-                return name
 
     def name_word(name: str) -> str | None:
         base = name.split(".")[0]

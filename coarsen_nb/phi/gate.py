@@ -25,7 +25,8 @@ region (checked by :func:`verify_tree`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import itertools
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from coarsen_nb import ir
@@ -311,6 +312,21 @@ def _all_names(nodes) -> set[str]:
         else:
             out |= {e.name for e in n.etas}
     return out
+
+
+def name_minter(g: GatedFunction, prefix: str) -> Callable[[], str]:
+    """A source of new SSA names ``$<prefix>N.1`` that no parameter or definition of ``g`` uses, nor an
+    earlier name of this source: the new values of a rewrite of ``g``."""
+    taken = defined_names(g.body) | set(g.params)
+    counter = itertools.count(1)
+
+    def fresh() -> str:
+        while True:
+            name = f"${prefix}{next(counter)}.1"
+            if name not in taken:
+                taken.add(name)
+                return name
+    return fresh
 
 
 def defined_names(nodes) -> set[str]:

@@ -18,26 +18,16 @@ Three rewrites of the gated tree, once the types are known (they need the index 
 
 from __future__ import annotations
 
-import itertools
-
 from coarsen_nb import ir
 from coarsen_nb.errors import CoarsenError
-from coarsen_nb.phi.gate import GatedFunction, If, Let, Loop, defined_names
+from coarsen_nb.phi.gate import GatedFunction, If, Let, Loop, name_minter
 from coarsen_nb.phi.types import T, expr_type
 
 
 def normalize(g: GatedFunction, types: dict[str, T]) -> tuple[GatedFunction, dict[str, T]]:
     """``g`` with its reads in the normal form above, and ``types`` extended with the new names'."""
     types = dict(types)
-    taken = defined_names(g.body) | set(g.params)
-    counter = itertools.count(1)
-
-    def fresh() -> str:
-        while True:
-            name = f"$r{next(counter)}.1"
-            if name not in taken:
-                taken.add(name)
-                return name
+    fresh = name_minter(g, "r")
 
     def expr(e: ir.Expr, out: list, line: int, conditional: bool) -> ir.Expr:
         if isinstance(e, ir.Index):

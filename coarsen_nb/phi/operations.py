@@ -20,11 +20,9 @@ stay single-assignment.
 
 from __future__ import annotations
 
-import itertools
-
 from coarsen_nb import ir
 from coarsen_nb.frontend import words
-from coarsen_nb.phi.gate import GatedFunction, If, Let, Loop, defined_names
+from coarsen_nb.phi.gate import GatedFunction, If, Let, Loop, name_minter
 from coarsen_nb.phi.types import T, expr_type
 
 #: Expressions that are one operation of their own when they are an operand of another.
@@ -35,16 +33,8 @@ def one_operation_per_let(g: GatedFunction, types: dict[str, T]) -> tuple[GatedF
     """``g`` with every assignment split into assignments of one operation each, and ``types``
     extended with the new names' types."""
     types = dict(types)
-    counter = itertools.count(1)
-    taken = defined_names(g.body) | set(g.params)
+    fresh = name_minter(g, "o")
     names = dict(g.words)       # the generated code's words for the new names too (frontend/words.py)
-
-    def fresh() -> str:
-        while True:
-            name = f"$o{next(counter)}.1"
-            if name not in taken:
-                taken.add(name)
-                return name
 
     def name_word(name: str) -> str | None:
         base = name.split(".")[0]
