@@ -37,6 +37,20 @@ def _program(fn: str, mode: str, selection: str):
     return _compiled[key]
 
 
+def _jax_gradient(fn: str, mode: str, a, v):
+    """``jax.grad`` of the programs' loss (``_source``) written with ``jax.numpy``, in both operands."""
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+    jf = getattr(jnp, fn)
+
+    def loss(a, v):
+        y = jf(a, v, mode=mode)
+        return jnp.sum(y * jnp.sin(y + 0.3)) + jnp.sum(y ** 2)
+
+    return jax.grad(loss, argnums=(0, 1))(a, v)
+
+
 def _operands(n: int, m: int, seed: int):
     rng = np.random.default_rng(seed)
     return rng.normal(size=n), rng.normal(size=m)
@@ -75,18 +89,9 @@ def test_value_and_gradient_against_the_plain_function(fn, mode, n, m, selection
 @example(fn="convolve", mode="same", n=9, m=4, selection="default", seed=3)
 @example(fn="correlate", mode="full", n=5, m=5, selection="default", seed=4)
 def test_gradient_against_jax(fn, mode, n, m, selection, seed):
-    jax = pytest.importorskip("jax")
-    jax.config.update("jax_enable_x64", True)
-    jnp = jax.numpy
-    jf = getattr(jnp, fn)
-
-    def loss(a, v):
-        y = jf(a, v, mode=mode)
-        return jnp.sum(y * jnp.sin(y + 0.3)) + jnp.sum(y ** 2)
-
     f, _ = _program(fn, mode, selection)
     a, v = _operands(n, m, seed)
-    for got, want in zip(f.grad(a, v), jax.grad(loss, argnums=(0, 1))(a, v), strict=True):
+    for got, want in zip(f.grad(a, v), _jax_gradient(fn, mode, a, v), strict=True):
         assert_close(got, np.asarray(want), rtol=1e-10, atol=1e-12,
                      what=f"np.{fn}(mode={mode!r}) lengths {n}, {m}, {selection} vs jax.grad")
 
@@ -107,18 +112,9 @@ def test_only_same_pads_the_cotangent(fn, mode):
 @pytest.mark.parametrize("n, m", [(5000, 7), (7, 5000), (4100, 4100)])
 def test_long_operands_against_jax(fn, mode, n, m):
     """Lengths past ``_window_vecmat``'s chunk of 4096 rows, either operand the longer."""
-    jax = pytest.importorskip("jax")
-    jax.config.update("jax_enable_x64", True)
-    jnp = jax.numpy
-    jf = getattr(jnp, fn)
-
-    def loss(a, v):
-        y = jf(a, v, mode=mode)
-        return jnp.sum(y * jnp.sin(y + 0.3)) + jnp.sum(y ** 2)
-
     f, plain = _program(fn, mode, "default")
     a, v = _operands(n, m, 11)
     what = f"np.{fn}(mode={mode!r}) lengths {n}, {m}"
     assert_close(f(a, v), plain(a, v), rtol=1e-12, atol=1e-9, what=what)
-    for got, want in zip(f.grad(a, v), jax.grad(loss, argnums=(0, 1))(a, v), strict=True):
+    for got, want in zip(f.grad(a, v), _jax_gradient(fn, mode, a, v), strict=True):
         assert_close(got, np.asarray(want), rtol=1e-9, atol=1e-9, what=what + " vs jax.grad")
