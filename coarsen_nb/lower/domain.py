@@ -10,7 +10,13 @@ and reduction from a tuple.  The kinds:
 ``elem``     the elements of the broadcast shape of the arrays ``arrays``; each target written per element;
 ``elemsum``  the same elements, summed (``ElemSum``): one target, the code around the sum in it;
 ``reduce``   a loop index ``index`` over ``range(*bounds)``, one ``RSum``/``RProd``/``RMax``/``RMin``;
-``scatter``  a loop index over its range, every target a scatter ``b_x[i(k)] += g(k)``.
+``scatter``  a loop index over its range, every target a scatter ``b_x[i(k)] += g(k)``;
+``scan``     a loop index whose steps carry linear recurrences (``LinScan``, and the reverse ``LinCostate``):
+             its targets sums over the index and scatters ``b_x[k] += g(k)``, computed in sequential passes
+             (:mod:`coarsen_nb.lower.numba_scans`);
+``nest``     several nested loop indices (their ranges, as the loops of the source, in the SOI): number
+             targets whose sums nest over them, or scatters varying over all of them
+             (:mod:`coarsen_nb.lower.numba_nests`); no one index, so ``index`` and ``bounds`` are None.
 
 The record prints as text (``str``: ``over k in range(0, n): sum of x[k]**2  ->  s = sum``), and
 :func:`verify` checks what every builder of one must leave (the tests run it on the domains of the corpus).
@@ -26,7 +32,7 @@ import sympy as sp
 from coarsen_nb.phi import forms
 from coarsen_nb.symbolic.levels import ELEM
 
-KINDS = ("elem", "elemsum", "reduce", "scatter")
+KINDS = ("elem", "elemsum", "reduce", "scatter", "scan", "nest")
 _IDENTITY = {"sum": sp.Integer(0), "prod": sp.Integer(1), "max": -sp.oo, "min": sp.oo}
 
 
@@ -125,6 +131,11 @@ def verify(dom: Domain, body) -> None:
     reducing = dom.kind in ("reduce", "elemsum")
     if (dom.reduce is not None) != reducing:
         raise AssertionError(f"a {dom.kind} domain {'without' if reducing else 'with'} a reduction")
+    if dom.kind == "nest":
+        for t in dom.targets:
+            if t.mode != "scatter" and body.deps(t.expr):
+                raise AssertionError(f"nest target {t} is not a number")
+        return
     if dom.elementwise != (dom.index is None and dom.bounds is None):
         raise AssertionError(f"a {dom.kind} domain {'with' if dom.elementwise else 'without'} a loop index")
     if not dom.elementwise:
@@ -143,6 +154,11 @@ def verify(dom: Domain, body) -> None:
                 raise AssertionError(f"scatter {t} varies over {t.level}, not {dom.index}")
             if body.deps(t.expr).union(*(body.deps(sp.sympify(i)) for i in t.index)) - {dom.index}:
                 raise AssertionError(f"scatter {t} varies over more than {dom.index}")
+    elif dom.kind == "scan":
+        for t in dom.targets:
+            varies = body.deps(t.expr).union(*(body.deps(sp.sympify(i)) for i in t.index))
+            if varies - ({dom.index} if t.mode == "scatter" else set()):
+                raise AssertionError(f"scan target {t} varies over {varies}")
     elif any(t.mode == "scatter" for t in dom.targets):
         raise AssertionError(f"a scatter in a {dom.kind} domain")
     if dom.kind == "elem":

@@ -17,9 +17,11 @@ from coarsen_nb.phi import forms, scans
 from coarsen_nb.symbolic.levels import ELEM, Deps
 
 # Nodes a fused kernel cannot express in one pass: they need another level of
-# the domain (segment products, arg-extrema, writes, gathers).
-_UNFUSABLE = (forms.RWrite, forms.ProdExcept, forms.ArgOneHot, forms.Gather, forms.Unwritten, forms.RLin,
-              forms.ProdAfter, forms.LinState, forms.LogSumExp) + scans.SCAN_FORMS
+# the domain (segment products, arg-extrema, writes, gathers); and the scans, which only a sequential
+# loop runs (``lower/numba_scans.py``).
+NOT_ONE_PASS = (forms.RWrite, forms.ProdExcept, forms.ArgOneHot, forms.Gather, forms.Unwritten, forms.RLin,
+                forms.ProdAfter, forms.LinState, forms.LogSumExp)
+_UNFUSABLE = NOT_ONE_PASS + scans.SCAN_FORMS
 
 
 class Body:

@@ -36,21 +36,19 @@ from __future__ import annotations
 
 import sympy as sp
 
-from coarsen_nb.lower import lir, naming
+from coarsen_nb.lower import lir
 from coarsen_nb.lower.cuda_printer import leaf_ctype
-from coarsen_nb.lower.domain import Domain, Target, arrays_read
-from coarsen_nb.lower.emit import Printer
+from coarsen_nb.lower.domain import Domain, Target
 from coarsen_nb.lower.fusion_domain import Body, domain
-from coarsen_nb.lower.helpers import Helper
-from coarsen_nb.lower.printing import is_atom_code
+from coarsen_nb.lower.numba_loops import LoopFunction
+from coarsen_nb.lower.numba_nests import NestLoops, nest_domains
+from coarsen_nb.lower.numba_scans import ScanLoops, scan_domain
 from coarsen_nb.phi import forms
 from coarsen_nb.phi.gammas import is_boolean
-from coarsen_nb.symbolic.levels import ELEM
 
 # nodes the scalar printer prints as whole-array code: never inside a loop over elements
 _WHOLE_ARRAY = (forms.SumTo,)
 
-DECORATOR = "@_jit_loop"
 
 
 def forward_lines(writer, kernel) -> list[lir.Stmt] | None:
@@ -70,6 +68,11 @@ def reverse_lines(writer, kernel, v, leaves) -> list[lir.Stmt] | None:
 
 def _lines(writer, kernel, targets, leaves, temps, tag, v) -> list[lir.Stmt] | None:
     body = Body(kernel, writer.py, leaves, temps)
+    scanned = scan_domain(body, targets)
+    if scanned is not None:
+        made = ScanLoops(writer, kernel, body, scanned, tag).build()
+        if made is not None:
+            return made
     groups: dict = {}
     rest = []
     for t in [part for target in targets for part in _split_sums(body, target)]:
@@ -85,9 +88,17 @@ def _lines(writer, kernel, targets, leaves, temps, tag, v) -> list[lir.Stmt] | N
             groups.setdefault(key, (dom, []))[1].append(t)
     calls = []
     for dom, group in groups.values():
-        made = _LoopFunction(writer, kernel, body, dom.with_targets(group), tag).build()
+        made = LoopFunction(writer, kernel, body, dom.with_targets(group), tag).build()
         if made is None:
             rest += group
+        else:
+            calls += made
+    # (what no one loop computes: the parts that run over nested loops)
+    nests, rest = nest_domains(body, rest)
+    for dom in nests:
+        made = NestLoops(writer, kernel, body, dom, tag).build()
+        if made is None:
+            rest += list(dom.targets)
         else:
             calls += made
     if not calls:
@@ -148,227 +159,3 @@ def _rest_lines(writer, kernel, rest, leaves, temps, v) -> list[lir.Stmt]:
         else:
             pr.assign(t.target, t.expr)
     return writer._taken(pr)
-
-
-class _LoopFunction:
-    """One loop function of the module for one fusable domain: its parameters, its records (a
-    ``lir.FunctionDef``, printed once into the module's helpers), its call."""
-
-    def __init__(self, writer, kernel, body: Body, dom: Domain, tag: str):
-        self.writer, self.kernel, self.body, self.dom = writer, kernel, body, dom
-        self.targets = list(dom.targets)
-        self.kind = dom.kind
-        self.tag = tag
-        self.fresh = writer.names.fresh
-        self.function: lir.FunctionDef | None = None       # the loop function, once built
-
-    # -- what the loop reads ------------------------------------------------------------------
-
-    def _used(self):
-        """The leaves (scalars, whole arrays) and the read arrays the group's expressions use."""
-        exprs = [t.expr for t in self.targets] + [sp.sympify(i) for t in self.targets for i in t.index]
-        exprs += list(self.dom.bounds or ())
-        leaves, reads = [], []
-        for e in exprs:
-            for n in self.body.nodes(e):
-                if isinstance(n, sp.Symbol):
-                    if n in self.body.reads:
-                        arr = self.body.names(self.body.reads[n][0])
-                        if arr not in reads:
-                            reads.append(arr)
-                    elif n in self.body.leaves and n not in leaves:
-                        leaves.append(n)
-        return sorted(leaves, key=str), reads
-
-    # -- the function ----------------------------------------------------------------------------
-
-    def build(self) -> list[lir.Stmt] | None:
-        # the function's temporaries are its own: named afresh, so that the same SOI printed in two
-        # functions of the module (the forward, and inside NAME_grad) is the same text, one function
-        names = self.writer.names
-        outside, names.local = names.local, set()
-        try:
-            made = self._function()
-        finally:
-            names.local = outside
-        return None if made is None else self._call(*made)
-
-    def _function(self) -> tuple[str, list[str]] | None:
-        """The loop function's name and parameters, its source (printed from its records) registered among
-        the module's helpers."""
-        leaves, reads = self._used()
-        codes = {s: self.body.leaves[s][0] for s in leaves}
-        params = list(dict.fromkeys([codes[s] for s in leaves] + reads +
-                                    [t.target for t in self.targets if t.mode == "scatter"]))
-        if not all(p.isidentifier() for p in params):
-            return None
-        # the arrays whose broadcast shape the loop runs over: an elementwise output's, a sum's operand's
-        arrays = self.dom.arrays
-        if self.kind == "elemsum" and arrays_read(self.body, self.targets[0].expr, outside=self.dom.reduce.node):
-            return None         # an array beside the sum: the result is not one number
-        if self.kind in ("reduce", "scatter") and any(ELEM in self.body.deps(t.expr) for t in self.targets):
-            return None
-        reads_map = {s: (self.body.names(arr), idx) for s, (arr, idx) in self.body.reads.items()}
-        # statements before the loop (the bounds; after a reduction, the code around it): scalar code
-        outer = self._printer(codes, reads_map, 1, {})
-        loop_leaves = dict(codes)
-        head: list[lir.Stmt] = []
-        loads: set[str] = set()     # the helpers (and math) its own lines use; the printers note theirs
-        elementwise = self.dom.elementwise
-        if elementwise:
-            if not arrays:
-                return None
-            shape, flats, i, count = self._flatten(head, loop_leaves, leaves, codes)
-            loop_range: tuple[lir.Expr, ...] = (count,)
-            loads |= {"_flat_as"} | ({"_broadcast_shape"} if len(flats) > 1 else set())
-        else:
-            a, b, s = (outer.value(x) for x in self.dom.bounds)
-            i = lir.Name(self.fresh(naming.user_word(str(self.dom.index)) or "k"))
-            loop_range = (a, b) if str(s) == "1" else (a, b, s)
-        inner = self._printer(loop_leaves, reads_map, 2, {} if elementwise else {self.dom.index: i.id})
-        inner.scalar_points = True
-        pre = list(outer.body)
-        outer.body = []
-        out: list[lir.Stmt] = []
-        returns: list[lir.Expr] = []
-        if self.dom.reduce is not None:
-            (t,) = self.targets
-            acc = lir.Name(self.fresh("acc"))
-            head.append(lir.Assign(acc, _identity(self.dom.reduce)))
-            if self.dom.reduce.kind in ("max", "min"):
-                loads.add("math")       # (the identity is math's infinity)
-            out += self._accumulate(acc, inner.value(self.dom.reduce.operand))
-            outer.root.memo[self.dom.reduce.node] = acc.id
-            returns.append(outer.value(t.expr))
-        else:
-            for t in self.targets:
-                val = inner.value(t.expr)
-                if t.mode == "scatter":
-                    index = tuple(_int(inner.value(sp.sympify(x))) for x in t.index)
-                    out.append(lir.AugAssign(lir.Index(lir.Name(t.target), index), "+", val))
-                else:
-                    buf = lir.Name(self.fresh(t.target))
-                    head.append(lir.Assign(buf, lir.Call(lir.Attr(lir.Name("xp"), "empty"), (count,))))
-                    out.append(lir.Assign(lir.Index(buf, (i,)), val))
-                    returns.append(lir.Call(lir.Attr(buf, "reshape"), (shape,)))
-        loop = lir.For(i, lir.Call(lir.Name("range"), loop_range), tuple(inner.body + out))
-        body = [*pre, *head, loop, *outer.body]
-        if returns:
-            body.append(lir.Return(returns[0] if len(returns) == 1 else lir.Tuple(tuple(returns), bare=True)))
-        loads |= outer.helpers | inner.helpers | ({"math"} if outer.uses_math or inner.uses_math else set())
-        return self._register(params, body, loads), params
-
-    def _flatten(self, head: list, loop_leaves: dict, leaves, codes):
-        """The statements that flatten the domain's arrays to its broadcast shape (into ``head``), each array
-        leaf read at the loop index (``loop_leaves``): the shape's, the flat arrays', index's and count's names."""
-        distinct = list(dict.fromkeys(self.dom.arrays))
-        shape = lir.Name(self.fresh("shape"))
-        shapes = [lir.Attr(lir.Name(a), "shape") for a in distinct]
-        head.append(lir.Assign(shape, shapes[0] if len(distinct) == 1 else
-                               lir.Call(lir.Name("_broadcast_shape"), tuple(shapes))))
-        flats = {}
-        for a in distinct:
-            flats[a] = self.fresh(f"flat_{a}")
-            head.append(lir.Assign(lir.Name(flats[a]), lir.Call(lir.Name("_flat_as"), (lir.Name(a), shape))))
-        i = lir.Name(self.fresh("i"))
-        count = lir.Name(self.fresh("n"))
-        head.append(lir.Assign(count, lir.Index(lir.Attr(lir.Name(flats[distinct[0]]), "shape"), (lir.Lit("0"),))))
-        for s in leaves:
-            if self.body.leaves[s][2]:
-                loop_leaves[s] = lir.Index(lir.Name(flats[codes[s]]), (i,))      # (the element at the index)
-        return shape, flats, i, count
-
-    def _accumulate(self, acc: lir.Name, val: lir.Expr) -> list[lir.Stmt]:
-        """The loop body's step of the reduction into ``acc``: NumPy's max/min, where a NaN anywhere is the
-        result."""
-        kind = self.dom.reduce.kind
-        if kind in ("sum", "prod"):
-            return [lir.AugAssign(acc, "+" if kind == "sum" else "*", val)]
-        stmts: list[lir.Stmt] = []
-        term = val
-        if not is_atom_code(val):
-            term = lir.Name(self.fresh("v"))
-            stmts.append(lir.Assign(term, val))
-        test = lir.BoolOp("or", (lir.Compare(">" if kind == "max" else "<", term, acc), lir.Compare("!=", term, term)))
-        return [*stmts, lir.If(test, (lir.Assign(acc, term),))]
-
-    def _call(self, name: str, params: list[str]) -> list[lir.Stmt]:
-        """The caller's statements: the call, and what it gives to the SOI's outputs."""
-        call = lir.Call(lir.Name(name), tuple(lir.Name(p) for p in params))
-        if self.kind == "scatter":
-            return [lir.ExprStmt(call)]
-        if self.dom.reduce is not None:
-            (t,) = self.targets
-            target = lir.Name(t.target)
-            return [lir.AugAssign(target, "+", call) if t.mode == "add" else lir.Assign(target, call)]
-        # a contribution to an adjoint is computed fresh, then added (the adjoint may be a scalar or
-        # an array of another shape, which NumPy's ``+=`` broadcasts)
-        outs = [lir.Name(t.target) if t.mode == "new" else lir.Name(self.fresh(f"d_{t.target}"))
-                for t in self.targets]
-        stmts: list[lir.Stmt] = [lir.Assign(outs[0] if len(outs) == 1 else lir.Tuple(tuple(outs), bare=True), call)]
-        stmts += [lir.AugAssign(lir.Name(t.target), "+", o)
-                  for t, o in zip(self.targets, outs, strict=True) if t.mode == "add"]
-        return stmts
-
-    def _register(self, params, body: list[lir.Stmt], loads: set[str]) -> str:
-        """The loop function's name, its source in the module's helpers: ``_soi3_vjp_scatter``; the same
-        SOI printed again (the forward inside ``NAME_grad``) shares the function when its text is the same.
-        ``loads``: the helpers it calls, which the module then defines too, and ``math`` where it uses it.
-        The function is a :class:`~coarsen_nb.lower.lir.FunctionDef` printed here; its decorator is the
-        module writer's to print (``helper_decorators``), as for every helper it places."""
-        base = f"_soi{self.kernel.index}_{self.tag}_{self.kind}"
-        doc = f"SOI {self.kernel.index}{self._where()}, {self._what()}: one loop."
-        n = 1
-        while True:
-            name = base if n == 1 else f"{base}_{n}"
-            function = lir.FunctionDef(name, tuple(params), tuple(body), doc)
-            source = "\n".join(lir.print_body((function,), 0)) + "\n"
-            known = self.writer.helper_table.get(name)
-            if known is None or known.source == source:
-                break
-            n += 1
-        self.function = function
-        self.writer.helpers.add(name)
-        self.writer.helper_table[name] = Helper(name, source, frozenset(loads))
-        self.writer.helper_decorators[name] = DECORATOR
-        return name
-
-    def _printer(self, leaves: dict, reads: dict, indent: int, index: dict) -> Printer:
-        arrays = {s for s in self.body.leaves if self.body.leaves[s][2]}
-
-        def leaf(s):
-            code = leaves[s]
-            return code, s in arrays and isinstance(code, str) and code == self.body.leaves[s][0]
-
-        pr = Printer("xp", leaf, reads, dict(self.body.temps), indent=indent, namer=self.fresh,
-                     exprs=[t.expr for t in self.targets])
-        # NumPy's error model (``_jit_loop``) already divides and raises to powers as IEEE 754 does
-        pr.ieee = False
-        pr.words = naming.kernel_words(self.kernel, self.writer.plan.words, pr.deps.ranges)
-        for k, code in index.items():
-            pr.root.index_code[k] = lir.Name(code)      # (the loop's index variable)
-        return pr
-
-    def _where(self) -> str:
-        k = self.kernel
-        return f" (line{'s' if len(k.lines) > 1 else ''} {', '.join(map(str, k.lines))})" if k.lines else ""
-
-    def _what(self) -> str:
-        part = "adjoint" if self.tag == "vjp" else "forward"
-        return {"elem": f"{part} over the elements", "elemsum": f"{part}, a sum over the elements",
-                "reduce": f"{part}, the {self.dom.reduce.kind if self.kind == 'reduce' else 'sum'} over its loop",
-                "scatter": f"{part}, the scatters of its loop"}[self.kind]
-
-
-def _int(e: lir.Expr) -> lir.Expr:
-    """A scatter's index as an ``int`` (an integer literal as it is)."""
-    return e if str(e).lstrip("-").isdigit() else lir.Call(lir.Name("int"), (e,))
-
-
-def _identity(red) -> lir.Expr:
-    """The accumulator's first value: NumPy's integer sum (product) starts at ``0`` (``1``), a float one
-    at ``0.0`` (``1.0``), a maximum (minimum) at minus (plus) ``math.inf``."""
-    if red.identity in (sp.oo, -sp.oo):
-        inf = lir.Attr(lir.Name("math"), "inf")
-        return lir.Unary("-", inf) if red.identity == -sp.oo else inf
-    return lir.Lit(str(red.identity) if red.integer else f"{float(red.identity)}")

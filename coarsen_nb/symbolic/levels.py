@@ -84,6 +84,11 @@ class Deps:
         self.cache[e] = frozenset(out)
         return self.cache[e]
 
+    def nest_depth(self, k) -> int:
+        """How deep loop ``k`` is nested: 1 for a loop whose range reads no other loop index, else one more
+        than the deepest loop its range reads (a triangular ``range(i + 1, n)`` is inside ``i``)."""
+        return self._nest(k)
+
     def _nest(self, k) -> int:
         a, b, s = self.ranges[k]
         outer = (self(a) | self(b) | self(s)) & set(self.ranges)

@@ -19,7 +19,7 @@ from corpus import CORPUS
 import coarsen_nb as cn
 from coarsen_nb import numba_loader
 from coarsen_nb.kernels import KERNELS, function
-from coarsen_nb.lower import fusion, fusion_domain, numba_fusion
+from coarsen_nb.lower import fusion, fusion_domain, numba_fusion, numba_loops
 from coarsen_nb.lower.domain import Domain, Reduce, Target, verify
 from coarsen_nb.lower.fusion_domain import Body, domain
 from coarsen_nb.phi import forms
@@ -39,7 +39,7 @@ def _domains(monkeypatch, fn, wrt, args, backend="numba") -> list[tuple[Body, Do
             seen.append((body, dom))
         return dom
 
-    class Loop(numba_fusion._LoopFunction):
+    class Loop(numba_loops.LoopFunction):
         def __init__(self, writer, kernel, body, dom, tag):
             seen.append((body, dom))
             super().__init__(writer, kernel, body, dom, tag)
@@ -49,7 +49,7 @@ def _domains(monkeypatch, fn, wrt, args, backend="numba") -> list[tuple[Body, Do
 
     monkeypatch.setattr(fusion, "domain", recorded)
     monkeypatch.setattr(numba_fusion, "domain", recorded)
-    monkeypatch.setattr(numba_fusion, "_LoopFunction", Loop)
+    monkeypatch.setattr(numba_fusion, "LoopFunction", Loop)
     monkeypatch.setattr(numba_loader, "load", not_loaded)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

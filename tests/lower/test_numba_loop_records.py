@@ -15,7 +15,7 @@ from corpus import CORPUS
 import coarsen_nb as cn
 from coarsen_nb import numba_loader
 from coarsen_nb.kernels import KERNELS, function
-from coarsen_nb.lower import lir, numba_fusion
+from coarsen_nb.lower import lir, numba_loops
 
 _ENTRIES = {e.name: e for e in CORPUS}
 
@@ -41,7 +41,7 @@ def test_a_function_definition_prints_whole():
 def _loops(monkeypatch, fn, wrt, args) -> tuple[list[lir.FunctionDef], str]:
     """The loop functions built while ``fn`` compiles under numba (as records) and the module's source."""
     made, sources = [], []
-    build = numba_fusion._LoopFunction.build
+    build = numba_loops.LoopFunction.build
 
     def recorded(self):
         calls = build(self)
@@ -53,7 +53,7 @@ def _loops(monkeypatch, fn, wrt, args) -> tuple[list[lir.FunctionDef], str]:
         sources.append(source)
         raise ImportError("written, not loaded")
 
-    monkeypatch.setattr(numba_fusion._LoopFunction, "build", recorded)
+    monkeypatch.setattr(numba_loops.LoopFunction, "build", recorded)
     monkeypatch.setattr(numba_loader, "load", written)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -82,7 +82,7 @@ def test_loop_functions_are_records_the_module_prints(monkeypatch, source, name)
     for f in made:
         lir.verify(f.body, structured=True)         # no text: every read known
         assert f.docstring.startswith("SOI ") and not f.decorator      # (the module writer decorates it)
-        assert "\n".join([numba_fusion.DECORATOR, *lir.print_body((f,), 0)]) + "\n" in module + "\n"
+        assert "\n".join([numba_loops.DECORATOR, *lir.print_body((f,), 0)]) + "\n" in module + "\n"
         assert isinstance(f.body[-1], (lir.Return, lir.For))
         assert any(isinstance(s, lir.For) for s in f.body)
         reads = {n for s in lir.statements(f.body) for n in lir.reads(s)}

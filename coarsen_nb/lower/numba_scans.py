@@ -1,0 +1,254 @@
+"""The numba backend's scans: an SOI whose loop carries a linear recurrence, as sequential compiled loops.
+
+The phi-calculus lifts a loop state that the same iteration reads to its value at every step
+(:class:`~coarsen_nb.phi.scans.LinScan`, v_k = the state before step k of v <- a_k*v + b_k), and its
+adjoint to the reverse recurrence (:class:`~coarsen_nb.phi.scans.LinCostate`, u_k = w_{k+1} + a_{k+1}*u_{k+1}).
+The NumPy printer has no loop to put them in, so it prints each as a doubling scan over whole arrays
+(``_lin_scan``), and then the elementwise work and the sums around them one array at a time.  Under Numba
+a scan is cheapest as what it is, a sequential loop: here every target of such an SOI (its value, or the
+sums and scatters of its adjoint) is computed in one pass over k, each state carried in a scalar:
+
+* without a costate (the forward): one loop in k's order, the sums accumulated and the scatters written
+  as it goes, each state updated after the step has read it;
+* with a costate (the adjoint): a loop in k's order that stores each state at every k (the one array of
+  the function), then one loop in reverse order that carries the costates, accumulates the sums and
+  writes the scatters, as a hand-written reverse sweep does.
+
+The new states of a step are all computed before any is stored, so a scan that reads another scan (or a
+costate that reads another costate) reads the values of the same step.  What this does not take (the
+fuser then goes on as before, array code for the scans): a scan's range whose step is not 1, ranges that
+differ, a target that varies over another index or holds a scan outside a sum, a reduction other than a
+sum, nested sums, a coefficient or an initial value that reads a costate, and the nodes no single pass
+computes (``fusion_domain.NOT_ONE_PASS``: array writes, gathers of an adjoint array, segment products).
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from coarsen_nb.lower import lir, naming
+from coarsen_nb.lower.domain import Domain, Target
+from coarsen_nb.lower.fusion_domain import NOT_ONE_PASS, Body
+from coarsen_nb.lower.numba_loops import LoopFunction, integer_index
+from coarsen_nb.lower.printing import is_atom_code
+from coarsen_nb.phi import forms
+from coarsen_nb.phi.scans import LinCostate, LinScan
+
+
+def scan_domain(body: Body, targets: list[Target]) -> Domain | None:
+    """The ``scan`` domain of all of ``targets``: one loop index k, every scan and sum over k's whole range
+    (step 1); None where one of them does not fit (see the module docstring)."""
+    nodes = [n for t in targets for n in body.nodes(t.expr)]
+    nodes += [n for t in targets for i in t.index for n in body.nodes(sp.sympify(i))]
+    states = {n for n in nodes if isinstance(n, (LinScan, LinCostate))}
+    if not states or any(isinstance(n, NOT_ONE_PASS) for n in nodes):
+        return None
+    ranges = {(n.args[2], *n.args[3:6]) for n in states}
+    sums = {n for n in nodes if isinstance(n, (forms.Reduction, forms.ElemSum))}
+    ranges |= {tuple(n.args[1:5]) for n in sums if isinstance(n, forms.Reduction)}
+    if len(ranges) != 1 or any(not isinstance(n, forms.Reduction) or n.kind != "sum" for n in sums):
+        return None
+    ((k, *bounds),) = ranges
+    if sp.sympify(bounds[2]) != 1 or any(k in body.deps(b) for b in bounds):
+        return None
+    for n in sums:
+        if any(isinstance(m, (forms.Reduction, forms.ElemSum)) for m in body.nodes(n.args[0]) if m != n):
+            return None                         # a sum inside a sum: more than one level
+        if body.deps(n.args[0]) - {k}:
+            return None
+    for t in targets:
+        if t.mode == "scatter":
+            # (a sequential loop adds each step's contribution in turn: any index of k will do)
+            varies = body.deps(t.expr).union(*(body.deps(sp.sympify(i)) for i in t.index))
+            if varies - {k} or (t.level is not None and set(t.level) != {k}):
+                return None
+            if any(n in states or isinstance(n, forms.Reduction) for i in t.index for n in body.nodes(sp.sympify(i))):
+                return None
+            if any(isinstance(n, forms.Reduction) for n in body.nodes(t.expr)):
+                return None                     # a sum inside a scatter's value: not one pass
+        elif body.deps(t.expr) or any(n in states for n in body.nodes(t.expr, _under_sums(body, t.expr))):
+            return None                         # a target varying over k, or a state outside the sums
+    costates = {n for n in states if isinstance(n, LinCostate)}
+    for n in states:
+        a, b = n.args[:2]
+        init = n.args[6] if isinstance(n, LinScan) else sp.Integer(0)
+        if k in body.deps(init) or any(isinstance(m, (LinScan, LinCostate, forms.Reduction))
+                                       for m in body.nodes(init)):
+            return None
+        if body.deps(a) - {k} or body.deps(b) - {k}:
+            return None
+        read = {m for m in body.nodes(a) + body.nodes(b) if m in states and m != n}
+        if isinstance(n, LinScan) and read & costates:
+            return None                         # a forward state reading a costate: not one forward pass
+        if any(m in costates for m in body.nodes(a)):
+            return None
+    return Domain("scan", tuple(targets), index=k, bounds=tuple(bounds))
+
+
+def _under_sums(body: Body, e):
+    """A marker for ``Body.nodes(outside=...)``: the nodes of ``e`` not under a sum are those a target
+    reads directly.  (``nodes`` skips one node; the sums are skipped by rebuilding ``e`` without them.)"""
+    return None if not any(isinstance(n, forms.Reduction) for n in body.nodes(e)) else _SumsAway()
+
+
+class _SumsAway:
+    """Equal to every sum: ``Body.nodes(e, outside=_SumsAway())`` does not look under any sum."""
+
+    def __eq__(self, other):
+        return isinstance(other, forms.Reduction)
+
+    __hash__ = object.__hash__
+
+
+class ScanLoops(LoopFunction):
+    """The loop function of one ``scan`` domain (see the module docstring)."""
+
+    def _function(self) -> tuple[str, list[str]] | None:
+        leaves, reads = self.used()
+        codes = {s: self.body.leaves[s][0] for s in leaves}
+        params = list(dict.fromkeys([codes[s] for s in leaves] + reads +
+                                    [t.target for t in self.targets if t.mode == "scatter"]))
+        if not all(p.isidentifier() for p in params):
+            return None
+        reads_map = {s: (self.body.names(arr), idx) for s, (arr, idx) in self.body.reads.items()}
+        k = self.dom.index
+        outer = self.printer(codes, reads_map, 1, {})
+        lo, hi, _ = (outer.value(x) for x in self.dom.bounds)
+        states = self._states()
+        scans = [n for n in states if isinstance(n, LinScan)]
+        costates = [n for n in states if isinstance(n, LinCostate)]
+        sums = self._sums()
+        head: list[lir.Stmt] = []
+        carried = {n: lir.Name(self.fresh(self._word(outer, n))) for n in states}
+        for n in scans:
+            head.append(lir.Assign(carried[n], _float(outer.value(n.args[6]))))
+        accs = {n: lir.Name(self.fresh("acc")) for n in sums}
+        head += [lir.Assign(acc, lir.Lit("0.0")) for acc in accs.values()]
+        loops: list[lir.Stmt] = []
+        i = lir.Name(self.fresh("k"))
+        forward = self.printer(codes, reads_map, 2, {k: i.id})
+        forward.scalar_points = True
+        for n in scans:
+            forward.root.memo[n] = carried[n]
+        steps = []
+        if costates:
+            stored = {n: lir.Name(self.fresh(f"{carried[n].id}_at")) for n in scans}
+            count = lir.Call(lir.Name("max"), (lir.Lit("0"), _minus(hi, lo)))
+            head += [lir.Assign(a, lir.Call(lir.Attr(lir.Name("xp"), "empty"), (count,))) for a in stored.values()]
+            steps += [lir.Assign(lir.Index(stored[n], (_minus(i, lo),)), carried[n]) for n in scans]
+            steps += self._updates(forward, scans, carried)
+            loops.append(lir.For(i, lir.Call(lir.Name("range"), (lo, hi)), tuple(forward.body + steps)))
+            backward = self.printer(codes, reads_map, 2, {k: i.id})
+            backward.scalar_points = True
+            reads_at = [lir.Assign(carried[n], lir.Index(stored[n], (_minus(i, lo),))) for n in scans]
+            for n in states:
+                backward.root.memo[n] = carried[n]
+            head += [lir.Assign(carried[n], lir.Lit("0.0")) for n in costates]
+            work = self._work(backward, accs)
+            work += self._updates(backward, costates, carried)
+            back = lir.Call(lir.Name("range"), (_minus(hi, lir.Lit("1")), _minus(lo, lir.Lit("1")), lir.Lit("-1")))
+            loops.append(lir.For(i, back, tuple(reads_at + backward.body + work)))
+        else:
+            work = self._work(forward, accs)
+            work += self._updates(forward, scans, carried)
+            loops.append(lir.For(i, lir.Call(lir.Name("range"), (lo, hi)), tuple(forward.body + work)))
+        pre = list(outer.body)
+        outer.body = []
+        for n, acc in accs.items():
+            outer.root.memo[n] = acc.id
+        returns = [outer.value(t.expr) for t in self.targets if t.mode != "scatter"]
+        body = [*pre, *head, *loops, *outer.body]
+        if returns:
+            body.append(lir.Return(returns[0] if len(returns) == 1 else lir.Tuple(tuple(returns), bare=True)))
+        loads = set().union(*(p.helpers for p in (outer, forward) + ((backward,) if costates else ())))
+        if any(p.uses_math for p in (outer, forward) + ((backward,) if costates else ())):
+            loads.add("math")
+        return self.register(params, body, loads), params
+
+    def _call(self, name: str, params: list[str]) -> list[lir.Stmt]:
+        """The caller's statements: the call, its results into the targets that are not scatters (the
+        scatters are written in place)."""
+        call = lir.Call(lir.Name(name), tuple(lir.Name(p) for p in params))
+        results = [t for t in self.targets if t.mode != "scatter"]
+        if not results:
+            return [lir.ExprStmt(call)]
+        if len(results) == 1:
+            (t,) = results
+            target = lir.Name(t.target)
+            return [lir.AugAssign(target, "+", call) if t.mode == "add" else lir.Assign(target, call)]
+        outs = [lir.Name(t.target) if t.mode == "new" else lir.Name(self.fresh(f"d_{t.target}")) for t in results]
+        stmts: list[lir.Stmt] = [lir.Assign(lir.Tuple(tuple(outs), bare=True), call)]
+        return stmts + [lir.AugAssign(lir.Name(t.target), "+", o)
+                        for t, o in zip(results, outs, strict=True) if t.mode == "add"]
+
+    def _states(self) -> list:
+        """The scans and costates the targets read, in the order first found (stable for printing)."""
+        seen: dict = {}
+        for t in self.targets:
+            for n in self.body.nodes(t.expr):
+                if isinstance(n, (LinScan, LinCostate)):
+                    seen.setdefault(n, None)
+        return sorted(seen, key=str)
+
+    def _sums(self) -> list:
+        seen: dict = {}
+        for t in self.targets:
+            for n in self.body.nodes(t.expr):
+                if isinstance(n, forms.Reduction):
+                    seen.setdefault(n, None)
+        return sorted(seen, key=str)
+
+    def _word(self, pr, n) -> str:
+        """The carried state's name: the user's variable the scan is the value of (``s``), else ``v``/``u``."""
+        word = naming.printer_word(pr, n)
+        return word if word and word.isidentifier() else ("v" if isinstance(n, LinScan) else "u")
+
+    def _work(self, pr, accs: dict) -> list[lir.Stmt]:
+        """One step's sums and scatters at the loop index (their temporaries go to ``pr.body``)."""
+        out: list[lir.Stmt] = []
+        for n, acc in accs.items():
+            out.append(lir.AugAssign(acc, "+", pr.value(n.args[0])))
+        for t in self.targets:
+            if t.mode == "scatter":
+                index = tuple(integer_index(pr.value(sp.sympify(x))) for x in t.index)
+                out.append(lir.AugAssign(lir.Index(lir.Name(t.target), index), "+", pr.value(t.expr)))
+        return out
+
+    def _updates(self, pr, states, carried) -> list[lir.Stmt]:
+        """Each state's next value (a scan's v <- a*v + b, a costate's u <- w + a*u), all computed before
+        any is stored, so that one state reading another reads this step's."""
+        news = [(carried[n], _affine(pr.value(n.args[0]), carried[n], pr.value(n.args[1]), *n.args[:2]))
+                for n in states]
+        if len(news) == 1:
+            ((v, step),) = news
+            return [lir.Assign(v, step)]
+        fresh = [lir.Name(self.fresh(f"{v.id}_next")) for v, _ in news]
+        return ([lir.Assign(f, step) for f, (_, step) in zip(fresh, news, strict=True)] +
+                [lir.Assign(v, f) for f, (v, _) in zip(fresh, news, strict=True)])
+
+
+def _affine(a_code: lir.Expr, v: lir.Name, b_code: lir.Expr, a, b) -> lir.Expr:
+    """``a*v + b``, printed simply where a is 1 or b is 0."""
+    term = v if a == 1 else lir.BinOp("*", _paren(a_code), v)
+    return term if b == 0 else lir.BinOp("+", term, _paren(b_code))
+
+
+def _minus(a: lir.Expr, b: lir.Expr) -> lir.Expr:
+    """``a - b``, folded where both are integer literals or ``b`` is 0."""
+    def integer(e):
+        return int(e.code) if isinstance(e, lir.Lit) and e.code.lstrip("-").isdigit() else None
+
+    if integer(b) == 0:
+        return a
+    if integer(a) is not None and integer(b) is not None:
+        return lir.Lit(str(integer(a) - integer(b)))
+    return lir.BinOp("-", a, _paren(b))
+
+
+def _paren(e: lir.Expr) -> lir.Expr:
+    return e if is_atom_code(e) else lir.Paren(e)
+
+
+def _float(e: lir.Expr) -> lir.Expr:
+    """A carried state starts as a float (NumPy's scans of a float array are floats)."""
+    return lir.Call(lir.Name("float"), (e,))

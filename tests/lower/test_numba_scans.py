@@ -1,0 +1,208 @@
+"""``backend="numba"``: a loop state that the iteration reads (a scan) runs as sequential compiled loops.
+
+The NumPy printer computes a :class:`~coarsen_nb.phi.scans.LinScan` and its costate as doubling scans over
+whole arrays; the numba fuser (``lower/numba_scans.py``) runs the SOI as one pass in k's order (and, for the
+adjoint, one in reverse order carrying the costate).  Each program here is checked three ways: its numba
+value and gradient against the NumPy backend's (1e-10), the NumPy gradient against central differences of
+the plain function, and the shape of the generated code (the scan loop is there, no doubling scan is left).
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import os
+
+import numpy as np
+import pytest
+from gradcheck import assert_close, finite_difference
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import coarsen_nb as cn
+from coarsen_nb.lower import domain as domain_record
+from coarsen_nb.lower import numba_fusion, numba_scans
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _private_cache(tmp_path_factory):
+    old = os.environ.get("COARSEN_NB_CACHE")
+    os.environ["COARSEN_NB_CACHE"] = str(tmp_path_factory.mktemp("numba_cache"))
+    yield
+    if old is None:
+        del os.environ["COARSEN_NB_CACHE"]
+    else:
+        os.environ["COARSEN_NB_CACHE"] = old
+
+
+def iir(x, y, a, g):
+    s = 0.0
+    loss = 0.0
+    for k in range(len(x)):
+        s = a * s + g * x[k]
+        loss += (s - y[k]) ** 2
+    return loss
+
+
+def smoothing(x, alpha):
+    s = np.zeros(len(x) + 1)
+    sse = 0.0
+    for i in range(len(x)):
+        err = x[i] - s[i]
+        sse += err * err
+        s[i + 1] = alpha * x[i] + (1 - alpha) * s[i]
+    return sse / len(x)
+
+
+def prefix_sum(x, c):
+    acc = c
+    tot = 0.0
+    for k in range(len(x)):
+        acc += x[k]
+        tot += math.exp(-acc * acc)
+    return tot
+
+
+def prefix_product(x, y):
+    p = 1.0
+    tot = 0.0
+    for k in range(len(x)):
+        p *= x[k]
+        tot += p * y[k]
+    return tot
+
+
+def scan_of_scan(x, a, b):
+    s = 0.0
+    t = 0.0
+    tot = 0.0
+    for k in range(len(x)):
+        s = a * s + x[k]
+        t = b * t + s
+        tot += t * t
+    return tot
+
+
+def late_start(x, a):
+    s = 1.0
+    tot = 0.0
+    for k in range(2, len(x)):
+        s = a * s + x[k]
+        tot += s * x[k - 1]
+    return tot
+
+
+def branching(x, a):
+    s = 0.0
+    tot = 0.0
+    for k in range(len(x)):
+        s = a * s + x[k]
+        if s > 0:
+            tot += s * s
+        else:
+            tot -= 0.5 * s
+    return tot
+
+
+def every_other(x, a):
+    s = 0.0
+    tot = 0.0
+    for k in range(0, len(x), 2):
+        s = a * s + x[k]
+        tot += s * s
+    return tot
+
+
+def _inputs(rng, name, n):
+    x, y = rng.uniform(-1, 1, n), rng.uniform(-1, 1, n)
+    return {"iir": (x, y, 0.7, 1.3), "smoothing": (x, 0.3), "prefix_sum": (x, 0.2),
+            "prefix_product": (rng.uniform(0.5, 1.5, n), y), "scan_of_scan": (x, 0.6, -0.4),
+            "late_start": (x, 0.8), "branching": (x, 0.9), "every_other": (x, 0.5)}[name]
+
+
+PROGRAMS = {"iir": (iir, ("x", "a", "g")), "smoothing": (smoothing, ("x", "alpha")),
+            "prefix_sum": (prefix_sum, ("x", "c")), "prefix_product": (prefix_product, ("x", "y")),
+            "scan_of_scan": (scan_of_scan, ("x", "a", "b")), "late_start": (late_start, ("x", "a")),
+            "branching": (branching, ("x", "a")), "every_other": (every_other, ("x", "a"))}
+#: programs whose adjoint SOI is a scan domain under numba (every_other's range has step 2: array code)
+FUSED = set(PROGRAMS) - {"every_other"}
+
+_COMPILED: dict = {}
+
+
+def _pair(name):
+    if name not in _COMPILED:
+        fn, wrt = PROGRAMS[name]
+        _COMPILED[name] = (fn, cn.coarsen(fn, wrt=wrt, backend="numpy"), cn.coarsen(fn, wrt=wrt, backend="numba"))
+    return _COMPILED[name]
+
+
+def _flat(v):
+    return v if isinstance(v, tuple) else (v,)
+
+
+def _check(name, args):
+    fn, by_numpy, by_numba = _pair(name)
+    want_value, want_grad = by_numpy.value_and_grad(*args)
+    got_value, got_grad = by_numba.value_and_grad(*args)
+    assert_close(got_value, want_value, rtol=1e-10, atol=1e-12, what=f"{name} value")
+    assert_close(want_value, fn(*args), rtol=1e-10, atol=1e-12, what=f"{name} value vs the plain function")
+    for g, w in zip(_flat(got_grad), _flat(want_grad), strict=True):
+        assert_close(g, w, rtol=1e-10, atol=1e-12, what=f"{name} gradient")
+    return fn, want_grad, by_numpy
+
+
+# (smoothing is a mean: no elements is a division by zero in the plain function too)
+@pytest.mark.parametrize("name,n", [(name, n) for name in PROGRAMS for n in (0, 1, 2, 3, 7, 40)
+                                    if (name, n) != ("smoothing", 0)])
+def test_numba_equals_numpy_and_central_differences(name, n):
+    args = _inputs(np.random.default_rng(n), name, n)
+    fn, grad, _ = _check(name, args)
+    names = list(inspect.signature(fn).parameters)
+    for g, w in zip(_flat(grad), PROGRAMS[name][1], strict=True):
+        i = names.index(w)
+        assert_close(g, finite_difference(fn, args, i), rtol=1e-5, atol=1e-7, what=f"{name} d/d{w}")
+
+
+@pytest.mark.parametrize("name", list(PROGRAMS))
+def test_the_scan_runs_as_a_sequential_loop(name):
+    """The fused programs' numba gradient calls one scan loop and no doubling scan; the one whose range
+    has step 2 keeps its array code (and is still right, above)."""
+    _check(name, _inputs(np.random.default_rng(0), name, 9))
+    source = _pair(name)[2].source
+    grad = source[source.index(f"def {name}_grad("):]
+    grad = grad[:grad.find("\n@", 1)] if "\n@" in grad else grad
+    if name in FUSED:
+        assert "_vjp_scan" in grad, grad
+        assert not any(f"{h}(" in grad for h in ("_lin_scan", "_sum_scan", "_prod_scan")), grad
+        assert "for k in range(" in source and ", -1):" in source     # the reverse pass
+    else:
+        assert "_vjp_scan" not in grad
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(n=st.integers(0, 12), a=st.floats(-0.95, 0.95), b=st.floats(-0.95, 0.95), seed=st.integers(0, 2**16))
+def test_random_coefficients_and_lengths(n, a, b, seed):
+    x = np.random.default_rng(seed).uniform(-2, 2, n)
+    _check("scan_of_scan", (x, a, b))
+    _check("iir", (x, np.roll(x, 1), a, b))
+
+
+def test_the_scan_domain_passes_verify(monkeypatch):
+    """Every scan domain the fuser builds for these programs satisfies the record's invariants."""
+    built = []
+    original = numba_scans.scan_domain
+
+    def recorded(body, targets):
+        dom = original(body, targets)
+        if dom is not None:
+            domain_record.verify(dom, body)
+            built.append(dom)
+        return dom
+
+    monkeypatch.setattr(numba_fusion, "scan_domain", recorded)
+    for name in sorted(FUSED):
+        fn, wrt = PROGRAMS[name]
+        cn.coarsen(fn, wrt=wrt, backend="numba").value_and_grad(*_inputs(np.random.default_rng(1), name, 5))
+    assert {d.kind for d in built} == {"scan"}
+    assert len(built) >= len(FUSED)         # (each program's adjoint at least; forwards too where they scan)
