@@ -6,17 +6,19 @@ matches none of the one-loop domains of :mod:`coarsen_nb.lower.numba_fusion`, an
 over n × n index arrays (a triangle through a mask).  Under Numba the cheapest form is the user's own loop
 nest, with nothing stored: here each such part becomes one function of the module, a ``nest`` domain:
 
-* a target that is a number (the value, or a scalar adjoint ``b_a += ...``) whose sums are nested over the
-  loops: each sum an accumulator set before its loop, and the code that reads an inner sum placed after
-  the inner loop, inside the outer one; several sums in one target are several nests in turn;
+* a target that is a number (the value, or a scalar adjoint ``b_a += ...``) whose reductions nest over the
+  loops: each reduction an accumulator set before its loop, the code that reads an inner one placed after
+  the inner loop, inside the outer one; reductions of one level that read each other in turn (a
+  log-sum-exp is its maximum, then the sum of the shifted exponentials: ``phi.logsumexp.lowered``);
 * scatters ``b_x[i(.), j(.)] += g(i, j)`` that vary over the same loops: one nest, every scatter added in
   its innermost body (the loops run in sequence, so two scatters to one element add up as the user's loop
-  adds them).
+  adds them), each reduction their values read computed once at the outermost loop it can be (a
+  softmax's log-sum-exp at each i, before the loop over j).
 
 The ranges nest as the user's loops did (an inner range may read the outer indices: triangles); a
-``Piecewise`` is a real ``if`` at each point, as in every fused loop.  Not taken (array code as before): a
-sum other than Σ or Π, a scatter whose value holds a sum, a target varying over the elements of an array
-(``ELEM``), and the nodes no single pass computes (``fusion_domain.NOT_ONE_PASS``) or the scans.
+``Piecewise`` is a real ``if`` at each point, as in every fused loop; Σ, Π, max and min (NumPy's: a NaN
+wins).  Not taken (array code as before): a target varying over the elements of an array (``ELEM``), the
+nodes no single pass computes (``fusion_domain.NOT_ONE_PASS``, but for the log-sum-exp) and the scans.
 """
 
 from __future__ import annotations
@@ -27,19 +29,19 @@ from coarsen_nb.lower import lir
 from coarsen_nb.lower.domain import Domain, Target
 from coarsen_nb.lower.fusion_domain import NOT_ONE_PASS, Body
 from coarsen_nb.lower.numba_loops import LoopFunction, integer_index
-from coarsen_nb.phi import forms
+from coarsen_nb.phi import forms, logsumexp
 from coarsen_nb.phi.scans import SCAN_FORMS
 from coarsen_nb.symbolic.levels import ELEM
 
 
 def nest_domains(body: Body, targets: list[Target]) -> tuple[list[Domain], list[Target]]:
-    """The ``nest`` domains of those ``targets`` that have one (the scatters over one set of loops share
+    """The ``nest`` domains of those ``targets`` that have one (the scatters over one chain of loops share
     a domain; each number target is a domain of its own), and the targets left over."""
     groups: dict = {}
     rest: list[Target] = []
     for t in targets:
-        key = _scatter_loops(body, t) if t.mode == "scatter" else ("sums", len(groups)) \
-            if _nested_sums(body, t) else None
+        key = _scatter_loops(body, t) if t.mode == "scatter" else ("number", len(groups)) \
+            if _number_ok(body, t) else None
         if key is None:
             rest.append(t)
         else:
@@ -48,23 +50,42 @@ def nest_domains(body: Body, targets: list[Target]) -> tuple[list[Domain], list[
 
 
 def _plain(body: Body, e) -> bool:
-    """``e`` holds nothing a nest cannot compute point by point."""
-    return not any(isinstance(n, NOT_ONE_PASS + SCAN_FORMS + (forms.ElemSum,)) for n in body.nodes(e))
+    """``e`` holds nothing a nest cannot compute point by point (a log-sum-exp is two reductions)."""
+    barred = tuple(c for c in NOT_ONE_PASS if c is not forms.LogSumExp) + SCAN_FORMS + (forms.ElemSum,)
+    return not any(isinstance(n, barred) for n in body.nodes(e))
+
+
+def _number_ok(body: Body, t: Target) -> bool:
+    """A number target whose reductions each run over a loop whose range and operand read only the loops
+    of the reductions around it."""
+    if body.deps(t.expr) or not _plain(body, t.expr):
+        return False
+    tops = maximal_reductions(body, t.expr)
+    return bool(tops) and all(_depth(body, r, frozenset()) is not None for r in tops)
 
 
 def _scatter_loops(body: Body, t: Target):
-    """The loops (outermost first) a scatter varies over, where there are two or more of them."""
+    """The loops (outermost first) a scatter varies over; each reduction its value reads computed at the
+    level of the loops it varies over (an outer part of them).  None: not a nest."""
     exprs = [t.expr, *(sp.sympify(i) for i in t.index)]
-    if not all(_plain(body, e) for e in exprs) or any(isinstance(n, forms.Reduction)
-                                                     for e in exprs for n in body.nodes(e)):
+    if not all(_plain(body, e) for e in exprs):
         return None
     binders = frozenset().union(*(body.deps(e) for e in exprs))
-    if ELEM in binders or len(binders) < 2 or not binders <= set(body.deps.ranges):
+    if ELEM in binders or not binders or not binders <= set(body.deps.ranges):
         return None
     if t.level is not None and set(t.level) != binders:
         return None
     chain = nest_order(body, binders)
-    return tuple(chain) if chain is not None else None
+    if chain is None:
+        return None
+    prefixes = [frozenset(chain[:m]) for m in range(len(chain))]
+    for e in exprs:
+        for r in maximal_reductions(body, e):
+            if body.deps(r) not in prefixes or _depth(body, r, body.deps(r)) is None:
+                return None
+    if len(chain) == 1 and not any(maximal_reductions(body, e) for e in exprs):
+        return None             # one loop, nothing reduced: the one-loop scatter domain's
+    return tuple(chain)
 
 
 def nest_order(body: Body, binders) -> list | None:
@@ -77,25 +98,8 @@ def nest_order(body: Body, binders) -> list | None:
     return chain
 
 
-def _nested_sums(body: Body, t: Target) -> bool:
-    """A number target whose sums (Σ, Π) each run over a loop whose range and operand read only the loops of
-    the sums around it, with at least one sum inside another (one level is the ``reduce`` domain's)."""
-    if body.deps(t.expr) or not _plain(body, t.expr):
-        return False
-    sums = [n for n in body.nodes(t.expr) if isinstance(n, forms.Reduction)]
-    if not sums or any(n.kind not in ("sum", "prod") for n in sums):
-        return False
-    nested = False
-    for top in _outermost(body, t.expr):
-        depth = _tree_ok(body, top, frozenset())
-        if depth is None:
-            return False
-        nested |= depth > 1
-    return nested
-
-
-def _outermost(body: Body, e) -> list:
-    """The sums of ``e`` not inside another sum of it, in a stable order."""
+def maximal_reductions(body: Body, e) -> list:
+    """The reductions (and log-sum-exps) of ``e`` not inside another one, in a stable order."""
     found: dict = {}
     stack = [sp.sympify(e)]
     seen = set()
@@ -104,7 +108,7 @@ def _outermost(body: Body, e) -> list:
         if x in seen:
             continue
         seen.add(x)
-        if isinstance(x, forms.Reduction):
+        if isinstance(x, (forms.Reduction, forms.LogSumExp)):
             found.setdefault(x, None)
         elif isinstance(x, sp.Symbol) and x in body.temps:
             stack.append(body.temps[x])
@@ -115,29 +119,48 @@ def _outermost(body: Body, e) -> list:
     return sorted(found, key=str)
 
 
-def _tree_ok(body: Body, red, outside: frozenset) -> int | None:
-    """The depth of the sums under ``red`` (1: none), where each reads only the loops around it; else None."""
-    k = red.args[1]
-    if k not in body.deps.ranges or any(body.deps(b) - outside for b in red.args[2:5]):
+def _inside(node) -> sp.Expr:
+    """What computing ``node`` prints: a reduction's operand, a log-sum-exp's max-shifted form."""
+    return logsumexp.lowered(node) if isinstance(node, forms.LogSumExp) else node.args[0]
+
+
+def _depth(body: Body, node, level: frozenset) -> int | None:
+    """How many loops deep computing ``node`` at a point of the loops ``level`` goes; None where it cannot
+    (a reduction kind other than Σ Π max min, a range or an operand reading a loop not around it)."""
+    if isinstance(node, forms.LogSumExp):
+        inner = [_depth(body, r, level) for r in maximal_reductions(body, _inside(node))]
+        return None if not inner or None in inner else max(inner)
+    if node.kind not in _KINDS:
         return None
-    inside = outside | {k}
-    if body.deps(red.args[0]) - inside:
+    k = node.args[1]
+    if k not in body.deps.ranges or any(body.deps(b) - level for b in node.args[2:5]):
+        return None
+    inside = level | {k}
+    if body.deps(node.args[0]) - inside:
         return None
     deepest = 0
-    for inner in _outermost(body, red.args[0]):
-        d = _tree_ok(body, inner, inside)
-        if d is None:
+    for r in maximal_reductions(body, node.args[0]):
+        d = body.deps(r)
+        found = _depth(body, r, level) if d <= level else _depth(body, r, inside) if d <= inside else None
+        if found is None:
             return None
-        deepest = max(deepest, d)
-    return 1 + deepest
+        deepest = max(deepest, found if d <= level else found + 1)
+    return max(1, deepest)
+
+
+_KINDS = ("sum", "prod", "max", "min")
+_START = {"sum": lir.Lit("0.0"), "prod": lir.Lit("1.0"),
+          "max": lir.Unary("-", lir.Attr(lir.Name("math"), "inf")), "min": lir.Attr(lir.Name("math"), "inf")}
 
 
 class NestLoops(LoopFunction):
     """The loop function of one ``nest`` domain (see the module docstring)."""
 
     def _function(self) -> tuple[str, list[str]] | None:
-        loops = {n.args[1] for t in self.targets for n in self.body.nodes(t.expr) if isinstance(n, forms.Reduction)}
-        loops |= {k for t in self.targets for e in [t.expr, *map(sp.sympify, t.index)] for k in self.body.deps(e)}
+        exprs = [e for t in self.targets for e in [t.expr, *map(sp.sympify, t.index)]]
+        loops = {n.args[1] for e in exprs for n in self.body.nodes(e) if isinstance(n, forms.Reduction)}
+        loops |= {n.args[2] for e in exprs for n in self.body.nodes(e) if isinstance(n, forms.LogSumExp)}
+        loops |= {k for e in exprs for k in self.body.deps(e)}
         leaves, reads = self.used([x for k in sorted(loops, key=str) for x in self.body.deps.ranges[k]])
         self.codes = {s: self.body.leaves[s][0] for s in leaves}
         params = list(dict.fromkeys([self.codes[s] for s in leaves] + reads +
@@ -146,31 +169,33 @@ class NestLoops(LoopFunction):
             return None
         self.reads_map = {s: (self.body.names(arr), idx) for s, (arr, idx) in self.body.reads.items()}
         self.loads: set[str] = set()
-        outer = self._point({})
-        block = _Block(outer)
+        known: dict = {}
+        block = _Block(self._point({}, known))
         scatters = [t for t in self.targets if t.mode == "scatter"]
         if scatters:
             chain = nest_order(self.body, frozenset().union(*(
                 self.body.deps(e) for t in scatters for e in [t.expr, *map(sp.sympify, t.index)])))
-            block.add(self._scatter_nest(chain, {}, outer, scatters))
+            self._scatter_nest(chain, {}, block, known, scatters)
         returns = []
         for t in self.targets:
             if t.mode != "scatter":
-                for red in _outermost(self.body, t.expr):
-                    block.add(self._sum(red, {}, outer))
-                returns.append(outer.value(t.expr))
+                for r in maximal_reductions(self.body, t.expr):
+                    self._ensure(r, {}, block, known)
+                returns.append(block.pr.value(t.expr))
         body = block.done()
         if returns:
             body.append(lir.Return(returns[0] if len(returns) == 1 else lir.Tuple(tuple(returns), bare=True)))
-        self._note(outer)
+        self._note(block.pr)
         return self.register(params, body, self.loads), params
 
     # -- printing ------------------------------------------------------------------------------
 
-    def _point(self, index: dict):
-        """A printer of one point of the loops in ``index`` (binder -> loop variable)."""
+    def _point(self, index: dict, known: dict):
+        """A printer of one point of the loops in ``index`` (binder -> loop variable), which reads the
+        reductions ``known`` there (node -> the accumulator's name)."""
         pr = self.printer(self.codes, self.reads_map, 2 + len(index), {k: v.id for k, v in index.items()})
         pr.scalar_points = True
+        pr.root.memo.update(known)
         return pr
 
     def _note(self, pr) -> None:
@@ -183,41 +208,68 @@ class NestLoops(LoopFunction):
         name = self.fresh(word if isinstance(word, str) and word.isidentifier() else "k")
         return lir.Name(name), lir.Call(lir.Name("range"), (a, b) if sp.sympify(step) == 1 else (a, b, s))
 
-    def _sum(self, red, index: dict, around) -> list[lir.Stmt]:
-        """The statements computing sum ``red`` at a point of the loops ``index`` (printed by ``around``,
-        which then reads it as its accumulator): the accumulator, the loop, the inner sums inside it."""
-        k = red.args[1]
+    def _ensure(self, node, index: dict, block, known: dict) -> None:
+        """Compute ``node`` (a reduction or a log-sum-exp) at a point of the loops ``index`` into ``block``,
+        after the reductions of the same level it reads; ``known`` and the block's printer then read it."""
+        if node in known:
+            return
+        level = frozenset(index)
+        for r in maximal_reductions(self.body, _inside(node)):
+            if self.body.deps(r) <= level:
+                self._ensure(r, index, block, known)
+        if isinstance(node, forms.LogSumExp):
+            code = block.pr.value(_inside(node))
+            name = lir.Name(self.fresh("lse"))
+            block.pr.emit(lir.Assign(name, code))
+            known[node] = block.pr.root.memo[node] = name.id
+            return
+        k = node.args[1]
         acc = lir.Name(self.fresh("acc"))
-        var, rng = self._range(k, around)
+        var, rng = self._range(k, block.pr)
         inner_index = {**index, k: var}
-        pr = self._point(inner_index)
-        block = _Block(pr)
-        for inner in _outermost(self.body, red.args[0]):
-            block.add(self._sum(inner, inner_index, pr))
-        value = pr.value(red.args[0])
-        self._note(pr)
-        loop_body = block.done() + [lir.AugAssign(acc, "+" if red.kind == "sum" else "*", value)]
-        around.root.memo[red] = acc.id
-        start = lir.Lit("0.0" if red.kind == "sum" else "1.0")
-        return [lir.Assign(acc, start), lir.For(var, rng, tuple(loop_body))]
+        inner_known = dict(known)
+        inner = _Block(self._point(inner_index, inner_known))
+        for r in maximal_reductions(self.body, node.args[0]):
+            self._ensure(r, inner_index, inner, inner_known)
+        step = self._accumulate(node.kind, acc, inner.pr.value(node.args[0]))
+        self._note(inner.pr)
+        if node.kind in ("max", "min"):
+            self.loads.add("math")
+        block.add([lir.Assign(acc, _START[node.kind]), lir.For(var, rng, tuple(inner.done() + step))])
+        known[node] = block.pr.root.memo[node] = acc.id
 
-    def _scatter_nest(self, chain, index: dict, around, scatters) -> list[lir.Stmt]:
-        """The loops of ``chain`` (outermost first) around the scatters, added in the innermost body."""
-        k, *rest = chain
-        var, rng = self._range(k, around)
-        inner_index = {**index, k: var}
-        pr = self._point(inner_index)
-        block = _Block(pr)
-        if rest:
-            block.add(self._scatter_nest(rest, inner_index, pr, scatters))
-        else:
+    def _accumulate(self, kind: str, acc: lir.Name, val: lir.Expr) -> list[lir.Stmt]:
+        """One step of a reduction into ``acc``; NumPy's max/min, where a NaN anywhere is the result."""
+        if kind in ("sum", "prod"):
+            return [lir.AugAssign(acc, "+" if kind == "sum" else "*", val)]
+        term = lir.Name(self.fresh("v"))
+        test = lir.BoolOp("or", (lir.Compare(">" if kind == "max" else "<", term, acc), lir.Compare("!=", term, term)))
+        return [lir.Assign(term, val), lir.If(test, (lir.Assign(acc, term),))]
+
+    def _scatter_nest(self, chain, index: dict, block, known: dict, scatters) -> None:
+        """The loops of ``chain`` (outermost first) around the scatters, added in the innermost body; each
+        reduction the scatters read computed at the outermost level it can be."""
+        level = frozenset(index)
+        for t in scatters:
+            for e in [t.expr, *map(sp.sympify, t.index)]:
+                for r in maximal_reductions(self.body, e):
+                    if self.body.deps(r) <= level:
+                        self._ensure(r, index, block, known)
+        if not chain:
             adds = []
             for t in scatters:
-                at = tuple(integer_index(pr.value(sp.sympify(x))) for x in t.index)
-                adds.append(lir.AugAssign(lir.Index(lir.Name(t.target), at), "+", pr.value(t.expr)))
+                at = tuple(integer_index(block.pr.value(sp.sympify(x))) for x in t.index)
+                adds.append(lir.AugAssign(lir.Index(lir.Name(t.target), at), "+", block.pr.value(t.expr)))
             block.add(adds)
-        self._note(pr)
-        return [lir.For(var, rng, tuple(block.done()))]
+            return
+        k, *rest = chain
+        var, rng = self._range(k, block.pr)
+        inner_index = {**index, k: var}
+        inner_known = dict(known)
+        inner = _Block(self._point(inner_index, inner_known))
+        self._scatter_nest(rest, inner_index, inner, inner_known, scatters)
+        self._note(inner.pr)
+        block.add([lir.For(var, rng, tuple(inner.done()))])
 
     def _call(self, name: str, params: list[str]) -> list[lir.Stmt]:
         """The call; its results into the targets that are not scatters (written in place)."""

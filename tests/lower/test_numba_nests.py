@@ -84,18 +84,48 @@ def products(x, c):
     return s
 
 
+def mixture(x, mu, w):
+    ll = 0.0
+    for i in range(len(x)):
+        m = -math.inf
+        s = 0.0
+        for k in range(len(mu)):
+            a = w[k] - (x[i] - mu[k]) ** 2
+            if a > m:
+                s = s * math.exp(m - a) + 1.0
+                m = a
+            else:
+                s += math.exp(a - m)
+        ll += m + math.log(s)
+    return ll
+
+
+def row_max(a, c):
+    t = 0.0
+    for i in range(a.shape[0]):
+        m = -math.inf
+        for j in range(a.shape[1]):
+            m = max(m, math.sin(c * a[i, j]))
+        t += m * m
+    return t
+
+
 def _inputs(rng, name, n):
     x, y = rng.uniform(-1, 1, n), rng.uniform(-1, 1, n)
     return {"pairs": (x, y, 0.9), "grid": (rng.uniform(-1, 1, (n, n + 1)), 0.7), "triples": (x, 0.8),
-            "sliding": (x, rng.uniform(-1, 1, min(n, 3))), "products": (x, 0.3)}[name]
+            "sliding": (x, rng.uniform(-1, 1, min(n, 3))), "products": (x, 0.3),
+            "mixture": (x, rng.uniform(-1, 1, 3), rng.uniform(-1, 0, 3)),
+            "row_max": (rng.uniform(-1, 1, (n, 4)), 1.3)}[name]
 
 
 PROGRAMS = {"pairs": (pairs, ("x", "y")), "grid": (grid, ("a", "w")), "triples": (triples, ("x", "c")),
-            "sliding": (sliding, ("x", "w")), "products": (products, ("x", "c"))}
+            "sliding": (sliding, ("x", "w")), "products": (products, ("x", "c")),
+            "mixture": (mixture, ("x", "mu", "w")), "row_max": (row_max, ("a", "c"))}
 
 #: programs whose adjoint is a nest (products' outer loop stays iterated: its SOI is the inner product, whose
-#: adjoint is a product of the other factors, computed as array code)
-NESTED = set(PROGRAMS) - {"products"}
+#: adjoint is a product of the other factors, computed as array code; row_max's adjoint goes to the maximum's
+#: point, an arg-maximum, which is array code too: its forward is a nest)
+NESTED = set(PROGRAMS) - {"products", "row_max"}
 
 _COMPILED: dict = {}
 
