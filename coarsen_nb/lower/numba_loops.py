@@ -247,3 +247,19 @@ def accumulator_start(red) -> lir.Expr:
         inf = lir.Attr(lir.Name("math"), "inf")
         return lir.Unary("-", inf) if red.identity == -sp.oo else inf
     return lir.Lit(str(red.identity) if red.integer else f"{float(red.identity)}")
+
+
+def minus(a: lir.Expr, b: lir.Expr) -> lir.Expr:
+    """``a - b`` (an index relative to a range's start), folded where both are integer literals or ``b`` is 0."""
+    def integer(e):
+        return int(e.code) if isinstance(e, lir.Lit) and e.code.lstrip("-").isdigit() else None
+
+    if integer(b) == 0:
+        return a
+    if integer(a) is not None and integer(b) is not None:
+        return lir.Lit(str(integer(a) - integer(b)))
+    return lir.BinOp("-", a, paren(b))
+
+
+def paren(e: lir.Expr) -> lir.Expr:
+    return e if is_atom_code(e) else lir.Paren(e)

@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import sympy as sp
 
-from coarsen_nb.lower import lir
+from coarsen_nb.lower import lir, lir_passes
 from coarsen_nb.lower.domain import Domain, Target
 from coarsen_nb.lower.fusion_domain import NOT_ONE_PASS, Body
-from coarsen_nb.lower.numba_loops import LoopFunction, integer_index
+from coarsen_nb.lower.numba_loops import LoopFunction, integer_index, minus
+from coarsen_nb.lower.printing import is_atom_code
 from coarsen_nb.phi import forms, logsumexp
 from coarsen_nb.phi.scans import SCAN_FORMS
 from coarsen_nb.symbolic.levels import ELEM
@@ -148,6 +149,87 @@ def _depth(body: Body, node, level: frozenset) -> int | None:
     return max(1, deepest)
 
 
+def _costly_inner(body: Body, e, binders: set) -> list:
+    """The largest parts of ``e`` outside any branch that vary over exactly one loop ``k`` of ``binders`` (not
+    the outermost: a table of the outermost loop saves nothing), whose range is fixed (step 1), and that
+    call a function (``exp``, ``log``, a power that is not a square)."""
+    if len(binders) < 2:
+        return []
+    outermost = nest_order(body, frozenset(binders))
+    fixed = {k for k in binders if not any(body.deps(x) for x in body.deps.ranges[k])
+             and sp.sympify(body.deps.ranges[k][2]) == 1}
+    if outermost is not None:
+        fixed.discard(outermost[0])
+    out, stack, seen = [], [sp.sympify(e)], set()
+    while stack:
+        x = stack.pop()
+        if x in seen:
+            continue
+        seen.add(x)
+        if isinstance(x, sp.Symbol):
+            if x in body.temps:
+                stack.append(body.temps[x])
+            continue
+        d = body.deps(x)
+        if len(d) == 1 and next(iter(d)) in fixed and _calls(x):
+            out.append(x)
+            continue
+        if isinstance(x, (sp.Piecewise, sp.ITE, forms.Reduction, forms.LogSumExp)) or x.is_Boolean:
+            continue        # (a branch's arms, and what a reduction binds, are not every point's)
+        stack.extend(x.args)
+    return out
+
+
+def _invariant(body: Body, e, level: frozenset) -> list:
+    """The parts of ``e`` outside any branch that vary over the loops ``level`` at most, read no
+    array element (a read before the loop that guards it could be out of bounds), and call a function or
+    branch (worth computing once)."""
+    out, stack, seen = [], [sp.sympify(e)], set()
+    while stack:
+        x = stack.pop()
+        if x in seen or x.is_Number:
+            continue
+        seen.add(x)
+        if isinstance(x, sp.Symbol):
+            if x in body.temps:
+                stack.append(body.temps[x])
+            continue
+        if body.deps(x) <= level and (_calls(x) or x.has(sp.Piecewise)) and not _reads(body, x):
+            out.append(x)       # (and its parts: the printer may print a part in the loop, -m in g - m)
+        if isinstance(x, (sp.Piecewise, sp.ITE, forms.Reduction, forms.LogSumExp)) or x.is_Boolean:
+            continue
+        stack.extend(x.args)
+    return out
+
+
+def _reads(body: Body, e) -> bool:
+    """``e`` reads an array element itself (not inside a reduction, which is computed before it)."""
+    stack, seen = [sp.sympify(e)], set()
+    while stack:
+        x = stack.pop()
+        if x in seen or isinstance(x, (forms.Reduction, forms.LogSumExp)):
+            continue
+        seen.add(x)
+        if isinstance(x, sp.Symbol):
+            if x in body.reads:
+                return True
+            if x in body.temps:
+                stack.append(body.temps[x])
+            continue
+        stack.extend(x.args)
+    return False
+
+
+def _calls(x) -> bool:
+    """``x`` calls a function: a SymPy function application or a power other than a small integer one."""
+    for n in sp.preorder_traversal(x):
+        if isinstance(n, sp.Function) and not isinstance(n, forms.Inert):
+            return True
+        if isinstance(n, sp.Pow) and not (n.exp.is_Integer and abs(n.exp) <= 2):
+            return True
+    return False
+
+
 _KINDS = ("sum", "prod", "max", "min")
 _START = {"sum": lir.Lit("0.0"), "prod": lir.Lit("1.0"),
           "max": lir.Unary("-", lir.Attr(lir.Name("math"), "inf")), "min": lir.Attr(lir.Name("math"), "inf")}
@@ -169,8 +251,10 @@ class NestLoops(LoopFunction):
             return None
         self.reads_map = {s: (self.body.names(arr), idx) for s, (arr, idx) in self.body.reads.items()}
         self.loads: set[str] = set()
+        self.tables: list = []
         known: dict = {}
         block = _Block(self._point({}, known))
+        self._fill_tables(block, exprs)
         scatters = [t for t in self.targets if t.mode == "scatter"]
         if scatters:
             chain = nest_order(self.body, frozenset().union(*(
@@ -186,6 +270,8 @@ class NestLoops(LoopFunction):
         if returns:
             body.append(lir.Return(returns[0] if len(returns) == 1 else lir.Tuple(tuple(returns), bare=True)))
         self._note(block.pr)
+        # (a value computed once before a loop that the loop's printer then did not ask for)
+        body = list(lir_passes.drop_dead_assignments(tuple(body)))
         return self.register(params, body, self.loads), params
 
     # -- printing ------------------------------------------------------------------------------
@@ -196,7 +282,38 @@ class NestLoops(LoopFunction):
         pr = self.printer(self.codes, self.reads_map, 2 + len(index), {k: v.id for k, v in index.items()})
         pr.scalar_points = True
         pr.root.memo.update(known)
+        for node, k, table, lo in self.tables:
+            if k in index:
+                pr.root.memo[node] = lir.Index(table, (minus(index[k], lo),))
         return pr
+
+    def _fill_tables(self, block, exprs) -> None:
+        """Tables of the costly values that vary over an inner loop alone (``exp(-2*log_sigma[k])`` inside
+        ``for i: for k:``): computed once per point of that loop before the nest, then read in it, as the
+        NumPy printer computes them once at their own level.  Only values every point computes (not under a
+        branch: a branch not taken may guard a read out of bounds) of a loop whose range is fixed."""
+        binders = {k for e in exprs for k in self.body.deps(e)}
+        binders |= {n.args[1] for e in exprs for n in self.body.nodes(e) if isinstance(n, forms.Reduction)}
+        found: dict = {}
+        for e in exprs:
+            for n in _costly_inner(self.body, e, binders):
+                found.setdefault(n, None)
+        by_loop: dict = {}
+        for n in found:
+            by_loop.setdefault(next(iter(self.body.deps(n))), []).append(n)
+        for k, nodes in sorted(by_loop.items(), key=lambda kv: str(kv[0])):
+            var, rng = self._range(k, block.pr)
+            lo = rng.args[0]
+            count = lir.Call(lir.Name("max"), (lir.Lit("0"), minus(rng.args[1], lo)))
+            fill = self._point({k: var}, {})
+            stores, made = [], []
+            for n in sorted(nodes, key=str):
+                table = lir.Name(self.fresh("table"))
+                made.append(lir.Assign(table, lir.Call(lir.Attr(lir.Name("xp"), "empty"), (count,))))
+                stores.append(lir.Assign(lir.Index(table, (minus(var, lo),)), fill.value(n)))
+                self.tables.append((n, k, table, lo))
+            self._note(fill)
+            block.add(made + [lir.For(var, rng, tuple(list(fill.body) + stores))])
 
     def _note(self, pr) -> None:
         self.loads |= pr.helpers | ({"math"} if pr.uses_math else set())
@@ -227,7 +344,7 @@ class NestLoops(LoopFunction):
         acc = lir.Name(self.fresh("acc"))
         var, rng = self._range(k, block.pr)
         inner_index = {**index, k: var}
-        inner_known = dict(known)
+        inner_known = self._hoisted(block, known, [node.args[0]], level)
         inner = _Block(self._point(inner_index, inner_known))
         for r in maximal_reductions(self.body, node.args[0]):
             self._ensure(r, inner_index, inner, inner_known)
@@ -237,6 +354,22 @@ class NestLoops(LoopFunction):
             self.loads.add("math")
         block.add([lir.Assign(acc, _START[node.kind]), lir.For(var, rng, tuple(inner.done() + step))])
         known[node] = block.pr.root.memo[node] = acc.id
+
+    def _hoisted(self, block, known: dict, exprs, level: frozenset) -> dict:
+        """``known`` and the values of ``exprs`` that an inner loop would compute at every point but that
+        vary over the loops ``level`` only (a softmax's shift ``max(m, log(c))`` inside the loop over k):
+        computed once, here, by ``block``'s printer."""
+        inner = dict(known)
+        for e in exprs:
+            for n in _invariant(self.body, e, level):
+                if n not in inner:
+                    code = block.pr.value(n)
+                    if not is_atom_code(code):
+                        name = lir.Name(self.fresh("t"))
+                        block.pr.emit(lir.Assign(name, code))
+                        code = name
+                    inner[n] = code
+        return inner
 
     def _accumulate(self, kind: str, acc: lir.Name, val: lir.Expr) -> list[lir.Stmt]:
         """One step of a reduction into ``acc``; NumPy's max/min, where a NaN anywhere is the result."""
@@ -265,7 +398,8 @@ class NestLoops(LoopFunction):
         k, *rest = chain
         var, rng = self._range(k, block.pr)
         inner_index = {**index, k: var}
-        inner_known = dict(known)
+        inner_known = self._hoisted(block, known, [e for t in scatters for e in [t.expr, *map(sp.sympify, t.index)]],
+                                    level)
         inner = _Block(self._point(inner_index, inner_known))
         self._scatter_nest(rest, inner_index, inner, inner_known, scatters)
         self._note(inner.pr)

@@ -29,8 +29,7 @@ import sympy as sp
 from coarsen_nb.lower import lir, naming
 from coarsen_nb.lower.domain import Domain, Target
 from coarsen_nb.lower.fusion_domain import NOT_ONE_PASS, Body
-from coarsen_nb.lower.numba_loops import LoopFunction, integer_index
-from coarsen_nb.lower.printing import is_atom_code
+from coarsen_nb.lower.numba_loops import LoopFunction, integer_index, minus, paren
 from coarsen_nb.phi import forms
 from coarsen_nb.phi.scans import LinCostate, LinScan
 
@@ -133,20 +132,20 @@ class ScanLoops(LoopFunction):
         steps = []
         if costates:
             stored = {n: lir.Name(self.fresh(f"{carried[n].id}_at")) for n in scans}
-            count = lir.Call(lir.Name("max"), (lir.Lit("0"), _minus(hi, lo)))
+            count = lir.Call(lir.Name("max"), (lir.Lit("0"), minus(hi, lo)))
             head += [lir.Assign(a, lir.Call(lir.Attr(lir.Name("xp"), "empty"), (count,))) for a in stored.values()]
-            steps += [lir.Assign(lir.Index(stored[n], (_minus(i, lo),)), carried[n]) for n in scans]
+            steps += [lir.Assign(lir.Index(stored[n], (minus(i, lo),)), carried[n]) for n in scans]
             steps += self._updates(forward, scans, carried)
             loops.append(lir.For(i, lir.Call(lir.Name("range"), (lo, hi)), tuple(forward.body + steps)))
             backward = self.printer(codes, reads_map, 2, {k: i.id})
             backward.scalar_points = True
-            reads_at = [lir.Assign(carried[n], lir.Index(stored[n], (_minus(i, lo),))) for n in scans]
+            reads_at = [lir.Assign(carried[n], lir.Index(stored[n], (minus(i, lo),))) for n in scans]
             for n in states:
                 backward.root.memo[n] = carried[n]
             head += [lir.Assign(carried[n], lir.Lit("0.0")) for n in costates]
             work = self._work(backward, accs)
             work += self._updates(backward, costates, carried)
-            back = lir.Call(lir.Name("range"), (_minus(hi, lir.Lit("1")), _minus(lo, lir.Lit("1")), lir.Lit("-1")))
+            back = lir.Call(lir.Name("range"), (minus(hi, lir.Lit("1")), minus(lo, lir.Lit("1")), lir.Lit("-1")))
             loops.append(lir.For(i, back, tuple(reads_at + backward.body + work)))
         else:
             work = self._work(forward, accs)
@@ -229,24 +228,8 @@ class ScanLoops(LoopFunction):
 
 def _affine(a_code: lir.Expr, v: lir.Name, b_code: lir.Expr, a, b) -> lir.Expr:
     """``a*v + b``, printed simply where a is 1 or b is 0."""
-    term = v if a == 1 else lir.BinOp("*", _paren(a_code), v)
-    return term if b == 0 else lir.BinOp("+", term, _paren(b_code))
-
-
-def _minus(a: lir.Expr, b: lir.Expr) -> lir.Expr:
-    """``a - b``, folded where both are integer literals or ``b`` is 0."""
-    def integer(e):
-        return int(e.code) if isinstance(e, lir.Lit) and e.code.lstrip("-").isdigit() else None
-
-    if integer(b) == 0:
-        return a
-    if integer(a) is not None and integer(b) is not None:
-        return lir.Lit(str(integer(a) - integer(b)))
-    return lir.BinOp("-", a, _paren(b))
-
-
-def _paren(e: lir.Expr) -> lir.Expr:
-    return e if is_atom_code(e) else lir.Paren(e)
+    term = v if a == 1 else lir.BinOp("*", paren(a_code), v)
+    return term if b == 0 else lir.BinOp("+", term, paren(b_code))
 
 
 def _float(e: lir.Expr) -> lir.Expr:
