@@ -202,6 +202,28 @@ def _invariant(body: Body, e, level: frozenset) -> list:
     return out
 
 
+def _guarded(body: Body, e):
+    """``(c, v)`` where ``e`` is ``v`` when ``c`` holds and 0 otherwise: a branch with a zero ``else`` arm,
+    times numbers the function was given (a seed, a parameter: finite, so 0 times them is 0); else None."""
+    def definition(x):
+        while isinstance(x, sp.Symbol) and x in body.temps:
+            x = body.temps[x]
+        return x
+
+    e = definition(sp.sympify(e))
+    factors = [definition(f) for f in e.args] if isinstance(e, sp.Mul) else [e]
+    branches = [f for f in factors if isinstance(f, sp.Piecewise) and len(f.args) == 2
+                and f.args[1].cond == sp.true and f.args[1].expr == 0 and f.args[0].cond != sp.true]
+    if len(branches) != 1:
+        return None
+    (branch,) = branches
+    rest = [f for f in factors if f is not branch]
+    if not all(f.is_Number or (isinstance(f, sp.Symbol) and f in body.leaves and not body.leaves[f][2])
+               for f in rest):
+        return None
+    return branch.args[0].cond, sp.Mul(*rest, branch.args[0].expr)
+
+
 def _reads(body: Body, e) -> bool:
     """``e`` reads an array element itself (not inside a reduction, which is computed before it)."""
     stack, seen = [sp.sympify(e)], set()
@@ -389,11 +411,27 @@ class NestLoops(LoopFunction):
                     if self.body.deps(r) <= level:
                         self._ensure(r, index, block, known)
         if not chain:
+            guarded: dict = {}
             adds = []
             for t in scatters:
+                found = _guarded(self.body, t.expr)
+                if found is not None:
+                    guarded.setdefault(found[0], []).append((t, found[1]))
+                    continue
                 at = tuple(integer_index(block.pr.value(sp.sympify(x))) for x in t.index)
                 adds.append(lir.AugAssign(lir.Index(lir.Name(t.target), at), "+", block.pr.value(t.expr)))
             block.add(adds)
+            for cond, items in guarded.items():
+                # (a contribution that is 0 outside a branch is added inside it: at the points where the
+                # branch is not taken there is nothing to add, as in the user's loop)
+                test = block.pr.value(cond)
+                arm = self._point(index, dict(block.pr.root.memo))
+                stmts = []
+                for t, value in items:
+                    at = tuple(integer_index(arm.value(sp.sympify(x))) for x in t.index)
+                    stmts.append(lir.AugAssign(lir.Index(lir.Name(t.target), at), "+", arm.value(value)))
+                self._note(arm)
+                block.add([lir.If(test, tuple(list(arm.body) + stmts))])
             return
         k, *rest = chain
         var, rng = self._range(k, block.pr)

@@ -200,3 +200,18 @@ def test_the_nest_domains_pass_verify(monkeypatch):
         cn.coarsen(fn, wrt=wrt, backend="numba").value_and_grad(*_inputs(np.random.default_rng(1), name, 5))
     assert {d.kind for d in built} == {"nest"}
     assert len(built) >= len(NESTED)
+
+
+def test_a_contribution_zero_outside_a_branch_is_added_inside_it():
+    """pairs' adjoint is zero outside the cutoff: the nest adds it inside the ``if`` (no zero arm, no add of
+    a zero at the pairs outside), and the gradient still equals the NumPy backend's."""
+    _check("pairs", _inputs(np.random.default_rng(3), "pairs", 9))
+    source = _pair("pairs")[2].source
+    nests = [part for part in source.split("\n\n\n") if "def _soi" in part and "_vjp_nest" in part]
+    assert nests
+    for nest in nests:
+        adds = [line for line in nest.splitlines() if "] += " in line]
+        assert adds and "else:" not in nest and "= 0\n" not in nest, nest
+        test_line = next(line for line in nest.splitlines() if line.lstrip().startswith("if "))
+        depth = len(test_line) - len(test_line.lstrip())
+        assert all(len(line) - len(line.lstrip()) > depth for line in adds), nest
