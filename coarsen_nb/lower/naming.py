@@ -27,6 +27,7 @@ import numpy as np
 import sympy as sp
 
 from coarsen_nb import ir
+from coarsen_nb.lower import lir
 from coarsen_nb.phi import forms
 from coarsen_nb.plan import IterStep, PrimStep, walk_steps
 from coarsen_nb.rules.table import PRIMITIVES
@@ -122,6 +123,13 @@ def code_word(code: str) -> str:
     return word
 
 
+def identifier(name: str) -> str:
+    """An SSA name as an identifier's stem: each non-word character an ``_``, runs of them one, none at
+    the ends, ``v`` before a leading digit (``$t3.1`` -> ``t3_1``); the Python and the C names both."""
+    base = re.sub(r"_+", "_", re.sub(r"\W", "_", name)).strip("_") or "v"
+    return "v" + base if base[0].isdigit() else base
+
+
 def clean(word: str | None) -> str:
     """``word`` as a temporary's stem: an identifier, not private, not an adjoint's or tangent's."""
     w = re.sub(r"\W", "_", word or "").strip("_")
@@ -202,9 +210,10 @@ def printer_word(pr, e) -> str | None:
 def _printed_word(pr, x) -> str | None:
     if not isinstance(x, sp.Symbol):
         # a subexpression already computed into a name: that name (``dt * alpha``: ``dt_alpha``)
-        code = next((str(lv.memo[x]) for lv in _levels(pr) if x in lv.memo), None)     # (a record's text)
-        if code and code.isidentifier() and not re.fullmatch(r"t\d*", code):
-            return code_word(code)
+        memo = next((lv.memo[x] for lv in _levels(pr) if x in lv.memo), None)
+        name = memo.id if isinstance(memo, lir.Name) else memo if isinstance(memo, str) else None
+        if name and name.isidentifier() and name not in pr.wordless:
+            return code_word(name)
         return pr.words.get(x)
     if pr.words.get(x):
         return pr.words[x]
