@@ -55,6 +55,24 @@ class LevelPrinting:
         return child
 
 
+    def _one_per_point(self, e, binders: set, lv: Level) -> bool:
+        """Whether ``e`` printed at ``lv`` is surely an array of one value per point: it reads one of
+        ``binders`` other than only through the arms of a branch on one number (``1 if c else 0`` may
+        be a Python number; ``xp.where(x_k > 0, 1, 0)``, a branch on each point, is not).  Otherwise
+        its sum broadcasts it to the points first (``xp.sum(v)``, not ``xp.sum(xp.broadcast_to(...))``,
+        where it is)."""
+        if isinstance(e, sp.Symbol):
+            return self._one_per_point(self.temps[e], binders, lv) if e in self.temps else \
+                bool(self.deps(e) & binders)
+        if not isinstance(e, sp.Basic) or not self.deps(e) & binders:
+            return False
+        if isinstance(e, sp.Piecewise):
+            return self._is_array_level(lv) and any(self.deps(c) & binders for _, c in e.args) or \
+                all(self._one_per_point(x, binders, lv) for x, _ in e.args)
+        if type(e).__module__.startswith("sympy."):     # +, *, **, functions, comparisons, and/or/not
+            return any(self._one_per_point(a, binders, lv) for a in e.args)
+        return not self._may_be_scalar(e)      # the phi forms: as before, any branch in them may be a number
+
     def _size(self, lv: Level) -> lir.Expr:
         if lv.points.size is not None:
             return lv.points.size
@@ -75,7 +93,7 @@ class LevelPrinting:
         vals = self.value(body, child)
         if e.kind == "sum" and is_int_literal(vals) and not self._is_array_level(lv):
             return trivial.count(vals, child.size)      # Σ_k c over n points: c·n, exactly
-        if not self.deps(body) & ({k} | self._varying_binders(child)) or self._may_be_scalar(body):
+        if not self._one_per_point(body, {k} | self._varying_binders(child), child):
             # a value that is one number for every point (an invariant body, or a branch whose
             # predicate is a scalar) still counts once per point
             vals = self.call("broadcast_to", self.call("asarray", vals), lir.Tuple((child.size,)))
