@@ -27,6 +27,7 @@ import numpy as np
 import sympy as sp
 
 from coarsen_nb import ir
+from coarsen_nb.frontend.words import position
 from coarsen_nb.lower import lir
 from coarsen_nb.phi import forms
 from coarsen_nb.plan import IterStep, PrimStep, walk_steps
@@ -60,7 +61,7 @@ def kind_word(name: str) -> str | None:
     return KIND_WORDS.get(kind) or (kind if len(kind) >= 3 else None) if local else None
 
 
-_MAX = 22                     # longer words are cut to their first parts
+_MAX = 22                     # a longer word of several parts is no word
 _VERSION = re.compile(r"(_\d+)+(_out)?$|_out$")
 
 def _function_words() -> dict:
@@ -147,9 +148,8 @@ def _join(*parts: str | None) -> str | None:
     if not parts:
         return None
     word = "_".join(parts)
-    while len(word) > _MAX and len(parts) > 1:
-        parts = parts[:-1]
-        word = "_".join(parts)
+    if len(word) > _MAX and len(parts) > 1:
+        return None     # not cut to its first parts: x_sq cut to x, a * b to a, would name another value
     if word in AVOID or word in ("inv", "neg", "sq", "rsqrt", "pow"):
         return None     # a function's name alone (sqrt2 would read as √2, exp2 as np.exp2)
     return word if len(word) <= _MAX + 6 else None
@@ -178,15 +178,37 @@ def hint(e, word_of) -> str | None:
         factors = [f for f in sp.Mul.make_args(rest)]
         if len(factors) == 1:
             inner = hint(factors[0], word_of)
-            return _join("neg", inner) if coeff == -1 else inner
+            # 2 * y is not y (``y2 = 2.0 * y`` reads as a version of y): y_scaled, as the frontend says
+            return _join("neg", inner) if coeff == -1 else _join(inner, "scaled") if inner else None
         words = [_atom_word(f, word_of) for f in factors]
         if not all(words) or len(words) > 3:
             return None
         return _join("neg", *words) if coeff == -1 else _join(*words)
+    if isinstance(e, sp.Add):
+        return _sum_word(e, word_of)
     func = _FUNCS.get(type(e))
     if func is not None and len(e.args) == 1:
         return _join(func, _atom_word(e.args[0], word_of))
     return None
+
+
+def _sum_word(e: sp.Add, word_of) -> str | None:
+    """``a + b`` -> ``a_plus_b``, ``a - b`` -> ``a_minus_b``, ``1 + a`` -> ``a_shifted`` (the frontend's
+    words for the same sums, :mod:`coarsen_nb.frontend.words`); a longer sum has no good word."""
+    const, rest = e.as_coeff_Add()
+    terms = sp.Add.make_args(rest)
+    if const != 0:
+        inner = _atom_word(terms[0], word_of) if len(terms) == 1 else None
+        return _join(inner, "shifted") if inner else None
+    if len(terms) != 2:
+        return None
+    neg = [t.could_extract_minus_sign() for t in terms]
+    if all(neg):
+        return None
+    a, b = terms if not neg[0] else terms[::-1]
+    minus = neg[0] or neg[1]
+    wa, wb = _atom_word(a, word_of), _atom_word(-b if minus else b, word_of)
+    return _join(wa, "minus" if minus else "plus", wb) if wa and wb else None
 
 
 def _atom_word(e, word_of) -> str | None:
@@ -220,10 +242,10 @@ def _printed_word(pr, x) -> str | None:
     if x in pr.temps:
         return user_word(str(x)) or hint(pr.temps[x], lambda y: _printed_word(pr, y))
     if x in pr.reads:
-        # x[i]: x_i, with the user's loop variable
+        # x[i]: x_i, with the user's loop variable; x[0]: x_at0, as the frontend says (frontend/words.py)
         arr, index = pr.reads[x]
-        at = [pr.words.get(i) for i in index]
-        return _join(code_word(arr), *(at if all(at) else ["k"]))
+        at = [pr.words.get(i) or (position(int(i)) if isinstance(i, sp.Integer) else None) for i in index]
+        return _join(code_word(arr), *(at if all(at) else ["at"]))
     if x in pr.deps.ranges:
         return None
     try:
