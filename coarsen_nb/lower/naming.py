@@ -108,6 +108,26 @@ def kernel_words(kernel, words, binders=()) -> dict:
     return out
 
 
+def tangent_read_words(kernel, tangent_reads: dict, words: dict) -> dict:
+    """Words for the tangent reads ``tangent_reads`` (symbol -> (SSA name of the primal array, index))
+    of ``kernel``'s JVP: ``d`` and the word of the primal read at the same place (``y[1:]``'s elements are
+    ``y_tail``, their tangents ``dy_tail``, not ``dy_k``: the loop of a slice has no ``k`` of the user's)."""
+    reads = {r.symbol: r for r in kernel.reads}
+    word_of_read = {r: words[r] for r in reads if r in words}
+    # a slice read's elements, written whole by its loop (y[:-1]: ``w = RWrite(zeros, g, k, ...)``, ``g`` the
+    # read y[k]): what the written array is called, y_head
+    body = dict(kernel.body)
+    for s, e in kernel.body:
+        if isinstance(e, forms.RWrite) and (w := words.get(e) or words.get(s)):
+            v = e.args[1]
+            while isinstance(v, sp.Symbol) and v not in reads and v in body:
+                v = body[v]
+            if v in reads:
+                word_of_read.setdefault(v, w)
+    at = {(reads[r].array, tuple(reads[r].index)): w for r, w in word_of_read.items()}
+    return {s: "d" + w for s, (a, idx) in tangent_reads.items() if (w := at.get((a, tuple(idx))))}
+
+
 def temp_word(name: str, words) -> str | None:
     """The frontend's word (``words``: ``plan.words``) for the temporary of SSA name ``name``."""
     return words.get(name.split(".")[0].rstrip("'"))

@@ -373,3 +373,17 @@ def test_a_sum_of_a_branch_on_one_number_counts_its_value_once_per_point(a):
     grad = c.grad(*args)
     for i in (0, 1):
         assert_close(grad[i], finite_difference(py, args, i), rtol=1e-6, atol=1e-8, what=f"d{i}")
+
+
+def test_the_tangent_of_a_slice_read_is_named_after_the_slice():
+    """``np.sum(y[1:] + y[:-1])``'s tangent reads ``d_y`` where the value reads ``y_tail`` and ``y_head``:
+    they are ``dy_tail`` and ``dy_head`` (they were ``dy_k``, ``dy_k2``: no ``k`` in the user's code)."""
+    entry = next(e for e in SLICES if e.name == "trapezoid")
+    c = cn.coarsen(entry.fn, wrt=entry.wrt)
+    y, h = entry.make_args(np.random.default_rng(0))
+    dy = np.random.default_rng(1).normal(size=y.shape)
+    value, tangent = c.jvp((y, h), (dy, 0.5))
+    want = 0.5 * h * np.sum(dy[1:] + dy[:-1]) + 0.5 * 0.5 * np.sum(y[1:] + y[:-1])
+    assert value == pytest.approx(entry.fn(y, h), rel=1e-14) and tangent == pytest.approx(want, rel=1e-12)
+    names = _assigned(_generated(c.source))
+    assert {"dy_head", "dy_tail"} <= names and not {n for n in names if re.fullmatch(r"\w+_k\d*", n)}, names
