@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import sympy as sp
 
-from coarsen_nb.lower import lir, trivial
-from coarsen_nb.lower.printing import Level, ident, is_int_literal, length, positive, trip_count
+from coarsen_nb.lower import lir, naming, trivial
+from coarsen_nb.lower.printing import Level, is_int_literal, length, positive, trip_count
 
 
 class LevelPrinting:
@@ -20,19 +20,20 @@ class LevelPrinting:
         if key in lv.children:
             return lv.children[key]
         a_c, b_c, s_c = self.value(a, lv), self.value(b, lv), self.value(s, lv)
-        kname = self.words.get(k) or ident(str(k))
+        kname = self.words.get(k) or naming.kind_word(str(k)) or "k"     # (never the SSA name, k7_2)
+        n_word = naming.clean("n_" + kname)      # the trip count of loop i: n_i (not n2 beside a user's n)
         varying = bool((self.deps(a) | self.deps(b)) & self._varying_binders(lv))
         new = lambda hint: lir.Name(self.fresh(hint))      # noqa: E731
         if lv.kind in ("root", "cond") or not self._is_array_level(lv):
             idx = new(kname)
             self.emit(lir.Assign(idx, self.call("arange", a_c, b_c, s_c)))
             # the trip count as a number, so that the index array is dropped when only its length is used
-            cnt = new("n")
+            cnt = new(n_word)
             self.emit(lir.Assign(cnt, trip_count(a, b, s, a_c, b_c, s_c)))
             child = Level(lv, "range", binder=k, seg=None, size=cnt)
         elif not varying:
             n_parent = self._size(lv)
-            cnt, rng, seg, idx = new("n"), new(kname), new("seg"), new(kname)
+            cnt, rng, seg, idx = new(n_word), new(kname), new("seg"), new(kname)
             self.emit(lir.Assign(rng, self.call("arange", a_c, b_c, s_c)))
             self.emit(lir.Assign(cnt, length(rng)))
             self.emit(lir.Assign(seg, self.call("repeat", self.call("arange", n_parent), cnt)))
@@ -41,7 +42,7 @@ class LevelPrinting:
             child.rect = cnt
         else:
             n_parent = self._size(lv)
-            cnt, seg, off, pos, idx = (new(h) for h in ("n", "seg", "off", "pos", kname))
+            cnt, seg, off, pos, idx = (new(h) for h in (n_word, "seg", "off", "pos", kname))
             count = trip_count(a, b, s, a_c, b_c, s_c, self.dtype("maximum"))
             self.emit(lir.Assign(cnt, lir.BinOp("+", count, self.call("zeros", n_parent, dtype=self.dtype("int64")))))
             self.emit(lir.Assign(seg, self.call("repeat", self.call("arange", n_parent), cnt)))
