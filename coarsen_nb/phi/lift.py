@@ -256,9 +256,8 @@ class _Lifter:
         return self.mode != "phi" or self.uses[name] > self.reuse
 
     def is_opaque(self, n: Let) -> bool:
-        """Whether ``n``'s value is a step of its own, not SymPy (a primitive with no SymPy form, an axis
-        reduction, ``@``, an update, attribute or tuple, an array-valued index): a kernel ends before it
-        (used here and by the recurrence lifter, ``phi/recurrences.py``)."""
+        """Whether ``n``'s value is a step of its own, not SymPy (no SymPy form, an axis reduction, ``@``,
+        an update, attribute, tuple, array-valued index): a kernel ends there (here, ``recurrences.py``)."""
         v = n.value
         if isinstance(v, ir.Call) and v.func in PRIMITIVES and PRIMITIVES[v.func].lift is None:
             return True         # SymPy cannot see into it (its registration has no SymPy form)
@@ -276,8 +275,8 @@ class _Lifter:
         return t is not None and t.kind in ("shape", "tuple")
 
     def is_pure_branch(self, n: If) -> bool:
-        """Whether both arms of ``n`` are straight-line SymPy (no loop, no opaque step, at any depth):
-        the branch then merges into the open kernel as γ Piecewise values (and into a recurrence's body)."""
+        """Whether both arms of ``n`` are straight-line SymPy (no loop or opaque step at any depth): it
+        merges into the open kernel (or a recurrence's body) as γ Piecewise values."""
         def ok(nodes) -> bool:
             for m in nodes:
                 if isinstance(m, Loop):
