@@ -21,7 +21,8 @@ class LevelPrinting:
             return lv.children[key]
         a_c, b_c, s_c = self.value(a, lv), self.value(b, lv), self.value(s, lv)
         kname = self.words.get(k) or naming.kind_word(str(k)) or "k"     # (never the SSA name, k7_2)
-        n_word = naming.clean("n_" + kname)      # the trip count of loop i: n_i (not n2 beside a user's n)
+        # the trip count of loop i: n_i (not n2 beside a user's n); of a loop the frontend made (a slice's), n
+        n_word = naming.clean("n_" + kname) if kname != "k" else "n"
         varying = bool((self.deps(a) | self.deps(b)) & self._varying_binders(lv))
         new = lambda hint: lir.Name(self.fresh(hint))      # noqa: E731
         if lv.kind in ("root", "cond") or not self._is_array_level(lv):
