@@ -99,12 +99,13 @@ def subscript_word(node: ast.Subscript) -> str | None:
             isinstance(_int(elts[0]), int):                     # X.shape[1]: n_X_cols
         k = _int(elts[0])
         return join("n", expr_word(node.value.value), {0: "rows", 1: "cols", -1: "last_dim"}.get(k, f"dim{k}"))
-    at = [expr_word(e) if _int(e) is None else _position(_int(e)) for e in elts]
+    at = [expr_word(e) if _int(e) is None else position(_int(e)) for e in elts]
     return join(base, *at) if all(at) and all(w.isidentifier() for w in at) else base
 
 
-def _position(k: int) -> str:
-    """A constant index as a word: ``at0``, ``at2``, ``last`` (-1), ``back2`` (-2)."""
+def position(k: int) -> str:
+    """A constant index as a word: ``at0``, ``at2``, ``last`` (-1), ``back2`` (-2) (the printer's reads
+    say it too, ``lower/naming.py``)."""
     return f"at{k}" if k >= 0 else "last" if k == -1 else f"back{-k}"
 
 
@@ -188,7 +189,7 @@ def ir_word(e, name_word) -> str | None:
     if isinstance(e, ir.Name):
         return name_word(e.id)
     if isinstance(e, ir.Index):       # x[i]: x_i; w[0]: w_at0; t[-1]: t_last
-        at = [_position(i.value) if isinstance(i, ir.Const) and type(i.value) is int else leaf(i) for i in e.index]
+        at = [position(i.value) if isinstance(i, ir.Const) and type(i.value) is int else leaf(i) for i in e.index]
         return join(leaf(e.value), *(at if all(at) else ["at"]))
     if isinstance(e, ir.BinOp):
         left, right = leaf(e.left), leaf(e.right)

@@ -37,7 +37,7 @@ class BranchPrinting:
         if not self._is_array_level(lv) or not any(self.deps(c) & varying for _, c in clauses):
             # the predicate is one value for the whole level: a real `if`
             return self._scalar_piecewise(clauses, lv)
-        floating = not all(int_typed(self._resolved(x)) for x, _ in clauses)
+        floating = not all(int_typed(self.resolved(x)) for x, _ in clauses)
         for _, cond in clauses[:-1]:
             if cond != sp.true:
                 self.value(cond, lv)        # on every point either way; an arm may be among its values
@@ -151,14 +151,14 @@ class BranchPrinting:
         best = None
         for k, (expr, _) in enumerate(clauses):
             if self._cheap_arms(clauses, lv, arm=k):
-                ops = sp.count_ops(self._resolved(expr))
+                ops = sp.count_ops(self.resolved(expr))
                 if best is None or ops <= best[0]:
                     best = (ops, k)
         return None if best is None else best[1]
 
     def _full_buffer(self, expr, lv: Level, size: lir.Expr) -> lir.Expr:
         """A new float array holding ``expr`` at every point of ``lv`` (written to later)."""
-        e = self._resolved(expr)
+        e = self.resolved(expr)
         if e.is_Number:
             v = float(e)
             # nan (the IEEE arm of a power's guard) and ±inf have no literal: spell them as the namespace's
@@ -291,7 +291,7 @@ class BranchPrinting:
         """A real ``if``; a later clause's predicate is computed in the ``else`` of the earlier
         ones (nested), so it is only evaluated where Python would evaluate it."""
         out = Name(self.fresh("choice"))
-        floating = not all(int_typed(self._resolved(x)) for x, _ in clauses)
+        floating = not all(int_typed(self.resolved(x)) for x, _ in clauses)
 
         varying = self._varying_binders(lv) | {ELEM}
         arrays = any(self.deps(x) & varying for x, _ in clauses)     # the value is an array of lv's points

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import keyword
 import math
-import re
 
 import sympy as sp
 from sympy.printing.c import C99CodePrinter
 
+from coarsen_nb.lower.naming import identifier
 from coarsen_nb.lower.printing import exact_float, exact_integer_division
 from coarsen_nb.rules.record import cuda_spell
 from coarsen_nb.rules.table import printed
@@ -246,9 +246,7 @@ def leaf_ctype(t) -> tuple[str, str]:
 
 def c_identifier(name: str, taken: set) -> str:
     """A C identifier for ``name``, not in ``taken`` nor reserved (shared with the fusion)."""
-    base = re.sub(r"_+", "_", re.sub(r"\W", "_", name)).strip("_") or "v"
-    if base[0].isdigit():
-        base = "v" + base
+    base = identifier(name)
     if base in C_RESERVED or keyword.iskeyword(base):
         base += "_"
     cand, k = base, 1

@@ -192,7 +192,7 @@ def forward_lines(writer, kernel) -> list[lir.Stmt] | None:
         pr = writer.printer(kernel)
         for t in rest:
             pr.emit(lir.Assign(lir.Name(t.target), pr.value(t.expr)))
-        stmts = writer._taken(pr) + stmts
+        stmts = writer.take_statements(pr) + stmts
     _register_helpers(writer)
     return stmts
 
@@ -215,10 +215,10 @@ def reverse_lines(writer, kernel, v, leaves) -> list[lir.Stmt] | None:
         for t in rest:
             if t.mode == "scatter":
                 name = next(sc[0] for sc in v.scatters if writer.names.bar(sc[0]) == t.target and sc[2] == t.expr)
-                writer._scatter(pr, name, t.index, t.expr, *([t.level] if t.level is not None else []))
+                writer.scatter(pr, name, t.index, t.expr, *([t.level] if t.level is not None else []))
             else:
                 pr.emit(lir.AugAssign(lir.Name(t.target), "+", pr.value(t.expr)))
-        stmts = writer._taken(pr)
+        stmts = writer.take_statements(pr)
     for fk in fused:
         stmts += emit_call(fk, ind, kernel.lines)
     writer.shared.uses_math |= any(fk.setup_uses_math for fk in fused)

@@ -81,6 +81,7 @@ class Printer(LevelPrinting, OperatorPrinting, NestPrinting, SegmentPrinting, Br
         self.indent = indent
         self.namer = namer or Names().fresh
         self.words: dict = {}          # expression -> the user's variable it is the value of (Kernel.names)
+        self.wordless: set[str] = set()     # the temporaries this printer named with no word (fresh)
         self.root = Level(None, "root")
         self.elem: Level | None = None
         self.uses_math = False          # whether this printer's code uses ``math`` (set where it prints it)
@@ -126,8 +127,13 @@ class Printer(LevelPrinting, OperatorPrinting, NestPrinting, SegmentPrinting, Br
         finally:
             self._blocks.pop()
 
-    def fresh(self, hint: str = "t") -> str:
-        return self.namer(hint)
+    def fresh(self, hint: str | None = None) -> str:
+        """A new temporary named after ``hint`` (:mod:`.naming`); one minted with no word (``t``, ``t2``)
+        joins :attr:`wordless`, so that no later name is derived from it (``t2_sq``)."""
+        name = self.namer(hint)
+        if not hint or hint == "t":
+            self.wordless.add(name)
+        return name
 
     def call(self, fn: str, *args, **kwargs) -> lir.Call:
         """``xp.fn(args, k=v)``, a call of the array namespace (arguments as records, or text → ``Raw``)."""

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import sympy as sp
 
-from coarsen_nb.lower import lir, trivial
-from coarsen_nb.lower.printing import Level, ident, is_int_literal, length, positive, trip_count
+from coarsen_nb.lower import lir, naming, trivial
+from coarsen_nb.lower.printing import Level, is_int_literal, length, positive, trip_count
 
 
 class LevelPrinting:
@@ -20,19 +20,21 @@ class LevelPrinting:
         if key in lv.children:
             return lv.children[key]
         a_c, b_c, s_c = self.value(a, lv), self.value(b, lv), self.value(s, lv)
-        kname = self.words.get(k) or ident(str(k))
+        kname = self.words.get(k) or naming.kind_word(str(k)) or "k"     # (never the SSA name, k7_2)
+        # the trip count of loop i: n_i (not n2 beside a user's n); of a loop the frontend made (a slice's), n
+        n_word = naming.clean("n_" + kname) if kname != "k" else "n"
         varying = bool((self.deps(a) | self.deps(b)) & self._varying_binders(lv))
         new = lambda hint: lir.Name(self.fresh(hint))      # noqa: E731
         if lv.kind in ("root", "cond") or not self._is_array_level(lv):
             idx = new(kname)
             self.emit(lir.Assign(idx, self.call("arange", a_c, b_c, s_c)))
             # the trip count as a number, so that the index array is dropped when only its length is used
-            cnt = new("n")
+            cnt = new(n_word)
             self.emit(lir.Assign(cnt, trip_count(a, b, s, a_c, b_c, s_c)))
             child = Level(lv, "range", binder=k, seg=None, size=cnt)
         elif not varying:
             n_parent = self._size(lv)
-            cnt, rng, seg, idx = new("n"), new(kname), new("seg"), new(kname)
+            cnt, rng, seg, idx = new(n_word), new(kname), new("seg"), new(kname)
             self.emit(lir.Assign(rng, self.call("arange", a_c, b_c, s_c)))
             self.emit(lir.Assign(cnt, length(rng)))
             self.emit(lir.Assign(seg, self.call("repeat", self.call("arange", n_parent), cnt)))
@@ -41,7 +43,7 @@ class LevelPrinting:
             child.rect = cnt
         else:
             n_parent = self._size(lv)
-            cnt, seg, off, pos, idx = (new(h) for h in ("n", "seg", "off", "pos", kname))
+            cnt, seg, off, pos, idx = (new(h) for h in (n_word, "seg", "off", "pos", kname))
             count = trip_count(a, b, s, a_c, b_c, s_c, self.dtype("maximum"))
             self.emit(lir.Assign(cnt, lir.BinOp("+", count, self.call("zeros", n_parent, dtype=self.dtype("int64")))))
             self.emit(lir.Assign(seg, self.call("repeat", self.call("arange", n_parent), cnt)))
@@ -54,6 +56,24 @@ class LevelPrinting:
         lv.children[key] = child
         return child
 
+
+    def _one_per_point(self, e, binders: set, lv: Level) -> bool:
+        """Whether ``e`` printed at ``lv`` is surely an array of one value per point: it reads one of
+        ``binders`` other than only through the arms of a branch on one number (``1 if c else 0`` may
+        be a Python number; ``xp.where(x_k > 0, 1, 0)``, a branch on each point, is not).  Otherwise
+        its sum broadcasts it to the points first (``xp.sum(v)``, not ``xp.sum(xp.broadcast_to(...))``,
+        where it is)."""
+        if isinstance(e, sp.Symbol):
+            return self._one_per_point(self.temps[e], binders, lv) if e in self.temps else \
+                bool(self.deps(e) & binders)
+        if not isinstance(e, sp.Basic) or not self.deps(e) & binders:
+            return False
+        if isinstance(e, sp.Piecewise):
+            return self._is_array_level(lv) and any(self.deps(c) & binders for _, c in e.args) or \
+                all(self._one_per_point(x, binders, lv) for x, _ in e.args)
+        if type(e).__module__.startswith("sympy."):     # +, *, **, functions, comparisons, and/or/not
+            return any(self._one_per_point(a, binders, lv) for a in e.args)
+        return not self._may_be_scalar(e)      # the phi forms: as before, any branch in them may be a number
 
     def _size(self, lv: Level) -> lir.Expr:
         if lv.points.size is not None:
@@ -75,7 +95,7 @@ class LevelPrinting:
         vals = self.value(body, child)
         if e.kind == "sum" and is_int_literal(vals) and not self._is_array_level(lv):
             return trivial.count(vals, child.size)      # Σ_k c over n points: c·n, exactly
-        if not self.deps(body) & ({k} | self._varying_binders(child)) or self._may_be_scalar(body):
+        if not self._one_per_point(body, {k} | self._varying_binders(child), child):
             # a value that is one number for every point (an invariant body, or a branch whose
             # predicate is a scalar) still counts once per point
             vals = self.call("broadcast_to", self.call("asarray", vals), lir.Tuple((child.size,)))

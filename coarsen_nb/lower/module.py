@@ -292,11 +292,12 @@ class ModuleWriter(ReverseSweep, IteratedLoops, WriterRecords):
 
     def _absorb(self, pr: Printer) -> None:
         """The printer's statements join the function's, and the helpers they call the module's."""
-        self.emit_all(self._taken(pr))
+        self.emit_all(self.take_statements(pr))
 
-    def _taken(self, pr: Printer) -> list[lir.Stmt]:
+    def take_statements(self, pr: Printer) -> list[lir.Stmt]:
         """The printer's statements (records), its helpers and use of ``math`` now the module's: for
-        :meth:`_absorb`, and a fuser that puts them among its own (``lower/cupy.py``)."""
+        :meth:`_absorb`, and a fuser that puts them among its own (``lower/cupy.py``,
+        ``lower/numba_fusion.py``)."""
         if pr.indent != self.indent:
             raise AssertionError(f"a kernel printer at depth {pr.indent} taken at depth {self.indent}")
         self.helpers |= pr.helpers

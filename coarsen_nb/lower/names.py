@@ -13,7 +13,6 @@ temporary of the same function holding that variable's value) leaves the variabl
 from __future__ import annotations
 
 import keyword
-import re
 
 from coarsen_nb.lower import naming
 
@@ -56,9 +55,7 @@ class Names:
             self.taken.add(cand)
             self.map[name] = cand
             return cand
-        base = re.sub("_+", "_", "".join(c if c.isalnum() or c == "_" else "_" for c in name)).strip("_") or "v"
-        if base[0].isdigit():
-            base = "v" + base
+        base = naming.identifier(name)
         cand = base
         k = 1
         while cand in self.taken or cand in self.local or keyword.iskeyword(cand):

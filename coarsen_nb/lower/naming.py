@@ -27,6 +27,8 @@ import numpy as np
 import sympy as sp
 
 from coarsen_nb import ir
+from coarsen_nb.frontend.words import position
+from coarsen_nb.lower import lir
 from coarsen_nb.phi import forms
 from coarsen_nb.plan import IterStep, PrimStep, walk_steps
 from coarsen_nb.rules.table import PRIMITIVES
@@ -59,7 +61,7 @@ def kind_word(name: str) -> str | None:
     return KIND_WORDS.get(kind) or (kind if len(kind) >= 3 else None) if local else None
 
 
-_MAX = 22                     # longer words are cut to their first parts
+_MAX = 22                     # a longer word of several parts is no word
 _VERSION = re.compile(r"(_\d+)+(_out)?$|_out$")
 
 def _function_words() -> dict:
@@ -106,6 +108,26 @@ def kernel_words(kernel, words, binders=()) -> dict:
     return out
 
 
+def tangent_read_words(kernel, tangent_reads: dict, words: dict) -> dict:
+    """Words for the tangent reads ``tangent_reads`` (symbol -> (SSA name of the primal array, index))
+    of ``kernel``'s JVP: ``d`` and the word of the primal read at the same place (``y[1:]``'s elements are
+    ``y_tail``, their tangents ``dy_tail``, not ``dy_k``: the loop of a slice has no ``k`` of the user's)."""
+    reads = {r.symbol: r for r in kernel.reads}
+    word_of_read = {r: words[r] for r in reads if r in words}
+    # a slice read's elements, written whole by its loop (y[:-1]: ``w = RWrite(zeros, g, k, ...)``, ``g`` the
+    # read y[k]): what the written array is called, y_head
+    body = dict(kernel.body)
+    for s, e in kernel.body:
+        if isinstance(e, forms.RWrite) and (w := words.get(e) or words.get(s)):
+            v = e.args[1]
+            while isinstance(v, sp.Symbol) and v not in reads and v in body:
+                v = body[v]
+            if v in reads:
+                word_of_read.setdefault(v, w)
+    at = {(reads[r].array, tuple(reads[r].index)): w for r, w in word_of_read.items()}
+    return {s: "d" + w for s, (a, idx) in tangent_reads.items() if (w := at.get((a, tuple(idx))))}
+
+
 def temp_word(name: str, words) -> str | None:
     """The frontend's word (``words``: ``plan.words``) for the temporary of SSA name ``name``."""
     return words.get(name.split(".")[0].rstrip("'"))
@@ -120,6 +142,13 @@ def code_word(code: str) -> str:
     if word.startswith("d_") and len(word) > 2:
         return "d" + word[2:]
     return word
+
+
+def identifier(name: str) -> str:
+    """An SSA name as an identifier's stem: each non-word character an ``_``, runs of them one, none at
+    the ends, ``v`` before a leading digit (``$t3.1`` -> ``t3_1``); the Python and the C names both."""
+    base = re.sub(r"_+", "_", re.sub(r"\W", "_", name)).strip("_") or "v"
+    return "v" + base if base[0].isdigit() else base
 
 
 def clean(word: str | None) -> str:
@@ -139,9 +168,8 @@ def _join(*parts: str | None) -> str | None:
     if not parts:
         return None
     word = "_".join(parts)
-    while len(word) > _MAX and len(parts) > 1:
-        parts = parts[:-1]
-        word = "_".join(parts)
+    if len(word) > _MAX and len(parts) > 1:
+        return None     # not cut to its first parts: x_sq cut to x, a * b to a, would name another value
     if word in AVOID or word in ("inv", "neg", "sq", "rsqrt", "pow"):
         return None     # a function's name alone (sqrt2 would read as √2, exp2 as np.exp2)
     return word if len(word) <= _MAX + 6 else None
@@ -170,15 +198,37 @@ def hint(e, word_of) -> str | None:
         factors = [f for f in sp.Mul.make_args(rest)]
         if len(factors) == 1:
             inner = hint(factors[0], word_of)
-            return _join("neg", inner) if coeff == -1 else inner
+            # 2 * y is not y (``y2 = 2.0 * y`` reads as a version of y): y_scaled, as the frontend says
+            return _join("neg", inner) if coeff == -1 else _join(inner, "scaled") if inner else None
         words = [_atom_word(f, word_of) for f in factors]
         if not all(words) or len(words) > 3:
             return None
         return _join("neg", *words) if coeff == -1 else _join(*words)
+    if isinstance(e, sp.Add):
+        return _sum_word(e, word_of)
     func = _FUNCS.get(type(e))
     if func is not None and len(e.args) == 1:
         return _join(func, _atom_word(e.args[0], word_of))
     return None
+
+
+def _sum_word(e: sp.Add, word_of) -> str | None:
+    """``a + b`` -> ``a_plus_b``, ``a - b`` -> ``a_minus_b``, ``1 + a`` -> ``a_shifted`` (the frontend's
+    words for the same sums, :mod:`coarsen_nb.frontend.words`); a longer sum has no good word."""
+    const, rest = e.as_coeff_Add()
+    terms = sp.Add.make_args(rest)
+    if const != 0:
+        inner = _atom_word(terms[0], word_of) if len(terms) == 1 else None
+        return _join(inner, "shifted") if inner else None
+    if len(terms) != 2:
+        return None
+    neg = [t.could_extract_minus_sign() for t in terms]
+    if all(neg):
+        return None
+    a, b = terms if not neg[0] else terms[::-1]
+    minus = neg[0] or neg[1]
+    wa, wb = _atom_word(a, word_of), _atom_word(-b if minus else b, word_of)
+    return _join(wa, "minus" if minus else "plus", wb) if wa and wb else None
 
 
 def _atom_word(e, word_of) -> str | None:
@@ -202,19 +252,20 @@ def printer_word(pr, e) -> str | None:
 def _printed_word(pr, x) -> str | None:
     if not isinstance(x, sp.Symbol):
         # a subexpression already computed into a name: that name (``dt * alpha``: ``dt_alpha``)
-        code = next((str(lv.memo[x]) for lv in _levels(pr) if x in lv.memo), None)     # (a record's text)
-        if code and code.isidentifier() and not re.fullmatch(r"t\d*", code):
-            return code_word(code)
+        memo = next((lv.memo[x] for lv in _levels(pr) if x in lv.memo), None)
+        name = memo.id if isinstance(memo, lir.Name) else memo if isinstance(memo, str) else None
+        if name and name.isidentifier() and name not in pr.wordless:
+            return code_word(name)
         return pr.words.get(x)
     if pr.words.get(x):
         return pr.words[x]
     if x in pr.temps:
         return user_word(str(x)) or hint(pr.temps[x], lambda y: _printed_word(pr, y))
     if x in pr.reads:
-        # x[i]: x_i, with the user's loop variable
+        # x[i]: x_i, with the user's loop variable; x[0]: x_at0, as the frontend says (frontend/words.py)
         arr, index = pr.reads[x]
-        at = [pr.words.get(i) for i in index]
-        return _join(code_word(arr), *(at if all(at) else ["k"]))
+        at = [pr.words.get(i) or (position(int(i)) if isinstance(i, sp.Integer) else None) for i in index]
+        return _join(code_word(arr), *(at if all(at) else ["at"]))
     if x in pr.deps.ranges:
         return None
     try:

@@ -153,9 +153,9 @@ def _rest_lines(writer, kernel, rest, leaves, temps, v) -> list[lir.Stmt]:
     for t in rest:
         if t.mode == "scatter":
             name = next(sc[0] for sc in v.scatters if writer.names.bar(sc[0]) == t.target and sc[2] == t.expr)
-            writer._scatter(pr, name, t.index, t.expr, *([t.level] if t.level is not None else []))
+            writer.scatter(pr, name, t.index, t.expr, *([t.level] if t.level is not None else []))
         elif t.mode == "add":
             pr.emit(lir.AugAssign(lir.Name(t.target), "+", pr.value(t.expr)))
         else:
             pr.assign(t.target, t.expr)
-    return writer._taken(pr)
+    return writer.take_statements(pr)

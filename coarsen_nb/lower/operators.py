@@ -156,24 +156,26 @@ class OperatorPrinting:
                 and not any(isinstance(x, sp.Float) for x in args):
             return codes
         return [self.call("asarray", c, dtype=lir.Attr(Name(self.xp), "float64"))
-                if int_typed(self._resolved(x)) and not is_number_code(c) and (self.deps(x) or self._reduced(x)) else c
+                if int_typed(self.resolved(x)) and not is_number_code(c) and (self.deps(x) or self.is_reduced(x)) else c
                 for x, c in zip(args, codes, strict=True)]
 
-    def _resolved(self, x):
-        """``x`` with a temp symbol replaced by its expression (a symbol has no integer type)."""
+    def resolved(self, x):
+        """``x`` with a temp symbol replaced by its expression (a symbol has no integer type): what a
+        type test reads (here, ``branches.py``, the reverse sweep's casts)."""
         while isinstance(x, sp.Symbol) and x in self.temps:
             x = self.temps[x]
         return x
 
-    def _reduced(self, x) -> bool:
-        """Whether ``x`` involves a reduction: its value is then a 0-d array, not a Python number."""
+    def is_reduced(self, x) -> bool:
+        """Whether ``x`` involves a reduction: its value is then a 0-d array, not a Python number (the
+        reverse sweep adds such a contribution as an array)."""
         if x not in self._reduced_memo:
             self._reduced_memo[x] = False     # cycles cannot occur; this only bounds the recursion
             if isinstance(x, sp.Symbol):
-                out = x in self.temps and self._reduced(self.temps[x])
+                out = x in self.temps and self.is_reduced(self.temps[x])
             else:
                 out = isinstance(x, (forms.Reduction, forms.ElemSum)) or any(
-                    self._reduced(a) for a in x.args if isinstance(a, sp.Basic))
+                    self.is_reduced(a) for a in x.args if isinstance(a, sp.Basic))
             self._reduced_memo[x] = out
         return self._reduced_memo[x]
 
@@ -182,7 +184,7 @@ class OperatorPrinting:
             # -(a*b) as the negation of the product a*b: one shared node when a*b is used elsewhere
             return Unary("-", self.value(-e, lv))
         num, den, sign = [], [], False
-        cast = not all(int_typed(self._resolved(f)) for f in e.args)   # (a·γ(0, 0) "is" an integer)
+        cast = not all(int_typed(self.resolved(f)) for f in e.args)   # (a·γ(0, 0) "is" an integer)
         args = list(e.args)
         consts = [f for f in args if f.is_number and f.is_real]
         if array and len(consts) > 1:

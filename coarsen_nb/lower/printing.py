@@ -240,12 +240,6 @@ def is_int_literal(code: Expr | str) -> bool:
     return isinstance(code, _TEXT_TESTED) and str(code).lstrip("-").isdigit()
 
 
-def ident(name: str) -> str:
-    """A Python identifier made of ``name`` (a SymPy symbol name may hold ``:`` or ``.``)."""
-    out = "".join(c if c.isalnum() else "_" for c in name).strip("_")
-    return out or "v"
-
-
 def exact_integer_division(e):
     """``(P, q, True)`` for ``floor(P / q)`` and ``(P, q, False)`` for ``ceiling(P / q)``, where ``P`` is
     integer-valued and ``q`` a positive integer, else None.

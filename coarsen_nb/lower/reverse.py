@@ -159,10 +159,14 @@ class ReverseSweep:
                 self._exact_shape(name, add)    # elementwise over the kernel's one array: its shape
             pr.emit(add)
         for name, idx, e, level in v.scatters:
-            self._scatter(pr, name, idx, e, level)
+            self.scatter(pr, name, idx, e, level)
         self._absorb(pr)
 
-    def _scatter(self, pr: Printer, name: str, idx, e, level) -> None:
+    def scatter(self, pr: Printer, name: str, idx, e, level) -> None:
+        """Emit, into ``pr``, the adjoint contribution ``b_name[idx] += e`` of an element write read back
+        over the points of ``level`` (a rectangular block, one element added once, an affine slice, or
+        the general scatter helper); a fuser that prints the rest of an SOI calls it too
+        (``lower/cupy.py``, ``lower/numba_fusion.py``)."""
         binders = set(level) | set(pr.deps(e)).union(*(pr.deps(sp.sympify(i)) for i in idx))
         lv = pr.level_for(binders)
         if self._rect_scatter(pr, name, idx, e, lv):
@@ -353,14 +357,14 @@ def _float_value(pr: Printer, e, array: bool) -> lir.Expr:
     ``array``: the adjoint it adds into is an array."""
     code = pr.value(e)
     # (a Python int, in scalar code or at one point, adds into a float as it is: no array module)
-    array = not pr.scalar_points and (array or ELEM in pr.deps(e) or pr._reduced(e))
+    array = not pr.scalar_points and (array or ELEM in pr.deps(e) or pr.is_reduced(e))
     return pr.call("asarray", code, dtype=pr.dtype("float64")) if array and not is_number_code(code) and \
         _int_valued(pr, e) else code
 
 
 def _int_valued(pr: Printer, e) -> bool:
     """Whether ``e`` (through the printer's temps, sums and sums to a shape) has an integer or boolean value."""
-    e = pr._resolved(e)
+    e = pr.resolved(e)
     if isinstance(e, (forms.ElemSum, forms.SumTo)):
         return _int_valued(pr, e.args[0])
     if isinstance(e, sp.Add):

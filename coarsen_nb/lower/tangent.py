@@ -12,7 +12,7 @@ from __future__ import annotations
 from coarsen_nb import ir
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.frontend.unbound import is_bound_check
-from coarsen_nb.lower import lir, literals, reshapes
+from coarsen_nb.lower import lir, literals, naming, reshapes
 from coarsen_nb.lower.printing import FLOAT64, TRUE, shape_of, xp_call
 from coarsen_nb.plan import CondStep, IterStep, PrimStep
 from coarsen_nb.rules.table import PRIMITIVES
@@ -76,6 +76,7 @@ class TangentSweep:
                        for s, n in j.zero_leaves.items()})
         reads = {s: (self.names.tangent(a), idx) for s, (a, idx) in j.reads.items()}
         pr = self.printer(k, extra_leaves=leaves, extra_temps=j.temps, extra_reads=reads)
+        pr.words.update(naming.tangent_read_words(k, j.reads, pr.words))
         for o in k.outputs:
             pr.assign(self.py(o.name), o.symbol)
         done = set()

@@ -146,7 +146,7 @@ class _Lifter:
             else:
                 kb = KernelBuilder(self)    # (what a failed join left in it: inputs of no value)
             if isinstance(n, Let):
-                if self._opaque(n):
+                if self.is_opaque(n):
                     steps.append(PrimStep(n.name, n.value, n.line))
                     k += 1
                     continue
@@ -177,7 +177,7 @@ class _Lifter:
     def _join(self, kb: KernelBuilder, n) -> bool:
         """Add node ``n`` to the open kernel ``kb``; False when ``n`` cannot join an SOI there."""
         if isinstance(n, Let):
-            if self._opaque(n):
+            if self.is_opaque(n):
                 return False
             try:
                 expr = to_sympy(n.value, kb.input, kb.index_read)
@@ -186,7 +186,7 @@ class _Lifter:
             kb.define(n.name, expr, n.line, self._materialize(n.name))
             return True
         if isinstance(n, If):
-            if self.mode == "phi" and self._pure(n) and not self._scalar_branch_in_iterated_loop(n):
+            if self.mode == "phi" and self.is_pure_branch(n) and not self._scalar_branch_in_iterated_loop(n):
                 try:
                     self._if_into(kb, n)
                     return True
@@ -255,7 +255,9 @@ class _Lifter:
     def _materialize(self, name: str) -> bool:
         return self.mode != "phi" or self.uses[name] > self.reuse
 
-    def _opaque(self, n: Let) -> bool:
+    def is_opaque(self, n: Let) -> bool:
+        """Whether ``n``'s value is a step of its own, not SymPy (no SymPy form, an axis reduction, ``@``,
+        an update, attribute, tuple, array-valued index): a kernel ends there (here, ``recurrences.py``)."""
         v = n.value
         if isinstance(v, ir.Call) and v.func in PRIMITIVES and PRIMITIVES[v.func].lift is None:
             return True         # SymPy cannot see into it (its registration has no SymPy form)
@@ -272,14 +274,16 @@ class _Lifter:
         t = self.types.get(n.name)
         return t is not None and t.kind in ("shape", "tuple")
 
-    def _pure(self, n: If) -> bool:
+    def is_pure_branch(self, n: If) -> bool:
+        """Whether both arms of ``n`` are straight-line SymPy (no loop or opaque step at any depth): it
+        merges into the open kernel (or a recurrence's body) as γ Piecewise values."""
         def ok(nodes) -> bool:
             for m in nodes:
                 if isinstance(m, Loop):
                     return False
                 if isinstance(m, If) and not ok(m.then + m.orelse):
                     return False
-                if isinstance(m, Let) and self._opaque(m):
+                if isinstance(m, Let) and self.is_opaque(m):
                     return False
             return True
 

@@ -257,11 +257,11 @@ def _body(lifter, kb, nodes, scope: _Scope) -> None:
                 val = to_sympy(v.value, scope.lookup, scope.index)
                 scope.env[n.name] = ElementWrite(v.array.id, idx, val)
                 continue
-            if lifter._opaque(n):
+            if lifter.is_opaque(n):
                 raise NotSymbolic("opaque step in the loop body")
             scope.env[n.name] = to_sympy(v, scope.lookup, scope.index)
         elif isinstance(n, If):
-            if not lifter._pure(n):
+            if not lifter.is_pure_branch(n):
                 raise NotSymbolic("impure branch")
             _body(lifter, kb, n.then, scope)
             _body(lifter, kb, n.orelse, scope)

@@ -37,6 +37,8 @@ _INTERNAL = re.compile(r"\$\w|\b[A-Za-z_]\w*\.\d+\b")
 #: a compiler counter with its SSA version: p6_1, k9_2, ix2_1, i5_0_1, sl5_2_out, b_sl5_2_out
 _COUNTER = re.compile(r"\b[A-Za-z]+\d+(?:_\d+)+(?:_out)?\b")
 _FLOAT = re.compile(r"(?<![\w.])\d+\.\d+(?:e-?\d+)?")
+#: ``y2 = 2.0 * y``: a multiple of a value, named as if it were another version of that value
+_SCALED_AS_VERSION = re.compile(r"^\s+([A-Za-z_]\w*?)_?\d+ = -?\d+(?:\.\d+)?(?:e-?\d+)? \* \1$", re.M)
 
 
 def _generated(src: str) -> str:
@@ -119,6 +121,9 @@ def test_generated_code_has_no_compiler_names_or_spoiled_constants(name, fn, wrt
     spoiled = [x for x in _FLOAT.findall(code) if _spoiled(x)]
     assert not spoiled, f"{name}: spoiled constants {spoiled[:5]}"
     assert not re.search(r"\b1\.0 \* ", code), f"{name}: a product with 1.0"
+    scaled = [m.group(0) for m in _SCALED_AS_VERSION.finditer(code)
+              if re.sub(r"^[bd]_", "", m.group(1)) != "t"]      # (t, t2: no word, so no version either)
+    assert not scaled, f"{name}: a multiple of a value named as a version of it: {scaled[:3]}"
 
 
 def test_cse_temporaries_take_the_users_names():
@@ -271,3 +276,114 @@ def test_summary_and_widgets_say_the_words_too():
     shown = set(re.findall(r"\\mathrm\{([^}]*)\}", html))
     # (the SOI reads the zeros that x[1:]'s loop fills, x_tail_zeros: one SOI with the arithmetic since issue 15)
     assert r"x\_tail\_zeros" in shown and not shown & {"sl", "sb", "ix", "len", "tmp", "p"}, shown
+
+
+def _python(src: str):
+    namespace = {"math": math, "np": np}
+    exec(src, namespace)
+    return namespace["f"]
+
+
+def _assigned(code: str) -> set[str]:
+    return set(re.findall(r"^\s+(\w+) = ", code, re.M))
+
+
+def test_a_multiple_and_a_difference_are_named_after_what_they_compute():
+    """``2.0 * y`` is ``y_scaled`` (it was ``y2``, read as a version of ``y``), ``a - b`` is ``a_minus_b``,
+    ``1.0 + b * b`` ``..._shifted``: the frontend's words for the same forms (``frontend/words.py``)."""
+    aug = next(e for e in CORPUS if e.name == "aug_assign")
+    c = cn.coarsen(aug.fn, wrt=aug.wrt)
+    args = aug.make_args(np.random.default_rng(0))
+    assert c(*args) == pytest.approx(aug.fn(*args), rel=1e-14)
+    names = _assigned(_generated(c.source))
+    assert {"x_scaled", "y_scaled"} <= names, names
+    src = """def f(a, b):
+    return math.sin(a - b) * (a - b) + math.cos(a - b) / (1.0 + b * b)
+"""
+    c = cn.coarsen(src, wrt=("a", "b"))
+    args = (0.3, 1.2)
+    assert c(*args) == pytest.approx(_python(src)(*args), rel=1e-14)
+    for i, g in enumerate(c.grad(*args)):
+        assert_close(g, finite_difference(_python(src), args, i), rtol=1e-6, atol=1e-9, what=f"d{i}")
+    names = _assigned(_generated(c.source))
+    assert {"a_minus_b", "sin_a_minus_b", "cos_a_minus_b"} <= names, names
+    assert any(n.endswith("_shifted") for n in names), names
+
+
+def test_a_read_at_a_constant_index_says_the_index():
+    """``pos[i, 0]`` is ``pos_i_at0``, ``pos[j, 1]`` ``pos_j_at1`` (they were ``pos_k`` ... ``pos_k4``:
+    ``k`` is no name of the user's code)."""
+    entry = next(e for e in CORPUS if e.name == "pairwise_energy")
+    c = cn.coarsen(entry.fn, wrt=entry.wrt)
+    args = entry.make_args(np.random.default_rng(0))
+    assert c(*args) == pytest.approx(entry.fn(*args), rel=1e-12)
+    names = _assigned(_generated(c.source))
+    assert {"pos_i_at0", "pos_j_at0", "pos_i_at1", "pos_j_at1"} <= names, names
+
+
+def test_a_product_too_long_to_name_is_not_named_after_one_factor():
+    """``2 * c * dc`` was ``correlate_x``: the word ``correlate_x_w_dcorrelate_x_w`` cut to its first
+    part, the name of another value.  A word too long is no word."""
+    from coarsen_nb.benchmarks.style_pairs import smoothing_vec
+
+    c = cn.coarsen(smoothing_vec, wrt=("x", "w"))
+    x, w = np.linspace(-1.0, 1.0, 12), np.array([0.2, -0.5, 0.3])
+    _, tangent = c.jvp((x, w), (np.ones_like(x), np.zeros_like(w)))
+    assert tangent == pytest.approx(float(2 * np.correlate(x, w) @ np.correlate(np.ones_like(x), w)), rel=1e-12)
+    for line in re.findall(r"^\s+\w+ = .*$", _generated(c.source), re.M):
+        target, value = (p.strip() for p in line.split(" = ", 1))
+        assert not re.search(rf"\b{target}_\w+\b", value), line
+
+
+COUNT_POSITIVE = """def f(x):
+    k = 0
+    for v in x:
+        if v > 0.0:
+            k += 1
+    return k
+"""
+
+SCALAR_BRANCH_SUM = """def f(x, a):
+    s = 0.0
+    for i in range(len(x)):
+        if a > 0.0:
+            s += 2.0 * a
+        else:
+            s += x[i]
+    return s
+"""
+
+
+def test_a_sum_of_a_branch_on_each_point_sums_the_branch_values():
+    """``xp.sum(t2)``, not ``xp.sum(xp.broadcast_to(xp.asarray(t2), (n,)))``: a branch on each point is
+    an array of one value per point already."""
+    c, py = cn.coarsen(COUNT_POSITIVE, wrt=("x",)), _python(COUNT_POSITIVE)
+    rng = np.random.default_rng(3)
+    for x in (rng.normal(size=9), -np.ones(4), np.ones(5), np.zeros(0)):
+        assert c(x) == py(x)
+    assert "broadcast_to" not in _generated(c.source)
+
+
+@pytest.mark.parametrize("a", [0.75, -0.5])
+def test_a_sum_of_a_branch_on_one_number_counts_its_value_once_per_point(a):
+    """The branch on ``a`` may be the number ``2.0 * a``: the sum still counts it once per point."""
+    c, py = cn.coarsen(SCALAR_BRANCH_SUM, wrt=("x", "a")), _python(SCALAR_BRANCH_SUM)
+    args = (np.array([0.5, -1.0, 2.0, 0.25]), a)
+    assert c(*args) == pytest.approx(py(*args), rel=1e-14)
+    grad = c.grad(*args)
+    for i in (0, 1):
+        assert_close(grad[i], finite_difference(py, args, i), rtol=1e-6, atol=1e-8, what=f"d{i}")
+
+
+def test_the_tangent_of_a_slice_read_is_named_after_the_slice():
+    """``np.sum(y[1:] + y[:-1])``'s tangent reads ``d_y`` where the value reads ``y_tail`` and ``y_head``:
+    they are ``dy_tail`` and ``dy_head`` (they were ``dy_k``, ``dy_k2``: no ``k`` in the user's code)."""
+    entry = next(e for e in SLICES if e.name == "trapezoid")
+    c = cn.coarsen(entry.fn, wrt=entry.wrt)
+    y, h = entry.make_args(np.random.default_rng(0))
+    dy = np.random.default_rng(1).normal(size=y.shape)
+    value, tangent = c.jvp((y, h), (dy, 0.5))
+    want = 0.5 * h * np.sum(dy[1:] + dy[:-1]) + 0.5 * 0.5 * np.sum(y[1:] + y[:-1])
+    assert value == pytest.approx(entry.fn(y, h), rel=1e-14) and tangent == pytest.approx(want, rel=1e-12)
+    names = _assigned(_generated(c.source))
+    assert {"dy_head", "dy_tail"} <= names and not {n for n in names if re.fullmatch(r"\w+_k\d*", n)}, names
