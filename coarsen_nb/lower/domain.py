@@ -10,7 +10,11 @@ and reduction from a tuple.  The kinds:
 ``elem``     the elements of the broadcast shape of the arrays ``arrays``; each target written per element;
 ``elemsum``  the same elements, summed (``ElemSum``): one target, the code around the sum in it;
 ``reduce``   a loop index ``index`` over ``range(*bounds)``, one ``RSum``/``RProd``/``RMax``/``RMin``;
-``scatter``  a loop index over its range, every target a scatter ``b_x[i(k)] += g(k)``.
+``scatter``  a loop index over its range, every target a scatter ``b_x[i(k)] += g(k)``;
+``rows``     a loop index ``index`` (the rows) over ``range(*bounds)`` with an inner index ``inner``
+             ``(j, (a, b, s))`` (the columns): a row contraction, the matrix–vector product ``X @ w``
+             (sums over j inside a row's value) and its adjoint ``g @ X`` (scatters ``b_w[j] += ...`` over
+             i and j), each target a scatter over (i, j) or one sum over i of such a row value.
 
 The record prints as text (``str``: ``over k in range(0, n): sum of x[k]**2  ->  s = sum``), and
 :func:`verify` checks what every builder of one must leave (the tests run it on the domains of the corpus).
@@ -26,7 +30,7 @@ import sympy as sp
 from coarsen_nb.phi import forms
 from coarsen_nb.symbolic.levels import ELEM
 
-KINDS = ("elem", "elemsum", "reduce", "scatter")
+KINDS = ("elem", "elemsum", "reduce", "scatter", "rows")
 _IDENTITY = {"sum": sp.Integer(0), "prod": sp.Integer(1), "max": -sp.oo, "min": sp.oo}
 
 
@@ -78,7 +82,8 @@ class Domain:
 
     ``arrays``: the codes of the whole arrays whose broadcast shape an elementwise domain runs over (sorted;
     an ``elemsum``'s: its operand's); ``index`` and ``bounds`` (SymPy ``(a, b, s)``, not depending on the
-    index): a loop domain's; ``reduce``: the reduction, if any.
+    index): a loop domain's; ``reduce``: the reduction, if any; ``inner``: a ``rows`` domain's inner index and
+    its bounds ``(j, (a, b, s))`` (the bounds may depend on ``index``, never the other way).
     """
 
     kind: str
@@ -87,6 +92,7 @@ class Domain:
     index: sp.Symbol | None = None
     bounds: tuple | None = None
     reduce: Reduce | None = None
+    inner: tuple | None = None
 
     @property
     def elementwise(self) -> bool:
@@ -95,7 +101,7 @@ class Domain:
 
     def with_targets(self, targets) -> Domain:
         """The same domain computing ``targets`` (a fuser's group of targets that each have this domain)."""
-        return Domain(self.kind, tuple(targets), self.arrays, self.index, self.bounds, self.reduce)
+        return Domain(self.kind, tuple(targets), self.arrays, self.index, self.bounds, self.reduce, self.inner)
 
     def __str__(self) -> str:
         if self.elementwise:
@@ -103,6 +109,9 @@ class Domain:
         else:
             a, b, s = self.bounds
             head = f"over {self.index} in range({a}, {b}{'' if s == 1 else f', {s}'})"
+            if self.inner is not None:
+                j, (a, b, s) = self.inner
+                head += f", {j} in range({a}, {b}{'' if s == 1 else f', {s}'})"
         if self.reduce is not None:
             (t,) = self.targets
             around = t.expr.xreplace({self.reduce.node: sp.Symbol(self.reduce.kind)})
@@ -131,6 +140,10 @@ def verify(dom: Domain, body) -> None:
         if len(dom.bounds) != 3 or any(dom.index in body.deps(b) or dom.index in sp.sympify(b).free_symbols
                                        for b in dom.bounds):
             raise AssertionError(f"the bounds {dom.bounds} of the loop over {dom.index} depend on it")
+    if (dom.inner is not None) != (dom.kind == "rows"):
+        raise AssertionError(f"a {dom.kind} domain {'without' if dom.kind == 'rows' else 'with'} an inner index")
+    if dom.kind == "rows":
+        _verify_rows(dom, body)
     if reducing:
         _verify_reduction(dom, body)
     if dom.kind == "scatter":
@@ -143,7 +156,7 @@ def verify(dom: Domain, body) -> None:
                 raise AssertionError(f"scatter {t} varies over {t.level}, not {dom.index}")
             if body.deps(t.expr).union(*(body.deps(sp.sympify(i)) for i in t.index)) - {dom.index}:
                 raise AssertionError(f"scatter {t} varies over more than {dom.index}")
-    elif any(t.mode == "scatter" for t in dom.targets):
+    elif dom.kind != "rows" and any(t.mode == "scatter" for t in dom.targets):
         raise AssertionError(f"a scatter in a {dom.kind} domain")
     if dom.kind == "elem":
         for t in dom.targets:
@@ -174,6 +187,19 @@ def _verify_reduction(dom: Domain, body) -> None:
         raise AssertionError(f"the loop over {dom.index} is not the reduction's: {red.node}")
     elif body.deps(red.operand) - {dom.index}:
         raise AssertionError(f"the operand of {red.node} varies over more than {dom.index}")
+
+
+def _verify_rows(dom: Domain, body) -> None:
+    i, (j, bounds) = dom.index, dom.inner
+    if i == j or any(j in body.deps(b) for b in bounds + dom.bounds) or any(body.deps(b) for b in dom.bounds):
+        raise AssertionError(f"the rows {i} and columns {j} of {dom} are not an outer and an inner loop")
+    for t in dom.targets:
+        if t.mode == "scatter":
+            binders = body.deps(t.expr).union(*(body.deps(sp.sympify(x)) for x in t.index))
+            if binders != {i, j}:
+                raise AssertionError(f"the scatter {t} varies over {binders}, not the rows and columns {i}, {j}")
+        elif body.deps(t.expr):
+            raise AssertionError(f"the row sum {t} varies over {body.deps(t.expr)}")
 
 
 def arrays_read(body, *exprs, outside=None) -> tuple[str, ...]:

@@ -40,7 +40,7 @@ from coarsen_nb.lower import lir, naming
 from coarsen_nb.lower.cuda_printer import leaf_ctype
 from coarsen_nb.lower.domain import Domain, Target, arrays_read
 from coarsen_nb.lower.emit import Printer
-from coarsen_nb.lower.fusion_domain import Body, domain
+from coarsen_nb.lower.fusion_domain import Body, domain, rows_domain
 from coarsen_nb.lower.helpers import Helper
 from coarsen_nb.lower.printing import is_atom_code
 from coarsen_nb.phi import forms
@@ -81,11 +81,14 @@ def _lines(writer, kernel, targets, leaves, temps, tag, v) -> list[lir.Stmt] | N
             # those arrays broadcast to (u * u keeps u's shape beside x * u in the same SOI)
             # (scatters share the loop over their index; each reduction is a loop of its own)
             key = ("elem", dom.arrays) if dom.kind == "elem" else \
-                ("scatter", dom.index) if dom.kind == "scatter" else ("reduce", len(groups))
+                ("scatter", dom.index) if dom.kind == "scatter" else \
+                ("rows", dom.index, dom.bounds, dom.inner) if dom.kind == "rows" else ("reduce", len(groups))
             groups.setdefault(key, (dom, []))[1].append(t)
     calls = []
+    from coarsen_nb.lower.numba_rows import RowLoopFunction     # (it extends _LoopFunction, below)
     for dom, group in groups.values():
-        made = _LoopFunction(writer, kernel, body, dom.with_targets(group), tag).build()
+        loop = RowLoopFunction if dom.kind == "rows" else _LoopFunction
+        made = loop(writer, kernel, body, dom.with_targets(group), tag).build()
         if made is None:
             rest += group
         else:
@@ -119,7 +122,7 @@ def _split_sums(body: Body, target: Target) -> list[Target]:
 
 def _domain(body: Body, target: Target) -> Domain | None:
     try:
-        dom = domain(body, [target])
+        dom = domain(body, [target]) or rows_domain(body, target)
     except (KeyError, ValueError):
         return None
     if dom is None or any(isinstance(n, _WHOLE_ARRAY) for n in body.nodes(target.expr)):
