@@ -85,7 +85,7 @@ def _lines(writer, kernel, targets, leaves, temps, tag, v) -> list[lir.Stmt] | N
                 ("rows", dom.index, dom.bounds, dom.inner) if dom.kind == "rows" else ("reduce", len(groups))
             groups.setdefault(key, (dom, []))[1].append(t)
     calls = []
-    from coarsen_nb.lower.numba_rows import RowLoopFunction     # (it extends _LoopFunction, below)
+    from coarsen_nb.lower.numba_rows import RowLoopFunction  # (it extends _LoopFunction, below)
     for dom, group in groups.values():
         loop = RowLoopFunction if dom.kind == "rows" else _LoopFunction
         made = loop(writer, kernel, body, dom.with_targets(group), tag).build()
@@ -313,13 +313,14 @@ class _LoopFunction:
                   for t, o in zip(self.targets, outs, strict=True) if t.mode == "add"]
         return stmts
 
-    def _register(self, params, body: list[lir.Stmt], loads: set[str]) -> str:
+    def _register(self, params, body: list[lir.Stmt], loads: set[str], kind: str | None = None,
+                  decorator: str = DECORATOR) -> str:
         """The loop function's name, its source in the module's helpers: ``_soi3_vjp_scatter``; the same
         SOI printed again (the forward inside ``NAME_grad``) shares the function when its text is the same.
         ``loads``: the helpers it calls, which the module then defines too, and ``math`` where it uses it.
         The function is a :class:`~coarsen_nb.lower.lir.FunctionDef` printed here; its decorator is the
         module writer's to print (``helper_decorators``), as for every helper it places."""
-        base = f"_soi{self.kernel.index}_{self.tag}_{self.kind}"
+        base = f"_soi{self.kernel.index}_{self.tag}_{kind or self.kind}"
         doc = f"SOI {self.kernel.index}{self._where()}, {self._what()}: one loop."
         n = 1
         while True:
@@ -333,7 +334,7 @@ class _LoopFunction:
         self.function = function
         self.writer.helpers.add(name)
         self.writer.helper_table[name] = Helper(name, source, frozenset(loads))
-        self.writer.helper_decorators[name] = DECORATOR
+        self.writer.helper_decorators[name] = decorator
         return name
 
     def _printer(self, leaves: dict, reads: dict, indent: int, index: dict) -> Printer:

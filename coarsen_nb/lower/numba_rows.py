@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from coarsen_nb.lower import lir, naming
+from coarsen_nb.lower import lir, lir_exprs, naming
 from coarsen_nb.lower.domain import Reduce
 from coarsen_nb.lower.emit import Printer
 from coarsen_nb.lower.numba_fusion import _identity, _int, _LoopFunction
@@ -40,6 +40,10 @@ from coarsen_nb.phi import forms, gammas
 
 # nodes whose parts are not computed ahead of them: the arms of a branch, short-circuit operands
 _GUARDED = (sp.Piecewise, sp.ITE, gammas.AndThen, gammas.OrElse)
+
+# a row loop whose every index is in bounds (``out_of_bounds``): NumPy's error model, no bounds checks
+# (``numba`` is imported by every numba module's prologue)
+UNCHECKED = '@numba.njit(cache=True, error_model="numpy")'
 
 
 class RowLoopFunction(_LoopFunction):
@@ -69,10 +73,12 @@ class RowLoopFunction(_LoopFunction):
         for e in row_exprs:
             self._hoist(e, outer, row, set())
         a, b, s = (outer.value(x) for x in self.dom.bounds)
+        # each loop variable's (start, stop, step) codes, where they are known before the loop over the rows
+        self.spans: dict = {i.id: [(a, b, s)]}
         head = list(outer.body)
         outer.body = []
         accs = []
-        for t, red in row_sums:
+        for _, red in row_sums:
             acc = lir.Name(self.fresh("acc"))
             head.append(lir.Assign(acc, _identity(red)))
             accs.append(acc)
@@ -83,11 +89,12 @@ class RowLoopFunction(_LoopFunction):
             inner = self._loop_printer(codes, reads_map, {i_sym: i.id, j_sym: j.id})
             printers.append(inner)
             self._hoist(r.args[0], row, inner, {j_sym})
+            loop_range, steps = self._powers([r.args[0]], row, inner, j_sym, j.id, r.args[2:5])
             val = inner.value(r.args[0])
             step = lir.AugAssign(acc, "+" if r.kind == "sum" else "*", val)
-            row.emit(self._inner_loop(row, j, r.args[2:5], inner.body + [step]))
+            row.emit(lir.For(j, loop_range, tuple(inner.body + [step] + steps)))
             row.root.memo[r] = acc
-        for (t, red), acc in zip(row_sums, accs, strict=True):
+        for (_, red), acc in zip(row_sums, accs, strict=True):
             row.emit(lir.AugAssign(acc, "+", row.value(red.operand)))
         if scatters:
             inner = self._loop_printer(codes, reads_map, {i_sym: i.id, j_sym: j.id})
@@ -96,12 +103,13 @@ class RowLoopFunction(_LoopFunction):
                 self._hoist(t.expr, row, inner, {j_sym})
                 for x in t.index:
                     self._hoist(sp.sympify(x), row, inner, {j_sym})
+            loop_range, steps = self._powers([t.expr for t in scatters], row, inner, j_sym, j.id, j_bounds)
             adds = []
             for t in scatters:
                 val = inner.value(t.expr)
                 index = tuple(_int(inner.value(sp.sympify(x))) for x in t.index)
                 adds.append(lir.AugAssign(lir.Index(lir.Name(t.target), index), "+", val))
-            row.emit(self._inner_loop(row, j, j_bounds, inner.body + adds))
+            row.emit(lir.For(j, loop_range, tuple(inner.body + adds + steps)))
         loop = lir.For(i, lir.Call(lir.Name("range"), (a, b) if str(s) == "1" else (a, b, s)), tuple(row.body))
         returns = []
         for (t, red), acc in zip(row_sums, accs, strict=True):
@@ -115,7 +123,16 @@ class RowLoopFunction(_LoopFunction):
             loads |= pr.helpers | ({"math"} if pr.uses_math else set())
         if any(red.identity in (sp.oo, -sp.oo) for _, red in row_sums):
             loads.add("math")
-        return self._register(params, body, loads), params
+        name = self._register(params, body, loads)
+        tests = out_of_bounds(body, set(params), self.spans)
+        if tests is None:
+            return name, params
+        # the same loop without Numba's bounds checks (which keep LLVM from vectorizing the inner loops)
+        # where every index is in bounds; elsewhere the checked loop, which raises Python's IndexError
+        checked = (lir.Return(lir.Call(lir.Name(name), tuple(lir.Name(p) for p in params))),)
+        at = len(head)
+        unchecked = [*body[:at], *(lir.If(test, checked) for test in tests), *body[at:]]
+        return self._register(params, unchecked, loads | {name}, "rows_in_bounds", UNCHECKED), params
 
     def _used(self):
         """The base's leaves and reads, and those of the inner loop's bounds."""
@@ -151,9 +168,57 @@ class RowLoopFunction(_LoopFunction):
         pr.scalar_points = True
         return pr
 
-    def _inner_loop(self, row: Printer, j: lir.Name, bounds, body: list) -> lir.For:
+    def _powers(self, exprs, row: Printer, inner: Printer, j_sym, j: str, bounds) -> tuple[lir.Call, list[lir.Stmt]]:
+        """The inner loop's range, and the steps that end its body: a power ``a ** (c ± j)`` of a base that
+        does not vary over j (``PowInt``, a Horner polynomial's ``x_i ** (D - 1 - j)``) is a running product
+        (the power at the loop's first j before it, times ``a`` at each step), the loop run in the order in
+        which the exponent grows (``PowInt``'s exponent is never negative).  The order of an inner loop
+        changes a sum's rounding only."""
         a, b, s = (row.value(x) for x in bounds)
-        return lir.For(j, lir.Call(lir.Name("range"), (a, b) if str(s) == "1" else (a, b, s)), tuple(body))
+        self.spans.setdefault(j, []).append((a, b, s) if not any(self.body.deps(x) for x in bounds) else None)
+        found: dict = {}
+        if str(s) == "1":
+            for node in self._walk(exprs, j_sym):
+                if not isinstance(node, forms.PowInt) or j_sym in self.body.deps(node.args[0]):
+                    continue
+                m = self.body.expand(node.args[1])
+                k = m.coeff(j_sym)
+                if k in (1, -1) and j_sym not in (m - k * j_sym).free_symbols and found.get("k", k) == k:
+                    found["k"] = k
+                    found[node] = (node.args[0], m - k * j_sym)
+        k = found.pop("k", 1)
+        if k == 1:
+            loop_range = lir.Call(lir.Name("range"), (a, b) if str(s) == "1" else (a, b, s))
+            first = bounds[0]
+        else:
+            last, stop = (lir.Lit(str(int(str(x)) - 1)) if str(x).lstrip("-").isdigit()
+                          else lir.BinOp("-", x, lir.Lit("1")) for x in (b, a))
+            loop_range = lir.Call(lir.Name("range"), (last, stop, lir.Lit("-1")))
+            first = bounds[1] - 1
+        steps: list[lir.Stmt] = []
+        for node, (base, rest) in found.items():
+            pw = lir.Name(self.fresh("pw"))
+            base_code = row.value(base)
+            row.emit(lir.Assign(pw, lir.Call(lir.Name(row.helper("_ipow")), (base_code, row.value(rest + k * first)))))
+            inner.root.memo[node] = pw.id
+            steps.append(lir.AugAssign(pw, "*", base_code))
+        return loop_range, steps
+
+    def _walk(self, exprs, j_sym):
+        """The nodes of ``exprs`` an inner loop computes at each j (temps expanded; not inside a branch's arm
+        or a sum, nor what the row computes)."""
+        seen, stack = set(), [sp.sympify(e) for e in exprs]
+        while stack:
+            n = stack.pop()
+            if n in seen or j_sym not in self.body.deps(n):
+                continue
+            seen.add(n)
+            yield n
+            if isinstance(n, sp.Symbol):
+                if n in self.body.temps:
+                    stack.append(self.body.temps[n])
+            elif not isinstance(n, (*_GUARDED, forms.Reduction)):
+                stack.extend(n.args)
 
     def _hoist(self, e, src: Printer, dst: Printer, varying: set) -> None:
         """The maximal subexpressions of ``e`` that vary over none of ``varying`` (and over nothing but the
@@ -193,3 +258,41 @@ class RowLoopFunction(_LoopFunction):
 
     def _what(self) -> str:
         return f"{'adjoint' if self.tag == 'vjp' else 'forward'}, a row contraction"
+
+
+def out_of_bounds(body, arrays: set[str], spans: dict) -> list[lir.Expr] | None:
+    """The tests that find a subscript of the loop function ``body`` out of bounds (none true: all in bounds),
+    or None where that is not known before its loops.  Each subscript must be an array parameter
+    (``arrays``) at loop variables alone (``X[int(i), int(j)]``), each loop variable's every loop of step 1
+    over bounds known before the loops (``spans``: variable -> [(start, stop, step) codes, or None]).  The
+    test, per array axis and loop: ``not (stop <= start or (0 <= start and stop <= X.shape[axis]))``,
+    ``stop > X.shape[axis]`` for a loop from 0."""
+    uses = []
+    for stmt in lir.statements(body):
+        for e in stmt.exprs():
+            for node in lir_exprs.walk(e):
+                if not isinstance(node, lir.Index):
+                    continue
+                if not (isinstance(node.value, lir.Name) and node.value.id in arrays):
+                    return None
+                for axis, item in enumerate(node.items):
+                    if isinstance(item, lir.Call) and str(item.func) == "int" and len(item.args) == 1:
+                        item = item.args[0]
+                    if not (isinstance(item, lir.Name) and item.id in spans):
+                        return None
+                    uses.append((node.value, axis, item.id))
+    tests: dict[str, lir.Expr] = {}
+    for array, axis, var in uses:
+        for span in spans[var]:
+            if span is None or str(span[2]) != "1":
+                return None
+            start, stop, _ = span
+            size = lir.Index(lir.Attr(array, "shape"), (lir.Lit(str(axis)),))
+            if str(start) == "0":
+                test = lir.Compare(">", stop, size)
+            else:
+                inside = lir.BoolOp("and", (lir.Compare("<=", lir.Lit("0"), start), lir.Compare("<=", stop, size)))
+                test = lir.Unary("not ", lir.Paren(lir.BoolOp("or", (lir.Compare("<=", stop, start),
+                                                                     lir.Paren(inside)))))
+            tests.setdefault(str(test), test)
+    return list(tests.values()) or None
