@@ -10,7 +10,10 @@ CuPy backend's one kernel per part) become one function of the module with one `
 ``reduce``   one output holding one reduction ``RSum``/``RProd``/``RMax``/``RMin`` over a loop index
              (or ``ElemSum`` over the elements): the body accumulated in a scalar, then the code around
              the reduction;
-``scatter``  the adjoint's scatters ``b_x[i(k)] += g(k)`` over one loop index, added in place.
+``scatter``  the adjoint's scatters ``b_x[i(k)] += g(k)`` over one loop index, added in place;
+``rows``     a row contraction (``X @ w`` inside a row's value, its adjoint ``b_w[j] += g_i X[i, j]``):
+             one loop over the rows with inner loops over the columns (:mod:`coarsen_nb.lower.numba_rows`;
+             a target :func:`~coarsen_nb.lower.fusion_domain.domain` finds no domain for may be one).
 
 The loop body is the NumPy printer's own *scalar* code (:class:`~coarsen_nb.lower.emit.Printer` at its
 root level, the level plain ``math`` code is printed at) with the loop index and the element reads as
@@ -28,7 +31,7 @@ The loop functions are compiled with NumPy's error model (``_jit_loop``): a divi
 element is ``inf``, as NumPy's array division gives, not Python's ``ZeroDivisionError``.  The sums are
 sequential, where NumPy's ``sum`` is pairwise: the two agree to rounding (about 1e-15 relative per term).
 
-Anything else (gathers, writes, scans, segment operations, nested reductions, ``_sum_to``) is printed by
+Anything else (gathers, writes, scans, segment operations, other nested reductions, ``_sum_to``) is printed by
 the array printer, and is then compiled by Numba as array code.
 """
 
@@ -170,7 +173,7 @@ class _LoopFunction:
     def _used(self):
         """The leaves (scalars, whole arrays) and the read arrays the group's expressions use."""
         exprs = [t.expr for t in self.targets] + [sp.sympify(i) for t in self.targets for i in t.index]
-        exprs += list(self.dom.bounds or ())
+        exprs += list(self.dom.bounds or ()) + list(self.dom.inner[1] if self.dom.inner else ())
         leaves, reads = [], []
         for e in exprs:
             for n in self.body.nodes(e):

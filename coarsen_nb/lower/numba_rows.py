@@ -134,15 +134,6 @@ class RowLoopFunction(_LoopFunction):
         unchecked = [*body[:at], *(lir.If(test, checked) for test in tests), *body[at:]]
         return self._register(params, unchecked, loads | {name}, "rows_in_bounds", UNCHECKED), params
 
-    def _used(self):
-        """The base's leaves and reads, and those of the inner loop's bounds."""
-        saved = self.dom.bounds
-        object.__setattr__(self.dom, "bounds", tuple(saved) + tuple(self.dom.inner[1]))
-        try:
-            return super()._used()
-        finally:
-            object.__setattr__(self.dom, "bounds", saved)
-
     def _row_sum(self, t) -> Reduce:
         """The one sum over the rows that the non-scatter target ``t`` holds."""
         (red,) = [n for n in self.body.nodes(t.expr) if isinstance(n, forms.Reduction) and n.args[1] == self.dom.index]
