@@ -190,7 +190,9 @@ class RowLoopFunction(_LoopFunction):
         for node, (base, rest) in found.items():
             pw = lir.Name(self.fresh("pw"))
             base_code = row.value(base)
-            row.emit(lir.Assign(pw, lir.Call(lir.Name(row.helper("_ipow")), (base_code, row.value(rest + k * first)))))
+            # (the exponent at the first j: never negative where the loop runs, and an empty loop uses no power)
+            first_power = row.value(sp.Max(0, rest + k * first))
+            row.emit(lir.Assign(pw, lir.Call(lir.Name(row.helper("_ipow")), (base_code, first_power))))
             inner.root.memo[node] = pw.id
             steps.append(lir.AugAssign(pw, "*", base_code))
         return loop_range, steps
