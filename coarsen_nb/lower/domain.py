@@ -200,6 +200,12 @@ def _verify_rows(dom: Domain, body) -> None:
                 raise AssertionError(f"the scatter {t} varies over {binders}, not the rows and columns {i}, {j}")
         elif body.deps(t.expr):
             raise AssertionError(f"the row sum {t} varies over {body.deps(t.expr)}")
+        for r in (n for n in body.nodes(t.expr) if isinstance(n, forms.Reduction)):
+            inside = [n for n in body.nodes(r.args[0]) if isinstance(n, forms.Reduction)]
+            if r.args[1] == j and not inside:
+                continue
+            if r.args[1] != i or t.mode == "scatter" or body.deps(r.args[0]) - {i}:
+                raise AssertionError(f"{r} in {t} is neither a sum over the columns {j} nor a target's over the rows")
 
 
 def arrays_read(body, *exprs, outside=None) -> tuple[str, ...]:

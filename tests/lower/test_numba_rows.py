@@ -217,3 +217,51 @@ def test_the_user_functions_run_as_row_loops(user_functions, which):
     grad = _functions(numba_f.source)[f"{which}_grad"]
     text = ast.unparse(grad)
     assert "_rows" in text and "@" not in text, text
+
+
+# -- the rows domain record ---------------------------------------------------------------------------
+
+def _rows_domains(monkeypatch, name):
+    """Every ``rows`` domain the numba fuser builds for the kernel ``name`` (its module written, not loaded)."""
+    from coarsen_nb import numba_loader
+    from coarsen_nb.kernels import KERNELS, function
+    from coarsen_nb.lower import numba_rows
+
+    seen = []
+
+    class Recorded(numba_rows.RowLoopFunction):
+        def __init__(self, writer, kernel, body, dom, tag):
+            seen.append((body, dom))
+            super().__init__(writer, kernel, body, dom, tag)
+
+    def not_loaded(*args, **kwargs):
+        raise ImportError("written, not loaded")
+
+    monkeypatch.setattr(numba_rows, "RowLoopFunction", Recorded)
+    monkeypatch.setattr(numba_loader, "load", not_loaded)
+    mod = KERNELS[name]
+    try:
+        cn.coarsen(function(mod), wrt=mod.META["wrt"], backend="numba")._specialize(
+            mod.make_inputs(mod.META["test_size"], 0))
+    except cn.CoarsenError:
+        pass
+    return seen
+
+
+@pytest.mark.parametrize("name", KERNELS)
+def test_the_rows_domains_verify(monkeypatch, name):
+    import dataclasses
+
+    from coarsen_nb.lower.domain import verify
+
+    seen = _rows_domains(monkeypatch, name)
+    # (the adjoint's scatters b_w[j] += ...; logreg_nll's and horner_fit's forwards are row sums too)
+    assert any(t.mode == "scatter" for _, dom in seen for t in dom.targets), f"{name}: no rows domain"
+    for body, dom in seen:
+        verify(dom, body)
+        i, (j, _) = dom.index, dom.inner
+        assert dom.bounds == tuple(body.deps.ranges[i]) and f"{j} in range(" in str(dom)
+        # the outer and inner loops swapped: verify refuses it
+        swapped = dataclasses.replace(dom, index=j, inner=(i, dom.bounds), bounds=dom.inner[1])
+        with pytest.raises(AssertionError):
+            verify(swapped, body)
