@@ -191,8 +191,13 @@ class RowLoopFunction(_LoopFunction):
             pw = lir.Name(self.fresh("pw"))
             base_code = row.value(base)
             # (the exponent at the first j: never negative where the loop runs, and an empty loop uses no power)
+            # (x ** 0 is 1.0 for every x, nan and inf too: no power where the loop starts from the 0th)
             first_power = row.value(sp.Max(0, rest + k * first))
-            row.emit(lir.Assign(pw, lir.Call(lir.Name(row.helper("_ipow")), (base_code, first_power))))
+            power = lir.Call(lir.Name(row.helper("_ipow")), (base_code, first_power))
+            one = lir.Lit("1.0")
+            nonzero = lir.Compare("!=", first_power, lir.Lit("0"))
+            start = one if str(first_power) == "0" else lir.IfExp(power, nonzero, one)
+            row.emit(lir.Assign(pw, start))
             inner.root.memo[node] = pw.id
             steps.append(lir.AugAssign(pw, "*", base_code))
         return loop_range, steps
