@@ -16,11 +16,15 @@ and reduction from a tuple.  The kinds:
              (:mod:`coarsen_nb.lower.numba_scans`);
 ``nest``     several nested loop indices (their ranges, as the loops of the source, in the SOI): number
              targets whose sums nest over them, or scatters varying over all of them
-             (:mod:`coarsen_nb.lower.numba_nests`); no one index, so ``index`` and ``bounds`` are None.
+             (:mod:`coarsen_nb.lower.numba_nests`); no one index, so ``index`` and ``bounds`` are None;
+``rows``     a loop index ``index`` (the rows) over ``range(*bounds)`` with an inner index ``inner``
+             ``(j, (a, b, s))`` (the columns): a row contraction, the matrix–vector product ``X @ w``
+             (sums over j inside a row's value) and its adjoint ``g @ X`` (scatters ``b_w[j] += ...`` over
+             i and j), each target a scatter over (i, j) or one sum over i of such a row value.
 
 The record prints as text (``str``: ``over k in range(0, n): sum of x[k]**2  ->  s = sum``), and
 :func:`verify` checks what every builder of one must leave (the tests run it on the domains of the corpus).
-Rectangular nests, masked subsets and segments are kinds to come (the NumPy printer's levels).
+Masked subsets and segments are kinds to come (the NumPy printer's levels).
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ import sympy as sp
 from coarsen_nb.phi import forms
 from coarsen_nb.symbolic.levels import ELEM
 
-KINDS = ("elem", "elemsum", "reduce", "scatter", "scan", "nest")
+KINDS = ("elem", "elemsum", "reduce", "scatter", "rows", "scan", "nest")
 _IDENTITY = {"sum": sp.Integer(0), "prod": sp.Integer(1), "max": -sp.oo, "min": sp.oo}
 
 
@@ -84,7 +88,8 @@ class Domain:
 
     ``arrays``: the codes of the whole arrays whose broadcast shape an elementwise domain runs over (sorted;
     an ``elemsum``'s: its operand's); ``index`` and ``bounds`` (SymPy ``(a, b, s)``, not depending on the
-    index): a loop domain's; ``reduce``: the reduction, if any.
+    index): a loop domain's; ``reduce``: the reduction, if any; ``inner``: a ``rows`` domain's inner index and
+    its bounds ``(j, (a, b, s))`` (the bounds may depend on ``index``, never the other way).
     """
 
     kind: str
@@ -93,6 +98,7 @@ class Domain:
     index: sp.Symbol | None = None
     bounds: tuple | None = None
     reduce: Reduce | None = None
+    inner: tuple | None = None
 
     @property
     def elementwise(self) -> bool:
@@ -101,7 +107,7 @@ class Domain:
 
     def with_targets(self, targets) -> Domain:
         """The same domain computing ``targets`` (a fuser's group of targets that each have this domain)."""
-        return Domain(self.kind, tuple(targets), self.arrays, self.index, self.bounds, self.reduce)
+        return Domain(self.kind, tuple(targets), self.arrays, self.index, self.bounds, self.reduce, self.inner)
 
     def __str__(self) -> str:
         if self.elementwise:
@@ -109,6 +115,9 @@ class Domain:
         else:
             a, b, s = self.bounds
             head = f"over {self.index} in range({a}, {b}{'' if s == 1 else f', {s}'})"
+            if self.inner is not None:
+                j, (a, b, s) = self.inner
+                head += f", {j} in range({a}, {b}{'' if s == 1 else f', {s}'})"
         if self.reduce is not None:
             (t,) = self.targets
             around = t.expr.xreplace({self.reduce.node: sp.Symbol(self.reduce.kind)})
@@ -142,6 +151,10 @@ def verify(dom: Domain, body) -> None:
         if len(dom.bounds) != 3 or any(dom.index in body.deps(b) or dom.index in sp.sympify(b).free_symbols
                                        for b in dom.bounds):
             raise AssertionError(f"the bounds {dom.bounds} of the loop over {dom.index} depend on it")
+    if (dom.inner is not None) != (dom.kind == "rows"):
+        raise AssertionError(f"a {dom.kind} domain {'without' if dom.kind == 'rows' else 'with'} an inner index")
+    if dom.kind == "rows":
+        _verify_rows(dom, body)
     if reducing:
         _verify_reduction(dom, body)
     if dom.kind == "scatter":
@@ -159,7 +172,7 @@ def verify(dom: Domain, body) -> None:
             varies = body.deps(t.expr).union(*(body.deps(sp.sympify(i)) for i in t.index))
             if varies - ({dom.index} if t.mode == "scatter" else set()):
                 raise AssertionError(f"scan target {t} varies over {varies}")
-    elif any(t.mode == "scatter" for t in dom.targets):
+    elif dom.kind != "rows" and any(t.mode == "scatter" for t in dom.targets):
         raise AssertionError(f"a scatter in a {dom.kind} domain")
     if dom.kind == "elem":
         for t in dom.targets:
@@ -190,6 +203,25 @@ def _verify_reduction(dom: Domain, body) -> None:
         raise AssertionError(f"the loop over {dom.index} is not the reduction's: {red.node}")
     elif body.deps(red.operand) - {dom.index}:
         raise AssertionError(f"the operand of {red.node} varies over more than {dom.index}")
+
+
+def _verify_rows(dom: Domain, body) -> None:
+    i, (j, bounds) = dom.index, dom.inner
+    if i == j or any(j in body.deps(b) for b in bounds + dom.bounds) or any(body.deps(b) for b in dom.bounds):
+        raise AssertionError(f"the rows {i} and columns {j} of {dom} are not an outer and an inner loop")
+    for t in dom.targets:
+        if t.mode == "scatter":
+            binders = body.deps(t.expr).union(*(body.deps(sp.sympify(x)) for x in t.index))
+            if binders != {i, j}:
+                raise AssertionError(f"the scatter {t} varies over {binders}, not the rows and columns {i}, {j}")
+        elif body.deps(t.expr):
+            raise AssertionError(f"the row sum {t} varies over {body.deps(t.expr)}")
+        for r in (n for n in body.nodes(t.expr) if isinstance(n, forms.Reduction)):
+            inside = [n for n in body.nodes(r.args[0]) if isinstance(n, forms.Reduction)]
+            if r.args[1] == j and not inside:
+                continue
+            if r.args[1] != i or t.mode == "scatter" or body.deps(r.args[0]) - {i}:
+                raise AssertionError(f"{r} in {t} is neither a sum over the columns {j} nor a target's over the rows")
 
 
 def arrays_read(body, *exprs, outside=None) -> tuple[str, ...]:

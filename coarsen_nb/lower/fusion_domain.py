@@ -4,7 +4,8 @@ A target is a value an SOI produces (an output, or an adjoint contribution of it
 scattered); :class:`Body` is what the targets of one SOI see (its temps, element reads and leaves);
 :func:`domain` is the one domain a set of targets shares (a :class:`~coarsen_nb.lower.domain.Domain`
 record: the elements, the loop index of one reduction, or the loop index of scatters),
-or None.  The CuPy fuser (:mod:`coarsen_nb.lower.fusion`) makes one kernel
+or None; :func:`rows_domain` is the row contraction one target of the numba fuser may be (a ``rows``
+domain, which the CuPy fuser does not schedule).  The CuPy fuser (:mod:`coarsen_nb.lower.fusion`) makes one kernel
 per domain, the numba fuser (:mod:`coarsen_nb.lower.numba_fusion`) one compiled loop.
 """
 
@@ -123,3 +124,50 @@ def _integer(body: Body, e) -> bool:
     """Whether the reduced value ``e`` is an integer (NumPy then sums integers): one temp looked through."""
     e = body.temps.get(e, e) if isinstance(e, sp.Symbol) else e
     return bool(e.is_integer)
+
+
+def rows_domain(body: Body, target: Target) -> Domain | None:
+    """The row contraction ``target`` is, as a ``rows`` domain (outer index i, inner index j), or None.
+
+    Either a scatter over two loop indices, ``b_w[j] += X[i, j] * g_i`` (the adjoint of ``X @ w``), or a
+    value that holds one sum over i (``b_b += sum_i g_i``); in both the row's value ``g_i`` may hold sums
+    (or products) over j of code that varies over i and j alone (``z_i = sum_j X[i, j] w[j]``), one level
+    deep.  i's bounds vary over nothing, j's at most over i.  (The numba fuser asks this of a target
+    :func:`domain` finds no domain for.)"""
+    nodes = body.nodes(target.expr)
+    if any(isinstance(n, _UNFUSABLE + (forms.ElemSum, forms.SumTo)) for n in nodes):
+        return None
+    reductions = [n for n in nodes if isinstance(n, forms.Reduction)]
+    ranges = body.deps.ranges
+    if target.mode == "scatter":
+        binders = body.deps(target.expr).union(*(body.deps(sp.sympify(x)) for x in target.index))
+        if ELEM in binders or len(binders) != 2 or not binders <= set(ranges):
+            return None
+        # the outer loop first: the sums' index is the inner one; else as the printer nests levels
+        order = list(ranges)
+        i, j = sorted(binders, key=lambda b: (any(r.args[1] == b for r in reductions), body.deps._nest(b),
+                                              -order.index(b)))
+        if target.level is not None and set(target.level) != {i, j}:
+            return None
+        inner, bounds = reductions, tuple(ranges[i])
+    else:
+        outer = [r for r in reductions if any(isinstance(n, forms.Reduction) for n in body.nodes(r.args[0]))]
+        if len(outer) != 1 or outer[0].kind != "sum" or body.deps(target.expr):
+            return None
+        (red,) = outer
+        i, bounds = red.args[1], tuple(red.args[2:5])
+        under = set(body.nodes(red.args[0]))
+        inner = [r for r in reductions if r != red]
+        if body.deps(red.args[0]) - {i} or not set(inner) <= under or not inner:
+            return None
+        j = inner[0].args[1]
+        if j not in ranges:
+            return None
+    for r in inner:
+        if r.args[1] != j or r.kind not in ("sum", "prod") or body.deps(r.args[0]) - {i, j} or \
+                any(isinstance(n, forms.Reduction) for n in body.nodes(r.args[0])) or \
+                any(body.deps(b) - {i} for b in r.args[2:5]):
+            return None
+    if i == j or any(body.deps(b) for b in bounds) or any(body.deps(b) - {i} for b in ranges[j]):
+        return None
+    return Domain("rows", (target,), index=i, bounds=bounds, inner=(j, tuple(ranges[j])))

@@ -10,7 +10,10 @@ CuPy backend's one kernel per part) become one function of the module with one `
 ``reduce``   one output holding one reduction ``RSum``/``RProd``/``RMax``/``RMin`` over a loop index
              (or ``ElemSum`` over the elements): the body accumulated in a scalar, then the code around
              the reduction;
-``scatter``  the adjoint's scatters ``b_x[i(k)] += g(k)`` over one loop index, added in place.
+``scatter``  the adjoint's scatters ``b_x[i(k)] += g(k)`` over one loop index, added in place;
+``rows``     a row contraction (``X @ w`` inside a row's value, its adjoint ``b_w[j] += g_i X[i, j]``):
+             one loop over the rows with inner loops over the columns (:mod:`coarsen_nb.lower.numba_rows`;
+             a target :func:`~coarsen_nb.lower.fusion_domain.domain` finds no domain for may be one).
 
 The loop body is the NumPy printer's own *scalar* code (:class:`~coarsen_nb.lower.emit.Printer` at its
 root level, the level plain ``math`` code is printed at) with the loop index and the element reads as
@@ -28,7 +31,7 @@ The loop functions are compiled with NumPy's error model (``_jit_loop``): a divi
 element is ``inf``, as NumPy's array division gives, not Python's ``ZeroDivisionError``.  The sums are
 sequential, where NumPy's ``sum`` is pairwise: the two agree to rounding (about 1e-15 relative per term).
 
-Anything else (gathers, writes, scans, segment operations, nested reductions, ``_sum_to``) is printed by
+Anything else (gathers, writes, scans, segment operations, other nested reductions, ``_sum_to``) is printed by
 the array printer, and is then compiled by Numba as array code.
 """
 
@@ -39,9 +42,10 @@ import sympy as sp
 from coarsen_nb.lower import lir
 from coarsen_nb.lower.cuda_printer import leaf_ctype
 from coarsen_nb.lower.domain import Domain, Target
-from coarsen_nb.lower.fusion_domain import Body, domain
+from coarsen_nb.lower.fusion_domain import Body, domain, rows_domain
 from coarsen_nb.lower.numba_loops import LoopFunction
-from coarsen_nb.lower.numba_nests import NestLoops, nest_domains
+from coarsen_nb.lower.numba_nests import NestLoops, guarded_contribution, nest_domains
+from coarsen_nb.lower.numba_rows import RowLoopFunction
 from coarsen_nb.lower.numba_scans import ScanLoops, scan_domain
 from coarsen_nb.phi import forms
 from coarsen_nb.phi.gammas import is_boolean
@@ -73,10 +77,29 @@ def _lines(writer, kernel, targets, leaves, temps, tag, v) -> list[lir.Stmt] | N
         made = ScanLoops(writer, kernel, body, scanned, tag).build()
         if made is not None:
             return made
+    parts = [part for target in targets for part in _split_sums(body, target)]
+    calls, rest = _fused(writer, kernel, body, tag, parts, _domain, LoopFunction)
+    # what no one loop computes: the parts over nested loops.  A row contraction's loop (X @ w, its
+    # adjoint) is the faster schedule where both fit, but for scatters that are zero outside a branch,
+    # which a nest adds inside the branch only (pairwise_energy's cutoff)
+    guarded = [t for t in rest if t.mode == "scatter" and guarded_contribution(body, t.expr) is not None]
+    made, rest = _nested(writer, kernel, body, tag, guarded, [t for t in rest if t not in guarded])
+    calls += made
+    made, rest = _fused(writer, kernel, body, tag, rest, _rows_domain, RowLoopFunction)
+    calls += made
+    made, rest = _nested(writer, kernel, body, tag, rest, [])
+    calls += made
+    if not calls:
+        return None
+    return _rest_lines(writer, kernel, rest, leaves, temps, v) + calls
+
+
+def _fused(writer, kernel, body, tag, targets, find, builder) -> tuple[list[lir.Stmt], list[Target]]:
+    """The loops of the targets that ``find`` gives a domain (grouped by it), and the targets left."""
     groups: dict = {}
     rest = []
-    for t in [part for target in targets for part in _split_sums(body, target)]:
-        dom = _domain(body, t)
+    for t in targets:
+        dom = find(body, t)
         if dom is None:
             rest.append(t)
         else:
@@ -84,26 +107,31 @@ def _lines(writer, kernel, targets, leaves, temps, tag, v) -> list[lir.Stmt] | N
             # those arrays broadcast to (u * u keeps u's shape beside x * u in the same SOI)
             # (scatters share the loop over their index; each reduction is a loop of its own)
             key = ("elem", dom.arrays) if dom.kind == "elem" else \
-                ("scatter", dom.index) if dom.kind == "scatter" else ("reduce", len(groups))
+                ("scatter", dom.index) if dom.kind == "scatter" else \
+                ("rows", dom.index, dom.bounds, dom.inner) if dom.kind == "rows" else ("reduce", len(groups))
             groups.setdefault(key, (dom, []))[1].append(t)
     calls = []
     for dom, group in groups.values():
-        made = LoopFunction(writer, kernel, body, dom.with_targets(group), tag).build()
+        made = builder(writer, kernel, body, dom.with_targets(group), tag).build()
         if made is None:
             rest += group
         else:
             calls += made
-    # (what no one loop computes: the parts that run over nested loops)
-    nests, rest = nest_domains(body, rest)
+    return calls, rest
+
+
+def _nested(writer, kernel, body, tag, targets, others) -> tuple[list[lir.Stmt], list[Target]]:
+    """The nest loops of ``targets`` (:mod:`coarsen_nb.lower.numba_nests`), and what is left of them and
+    ``others``."""
+    nests, rest = nest_domains(body, targets)
+    calls = []
     for dom in nests:
         made = NestLoops(writer, kernel, body, dom, tag).build()
         if made is None:
             rest += list(dom.targets)
         else:
             calls += made
-    if not calls:
-        return None
-    return _rest_lines(writer, kernel, rest, leaves, temps, v) + calls
+    return calls, rest + others
 
 
 def _split_sums(body: Body, target: Target) -> list[Target]:
@@ -126,6 +154,14 @@ def _split_sums(body: Body, target: Target) -> list[Target]:
         return [target]
     parts = reducing + ([sp.Add(*around)] if around else [])
     return [Target(target.target, part, "add", target.index, target.level, target.dtype) for part in parts]
+
+
+def _rows_domain(body: Body, target: Target) -> Domain | None:
+    """A row contraction's domain (``fusion_domain.rows_domain``), for a target no other loop computes."""
+    try:
+        return rows_domain(body, target)
+    except (KeyError, ValueError):
+        return None
 
 
 def _domain(body: Body, target: Target) -> Domain | None:

@@ -40,7 +40,7 @@ class LoopFunction:
         """The leaves (scalars, whole arrays) and the read arrays the group's expressions use (and ``extra``:
         more expressions its loops read, such as the ranges of a nest)."""
         exprs = [t.expr for t in self.targets] + [sp.sympify(i) for t in self.targets for i in t.index]
-        exprs += list(self.dom.bounds or ()) + list(extra)
+        exprs += list(self.dom.bounds or ()) + list(self.dom.inner[1] if self.dom.inner else ()) + list(extra)
         leaves, reads = [], []
         for e in exprs:
             for n in self.body.nodes(e):
@@ -183,13 +183,14 @@ class LoopFunction:
                   for t, o in zip(self.targets, outs, strict=True) if t.mode == "add"]
         return stmts
 
-    def register(self, params, body: list[lir.Stmt], loads: set[str]) -> str:
+    def register(self, params, body: list[lir.Stmt], loads: set[str], kind: str | None = None,
+                 decorator: str = DECORATOR) -> str:
         """The loop function's name, its source in the module's helpers: ``_soi3_vjp_scatter``; the same
         SOI printed again (the forward inside ``NAME_grad``) shares the function when its text is the same.
         ``loads``: the helpers it calls, which the module then defines too, and ``math`` where it uses it.
         The function is a :class:`~coarsen_nb.lower.lir.FunctionDef` printed here; its decorator is the
         module writer's to print (``helper_decorators``), as for every helper it places."""
-        base = f"_soi{self.kernel.index}_{self.tag}_{self.kind}"
+        base = f"_soi{self.kernel.index}_{self.tag}_{kind or self.kind}"
         doc = f"SOI {self.kernel.index}{self._where()}, {self._what()}: one loop."
         n = 1
         while True:
@@ -203,7 +204,7 @@ class LoopFunction:
         self.function = function
         self.writer.helpers.add(name)
         self.writer.helper_table[name] = Helper(name, source, frozenset(loads))
-        self.writer.helper_decorators[name] = DECORATOR
+        self.writer.helper_decorators[name] = decorator
         return name
 
     def printer(self, leaves: dict, reads: dict, indent: int, index: dict) -> Printer:

@@ -202,7 +202,7 @@ def _invariant(body: Body, e, level: frozenset) -> list:
     return out
 
 
-def _guarded(body: Body, e):
+def guarded_contribution(body: Body, e):
     """``(c, v)`` where ``e`` is ``v`` when ``c`` holds and 0 otherwise: a branch with a zero ``else`` arm,
     times numbers the function was given (a seed, a parameter: finite, so 0 times them is 0); else None."""
     def definition(x):
@@ -414,7 +414,7 @@ class NestLoops(LoopFunction):
             guarded: dict = {}
             adds = []
             for t in scatters:
-                found = _guarded(self.body, t.expr)
+                found = guarded_contribution(self.body, t.expr)
                 if found is not None:
                     guarded.setdefault(found[0], []).append((t, found[1]))
                     continue

@@ -164,13 +164,14 @@ def test_numba_equals_numpy_and_central_differences(name, n):
 
 @pytest.mark.parametrize("name", sorted(NESTED))
 def test_the_nest_runs_as_loops(name):
-    """Each program's numba gradient calls a nest function, and the grad function itself holds no array
-    code over the pairs (no index arrays, no masks)."""
+    """Each program's numba gradient calls a loop-nest function, and the grad function itself holds no
+    array code over the pairs (no index arrays, no masks)."""
     _check(name, _inputs(np.random.default_rng(0), name, 7))
     source = _pair(name)[2].source
     grad = source[source.index(f"def {name}_grad("):]
     grad = grad[:grad.find("\n@", 1)] if "\n@" in grad else grad
-    assert "_vjp_nest" in grad, grad
+    # (a nest, or the row-contraction loop, which takes a rectangle or a window first: lower/numba_rows.py)
+    assert "_vjp_nest" in grad or "_vjp_rows" in grad, grad
     assert not any(f"xp.{call}(" in grad for call in ("arange", "nonzero", "where", "take")), grad
 
 
@@ -199,7 +200,7 @@ def test_the_nest_domains_pass_verify(monkeypatch):
         fn, wrt = PROGRAMS[name]
         cn.coarsen(fn, wrt=wrt, backend="numba").value_and_grad(*_inputs(np.random.default_rng(1), name, 5))
     assert {d.kind for d in built} == {"nest"}
-    assert len(built) >= len(NESTED)
+    assert len(built) >= 3                  # (pairs, triples, mixture: the others are row loops)
 
 
 def test_a_contribution_zero_outside_a_branch_is_added_inside_it():

@@ -1,0 +1,296 @@
+"""A row contraction under the numba backend as one loop over the rows, as a hand-written Numba gradient.
+
+The array printer computes ``X @ w`` of an SOI (``z_i = sum_j X[i, j] w[j]``) as a product of whole
+arrays, the row's value and adjoint on n-sized temporaries (a branch through ``nonzero``/``take``/``put``),
+then the adjoint ``g @ X``.  A ``rows`` domain (:func:`coarsen_nb.lower.fusion_domain.rows_domain`) is that
+work over an outer index i (the rows) and an inner index j (the columns); here it becomes one loop
+function::
+
+    acc_b = 0.0                         # each target that is a sum over the rows
+    for i in range(a, b):
+        z = 0.0                         # each sum over j in the row's value: an inner loop
+        for j in range(c, d):
+            z += X[int(i), int(j)] * w[int(j)]
+        g = ...                         # the row's scalar code on z (a branch is an ``if``)
+        acc_b += g
+        for j in range(c, d):           # the scatters over (i, j), added in place
+            b_w[int(j)] += X[int(i), int(j)] * g
+    return acc_b / n                    # the code around the row sums
+
+Nothing is computed more often than its indices vary: before each loop, the maximal subexpressions that do
+not vary over its index are computed by the printer of the loop around it and given to the loop's printer
+as computed values (its memo), so the row's value is computed once per row and an invariant once per call.
+The printers stop at a branch whose test varies over the loop (nothing leaves an arm that may not be
+taken) and at a sum over the loop's index (the inner loops compute those).  Each printer is the NumPy
+printer at its root level with the loop indices as scalars (``scalar_points``), as in
+:mod:`coarsen_nb.lower.numba_fusion`, and :class:`~coarsen_nb.lower.numba_loops.LoopFunction` is what this
+extends (parameters, registration, the error model).  The sums are sequential, where the array code's ``@``
+and ``sum`` are BLAS's and pairwise: they agree to rounding.
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from coarsen_nb.lower import lir, lir_exprs, naming
+from coarsen_nb.lower.domain import Reduce
+from coarsen_nb.lower.emit import Printer
+from coarsen_nb.lower.numba_loops import LoopFunction, accumulator_start, integer_index
+from coarsen_nb.phi import forms, gammas
+
+# nodes whose parts are not computed ahead of them: the arms of a branch, short-circuit operands
+_GUARDED = (sp.Piecewise, sp.ITE, gammas.AndThen, gammas.OrElse)
+
+# a row loop whose every index is in bounds (``out_of_bounds``): NumPy's error model, no bounds checks
+# (``numba`` is imported by every numba module's prologue)
+UNCHECKED = '@numba.njit(cache=True, error_model="numpy")'
+
+
+class RowLoopFunction(LoopFunction):
+    """The loop function of a ``rows`` domain (see the module docstring)."""
+
+    def _function(self) -> tuple[str, list[str]] | None:
+        leaves, reads = self.used()
+        codes = {s: self.body.leaves[s][0] for s in leaves}
+        params = list(dict.fromkeys([codes[s] for s in leaves] + reads +
+                                    [t.target for t in self.targets if t.mode == "scatter"]))
+        if not all(p.isidentifier() for p in params):
+            return None
+        reads_map = {s: (self.body.names(arr), idx) for s, (arr, idx) in self.body.reads.items()}
+        i_sym, (j_sym, j_bounds) = self.dom.index, self.dom.inner
+        scatters = [t for t in self.targets if t.mode == "scatter"]
+        row_sums = [(t, self._row_sum(t)) for t in self.targets if t.mode != "scatter"]
+        inner_sums = self._inner_sums()
+        i = lir.Name(self.fresh(naming.user_word(str(i_sym)) or "i"))
+        j = lir.Name(self.fresh(naming.user_word(str(j_sym)) or "j"))
+        outer = self.printer(codes, reads_map, 1, {})
+        row = self._loop_printer(codes, reads_map, {i_sym: i.id})
+        printers = [outer, row]
+        # what varies over nothing: computed once, before the loop over the rows
+        row_exprs = [*j_bounds, *(b for r in inner_sums for b in r.args[2:5]), *(r.args[0] for r in inner_sums),
+                     *(red.operand for _, red in row_sums), *(t.expr for t in scatters),
+                     *(sp.sympify(x) for t in scatters for x in t.index)]
+        for e in row_exprs:
+            self._hoist(e, outer, row, set())
+        a, b, s = (outer.value(x) for x in self.dom.bounds)
+        # each loop variable's (start, stop, step) codes, where they are known before the loop over the rows
+        self.spans: dict = {i.id: [(a, b, s)]}
+        head = list(outer.body)
+        outer.body = []
+        accs = []
+        for _, red in row_sums:
+            acc = lir.Name(self.fresh("acc"))
+            head.append(lir.Assign(acc, accumulator_start(red)))
+            accs.append(acc)
+        # the row: its sums over j (each an inner loop), its code, its scatters over j (one inner loop)
+        for r in inner_sums:
+            acc = lir.Name(self.fresh("acc"))
+            row.emit(lir.Assign(acc, accumulator_start(Reduce.of(r, bool(r.args[0].is_integer)))))
+            inner = self._loop_printer(codes, reads_map, {i_sym: i.id, j_sym: j.id})
+            printers.append(inner)
+            self._hoist(r.args[0], row, inner, {j_sym})
+            loop_range, steps = self._powers([r.args[0]], row, inner, j_sym, j.id, r.args[2:5])
+            val = inner.value(r.args[0])
+            step = lir.AugAssign(acc, "+" if r.kind == "sum" else "*", val)
+            row.emit(lir.For(j, loop_range, tuple(inner.body + [step] + steps)))
+            row.root.memo[r] = acc
+        for (_, red), acc in zip(row_sums, accs, strict=True):
+            row.emit(lir.AugAssign(acc, "+", row.value(red.operand)))
+        if scatters:
+            inner = self._loop_printer(codes, reads_map, {i_sym: i.id, j_sym: j.id})
+            printers.append(inner)
+            for t in scatters:
+                self._hoist(t.expr, row, inner, {j_sym})
+                for x in t.index:
+                    self._hoist(sp.sympify(x), row, inner, {j_sym})
+            loop_range, steps = self._powers([t.expr for t in scatters], row, inner, j_sym, j.id, j_bounds)
+            adds = []
+            for t in scatters:
+                val = inner.value(t.expr)
+                index = tuple(integer_index(inner.value(sp.sympify(x))) for x in t.index)
+                adds.append(lir.AugAssign(lir.Index(lir.Name(t.target), index), "+", val))
+            row.emit(lir.For(j, loop_range, tuple(inner.body + adds + steps)))
+        loop = lir.For(i, lir.Call(lir.Name("range"), (a, b) if str(s) == "1" else (a, b, s)), tuple(row.body))
+        returns = []
+        for (t, red), acc in zip(row_sums, accs, strict=True):
+            outer.root.memo[red.node] = acc.id
+            returns.append(outer.value(t.expr))
+        body = [*head, loop, *outer.body]
+        if returns:
+            body.append(lir.Return(returns[0] if len(returns) == 1 else lir.Tuple(tuple(returns), bare=True)))
+        loads: set[str] = set()
+        for pr in printers:
+            loads |= pr.helpers | ({"math"} if pr.uses_math else set())
+        if any(red.identity in (sp.oo, -sp.oo) for _, red in row_sums):
+            loads.add("math")
+        name = self.register(params, body, loads)
+        tests = out_of_bounds(body, set(params), self.spans)
+        if tests is None:
+            return name, params
+        # the same loop without Numba's bounds checks (which keep LLVM from vectorizing the inner loops)
+        # where every index is in bounds; elsewhere the checked loop, which raises Python's IndexError
+        checked = (lir.Return(lir.Call(lir.Name(name), tuple(lir.Name(p) for p in params))),)
+        at = len(head)
+        unchecked = [*body[:at], *(lir.If(test, checked) for test in tests), *body[at:]]
+        return self.register(params, unchecked, loads | {name}, "rows_in_bounds", UNCHECKED), params
+
+    def _row_sum(self, t) -> Reduce:
+        """The one sum over the rows that the non-scatter target ``t`` holds."""
+        (red,) = [n for n in self.body.nodes(t.expr) if isinstance(n, forms.Reduction) and n.args[1] == self.dom.index]
+        return Reduce.of(red, bool(self.body.expand(red.args[0]).is_integer))
+
+    def _inner_sums(self) -> list:
+        """The sums over the columns in the targets, each after those its operand holds."""
+        j = self.dom.inner[0]
+        found = []
+        for t in self.targets:
+            for n in self.body.nodes(t.expr):
+                if isinstance(n, forms.Reduction) and n.args[1] == j and n not in found:
+                    found.append(n)
+        ordered: list = []
+        while found:
+            ready = [r for r in found if not any(o in self.body.nodes(r.args[0]) for o in found if o != r)]
+            ordered.append(ready[0])
+            found.remove(ready[0])
+        return ordered
+
+    def _loop_printer(self, codes, reads_map, index: dict) -> Printer:
+        pr = self.printer(dict(codes), reads_map, 2, index)
+        pr.scalar_points = True
+        return pr
+
+    def _powers(self, exprs, row: Printer, inner: Printer, j_sym, j: str, bounds) -> tuple[lir.Call, list[lir.Stmt]]:
+        """The inner loop's range, and the steps that end its body: a power ``a ** (c ± j)`` of a base that
+        does not vary over j (``PowInt``, a Horner polynomial's ``x_i ** (D - 1 - j)``) is a running product
+        (the power at the loop's first j before it, times ``a`` at each step), the loop run in the order in
+        which the exponent grows (``PowInt``'s exponent is never negative).  The order of an inner loop
+        changes a sum's rounding only."""
+        a, b, s = (row.value(x) for x in bounds)
+        self.spans.setdefault(j, []).append((a, b, s) if not any(self.body.deps(x) for x in bounds) else None)
+        found: dict = {}
+        if str(s) == "1":
+            for node in self._walk(exprs, j_sym):
+                if not isinstance(node, forms.PowInt) or j_sym in self.body.deps(node.args[0]):
+                    continue
+                m = self.body.expand(node.args[1])
+                k = m.coeff(j_sym)
+                if k in (1, -1) and j_sym not in (m - k * j_sym).free_symbols and found.get("k", k) == k:
+                    found["k"] = k
+                    found[node] = (node.args[0], m - k * j_sym)
+        k = found.pop("k", 1)
+        if k == 1:
+            loop_range = lir.Call(lir.Name("range"), (a, b) if str(s) == "1" else (a, b, s))
+            first = bounds[0]
+        else:
+            last, stop = (lir.Lit(str(int(str(x)) - 1)) if str(x).lstrip("-").isdigit()
+                          else lir.BinOp("-", x, lir.Lit("1")) for x in (b, a))
+            loop_range = lir.Call(lir.Name("range"), (last, stop, lir.Lit("-1")))
+            first = bounds[1] - 1
+        steps: list[lir.Stmt] = []
+        for node, (base, rest) in found.items():
+            pw = lir.Name(self.fresh("pw"))
+            base_code = row.value(base)
+            # (the exponent at the first j: never negative where the loop runs, and an empty loop uses no power)
+            # (x ** 0 is 1.0 for every x, nan and inf too: no power where the loop starts from the 0th)
+            first_power = row.value(sp.Max(0, rest + k * first))
+            power = lir.Call(lir.Name(row.helper("_ipow")), (base_code, first_power))
+            one = lir.Lit("1.0")
+            nonzero = lir.Compare("!=", first_power, lir.Lit("0"))
+            start = one if str(first_power) == "0" else lir.IfExp(power, nonzero, one)
+            row.emit(lir.Assign(pw, start))
+            inner.root.memo[node] = pw.id
+            steps.append(lir.AugAssign(pw, "*", base_code))
+        return loop_range, steps
+
+    def _walk(self, exprs, j_sym):
+        """The nodes of ``exprs`` an inner loop computes at each j (temps expanded; not inside a branch's arm
+        or a sum, nor what the row computes)."""
+        seen, stack = set(), [sp.sympify(e) for e in exprs]
+        while stack:
+            n = stack.pop()
+            if n in seen or j_sym not in self.body.deps(n):
+                continue
+            seen.add(n)
+            yield n
+            if isinstance(n, sp.Symbol):
+                if n in self.body.temps:
+                    stack.append(self.body.temps[n])
+            elif not isinstance(n, (*_GUARDED, forms.Reduction)):
+                stack.extend(n.args)
+
+    def _hoist(self, e, src: Printer, dst: Printer, varying: set) -> None:
+        """The maximal subexpressions of ``e`` that vary over none of ``varying`` (and over nothing but the
+        loops ``src`` is inside), computed by ``src`` and known to ``dst`` as computed."""
+        body = self.body
+        seen = set()
+        stack = [sp.sympify(e)]
+        unbound = {self.dom.index, self.dom.inner[0]} - set(src.root.index_code)
+        while stack:
+            n = stack.pop()
+            if n in seen or n.is_Number or n in dst.root.memo:
+                continue
+            seen.add(n)
+            if isinstance(n, sp.Symbol) and n not in body.temps and n not in body.reads:
+                continue        # a leaf or an index: the loop's printer names it
+            if not body.deps(n) & (varying | unbound):
+                code = src.value(n)
+                dst.root.memo[n] = code
+                if isinstance(n, sp.Symbol) and n in body.temps:
+                    dst.root.memo[body.temps[n]] = code
+            elif isinstance(n, sp.Symbol):
+                if n in body.temps:
+                    stack.append(body.temps[n])
+            elif not isinstance(n, (*_GUARDED, forms.Reduction)):
+                stack.extend(n.args)
+
+    def _call(self, name: str, params: list[str]) -> list[lir.Stmt]:
+        """The call; each row sum it returns is added to (or is) its target; the scatters are in place."""
+        call = lir.Call(lir.Name(name), tuple(lir.Name(p) for p in params))
+        sums = [t for t in self.targets if t.mode != "scatter"]
+        if not sums:
+            return [lir.ExprStmt(call)]
+        outs = [lir.Name(t.target) if t.mode == "new" else lir.Name(self.fresh(f"d_{t.target}")) for t in sums]
+        stmts: list[lir.Stmt] = [lir.Assign(outs[0] if len(outs) == 1 else lir.Tuple(tuple(outs), bare=True), call)]
+        stmts += [lir.AugAssign(lir.Name(t.target), "+", o) for t, o in zip(sums, outs, strict=True) if t.mode == "add"]
+        return stmts
+
+    def _what(self) -> str:
+        return f"{'adjoint' if self.tag == 'vjp' else 'forward'}, a row contraction"
+
+
+def out_of_bounds(body, arrays: set[str], spans: dict) -> list[lir.Expr] | None:
+    """The tests that find a subscript of the loop function ``body`` out of bounds (none true: all in bounds),
+    or None where that is not known before its loops.  Each subscript must be an array parameter
+    (``arrays``) at loop variables alone (``X[int(i), int(j)]``), each loop variable's every loop of step 1
+    over bounds known before the loops (``spans``: variable -> [(start, stop, step) codes, or None]).  The
+    test, per array axis and loop: ``not (stop <= start or (0 <= start and stop <= X.shape[axis]))``,
+    ``stop > X.shape[axis]`` for a loop from 0."""
+    uses = []
+    for stmt in lir.statements(body):
+        for e in stmt.exprs():
+            for node in lir_exprs.walk(e):
+                if not isinstance(node, lir.Index):
+                    continue
+                if not (isinstance(node.value, lir.Name) and node.value.id in arrays):
+                    return None
+                for axis, item in enumerate(node.items):
+                    if isinstance(item, lir.Call) and str(item.func) == "int" and len(item.args) == 1:
+                        item = item.args[0]
+                    if not (isinstance(item, lir.Name) and item.id in spans):
+                        return None
+                    uses.append((node.value, axis, item.id))
+    tests: dict[str, lir.Expr] = {}
+    for array, axis, var in uses:
+        for span in spans[var]:
+            if span is None or str(span[2]) != "1":
+                return None
+            start, stop, _ = span
+            size = lir.Index(lir.Attr(array, "shape"), (lir.Lit(str(axis)),))
+            if str(start) == "0":
+                test = lir.Compare(">", stop, size)
+            else:
+                inside = lir.BoolOp("and", (lir.Compare("<=", lir.Lit("0"), start), lir.Compare("<=", stop, size)))
+                test = lir.Unary("not ", lir.Paren(lir.BoolOp("or", (lir.Compare("<=", stop, start),
+                                                                     lir.Paren(inside)))))
+            tests.setdefault(str(test), test)
+    return list(tests.values()) or None
