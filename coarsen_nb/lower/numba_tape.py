@@ -32,6 +32,7 @@ import sympy as sp
 from coarsen_nb import ir
 from coarsen_nb.lower import lir, lir_passes
 from coarsen_nb.lower.printing import xp_call
+from coarsen_nb.phi.gammas import AndThen
 from coarsen_nb.plan import IterStep, KernelStep
 
 # the dtype of each kind of scalar state's array
@@ -100,7 +101,7 @@ def trip_bound(writer, s: IterStep) -> lir.Expr | None:
     if cond is None:
         return None
     kernel, expr = cond
-    terms = expr.args if isinstance(expr, sp.And) else (expr,)
+    terms = _conjuncts(expr)
     inside = {n for n, _, _ in s.mus} | set(writer._defined(list(s.header) + list(s.body)))
     for rel in terms:
         if not isinstance(rel, sp.StrictLessThan):
@@ -114,6 +115,14 @@ def trip_bound(writer, s: IterStep) -> lir.Expr | None:
         if bound is not None and start is not None:
             return lir.Call(lir.Name("max"), (lir.Lit("0"), lir.BinOp("-", bound, start)))
     return None
+
+
+def _conjuncts(e) -> list:
+    """The terms that must all hold for ``e`` to: ``e`` itself, or the operands of an ``and`` (a
+    ``break`` makes the condition ``AndThen(~broke, i < n)``, Python's short-circuit ``and``), nested."""
+    if isinstance(e, (sp.And, AndThen)):
+        return [t for a in e.args for t in _conjuncts(a)]
+    return [e]
 
 
 def _kernel_expr(steps, name: str):
