@@ -89,12 +89,30 @@ def logistic_map(r, x0, n):
     return acc / n
 
 
+def iir_biquad(b0, b1, a1, a2, x):
+    """A second-order IIR filter (direct form I) over a signal, the loss its output's energy."""
+    y1, y2, x1 = 0.0, 0.0, 0.0
+    energy = 0.0
+    for i in range(x.shape[0]):
+        y = b0 * x[i] + b1 * x1 - a1 * y1 - a2 * y2
+        x1 = x[i]
+        y2 = y1
+        y1 = y
+        energy += y * y
+    return energy / x.shape[0]
+
+
+def _signal(n):
+    return np.sin(np.linspace(0.0, 40.0 * np.pi, n)) + 0.3 * np.cos(np.linspace(0.0, 7.0, n))
+
+
 PROGRAMS = (
     ("damped_sin", damped_sin, ("a", "s0"), lambda n: (0.3, 0.2, n)),
     ("lorenz_rk4", lorenz_rk4, ("sigma", "rho", "beta"), lambda n: (10.0, 28.0, 8.0 / 3.0, n)),
     ("pendulum_rk4", pendulum_rk4, ("theta0", "damping"), lambda n: (1.0, 0.1, n)),
     ("newton_cbrt", newton_cbrt, ("a",), lambda n: (5.0, n)),
     ("logistic_map", logistic_map, ("r", "x0"), lambda n: (2.8, 0.3, n)),
+    ("iir_biquad", iir_biquad, ("b0", "b1", "a1", "a2"), lambda n: (0.2, 0.1, -1.2, 0.5, _signal(n))),
 )
 
 

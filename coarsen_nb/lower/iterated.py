@@ -6,6 +6,10 @@ and body from its entry (their primal values, for the VJP), then prints the body
 loop writes element by element are written in place where :mod:`coarsen_nb.lower.in_place` finds no
 one can see their old versions: their tape entry is what each iteration overwrote, and the reverse
 sweep undoes the writes as it walks back.
+
+The tape printed here is a list of state tuples; a backend may print its own form of it
+(``Backend.load_tape``: numba's preallocated arrays, :mod:`coarsen_nb.lower.numba_tape`), asked through
+:meth:`IteratedLoops.own_tape` by the forward and the reverse sweep alike.
 """
 
 from __future__ import annotations

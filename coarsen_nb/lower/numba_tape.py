@@ -17,9 +17,10 @@ shape, strides, meminfo, ...) per array; they crowd the loop's registers and the
 in an outer loop around an inner one that cannot grow was still 15 % slower than the list.  Those loops
 keep the list (``tape_for`` returns None), which grows without a loop-carried array.
 
-Only scalar states of kind float, int or bool are stored so (the types are exact per signature,
-:mod:`coarsen_nb.phi.types`); a loop with an array state keeps the list.  An array the loop writes in
-place is not in the state (its overwritten elements have their own list, ``_tape_L_w``).
+The counter itself is not stored: entry k's is ``start + k``.  Only scalar states of kind float, int
+or bool are stored so (the types are exact per signature, :mod:`coarsen_nb.phi.types`); a loop with an
+array state keeps the list.  An array the loop writes in place is not in the state (its overwritten
+elements have their own list, ``_tape_L_w``).
 """
 
 from __future__ import annotations
@@ -49,6 +50,8 @@ class ArrayTape:
     states: tuple[tuple[str, str], ...]     # (Python name of the state, dtype attribute of xp)
     arrays: tuple[str, ...]                 # ``_tape_L_s_x`` for state ``x``
     capacity: lir.Expr                      # the bound on the number of iterations
+    # the loop counter (Python name, start): not stored, entry k's is ``start + k``
+    counter: tuple[str, lir.Expr] | None = None
 
     def start(self) -> list[lir.Stmt]:
         """Before the loop: the count at zero, each array allocated for every iteration."""
@@ -70,33 +73,41 @@ class ArrayTape:
         return lir.Name(self.count)
 
     def read(self, k: lir.Expr) -> list[lir.Stmt]:
-        """The state of entry ``k``: one load per scalar (the dead ones are dropped by the writer's pass)."""
-        return [lir.Assign(lir.Name(name), lir.Index(lir.Name(arr), (k,)))
-                for (name, _), arr in zip(self.states, self.arrays, strict=True)]
+        """The state of entry ``k``: one load per scalar (the dead ones are dropped by the writer's pass),
+        the counter recomputed."""
+        out: list[lir.Stmt] = []
+        if self.counter is not None:
+            name, start = self.counter
+            out.append(lir.Assign(lir.Name(name), lir.BinOp("+", start, k)))
+        return out + [lir.Assign(lir.Name(name), lir.Index(lir.Name(arr), (k,)))
+                      for (name, _), arr in zip(self.states, self.arrays, strict=True)]
 
 
 def tape_for(writer, s: IterStep, in_place) -> ArrayTape | None:
     """The arrays for loop ``s``'s tape, or None where the list stays (no bound before the loop on the
     number of iterations, or a state that is not a float, int or bool scalar)."""
+    bound = trip_bound(writer, s)
+    if bound is None:
+        return None
+    capacity, counter, start = bound
     states = []
     for n, _, _ in s.mus:
-        if n in in_place:
+        if n in in_place or n == counter:
             continue
         t = writer.plan.types.get(n)
         if t is None or t.ndim or t.kind not in _DTYPES:
             return None
         states.append((writer.py(n), _DTYPES[t.kind]))
-    capacity = trip_bound(writer, s)
-    if capacity is None:
-        return None
     tape = writer.tape_name(s)
-    return ArrayTape(f"{tape}_len", tuple(states), tuple(f"{tape}_s_{name}" for name, _ in states), capacity)
+    return ArrayTape(f"{tape}_len", tuple(states), tuple(f"{tape}_s_{name}" for name, _ in states), capacity,
+                     (writer.py(counter), start))
 
 
-def trip_bound(writer, s: IterStep) -> lir.Expr | None:
-    """``max(0, bound - start)`` where ``s`` runs at most that many times: its condition is
-    ``counter < bound`` or an ``and`` of it with more, the counter an int μ from ``start`` stepped by
-    ``+ 1``, ``bound`` an int literal or an int defined before the loop.  None otherwise."""
+def trip_bound(writer, s: IterStep) -> tuple[lir.Expr, str, lir.Expr] | None:
+    """(``max(0, bound - start)``, the counter, ``start``) where ``s`` runs at most that many times: its
+    condition is ``counter < bound`` or an ``and`` of it with more, the counter an int μ from ``start``
+    stepped by ``+ 1`` (so iteration k's counter is ``start + k``), ``bound`` an int literal or an int
+    defined before the loop.  None otherwise."""
     cond = _kernel_expr(s.header, s.cond)
     if cond is None:
         return None
@@ -113,7 +124,7 @@ def trip_bound(writer, s: IterStep) -> lir.Expr | None:
         bound = _bound_code(writer, kernel, rel.rhs, inside)
         start = _start_code(writer, mu[1])
         if bound is not None and start is not None:
-            return lir.Call(lir.Name("max"), (lir.Lit("0"), lir.BinOp("-", bound, start)))
+            return lir.Call(lir.Name("max"), (lir.Lit("0"), lir.BinOp("-", bound, start))), counter, start
     return None
 
 
