@@ -118,6 +118,14 @@ def unread_state(r, x0, n):
     return acc / max(n, 1)
 
 
+def indexed(a, x, lo):
+    """The body reads the counter (``x[i]``): the reverse sweep recomputes it, it is not stored."""
+    s = a
+    for i in range(lo, x.shape[0]):
+        s = math.tanh(s * x[i]) + a * x[i - 1]
+    return s
+
+
 def _central(fn, args, i, eps=1e-6):
     h = eps * max(1.0, abs(args[i]))
     up, down = list(args), list(args)
@@ -215,6 +223,16 @@ def test_the_tape_is_arrays_not_a_list():
     assert [v for _, v in stores] == ["x"], g
     loads = re.findall(r"(\w+) = (_tape_\w+)\[k\]", g)
     assert [v for v, _ in loads] == ["x"], g
+
+
+@pytest.mark.parametrize("lo", [1, 3, 40])
+def test_the_counter_is_recomputed_not_stored(lo):
+    x = np.linspace(0.5, 1.5, 40)
+    f = _check(indexed, ("a",), (0.3, x, lo))
+    g = _grad_source(f, "indexed")
+    stores = re.findall(r"_tape_\w+\[_tape_\w+_len\] = (\w+)", g)
+    assert stores == ["s"], g
+    assert re.search(r"^ +i\w* = \w+ \+ k$", g, re.M), g
 
 
 def test_the_numpy_backend_keeps_its_list():
