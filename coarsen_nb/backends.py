@@ -44,6 +44,14 @@ class Backend:
     load_helpers: Callable[[], dict] | None = None   # helper name -> this backend's source, where it has its own
     # helper name -> the decorator line of this backend's own helper, where not ``decorator``
     load_helper_decorators: Callable[[], dict] | None = None
+    # the module whose ``tape_for(writer, loop, in_place)`` gives an iterated loop's tape in this backend's
+    # own form (numba: preallocated arrays, lower/numba_tape.py), or None there: the list of state tuples
+    load_tape: Callable[[], ModuleType] | None = None
+
+    @property
+    def tape(self) -> ModuleType | None:
+        """The module printing this backend's own tape of an iterated loop, or None (imported on use)."""
+        return None if self.load_tape is None else self.load_tape()
 
     @property
     def fuser(self) -> ModuleType | None:
@@ -91,6 +99,12 @@ def _numba_fuser() -> ModuleType:
     from coarsen_nb.lower import numba_fusion
 
     return numba_fusion
+
+
+def _numba_tape() -> ModuleType:
+    from coarsen_nb.lower import numba_tape
+
+    return numba_tape
 
 
 def _cupy_helpers() -> dict:
@@ -147,7 +161,7 @@ _NUMBA_PROLOGUE = ("\n\n\n".join(_pasted(f) for f in _NUMBA_XP)
 NUMBA = Backend("numba", "numpy", "NumPy and Numba", prologue=_NUMBA_PROLOGUE, decorator="@_jit",
                 frees_temporaries=False, compiles=True, load_helpers=_numba_helpers,
                 load_helper_decorators=_numba_helper_decorators,
-                load_fuser=_numba_fuser,
+                load_fuser=_numba_fuser, load_tape=_numba_tape,
                 install_hint="install Numba (pip install numba); the generated code is in .source and .export() works")
 
 #: The ``backend=`` options, in the order the docs list them.

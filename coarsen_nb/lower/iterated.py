@@ -6,6 +6,10 @@ and body from its entry (their primal values, for the VJP), then prints the body
 loop writes element by element are written in place where :mod:`coarsen_nb.lower.in_place` finds no
 one can see their old versions: their tape entry is what each iteration overwrote, and the reverse
 sweep undoes the writes as it walks back.
+
+The tape printed here is a list of state tuples; a backend may print its own form of it
+(``Backend.load_tape``: numba's preallocated arrays, :mod:`coarsen_nb.lower.numba_tape`), asked through
+:meth:`IteratedLoops.own_tape` by the forward and the reverse sweep alike.
 """
 
 from __future__ import annotations
@@ -38,19 +42,32 @@ class IteratedLoops(InPlaceWriting):
     def tape_name(self, s: IterStep) -> str:
         return "_tape_" + self.py(s.label)
 
+    def own_tape(self, s: IterStep, in_place):
+        """The backend's own form of loop ``s``'s state tape (numba: preallocated arrays,
+        :mod:`coarsen_nb.lower.numba_tape`), or None: the list of state tuples printed here.  Asked by the
+        forward and the reverse sweep alike; the answer depends on the loop alone."""
+        printer = self.backend.tape
+        return None if printer is None else printer.tape_for(self, s, in_place)
+
     def iterate(self, s: IterStep, tape: bool) -> None:
         self.emit(lir.Comment(f"loop at line {s.line}, run iteration by iteration{': ' + s.note if s.note else ''}",
                               (s.line,)))
         in_place = self._in_place_loop(s)
         self.assign_state([self.py(n) for n, _, _ in s.mus], self._initial_values(s, in_place))
-        if tape:
+        own = self.own_tape(s, in_place) if tape else None
+        if own is not None:
+            self.emit_all(own.start())
+        elif tape:
             self.emit(lir.Assign(lir.Name(self.tape_name(s)), lir.List(())))
+        if tape:
             if in_place:
                 self.emit(lir.Assign(lir.Name(self.tape_name(s) + "_w"), lir.List(())))
         with self.block() as body:
             self.steps(s.header, tape=False)
             self.emit(lir.If(lir.Unary("not", self._name(s.cond)), (lir.Break(),)))
-            if tape:
+            if own is not None:
+                self.emit_all(own.push())
+            elif tape:
                 self.emit(append(lir.Name(self.tape_name(s)), self._state(s, in_place)))
             if tape and in_place:
                 self._start_records(s, in_place)
@@ -79,9 +96,12 @@ class IteratedLoops(InPlaceWriting):
             if n not in eta_mus:
                 self._zero(n)
         tape = self.tape_name(s)
+        own = self.own_tape(s, in_place)
         k = self.names.fresh("k")
         with self.block() as body:
-            if len(s.mus) > len(in_place):
+            if own is not None:
+                self.emit_all(own.read(lir.Name(k)))
+            elif len(s.mus) > len(in_place):
                 state = lir.Tuple(self._state(s, in_place).elts, bare=True)
                 self.emit(lir.Assign(state, lir.Index(lir.Name(tape), (lir.Name(k),))))
             restore = self._restore_writes(s, in_place, lir.Index(lir.Name(f"{tape}_w"), (lir.Name(k),))) \
@@ -126,8 +146,8 @@ class IteratedLoops(InPlaceWriting):
                     self.emit(lir.Assign(b, carry) if first else lir.AugAssign(b, "+", carry))
             self.reverse(s.body)
             self.reverse(s.header)
-        backwards = lir.Call(lir.Name("range"), (lir.BinOp("-", lir.Call(lir.Name("len"), (lir.Name(tape),)),
-                                                          lir.Lit("1")), lir.Lit("-1"), lir.Lit("-1")))
+        length = own.length() if own is not None else lir.Call(lir.Name("len"), (lir.Name(tape),))
+        backwards = lir.Call(lir.Name("range"), (lir.BinOp("-", length, lir.Lit("1")), lir.Lit("-1"), lir.Lit("-1")))
         self.emit(lir.For(lir.Name(k), backwards, tuple(body)))
         for n, init, _ in active_mus:
             if isinstance(init, ir.Name) and init.id in self.active:

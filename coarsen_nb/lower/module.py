@@ -186,11 +186,14 @@ class ModuleWriter(ReverseSweep, IteratedLoops, WriterRecords):
 
     def _finish(self, body, keep=(), frees: bool | None = None) -> tuple[tuple[lir.Stmt, ...], set[str]]:
         """A function's ``body`` after the passes over records, and the modules it reads (``xp``, ``math``):
-        dead assignments dropped, the temporaries freed (``frees``, by default where the backend frees
-        them; never the names in ``keep``, the parameters), verified before and after: every read known
-        (no :class:`~coarsen_nb.lower.lir.Raw`), or the passes could drop or free a name too early."""
+        dead assignments dropped (and a backend's own tape arrays nothing reads), the temporaries freed
+        (``frees``, by default where the backend frees them; never the names in ``keep``, the parameters),
+        verified before and after: every read known (no :class:`~coarsen_nb.lower.lir.Raw`), or the passes
+        could drop or free a name too early."""
         lir.verify(tuple(body), structured=True)
         body = lir_passes.drop_dead_assignments(tuple(body))
+        if self.backend.tape is not None:
+            body = self.backend.tape.drop_unread(body)     # the backend's own tape: entries nothing reads
         if self.backend.frees_temporaries if frees is None else frees:
             body = lir_passes.free_dead_names(body, keep=keep)
         lir.verify(body, structured=True)

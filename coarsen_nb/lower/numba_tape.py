@@ -1,0 +1,206 @@
+"""The numba backend's tape of an iterated loop: one preallocated array per state scalar.
+
+The module writer's own tape (:mod:`coarsen_nb.lower.iterated`) is a list of state tuples:
+``_tape.append((i, x))`` forward, ``i, x = _tape[k]`` backward.  Under Numba that list is already a
+contiguous buffer of unboxed tuples grown by ``realloc``; what arrays add is that the stores and loads
+are plain indexed memory, with no growth check and no list header to reload each iteration.  So this
+printer gives a loop arrays when, and only when, **the number of iterations has a bound before the
+loop**: the condition is ``counter < bound`` (alone, or one term of an ``and``, as a ``break`` makes it),
+the counter is an int μ stepped by ``+ 1`` in the body, and ``bound`` is an int defined before the loop
+(a parameter, a literal, a value computed earlier).  Then ``max(0, bound - start)`` entries suffice,
+and ``_jit``'s bounds checks turn a bound read wrong into an ``IndexError``, never a silent overrun.
+
+Why no geometric growth (double and copy) for the other loops, a ``while`` on data: measured on the
+Lorenz RK4 gradient (``scalar_loops``, 10⁵ steps), a grown array makes the gradient 2.7× *slower*
+than the list.  An array reassigned inside the loop is a loop-carried value of seven fields (data,
+shape, strides, meminfo, ...) per array; they crowd the loop's registers and the state spills.  Growing
+in an outer loop around an inner one that cannot grow was still 15 % slower than the list.  Those loops
+keep the list (``tape_for`` returns None), which grows without a loop-carried array.
+
+The counter itself is not stored: entry k's is ``start + k``.  Only scalar states of kind float, int
+or bool are stored so (the types are exact per signature, :mod:`coarsen_nb.phi.types`); a loop with an
+array state keeps the list.  An array the loop writes in place is not in the state (its overwritten
+elements have their own list, ``_tape_L_w``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+import sympy as sp
+
+from coarsen_nb import ir
+from coarsen_nb.lower import lir, lir_passes
+from coarsen_nb.lower.printing import xp_call
+from coarsen_nb.phi.gammas import AndThen
+from coarsen_nb.plan import IterStep, KernelStep
+
+# the dtype of each kind of scalar state's array
+_DTYPES = {"float": "float64", "int": "int64", "bool": "bool_"}
+
+
+@dataclass(frozen=True)
+class ArrayTape:
+    """A loop's tape as arrays: ``count`` entries so far, ``arrays[j]`` holding ``states[j]``'s values.
+    Each method returns the records to print; the names are the tape's name plus a suffix, so that the
+    forward and the reverse sweep, which ask for the tape separately, name the same arrays."""
+
+    count: str                              # ``_tape_L_len``: the entries pushed
+    states: tuple[tuple[str, str], ...]     # (Python name of the state, dtype attribute of xp)
+    arrays: tuple[str, ...]                 # ``_tape_L_s_x`` for state ``x``
+    capacity: lir.Expr                      # the bound on the number of iterations
+    # the loop counter (Python name, start): not stored, entry k's is ``start + k``
+    counter: tuple[str, lir.Expr] | None = None
+
+    def start(self) -> list[lir.Stmt]:
+        """Before the loop: the count at zero, each array allocated for every iteration."""
+        out: list[lir.Stmt] = [lir.Assign(lir.Name(self.count), lir.Lit("0"))]
+        for (_, dtype), arr in zip(self.states, self.arrays, strict=True):
+            out.append(lir.Assign(lir.Name(arr), xp_call("empty", self.capacity,
+                                                          dtype=lir.Attr(lir.Name("xp"), dtype))))
+        return out
+
+    def push(self) -> list[lir.Stmt]:
+        """One iteration's entry, the state at its start: ``_tape_L_s_x[_tape_L_len] = x``, ..."""
+        at = (lir.Name(self.count),)
+        out: list[lir.Stmt] = [lir.Assign(lir.Index(lir.Name(arr), at), lir.Name(name))
+                               for (name, _), arr in zip(self.states, self.arrays, strict=True)]
+        out.append(lir.AugAssign(lir.Name(self.count), "+", lir.Lit("1")))
+        return out
+
+    def length(self) -> lir.Expr:
+        return lir.Name(self.count)
+
+    def read(self, k: lir.Expr) -> list[lir.Stmt]:
+        """The state of entry ``k``: one load per scalar (the dead ones are dropped by the writer's pass),
+        the counter recomputed."""
+        out: list[lir.Stmt] = []
+        if self.counter is not None:
+            name, start = self.counter
+            out.append(lir.Assign(lir.Name(name), lir.BinOp("+", start, k)))
+        return out + [lir.Assign(lir.Name(name), lir.Index(lir.Name(arr), (k,)))
+                      for (name, _), arr in zip(self.states, self.arrays, strict=True)]
+
+
+def tape_for(writer, s: IterStep, in_place) -> ArrayTape | None:
+    """The arrays for loop ``s``'s tape, or None where the list stays (no bound before the loop on the
+    number of iterations, or a state that is not a float, int or bool scalar)."""
+    bound = trip_bound(writer, s)
+    if bound is None:
+        return None
+    capacity, counter, start = bound
+    states = []
+    for n, _, _ in s.mus:
+        if n in in_place or n == counter:
+            continue
+        t = writer.plan.types.get(n)
+        if t is None or t.ndim or t.kind not in _DTYPES:
+            return None
+        states.append((writer.py(n), _DTYPES[t.kind]))
+    tape = writer.tape_name(s)
+    return ArrayTape(f"{tape}_len", tuple(states), tuple(f"{tape}_s_{name}" for name, _ in states), capacity,
+                     (writer.py(counter), start))
+
+
+def trip_bound(writer, s: IterStep) -> tuple[lir.Expr, str, lir.Expr] | None:
+    """(``max(0, bound - start)``, the counter, ``start``) where ``s`` runs at most that many times: its
+    condition is ``counter < bound`` or an ``and`` of it with more, the counter an int μ from ``start``
+    stepped by ``+ 1`` (so iteration k's counter is ``start + k``), ``bound`` an int literal or an int
+    defined before the loop.  None otherwise."""
+    cond = _kernel_expr(s.header, s.cond)
+    if cond is None:
+        return None
+    kernel, expr = cond
+    terms = _conjuncts(expr)
+    inside = {n for n, _, _ in s.mus} | set(writer._defined(list(s.header) + list(s.body)))
+    for rel in terms:
+        if not isinstance(rel, sp.StrictLessThan):
+            continue
+        counter = kernel.scalars.get(rel.lhs)
+        mu = next((m for m in s.mus if m[0] == counter), None)
+        if mu is None or not _is_int(writer, counter) or not _steps_by_one(s, mu):
+            continue
+        bound = _bound_code(writer, kernel, rel.rhs, inside)
+        start = _start_code(writer, mu[1])
+        if bound is not None and start is not None:
+            return lir.Call(lir.Name("max"), (lir.Lit("0"), lir.BinOp("-", bound, start))), counter, start
+    return None
+
+
+def _conjuncts(e) -> list:
+    """The terms that must all hold for ``e`` to: ``e`` itself, or the operands of an ``and`` (a
+    ``break`` makes the condition ``AndThen(~broke, i < n)``, Python's short-circuit ``and``), nested."""
+    if isinstance(e, (sp.And, AndThen)):
+        return [t for a in e.args for t in _conjuncts(a)]
+    return [e]
+
+
+def _kernel_expr(steps, name: str):
+    """(kernel, expression) of the SOI among ``steps`` that computes ``name``, or None."""
+    for st in steps:
+        if isinstance(st, KernelStep) and name in st.kernel.output_names:
+            return st.kernel, st.kernel.exprs()[name]
+    return None
+
+
+def _is_int(writer, name: str) -> bool:
+    t = writer.plan.types.get(name)
+    return t is not None and t.kind == "int" and not t.ndim
+
+
+def _steps_by_one(s: IterStep, mu) -> bool:
+    """Whether the body computes the counter's next value as ``counter + 1``."""
+    counter, _, nxt = mu
+    if not isinstance(nxt, ir.Name):
+        return False
+    found = _kernel_expr(s.body, nxt.id)
+    if found is None:
+        return False
+    kernel, expr = found
+    symbol = next((sym for sym, n in kernel.scalars.items() if n == counter), None)
+    return symbol is not None and sp.expand(expr - symbol) == 1
+
+
+def _bound_code(writer, kernel, e: sp.Expr, inside: set[str]) -> lir.Expr | None:
+    if isinstance(e, sp.Integer):
+        return lir.Lit(str(int(e)))
+    name = kernel.scalars.get(e) if isinstance(e, sp.Symbol) else None
+    if name is None or name in inside or not _is_int(writer, name):
+        return None
+    return lir.Name(writer.py(name))
+
+
+def _start_code(writer, init: ir.Expr) -> lir.Expr | None:
+    if isinstance(init, ir.Const) and isinstance(init.value, int) and not isinstance(init.value, bool):
+        return lir.Lit(repr(init.value))
+    if isinstance(init, ir.Name) and _is_int(writer, init.id):
+        return lir.Name(writer.py(init.id))
+    return None
+
+
+def drop_unread(body: tuple) -> tuple:
+    """``body`` without the tape arrays no reverse sweep reads: their allocation and their stores.
+
+    The reverse sweep loads every state scalar (:meth:`ArrayTape.read`) and the writer's pass drops the
+    loads nothing reads (a loop counter the body does not use, an accumulator no derivative needs:
+    the logistic map's ``acc``); the arrays those loads read are then written and never read.  An array
+    counts as unread when its name is mentioned only by its own allocation and by stores into it."""
+    mentions = Counter(n for s in lir.statements(body) for n in lir_passes.occurrences(s))
+    own: Counter = Counter()
+    for s in lir.statements(body):
+        if isinstance(s, lir.Assign) and _tape_array(s.target):
+            own[s.target.id] += 1
+        elif isinstance(s, lir.Assign) and isinstance(s.target, lir.Index) and _tape_array(s.target.value):
+            own[s.target.value.id] += 1
+    unread = {n for n, c in own.items() if mentions[n] == c}
+    if not unread:
+        return body
+    dead = {id(s) for s in lir.statements(body) if isinstance(s, lir.Assign)
+            and (_tape_array(s.target) and s.target.id in unread
+                 or isinstance(s.target, lir.Index) and _tape_array(s.target.value) and s.target.value.id in unread)}
+    return lir_passes._without(body, dead)     # (the dead-assignment pass's own removal)
+
+
+def _tape_array(e: lir.Expr) -> bool:
+    return isinstance(e, lir.Name) and e.id.startswith("_tape_") and "_s_" in e.id

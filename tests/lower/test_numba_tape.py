@@ -1,0 +1,256 @@
+"""The numba backend's tape of an iterated loop (``lower/numba_tape.py``): preallocated arrays, one per
+state scalar, where the loop's trip count has a bound before it; the list of state tuples elsewhere.
+
+Every gradient is compared with the NumPy backend's (to 1e-10, the two run the same arithmetic) and
+with central differences of the plain Python function; a :class:`NumbaFallbackWarning` is an error
+here (a function that ran as NumPy code would compare NumPy with itself).  The structural tests read
+the generated source: which loops have arrays, which keep the list, and that a state nothing in the
+reverse sweep reads has no array.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import warnings
+
+import numpy as np
+import pytest
+
+import coarsen_nb as cn
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _private_cache(tmp_path_factory):
+    """Numba's disk cache in a directory of this test run (never the user's ~/.cache)."""
+    old = os.environ.get("COARSEN_NB_CACHE")
+    os.environ["COARSEN_NB_CACHE"] = str(tmp_path_factory.mktemp("numba_cache"))
+    yield
+    if old is None:
+        del os.environ["COARSEN_NB_CACHE"]
+    else:
+        os.environ["COARSEN_NB_CACHE"] = old
+
+
+# -- the programs: each as a user writes it ---------------------------------------------------------
+
+
+def several_dtypes(a, b, n):
+    """float, int and bool state: the int and the bool steer the float."""
+    x, k, up = a, 0, True
+    for i in range(n):  # noqa: B007
+        x = x * 0.9 + (b if up else -b) * 0.1 + math.sin(x) * 0.01 * k
+        k = (k + 3) % 5
+        up = x < 1.0
+    return x
+
+
+def offset_range(a, lo, n):
+    """A counter starting above zero: the bound is ``n - lo`` iterations."""
+    s = a
+    for i in range(lo, n):
+        s = math.cos(s) + a * 0.1 * i
+    return s
+
+
+def stepped_range(a, n):
+    """A counter stepped by 2: no bound is read, the list stays."""
+    s = a
+    for i in range(0, n, 2):
+        s = math.sin(s) * 0.8 + a * i
+    return s
+
+
+def broken(a, n):
+    """``break`` on data: at most ``n`` iterations, fewer when the state grows past 3."""
+    x = a
+    for i in range(n):  # noqa: B007
+        x = x * 1.1 + 0.05
+        if x > 3.0:
+            break
+    return x * x
+
+
+def newton_while(a):
+    """A ``while`` on data with no counter: the list tape (which grows by itself)."""
+    x = 1.0 + a
+    while abs(x * x * x - a) > 1e-13 * a:
+        x = x - (x * x * x - a) / (3.0 * x * x)
+    return x
+
+
+def slow_while(a, c):
+    """A ``while`` on data that runs thousands of times (the tape grows many times over)."""
+    x, t = 0.0, 0.0
+    while t < c:
+        x = x + a * math.cos(x) * 1e-3
+        t = t + 1e-3
+    return x
+
+
+def counted_while(a, n):
+    """A ``while`` with a counter and a data condition: the counter's bound is the capacity."""
+    x, i = a, 0
+    while i < n and x < 50.0:
+        x = x + math.exp(-x) + a * 0.01
+        i = i + 1
+    return x
+
+
+def nested(a, m, n):
+    """An inner loop inside an outer one, both with scalar state."""
+    x = a
+    for i in range(m):  # noqa: B007
+        y = x
+        for j in range(n):  # noqa: B007
+            y = math.sin(y) * 0.9 + a * 0.05
+        x = x * 0.5 + y
+    return x
+
+
+def unread_state(r, x0, n):
+    """An accumulator no derivative needs to replay (the logistic map's log-derivative)."""
+    x, acc = x0, 0.0
+    for i in range(n):  # noqa: B007
+        x = r * x * (1.0 - x)
+        acc += math.log(abs(r * (1.0 - 2.0 * x)) + 1e-12)
+    return acc / max(n, 1)
+
+
+def indexed(a, x, lo):
+    """The body reads the counter (``x[i]``): the reverse sweep recomputes it, it is not stored."""
+    s = a
+    for i in range(lo, x.shape[0]):
+        s = math.tanh(s * x[i]) + a * x[i - 1]
+    return s
+
+
+def _central(fn, args, i, eps=1e-6):
+    h = eps * max(1.0, abs(args[i]))
+    up, down = list(args), list(args)
+    up[i] += h
+    down[i] -= h
+    return (fn(*up) - fn(*down)) / (2 * h)
+
+
+def _check(fn, wrt, args, fd_rtol=1e-5):
+    """The numba gradient equals NumPy's and central differences; returns the numba function."""
+    ref = cn.coarsen(fn, wrt=wrt)
+    f = cn.coarsen(fn, wrt=wrt, backend="numba")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = np.atleast_1d(np.asarray(f.grad(*args), dtype=float))
+        value = f(*args)
+    want = np.atleast_1d(np.asarray(ref.grad(*args), dtype=float))
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    assert value == pytest.approx(fn(*args), rel=1e-12, abs=1e-14)
+    params = list(ref.params)
+    fd = np.array([_central(fn, args, params.index(w)) for w in wrt])
+    np.testing.assert_allclose(got, fd, rtol=fd_rtol, atol=1e-7)
+    return f
+
+
+def _grad_source(f, name):
+    src = f.source
+    start = src.index(f"def {name}_grad(")
+    end = src.find("\n@", start)
+    return src[start:end if end > 0 else None]
+
+
+# -- gradients ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 200])
+def test_for_loop_with_float_int_and_bool_state(n):
+    f = _check(several_dtypes, ("a", "b"), (0.4, 0.7, n))
+    g = _grad_source(f, "several_dtypes")
+    assert "dtype=xp.float64" in g and "dtype=xp.int64" in g and "dtype=xp.bool_" in g, g
+
+
+@pytest.mark.parametrize("lo,n", [(3, 3), (3, 4), (3, 50), (5, 2)])
+def test_a_counter_from_an_offset(lo, n):
+    f = _check(offset_range, ("a",), (0.3, lo, n))
+    assert "max(0, n - lo" in _grad_source(f, "offset_range") or "max(0, n - i_init" in _grad_source(f, "offset_range")
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 40])
+def test_a_counter_stepped_by_two_keeps_the_list(n):
+    f = _check(stepped_range, ("a",), (0.3, n))
+    g = _grad_source(f, "stepped_range")
+    assert ".append(" in g and "xp.empty(" not in g, g
+
+
+@pytest.mark.parametrize("a,n", [(0.5, 0), (0.5, 1), (0.5, 100), (2.9, 100)])
+def test_break_bounded_by_the_range(a, n):
+    f = _check(broken, ("a",), (a, n))
+    assert "xp.empty(max(0, n - " in _grad_source(f, "broken")
+
+
+@pytest.mark.parametrize("a", [2.0, 5.0, 30.0])
+def test_while_on_data_keeps_the_list(a):
+    f = _check(newton_while, ("a",), (a,), fd_rtol=1e-4)
+    g = _grad_source(f, "newton_while")
+    assert ".append(" in g and "xp.empty(" not in g, g
+
+
+@pytest.mark.parametrize("c", [0.0, 0.0005, 5.0])
+def test_a_long_while_grows_its_tape(c):
+    _check(slow_while, ("a",), (0.7, c), fd_rtol=1e-4)
+
+
+@pytest.mark.parametrize("a,n", [(0.1, 0), (0.1, 3), (0.1, 500), (45.0, 500)])
+def test_while_with_a_counter_bound(a, n):
+    f = _check(counted_while, ("a",), (a, n))
+    assert "xp.empty(max(0, n - " in _grad_source(f, "counted_while")
+
+
+@pytest.mark.parametrize("m,n", [(0, 5), (1, 0), (1, 1), (4, 30)])
+def test_nested_loops(m, n):
+    f = _check(nested, ("a",), (0.3, m, n))
+    assert len(re.findall(r"= xp\.empty\(max\(0, ", _grad_source(f, "nested"))) >= 2
+
+
+# -- structure ---------------------------------------------------------------------------------------
+
+
+def test_the_tape_is_arrays_not_a_list():
+    f = _check(unread_state, ("r", "x0"), (2.8, 0.3, 300))
+    g = _grad_source(f, "unread_state")
+    assert "_tape_" in g and ".append(" not in g and "= []" not in g, g
+    stores = re.findall(r"(_tape_\w+)\[_tape_\w+_len\] = (\w+)", g)
+    # only x is replayed: the counter and the accumulator have no array
+    assert [v for _, v in stores] == ["x"], g
+    loads = re.findall(r"(\w+) = (_tape_\w+)\[k\]", g)
+    assert [v for v, _ in loads] == ["x"], g
+
+
+@pytest.mark.parametrize("lo", [1, 3, 40])
+def test_the_counter_is_recomputed_not_stored(lo):
+    x = np.linspace(0.5, 1.5, 40)
+    f = _check(indexed, ("a",), (0.3, x, lo))
+    g = _grad_source(f, "indexed")
+    stores = re.findall(r"_tape_\w+\[_tape_\w+_len\] = (\w+)", g)
+    assert stores == ["s"], g
+    assert re.search(r"^ +i\w* = \w+ \+ k$", g, re.M), g
+
+
+def test_the_numpy_backend_keeps_its_list():
+    f = cn.coarsen(unread_state, wrt=("r", "x0"))
+    f.grad(2.8, 0.3, 10)
+    g = _grad_source(f, "unread_state")
+    assert ".append((" in g and "xp.empty(" not in g, g
+
+
+def test_a_wrong_bound_is_an_error_not_a_silent_overrun():
+    """The arrays have no growth check: ``_jit``'s bounds checks are what stand behind the bound.  A
+    source whose tape is one entry too small must raise, not write past the end."""
+    f = cn.coarsen(offset_range, wrt=("a",), backend="numba")
+    f.grad(0.3, 0, 10)
+    src = f.source
+    assert "max(0, n - " in src
+    short = src.replace("max(0, n - ", "max(0, n - 1 - ")
+    ns: dict = {"__name__": "short_tape"}
+    exec(compile(short.replace("cache=True", "cache=False"), "<short>", "exec"), ns)
+    with pytest.raises(IndexError):
+        ns["offset_range_grad"](0.3, 0, 10)
