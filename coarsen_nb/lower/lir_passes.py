@@ -89,7 +89,7 @@ def drop_dead_assignments(body: tuple) -> tuple:
         dead_ids |= _dead_in_loops(body)
         if not dead_ids:
             return body
-        body = _without(body, dead_ids)
+        body = without(body, dead_ids)
 
 
 def _dead_in_loops(body: tuple, around: tuple = (), after: tuple = ()) -> set[int]:
@@ -119,19 +119,20 @@ def _dead_in_loops(body: tuple, around: tuple = (), after: tuple = ()) -> set[in
     return dead
 
 
-def _without(body: tuple, dead: set[int]) -> tuple:
+def without(body: tuple, dead: set[int]) -> tuple:
+    """``body`` without the statements whose ``id`` is in ``dead`` (an emptied ``else`` keeps a ``pass``)."""
     out = []
     for s in body:
         if id(s) in dead:
             continue
         if isinstance(s, If):
             # an else whose statements all went stays, with ``pass`` (the arms' comments say what it was)
-            orelse = _without(s.orelse, dead) or ((Pass(),) if s.orelse else ())
-            s = If(s.test, _without(s.body, dead), orelse)
+            orelse = without(s.orelse, dead) or ((Pass(),) if s.orelse else ())
+            s = If(s.test, without(s.body, dead), orelse)
         elif isinstance(s, For):
-            s = For(s.target, s.iter, _without(s.body, dead))
+            s = For(s.target, s.iter, without(s.body, dead))
         elif isinstance(s, While):
-            s = While(s.test, _without(s.body, dead))
+            s = While(s.test, without(s.body, dead))
         out.append(s)
     return tuple(out)
 

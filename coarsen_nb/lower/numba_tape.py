@@ -199,7 +199,7 @@ def drop_unread(body: tuple) -> tuple:
     dead = {id(s) for s in lir.statements(body) if isinstance(s, lir.Assign)
             and (_tape_array(s.target) and s.target.id in unread
                  or isinstance(s.target, lir.Index) and _tape_array(s.target.value) and s.target.value.id in unread)}
-    return lir_passes._without(body, dead)     # (the dead-assignment pass's own removal)
+    return lir_passes.without(body, dead)     # (the dead-assignment pass's own removal)
 
 
 def _tape_array(e: lir.Expr) -> bool:
