@@ -151,7 +151,7 @@ _make_extremum("max", True)
 _make_extremum("min", False)
 
 
-@_implements("put")
+@_implements("put", cache=False)
 def _put(x, idx, v):
     """``put(x, idx, v)``: the numba helper ``_put``, ``x[idx] = v`` element by element for a tuple idx
     of one index per axis of x, each an integer or an integer array (broadcast together, as NumPy's

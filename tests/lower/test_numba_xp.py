@@ -103,6 +103,40 @@ def test_building_and_reshaping(x, m, seq):
 
 
 @numba.njit
+def _takes(m, idx, flat):
+    return (xp.take(m, idx, axis=1), xp.take(m, idx, axis=-1), xp.take(m, idx, axis=0), xp.take(m, idx, axis=-2),
+            xp.take(flat, idx))
+
+
+@settings(deadline=None)       # (the first example compiles)
+@given(st.integers(1, 4), st.integers(1, 5), st.lists(st.integers(-4, 3), min_size=0, max_size=6))
+def test_take_along_an_axis_is_numpys(rows, cols, picks):
+    """The element loop of ``xp.take(m, idx, axis=k)`` (numba_xp_arrays) against ``np.take``, negative indices too."""
+    m = np.arange(rows * cols, dtype=np.float64).reshape(rows, cols) * 1.5 - 2.0
+    size = min(rows, cols)
+    idx = np.array([p % size - (size if p < 0 else 0) for p in picks], dtype=np.int64)
+    want = (np.take(m, idx, axis=1), np.take(m, idx, axis=-1), np.take(m, idx, axis=0), np.take(m, idx, axis=-2),
+            np.take(m.ravel(), idx))
+    for got, w in zip(_takes(m, idx, m.ravel()), want, strict=True):
+        _same(got, w)
+
+
+def test_take_and_concat_refuse_what_numpy_refuses():
+    m = np.ones((2, 3))
+    with pytest.raises(IndexError):
+        _takes(m, np.array([3], dtype=np.int64), m.ravel())
+    with pytest.raises(ValueError, match="must match exactly"):
+        _concat_rows(m, np.ones((2, 2)))
+    with pytest.raises(ValueError, match="must match exactly"):
+        np.concat([m, np.ones((2, 2))], axis=0)
+
+
+@numba.njit
+def _concat_rows(a, b):
+    return xp.concat([a, b], axis=0)
+
+
+@numba.njit
 def _products(m, v, w):
     return xp.matmul(m, v), xp.matmul(w, m), xp.matmul(v, v), xp.matmul(m, m.T), xp.matmul(m.T, m)
 
