@@ -124,12 +124,15 @@ def _make_extremum(name, is_max):
         if x.ndim != 2 or keep is None:
             return None
 
+        # (the message a constant: formatting it inside the loop would compile Numba's str machinery)
+        empty = f"zero-size array to reduction operation {'maximum' if is_max else 'minimum'} which has no identity"
+
         def along(x, axis=None, keepdims=False):
             rows = axis == 0 or axis == -2
             m = x.shape[1] if rows else x.shape[0]
             n = x.shape[0] if rows else x.shape[1]
             if n == 0:
-                raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
+                raise ValueError(empty)
             out = _np.empty(m)
             for r in range(m):
                 best = x[0, r] if rows else x[r, 0]

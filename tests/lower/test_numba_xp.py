@@ -401,3 +401,16 @@ def test_window_loops_are_the_numpy_helpers(x, lo, n0, n1, data):
     oa(b, lo, n0, n1, g, h)
     oa_np(b_np, lo, n0, n1, g, h)
     np.testing.assert_allclose(b, b_np, rtol=1e-12, atol=1e-12)
+
+
+@numba.njit
+def _max_rows(m):
+    return xp.max(m, axis=0, keepdims=False)
+
+
+def test_an_empty_reduction_along_an_axis_says_what_numpy_says():
+    with pytest.raises(ValueError) as numpy_says:
+        np.max(np.empty((0, 3)), axis=0)
+    with pytest.raises(ValueError) as numba_says:
+        _max_rows(np.empty((0, 3)))
+    assert str(numba_says.value) == str(numpy_says.value)
