@@ -1,7 +1,8 @@
 """How long ``backend="numba"`` takes to get to its first gradient, cold and warm (issue 14: "compile plus first
 call ≤ 2 s for each kernel in a fresh process, and ≤ 0.5 s with a warm cache").
 
-Run as ``python -m coarsen_nb.benchmarks.compile_times [--kernels K1,K2] [--size N] [--timeout S] [--json OUT]``.
+Run as ``python -m coarsen_nb.benchmarks.compile_times [--kernels K1,K2] [--size N] [--timeout S] [--json OUT]
+[--primed-by KERNEL]``.
 For each kernel, two fresh Python processes run one after the other with the same, initially empty
 ``COARSEN_NB_CACHE`` directory: the first is a *cold* start (nothing on disk), the second a *warm* one (a
 restarted kernel: the generated module and Numba's machine code from the first are on disk).  Each process
