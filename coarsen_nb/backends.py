@@ -75,7 +75,7 @@ class Backend:
         if self.compiles:
             from coarsen_nb import numba_loader
 
-            return numba_loader.load(source, module_name, entry_points, numpy_module)
+            return numba_loader.load(source, module_name, entry_points, numpy_module, self.prologue)
         code = compile(source, filename, "exec")
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         env: dict = {"__name__": module_name, "__file__": filename}

@@ -14,6 +14,15 @@ rewritten, so a second process (a restarted kernel) that generates the same modu
 Numba's cache warm.  Everything that affects the compiled code is in the text (the header names
 the options and the signature), and Numba's own index adds its version and the CPU.
 
+**The ``xp`` namespace is loaded once.**  Every generated module's text carries the ``xp`` namespace
+(``Backend.prologue``: ``lower/numba_xp*.py``), so that an exported module needs nothing else.  The
+file this loader writes replaces that text with the names of one shared module holding it
+(:func:`_sharing`): its ``@overload`` implementations are compiled once per process instead of once per
+generated module, and cached on disk beside the shared file, once per machine.
+
+**Compiling is announced.**  :func:`on_compile` listeners hear when Numba begins and ends compiling an
+entry point (the notebook's "compiling …" line, :mod:`coarsen_nb.notebook.status`).
+
 **Named fallback.**  A function Numba cannot compile (a NumPy call outside Numba's subset: the
 ``numba.core.errors.NumbaError`` raised when it types the function on the first call) runs as the
 NumPy backend's code for the same plan, and says so with a :class:`NumbaFallbackWarning` naming
@@ -33,9 +42,11 @@ import inspect
 import linecache
 import os
 import sys
+import time
 import types
 import warnings
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 
@@ -43,10 +54,37 @@ class NumbaFallbackWarning(UserWarning):
     """A generated function runs as NumPy code because Numba cannot compile it; the message names why."""
 
 
+@dataclass(frozen=True)
+class CompileEvent:
+    """Numba begins (``seconds`` None) or ends compiling the entry point ``name`` for one argument signature;
+    ``from_disk``: its machine code came from Numba's disk cache (nothing was compiled)."""
+
+    name: str
+    seconds: float | None = None
+    from_disk: bool = False
+
+
+_listeners: list[Callable[[CompileEvent], None]] = []
+
+
+def on_compile(listener: Callable[[CompileEvent], None]) -> Callable[[], None]:
+    """Tell ``listener`` when Numba begins and ends compiling an entry point (the notebook's "compiling …"
+    line: a compile takes seconds, on the first call, where nothing else says why the call is slow).
+    Returns the function that removes it."""
+    _listeners.append(listener)
+    return lambda: _listeners.remove(listener) if listener in _listeners else None
+
+
+def _tell(event: CompileEvent) -> None:
+    for listener in list(_listeners):
+        listener(event)
+
+
 def cache_dir() -> Path:
     """Where generated numba modules and Numba's cache of them live (``COARSEN_NB_CACHE`` overrides)."""
-    root = os.environ.get("COARSEN_NB_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "coarsen_nb")
-    return Path(root) / "numba"
+    from coarsen_nb.pipeline_cache import cache_root
+
+    return cache_root() / "numba"
 
 
 def module_file(source: str, module_name: str) -> Path:
@@ -62,33 +100,64 @@ def module_file(source: str, module_name: str) -> Path:
 
 
 def load(source: str, module_name: str, entry_points: tuple[str, ...],
-         numpy_module: Callable[[], tuple[dict, tuple]]) -> dict:
+         numpy_module: Callable[[], tuple[dict, tuple]], prologue: str = "") -> dict:
     """The namespace of the numba module ``source``, its entry points wrapped in :class:`JitFunction`.
 
     ``numpy_module()`` gives ``(namespace, (source, filename, line table))`` of the NumPy backend's module for the
-    same plan; it is built only when a function falls back or raises.  Raises ``ImportError`` when
-    Numba is not installed.
+    same plan; it is built only when a function falls back or raises.  ``prologue``: the backend's text
+    that every module carries (``Backend.prologue``), loaded as one shared module instead.  Raises
+    ``ImportError`` when Numba is not installed.
     """
     import numba  # noqa: F401 (ImportError here: the runtime reports the backend's install hint)
 
-    path = module_file(source, module_name)
-    filename = str(path)
-    code = compile(source, filename, "exec")
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    # A real module in sys.modules, named by the file: Numba's cache rebuilds a compiled function's
-    # environment by importing its module's name.
-    module = sys.modules.get(path.stem)
-    if module is None or getattr(module, "__file__", None) != filename:
-        module = types.ModuleType(path.stem)
-        module.__file__ = filename
-        exec(code, module.__dict__)
-        sys.modules[path.stem] = module
+    module = _module(_sharing(prologue, source), module_name)
     env = dict(module.__dict__)
     numpy = functools.cache(numpy_module)          # (built on first use, once for all entry points)
     for name in entry_points:
         if name in env:
             env[name] = JitFunction(name, env[name], numpy)
     return env
+
+
+def _module(source: str, module_name: str) -> types.ModuleType:
+    """``source`` as a real module in ``sys.modules``, named by its file (written once under the hash of its
+    text; registered with ``linecache``): Numba's cache rebuilds a compiled function's environment by
+    importing its module's name, and finds its machine code beside the file."""
+    path = module_file(source, module_name)
+    filename = str(path)
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    module = sys.modules.get(path.stem)
+    if module is None or getattr(module, "__file__", None) != filename:
+        code = compile(source, filename, "exec")
+        module = types.ModuleType(path.stem)
+        module.__file__ = filename
+        sys.modules[path.stem] = module
+        try:
+            exec(code, module.__dict__)
+        except BaseException:
+            del sys.modules[path.stem]
+            raise
+    return module
+
+
+def _sharing(prologue: str, source: str) -> str:
+    """The text to load for a generated numba module: ``source`` with the ``xp`` namespace it carries
+    (``Backend.prologue``, the text of ``lower/numba_xp*.py``) replaced by the names of one module holding
+    that text, loaded once per process from a file of its own.
+
+    Why: each copy of the prologue registers its ``@overload`` stubs anew, and Numba compiles a stub's
+    implementation once per stub, so every generated module compiled them all again, and the prologue's
+    ``cache=True`` helpers were cached beside each module.  One shared module compiles each once per
+    process, and its compilations (``jit_options`` ``cache=True``) are cached beside its file, once per
+    machine.  An exported module (``f.source``) still carries the whole text; the loaded file keeps its
+    line numbers (blank lines where the text was), so tracebacks and the line table agree with it."""
+    prologue = prologue.strip("\n")
+    if not prologue or prologue not in source:
+        return source
+    shared = _module(prologue + "\n", "coarsen_nb_xp")
+    line = (f"globals().update({{_k: _v for _k, _v in vars(__import__({shared.__name__!r})).items()"
+            f" if not _k.startswith('__')}})")
+    return source.replace(prologue, line + "\n" * prologue.count("\n"), 1)
 
 
 class JitFunction:
@@ -147,10 +216,16 @@ class JitFunction:
             return self._give_up(exc)
         if key in self._compiled:
             return True
+        hits = sum(self.dispatcher.stats.cache_hits.values())
+        _tell(CompileEvent(self.name))
+        start = time.perf_counter()
         try:
             self.dispatcher.compile(key)
         except Exception as exc:
             return self._give_up(exc)
+        finally:
+            _tell(CompileEvent(self.name, time.perf_counter() - start,
+                               sum(self.dispatcher.stats.cache_hits.values()) > hits))
         self._compiled.add(key)
         return True
 

@@ -309,5 +309,4 @@ class Coarsened:
 
 
 def _scalar_result(c: Compiled) -> bool:
-    t = c.plan.types.get("$result")
-    return t is not None and t.kind in ("float", "int", "bool") and t.ndim == 0
+    return c.scalar_result

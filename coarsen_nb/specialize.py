@@ -13,10 +13,11 @@ import itertools
 import os
 import tempfile
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from coarsen_nb import backends
+from coarsen_nb import backends, pipeline_cache
 from coarsen_nb.errors import CoarsenError, FallbackWarning, InternalCompilerError, NoSegmentForm
 from coarsen_nb.phi import scalar_uses
 from coarsen_nb.phi.types import T, infer
@@ -30,21 +31,39 @@ SELECTION_NAMES = {"phi": "default (phi-calculus)", "block": "per-block", "opera
 
 @dataclass
 class Compiled:
-    """One specialization: the plan, the generated source and its functions."""
+    """One specialization: the plan, the generated source and its functions.
+
+    ``plan`` and ``line_table`` are computed on first use where the module came from the pipeline cache
+    (:mod:`coarsen_nb.pipeline_cache`): ``regenerate()`` runs the pipeline again for them."""
 
     signature: tuple
-    plan: object
     source: str
     filename: str
     forward: object
     vjp: object
     jvp: object
     wrt: tuple
+    scalar_result: bool            # the function returns a scalar (grad is defined)
     grad: object = None            # gradients only (no primal value computed that they do not need)
     missing: str | None = None     # why the module could not be loaded (e.g. CuPy absent)
     fallback: str | None = None    # why a finer selection than asked for was compiled (a NoSegmentForm limit)
     costs: dict = field(default_factory=dict)   # (shapes, ints) -> the cost model's Cost: f.cost lowers once
-    line_table: dict = field(default_factory=dict)   # generated line -> its lowered-IR record (call_errors)
+    regenerate: Callable[[], tuple] | None = field(default=None, repr=False)   # -> (plan, line table)
+    _plan: object = field(default=None, repr=False)
+    _line_table: dict | None = field(default=None, repr=False)   # generated line -> its lowered-IR record
+
+    @property
+    def plan(self):
+        if self._plan is None:
+            self._plan, self._line_table = self.regenerate()
+        return self._plan
+
+    @property
+    def line_table(self) -> dict:
+        """Generated line -> its lowered-IR record (call_errors)."""
+        if self._line_table is None:
+            self._plan, self._line_table = self.regenerate()
+        return self._line_table
 
 
 class Request(Protocol):
@@ -98,34 +117,53 @@ def compile_signature(f: Request, sig: tuple[T, ...]) -> Compiled:
                 f"wrt={', '.join(wrt) or '-'}.\nSignature: {signature}."
                 f"\nStandalone: needs only {backend.needs}.")
 
-    for mode in order[order.index(f.mode):]:
-        try:
-            plan, source, table = _generate(f, types, wrt, mode, reuse, backend, header(mode))
-            break
-        except NoSegmentForm as limit:
-            limits.append(str(limit))
+    cache_key = _cache_key(f, sig, wrt, reuse) if pipeline_cache.enabled() else None
+    hit = pipeline_cache.load(cache_key) if cache_key else None
+    if hit is not None:            # the module of an earlier process: nothing lifted or printed now
+        mode, source, fallback, generated = hit.mode, hit.source, hit.fallback, None
     else:
-        raise CoarsenError(f.name, message=f"{f.name}() has no symbolic form at any SOI selection: "
-                           + "; ".join(limits), hint="rewrite the construct named above")
-    fallback = None
-    if mode != f.mode:
-        fallback = (f"the {SELECTION_NAMES[f.mode]} selection has no form for {limits[0]}; "
-                    f"using the {SELECTION_NAMES[mode]} selection instead (same values and gradients)")
+        for mode in order[order.index(f.mode):]:
+            try:
+                generated = _generate(f, types, wrt, mode, reuse, backend, header(mode))
+                break
+            except NoSegmentForm as limit:
+                limits.append(str(limit))
+        else:
+            raise CoarsenError(f.name, message=f"{f.name}() has no symbolic form at any SOI selection: "
+                               + "; ".join(limits), hint="rewrite the construct named above")
+        source = generated[1]
+        fallback = None
+        if mode != f.mode:
+            fallback = (f"the {SELECTION_NAMES[f.mode]} selection has no form for {limits[0]}; "
+                        f"using the {SELECTION_NAMES[mode]} selection instead (same values and gradients)")
+    if fallback is not None:
         # stacklevel 5: the user's call (f(...), f.grad, retune) -> _specialize/_compile_like -> _compile -> here
         warnings.warn(FallbackWarning(f"coarsen_nb: {f.name}: {fallback}"), stacklevel=5)
+
+    def regenerate():
+        # the plan and line table of a module from the cache: the pipeline again, which must print the same text
+        plan, again, table = _generate(f, types, wrt, mode, reuse, backend, header(mode))
+        if again != source:
+            pipeline_cache.discard(cache_key, "does not match what the compiler prints now")
+        return plan, table
+
     def new_filename() -> str:
         # the name a loaded module's code gets (tracebacks, linecache): one per module
         return os.path.join(tempfile.gettempdir(), f"coarsen_nb_{f.name}_{next(_counter)}.py")
 
     filename = new_filename()
     entry_points = tuple(f.name + suffix for suffix in ("", "_vjp", "_grad", "_jvp"))
+    compiled = Compiled(sig, source, filename, None, None, None, wrt, fallback=fallback, regenerate=regenerate,
+                        scalar_result=hit.scalar_result if hit is not None else _returns_scalar(generated[0]))
+    if generated is not None:
+        compiled._plan, compiled._line_table = generated[0], generated[2]
 
     def numpy_module():
         # what a compiled backend (numba) runs where it cannot compile a function, and re-runs
         # to name the user's line of an error raised inside compiled code
         from coarsen_nb.lower.module import ModuleWriter
 
-        writer = ModuleWriter(plan, wrt, backends.NUMPY, header(mode))
+        writer = ModuleWriter(compiled.plan, wrt, backends.NUMPY, header(mode))
         numpy_source, numpy_file = writer.source(), new_filename()
         return backends.NUMPY.load(numpy_source, numpy_file, f"coarsen_nb_generated_{f.name}"), \
             (numpy_source, numpy_file, writer.line_table())
@@ -136,14 +174,30 @@ def compile_signature(f: Request, sig: tuple[T, ...]) -> Compiled:
         raise InternalCompilerError(f.name, "compiling the generated module", exc) from exc
     except ImportError as exc:
         # e.g. backend="cupy" without CuPy: the source is still there to read and export.
-        return Compiled(sig, plan, source, filename, None, None, None, wrt, missing=str(exc), fallback=fallback,
-                        line_table=table)
+        compiled.missing = str(exc)
+        return compiled
     if f.name not in env or f.name + "_vjp" not in env:
         raise InternalCompilerError(f.name, "loading the generated module",
                                     KeyError(f"{f.name} or {f.name}_vjp is not defined by it"))
-    return Compiled(sig, plan, source, filename, env[f.name], env[f.name + "_vjp"],
-                    env.get(f.name + "_jvp"), wrt, grad=env.get(f.name + "_grad"), fallback=fallback,
-                    line_table=table)
+    compiled.forward, compiled.vjp, compiled.jvp = env[f.name], env[f.name + "_vjp"], env.get(f.name + "_jvp")
+    compiled.grad = env.get(f.name + "_grad")
+    if cache_key and hit is None:
+        pipeline_cache.store(cache_key, pipeline_cache.Entry(source, mode, fallback, compiled.scalar_result))
+    return compiled
+
+
+def _cache_key(f: Request, sig: tuple, wrt: tuple, reuse) -> str:
+    """The pipeline-cache key of ``f`` at ``sig``: everything that affects its generated module."""
+    src = f.front_source
+    return pipeline_cache.key(name=f.name, source_text=src.text, source_file=src.filename,
+                              first_line=src.first_line, gated=str(f.gated_function), signature=repr(sig),
+                              options=dict(backend=f.backend, mode=f.mode, max_soi=f.max_soi, reuse=reuse, wrt=wrt))
+
+
+def _returns_scalar(plan) -> bool:
+    t = plan.types.get("$result")
+    return t is not None and t.kind in ("float", "int", "bool") and t.ndim == 0
+
 
 def _generate(f: Request, types, wrt, mode: str, reuse, backend, header: str):
     """Lift, select, differentiate and print at one selection: ``(plan, source, line table)``.

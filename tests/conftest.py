@@ -7,6 +7,10 @@ import sys
 
 from hypothesis import settings
 
+# The whole-pipeline cache (coarsen_nb/pipeline_cache.py) is off: a test that replaces a pipeline stage must
+# see it run.  tests/test_compile_cache.py turns it on for itself.
+os.environ.setdefault("COARSEN_NB_PIPELINE_CACHE", "0")
+
 _TESTS = os.path.dirname(os.path.abspath(__file__))
 if _TESTS not in sys.path:
     sys.path.insert(0, _TESTS)

@@ -65,13 +65,18 @@ def _stub(name):
     return stub
 
 
-def _implements(name, holder=None, **options):
+def _implements(name, holder=None, cache=True, **options):
     """Decorate the typing function of ``xp.NAME``: a stub in ``xp`` (or in ``holder``, a namespace
     within it: ``xp.linalg``) that Numba compiles through ``numba.extending.overload`` (the typing
-    function returns the implementation for the argument types, or None where it has none)."""
+    function returns the implementation for the argument types, or None where it has none).
+
+    ``cache``: Numba caches the implementations on disk, beside this text's file (numba_loader loads
+    it as a module of its own, so once per machine; a closure is cached by its cells' values).  False
+    where the typing function prints its implementation as text and ``exec`` s it: such code has no
+    file to cache beside, and Numba refuses to compile it with ``cache=True``."""
     def register(typing):
         stub = _stub(name)
-        numba.extending.overload(stub, **options)(typing)
+        numba.extending.overload(stub, jit_options={"cache": cache}, **options)(typing)
         setattr(xp if holder is None else holder, name, stub)
         return typing
 
@@ -177,6 +182,8 @@ def _concat(arrays, axis=0):
         return None
     ndim = arrays.dtype.ndim
     dtype = as_dtype(arrays.dtype.dtype).type
+    # Element loops, not slice assignments: Numba's ``out[a:b] = x`` compiles a formatted shape-mismatch
+    # message (str, join, repr: a third of a cold compile); the shapes are checked here instead.
     if ndim == 1:
         def concat_1d(arrays, axis=0):
             total = 0
@@ -185,7 +192,8 @@ def _concat(arrays, axis=0):
             out = _np.empty(total, dtype=dtype)
             at = 0
             for a in arrays:
-                out[at:at + a.shape[0]] = a
+                for i in range(a.shape[0]):
+                    out[at + i] = a[i]
                 at += a.shape[0]
             return out
         return concat_1d
@@ -193,18 +201,22 @@ def _concat(arrays, axis=0):
         def concat_2d(arrays, axis=0):
             columns = axis == 1 or axis == -1
             total = 0
+            first = arrays[0]
             for a in arrays:
                 total += a.shape[1] if columns else a.shape[0]
-            first = arrays[0]
+                if (a.shape[0] != first.shape[0]) if columns else (a.shape[1] != first.shape[1]):
+                    raise ValueError("all the input array dimensions except for the concatenation axis "
+                                     "must match exactly")
             out = _np.empty((first.shape[0], total) if columns else (total, first.shape[1]), dtype=dtype)
             at = 0
             for a in arrays:
-                if columns:
-                    out[:, at:at + a.shape[1]] = a
-                    at += a.shape[1]
-                else:
-                    out[at:at + a.shape[0], :] = a
-                    at += a.shape[0]
+                for i in range(a.shape[0]):
+                    for j in range(a.shape[1]):
+                        if columns:
+                            out[i, at + j] = a[i, j]
+                        else:
+                            out[at + i, j] = a[i, j]
+                at += a.shape[1] if columns else a.shape[0]
             return out
         return concat_2d
     return None
@@ -268,7 +280,8 @@ def _tile(x, reps):
             r = reps[0]
             out = _np.empty(n * max(r, 0), dtype=x.dtype)
             for k in range(max(r, 0)):
-                out[k * n:(k + 1) * n] = x
+                for i in range(n):          # (an element loop: see concat)
+                    out[k * n + i] = x[i]
             return out
         return tile_1d
     return None

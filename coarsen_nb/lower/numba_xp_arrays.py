@@ -235,7 +235,7 @@ def _einsum_source(subscripts, ndims):
     return "\n".join(lines)
 
 
-@_implements("einsum", prefer_literal=True)
+@_implements("einsum", cache=False, prefer_literal=True)
 def _einsum(subscripts, a, b=None, c=None):
     """``einsum('ij,jk->ik', a, b)`` with explicit subscripts, a string constant, and one to three
     operands: a letter not in the output is summed over (also one repeated within an operand: a trace),
@@ -295,3 +295,40 @@ def _nonzero(x):
             at += x[i] != 0
         return (out[:count],)
     return nonzero_1d
+
+
+@_implements("take")
+def _take_along(a, indices, axis=None):
+    """``take(a, indices, axis=k)`` of a matrix by a vector of indices, as an element loop: Numba's own
+    copies rows by slice assignment, which compiles a formatted shape-mismatch message (str, join, repr:
+    a quarter of a cold compile, numba_xp's ``concat``).  Any other form is Numba's ``np.take``."""
+    if _omitted(axis):
+        def take_flat(a, indices, axis=None):
+            return _np.take(a, indices)
+        return take_flat
+    if not (isinstance(a, _nt.Array) and a.ndim == 2 and isinstance(indices, _nt.Array) and indices.ndim == 1
+            and isinstance(indices.dtype, _nt.Integer) and isinstance(axis, _nt.Integer)):
+        def take_axis(a, indices, axis=None):
+            return _np.take(a, indices, axis)
+        return take_axis
+
+    def take_2d(a, indices, axis=None):
+        if not -2 <= axis <= 1:
+            raise ValueError("axis out of bounds")
+        columns = axis == 1 or axis == -1
+        n = indices.shape[0]
+        m = a.shape[0] if columns else a.shape[1]
+        size = a.shape[1] if columns else a.shape[0]
+        out = _np.empty((m, n) if columns else (n, m), dtype=a.dtype)
+        for k in range(n):
+            t = indices[k]
+            t = t + size if t < 0 else t
+            if t < 0 or t >= size:
+                raise IndexError("index out of bounds")
+            for i in range(m):
+                if columns:
+                    out[i, k] = a[i, t]
+                else:
+                    out[k, i] = a[t, i]
+        return out
+    return take_2d

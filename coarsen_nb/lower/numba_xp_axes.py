@@ -124,12 +124,15 @@ def _make_extremum(name, is_max):
         if x.ndim != 2 or keep is None:
             return None
 
+        # (the message a constant: formatting it inside the loop would compile Numba's str machinery)
+        empty = f"zero-size array to reduction operation {'maximum' if is_max else 'minimum'} which has no identity"
+
         def along(x, axis=None, keepdims=False):
             rows = axis == 0 or axis == -2
             m = x.shape[1] if rows else x.shape[0]
             n = x.shape[0] if rows else x.shape[1]
             if n == 0:
-                raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
+                raise ValueError(empty)
             out = _np.empty(m)
             for r in range(m):
                 best = x[0, r] if rows else x[r, 0]
@@ -151,7 +154,7 @@ _make_extremum("max", True)
 _make_extremum("min", False)
 
 
-@_implements("put")
+@_implements("put", cache=False)
 def _put(x, idx, v):
     """``put(x, idx, v)``: the numba helper ``_put``, ``x[idx] = v`` element by element for a tuple idx
     of one index per axis of x, each an integer or an integer array (broadcast together, as NumPy's

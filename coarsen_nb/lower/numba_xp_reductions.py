@@ -250,7 +250,7 @@ def _register(name, params, typing):
     if getattr(existing, "__qualname__", "").startswith("_stub."):
         numba.extending.overload(existing, prefer_literal=True)(wrapped)
     else:
-        _implements(name, holder, prefer_literal=True)(wrapped)
+        _implements(name, holder, cache=False, prefer_literal=True)(wrapped)
 
 
 # ``xp.linalg``: NumPy's linalg (solve, inv, det, slogdet compile in Numba as they are) with ``norm``
@@ -321,7 +321,7 @@ def _axes_tuple(axes):
     return isinstance(axes, _nt.BaseTuple) and all(isinstance(t, _nt.Integer) for t in axes)
 
 
-@_implements("first_extremum")
+@_implements("first_extremum", cache=False)
 def _first_extremum(a, axes, arg):
     """1.0 at the first maximum (``arg`` is ``xp.argmax``) or minimum (``xp.argmin``) of ``a`` over
     ``axes``, in C order over those axes and NaN first as in ``argmax``; 0.0 elsewhere.  (The axes

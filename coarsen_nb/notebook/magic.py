@@ -238,6 +238,16 @@ def register(ipython) -> CoarsenMagics:
     Returning it lets a caller (and the tests) read ``compilations`` and
     ``cache_hits`` without reaching into IPython's registry.
     """
+    global _remove_status
+    from coarsen_nb import numba_loader
+    from coarsen_nb.notebook.status import CompileStatus, jupyter_display
+
     magics = CoarsenMagics(ipython)
     ipython.register_magics(magics)
+    if _remove_status is not None:          # (registered again: one status line, for the latest shell)
+        _remove_status()
+    _remove_status = numba_loader.on_compile(CompileStatus(jupyter_display(ipython)))
     return magics
+
+
+_remove_status = None       # removes the "compiling …" listener register() installed

@@ -103,6 +103,40 @@ def test_building_and_reshaping(x, m, seq):
 
 
 @numba.njit
+def _takes(m, idx, flat):
+    return (xp.take(m, idx, axis=1), xp.take(m, idx, axis=-1), xp.take(m, idx, axis=0), xp.take(m, idx, axis=-2),
+            xp.take(flat, idx))
+
+
+@settings(deadline=None)       # (the first example compiles)
+@given(st.integers(1, 4), st.integers(1, 5), st.lists(st.integers(-4, 3), min_size=0, max_size=6))
+def test_take_along_an_axis_is_numpys(rows, cols, picks):
+    """The element loop of ``xp.take(m, idx, axis=k)`` (numba_xp_arrays) against ``np.take``, negative indices too."""
+    m = np.arange(rows * cols, dtype=np.float64).reshape(rows, cols) * 1.5 - 2.0
+    size = min(rows, cols)
+    idx = np.array([p % size - (size if p < 0 else 0) for p in picks], dtype=np.int64)
+    want = (np.take(m, idx, axis=1), np.take(m, idx, axis=-1), np.take(m, idx, axis=0), np.take(m, idx, axis=-2),
+            np.take(m.ravel(), idx))
+    for got, w in zip(_takes(m, idx, m.ravel()), want, strict=True):
+        _same(got, w)
+
+
+def test_take_and_concat_refuse_what_numpy_refuses():
+    m = np.ones((2, 3))
+    with pytest.raises(IndexError):
+        _takes(m, np.array([3], dtype=np.int64), m.ravel())
+    with pytest.raises(ValueError, match="must match exactly"):
+        _concat_rows(m, np.ones((2, 2)))
+    with pytest.raises(ValueError, match="must match exactly"):
+        np.concat([m, np.ones((2, 2))], axis=0)
+
+
+@numba.njit
+def _concat_rows(a, b):
+    return xp.concat([a, b], axis=0)
+
+
+@numba.njit
 def _products(m, v, w):
     return xp.matmul(m, v), xp.matmul(w, m), xp.matmul(v, v), xp.matmul(m, m.T), xp.matmul(m.T, m)
 
@@ -367,3 +401,16 @@ def test_window_loops_are_the_numpy_helpers(x, lo, n0, n1, data):
     oa(b, lo, n0, n1, g, h)
     oa_np(b_np, lo, n0, n1, g, h)
     np.testing.assert_allclose(b, b_np, rtol=1e-12, atol=1e-12)
+
+
+@numba.njit
+def _max_rows(m):
+    return xp.max(m, axis=0, keepdims=False)
+
+
+def test_an_empty_reduction_along_an_axis_says_what_numpy_says():
+    with pytest.raises(ValueError) as numpy_says:
+        np.max(np.empty((0, 3)), axis=0)
+    with pytest.raises(ValueError) as numba_says:
+        _max_rows(np.empty((0, 3)))
+    assert str(numba_says.value) == str(numpy_says.value)
