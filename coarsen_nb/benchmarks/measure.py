@@ -103,6 +103,13 @@ def compare(got, ref, rtol):
     return True, worst, ""
 
 
+def _warm_call_s(call, sync) -> float:
+    """The seconds of one call after the first (which compiled and checked)."""
+    t0 = time.perf_counter()
+    sync(call())
+    return time.perf_counter() - t0
+
+
 def autorange(call, sync, cfg: Config, first_s: float):
     """Median seconds per call and the number of calls made.
 
@@ -110,7 +117,7 @@ def autorange(call, sync, cfg: Config, first_s: float):
     lasts ``target_repeat_s``), skipped when the first call alone was that
     long; then as many repeats as fit the budget, between ``min_repeats`` and
     ``max_repeats`` — but a single one when even one call exceeds the budget,
-    so a slow peer costs two calls here, not ``min_repeats``.
+    so a slow peer costs two calls here (after its first and a warm one), not ``min_repeats``.
     """
     clock = time.perf_counter
     number, per = 1, first_s
@@ -278,9 +285,7 @@ def _measure(kernel_module, size, method, cfg, rec, dog):
         rec.update(status="wrong", message=f"gradient differs from hand-written: {detail}")
         return
     dog.phase("first forward call", cfg.timeout_s)
-    t0 = time.perf_counter()
     value = bound.value_to_float(bound.sync(bound.forward()))
-    first_fwd_s = time.perf_counter() - t0
     if not np.isclose(value, ref_value, rtol=cfg.rtol, atol=1e-12 * abs(ref_value)):
         rec.update(status="wrong", message=f"forward value {value!r} differs from the plain function's "
                                            f"{ref_value!r}")
@@ -288,9 +293,11 @@ def _measure(kernel_module, size, method, cfg, rec, dog):
 
     timing_allowance = 3 * cfg.timeout_s + 4 * cfg.budget_s
     dog.phase("gradient timing", timing_allowance)
-    rec["grad_s"], rec["grad_calls"] = autorange(bound.grad, bound.sync, cfg, rec["first_grad_s"])
+    # (autorange sizes its repeats from one call's time: a warm one, since a compiled method's first call
+    # holds its compilation and would leave a 30 µs gradient five single-call samples)
+    rec["grad_s"], rec["grad_calls"] = autorange(bound.grad, bound.sync, cfg, _warm_call_s(bound.grad, bound.sync))
     dog.phase("forward timing", timing_allowance)
-    rec["fwd_s"], rec["fwd_calls"] = autorange(bound.forward, bound.sync, cfg, first_fwd_s)
+    rec["fwd_s"], rec["fwd_calls"] = autorange(bound.forward, bound.sync, cfg, _warm_call_s(bound.forward, bound.sync))
     dog.disarm()
     if method.compiled:
         rec["compile_s"] = max(0.0, rec["first_grad_s"] - rec["grad_s"])
