@@ -43,8 +43,9 @@ from coarsen_nb.lower import lir
 from coarsen_nb.lower.cuda_printer import leaf_ctype
 from coarsen_nb.lower.domain import Domain, Target
 from coarsen_nb.lower.fusion_domain import Body, domain, rows_domain
+from coarsen_nb.lower.nest_analysis import guarded_contribution, nest_domains
 from coarsen_nb.lower.numba_loops import LoopFunction
-from coarsen_nb.lower.numba_nests import NestLoops, guarded_contribution, nest_domains
+from coarsen_nb.lower.numba_nests import NestLoops
 from coarsen_nb.lower.numba_rows import RowLoopFunction
 from coarsen_nb.lower.numba_scans import ScanLoops, scan_domain
 from coarsen_nb.phi import forms

@@ -15,6 +15,12 @@ nest, with nothing stored: here each such part becomes one function of the modul
   adds them), each reduction their values read computed once at the outermost loop it can be (a
   softmax's log-sum-exp at each i, before the loop over j).
 
+Nothing is computed more often than it varies: the costly values of an inner loop alone (``exp(-2*log_s[k])``
+inside ``for i: for k:``) are tables filled once before the nest; a value an inner loop would compute at each
+point but that varies over the outer loops only is computed once before it (never out of a branch, never an
+array read: a read a loop guards may be out of bounds before it); and a scatter whose value is zero outside a
+branch (times the seed or a parameter) is added inside the branch, so the points outside do no work.
+
 The ranges nest as the user's loops did (an inner range may read the outer indices: triangles); a
 ``Piecewise`` is a real ``if`` at each point, as in every fused loop; Σ, Π, max and min (NumPy's: a NaN
 wins).  Not taken (array code as before): a target varying over the elements of an array (``ELEM``), the
@@ -26,233 +32,18 @@ from __future__ import annotations
 import sympy as sp
 
 from coarsen_nb.lower import lir, lir_passes
-from coarsen_nb.lower.domain import Domain, Target
-from coarsen_nb.lower.fusion_domain import NOT_ONE_PASS, Body
+from coarsen_nb.lower.nest_analysis import (
+    computed_inside,
+    costly_inner_values,
+    guarded_contribution,
+    loop_invariants,
+    maximal_reductions,
+    nest_order,
+)
 from coarsen_nb.lower.numba_loops import LoopFunction, integer_index, minus
 from coarsen_nb.lower.printing import is_atom_code
-from coarsen_nb.phi import forms, logsumexp
-from coarsen_nb.phi.scans import SCAN_FORMS
-from coarsen_nb.symbolic.levels import ELEM
+from coarsen_nb.phi import forms
 
-
-def nest_domains(body: Body, targets: list[Target]) -> tuple[list[Domain], list[Target]]:
-    """The ``nest`` domains of those ``targets`` that have one (the scatters over one chain of loops share
-    a domain; each number target is a domain of its own), and the targets left over."""
-    groups: dict = {}
-    rest: list[Target] = []
-    for t in targets:
-        key = _scatter_loops(body, t) if t.mode == "scatter" else ("number", len(groups)) \
-            if _number_ok(body, t) else None
-        if key is None:
-            rest.append(t)
-        else:
-            groups.setdefault(key, []).append(t)
-    return [Domain("nest", tuple(group)) for group in groups.values()], rest
-
-
-def _plain(body: Body, e) -> bool:
-    """``e`` holds nothing a nest cannot compute point by point (a log-sum-exp is two reductions)."""
-    barred = tuple(c for c in NOT_ONE_PASS if c is not forms.LogSumExp) + SCAN_FORMS + (forms.ElemSum,)
-    return not any(isinstance(n, barred) for n in body.nodes(e))
-
-
-def _number_ok(body: Body, t: Target) -> bool:
-    """A number target whose reductions each run over a loop whose range and operand read only the loops
-    of the reductions around it."""
-    if body.deps(t.expr) or not _plain(body, t.expr):
-        return False
-    tops = maximal_reductions(body, t.expr)
-    return bool(tops) and all(_depth(body, r, frozenset()) is not None for r in tops)
-
-
-def _scatter_loops(body: Body, t: Target):
-    """The loops (outermost first) a scatter varies over; each reduction its value reads computed at the
-    level of the loops it varies over (an outer part of them).  None: not a nest."""
-    exprs = [t.expr, *(sp.sympify(i) for i in t.index)]
-    if not all(_plain(body, e) for e in exprs):
-        return None
-    binders = frozenset().union(*(body.deps(e) for e in exprs))
-    if ELEM in binders or not binders or not binders <= set(body.deps.ranges):
-        return None
-    if t.level is not None and set(t.level) != binders:
-        return None
-    chain = nest_order(body, binders)
-    if chain is None:
-        return None
-    prefixes = [frozenset(chain[:m]) for m in range(len(chain))]
-    for e in exprs:
-        for r in maximal_reductions(body, e):
-            if body.deps(r) not in prefixes or _depth(body, r, body.deps(r)) is None:
-                return None
-    if len(chain) == 1 and not any(maximal_reductions(body, e) for e in exprs):
-        return None             # one loop, nothing reduced: the one-loop scatter domain's
-    return tuple(chain)
-
-
-def nest_order(body: Body, binders) -> list | None:
-    """``binders`` outermost first, where each range reads only the loops outside it; None otherwise."""
-    order = list(body.deps.ranges)
-    chain = sorted(binders, key=lambda b: (body.deps.nest_depth(b), -order.index(b)))
-    for n, k in enumerate(chain):
-        if any(body.deps(x) - set(chain[:n]) for x in body.deps.ranges[k]):
-            return None
-    return chain
-
-
-def maximal_reductions(body: Body, e) -> list:
-    """The reductions (and log-sum-exps) of ``e`` not inside another one, in a stable order."""
-    found: dict = {}
-    stack = [sp.sympify(e)]
-    seen = set()
-    while stack:
-        x = stack.pop()
-        if x in seen:
-            continue
-        seen.add(x)
-        if isinstance(x, (forms.Reduction, forms.LogSumExp)):
-            found.setdefault(x, None)
-        elif isinstance(x, sp.Symbol) and x in body.temps:
-            stack.append(body.temps[x])
-        elif isinstance(x, sp.Symbol) and x in body.reads:
-            stack.extend(sp.sympify(i) for i in body.reads[x][1])
-        else:
-            stack.extend(x.args)
-    return sorted(found, key=str)
-
-
-def _inside(node) -> sp.Expr:
-    """What computing ``node`` prints: a reduction's operand, a log-sum-exp's max-shifted form."""
-    return logsumexp.lowered(node) if isinstance(node, forms.LogSumExp) else node.args[0]
-
-
-def _depth(body: Body, node, level: frozenset) -> int | None:
-    """How many loops deep computing ``node`` at a point of the loops ``level`` goes; None where it cannot
-    (a reduction kind other than Σ Π max min, a range or an operand reading a loop not around it)."""
-    if isinstance(node, forms.LogSumExp):
-        inner = [_depth(body, r, level) for r in maximal_reductions(body, _inside(node))]
-        return None if not inner or None in inner else max(inner)
-    if node.kind not in _KINDS:
-        return None
-    k = node.args[1]
-    if k not in body.deps.ranges or any(body.deps(b) - level for b in node.args[2:5]):
-        return None
-    inside = level | {k}
-    if body.deps(node.args[0]) - inside:
-        return None
-    deepest = 0
-    for r in maximal_reductions(body, node.args[0]):
-        d = body.deps(r)
-        found = _depth(body, r, level) if d <= level else _depth(body, r, inside) if d <= inside else None
-        if found is None:
-            return None
-        deepest = max(deepest, found if d <= level else found + 1)
-    return max(1, deepest)
-
-
-def _costly_inner(body: Body, e, binders: set) -> list:
-    """The largest parts of ``e`` outside any branch that vary over exactly one loop ``k`` of ``binders`` (not
-    the outermost: a table of the outermost loop saves nothing), whose range is fixed (step 1), and that
-    call a function (``exp``, ``log``, a power that is not a square)."""
-    if len(binders) < 2:
-        return []
-    outermost = nest_order(body, frozenset(binders))
-    fixed = {k for k in binders if not any(body.deps(x) for x in body.deps.ranges[k])
-             and sp.sympify(body.deps.ranges[k][2]) == 1}
-    if outermost is not None:
-        fixed.discard(outermost[0])
-    out, stack, seen = [], [sp.sympify(e)], set()
-    while stack:
-        x = stack.pop()
-        if x in seen:
-            continue
-        seen.add(x)
-        if isinstance(x, sp.Symbol):
-            if x in body.temps:
-                stack.append(body.temps[x])
-            continue
-        d = body.deps(x)
-        if len(d) == 1 and next(iter(d)) in fixed and _calls(x):
-            out.append(x)
-            continue
-        if isinstance(x, (sp.Piecewise, sp.ITE, forms.Reduction, forms.LogSumExp)) or x.is_Boolean:
-            continue        # (a branch's arms, and what a reduction binds, are not every point's)
-        stack.extend(x.args)
-    return out
-
-
-def _invariant(body: Body, e, level: frozenset) -> list:
-    """The parts of ``e`` outside any branch that vary over the loops ``level`` at most, read no
-    array element (a read before the loop that guards it could be out of bounds), and call a function or
-    branch (worth computing once)."""
-    out, stack, seen = [], [sp.sympify(e)], set()
-    while stack:
-        x = stack.pop()
-        if x in seen or x.is_Number:
-            continue
-        seen.add(x)
-        if isinstance(x, sp.Symbol):
-            if x in body.temps:
-                stack.append(body.temps[x])
-            continue
-        if body.deps(x) <= level and (_calls(x) or x.has(sp.Piecewise)) and not _reads(body, x):
-            out.append(x)       # (and its parts: the printer may print a part in the loop, -m in g - m)
-        if isinstance(x, (sp.Piecewise, sp.ITE, forms.Reduction, forms.LogSumExp)) or x.is_Boolean:
-            continue
-        stack.extend(x.args)
-    return out
-
-
-def guarded_contribution(body: Body, e):
-    """``(c, v)`` where ``e`` is ``v`` when ``c`` holds and 0 otherwise: a branch with a zero ``else`` arm,
-    times numbers the function was given (a seed, a parameter: finite, so 0 times them is 0); else None."""
-    def definition(x):
-        while isinstance(x, sp.Symbol) and x in body.temps:
-            x = body.temps[x]
-        return x
-
-    e = definition(sp.sympify(e))
-    factors = [definition(f) for f in e.args] if isinstance(e, sp.Mul) else [e]
-    branches = [f for f in factors if isinstance(f, sp.Piecewise) and len(f.args) == 2
-                and f.args[1].cond == sp.true and f.args[1].expr == 0 and f.args[0].cond != sp.true]
-    if len(branches) != 1:
-        return None
-    (branch,) = branches
-    rest = [f for f in factors if f is not branch]
-    if not all(f.is_Number or (isinstance(f, sp.Symbol) and f in body.leaves and not body.leaves[f][2])
-               for f in rest):
-        return None
-    return branch.args[0].cond, sp.Mul(*rest, branch.args[0].expr)
-
-
-def _reads(body: Body, e) -> bool:
-    """``e`` reads an array element itself (not inside a reduction, which is computed before it)."""
-    stack, seen = [sp.sympify(e)], set()
-    while stack:
-        x = stack.pop()
-        if x in seen or isinstance(x, (forms.Reduction, forms.LogSumExp)):
-            continue
-        seen.add(x)
-        if isinstance(x, sp.Symbol):
-            if x in body.reads:
-                return True
-            if x in body.temps:
-                stack.append(body.temps[x])
-            continue
-        stack.extend(x.args)
-    return False
-
-
-def _calls(x) -> bool:
-    """``x`` calls a function: a SymPy function application or a power other than a small integer one."""
-    for n in sp.preorder_traversal(x):
-        if isinstance(n, sp.Function) and not isinstance(n, forms.Inert):
-            return True
-        if isinstance(n, sp.Pow) and not (n.exp.is_Integer and abs(n.exp) <= 2):
-            return True
-    return False
-
-
-_KINDS = ("sum", "prod", "max", "min")
 _START = {"sum": lir.Lit("0.0"), "prod": lir.Lit("1.0"),
           "max": lir.Unary("-", lir.Attr(lir.Name("math"), "inf")), "min": lir.Attr(lir.Name("math"), "inf")}
 
@@ -318,7 +109,7 @@ class NestLoops(LoopFunction):
         binders |= {n.args[1] for e in exprs for n in self.body.nodes(e) if isinstance(n, forms.Reduction)}
         found: dict = {}
         for e in exprs:
-            for n in _costly_inner(self.body, e, binders):
+            for n in costly_inner_values(self.body, e, binders):
                 found.setdefault(n, None)
         by_loop: dict = {}
         for n in found:
@@ -353,11 +144,11 @@ class NestLoops(LoopFunction):
         if node in known:
             return
         level = frozenset(index)
-        for r in maximal_reductions(self.body, _inside(node)):
+        for r in maximal_reductions(self.body, computed_inside(node)):
             if self.body.deps(r) <= level:
                 self._ensure(r, index, block, known)
         if isinstance(node, forms.LogSumExp):
-            code = block.pr.value(_inside(node))
+            code = block.pr.value(computed_inside(node))
             name = lir.Name(self.fresh("lse"))
             block.pr.emit(lir.Assign(name, code))
             known[node] = block.pr.root.memo[node] = name.id
@@ -383,7 +174,7 @@ class NestLoops(LoopFunction):
         computed once, here, by ``block``'s printer."""
         inner = dict(known)
         for e in exprs:
-            for n in _invariant(self.body, e, level):
+            for n in loop_invariants(self.body, e, level):
                 if n not in inner:
                     code = block.pr.value(n)
                     if not is_atom_code(code):

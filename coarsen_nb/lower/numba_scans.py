@@ -29,6 +29,7 @@ import sympy as sp
 from coarsen_nb.lower import lir, naming
 from coarsen_nb.lower.domain import Domain, Target
 from coarsen_nb.lower.fusion_domain import NOT_ONE_PASS, Body
+from coarsen_nb.lower.nest_analysis import nodes_outside_reductions
 from coarsen_nb.lower.numba_loops import LoopFunction, integer_index, minus, paren
 from coarsen_nb.phi import forms
 from coarsen_nb.phi.scans import LinCostate, LinScan
@@ -65,7 +66,7 @@ def scan_domain(body: Body, targets: list[Target]) -> Domain | None:
                 return None
             if any(isinstance(n, forms.Reduction) for n in body.nodes(t.expr)):
                 return None                     # a sum inside a scatter's value: not one pass
-        elif body.deps(t.expr) or any(n in states for n in body.nodes(t.expr, _under_sums(body, t.expr))):
+        elif body.deps(t.expr) or any(n in states for n in nodes_outside_reductions(body, t.expr)):
             return None                         # a target varying over k, or a state outside the sums
     costates = {n for n in states if isinstance(n, LinCostate)}
     for n in states:
@@ -82,21 +83,6 @@ def scan_domain(body: Body, targets: list[Target]) -> Domain | None:
         if any(m in costates for m in body.nodes(a)):
             return None
     return Domain("scan", tuple(targets), index=k, bounds=tuple(bounds))
-
-
-def _under_sums(body: Body, e):
-    """A marker for ``Body.nodes(outside=...)``: the nodes of ``e`` not under a sum are those a target
-    reads directly.  (``nodes`` skips one node; the sums are skipped by rebuilding ``e`` without them.)"""
-    return None if not any(isinstance(n, forms.Reduction) for n in body.nodes(e)) else _SumsAway()
-
-
-class _SumsAway:
-    """Equal to every sum: ``Body.nodes(e, outside=_SumsAway())`` does not look under any sum."""
-
-    def __eq__(self, other):
-        return isinstance(other, forms.Reduction)
-
-    __hash__ = object.__hash__
 
 
 class ScanLoops(LoopFunction):

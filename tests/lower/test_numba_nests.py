@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 import coarsen_nb as cn
 from coarsen_nb.lower import domain as domain_record
-from coarsen_nb.lower import numba_fusion, numba_nests
+from coarsen_nb.lower import nest_analysis, numba_fusion
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -186,7 +186,7 @@ def test_random_points_and_cutoffs(n, cutoff, seed):
 def test_the_nest_domains_pass_verify(monkeypatch):
     """Every nest domain built for these programs satisfies the record's invariants."""
     built = []
-    original = numba_nests.nest_domains
+    original = nest_analysis.nest_domains
 
     def recorded(body, targets):
         doms, rest = original(body, targets)
