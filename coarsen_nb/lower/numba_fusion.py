@@ -11,9 +11,15 @@ CuPy backend's one kernel per part) become one function of the module with one `
              (or ``ElemSum`` over the elements): the body accumulated in a scalar, then the code around
              the reduction;
 ``scatter``  the adjoint's scatters ``b_x[i(k)] += g(k)`` over one loop index, added in place;
+``scan``     a whole SOI whose loop carries linear recurrences: one pass in the loop's order, its adjoint a
+             forward pass and a reverse one carrying the costates (:mod:`coarsen_nb.lower.numba_scans`;
+             tried first, on all of the SOI's targets);
 ``rows``     a row contraction (``X @ w`` inside a row's value, its adjoint ``b_w[j] += g_i X[i, j]``):
              one loop over the rows with inner loops over the columns (:mod:`coarsen_nb.lower.numba_rows`;
-             a target :func:`~coarsen_nb.lower.fusion_domain.domain` finds no domain for may be one).
+             a target :func:`~coarsen_nb.lower.fusion_domain.domain` finds no domain for may be one);
+``nest``     the parts over nested loops (nested reductions, scatters over several loops) as the user's
+             loop nest (:mod:`coarsen_nb.lower.numba_nests`; tried before ``rows`` for scatters that are zero
+             outside a branch, which a nest adds inside it, and after ``rows`` for the rest).
 
 The loop body is the NumPy printer's own *scalar* code (:class:`~coarsen_nb.lower.emit.Printer` at its
 root level, the level plain ``math`` code is printed at) with the loop index and the element reads as
@@ -24,14 +30,14 @@ powers.  Element order is NumPy's row-major order; arrays of different shapes ar
 
 Each loop function is built as lowered-IR records (a :class:`~coarsen_nb.lower.lir.FunctionDef` of the
 domain's statements: the flattening or the bounds, the accumulator, one ``For``, the code after it), which
-are printed once into the module's helpers; the :class:`~coarsen_nb.lower.domain.Domain` record says what it
-iterates and how it reduces.
+are printed once into the module's helpers (:class:`~coarsen_nb.lower.numba_loops.LoopFunction`); the
+:class:`~coarsen_nb.lower.domain.Domain` record says what it iterates and how it reduces.
 
 The loop functions are compiled with NumPy's error model (``_jit_loop``): a division by zero on an
 element is ``inf``, as NumPy's array division gives, not Python's ``ZeroDivisionError``.  The sums are
 sequential, where NumPy's ``sum`` is pairwise: the two agree to rounding (about 1e-15 relative per term).
 
-Anything else (gathers, writes, scans, segment operations, other nested reductions, ``_sum_to``) is printed by
+Anything else (gathers, writes, segment operations, ``_sum_to``, iterated loops over arrays) is printed by
 the array printer, and is then compiled by Numba as array code.
 """
 

@@ -183,6 +183,22 @@ class LoopFunction:
                   for t, o in zip(self.targets, outs, strict=True) if t.mode == "add"]
         return stmts
 
+    def results_call(self, name: str, params: list[str]) -> list[lir.Stmt]:
+        """The caller's statements for a function that returns every target that is not a scatter (in
+        order) and writes the scatters in place: the ``_call`` of the ``scan`` and ``nest`` loops."""
+        call = lir.Call(lir.Name(name), tuple(lir.Name(p) for p in params))
+        results = [t for t in self.targets if t.mode != "scatter"]
+        if not results:
+            return [lir.ExprStmt(call)]
+        if len(results) == 1:
+            (t,) = results
+            target = lir.Name(t.target)
+            return [lir.AugAssign(target, "+", call) if t.mode == "add" else lir.Assign(target, call)]
+        outs = [lir.Name(t.target) if t.mode == "new" else lir.Name(self.fresh(f"d_{t.target}")) for t in results]
+        stmts: list[lir.Stmt] = [lir.Assign(lir.Tuple(tuple(outs), bare=True), call)]
+        return stmts + [lir.AugAssign(lir.Name(t.target), "+", o)
+                        for t, o in zip(results, outs, strict=True) if t.mode == "add"]
+
     def register(self, params, body: list[lir.Stmt], loads: set[str], kind: str | None = None,
                  decorator: str = DECORATOR) -> str:
         """The loop function's name, its source in the module's helpers: ``_soi3_vjp_scatter``; the same

@@ -51,6 +51,9 @@ _START = {"sum": lir.Lit("0.0"), "prod": lir.Lit("1.0"),
 class NestLoops(LoopFunction):
     """The loop function of one ``nest`` domain (see the module docstring)."""
 
+    def _call(self, name: str, params: list[str]) -> list[lir.Stmt]:
+        return self.results_call(name, params)
+
     def _function(self) -> tuple[str, list[str]] | None:
         exprs = [e for t in self.targets for e in [t.expr, *map(sp.sympify, t.index)]]
         loops = {n.args[1] for e in exprs for n in self.body.nodes(e) if isinstance(n, forms.Reduction)}
@@ -233,17 +236,6 @@ class NestLoops(LoopFunction):
         self._scatter_nest(rest, inner_index, inner, inner_known, scatters)
         self._note(inner.pr)
         block.add([lir.For(var, rng, tuple(inner.done()))])
-
-    def _call(self, name: str, params: list[str]) -> list[lir.Stmt]:
-        """The call; its results into the targets that are not scatters (written in place)."""
-        call = lir.Call(lir.Name(name), tuple(lir.Name(p) for p in params))
-        results = [t for t in self.targets if t.mode != "scatter"]
-        if not results:
-            return [lir.ExprStmt(call)]
-        (t,) = results
-        target = lir.Name(t.target)
-        return [lir.AugAssign(target, "+", call) if t.mode == "add" else lir.Assign(target, call)]
-
 
 class _Block:
     """The statements of one loop body (or the function's), in order: what its printer has printed so far

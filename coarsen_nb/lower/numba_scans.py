@@ -88,6 +88,9 @@ def scan_domain(body: Body, targets: list[Target]) -> Domain | None:
 class ScanLoops(LoopFunction):
     """The loop function of one ``scan`` domain (see the module docstring)."""
 
+    def _call(self, name: str, params: list[str]) -> list[lir.Stmt]:
+        return self.results_call(name, params)
+
     def _function(self) -> tuple[str, list[str]] | None:
         leaves, reads = self.used()
         codes = {s: self.body.leaves[s][0] for s in leaves}
@@ -149,22 +152,6 @@ class ScanLoops(LoopFunction):
         if any(p.uses_math for p in (outer, forward) + ((backward,) if costates else ())):
             loads.add("math")
         return self.register(params, body, loads), params
-
-    def _call(self, name: str, params: list[str]) -> list[lir.Stmt]:
-        """The caller's statements: the call, its results into the targets that are not scatters (the
-        scatters are written in place)."""
-        call = lir.Call(lir.Name(name), tuple(lir.Name(p) for p in params))
-        results = [t for t in self.targets if t.mode != "scatter"]
-        if not results:
-            return [lir.ExprStmt(call)]
-        if len(results) == 1:
-            (t,) = results
-            target = lir.Name(t.target)
-            return [lir.AugAssign(target, "+", call) if t.mode == "add" else lir.Assign(target, call)]
-        outs = [lir.Name(t.target) if t.mode == "new" else lir.Name(self.fresh(f"d_{t.target}")) for t in results]
-        stmts: list[lir.Stmt] = [lir.Assign(lir.Tuple(tuple(outs), bare=True), call)]
-        return stmts + [lir.AugAssign(lir.Name(t.target), "+", o)
-                        for t, o in zip(results, outs, strict=True) if t.mode == "add"]
 
     def _states(self) -> list:
         """The scans and costates the targets read, in the order first found (stable for printing)."""
