@@ -25,12 +25,12 @@ KINDS = ("sum", "prod", "max", "min")
 
 def nest_domains(body: Body, targets: list[Target]) -> tuple[list[Domain], list[Target]]:
     """The ``nest`` domains of those ``targets`` that have one (the scatters over one chain of loops share
-    a domain; each number target is a domain of its own), and the targets left over."""
+    a domain, the number targets another: one function computing them shares what they read), and the
+    targets left over."""
     groups: dict = {}
     rest: list[Target] = []
     for t in targets:
-        key = _scatter_loops(body, t) if t.mode == "scatter" else ("number", len(groups)) \
-            if _number_ok(body, t) else None
+        key = _scatter_loops(body, t) if t.mode == "scatter" else ("numbers",) if _number_ok(body, t) else None
         if key is None:
             rest.append(t)
         else:
@@ -40,8 +40,12 @@ def nest_domains(body: Body, targets: list[Target]) -> tuple[list[Domain], list[
 
 def _plain(body: Body, e) -> bool:
     """``e`` holds nothing a nest cannot compute point by point (a log-sum-exp is two reductions)."""
-    barred = tuple(c for c in NOT_ONE_PASS if c is not forms.LogSumExp) + SCAN_FORMS + (forms.ElemSum,)
-    return not any(isinstance(n, barred) for n in body.nodes(e))
+    barred = tuple(c for c in NOT_ONE_PASS if c not in (forms.LogSumExp, forms.ArgOneHot)) + SCAN_FORMS + \
+        (forms.ElemSum,)
+    if any(isinstance(n, barred) for n in body.nodes(e)):
+        return False
+    # (an arg-extremum indicator only as a factor of a sum over its own loop: reduction_depth checks that)
+    return not any(isinstance(n, forms.ArgOneHot) for n in nodes_outside_reductions(body, e))
 
 
 def _number_ok(body: Body, t: Target) -> bool:
@@ -121,6 +125,11 @@ def reduction_depth(body: Body, node, level: frozenset) -> int | None:
         return None if not inner or None in inner else max(inner)
     if node.kind not in KINDS:
         return None
+    if any(isinstance(n, forms.ArgOneHot) for n in nodes_outside_reductions(body, node.args[0])):
+        point = arg_point(body, node)
+        if point is None or any(not body.deps(r) <= level for e in (point[0].args[0], point[1])
+                                for r in maximal_reductions(body, e)):
+            return None         # (a maximum's adjoint: at its one point, nothing reduced over its loop inside)
     k = node.args[1]
     if k not in body.deps.ranges or any(body.deps(b) - level for b in node.args[2:5]):
         return None
@@ -211,6 +220,30 @@ def guarded_contribution(body: Body, e):
                for f in rest):
         return None
     return branch.args[0].cond, sp.Mul(*rest, branch.args[0].expr)
+
+
+def arg_point(body: Body, red):
+    """``(hot, h)`` where ``red`` is Σ_k [k = argmax_k g]·h(k) (a maximum's adjoint): ``hot`` the indicator
+    ``ArgOneHot(g, k, ...)`` over the sum's own loop, a factor of its operand, ``h`` the other factors; the sum
+    is h at that one point.  None otherwise."""
+    if not isinstance(red, forms.Reduction) or red.kind != "sum":
+        return None
+    factors, todo = [], [red.args[0]]
+    while todo:
+        f = todo.pop()
+        if isinstance(f, sp.Symbol) and f in body.temps and isinstance(body.temps[f], sp.Mul):
+            todo.append(body.temps[f])
+        elif isinstance(f, sp.Mul):
+            todo.extend(f.args)
+        else:
+            factors.append(f)
+    hots = [f for f in factors if isinstance(f, forms.ArgOneHot)]
+    if len(hots) != 1 or tuple(hots[0].args[1:5]) != tuple(red.args[1:5]):
+        return None
+    rest = [f for f in factors if f is not hots[0]]
+    if any(isinstance(n, forms.ArgOneHot) for f in rest for n in body.nodes(f)):
+        return None
+    return hots[0], sp.Mul(*rest)
 
 
 def nodes_outside_reductions(body: Body, e) -> list:

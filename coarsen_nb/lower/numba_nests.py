@@ -33,6 +33,7 @@ import sympy as sp
 
 from coarsen_nb.lower import lir, lir_passes
 from coarsen_nb.lower.nest_analysis import (
+    arg_point,
     computed_inside,
     costly_inner_values,
     guarded_contribution,
@@ -68,6 +69,7 @@ class NestLoops(LoopFunction):
         self.reads_map = {s: (self.body.names(arr), idx) for s, (arr, idx) in self.body.reads.items()}
         self.loads: set[str] = set()
         self.tables: list = []
+        self.points: dict = {}      # (indicator, loops around) -> the variable of its arg-extremum
         known: dict = {}
         block = _Block(self._point({}, known))
         self._fill_tables(block, exprs)
@@ -156,6 +158,10 @@ class NestLoops(LoopFunction):
             block.pr.emit(lir.Assign(name, code))
             known[node] = block.pr.root.memo[node] = name.id
             return
+        point = arg_point(self.body, node)
+        if point is not None:
+            self._at_point(node, point, index, block, known)
+            return
         k = node.args[1]
         acc = lir.Name(self.fresh("acc"))
         var, rng = self._range(k, block.pr)
@@ -169,6 +175,34 @@ class NestLoops(LoopFunction):
         if node.kind in ("max", "min"):
             self.loads.add("math")
         block.add([lir.Assign(acc, _START[node.kind]), lir.For(var, rng, tuple(inner.done() + step))])
+        known[node] = block.pr.root.memo[node] = acc.id
+
+    def _at_point(self, node, point, index: dict, block, known: dict) -> None:
+        """Σ_k [k = argmax g]·h(k) (a maximum's adjoint) as h at that one point: one loop finds the first
+        arg-maximum (NumPy's ``argmax``: the first of equal values, the first NaN), then h is computed there
+        alone (0 over an empty range), not at every point times a zero."""
+        hot, h = point
+        k = hot.args[1]
+        key = (hot, frozenset(index))
+        if key not in self.points:
+            var, rng = self._range(k, block.pr)
+            at, best, v = (lir.Name(self.fresh(w)) for w in ("at", "best", "v"))
+            scan = _Block(self._point({**index, k: var}, known))
+            g = scan.pr.value(hot.args[0])
+            better = lir.Compare(">" if hot.args[5] > 0 else "<", v, best)
+            nan_first = lir.BoolOp("and", (lir.Compare("!=", v, v), lir.Compare("==", best, best)))
+            test = lir.BoolOp("or", (lir.Compare("<", at, lir.Lit("0")), better, nan_first))
+            body = scan.done() + [lir.Assign(v, g), lir.If(test, (lir.Assign(best, v), lir.Assign(at, var)))]
+            self._note(scan.pr)
+            block.add([lir.Assign(at, lir.Lit("-1")), lir.Assign(best, lir.Lit("0.0")), lir.For(var, rng, tuple(body))])
+            self.points[key] = at
+        at = self.points[key]
+        acc = lir.Name(self.fresh("acc"))
+        there = self._point({**index, k: at}, known)
+        value = there.value(h)
+        self._note(there)
+        block.add([lir.Assign(acc, lir.Lit("0.0")),
+                   lir.If(lir.Compare(">=", at, lir.Lit("0")), tuple(list(there.body) + [lir.Assign(acc, value)]))])
         known[node] = block.pr.root.memo[node] = acc.id
 
     def _hoisted(self, block, known: dict, exprs, level: frozenset) -> dict:
