@@ -58,7 +58,14 @@ def jupyter_display(shell) -> Callable[[str], object] | None:
         return None
     from IPython.display import display
 
-    def show(text: str):
-        return display({"text/plain": text}, raw=True, display_id=True)
+    class _Line:
+        """The display of one status line; ``update`` replaces its text (raw text/plain: a ``str`` given to
+        the handle as it is would show as its repr, in quotes)."""
 
-    return show
+        def __init__(self, text: str):
+            self._handle = display({"text/plain": text}, raw=True, display_id=True)
+
+        def update(self, text: str) -> None:
+            self._handle.update({"text/plain": text}, raw=True)
+
+    return _Line

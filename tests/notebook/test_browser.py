@@ -368,3 +368,42 @@ def test_every_tab_of_a_demo_notebook(lab, notebook, which, branch):
         raise
     finally:
         page.close()
+
+
+_NUMBA_CELLS = [
+    "%load_ext coarsen_nb\nimport numpy as np",
+    "%%coarsen --backend numba --wrt x\ndef energy(x):\n    e = 0.0\n    for i in range(len(x)):\n"
+    "        e += x[i] * x[i] * x[i]\n    return e",
+    "xs = np.linspace(0.0, 1.0, 50)\ng = energy.grad(xs)\nprint('max error', float(np.abs(g - 3 * xs ** 2).max()))",
+]
+
+
+def test_the_notebook_says_when_numba_compiles(lab):
+    """Under --backend numba the first call's cell shows the status line (notebook/status.py): while Numba works
+    "compiling …", then, in place, how long it took; the gradient is right."""
+    root = lab[3]
+    cells = [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": c}
+             for c in _NUMBA_CELLS]
+    notebook = {"cells": cells, "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                                            "language": "python"}},
+                "nbformat": 4, "nbformat_minor": 5}
+    (root / "numba_status.ipynb").write_text(json.dumps(notebook))
+    page = open_and_run(lab, "numba_status.ipynb", timeout_ms=120_000)
+    try:
+        errors = page.locator("[data-mime-type='application/vnd.jupyter.error']")
+        assert errors.count() == 0, errors.all_text_contents()
+        output = page.locator(".jp-Cell").nth(2).locator(".jp-OutputArea")
+        output.get_by_text("max error").wait_for()
+        text = output.inner_text()
+        assert re.search(r"coarsen_nb: energy\w* (compiled by Numba|loaded from Numba's disk cache) in \d+\.\d s",
+                         text), text
+        assert "compiling" not in text, text          # (the line was updated in place, not added to)
+        assert "'coarsen_nb" not in text, text        # (the text itself, not its repr in quotes)
+        error = float(re.search(r"max error (\S+)", text).group(1))
+        assert error < 1e-12, text
+        output.screenshot(path=ARTIFACTS / "browser-numba-status.png")
+    except Exception:
+        page.screenshot(path=ARTIFACTS / "numba-status-failure.png", full_page=True)
+        raise
+    finally:
+        page.close()
