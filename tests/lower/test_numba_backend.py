@@ -26,17 +26,7 @@ import coarsen_nb as cn
 from coarsen_nb.kernels import KERNELS
 from coarsen_nb.numba_loader import NumbaFallbackWarning
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _private_cache(tmp_path_factory):
-    """Numba's disk cache in a directory of this test run (never the user's ~/.cache)."""
-    old = os.environ.get("COARSEN_NB_CACHE")
-    os.environ["COARSEN_NB_CACHE"] = str(tmp_path_factory.mktemp("numba_cache"))
-    yield
-    if old is None:
-        del os.environ["COARSEN_NB_CACHE"]
-    else:
-        os.environ["COARSEN_NB_CACHE"] = old
+pytestmark = pytest.mark.usefixtures("private_numba_cache")     # (tests/lower/conftest.py)
 
 
 #: corpus entry -> its generated functions (forward, grad) that run as NumPy code under backend="numba"

@@ -6,7 +6,6 @@ a NumPy scalar for a Python float) are compiled for once, explicitly, and give t
 from __future__ import annotations
 
 import math
-import os
 
 import numpy as np
 import pytest
@@ -14,16 +13,7 @@ from gradcheck import assert_close
 
 import coarsen_nb as cn
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _private_cache(tmp_path_factory):
-    old = os.environ.get("COARSEN_NB_CACHE")
-    os.environ["COARSEN_NB_CACHE"] = str(tmp_path_factory.mktemp("numba_cache"))
-    yield
-    if old is None:
-        del os.environ["COARSEN_NB_CACHE"]
-    else:
-        os.environ["COARSEN_NB_CACHE"] = old
+pytestmark = pytest.mark.usefixtures("private_numba_cache")     # (tests/lower/conftest.py)
 
 
 def energy(a, c):

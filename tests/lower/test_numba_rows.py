@@ -13,7 +13,6 @@ from __future__ import annotations
 import ast
 import importlib
 import math
-import os
 
 import numpy as np
 import pytest
@@ -26,16 +25,7 @@ import coarsen_nb as cn
 KERNELS = ("hmc", "logreg_nll", "horner_fit")
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _private_cache(tmp_path_factory):
-    """Numba's disk cache in a directory of this test run (never the user's ~/.cache)."""
-    old = os.environ.get("COARSEN_NB_CACHE")
-    os.environ["COARSEN_NB_CACHE"] = str(tmp_path_factory.mktemp("numba_cache"))
-    yield
-    if old is None:
-        del os.environ["COARSEN_NB_CACHE"]
-    else:
-        os.environ["COARSEN_NB_CACHE"] = old
+pytestmark = pytest.mark.usefixtures("private_numba_cache")     # (tests/lower/conftest.py)
 
 
 def _jax():

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import inspect
 import math
-import os
 
 import numpy as np
 import pytest
@@ -23,16 +22,7 @@ import coarsen_nb as cn
 from coarsen_nb.lower import domain as domain_record
 from coarsen_nb.lower import numba_fusion, numba_scans
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _private_cache(tmp_path_factory):
-    old = os.environ.get("COARSEN_NB_CACHE")
-    os.environ["COARSEN_NB_CACHE"] = str(tmp_path_factory.mktemp("numba_cache"))
-    yield
-    if old is None:
-        del os.environ["COARSEN_NB_CACHE"]
-    else:
-        os.environ["COARSEN_NB_CACHE"] = old
+pytestmark = pytest.mark.usefixtures("private_numba_cache")     # (tests/lower/conftest.py)
 
 
 def iir(x, y, a, g):

@@ -11,7 +11,6 @@ reverse sweep reads has no array.
 from __future__ import annotations
 
 import math
-import os
 import re
 import warnings
 
@@ -20,17 +19,7 @@ import pytest
 
 import coarsen_nb as cn
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _private_cache(tmp_path_factory):
-    """Numba's disk cache in a directory of this test run (never the user's ~/.cache)."""
-    old = os.environ.get("COARSEN_NB_CACHE")
-    os.environ["COARSEN_NB_CACHE"] = str(tmp_path_factory.mktemp("numba_cache"))
-    yield
-    if old is None:
-        del os.environ["COARSEN_NB_CACHE"]
-    else:
-        os.environ["COARSEN_NB_CACHE"] = old
+pytestmark = pytest.mark.usefixtures("private_numba_cache")     # (tests/lower/conftest.py)
 
 
 # -- the programs: each as a user writes it ---------------------------------------------------------
