@@ -9,14 +9,13 @@ function, and the generated code (a nest function is there, the n x n index arra
 
 from __future__ import annotations
 
-import inspect
 import math
 
 import numpy as np
 import pytest
-from gradcheck import assert_close, finite_difference
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from numba_pairs import BackendPairs
 
 import coarsen_nb as cn
 from coarsen_nb.lower import domain as domain_record
@@ -136,29 +135,8 @@ PROGRAMS = {"pairs": (pairs, ("x", "y")), "grid": (grid, ("a", "w")), "triples":
 #: into the array at that point is array code)
 NESTED = set(PROGRAMS) - {"products", "row_max", "worst_distance", "lowest"}
 
-_COMPILED: dict = {}
-
-
-def _pair(name):
-    if name not in _COMPILED:
-        fn, wrt = PROGRAMS[name]
-        _COMPILED[name] = (fn, cn.coarsen(fn, wrt=wrt, backend="numpy"), cn.coarsen(fn, wrt=wrt, backend="numba"))
-    return _COMPILED[name]
-
-
-def _flat(v):
-    return v if isinstance(v, tuple) else (v,)
-
-
-def _check(name, args):
-    fn, by_numpy, by_numba = _pair(name)
-    want_value, want_grad = by_numpy.value_and_grad(*args)
-    got_value, got_grad = by_numba.value_and_grad(*args)
-    assert_close(got_value, want_value, rtol=1e-10, atol=1e-12, what=f"{name} value")
-    assert_close(want_value, fn(*args), rtol=1e-10, atol=1e-12, what=f"{name} value vs the plain function")
-    for g, w in zip(_flat(got_grad), _flat(want_grad), strict=True):
-        assert_close(g, w, rtol=1e-10, atol=1e-12, what=f"{name} gradient")
-    return fn, want_grad
+PAIRS = BackendPairs(PROGRAMS)
+_pair, _check = PAIRS.pair, PAIRS.check
 
 
 # (lowest over no points is inf: its derivative is inf, central differences of inf are nan)
@@ -166,10 +144,7 @@ def _check(name, args):
                                     if (name, n) != ("lowest", 0)])
 def test_numba_equals_numpy_and_central_differences(name, n):
     args = _inputs(np.random.default_rng(n), name, n)
-    fn, grad = _check(name, args)
-    names = list(inspect.signature(fn).parameters)
-    for g, w in zip(_flat(grad), PROGRAMS[name][1], strict=True):
-        assert_close(g, finite_difference(fn, args, names.index(w)), rtol=1e-5, atol=1e-7, what=f"{name} d/d{w}")
+    PAIRS.check_with_differences(name, args)
 
 
 @pytest.mark.parametrize("name", sorted(NESTED))
