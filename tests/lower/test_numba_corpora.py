@@ -22,7 +22,9 @@ from corpus_python_forms import PYTHON_FORMS
 from corpus_reductions import REDUCTIONS
 from corpus_slices import SLICES
 from corpus_special import SPECIAL
-from test_numba_backend import _check_fallbacks, _compare, _private_cache  # noqa: F401 (a fixture)
+from test_numba_backend import _check_fallbacks, _compare
+
+pytestmark = pytest.mark.usefixtures("private_numba_cache")     # (tests/lower/conftest.py)
 
 _CORPORA = {"arrays": ARRAYS, "linalg": LINALG, "python_forms": PYTHON_FORMS, "reductions": REDUCTIONS,
             "slices": SLICES, "special": SPECIAL}
