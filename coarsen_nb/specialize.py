@@ -211,7 +211,8 @@ def _generate(f: Request, types, wrt, mode: str, reuse, backend, header: str):
 
     stage = "lifting"
     try:
-        plan = lift(f.gated_function, types, mode, f.max_soi if mode == f.mode else None, reuse)
+        plan = lift(f.gated_function, types, mode, f.max_soi if mode == f.mode else None, reuse,
+                    lanes=backend.lanes)
         stage = "SOI selection"
         prune(plan)
         number_kernels(plan)

@@ -54,11 +54,24 @@ class Target:
     index: tuple = ()
     level: object = None       # scatters: the loop indices the contribution varies over (diff's level)
     dtype: str = "float64"
+    # ``add`` only: the array leaf whose shape the contribution is summed to before it is added (the
+    # adjoint's ``SumTo(expr, x)``: ``target += _sum_to(expr, x.shape)``), or None
+    sum_to: sp.Symbol | None = None
 
     def __str__(self) -> str:
         if self.mode == "scatter":
             return f"{self.target}[{', '.join(map(str, self.index))}] += {self.expr}"
+        if self.sum_to is not None:
+            return f"{self.target} += sum_to({self.expr}, {self.sum_to}.shape)"
         return f"{self.target} {'+=' if self.mode == 'add' else '='} {self.expr}"
+
+    def whole(self) -> Target:
+        """The target as the adjoint wrote it: its ``SumTo`` back in the expression (for a printer that
+        computes the contribution as array code)."""
+        if self.sum_to is None:
+            return self
+        return Target(self.target, forms.SumTo(self.expr, self.sum_to), self.mode, self.index, self.level,
+                      self.dtype)
 
 
 @dataclass(frozen=True)

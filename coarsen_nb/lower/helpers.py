@@ -32,6 +32,9 @@ class Helper:
     name: str
     source: str
     names: frozenset[str]
+    # whether it writes into an argument (a fused loop that also scatters in place): a call to it is kept even
+    # where nothing reads what it returns (lir_passes.drop_dead_assignments)
+    writes: bool = False
 
     @classmethod
     def of_function(cls, function: types.FunctionType) -> Helper:

@@ -41,6 +41,7 @@ from coarsen_nb.lower.lir import (
     Pass,
     Return,
     Stmt,
+    Tuple,
     Unary,
     While,
     names_in,
@@ -66,33 +67,53 @@ def _mentions(body) -> Counter:
     return Counter(n for s in statements(body) for n in occurrences(s))
 
 
-def _own_mentions(s: Assign) -> int:
-    """How often ``name = value`` mentions ``name``: the target, and reads of it in ``value``."""
-    return 1 + names_in(s.value).count(s.target.id)
+def _own_mentions(s: Assign, name: str) -> int:
+    """How often ``name = value`` (or ``a, name = value``) mentions ``name``: the target, and reads of it in
+    ``value``."""
+    return 1 + names_in(s.value).count(name)
+
+
+def _assigned(s: Stmt, impure=frozenset()) -> tuple[str, ...]:
+    """The names ``s`` assigns where it is an assignment that may be dropped: ``name = value`` or
+    ``a, b = value`` (every element a name), and ``value`` calls none of the functions ``impure`` (those
+    that write into their arguments: a loop function that also scatters in place); else ()."""
+    if not isinstance(s, Assign):
+        return ()
+    if isinstance(s.target, Name):
+        names: tuple[str, ...] = (s.target.id,)
+    elif isinstance(s.target, Tuple) and s.target.elts and all(isinstance(e, Name) for e in s.target.elts):
+        names = tuple(e.id for e in s.target.elts)
+    else:
+        return ()
+    if impure and any(isinstance(e, Call) and isinstance(e.func, Name) and e.func.id in impure
+                      for e in walk(s.value)):
+        return ()
+    return names
 
 
 def _is_name_assign(s: Stmt) -> bool:
     return isinstance(s, Assign) and isinstance(s.target, Name)
 
 
-def drop_dead_assignments(body: tuple) -> tuple:
-    """``body`` without the assignments nothing reads (see the module docstring)."""
+def drop_dead_assignments(body: tuple, impure=frozenset()) -> tuple:
+    """``body`` without the assignments nothing reads (see the module docstring); ``impure``: the functions
+    whose calls are kept, read or not (they write into their arguments)."""
     verify(body, structured=True)
     while True:
         mentions = _mentions(body)
         own: Counter = Counter()
         for s in statements(body):
-            if _is_name_assign(s):
-                own[s.target.id] += _own_mentions(s)
+            for n in _assigned(s, impure):
+                own[n] += _own_mentions(s, n)
         dead = {n for n, c in own.items() if mentions[n] == c}
-        dead_ids = {id(s) for s in statements(body) if _is_name_assign(s) and s.target.id in dead}
-        dead_ids |= _dead_in_loops(body)
+        dead_ids = {id(s) for s in statements(body) if (names := _assigned(s, impure)) and set(names) <= dead}
+        dead_ids |= _dead_in_loops(body, impure=impure)
         if not dead_ids:
             return body
         body = without(body, dead_ids)
 
 
-def _dead_in_loops(body: tuple, around: tuple = (), after: tuple = ()) -> set[int]:
+def _dead_in_loops(body: tuple, around: tuple = (), after: tuple = (), impure=frozenset()) -> set[int]:
     """The ids of assignments inside a loop of ``body`` that nothing can read once the loop has assigned
     them: nothing printed after the loop (``after``: the rest of the function), no loop around it
     (``around``, whose later iterations run everything in it again), only the loop's own assignments of
@@ -105,17 +126,18 @@ def _dead_in_loops(body: tuple, around: tuple = (), after: tuple = ()) -> set[in
             inside = _mentions(s.body)
             own: Counter = Counter()
             for t in statements(s.body):
-                if _is_name_assign(t):
-                    own[t.target.id] += _own_mentions(t)
+                for n in _assigned(t, impure):
+                    own[n] += _own_mentions(t, n)
             for t in statements(s.body):
-                if _is_name_assign(t) and not seen[t.target.id] and inside[t.target.id] == own[t.target.id]:
+                names = _assigned(t, impure)
+                if names and all(not seen[n] and inside[n] == own[n] for n in names):
                     dead.add(id(t))
-            dead |= _dead_in_loops(s.body, around + (s,), rest)
+            dead |= _dead_in_loops(s.body, around + (s,), rest, impure)
         elif isinstance(s, If):
             # (the else arm counts as after the then arm, as in the text: it cannot run after it, but
             # the pass need not be sharper than the text one it replaces)
-            dead |= _dead_in_loops(s.body, around, s.orelse + rest)
-            dead |= _dead_in_loops(s.orelse, around, rest)
+            dead |= _dead_in_loops(s.body, around, s.orelse + rest, impure)
+            dead |= _dead_in_loops(s.orelse, around, rest, impure)
     return dead
 
 

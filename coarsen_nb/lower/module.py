@@ -191,7 +191,8 @@ class ModuleWriter(ReverseSweep, IteratedLoops, WriterRecords):
         verified before and after: every read known (no :class:`~coarsen_nb.lower.lir.Raw`), or the passes
         could drop or free a name too early."""
         lir.verify(tuple(body), structured=True)
-        body = lir_passes.drop_dead_assignments(tuple(body))
+        writes = frozenset(n for n, h in self.helper_table.items() if h.writes)
+        body = lir_passes.drop_dead_assignments(tuple(body), impure=writes)
         if self.backend.tape is not None:
             body = self.backend.tape.drop_unread(body)     # the backend's own tape: entries nothing reads
         if self.backend.frees_temporaries if frees is None else frees:

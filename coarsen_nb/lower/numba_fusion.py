@@ -85,7 +85,9 @@ def _lines(writer, kernel, targets, leaves, temps, tag, v) -> list[lir.Stmt] | N
         if made is not None:
             return made
     parts = [part for target in targets for part in _split_sums(body, target)]
+    parts = [part for target in parts for part in _summed_to(body, target)]
     calls, rest = _fused(writer, kernel, body, tag, parts, _domain, LoopFunction)
+    rest = [t.whole() for t in rest]
     # what no one loop computes: the parts over nested loops.  A row contraction's loop (X @ w, its
     # adjoint) is the faster schedule where both fit, but for scatters that are zero outside a branch,
     # which a nest adds inside the branch only (pairwise_energy's cutoff)
@@ -163,6 +165,25 @@ def _split_sums(body: Body, target: Target) -> list[Target]:
     return [Target(target.target, part, "add", target.index, target.level, target.dtype) for part in parts]
 
 
+def _summed_to(body: Body, target: Target) -> list[Target]:
+    """An adjoint contribution ``b_x += sum_to(g, x.shape)`` (or a sum of such) as the element loop's target
+    ``g`` (one per term), summed to ``x``'s shape by the call's ``_sum_to`` after the loop: an adjoint of an
+    SOI whose arrays may broadcast is written so (``symbolic.diff.vjp``), and where they do not (the lanes
+    of an iterated loop, all of one shape) the sum is a copy.  A target left unfused is made whole again
+    (:meth:`Target.whole`)."""
+    if target.mode != "add":
+        return [target]
+    e = target.expr
+    while isinstance(e, sp.Symbol) and e in body.temps:
+        e = body.temps[e]
+    terms = e.args if isinstance(e, sp.Add) else (e,)
+    if not all(isinstance(t, forms.SumTo) and t.args[1] in body.leaves and body.leaves[t.args[1]][2]
+               and not any(isinstance(n, forms.SumTo) for n in body.nodes(t.args[0])) for t in terms):
+        return [target]
+    return [Target(target.target, t.args[0], "add", target.index, target.level, target.dtype, t.args[1])
+            for t in terms]
+
+
 def _rows_domain(body: Body, target: Target) -> Domain | None:
     """A row contraction's domain (``fusion_domain.rows_domain``), for a target no other loop computes."""
     try:
@@ -178,6 +199,8 @@ def _domain(body: Body, target: Target) -> Domain | None:
         return None
     if dom is None or any(isinstance(n, _WHOLE_ARRAY) for n in body.nodes(target.expr)):
         return None
+    if target.sum_to is not None and dom.kind != "elem":
+        return None         # (only the element loop's call sums its contribution to the adjoint's shape)
     if dom.kind == "elem":
         e = target.expr
         while isinstance(e, sp.Symbol) and e in body.temps:

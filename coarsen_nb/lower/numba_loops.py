@@ -179,8 +179,13 @@ class LoopFunction:
         outs = [lir.Name(t.target) if t.mode == "new" else lir.Name(self.fresh(f"d_{t.target}"))
                 for t in self.targets]
         stmts: list[lir.Stmt] = [lir.Assign(outs[0] if len(outs) == 1 else lir.Tuple(tuple(outs), bare=True), call)]
-        stmts += [lir.AugAssign(lir.Name(t.target), "+", o)
-                  for t, o in zip(self.targets, outs, strict=True) if t.mode == "add"]
+        for t, o in zip(self.targets, outs, strict=True):
+            if t.mode == "add" and t.sum_to is not None:
+                self.writer.helpers.add("_sum_to")
+                shape = lir.Attr(lir.Name(self.body.leaves[t.sum_to][0]), "shape")
+                stmts.append(lir.AugAssign(lir.Name(t.target), "+", lir.Call(lir.Name("_sum_to"), (o, shape))))
+            elif t.mode == "add":
+                stmts.append(lir.AugAssign(lir.Name(t.target), "+", o))
         return stmts
 
     def results_call(self, name: str, params: list[str]) -> list[lir.Stmt]:
@@ -219,7 +224,8 @@ class LoopFunction:
             n += 1
         self.function = function
         self.writer.helpers.add(name)
-        self.writer.helper_table[name] = Helper(name, source, frozenset(loads))
+        self.writer.helper_table[name] = Helper(name, source, frozenset(loads),
+                                                writes=any(t.mode == "scatter" for t in self.targets))
         self.writer.helper_decorators[name] = decorator
         return name
 

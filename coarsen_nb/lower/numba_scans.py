@@ -29,8 +29,9 @@ import sympy as sp
 from coarsen_nb.lower import lir, naming
 from coarsen_nb.lower.domain import Domain, Target
 from coarsen_nb.lower.fusion_domain import NOT_ONE_PASS, Body
-from coarsen_nb.lower.nest_analysis import nodes_outside_reductions
+from coarsen_nb.lower.nest_analysis import loop_invariants, nodes_outside_reductions
 from coarsen_nb.lower.numba_loops import LoopFunction, integer_index, minus, paren
+from coarsen_nb.lower.printing import is_atom_code
 from coarsen_nb.phi import forms
 from coarsen_nb.phi.scans import LinCostate, LinScan
 
@@ -51,9 +52,13 @@ def scan_domain(body: Body, targets: list[Target]) -> Domain | None:
     ((k, *bounds),) = ranges
     if sp.sympify(bounds[2]) != 1 or any(k in body.deps(b) for b in bounds):
         return None
+    costates = {n for n in states if isinstance(n, LinCostate)}
     for n in sums:
-        if any(isinstance(m, (forms.Reduction, forms.ElemSum)) for m in body.nodes(n.args[0]) if m != n):
-            return None                         # a sum inside a sum: more than one level
+        inner = [m for m in body.nodes(n.args[0]) if isinstance(m, (forms.Reduction, forms.ElemSum)) and m != n]
+        # a sum inside a sum (or a costate) is computed in the forward pass, and read by the reverse one:
+        # a sum of the forward states alone, one level (asian_option's payoff branch on the path's average)
+        if inner and (not costates or not all(forward_sum(body, m) for m in inner)):
+            return None
         if body.deps(n.args[0]) - {k}:
             return None
     for t in targets:
@@ -64,11 +69,12 @@ def scan_domain(body: Body, targets: list[Target]) -> Domain | None:
                 return None
             if any(n in states or isinstance(n, forms.Reduction) for i in t.index for n in body.nodes(sp.sympify(i))):
                 return None
-            if any(isinstance(n, forms.Reduction) for n in body.nodes(t.expr)):
-                return None                     # a sum inside a scatter's value: not one pass
+            if any(isinstance(n, forms.Reduction) and not (costates and forward_sum(body, n))
+                   for n in body.nodes(t.expr)):
+                return None                     # a sum inside a scatter's value: not one pass (but for the
+                                                # reverse pass's scatters, a sum the forward pass completes)
         elif body.deps(t.expr) or any(n in states for n in nodes_outside_reductions(body, t.expr)):
             return None                         # a target varying over k, or a state outside the sums
-    costates = {n for n in states if isinstance(n, LinCostate)}
     for n in states:
         a, b = n.args[:2]
         init = n.args[6] if isinstance(n, LinScan) else sp.Integer(0)
@@ -80,9 +86,21 @@ def scan_domain(body: Body, targets: list[Target]) -> Domain | None:
         read = {m for m in body.nodes(a) + body.nodes(b) if m in states and m != n}
         if isinstance(n, LinScan) and read & costates:
             return None                         # a forward state reading a costate: not one forward pass
+        if isinstance(n, LinScan) and any(isinstance(m, forms.Reduction) for m in body.nodes(a) + body.nodes(b)):
+            return None                         # a forward state reading a sum, complete only after the pass
+        if isinstance(n, LinCostate) and any(isinstance(m, forms.Reduction) and not forward_sum(body, m)
+                                             for m in body.nodes(a) + body.nodes(b)):
+            return None                         # a costate reading a sum the reverse pass is still adding
         if any(m in costates for m in body.nodes(a)):
             return None
     return Domain("scan", tuple(targets), index=k, bounds=tuple(bounds))
+
+
+def forward_sum(body: Body, n) -> bool:
+    """Whether the sum ``n`` is computed in the forward pass of an adjoint's scan: a sum over k of the forward
+    states (no costate) and no other sum in it."""
+    return isinstance(n, forms.Reduction) and not any(
+        isinstance(m, (LinCostate, forms.Reduction, forms.ElemSum)) for m in body.nodes(n.args[0]) if m != n)
 
 
 class ScanLoops(LoopFunction):
@@ -124,6 +142,9 @@ class ScanLoops(LoopFunction):
             count = lir.Call(lir.Name("max"), (lir.Lit("0"), minus(hi, lo)))
             head += [lir.Assign(a, lir.Call(lir.Attr(lir.Name("xp"), "empty"), (count,))) for a in stored.values()]
             steps += [lir.Assign(lir.Index(stored[n], (minus(i, lo),)), carried[n]) for n in scans]
+            # the sums of the forward states alone, added up in the forward pass (the reverse one reads them)
+            ahead = {n: acc for n, acc in accs.items() if forward_sum(self.body, n)}
+            steps += [lir.AugAssign(acc, "+", forward.value(n.args[0])) for n, acc in ahead.items()]
             steps += self._updates(forward, scans, carried)
             loops.append(lir.For(i, lir.Call(lir.Name("range"), (lo, hi)), tuple(forward.body + steps)))
             backward = self.printer(codes, reads_map, 2, {k: i.id})
@@ -131,8 +152,14 @@ class ScanLoops(LoopFunction):
             reads_at = [lir.Assign(carried[n], lir.Index(stored[n], (minus(i, lo),))) for n in scans]
             for n in states:
                 backward.root.memo[n] = carried[n]
+            for n, acc in ahead.items():
+                backward.root.memo[n] = acc
+            late = [n for n in accs if n not in ahead]
+            loops += self._hoisted(codes, reads_map, ahead, backward,
+                                   [n.args[0] for n in late] + [a for n in costates for a in n.args[:2]] +
+                                   [t.expr for t in self.targets if t.mode == "scatter"])
             head += [lir.Assign(carried[n], lir.Lit("0.0")) for n in costates]
-            work = self._work(backward, accs)
+            work = self._work(backward, {n: acc for n, acc in accs.items() if n not in ahead})
             work += self._updates(backward, costates, carried)
             back = lir.Call(lir.Name("range"), (minus(hi, lir.Lit("1")), minus(lo, lir.Lit("1")), lir.Lit("-1")))
             loops.append(lir.For(i, back, tuple(reads_at + backward.body + work)))
@@ -148,10 +175,50 @@ class ScanLoops(LoopFunction):
         body = [*pre, *head, *loops, *outer.body]
         if returns:
             body.append(lir.Return(returns[0] if len(returns) == 1 else lir.Tuple(tuple(returns), bare=True)))
-        loads = set().union(*(p.helpers for p in (outer, forward) + ((backward,) if costates else ())))
-        if any(p.uses_math for p in (outer, forward) + ((backward,) if costates else ())):
+        printers = (outer, forward) + ((backward, self._between) if costates else ())
+        loads = set().union(*(p.helpers for p in printers))
+        if any(p.uses_math for p in printers):
             loads.add("math")
         return self.register(params, body, loads), params
+
+    def _hoisted(self, codes, reads_map, ahead: dict, backward, exprs) -> list[lir.Stmt]:
+        """The statements between the two passes computing what the reverse pass reads at every step (in
+        ``exprs``) but that varies over no step (a branch on the forward sums, asian_option's payoff in the
+        money), each once; ``backward``'s printer then reads their names."""
+        between = self.printer(codes, reads_map, 1, {})
+        for n, acc in ahead.items():
+            between.root.memo[n] = acc
+        for e in exprs:
+            for n in loop_invariants(self.body, e, frozenset()):
+                if n in backward.root.memo or self._reads_state(n, ahead):
+                    continue
+                code = between.value(n)
+                if not is_atom_code(code):
+                    name = lir.Name(self.fresh("t"))
+                    between.emit(lir.Assign(name, code))
+                    code = name
+                backward.root.memo[n] = code
+        self._between = between
+        return list(between.body)
+
+    def _reads_state(self, e, known) -> bool:
+        """Whether ``e`` reads a scan's or costate's state at a step (not only through the sums ``known``)."""
+        stack, seen = [sp.sympify(e)], set()
+        while stack:
+            x = stack.pop()
+            if x in seen or x in known:
+                continue
+            seen.add(x)
+            if isinstance(x, (LinScan, LinCostate)):
+                return True
+            if isinstance(x, sp.Symbol):
+                if x in self.body.temps:
+                    stack.append(self.body.temps[x])
+                elif x in self.body.reads:
+                    stack.extend(sp.sympify(i) for i in self.body.reads[x][1])
+                continue
+            stack.extend(x.args)
+        return False
 
     def _states(self) -> list:
         """The scans and costates the targets read, in the order first found (stable for printing)."""

@@ -39,15 +39,16 @@ from coarsen_nb.soi.partition import RunNode, partition
 
 
 def lift(g: GatedFunction, types: dict[str, T], mode: str = "phi", max_soi: float | None = None,
-         reuse: float | None = None) -> Plan:
+         reuse: float | None = None, lanes: bool = True) -> Plan:
     """Lift the gated function ``g`` with value types ``types`` into a plan of SOIs.
 
     A loop nest left iterated whose outer iterations are independent is lifted again with the outer
-    loop run over all its lanes at once (:mod:`coarsen_nb.phi.batching`)."""
+    loop run over all its lanes at once (:mod:`coarsen_nb.phi.batching`), where ``lanes`` (the backend's
+    choice: an array backend runs the lanes as arrays, a compiling one the nest as the user's loops)."""
     if mode not in ("phi", "block", "operator"):
         raise ValueError(f"unknown lifting mode {mode!r}")
     plan = _lift(g, types, mode, max_soi, reuse)
-    labels = batching.candidates(plan)
+    labels = batching.candidates(plan) if lanes else set()
     batched = batching.batch(g, labels, types) if labels else None
     if batched is None:
         return plan

@@ -102,17 +102,34 @@ def every_other(x, a):
     return tot
 
 
+def average_call(z, s0, sigma, strike):
+    total = 0.0
+    n_paths, n_steps = z.shape
+    for p in range(n_paths):
+        s = s0
+        running = 0.0
+        for t in range(n_steps):
+            s = s * math.exp(sigma * z[p, t])
+            running += s
+        # a branch on the path's whole sum (one SOI with the scan, numba running the paths as a loop): the
+        # adjoint's reverse pass reads a sum its forward pass completes
+        total += max(running / n_steps - strike, 0.0) + 0.1 * running
+    return total
+
+
 def _inputs(rng, name, n):
     x, y = rng.uniform(-1, 1, n), rng.uniform(-1, 1, n)
     return {"iir": (x, y, 0.7, 1.3), "smoothing": (x, 0.3), "prefix_sum": (x, 0.2),
             "prefix_product": (rng.uniform(0.5, 1.5, n), y), "scan_of_scan": (x, 0.6, -0.4),
-            "late_start": (x, 0.8), "branching": (x, 0.9), "every_other": (x, 0.5)}[name]
+            "late_start": (x, 0.8), "branching": (x, 0.9), "every_other": (x, 0.5),
+            "average_call": (rng.normal(size=(3, n)), 1.0, 0.3, float(rng.uniform(0.5, 1.5)))}[name]
 
 
 PROGRAMS = {"iir": (iir, ("x", "a", "g")), "smoothing": (smoothing, ("x", "alpha")),
             "prefix_sum": (prefix_sum, ("x", "c")), "prefix_product": (prefix_product, ("x", "y")),
             "scan_of_scan": (scan_of_scan, ("x", "a", "b")), "late_start": (late_start, ("x", "a")),
-            "branching": (branching, ("x", "a")), "every_other": (every_other, ("x", "a"))}
+            "branching": (branching, ("x", "a")), "every_other": (every_other, ("x", "a")),
+            "average_call": (average_call, ("z", "s0", "sigma", "strike"))}
 #: programs whose adjoint SOI is a scan domain under numba (every_other's range has step 2: array code)
 FUSED = set(PROGRAMS) - {"every_other"}
 
@@ -120,9 +137,9 @@ PAIRS = BackendPairs(PROGRAMS)
 _pair, _check = PAIRS.pair, PAIRS.check
 
 
-# (smoothing is a mean: no elements is a division by zero in the plain function too)
+# (smoothing and average_call are means: no elements is a division by zero in the plain function too)
 @pytest.mark.parametrize("name,n", [(name, n) for name in PROGRAMS for n in (0, 1, 2, 3, 7, 40)
-                                    if (name, n) != ("smoothing", 0)])
+                                    if (name, n) not in (("smoothing", 0), ("average_call", 0))])
 def test_numba_equals_numpy_and_central_differences(name, n):
     args = _inputs(np.random.default_rng(n), name, n)
     PAIRS.check_with_differences(name, args)
