@@ -11,6 +11,9 @@ and reduction from a tuple.  The kinds:
 ``elemsum``  the same elements, summed (``ElemSum``): one target, the code around the sum in it;
 ``reduce``   a loop index ``index`` over ``range(*bounds)``, one ``RSum``/``RProd``/``RMax``/``RMin``;
 ``scatter``  a loop index over its range, every target a scatter ``b_x[i(k)] += g(k)``;
+``loop``     a loop index over its range, each target a scatter or one reduction over the index (``reduces``:
+             each target's, None for a scatter): the work of several ``reduce`` and ``scatter`` domains over
+             the same loop in one pass (black_scholes's adjoint: the sum into ``b_r`` and the scatters);
 ``scan``     a loop index whose steps carry linear recurrences (``LinScan``, and the reverse ``LinCostate``):
              its targets sums over the index and scatters ``b_x[k] += g(k)``, computed in sequential passes
              (:mod:`coarsen_nb.lower.numba_scans`);
@@ -36,7 +39,7 @@ import sympy as sp
 from coarsen_nb.phi import forms
 from coarsen_nb.symbolic.levels import ELEM
 
-KINDS = ("elem", "elemsum", "reduce", "scatter", "rows", "scan", "nest")
+KINDS = ("elem", "elemsum", "reduce", "scatter", "loop", "rows", "scan", "nest")
 _IDENTITY = {"sum": sp.Integer(0), "prod": sp.Integer(1), "max": -sp.oo, "min": sp.oo}
 
 
@@ -112,6 +115,7 @@ class Domain:
     bounds: tuple | None = None
     reduce: Reduce | None = None
     inner: tuple | None = None
+    reduces: tuple = ()         # a ``loop`` domain's: each target's reduction, None for a scatter
 
     @property
     def elementwise(self) -> bool:
@@ -120,7 +124,8 @@ class Domain:
 
     def with_targets(self, targets) -> Domain:
         """The same domain computing ``targets`` (a fuser's group of targets that each have this domain)."""
-        return Domain(self.kind, tuple(targets), self.arrays, self.index, self.bounds, self.reduce, self.inner)
+        return Domain(self.kind, tuple(targets), self.arrays, self.index, self.bounds, self.reduce, self.inner,
+                      self.reduces)
 
     def __str__(self) -> str:
         if self.elementwise:
@@ -170,6 +175,8 @@ def verify(dom: Domain, body) -> None:
         _verify_rows(dom, body)
     if reducing:
         _verify_reduction(dom, body)
+    if dom.kind == "loop":
+        _verify_loop(dom, body)
     if dom.kind == "scatter":
         if dom.bounds != tuple(body.deps.ranges.get(dom.index, ())):
             raise AssertionError(f"scatter bounds {dom.bounds} are not the range of {dom.index}")
@@ -185,7 +192,7 @@ def verify(dom: Domain, body) -> None:
             varies = body.deps(t.expr).union(*(body.deps(sp.sympify(i)) for i in t.index))
             if varies - ({dom.index} if t.mode == "scatter" else set()):
                 raise AssertionError(f"scan target {t} varies over {varies}")
-    elif dom.kind != "rows" and any(t.mode == "scatter" for t in dom.targets):
+    elif dom.kind not in ("rows", "loop") and any(t.mode == "scatter" for t in dom.targets):
         raise AssertionError(f"a scatter in a {dom.kind} domain")
     if dom.kind == "elem":
         for t in dom.targets:
@@ -195,6 +202,20 @@ def verify(dom: Domain, body) -> None:
         exprs = [dom.reduce.operand] if dom.kind == "elemsum" else [t.expr for t in dom.targets]
         if dom.arrays != arrays_read(body, *exprs):
             raise AssertionError(f"the arrays {dom.arrays} are not those read: {arrays_read(body, *exprs)}")
+
+
+def _verify_loop(dom: Domain, body) -> None:
+    if len(dom.reduces) != len(dom.targets) or not any(r is not None for r in dom.reduces):
+        raise AssertionError(f"a loop domain's reductions do not match its targets: {dom.reduces}")
+    for t, red in zip(dom.targets, dom.reduces, strict=True):
+        if (red is None) != (t.mode == "scatter"):
+            raise AssertionError(f"loop target {t} is {'not ' if red is None else ''}a scatter but has "
+                                 f"{'no ' if red is None else ''}reduction")
+        if red is None:
+            if body.deps(t.expr).union(*(body.deps(sp.sympify(i)) for i in t.index)) - {dom.index}:
+                raise AssertionError(f"scatter {t} varies over more than {dom.index}")
+            continue
+        _verify_reduction(Domain("reduce", (t,), index=dom.index, bounds=dom.bounds, reduce=red), body)
 
 
 def _verify_reduction(dom: Domain, body) -> None:

@@ -115,18 +115,34 @@ def _fused(writer, kernel, body, tag, targets, find, builder) -> tuple[list[lir.
             # elementwise outputs share a loop when they read the same arrays: their shape is the one
             # those arrays broadcast to (u * u keeps u's shape beside x * u in the same SOI)
             # (scatters share the loop over their index; each reduction is a loop of its own)
+            # (scatters and reductions over one loop index share its loop: black_scholes's b_r and b_spot)
             key = ("elem", dom.arrays) if dom.kind == "elem" else \
-                ("scatter", dom.index) if dom.kind == "scatter" else \
-                ("rows", dom.index, dom.bounds, dom.inner) if dom.kind == "rows" else ("reduce", len(groups))
-            groups.setdefault(key, (dom, []))[1].append(t)
+                ("loop", dom.index, dom.bounds) if dom.kind in ("scatter", "reduce") else \
+                ("rows", dom.index, dom.bounds, dom.inner) if dom.kind == "rows" else ("elemsum", len(groups))
+            groups.setdefault(key, []).append((dom, t))
     calls = []
-    for dom, group in groups.values():
-        made = builder(writer, kernel, body, dom.with_targets(group), tag).build()
+    for members in groups.values():
+        dom = _merged(members)
+        group = list(dom.targets)
+        made = builder(writer, kernel, body, dom, tag).build()
         if made is None:
             rest += group
         else:
             calls += made
     return calls, rest
+
+
+def _merged(members: list) -> Domain:
+    """One domain for ``members`` (``(domain, target)`` pairs a key of :func:`_fused` grouped): the first's
+    with all the targets, or, where reductions share the loop with scatters or with each other, a ``loop``
+    domain computing all of them in one pass."""
+    dom = members[0][0]
+    targets = [t for _, t in members]
+    reductions = [d.reduce for d, _ in members if d.kind == "reduce"]
+    if dom.kind not in ("scatter", "reduce") or (len(reductions) == 1 and len(members) == 1) or not reductions:
+        return dom.with_targets(targets)
+    return Domain("loop", tuple(targets), index=dom.index, bounds=dom.bounds,
+                  reduces=tuple(d.reduce if d.kind == "reduce" else None for d, _ in members))
 
 
 def _nested(writer, kernel, body, tag, targets, others) -> tuple[list[lir.Stmt], list[Target]]:

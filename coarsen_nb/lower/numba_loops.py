@@ -79,7 +79,7 @@ class LoopFunction:
         arrays = self.dom.arrays
         if self.kind == "elemsum" and arrays_read(self.body, self.targets[0].expr, outside=self.dom.reduce.node):
             return None         # an array beside the sum: the result is not one number
-        if self.kind in ("reduce", "scatter") and any(ELEM in self.body.deps(t.expr) for t in self.targets):
+        if self.kind in ("reduce", "scatter", "loop") and any(ELEM in self.body.deps(t.expr) for t in self.targets):
             return None
         reads_map = {s: (self.body.names(arr), idx) for s, (arr, idx) in self.body.reads.items()}
         # statements before the loop (the bounds; after a reduction, the code around it): scalar code
@@ -104,15 +104,22 @@ class LoopFunction:
         outer.body = []
         out: list[lir.Stmt] = []
         returns: list[lir.Expr] = []
-        if self.dom.reduce is not None:
-            (t,) = self.targets
-            acc = lir.Name(self.fresh("acc"))
-            head.append(lir.Assign(acc, accumulator_start(self.dom.reduce)))
-            if self.dom.reduce.kind in ("max", "min"):
-                loads.add("math")       # (the identity is math's infinity)
-            out += self._accumulate(acc, inner.value(self.dom.reduce.operand))
-            outer.root.memo[self.dom.reduce.node] = acc.id
-            returns.append(outer.value(t.expr))
+        if self.dom.reduce is not None or self.kind == "loop":
+            reduces = self.dom.reduces if self.kind == "loop" else (self.dom.reduce,)
+            accs = {}
+            for t, red in zip(self.targets, reduces, strict=True):
+                if red is None:         # (a scatter of a loop domain, added in place at its index)
+                    index = tuple(integer_index(inner.value(sp.sympify(x))) for x in t.index)
+                    out.append(lir.AugAssign(lir.Index(lir.Name(t.target), index), "+", inner.value(t.expr)))
+                    continue
+                if red.node not in accs:
+                    acc = accs[red.node] = lir.Name(self.fresh("acc"))
+                    head.append(lir.Assign(acc, accumulator_start(red)))
+                    if red.kind in ("max", "min"):
+                        loads.add("math")       # (the identity is math's infinity)
+                    out += self._accumulate(acc, inner.value(red.operand), red.kind)
+                    outer.root.memo[red.node] = acc.id
+            returns += [outer.value(t.expr) for t, red in zip(self.targets, reduces, strict=True) if red is not None]
         else:
             for t in self.targets:
                 val = inner.value(t.expr)
@@ -151,10 +158,10 @@ class LoopFunction:
                 loop_leaves[s] = lir.Index(lir.Name(flats[codes[s]]), (i,))      # (the element at the index)
         return shape, flats, i, count
 
-    def _accumulate(self, acc: lir.Name, val: lir.Expr) -> list[lir.Stmt]:
-        """The loop body's step of the reduction into ``acc``: NumPy's max/min, where a NaN anywhere is the
-        result."""
-        kind = self.dom.reduce.kind
+    def _accumulate(self, acc: lir.Name, val: lir.Expr, kind: str | None = None) -> list[lir.Stmt]:
+        """The loop body's step of the reduction (``kind``, by default the domain's) into ``acc``: NumPy's
+        max/min, where a NaN anywhere is the result."""
+        kind = kind or self.dom.reduce.kind
         if kind in ("sum", "prod"):
             return [lir.AugAssign(acc, "+" if kind == "sum" else "*", val)]
         stmts: list[lir.Stmt] = []
@@ -170,6 +177,8 @@ class LoopFunction:
         call = lir.Call(lir.Name(name), tuple(lir.Name(p) for p in params))
         if self.kind == "scatter":
             return [lir.ExprStmt(call)]
+        if self.kind == "loop":
+            return self.results_call(name, params)
         if self.dom.reduce is not None:
             (t,) = self.targets
             target = lir.Name(t.target)
@@ -254,6 +263,7 @@ class LoopFunction:
         return {"elem": f"{part} over the elements", "elemsum": f"{part}, a sum over the elements",
                 "reduce": f"{part}, the {self.dom.reduce.kind if self.kind == 'reduce' else 'sum'} over its loop",
                 "scatter": f"{part}, the scatters of its loop",
+                "loop": f"{part}, the sums and scatters of its loop",
                 "scan": f"{part}, the recurrences of its loop in sequence",
                 "nest": f"{part}, over its nested loops"}[self.kind]
 
