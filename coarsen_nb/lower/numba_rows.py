@@ -245,14 +245,7 @@ class RowLoopFunction(LoopFunction):
 
     def _call(self, name: str, params: list[str]) -> list[lir.Stmt]:
         """The call; each row sum it returns is added to (or is) its target; the scatters are in place."""
-        call = lir.Call(lir.Name(name), tuple(lir.Name(p) for p in params))
-        sums = [t for t in self.targets if t.mode != "scatter"]
-        if not sums:
-            return [lir.ExprStmt(call)]
-        outs = [lir.Name(t.target) if t.mode == "new" else lir.Name(self.fresh(f"d_{t.target}")) for t in sums]
-        stmts: list[lir.Stmt] = [lir.Assign(outs[0] if len(outs) == 1 else lir.Tuple(tuple(outs), bare=True), call)]
-        stmts += [lir.AugAssign(lir.Name(t.target), "+", o) for t, o in zip(sums, outs, strict=True) if t.mode == "add"]
-        return stmts
+        return self.results_call(name, params)
 
     def _what(self) -> str:
         return f"{'adjoint' if self.tag == 'vjp' else 'forward'}, a row contraction"
