@@ -186,7 +186,7 @@ def test_turned_off_it_writes_and_reads_nothing(cache, runs, monkeypatch):
 
 def test_the_key_covers_the_compiler_itself(monkeypatch):
     """A changed coarsen_nb source file is a new key (no module of an older compiler is served)."""
-    parts = dict(name="f", source_text="t", source_file=None, first_line=1, gated="g", signature="s", options={})
+    parts = dict(front="f", signature="s", options={})
     before = pipeline_cache.key(**parts)
     assert pipeline_cache.key(**parts) == before
     monkeypatch.setattr(pipeline_cache, "compiler_digest", lambda: "another compiler")
