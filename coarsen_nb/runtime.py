@@ -18,8 +18,6 @@ import dataclasses
 import math
 import os
 
-import numpy as np
-
 from coarsen_nb import backends, checks, front_cache
 from coarsen_nb.errors import CoarsenError, InternalCompilerError
 from coarsen_nb.frontend import reads
@@ -82,7 +80,8 @@ class Coarsened:
         self.max_soi = max_soi
         self.reuse = reuse
         self.per_block = bool(per_block)
-        self._cache: dict = {}
+        self._cache: dict = {}          # signature -> Compiled
+        self._seen: dict = {}           # _type_key of the arguments -> (Compiled, positions of int scalars)
         self._last: Compiled | None = None
         self._last_shapes: tuple = ()
         self._last_ints: dict = {}
@@ -168,16 +167,26 @@ class Coarsened:
     # -- specialization ------------------------------------------------------------------------
 
     def _specialize(self, args) -> Compiled:
-        checks.arguments(self.params, args)
-        sig = signature_of(args)
-        hit = self._cache.get(sig)
-        if hit is None:
-            hit = self._compile(sig)
-            self._cache[sig] = hit
+        """The specialization for ``args`` (one per parameter), compiled on the first call with its signature.
+
+        A call whose arguments have the types of an earlier call's (each one's Python type, and an array's
+        dtype and rank: :func:`_type_key`) takes the fast path, a dictionary lookup: the argument checks and
+        the signature depend on nothing else, so they would pass and give the same as then.  That is what
+        keeps a small compiled gradient's call cheap (its own run takes a few µs)."""
+        seen = self._seen.get(_type_key(args))
+        if seen is None:
+            checks.arguments(self.params, args)
+            sig = signature_of(args)
+            hit = self._cache.get(sig)
+            if hit is None:
+                hit = self._compile(sig)
+                self._cache[sig] = hit
+            seen = self._seen[_type_key(args)] = (hit, tuple(
+                k for k, t in enumerate(sig) if t.kind == "int" and t.ndim == 0))
+        hit, ints = seen
         # set together, after a compile that succeeded: f.cost reads the plan with these shapes
-        self._last, self._last_shapes, self._last_ints = hit, tuple(getattr(a, "shape", ()) for a in args), {
-            p: int(a) for p, a in zip(self.params, args, strict=True)
-            if isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_))}
+        self._last, self._last_shapes = hit, tuple([getattr(a, "shape", ()) for a in args])
+        self._last_ints = {self.params[k]: int(args[k]) for k in ints} if ints else {}
         if hit.missing:
             raise CoarsenError(self.backend, message=f"the {self.backend} module cannot be loaded here ({hit.missing})",
                                hint=backends.get(self.backend).install_hint)
@@ -362,6 +371,12 @@ class Coarsened:
 
     def __repr__(self) -> str:
         return f"<Coarsened {self.name}({', '.join(self.params)}) mode={self.mode}>"
+
+
+def _type_key(args: tuple) -> tuple:
+    """What the argument checks and the signature of ``args`` depend on: each one's type, and for an array
+    (anything with a dtype) its dtype and rank."""
+    return tuple([(type(a), a.dtype, a.ndim) if hasattr(a, "dtype") else type(a) for a in args])
 
 
 def _scalar_result(c: Compiled) -> bool:
