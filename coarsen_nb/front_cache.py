@@ -10,7 +10,7 @@ even asked.  This module keys the front end's result on its *inputs* instead:
 * every **namespace lookup** the front end made (:mod:`coarsen_nb.frontend.reads`: the global constants
   it folded, the helpers it inlined, the modules and primitives it resolved), each with a fingerprint of
   what it found, which can be written to disk: a number's type and value, a module's name, a helper's
-  source, defaults, file and line, a primitive's importable name.
+  source, defaults, first line and module, a primitive's importable name.
 
 The front end is a function of those inputs alone, so when each lookup finds the same as when the record
 was written, the result is the same.  A record (``COARSEN_NB_CACHE/front/<origin>.json``) keeps the
@@ -179,9 +179,10 @@ def _fingerprint(obj) -> list | None:
             text = inspect.getsource(obj)
         except (OSError, TypeError):
             return None
-        code = obj.__code__
+        # (its first line, for the lines the generated code's comments name; not its file, which IPython
+        # names per kernel session: a helper from another cell would never be found again after a restart)
         return ["function", obj.__qualname__, text, repr(obj.__defaults__), obj.__closure__ is None,
-                code.co_filename, code.co_firstlineno, obj.__module__]
+                obj.__code__.co_firstlineno, obj.__module__]
     return _importable(obj)
 
 

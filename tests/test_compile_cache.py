@@ -212,15 +212,17 @@ _PROCESS = textwrap.dedent('''
     """
     f = cn.coarsen(SOURCE, backend="numba")
     gx, gw = f.grad(np.linspace(-1.0, 2.0, 7) ** 2, 1.5)
-    print(json.dumps(dict(ran=len(ran), gx=list(gx), gw=gw)))
+    heavy = [m for m in ("sympy", "ipywidgets", "graphviz") if m in sys.modules]
+    print(json.dumps(dict(ran=len(ran), gx=list(gx), gw=gw, heavy=heavy)))
 ''')
 
 
-def test_a_second_process_runs_no_pipeline_under_numba(tmp_path):
+def test_a_second_process_runs_no_pipeline_and_imports_no_sympy_under_numba(tmp_path):
     env = dict(os.environ, COARSEN_NB_CACHE=str(tmp_path), COARSEN_NB_PIPELINE_CACHE="1")
     out = [json.loads(subprocess.run([sys.executable, "-c", _PROCESS], env=env, capture_output=True, text=True,
                                      check=True, timeout=300).stdout.strip().splitlines()[-1]) for _ in range(2)]
     assert [o["ran"] for o in out] == [1, 0]
+    assert out[1]["heavy"] == []                # a hit imports none of what only compiling or the views need
     assert out[0]["gx"] == out[1]["gx"] and out[0]["gw"] == out[1]["gw"]
 
     def plain(x, w):
