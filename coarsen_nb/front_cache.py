@@ -144,6 +144,7 @@ def _read(digest: str) -> dict | None:
     if not isinstance(record, dict) or record.get("format") != FORMAT or record.get("origin") != digest:
         return None
     ok = (isinstance(record.get("name"), str) and isinstance(record.get("params"), list)
+          and all(isinstance(p, str) for p in record["params"])
           and isinstance(record.get("defaults"), dict) and isinstance(record.get("lookups"), list)
           and all(isinstance(x, list) and len(x) == 3 for x in record["lookups"]))
     if not ok or _decoded(record["defaults"]) is None:

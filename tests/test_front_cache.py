@@ -176,6 +176,26 @@ def test_a_namespace_that_shadows_a_builtin_is_a_miss(cache, parses):
     assert parses[0] == 2
 
 
+@pytest.mark.parametrize("damage", [
+    lambda text: text[: len(text) // 2],                                         # cut short
+    lambda text: json.dumps(dict(json.loads(text), params=[1, 2])),              # fields of the wrong type
+    lambda text: json.dumps(dict(json.loads(text), defaults={"w": ["str", "x"]})),
+    lambda text: json.dumps(dict(json.loads(text), origin="0" * 32)),            # another origin's record
+    lambda text: json.dumps(dict(json.loads(text), lookups=[["root", "SCALE", ["number", "float", "9.0"]]])),
+], ids=["cut-short", "params", "defaults", "origin", "lookup"])
+def test_a_damaged_front_record_costs_a_parse_and_nothing_else(cache, parses, damage):
+    cn.coarsen(SOURCE, namespace={"SCALE": 2.0}).grad(X, 1.5)
+    (record,) = (cache / "front").glob("*.json")
+    record.write_text(damage(record.read_text()))
+    gx, gw = cn.coarsen(SOURCE, namespace={"SCALE": 2.0}).grad(X, 1.5)
+    np.testing.assert_allclose(gx, 2.0 * 1.5 * np.sign(X))
+    assert gw == pytest.approx(2.0 * np.abs(X).sum())
+    assert parses[0] == 2
+    json.loads(record.read_text())                   # written anew, whole
+    cn.coarsen(SOURCE, namespace={"SCALE": 2.0}).grad(X, 1.5)
+    assert parses[0] == 2
+
+
 def test_the_default_reuse_of_a_cache_hit_is_selections():
     from coarsen_nb.soi.select import DEFAULT_REUSE
 
