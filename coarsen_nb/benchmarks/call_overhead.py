@@ -115,6 +115,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", action="store_true", help="also print cProfile's view of f.grad")
     options = parser.parse_args(argv)
     names, backends = options.kernels.split(","), options.backends.split(",")
+    from coarsen_nb.backends import BACKENDS
+    from coarsen_nb.kernels import NAMES
+
+    unknown = [n for n in names if n not in NAMES] + [b for b in backends if b not in BACKENDS]
+    if unknown:
+        parser.error(f"unknown kernels or backends: {', '.join(unknown)}")
     rows = measure(names, backends, options.calls, options.rounds)
     print(f"µs per call, median of {options.rounds} interleaved loops of {options.calls} calls "
           "(a shared, noisy machine: compare within one run)")
