@@ -38,16 +38,18 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.util
 import inspect
 import linecache
+import marshal
 import os
 import sys
 import time
-import types
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from types import CodeType, ModuleType
 
 
 class NumbaFallbackWarning(UserWarning):
@@ -119,7 +121,7 @@ def load(source: str, module_name: str, entry_points: tuple[str, ...],
     return env
 
 
-def _module(source: str, module_name: str) -> types.ModuleType:
+def _module(source: str, module_name: str) -> ModuleType:
     """``source`` as a real module in ``sys.modules``, named by its file (written once under the hash of its
     text; registered with ``linecache``): Numba's cache rebuilds a compiled function's environment by
     importing its module's name, and finds its machine code beside the file."""
@@ -128,8 +130,8 @@ def _module(source: str, module_name: str) -> types.ModuleType:
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     module = sys.modules.get(path.stem)
     if module is None or getattr(module, "__file__", None) != filename:
-        code = compile(source, filename, "exec")
-        module = types.ModuleType(path.stem)
+        code = _bytecode(source, path)
+        module = ModuleType(path.stem)
         module.__file__ = filename
         sys.modules[path.stem] = module
         try:
@@ -138,6 +140,33 @@ def _module(source: str, module_name: str) -> types.ModuleType:
             del sys.modules[path.stem]
             raise
     return module
+
+
+def _bytecode(source: str, path: Path) -> CodeType:
+    """``source`` compiled under the name of its file ``path``, kept beside it (``<stem>.<cache tag>.code``)
+    so that a restarted kernel does not compile the shared module's 50 kB of text again: 30 ms of a warm
+    start that should take 0.5 s.  The file is named by the hash of the text and never rewritten, so the
+    bytecode is stale only under another Python (another cache tag, or another magic number: compiled anew).
+    Kept by coarsen_nb rather than by Python's ``__pycache__`` because ``PYTHONDONTWRITEBYTECODE``, which
+    stops that, is about the user's source, not about a cache of generated code."""
+    kept = path.with_name(f"{path.stem}.{sys.implementation.cache_tag}.code")
+    magic = importlib.util.MAGIC_NUMBER
+    try:
+        data = kept.read_bytes()
+        if data.startswith(magic):
+            code = marshal.loads(data[len(magic):])
+            if isinstance(code, CodeType) and code.co_filename == str(path):
+                return code
+    except (OSError, ValueError, EOFError, TypeError):
+        pass
+    code = compile(source, str(path), "exec")
+    try:
+        tmp = kept.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_bytes(magic + marshal.dumps(code))
+        os.replace(tmp, kept)
+    except OSError:
+        pass
+    return code
 
 
 def _sharing(prologue: str, source: str) -> str:

@@ -7,12 +7,14 @@ specialization — the generated source, the selection it was printed at and why
 whether the result is a scalar — in ``COARSEN_NB_CACHE/pipeline/<key>.json``, so that a second process
 prints nothing: it loads the same text, and Numba finds its own cache beside it.
 
-**The key is everything that affects the module:** the function as the front end resolved it (the gated
-SSA text, in which global constants are folded and helpers inlined, so a changed helper or constant is a
-new key), the user's source text and where it came from (the module's comments and header name its
-lines), the argument signature, the options (backend, selection, ``max_soi``, ``reuse``, ``wrt``), the
-coarsen_nb version and a digest of coarsen_nb's own source files, so that a changed compiler never
-serves an old module.  Nothing that is not in the key is read from the entry.
+**The key is everything that affects the module:** the function as the front end resolved it, the
+argument signature, the options (backend, selection, ``max_soi``, ``reuse``, ``wrt``), the coarsen_nb
+version and a digest of coarsen_nb's own source files, so that a changed compiler never serves an old
+module.  "As the front end resolved it" is, where it can be, the front end's *inputs*
+(:mod:`coarsen_nb.front_cache`: the user's source text, file and line, and each global the front end
+read — a folded constant's value, an inlined helper's source — with what it found), so that a hit needs
+no parsing and never imports SymPy; otherwise the gated SSA text with the user's source and where it came
+from.  Nothing that is not in the key is read from the entry.
 
 **What a hit does not have** is the plan (the lifted SOIs, their SymPy expressions): ``f.sois``,
 ``f.cost``, ``f.soi_graph()`` and the error mapping read it, so a hit keeps a way to run the pipeline
@@ -82,11 +84,11 @@ def compiler_digest() -> str:
     return digest.hexdigest()
 
 
-def key(*, name: str, source_text: str, source_file: str | None, first_line: int, gated: str, signature: str,
-        options: dict) -> str:
-    """The key of one specialization (a hex digest), from everything that affects its generated module."""
-    parts = dict(format=FORMAT, compiler=compiler_digest(), name=name, source_text=source_text,
-                 source_file=source_file, first_line=first_line, gated=gated, signature=signature,
+def key(*, front: str, signature: str, options: dict) -> str:
+    """The key of one specialization (a hex digest), from everything that affects its generated module:
+    ``front``, a digest of the front end's result (:mod:`coarsen_nb.front_cache`, or of the gated text),
+    the argument signature and the options; the compiler's digest and this cache's format are added."""
+    parts = dict(format=FORMAT, compiler=compiler_digest(), front=front, signature=signature,
                  options={k: repr(v) for k, v in sorted(options.items())})
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:32]
 
@@ -120,15 +122,24 @@ def load(key_: str) -> Entry | None:
 
 
 def store(key_: str, entry: Entry) -> None:
-    """Write ``entry`` under ``key_`` (atomically; an entry already there is the same and is kept).  A cache
-    that cannot be written (a read-only home) costs the next process its pipeline, nothing else."""
-    path = _path(key_)
-    if path.exists():
-        return
+    """Write ``entry`` under ``key_`` (an entry already there is the same and is kept)."""
+    write_once(_path(key_), json.dumps(dict(asdict(entry), format=FORMAT, key=key_)))
+
+
+def write_once(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` unless a file is there already (it holds the same: the path is named by a
+    key of what it holds)."""
+    if not path.exists():
+        write_atomically(path, text)
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write ``text`` to ``path``: a reader sees the old file or the new one, never half of one.  A cache that
+    cannot be written (a read-only home) costs the next process its pipeline, nothing else."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(dict(asdict(entry), format=FORMAT, key=key_)))
+        tmp.write_text(text)
         os.replace(tmp, path)
     except OSError:
         pass

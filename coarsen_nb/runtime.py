@@ -1,7 +1,10 @@
 """``coarsen(fn)`` → :class:`Coarsened`: the compiled callable.
 
 Parsing, SSA and gating happen at once (so ``.ssa`` and ``.gated`` work
-before any call, and unsupported code fails early).  Lifting, SOI selection,
+before any call, and unsupported code fails early) -- unless the pipeline
+cache has seen this function with the same inputs (:mod:`coarsen_nb.front_cache`):
+then they wait until something asks for them, and a call whose module is in
+the cache never runs them (nor imports SymPy).  Lifting, SOI selection,
 differentiation and lowering depend on the argument types (scalar or array,
 rank), so they run lazily on the first call with a new *signature* and are
 cached per signature.  The generated module is registered with ``linecache``
@@ -11,20 +14,14 @@ under a real file name, so tracebacks and ``inspect`` show it.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 import os
 
-import numpy as np
-
-from coarsen_nb import backends, call_errors, checks
+from coarsen_nb import backends, checks, front_cache
 from coarsen_nb.errors import CoarsenError, InternalCompilerError
-from coarsen_nb.frontend.parse import parse
-from coarsen_nb.frontend.signature import defaults_of
-from coarsen_nb.frontend.ssa import to_ssa
-from coarsen_nb.frontend.unbound import UNBOUND_MARK
-from coarsen_nb.phi.gate import gate
-from coarsen_nb.phi.tree_passes import hoist_invariants, prune_etas
-from coarsen_nb.phi.types import T, signature_of
+from coarsen_nb.frontend import reads
+from coarsen_nb.phi.arg_types import T, signature_of
 from coarsen_nb.specialize import Compiled, compile_signature
 
 
@@ -67,30 +64,77 @@ class Coarsened:
     """A compiled function: call it, take gradients, look inside, export."""
 
     def __init__(self, fn_or_source, wrt=None, backend="numpy", max_soi=None, reuse=None, per_block=False,
-                 name=None, namespace=None, _front=None):
+                 name=None, namespace=None, _front=None, _known=None):
         max_soi, reuse = checks.options(backend, max_soi, reuse, per_block)
         self._origin = (fn_or_source, name, namespace)
-        if _front is None:
-            fn = parse(fn_or_source, name=name, namespace=namespace)
-            ssa = to_ssa(fn)
-            gated = hoist_invariants(prune_etas(gate(ssa)))
-            _front = (fn, ssa, gated)
-        self._cfg, self._ssa, self._gated = _front
-        self.name = self._cfg.name
-        self.params = self._cfg.params
-        defaults = defaults_of(fn_or_source, self.name if isinstance(fn_or_source, str) else None, namespace)
-        self.__signature__ = checks.signature(self.params, defaults)
+        self._front = _front            # (cfg, ssa, gated), or None until asked for (a cached front end)
+        self._known = _known if _known is not None or _front is not None \
+            else front_cache.lookup(fn_or_source, name, namespace)
+        if self._known is None:
+            self._known = self._run_front_end()
+        self.name = self._known.name
+        self.params = self._known.params
+        self.__signature__ = checks.signature(self.params, self._known.defaults)
         self.wrt = checks.wrt_names(wrt, self.params, self.name)
         self.backend = backend
         self.max_soi = max_soi
         self.reuse = reuse
         self.per_block = bool(per_block)
-        self._cache: dict = {}
+        self._cache: dict = {}          # signature -> Compiled
+        self._seen: dict = {}           # _type_key of the arguments -> (Compiled, positions of int scalars)
         self._last: Compiled | None = None
         self._last_shapes: tuple = ()
         self._last_ints: dict = {}
         self.__doc__ = fn_or_source.__doc__ if callable(fn_or_source) else None   # not str's docstring
         self.__name__ = self.name
+
+    def _run_front_end(self) -> front_cache.Front:
+        """Parse, build SSA and gate; what it read from the user's namespace is recorded with the result
+        (:mod:`coarsen_nb.front_cache`), so that a later process can skip this."""
+        from coarsen_nb.frontend.parse import parse
+        from coarsen_nb.frontend.signature import defaults_of
+        from coarsen_nb.frontend.ssa import to_ssa
+        from coarsen_nb.phi.gate import gate
+        from coarsen_nb.phi.tree_passes import hoist_invariants, prune_etas
+
+        fn_or_source, name, namespace = self._origin
+        with reads.recording() as read:
+            fn = parse(fn_or_source, name=name, namespace=namespace)
+            ssa = to_ssa(fn)
+            gated = hoist_invariants(prune_etas(gate(ssa)))
+            defaults = defaults_of(fn_or_source, fn.name if isinstance(fn_or_source, str) else None, namespace)
+        for ns, looked_up in read.lookups():          # (an enclosing recording, the magic's, sees them too)
+            reads.note(ns, looked_up, ns.get(looked_up, reads.ABSENT))
+        self._front = (fn, ssa, gated)
+        known = front_cache.remember(fn_or_source, name, namespace, fn.name, fn.params, defaults, read.lookups())
+        return known or front_cache.Front(fn.name, fn.params, defaults, key=None)
+
+    def _front_end(self) -> tuple:
+        """The front end's result, run now where the pipeline cache let construction skip it.  Should a global
+        it reads have changed since (a number reassigned between ``coarsen()`` and the first call that
+        misses the cache), the modules compiled from now on read the new value, and are keyed by it."""
+        if self._front is None:
+            known = self._run_front_end()
+            if known.key != self._known.key:
+                self._known = dataclasses.replace(self._known, key=known.key)
+        return self._front
+
+    @property
+    def _cfg(self):
+        return self._front_end()[0]
+
+    @property
+    def _ssa(self):
+        return self._front_end()[1]
+
+    @property
+    def _gated(self):
+        return self._front_end()[2]
+
+    @property
+    def front_key(self) -> str | None:
+        """A digest of the front end's result computed from its inputs (None: only the gated text tells)."""
+        return self._known.key
 
     # -- text of each stage ------------------------------------------------------------------
 
@@ -123,16 +167,26 @@ class Coarsened:
     # -- specialization ------------------------------------------------------------------------
 
     def _specialize(self, args) -> Compiled:
-        checks.arguments(self.params, args)
-        sig = signature_of(args)
-        hit = self._cache.get(sig)
-        if hit is None:
-            hit = self._compile(sig)
-            self._cache[sig] = hit
+        """The specialization for ``args`` (one per parameter), compiled on the first call with its signature.
+
+        A call whose arguments have the types of an earlier call's (each one's Python type, and an array's
+        dtype and rank: :func:`_type_key`) takes the fast path, a dictionary lookup: the argument checks and
+        the signature depend on nothing else, so they would pass and give the same as then.  That is what
+        keeps a small compiled gradient's call cheap (its own run takes a few µs)."""
+        seen = self._seen.get(_type_key(args))
+        if seen is None:
+            checks.arguments(self.params, args)
+            sig = signature_of(args)
+            hit = self._cache.get(sig)
+            if hit is None:
+                hit = self._compile(sig)
+                self._cache[sig] = hit
+            seen = self._seen[_type_key(args)] = (hit, tuple(
+                k for k, t in enumerate(sig) if t.kind == "int" and t.ndim == 0))
+        hit, ints = seen
         # set together, after a compile that succeeded: f.cost reads the plan with these shapes
-        self._last, self._last_shapes, self._last_ints = hit, tuple(getattr(a, "shape", ()) for a in args), {
-            p: int(a) for p, a in zip(self.params, args, strict=True)
-            if isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_))}
+        self._last, self._last_shapes = hit, tuple([getattr(a, "shape", ()) for a in args])
+        self._last_ints = {self.params[k]: int(args[k]) for k in ints} if ints else {}
         if hit.missing:
             raise CoarsenError(self.backend, message=f"the {self.backend} module cannot be loaded here ({hit.missing})",
                                hint=backends.get(self.backend).install_hint)
@@ -158,12 +212,16 @@ class Coarsened:
         try:
             return fn(*args, *extra)
         except Exception as exc:
+            from coarsen_nb.frontend.unbound import UNBOUND_MARK
+
             # The user's subset has no attributes, dicts or free names that these could come from: a bug in the
             # generated code -- except the UnboundLocalError a possibly-unbound read raises on purpose.
             if isinstance(exc, (AttributeError, KeyError, NameError)) and not (
                     isinstance(exc, UnboundLocalError) and UNBOUND_MARK in str(exc)):
                 raise InternalCompilerError(self.name, "running the generated code", exc) from exc
             # (an error inside compiled code was repeated on the NumPy module, which says where: numba_loader)
+            from coarsen_nb import call_errors  # (imports SymPy: only when something went wrong)
+
             _, filename, table = getattr(exc, "generated_module", (c.source, c.filename, c.line_table))
             err = call_errors.from_generated(exc, filename=filename, line_table=table, fname=self.name,
                                              params=self.params, primal=args, user_source=self._ssa.source,
@@ -299,7 +357,7 @@ class Coarsened:
                         self.max_soi if isinstance(max_soi, float) and math.isnan(max_soi) else max_soi,
                         self.reuse if isinstance(reuse, float) and math.isnan(reuse) else reuse,
                         self.per_block if per_block is None else per_block, name, namespace,
-                        _front=(self._cfg, self._ssa, self._gated))
+                        _front=self._front, _known=self._known)
         if self._last is not None:
             new._compile_like(self._last.signature)
             new._last_shapes = self._last_shapes
@@ -313,6 +371,12 @@ class Coarsened:
 
     def __repr__(self) -> str:
         return f"<Coarsened {self.name}({', '.join(self.params)}) mode={self.mode}>"
+
+
+def _type_key(args: tuple) -> tuple:
+    """What the argument checks and the signature of ``args`` depend on: each one's type, and for an array
+    (anything with a dtype) its dtype and rank."""
+    return tuple([(type(a), a.dtype, a.ndim) if hasattr(a, "dtype") else type(a) for a in args])
 
 
 def _scalar_result(c: Compiled) -> bool:

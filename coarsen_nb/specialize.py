@@ -9,7 +9,9 @@ show it).  :class:`Compiled` is what one specialization keeps.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import json
 import os
 import tempfile
 import warnings
@@ -19,8 +21,7 @@ from typing import Protocol
 
 from coarsen_nb import backends, pipeline_cache
 from coarsen_nb.errors import CoarsenError, FallbackWarning, InternalCompilerError, NoSegmentForm
-from coarsen_nb.phi import scalar_uses
-from coarsen_nb.phi.types import T, infer
+from coarsen_nb.phi.arg_types import T
 from coarsen_nb.version import __version__
 
 _counter = itertools.count(1)
@@ -76,30 +77,19 @@ class Request(Protocol):
     mode: str
     max_soi: object
     reuse: object
-    gated_function: object  # the gated SSA function
+    gated_function: object  # the gated SSA function (the front end runs when this is first read)
     front_source: object   # the user's source (file name, first line)
+    front_key: str | None  # a digest of the front end's result from its inputs (None: the gated text is the key)
 
 
 def compile_signature(f: Request, sig: tuple[T, ...]) -> Compiled:
     """Compile ``f`` for the argument types ``sig``: infer the types, then lift, select, differentiate and
     print at the asked selection, or at the next finer one where a segment has no form there (a
-    :class:`NoSegmentForm` limit, said in a :class:`FallbackWarning`), and load the module."""
-    from coarsen_nb.soi.select import DEFAULT_REUSE
+    :class:`NoSegmentForm` limit, said in a :class:`FallbackWarning`), and load the module.
 
-    try:
-        scalar_uses.check_indexing(f.gated_function, sig)
-        types = infer(f.gated_function, sig)
-        scalar_uses.check(f.gated_function, types)
-    except CoarsenError:
-        raise
-    except Exception as exc:
-        raise InternalCompilerError(f.name, "type inference", exc) from exc
+    A module found in the pipeline cache is loaded without any of that: the cache holds only modules
+    whose inference and checks passed for the same inputs, and nothing here imports SymPy before a miss."""
     wrt = f.wrt or tuple(p for p, t in zip(f.params, sig, strict=True) if t.kind == "float")
-    for w in wrt:
-        t = types[w]
-        if t.kind != "float":
-            raise CoarsenError(w, message=f"cannot differentiate with respect to {w!r}: it is {t}",
-                               hint="pass a float (e.g. 2.0 instead of 2) or leave it out of wrt")
     reuse = DEFAULT_REUSE if f.reuse is None else f.reuse
     backend = backends.get(f.backend)
     # A segment with no form at this selection (a documented limit, NoSegmentForm) falls back to a
@@ -122,6 +112,9 @@ def compile_signature(f: Request, sig: tuple[T, ...]) -> Compiled:
     if hit is not None:            # the module of an earlier process: nothing lifted or printed now
         mode, source, fallback, generated = hit.mode, hit.source, hit.fallback, None
     else:
+        types = _checked_types(f, sig, wrt)
+        if cache_key:        # (the front end has run now: a global it read may have changed since f was made)
+            cache_key = _cache_key(f, sig, wrt, reuse)
         for mode in order[order.index(f.mode):]:
             try:
                 generated = _generate(f, types, wrt, mode, reuse, backend, header(mode))
@@ -142,7 +135,7 @@ def compile_signature(f: Request, sig: tuple[T, ...]) -> Compiled:
 
     def regenerate():
         # the plan and line table of a module from the cache: the pipeline again, which must print the same text
-        plan, again, table = _generate(f, types, wrt, mode, reuse, backend, header(mode))
+        plan, again, table = _generate(f, _checked_types(f, sig, wrt), wrt, mode, reuse, backend, header(mode))
         if again != source:
             pipeline_cache.discard(cache_key, "does not match what the compiler prints now")
         return plan, table
@@ -186,11 +179,41 @@ def compile_signature(f: Request, sig: tuple[T, ...]) -> Compiled:
     return compiled
 
 
+#: ``coarsen_nb.soi.select.DEFAULT_REUSE``, here without importing SOI selection (and SymPy) on a cache hit;
+#: a test checks that they agree.
+DEFAULT_REUSE = 1
+
+
+def _checked_types(f: Request, sig: tuple[T, ...], wrt: tuple) -> dict:
+    """The type of every name of ``f`` at ``sig``, after the checks that refuse a signature (an index of a
+    scalar, a ``wrt`` parameter that is not a float)."""
+    from coarsen_nb.phi import scalar_uses
+    from coarsen_nb.phi.types import infer
+
+    try:
+        scalar_uses.check_indexing(f.gated_function, sig)
+        types = infer(f.gated_function, sig)
+        scalar_uses.check(f.gated_function, types)
+    except CoarsenError:
+        raise
+    except Exception as exc:
+        raise InternalCompilerError(f.name, "type inference", exc) from exc
+    for w in wrt:
+        t = types[w]
+        if t.kind != "float":
+            raise CoarsenError(w, message=f"cannot differentiate with respect to {w!r}: it is {t}",
+                               hint="pass a float (e.g. 2.0 instead of 2) or leave it out of wrt")
+    return types
+
+
 def _cache_key(f: Request, sig: tuple, wrt: tuple, reuse) -> str:
     """The pipeline-cache key of ``f`` at ``sig``: everything that affects its generated module."""
-    src = f.front_source
-    return pipeline_cache.key(name=f.name, source_text=src.text, source_file=src.filename,
-                              first_line=src.first_line, gated=str(f.gated_function), signature=repr(sig),
+    front = f.front_key
+    if front is None:            # (the front end's inputs are not all known: what it resolved is)
+        src = f.front_source
+        front = hashlib.sha256(json.dumps([f.name, src.text, src.filename, src.first_line,
+                                           str(f.gated_function)]).encode()).hexdigest()
+    return pipeline_cache.key(front=front, signature=repr(sig),
                               options=dict(backend=f.backend, mode=f.mode, max_soi=f.max_soi, reuse=reuse, wrt=wrt))
 
 

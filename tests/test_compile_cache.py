@@ -186,7 +186,7 @@ def test_turned_off_it_writes_and_reads_nothing(cache, runs, monkeypatch):
 
 def test_the_key_covers_the_compiler_itself(monkeypatch):
     """A changed coarsen_nb source file is a new key (no module of an older compiler is served)."""
-    parts = dict(name="f", source_text="t", source_file=None, first_line=1, gated="g", signature="s", options={})
+    parts = dict(front="f", signature="s", options={})
     before = pipeline_cache.key(**parts)
     assert pipeline_cache.key(**parts) == before
     monkeypatch.setattr(pipeline_cache, "compiler_digest", lambda: "another compiler")
@@ -212,15 +212,17 @@ _PROCESS = textwrap.dedent('''
     """
     f = cn.coarsen(SOURCE, backend="numba")
     gx, gw = f.grad(np.linspace(-1.0, 2.0, 7) ** 2, 1.5)
-    print(json.dumps(dict(ran=len(ran), gx=list(gx), gw=gw)))
+    heavy = [m for m in ("sympy", "ipywidgets", "graphviz") if m in sys.modules]
+    print(json.dumps(dict(ran=len(ran), gx=list(gx), gw=gw, heavy=heavy)))
 ''')
 
 
-def test_a_second_process_runs_no_pipeline_under_numba(tmp_path):
+def test_a_second_process_runs_no_pipeline_and_imports_no_sympy_under_numba(tmp_path):
     env = dict(os.environ, COARSEN_NB_CACHE=str(tmp_path), COARSEN_NB_PIPELINE_CACHE="1")
     out = [json.loads(subprocess.run([sys.executable, "-c", _PROCESS], env=env, capture_output=True, text=True,
                                      check=True, timeout=300).stdout.strip().splitlines()[-1]) for _ in range(2)]
     assert [o["ran"] for o in out] == [1, 0]
+    assert out[1]["heavy"] == []                # a hit imports none of what only compiling or the views need
     assert out[0]["gx"] == out[1]["gx"] and out[0]["gw"] == out[1]["gw"]
 
     def plain(x, w):

@@ -10,7 +10,8 @@ times, separately,
 
 * ``import``: NumPy, Numba and coarsen_nb (what every process pays before anything is compiled);
 * ``build``: ``coarsen(fn, backend="numba")`` and the pipeline for the arguments' signature (parse, SSA,
-  lifting, selection, lowering, loading the module; a hit in the whole-pipeline cache skips all but parsing);
+  lifting, selection, lowering, loading the module; a hit in the whole-pipeline cache skips all but loading:
+  no parsing, no SymPy, :mod:`coarsen_nb.front_cache`);
 * ``compile``: Numba compiling ``NAME_grad`` for the argument types, or loading it from its disk cache;
 * ``first call``: the first ``f.grad(*args)`` after that (the compiled code's own run time, at ``--size``);
 

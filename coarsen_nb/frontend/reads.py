@@ -38,6 +38,10 @@ class NamespaceReads:
     def add(self, namespace: dict, name: str, obj) -> None:
         self._seen.setdefault((id(namespace), name), (namespace, name, fingerprint(obj)))
 
+    def lookups(self) -> tuple[tuple[dict, str], ...]:
+        """``(namespace, name)`` of each lookup, in the order first made (the pipeline cache keeps them)."""
+        return tuple((ns, name) for ns, name, _ in self._seen.values())
+
     @property
     def names(self) -> tuple[str, ...]:
         """The names read, in the order first read."""

@@ -12,34 +12,13 @@ A type is a :class:`T`: ``kind`` in ``{"float", "int", "bool", "shape"}`` and
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from coarsen_nb import ir
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.frontend.unbound import is_bound_check
+from coarsen_nb.phi.arg_types import BOOL, BOTTOM, FLOAT, INT, T, signature_of  # noqa: F401 (re-exported)
 from coarsen_nb.phi.gate import GatedFunction, If, Let
 from coarsen_nb.rules.table import rule
-
-
-@dataclass(frozen=True)
-class T:
-    kind: str
-    ndim: int = 0
-
-    @property
-    def is_array(self) -> bool:
-        return self.kind not in ("shape", "tuple") and self.ndim > 0
-
-    @property
-    def differentiable(self) -> bool:
-        return self.kind == "float"
-
-    def __str__(self) -> str:
-        return f"{self.kind}[{self.ndim}]" if self.ndim else self.kind
-
-
-FLOAT, INT, BOOL = T("float"), T("int"), T("bool")
-BOTTOM = T("undef")
 
 
 def join(a: T, b: T) -> T:
@@ -55,21 +34,6 @@ def join(a: T, b: T) -> T:
     if {a.kind, b.kind} <= {"int", "bool"}:
         return T("int", ndim)
     return T("float", ndim)
-
-
-def signature_of(args) -> tuple[T, ...]:
-    """The type of each positional argument (a NumPy array, a float, an int, a bool)."""
-    out = []
-    for a in args:
-        ndim = getattr(a, "ndim", 0)
-        dtype = getattr(a, "dtype", None)
-        if isinstance(a, bool) or (dtype is not None and dtype.kind == "b"):
-            out.append(T("bool", ndim))
-        elif isinstance(a, int) or (dtype is not None and dtype.kind in "iu"):
-            out.append(T("int", ndim))
-        else:
-            out.append(T("float", ndim))
-    return tuple(out)
 
 
 def infer(g: GatedFunction, sig: tuple[T, ...]) -> dict[str, T]:
