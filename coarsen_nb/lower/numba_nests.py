@@ -69,7 +69,7 @@ class NestLoops(LoopFunction):
         self.reads_map = {s: (self.body.names(arr), idx) for s, (arr, idx) in self.body.reads.items()}
         self.loads: set[str] = set()
         self.tables: list = []
-        self.points: dict = {}      # (indicator, loops around) -> the variable of its arg-extremum
+        self.points: dict = {}      # (indicator, loops around) -> the variables of its arg-extremum and value
         known: dict = {}
         block = _Block(self._point({}, known))
         self._fill_tables(block, exprs)
@@ -162,6 +162,17 @@ class NestLoops(LoopFunction):
         if point is not None:
             self._at_point(node, point, index, block, known)
             return
+        hot = self._arg_of(node)
+        if hot is not None:
+            # the maximum is the value at its arg-maximum, which the adjoint needs too: one loop finds both
+            # (NumPy's max: a NaN anywhere is the result, which the arg loop keeps as its best; -inf if empty)
+            at, best = self._arg_loop(hot, index, block, known)
+            acc = lir.Name(self.fresh("acc"))
+            block.add([lir.Assign(acc, best),
+                       lir.If(lir.Compare("<", at, lir.Lit("0")), (lir.Assign(acc, _START[node.kind]),))])
+            self.loads.add("math")
+            known[node] = block.pr.root.memo[node] = acc.id
+            return
         k = node.args[1]
         acc = lir.Name(self.fresh("acc"))
         var, rng = self._range(k, block.pr)
@@ -183,8 +194,22 @@ class NestLoops(LoopFunction):
         alone (0 over an empty range), not at every point times a zero."""
         hot, h = point
         k = hot.args[1]
+        at, _ = self._arg_loop(hot, index, block, known)
+        acc = lir.Name(self.fresh("acc"))
+        there = self._point({**index, k: at}, known)
+        value = there.value(h)
+        self._note(there)
+        block.add([lir.Assign(acc, lir.Lit("0.0")),
+                   lir.If(lir.Compare(">=", at, lir.Lit("0")), tuple(list(there.body) + [lir.Assign(acc, value)]))])
+        known[node] = block.pr.root.memo[node] = acc.id
+
+    def _arg_loop(self, hot, index: dict, block, known: dict) -> tuple[lir.Name, lir.Name]:
+        """The variables ``(at, best)`` of the loop that finds the first arg-extremum of the indicator ``hot``
+        (NumPy's ``argmax``: the first of equal values, the first NaN; ``at`` -1 over an empty range) and the
+        value there, written into ``block`` once per indicator and loops around."""
         key = (hot, frozenset(index))
         if key not in self.points:
+            k = hot.args[1]
             var, rng = self._range(k, block.pr)
             at, best, v = (lir.Name(self.fresh(w)) for w in ("at", "best", "v"))
             scan = _Block(self._point({**index, k: var}, known))
@@ -195,15 +220,22 @@ class NestLoops(LoopFunction):
             body = scan.done() + [lir.Assign(v, g), lir.If(test, (lir.Assign(best, v), lir.Assign(at, var)))]
             self._note(scan.pr)
             block.add([lir.Assign(at, lir.Lit("-1")), lir.Assign(best, lir.Lit("0.0")), lir.For(var, rng, tuple(body))])
-            self.points[key] = at
-        at = self.points[key]
-        acc = lir.Name(self.fresh("acc"))
-        there = self._point({**index, k: at}, known)
-        value = there.value(h)
-        self._note(there)
-        block.add([lir.Assign(acc, lir.Lit("0.0")),
-                   lir.If(lir.Compare(">=", at, lir.Lit("0")), tuple(list(there.body) + [lir.Assign(acc, value)]))])
-        known[node] = block.pr.root.memo[node] = acc.id
+            self.points[key] = (at, best)
+        return self.points[key]
+
+    def _arg_of(self, node):
+        """The arg-extremum indicator the targets hold over the same values and range as the maximum (minimum)
+        ``node``, where one loop may compute both (no reduction inside its values); else None."""
+        if not isinstance(node, forms.Reduction) or node.kind not in ("max", "min") or \
+                maximal_reductions(self.body, node.args[0]):
+            return None
+        sign = 1 if node.kind == "max" else -1
+        for t in self.dom.targets:
+            for n in self.body.nodes(t.expr):
+                if isinstance(n, forms.ArgOneHot) and n.args[:5] == node.args[:5] and \
+                        (n.args[5] > 0) == (sign > 0):
+                    return n
+        return None
 
     def _hoisted(self, block, known: dict, exprs, level: frozenset) -> dict:
         """``known`` and the values of ``exprs`` that an inner loop would compute at every point but that

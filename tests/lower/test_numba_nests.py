@@ -10,6 +10,7 @@ function, and the generated code (a nest function is there, the n x n index arra
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -220,3 +221,31 @@ def test_a_maximums_adjoint_is_computed_at_its_one_point(name):
     assert "_vjp_nest" in grad[:grad.find("\n@", 1)]
     nests = [part for part in source.split("\n\n\n") if "_vjp_nest" in part and "def _soi" in part]
     assert any("at = -1" in n and "if at >= 0:" in n for n in nests), nests
+
+
+@pytest.mark.parametrize("name", ["worst_distance", "lowest"])
+def test_the_extremum_and_its_point_are_one_loop(name):
+    """The maximum (minimum) itself is the value at its arg-extremum: the loop that finds the point gives it
+    too, so the adjoint's nest passes over the points once, not once for the value and once for the point."""
+    _check(name, _inputs(np.random.default_rng(2), name, 9))
+    source = _pair(name)[2].source
+    grad = source[source.index(f"def {name}_grad("):]
+    (called,) = set(re.findall(r"(_soi\d+_vjp_nest\w*)\(", grad[:grad.find("\n@", 1)]))
+    nest = source[source.index(f"def {called}("):]
+    nest = nest[:nest.find("\n@", 1)]
+    assert nest.count(" for ") == 1 and "at = -1" in nest, nest
+
+
+@pytest.mark.parametrize("where", [0, 4, 8])
+def test_a_nan_point_is_numpys_maximum_and_point(where):
+    """A NaN among the values: NumPy's max is NaN and its argmax the first NaN; the one loop keeps both (the
+    plain function's Python ``max`` ignores a NaN after the first value, so numba is checked against NumPy)."""
+    _, by_numpy, by_numba = _pair("lowest")
+    x = np.random.default_rng(where).uniform(-1, 1, 9)
+    x[where] = np.nan
+    want_value, want_grad = by_numpy.value_and_grad(x, 0.7)
+    got_value, got_grad = by_numba.value_and_grad(x, 0.7)
+    np.testing.assert_allclose(got_value, want_value, rtol=1e-12)
+    for g, w in zip(got_grad, want_grad, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)
+    assert np.isnan(want_value)
