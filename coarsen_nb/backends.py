@@ -47,6 +47,7 @@ class Backend:
     # the module whose ``tape_for(writer, loop, in_place)`` gives an iterated loop's tape in this backend's
     # own form (numba: preallocated arrays, lower/numba_tape.py), or None there: the list of state tuples
     load_tape: Callable[[], ModuleType] | None = None
+    array_type: str = "ndarray"        # the array class of ``xp_module`` (dask.array's is ``Array``)
 
     @property
     def tape(self) -> ModuleType | None:
@@ -164,8 +165,23 @@ NUMBA = Backend("numba", "numpy", "NumPy and Numba", prologue=_NUMBA_PROLOGUE, d
                 load_fuser=_numba_fuser, load_tape=_numba_tape,
                 install_hint="install Numba (pip install numba); the generated code is in .source and .export() works")
 
+
+
+def _dask_helpers() -> dict:
+    from coarsen_nb.lower.dask_helpers import DASK_HELPERS
+
+    return DASK_HELPERS
+
+
+# The dask module is the NumPy module's statements with ``xp`` a namespace over dask.array (lower/dask_xp.py,
+# pasted after the imports as numba's namespace is): every statement builds a lazy graph.  A Dask argument
+# selects it whatever backend= says (coarsen_nb/dask_arrays.py).
+DASK = Backend("dask", "dask.array", "Dask (dask.array) and NumPy", prologue=_pasted("dask_xp.py"),
+               load_helpers=_dask_helpers, array_type="Array",
+               install_hint="install Dask (pip install coarsen-nb[dask]); the generated code is in .source")
+
 #: The ``backend=`` options, in the order the docs list them.
-BACKENDS: dict[str, Backend] = {b.name: b for b in (NUMPY, NUMBA, CUPY)}
+BACKENDS: dict[str, Backend] = {b.name: b for b in (NUMPY, NUMBA, CUPY, DASK)}
 
 
 def get(name: str) -> Backend:
@@ -175,11 +191,11 @@ def get(name: str) -> Backend:
 
 def is_array(value) -> bool:
     """Whether ``value`` is an array of a backend's array module (its ``ndarray``: a NumPy array, a CuPy
-    array): what the argument checks accept as an array argument.  A module not imported yet made none
+    array; a Dask array): what the argument checks accept as an array argument.  A module not imported yet made none
     of the values, so this imports nothing."""
     for b in BACKENDS.values():
         xp = sys.modules.get(b.xp_module)
-        if xp is not None and isinstance(value, xp.ndarray):
+        if xp is not None and isinstance(value, getattr(xp, b.array_type)):
             return True
     return False
 

@@ -16,7 +16,7 @@ import os
 
 import numpy as np
 
-from coarsen_nb import backends, call_errors, checks
+from coarsen_nb import backends, call_errors, checks, dask_arrays
 from coarsen_nb.errors import CoarsenError, InternalCompilerError
 from coarsen_nb.frontend.parse import parse
 from coarsen_nb.frontend.signature import defaults_of
@@ -39,10 +39,11 @@ def coarsen(fn_or_source, wrt=None, backend: str = "numpy", max_soi=None, reuse=
     wrt : str or tuple of str, optional
         Parameters to differentiate with respect to (default: every float
         parameter, in order).
-    backend : {"numpy", "numba", "cupy"}
+    backend : {"numpy", "numba", "cupy", "dask"}
         "numba" compiles every generated function with Numba (loops and the scalar code between SOIs
         run as machine code); a function Numba cannot compile runs as the NumPy code, with a
-        ``NumbaFallbackWarning`` naming why.
+        ``NumbaFallbackWarning`` naming why.  A Dask array argument runs the "dask" module whatever
+        this says (:mod:`coarsen_nb.dask_arrays`).
     max_soi : int, optional
         Size cap L of a segment of interest (operations); 1 gives
         operator-level AD.  Default: no cap.
@@ -125,10 +126,13 @@ class Coarsened:
     def _specialize(self, args) -> Compiled:
         checks.arguments(self.params, args)
         sig = signature_of(args)
-        hit = self._cache.get(sig)
-        if hit is None:
-            hit = self._compile(sig)
-            self._cache[sig] = hit
+        if dask_arrays.wanted(self.backend, args):      # a Dask argument: the dask module (dask_arrays.py)
+            hit = dask_arrays.specialize(self, sig, args, self._cache)
+        else:
+            hit = self._cache.get(sig)
+            if hit is None:
+                hit = self._compile(sig)
+                self._cache[sig] = hit
         # set together, after a compile that succeeded: f.cost reads the plan with these shapes
         self._last, self._last_shapes, self._last_ints = hit, tuple(getattr(a, "shape", ()) for a in args), {
             p: int(a) for p, a in zip(self.params, args, strict=True)

@@ -1,0 +1,77 @@
+"""The kernels whose loops run over an array axis, on Dask arrays, on a LocalCluster of two worker processes.
+
+Each kernel's value and gradient with its data as Dask arrays cut along that axis (one chunk, uneven
+chunks, one element per chunk) equal the NumPy backend's on the same NumPy arrays to 1e-12; a gradient
+with respect to a chunked argument is a Dask array with that argument's chunks, one with respect to a
+number or a NumPy array a computed value.  The reference is the NumPy backend, itself checked against
+finite differences and JAX by tests/kernels and tests/lower.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import CHUNKINGS, chunked, computed, da
+
+import coarsen_nb as cn
+from coarsen_nb.kernels import KERNELS, function
+
+#: kernel -> the parameters holding its data, cut along axis 0 (records, options, paths); the others stay
+#: as the kernel makes them (numbers, and logreg_nll's weights w as a NumPy array)
+CHUNKED = {
+    "piecewise_sum": ("x",),
+    "logreg_nll": ("X", "y"),
+    "black_scholes": ("spot", "strike", "vol", "tau"),
+    "asian_option": ("z",),
+    "barrier_option": ("z",),
+}
+
+
+def _inputs(name: str) -> tuple:
+    """The kernel's inputs at a small size: at least 7 records (two uneven chunks and a short one), and the
+    options' paths over their first 10 time steps (each step is a few graph operations per chunk: the
+    time loop runs step by step, and 50 steps of one-element chunks would be most of this file's time)."""
+    mod = KERNELS[name]
+    args = mod.make_inputs(max(mod.META["test_size"], 7), seed=1)
+    return (args[0][:, :10],) + args[1:] if name in ("asian_option", "barrier_option") else args
+
+
+def _on_dask(name: str, args: tuple, how: str) -> tuple:
+    params = cn.coarsen(function(KERNELS[name])).params
+    return tuple(chunked(a, how) if p in CHUNKED[name] else a for p, a in zip(params, args, strict=True))
+
+
+@pytest.mark.parametrize("how", CHUNKINGS)
+@pytest.mark.parametrize("name", sorted(CHUNKED))
+def test_kernel_on_a_cluster_equals_the_numpy_backend(client, name, how):
+    mod = KERNELS[name]
+    args = _inputs(name)
+    f = cn.coarsen(function(mod), wrt=mod.META["wrt"])
+    want_value, want_grads = f.value_and_grad(*args)
+    dargs = _on_dask(name, args, how)
+    with client.as_current():
+        value, grads = f.value_and_grad(*dargs)
+        grads = grads if isinstance(grads, tuple) else (grads,)
+        want_grads = want_grads if isinstance(want_grads, tuple) else (want_grads,)
+        assert not isinstance(value, da.Array)
+        np.testing.assert_allclose(value, want_value, rtol=1e-12, atol=1e-12)
+        for w, g, want in zip(mod.META["wrt"], grads, want_grads, strict=True):
+            arg = dargs[f.params.index(w)]
+            if isinstance(arg, da.Array):
+                assert isinstance(g, da.Array) and g.chunks == arg.chunks, (w, getattr(g, "chunks", g))
+            else:
+                assert not isinstance(g, da.Array), w
+            np.testing.assert_allclose(computed(g), want, rtol=1e-12, atol=1e-12, err_msg=w)
+
+
+def test_an_option_with_its_time_axis_chunked_is_refused_naming_the_loop():
+    """asian_option's time loop runs step by step (its running sum's state is carried): with the time axis
+    of z in several chunks it cannot run chunk by chunk, and the error says which loop and what to do."""
+    mod = KERNELS["asian_option"]
+    z, s0, sigma, strike = mod.make_inputs(8)
+    f = cn.coarsen(function(mod), wrt=mod.META["wrt"])
+    with pytest.raises(cn.CoarsenError) as err:
+        f.grad(da.from_array(z, chunks=(4, 10)), s0, sigma, strike)
+    text = str(err.value)
+    assert "line 36" in text and "'z' along axis 1" in text and "5 chunks" in text
+    assert "rechunk({1: -1})" in text
