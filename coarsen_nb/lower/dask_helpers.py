@@ -8,6 +8,8 @@ that name (``Backend.load_helpers``), as numba's own helpers are used (:mod:`.nu
 * ``_put`` writes masked lanes back chunk by chunk (``_put_lanes`` is the NumPy code of one chunk): the
   values ``v`` were computed from ``xp.take(a, lanes)``, the selected elements of each chunk in order,
   so the k-th chunk of ``v`` belongs to the k-th chunk of the mask (``lower/dask_xp.py``, ``Lanes``).
+* ``_logsumexp`` is dask's reductions (SciPy's would compute the whole array into one process).
+* ``_scatter_sum`` puts its weights in the chunks of its indices (dask's ``bincount`` requires it).
 * ``_erf`` evaluates Cephes' tail form on every element, with ``|x|`` clipped to [1, 6] so that it is
   finite everywhere, and selects it with ``where`` where ``|x| > 1``: the same formulas, so the same
   values as the NumPy helper, without asking the data which branch any element takes.
@@ -69,6 +71,25 @@ def _erf(x):
     return xp.where(xp.abs(x) > 1.0, tail, s * t / u)
 
 
+def _scatter_sum(idx, v, n):
+    """Sums of v at each index of range(n) (0 <= idx < n, repeats accumulate): the adjoint of a gather.
+    Dask's bincount needs its weights in the chunks of the indices."""
+    idx = xp.asarray(idx)
+    v = xp.broadcast_to(xp.asarray(v, dtype=xp.float64), idx.shape).rechunk(idx.chunks)
+    return xp.bincount(idx, weights=v, minlength=n)
+
+
+def _logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
+    """log(sum(exp(a))) over axis, shifted by the maximum (a maximum that is not finite shifts by 0, as
+    SciPy's): SciPy's logsumexp would turn a Dask array into one NumPy array, so it is written here with
+    dask's reductions, a tree over the chunks."""
+    a = xp.asarray(a, dtype=xp.float64)
+    m = xp.max(a, axis=axis, keepdims=True)
+    m = xp.where(xp.isfinite(m), m, 0.0)
+    out = xp.log(xp.sum(xp.exp(a - m), axis=axis, keepdims=True)) + m
+    return out if keepdims else xp.squeeze(out, axis=axis)
+
+
 #: helper name -> this backend's text of it (``Backend.load_helpers``); ``_erfc_ratio`` is the NumPy
 #: helper's own (arithmetic only, so lazy as it is)
-DASK_HELPERS = {f.__name__: inspect.getsource(f) for f in (_put, _put_lanes, _erf)}
+DASK_HELPERS = {f.__name__: inspect.getsource(f) for f in (_put, _put_lanes, _erf, _scatter_sum, _logsumexp)}

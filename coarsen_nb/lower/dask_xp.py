@@ -99,6 +99,10 @@ def _cumulative(scan, identity):
     return cumulative
 
 
+def _reshape(x, shape):
+    return _da.reshape(_da.asarray(x), shape)
+
+
 def _concat(arrays, axis=0):
     return _da.concatenate(list(arrays), axis=axis)
 
@@ -125,8 +129,17 @@ def _missing(name):
                               "with NumPy arrays (np.asarray of the argument) or write it elementwise")
 
 
+def _namespace(name, module):
+    """``module``'s public names in a namespace of their own whose missing names raise as ``_missing`` says."""
+    space = _types.ModuleType(name)
+    space.__dict__.update({k: getattr(module, k) for k in dir(module) if not k.startswith("__")})
+    space.__getattr__ = lambda attr: _missing(f"{name}.{attr}")
+    return space
+
+
 xp.Lanes = Lanes
 xp.__getattr__ = _missing
+xp.linalg = _namespace("linalg", _da.linalg)
 xp.asin, xp.acos, xp.atan, xp.atan2 = _da.arcsin, _da.arccos, _da.arctan, _da.arctan2
 xp.asinh, xp.acosh, xp.atanh, xp.pow = _da.arcsinh, _da.arccosh, _da.arctanh, _da.power
 xp.permute_dims = _permute_dims
@@ -139,4 +152,5 @@ xp.astype = _astype
 xp.cumulative_sum = _cumulative(_da.cumsum, 0)
 xp.cumulative_prod = _cumulative(_da.cumprod, 1)
 xp.concat = _concat
+xp.reshape = _reshape
 xp.isdtype = _isdtype

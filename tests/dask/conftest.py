@@ -33,7 +33,7 @@ def chunked(a, how: str, axis: int = 0):
 def client():
     """A ``dask.distributed`` client of a LocalCluster: 2 worker processes, one thread each, on 127.0.0.1."""
     cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, host="127.0.0.1",
-                                       dashboard_address=None, silence_logs=40)
+                                       dashboard_address=":0", silence_logs=40)
     with distributed.Client(cluster, set_as_default=False) as c:
         yield c
     cluster.close()

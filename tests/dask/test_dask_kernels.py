@@ -9,6 +9,8 @@ finite differences and JAX by tests/kernels and tests/lower.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 from conftest import CHUNKINGS, chunked, computed, da
@@ -36,6 +38,15 @@ def _inputs(name: str) -> tuple:
     return (args[0][:, :10],) + args[1:] if name in ("asian_option", "barrier_option") else args
 
 
+@functools.cache
+def _compiled(name: str):
+    """The kernel compiled once per test process (its NumPy and dask modules both cached in it), its inputs
+    and the NumPy backend's value and gradient on them."""
+    f = cn.coarsen(function(KERNELS[name]), wrt=KERNELS[name].META["wrt"])
+    args = _inputs(name)
+    return f, args, f.value_and_grad(*args)
+
+
 def _on_dask(name: str, args: tuple, how: str) -> tuple:
     params = cn.coarsen(function(KERNELS[name])).params
     return tuple(chunked(a, how) if p in CHUNKED[name] else a for p, a in zip(params, args, strict=True))
@@ -45,9 +56,7 @@ def _on_dask(name: str, args: tuple, how: str) -> tuple:
 @pytest.mark.parametrize("name", sorted(CHUNKED))
 def test_kernel_on_a_cluster_equals_the_numpy_backend(client, name, how):
     mod = KERNELS[name]
-    args = _inputs(name)
-    f = cn.coarsen(function(mod), wrt=mod.META["wrt"])
-    want_value, want_grads = f.value_and_grad(*args)
+    f, args, (want_value, want_grads) = _compiled(name)
     dargs = _on_dask(name, args, how)
     with client.as_current():
         value, grads = f.value_and_grad(*dargs)
