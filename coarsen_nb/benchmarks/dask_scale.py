@@ -110,11 +110,12 @@ def _table(rows: list[dict]) -> str:
             "| max rel. gap vs numba | worker peak RSS MB |")
     lines = [head, "|" + "---|" * 9]
     for r in rows:
-        def g(k, fmt="{:.3g}"):
+        def g(k, fmt="{:.3g}", r=r):
             return fmt.format(r[k]) if k in r else "-"
+        rss = ", ".join(f"{m:.0f}" for m in r["worker_peak_rss_mb"])
         lines.append(f"| {r['elements']:.0e} | {r['chunks']} | {g('dask_end_to_end_s')} | {g('dask_persisted_s')} "
                      f"| {g('numba_in_memory_s')} | {g('numpy_in_memory_s')} | {g('numba_over_dask_per_core')} "
-                     f"| {g('gap_dask_vs_numba', '{:.1e}')} | {', '.join(f'{m:.0f}' for m in r['worker_peak_rss_mb'])} |")
+                     f"| {g('gap_dask_vs_numba', '{:.1e}')} | {rss} |")
     return "\n".join(lines) + "\n"
 
 
