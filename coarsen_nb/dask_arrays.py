@@ -21,6 +21,12 @@ a loop run iteration by iteration (no closed form: a carried dependence that is 
 linear scan) that indexes a Dask argument along an axis split into several chunks would read one element
 of one chunk per iteration, a task per element, and its carried state cannot be split at the chunks.
 Along an axis held in one chunk (a Monte Carlo option's time axis, paths chunked) it runs as it is.
+
+Not refused, and not lazy: scalar code between SOIs on a reduced value (``if s > 0:``, ``math.tanh(s)``
+where ``s`` is a sum over a Dask array) is Python code, which computes that value where it runs, once per
+evaluation.  The answer is the same; the cost is the graph up to that point, again at each evaluation (a
+``while`` loop whose exit the data decides, bgd_hyperopt's, recomputes it each iteration).  The kernels
+whose loops run over the data (piecewise_sum, logreg_nll, black_scholes, the options) have none.
 """
 
 from __future__ import annotations

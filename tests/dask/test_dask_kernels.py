@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 
+import dask
 import numpy as np
 import pytest
 from conftest import CHUNKINGS, chunked, computed, da
@@ -84,3 +85,19 @@ def test_an_option_with_its_time_axis_chunked_is_refused_naming_the_loop():
     text = str(err.value)
     assert "line 36" in text and "'z' along axis 1" in text and "5 chunks" in text
     assert "rechunk({1: -1})" in text
+
+
+@pytest.mark.parametrize("name", sorted(CHUNKED))
+def test_a_kernels_graph_is_built_without_computing_anything(name):
+    """The value and the computed gradients come from one ``dask.compute`` at return: no Python branch or
+    ``float()`` of the generated code computed a part of the graph while it was being built."""
+    f, args, _ = _compiled(name)
+    calls = []
+
+    def counting(dsk, keys, **kwargs):
+        calls.append(keys)
+        return dask.get(dsk, keys, **kwargs)
+
+    with dask.config.set(scheduler=counting):
+        f.value_and_grad(*_on_dask(name, args, "uneven"))
+    assert len(calls) == 1
