@@ -8,6 +8,8 @@ processes, one thread each.  For each size this reports
 
 * the time of the gradient on Dask, end to end (generating the records in the workers included), and
   where the data fit in memory, on the same data persisted in the workers first (the gradient alone);
+* the time of the same Dask gradient on the same chunks held in this process, on Dask's threaded scheduler
+  (``workers`` threads): the per-chunk work without the cluster's scheduling and transfers;
 * the time of the in-memory compiled gradient (``backend="numba"``, and ``numpy``) on the same data
   computed into one NumPy array, warm (the second call): so the throughput per core of each, in elements
   per second per core (a Dask run counts every worker's core);
@@ -92,6 +94,14 @@ def run_size(n: int, workers: int, chunk_rows: int, memory_limit: str, in_memory
             Xn, yn = client.compute([Xp, yp], sync=True)
             del Xp, yp
     if in_memory:
+        import dask
+        import dask.array as da
+
+        Xl, yl = da.from_array(Xn, chunks=X.chunks), da.from_array(yn, chunks=y.chunks)
+        with dask.config.set(scheduler="threads", num_workers=workers):
+            f.grad(w, b, Xl, yl)
+            out["dask_threads_s"], g_threads = _timed(f.grad, w, b, Xl, yl)
+        out["gap_threads_vs_end_to_end"] = _gap(g_threads, g_dask)
         for backend in ("numba", "numpy"):
             fm = cn.coarsen(logreg_nll, wrt=("w", "b"), backend=backend)
             fm.grad(w, b, Xn, yn)                                             # compile, warm the caches
@@ -106,16 +116,17 @@ def run_size(n: int, workers: int, chunk_rows: int, memory_limit: str, in_memory
 
 
 def _table(rows: list[dict]) -> str:
-    head = ("| elements | chunks | dask end to end s | dask persisted s | numba s | numpy s | numba/dask per core "
-            "| max rel. gap vs numba | worker peak RSS MB |")
-    lines = [head, "|" + "---|" * 9]
+    head = ("| elements | chunks | dask end to end s | dask persisted s | dask threads s | numba s | numpy s "
+            "| numba/dask per core | max rel. gap vs numba | worker peak RSS MB |")
+    lines = [head, "|" + "---|" * 10]
     for r in rows:
         def g(k, fmt="{:.3g}", r=r):
             return fmt.format(r[k]) if k in r else "-"
         rss = ", ".join(f"{m:.0f}" for m in r["worker_peak_rss_mb"])
-        lines.append(f"| {r['elements']:.0e} | {r['chunks']} | {g('dask_end_to_end_s')} | {g('dask_persisted_s')} "
-                     f"| {g('numba_in_memory_s')} | {g('numpy_in_memory_s')} | {g('numba_over_dask_per_core')} "
-                     f"| {g('gap_dask_vs_numba', '{:.1e}')} | {rss} |")
+        cells = [f"{r['elements']:.0e}", str(r["chunks"])] + [g(k) for k in (
+            "dask_end_to_end_s", "dask_persisted_s", "dask_threads_s", "numba_in_memory_s", "numpy_in_memory_s",
+            "numba_over_dask_per_core")] + [g("gap_dask_vs_numba", "{:.1e}"), rss]
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
