@@ -16,11 +16,8 @@ The module (``backends.DASK``: the NumPy printer's statements, ``xp`` a namespac
   ``dask.distributed`` client where there is one (Dask's default), else on Dask's local scheduler;
 * an array value (a function that returns an array) is a lazy Dask array.
 
-What cannot be chunked is refused before anything runs, with a :class:`CoarsenError` naming the loop:
-a loop run iteration by iteration (no closed form: a carried dependence that is not a sum, product or
-linear scan) that indexes a Dask argument along an axis split into several chunks would read one element
-of one chunk per iteration, a task per element, and its carried state cannot be split at the chunks.
-Along an axis held in one chunk (a Monte Carlo option's time axis, paths chunked) it runs as it is.
+What cannot be chunked is refused before anything runs, with a :class:`CoarsenError` naming the loop
+(:mod:`coarsen_nb.dask_limits`): a loop run iteration by iteration along an axis split into chunks.
 
 Not refused, and not lazy: scalar code between SOIs on a reduced value (``if s > 0:``, ``math.tanh(s)``
 where ``s`` is a sum over a Dask array) is Python code, which computes that value where it runs, once per
@@ -36,8 +33,7 @@ import sys
 from dataclasses import dataclass
 
 from coarsen_nb.backends import DASK
-from coarsen_nb.errors import CoarsenError
-from coarsen_nb.plan import IterStep, KernelStep, walk_steps
+from coarsen_nb.dask_limits import IteratedRead, check_chunks, iterated_reads
 from coarsen_nb.specialize import Compiled, Request, compile_signature
 
 
@@ -50,15 +46,6 @@ def is_dask(value) -> bool:
 def wanted(backend: str, args: tuple) -> bool:
     """Whether a call with ``args`` runs the dask module: ``backend="dask"``, or a Dask argument."""
     return backend == DASK.name or (DASK.xp_module in sys.modules and any(is_dask(a) for a in args))
-
-
-@dataclass(frozen=True)
-class IteratedRead:
-    """A loop run iteration by iteration whose counter indexes parameter ``param`` along ``axis``."""
-
-    line: int
-    param: str
-    axis: int
 
 
 @dataclass(frozen=True)
@@ -93,48 +80,6 @@ def _compile(f: Request, sig: tuple) -> Compiled:
     run = {name: _Run(getattr(c, name), name, f.params, c.wrt, reads) if getattr(c, name) is not None else None
            for name in ("forward", "vjp", "grad", "jvp")}
     return dataclasses.replace(c, **run)
-
-
-def iterated_reads(plan, params: tuple[str, ...]) -> tuple[IteratedRead, ...]:
-    """Where a loop run iteration by iteration indexes a parameter by its counter (or any of its state):
-    each loop's line, the parameter and the axis (a parameter written in place counts as itself)."""
-    out: list[IteratedRead] = []
-    for loop in walk_steps(plan.steps):
-        if not isinstance(loop, IterStep):
-            continue
-        state = {name for name, _, _ in loop.mus}
-        for step in walk_steps(loop.header + loop.body):
-            if not isinstance(step, KernelStep):
-                continue
-            k = step.kernel
-            for read in k.reads:
-                param = read.array.split(".")[0]
-                if param not in params:
-                    continue
-                for axis, index in enumerate(read.index):
-                    if any(k.scalars.get(s, str(s)) in state for s in getattr(index, "free_symbols", ())):
-                        out.append(IteratedRead(loop.line, param, axis))
-    return tuple(dict.fromkeys(out))
-
-
-def check_chunks(f: Request, reads: tuple[IteratedRead, ...], args: tuple) -> None:
-    """Raise a CoarsenError where a loop run iteration by iteration indexes a Dask argument along an axis
-    split into several chunks (see the module docstring)."""
-    for r in reads:
-        a = args[f.params.index(r.param)]
-        if not is_dask(a) or len(a.chunks[r.axis]) == 1:
-            continue
-        src = f.front_source
-        lines = (src.text or "").splitlines()
-        k = r.line - src.first_line
-        raise CoarsenError(
-            f"for loop over {r.param}", line=r.line, source_line=lines[k] if 0 <= k < len(lines) else None,
-            filename=src.filename,
-            message=f"the loop at line {r.line} runs iteration by iteration (its carried state has no closed "
-                    f"form: not a sum, product or linear scan), indexing {r.param!r} along axis {r.axis}, "
-                    f"which is split into {len(a.chunks[r.axis])} chunks: it cannot run chunk by chunk",
-            hint=f"keep axis {r.axis} of {r.param} in one chunk ({r.param}.rechunk({{{r.axis}: -1}}), chunking "
-                 f"another axis), or pass {r.param} as a NumPy array")
 
 
 class _Run:

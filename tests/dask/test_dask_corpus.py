@@ -35,11 +35,13 @@ CHUNKED = ("twos", "single")
 EVERY = ("one", "twos", "single")
 
 #: loops run iteration by iteration (state with no closed form), indexing an argument along a chunked axis:
-#: refused by name (dask_arrays.check_chunks) whenever that axis has several chunks; in one chunk they run
+#: refused by name (dask_limits.check_chunks) whenever that axis has several chunks; in one chunk they run
 ITERATED = {
     "running_max_if", "break_first_negative", "early_return_in_loop", "param_private_copy_write",
     "ones_full_write", "ones_like_2d_write", "list_in_loop", "helper_in_loop", "helper_nested",
     "image_gradient", "row_blocks", "block_writes", "extremum_filter_default", "helper_keywords_in_loop",
+    # ... or an array computed from one (z = x.copy(), then z[i] written element by element)
+    "copy_then_write", "methods_copy_then_write",
 }
 
 #: the forms with no lazy Dask form in this first slice: refused at the user's line, in these chunkings

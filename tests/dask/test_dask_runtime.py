@@ -199,3 +199,24 @@ def smoothed(x, w):
     with dask.config.set(scheduler="threads"), pytest.raises(cn.CoarsenError) as err:
         f.grad(chunked(x, "uneven"), w)
     assert "convolve has no lazy form over Dask arrays" in str(err.value) and "line 3" in str(err.value)
+
+
+def test_a_loop_over_an_array_computed_from_a_chunked_argument_is_refused_too(counting):
+    src = '''
+def smoothed(x, a):
+    y = 2.0 * x + 1.0
+    s = 0.0
+    for i in range(len(y)):
+        s = math.sin(a * s + y[i])
+    return s
+'''
+    f = cn.coarsen(src, namespace={"math": __import__("math")})
+    x = np.linspace(-1.0, 1.0, 7)
+    with pytest.raises(cn.CoarsenError) as err:
+        f.grad(chunked(x, "single"), 0.5)
+    assert counting.calls == 0
+    text = str(err.value)
+    assert "line 5" in text and "'y' (computed from 'x') along axis 0" in text and "7 chunks" in text
+    got, want = computed(f.grad(chunked(x, "one"), 0.5)), f.grad(x, 0.5)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-12)
