@@ -13,7 +13,9 @@ The array read may be a parameter (``x[i]``), or an array computed from paramete
 ``y = 2 * x``): each value's *sources* (the parameters it is computed from) are found by a pass over the
 plan to a fixpoint (loops feed their state back).  A value computed elementwise keeps its sources' axes, so
 a source of the same rank is checked along the same axis; a source of another rank (a reduction, an outer
-product made it) along every axis, which may refuse a loop that would run, never pass one that cannot.
+product made it) along every axis, which may refuse a loop that would run.  What is examined is the reads
+of the loop's SOIs (``Read``: an array indexed by loop values); an opaque primitive inside the loop (a
+gather by an index array) is not.
 """
 
 from __future__ import annotations
