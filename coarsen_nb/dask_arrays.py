@@ -23,7 +23,7 @@ Not refused, and not lazy: scalar code between SOIs on a reduced value (``if s >
 where ``s`` is a sum over a Dask array) is Python code, which computes that value where it runs, once per
 evaluation.  The answer is the same; the cost is the graph up to that point, again at each evaluation (a
 ``while`` loop whose exit the data decides, bgd_hyperopt's, recomputes it each iteration).  The kernels
-whose loops run over the data (piecewise_sum, logreg_nll, black_scholes, the options) have none.
+whose loops run over records (piecewise_sum, logreg_nll, black_scholes, the options, hmc) have none.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 from coarsen_nb.backends import DASK
 from coarsen_nb.dask_limits import IteratedRead, check_chunks, iterated_reads
+from coarsen_nb.errors import CoarsenError
 from coarsen_nb.specialize import Compiled, Request, compile_signature
 
 
@@ -93,6 +94,14 @@ class _Run:
         self.__name__ = getattr(fn, "__name__", kind)
 
     def __call__(self, *args):
+        try:
+            return self._shaped(args)
+        except RecursionError as exc:     # Dask orders and optimizes a graph recursively
+            raise CoarsenError(self.__name__, message="the Dask graph is too deep for Dask to schedule: a loop run "
+                               "iteration by iteration over Dask arrays adds a chain of operations per step",
+                               hint="call it with NumPy arrays, or on fewer steps") from exc
+
+    def _shaped(self, args):
         out = self.fn(*args)
         primal = args[:len(self.params)]
         pending: list = []

@@ -8,6 +8,9 @@ that name (``Backend.load_helpers``), as numba's own helpers are used (:mod:`.nu
 * ``_put`` writes masked lanes back chunk by chunk (``_put_lanes`` is the NumPy code of one chunk): the
   values ``v`` were computed from ``xp.take(a, lanes)``, the selected elements of each chunk in order,
   so the k-th chunk of ``v`` belongs to the k-th chunk of the mask (``lower/dask_xp.py``, ``Lanes``).
+* ``_scatter_add``, ``_window_add``, ``_block_add`` add into the array they are given, as NumPy's in-place
+  adds do: ``b[...] = b + ...`` rebinds the graph of the caller's object (``b += ...`` would bind a new
+  array to the helper's own name, and the caller would never see it: brachistochrone's gradient was wrong).
 * ``_logsumexp`` is dask's reductions (SciPy's would compute the whole array into one process).
 * ``_scatter_sum`` puts its weights in the chunks of its indices (dask's ``bincount`` requires it).
 * ``_erf`` evaluates Cephes' tail form on every element, with ``|x|`` clipped to [1, 6] so that it is
@@ -90,6 +93,39 @@ def _logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     return out if keepdims else xp.squeeze(out, axis=axis)
 
 
+def _scatter_add(b, lo, n, step, v):
+    """b[lo + step*k] += v[k] for k < n (the adjoint of _take), written into ``b`` itself: the caller's
+    array object, as NumPy's in-place add writes it (``b += ...`` would bind a new Dask array to this
+    function's own name only)."""
+    hi = lo + step * (n - 1)
+    if n > 0 and step > 0 and 0 <= lo and hi < b.shape[0]:
+        b[lo:hi + 1:step] += v
+    elif n > 0:
+        b[...] = b + _scatter_sum((lo + step * xp.arange(n)) % b.shape[0], v, b.shape[0])
+
+
+def _window_add(b, lo, n0, n1, v):
+    """b[lo + i + j] += v[i, j] (the adjoint of _window), written into ``b`` itself (see _scatter_add)."""
+    v = xp.broadcast_to(xp.asarray(v, dtype=xp.float64), (n0, n1))
+    if n0 > 0 and n1 > 0:
+        flat = xp.reshape((lo + xp.reshape(xp.arange(n0), (-1, 1)) + xp.reshape(xp.arange(n1), (1, -1)))
+                          % b.shape[0], (-1,))
+        b[...] = b + _scatter_sum(flat, xp.reshape(v, (-1,)), b.shape[0])
+
+
+def _block_add(b, lo0, n0, lo1, n1, v):
+    """b[lo0 + i, lo1 + j] += v[i, j] (the adjoint of _block), written into ``b`` itself (see _scatter_add)."""
+    if 0 <= lo0 and lo0 + n0 <= b.shape[0] and 0 <= lo1 and lo1 + n1 <= b.shape[1]:
+        b[lo0:lo0 + n0, lo1:lo1 + n1] += v
+    elif n0 > 0 and n1 > 0:
+        i = (lo0 + xp.arange(n0))[:, None] % b.shape[0]
+        j = (lo1 + xp.arange(n1))[None, :] % b.shape[1]
+        flat = xp.reshape(i * b.shape[1] + j, (-1,))
+        v = xp.reshape(xp.broadcast_to(xp.asarray(v, dtype=xp.float64), (n0, n1)), (-1,))
+        b[...] = b + xp.reshape(_scatter_sum(flat, v, b.shape[0] * b.shape[1]), b.shape)
+
+
 #: helper name -> this backend's text of it (``Backend.load_helpers``); ``_erfc_ratio`` is the NumPy
 #: helper's own (arithmetic only, so lazy as it is)
-DASK_HELPERS = {f.__name__: inspect.getsource(f) for f in (_put, _put_lanes, _erf, _scatter_sum, _logsumexp)}
+DASK_HELPERS = {f.__name__: inspect.getsource(f) for f in (
+    _put, _put_lanes, _erf, _scatter_sum, _logsumexp, _scatter_add, _window_add, _block_add)}
