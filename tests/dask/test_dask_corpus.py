@@ -16,7 +16,7 @@ from pathlib import Path
 import dask
 import numpy as np
 import pytest
-from conftest import computed, da
+from dask_chunks import computed, da
 
 import coarsen_nb as cn
 

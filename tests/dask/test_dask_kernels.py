@@ -14,7 +14,7 @@ import functools
 import dask
 import numpy as np
 import pytest
-from conftest import CHUNKINGS, chunked, computed, da
+from dask_chunks import CHUNKINGS, chunked, computed, da
 
 import coarsen_nb as cn
 from coarsen_nb.kernels import KERNELS, function

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dask
 import numpy as np
 import pytest
-from conftest import chunked
+from dask_chunks import chunked
 
 from coarsen_nb.lower import dask_helpers, special_helpers
 from coarsen_nb.lower.dask_xp import xp

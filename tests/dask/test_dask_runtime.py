@@ -9,7 +9,7 @@ from __future__ import annotations
 import dask
 import numpy as np
 import pytest
-from conftest import chunked, computed, da
+from dask_chunks import chunked, computed, da
 
 import coarsen_nb as cn
 
