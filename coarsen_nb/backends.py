@@ -50,8 +50,9 @@ class Backend:
     # whether a loop nest over independent paths runs its outer iterations as lanes of arrays
     # (phi/batching.py): array code per inner step, which an array backend needs; a compiling backend runs
     # the user's nest as compiled loops, each path's steps on numbers and its tape a few numbers
-    # (barrier_option 29.5 -> 8.0 ms, asian_option 22 -> 9 ms under numba)
+    # (barrier_break 191 -> 26 ms under numba, 10^4 paths of 50 steps: notes/README.md)
     lanes: bool = True
+    array_type: str = "ndarray"        # the array class of ``xp_module`` (dask.array's is ``Array``)
 
     @property
     def tape(self) -> ModuleType | None:
@@ -169,8 +170,22 @@ NUMBA = Backend("numba", "numpy", "NumPy and Numba", prologue=_NUMBA_PROLOGUE, d
                 load_fuser=_numba_fuser, load_tape=_numba_tape, lanes=False,
                 install_hint="install Numba (pip install numba); the generated code is in .source and .export() works")
 
+
+def _dask_helpers() -> dict:
+    from coarsen_nb.lower.dask_helpers import DASK_HELPERS
+
+    return DASK_HELPERS
+
+
+# The dask module is the NumPy module's statements with ``xp`` a namespace over dask.array (lower/dask_xp.py,
+# pasted after the imports as numba's namespace is): every statement builds a lazy graph.  A Dask argument
+# selects it whatever backend= says (coarsen_nb/dask_arrays.py).
+DASK = Backend("dask", "dask.array", "Dask (dask.array) and NumPy", prologue=_pasted("dask_xp.py"),
+               load_helpers=_dask_helpers, array_type="Array",
+               install_hint="install Dask (pip install coarsen-nb[dask]); the generated code is in .source")
+
 #: The ``backend=`` options, in the order the docs list them.
-BACKENDS: dict[str, Backend] = {b.name: b for b in (NUMPY, NUMBA, CUPY)}
+BACKENDS: dict[str, Backend] = {b.name: b for b in (NUMPY, NUMBA, CUPY, DASK)}
 
 
 def get(name: str) -> Backend:
@@ -180,11 +195,11 @@ def get(name: str) -> Backend:
 
 def is_array(value) -> bool:
     """Whether ``value`` is an array of a backend's array module (its ``ndarray``: a NumPy array, a CuPy
-    array): what the argument checks accept as an array argument.  A module not imported yet made none
+    array; a Dask array): what the argument checks accept as an array argument.  A module not imported yet made none
     of the values, so this imports nothing."""
     for b in BACKENDS.values():
         xp = sys.modules.get(b.xp_module)
-        if xp is not None and isinstance(value, xp.ndarray):
+        if xp is not None and isinstance(value, getattr(xp, b.array_type)):
             return True
     return False
 

@@ -18,7 +18,7 @@ import dataclasses
 import math
 import os
 
-from coarsen_nb import backends, checks, front_cache
+from coarsen_nb import backends, checks, dask_arrays, front_cache
 from coarsen_nb.errors import CoarsenError, InternalCompilerError
 from coarsen_nb.frontend import reads
 from coarsen_nb.phi.arg_types import T, signature_of
@@ -36,10 +36,11 @@ def coarsen(fn_or_source, wrt=None, backend: str = "numpy", max_soi=None, reuse=
     wrt : str or tuple of str, optional
         Parameters to differentiate with respect to (default: every float
         parameter, in order).
-    backend : {"numpy", "numba", "cupy"}
+    backend : {"numpy", "numba", "cupy", "dask"}
         "numba" compiles every generated function with Numba (loops and the scalar code between SOIs
         run as machine code); a function Numba cannot compile runs as the NumPy code, with a
-        ``NumbaFallbackWarning`` naming why.
+        ``NumbaFallbackWarning`` naming why.  A Dask array argument runs the "dask" module whatever
+        this says (:mod:`coarsen_nb.dask_arrays`).
     max_soi : int, optional
         Size cap L of a segment of interest (operations); 1 gives
         operator-level AD.  Default: no cap.
@@ -172,17 +173,21 @@ class Coarsened:
         A call whose arguments have the types of an earlier call's (each one's Python type, and an array's
         dtype and rank: :func:`_type_key`) takes the fast path, a dictionary lookup: the argument checks and
         the signature depend on nothing else, so they would pass and give the same as then.  That is what
-        keeps a small compiled gradient's call cheap (its own run takes a few µs)."""
+        keeps a small compiled gradient's call cheap (its own run takes a few µs).  A call on Dask arrays
+        never does: its chunks are checked on every call (:mod:`coarsen_nb.dask_arrays`)."""
         seen = self._seen.get(_type_key(args))
         if seen is None:
             checks.arguments(self.params, args)
             sig = signature_of(args)
-            hit = self._cache.get(sig)
-            if hit is None:
-                hit = self._compile(sig)
-                self._cache[sig] = hit
-            seen = self._seen[_type_key(args)] = (hit, tuple(
-                k for k, t in enumerate(sig) if t.kind == "int" and t.ndim == 0))
+            ints = tuple(k for k, t in enumerate(sig) if t.kind == "int" and t.ndim == 0)
+            if dask_arrays.wanted(self.backend, args):      # a Dask argument: the dask module
+                seen = (dask_arrays.specialize(self, sig, args, self._cache), ints)
+            else:
+                hit = self._cache.get(sig)
+                if hit is None:
+                    hit = self._compile(sig)
+                    self._cache[sig] = hit
+                seen = self._seen[_type_key(args)] = (hit, ints)
         hit, ints = seen
         # set together, after a compile that succeeded: f.cost reads the plan with these shapes
         self._last, self._last_shapes = hit, tuple([getattr(a, "shape", ()) for a in args])

@@ -1,0 +1,150 @@
+"""Gradients over Dask arrays: the runtime's path for an argument that is a ``dask.array.Array``.
+
+A Dask argument selects the dask backend whatever ``backend=`` says (as a CuPy array would need CuPy's
+module): the user's data decides where the work runs, and one compiled function serves NumPy arrays in
+a notebook and Dask arrays on a cluster.  ``backend="dask"`` asks for it with NumPy arguments too (each
+is then one chunk).  The dask module is compiled once per signature (the argument types; the chunks do
+not change the code) and kept in the function's specialization cache beside the NumPy one.
+
+The module (``backends.DASK``: the NumPy printer's statements, ``xp`` a namespace over ``dask.array``,
+:mod:`coarsen_nb.lower.dask_xp`) builds a lazy graph; this module runs it and shapes what comes back:
+
+* a gradient with respect to a chunked (Dask) argument is a Dask array with that argument's chunks,
+  still lazy;
+* a gradient with respect to a number or a NumPy array, and a scalar value, are computed when the call
+  returns: all of them in one ``dask.compute``, so the graph they share runs once, on the
+  ``dask.distributed`` client where there is one (Dask's default), else on Dask's local scheduler;
+* an array value (a function that returns an array) is a lazy Dask array.
+
+What cannot be chunked is refused before anything runs, with a :class:`CoarsenError` naming the loop
+(:mod:`coarsen_nb.dask_limits`): a loop run iteration by iteration along an axis split into chunks.
+
+Not refused, and not lazy: scalar code between SOIs on a reduced value (``if s > 0:``, ``math.tanh(s)``
+where ``s`` is a sum over a Dask array) is Python code, which computes that value where it runs, once per
+evaluation.  The answer is the same; the cost is the graph up to that point, again at each evaluation (a
+``while`` loop whose exit the data decides, bgd_hyperopt's, recomputes it each iteration).  The kernels
+whose loops run over records (piecewise_sum, logreg_nll, black_scholes, the options, hmc) have none.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from dataclasses import dataclass
+
+from coarsen_nb.backends import DASK
+from coarsen_nb.dask_limits import IteratedRead, check_chunks, iterated_reads
+from coarsen_nb.errors import CoarsenError
+from coarsen_nb.specialize import Compiled, Request, compile_signature
+
+
+def is_dask(value) -> bool:
+    """Whether ``value`` is a Dask array (imports nothing: no Dask array exists before dask.array is imported)."""
+    da = sys.modules.get(DASK.xp_module)
+    return da is not None and isinstance(value, da.Array)
+
+
+def wanted(backend: str, args: tuple) -> bool:
+    """Whether a call with ``args`` runs the dask module: ``backend="dask"``, or a Dask argument."""
+    return backend == DASK.name or (DASK.xp_module in sys.modules and any(is_dask(a) for a in args))
+
+
+@dataclass(frozen=True)
+class _OnDask:
+    """The compiled function's request (:class:`~coarsen_nb.specialize.Request`) with the dask backend."""
+
+    f: Request
+    backend: str = DASK.name
+
+    def __getattr__(self, name):
+        return getattr(self.f, name)
+
+
+def specialize(f: Request, sig: tuple, args: tuple, cache: dict) -> Compiled:
+    """The dask specialization of ``f`` for ``args`` (compiled on the first call with ``sig``, then from
+    ``cache``), after checking that every loop run iteration by iteration can run over their chunks."""
+    key = (DASK.name, sig)
+    hit = cache.get(key)
+    if hit is None:
+        hit = _compile(f, sig)
+        cache[key] = hit
+    if hit.missing is None:
+        check_chunks(f, hit.forward.iterated_reads, args)
+    return hit
+
+
+def _compile(f: Request, sig: tuple) -> Compiled:
+    c = compile_signature(_OnDask(f), sig)
+    if c.missing is not None:
+        return c
+    reads = iterated_reads(c.plan, f.params)
+    run = {name: _Run(getattr(c, name), name, f.params, c.wrt, reads) if getattr(c, name) is not None else None
+           for name in ("forward", "vjp", "grad", "jvp")}
+    return dataclasses.replace(c, **run)
+
+
+class _Run:
+    """One entry function of a dask module, called as the runtime calls it: the graph built, then shaped
+    as the module docstring says (Dask gradients with their argument's chunks, the rest computed)."""
+
+    def __init__(self, fn, kind: str, params: tuple[str, ...], wrt: tuple[str, ...],
+                 iterated_reads: tuple[IteratedRead, ...]):
+        self.fn, self.kind, self.params, self.wrt = fn, kind, params, wrt
+        self.iterated_reads = iterated_reads
+        self.__name__ = getattr(fn, "__name__", kind)
+
+    def __call__(self, *args):
+        try:
+            return self._shaped(args)
+        except RecursionError as exc:     # Dask orders and optimizes a graph recursively
+            raise CoarsenError(self.__name__, message="the Dask graph is too deep for Dask to schedule: a loop run "
+                               "iteration by iteration over Dask arrays adds a chain of operations per step",
+                               hint="call it with NumPy arrays, or on fewer steps") from exc
+
+    def _shaped(self, args):
+        out = self.fn(*args)
+        primal = args[:len(self.params)]
+        pending: list = []
+        if self.kind == "forward":
+            shaped = self._value(out, pending)
+        elif self.kind == "grad":
+            shaped = self._grads(out, primal, pending)
+        elif self.kind == "vjp":
+            shaped = (self._value(out[0], pending), self._grads(out[1], primal, pending))
+        else:                                                   # jvp: (value, directional derivative)
+            shaped = (self._value(out[0], pending), self._value(out[1], pending))
+        if not pending:
+            return shaped
+        import dask
+
+        computed = dict(zip((id(p) for p in pending), dask.compute(*pending), strict=True))
+        return _replace(shaped, computed)
+
+    def _value(self, v, pending: list):
+        """A value: computed where it is a scalar (kept lazy where it is an array); tuples element by element."""
+        if isinstance(v, tuple):
+            return tuple(self._value(e, pending) for e in v)
+        if is_dask(v) and v.ndim == 0:
+            pending.append(v)
+        return v
+
+    def _grads(self, grads: tuple, primal: tuple, pending: list) -> tuple:
+        out = []
+        for name, g in zip(self.wrt, grads, strict=True):
+            a = primal[self.params.index(name)]
+            if is_dask(a):
+                import dask.array as da
+
+                g = da.asarray(g, dtype=g.dtype if hasattr(g, "dtype") else float)
+                g = da.broadcast_to(g, a.shape).rechunk(a.chunks)
+            elif is_dask(g):
+                pending.append(g)
+            out.append(g)
+        return tuple(out)
+
+
+def _replace(shaped, computed: dict):
+    """``shaped`` with each pending Dask array replaced by its computed value."""
+    if isinstance(shaped, tuple):
+        return tuple(_replace(e, computed) for e in shaped)
+    return computed.get(id(shaped), shaped)

@@ -1,0 +1,156 @@
+"""The ``xp`` namespace of a dask module: ``dask.array``, with the array API's names and the lazy forms of
+the statements NumPy runs eagerly.
+
+The dask backend prints the very statements the NumPy backend prints; this file, copied verbatim after the
+imports of every dask module (``Backend.prologue``, as ``numba_xp.py`` is for numba), rebinds ``xp`` to a
+module object holding ``dask.array``'s attributes, with
+
+* the array API's spellings that ``dask.array`` lacks (``cumulative_sum``, ``concat``, ``astype``,
+  ``asarray(..., copy=)``, ``isdtype``), written over dask's own functions, so that every array statement
+  stays a lazy graph: an SOI's elementwise chain is fused by dask's blockwise optimisation into one task
+  per chunk, and ``xp.sum`` is a tree reduction over the chunks;
+* the masked lanes of a branch on arrays.  NumPy's code computes the elements of the branch not taken
+  from ``ix = xp.nonzero(m)[0]`` (their indices), ``g = xp.take(a, ix, axis=0)`` (their values) and
+  ``_put(c, (ix,), v)`` (written back), so nothing is evaluated on the other branch's elements.  Indices
+  of a lazy mask have unknown chunk sizes; here ``nonzero`` returns a :class:`Lanes` (the mask itself),
+  ``take`` of it is ``a[m]`` (the selected elements, chunk by chunk: still only those elements are
+  evaluated), and the dask module's ``_put`` (``lower/dask_helpers.py``) writes them back chunk by
+  chunk, the k-th chunk of the values into the k-th chunk of the target;
+* ``errstate``, NumPy's (the generated code's guarded forms use it where they evaluate both sides).
+
+Anything else the namespace has no lazy form for (``convolve``, ``argsort``, ``linalg.slogdet``) raises a
+``NotImplementedError`` naming it, which the runtime reports at the user's line: never an eager NumPy call,
+never a silently different value.  The file is also an importable
+module, so the tests compare its functions with NumPy's.  It must stay self-contained (NumPy and Dask
+only) and without a ``__future__`` import: it runs in the middle of a generated module.
+"""
+
+import types as _types
+
+import dask.array as _da
+import numpy as _np
+
+xp = _types.ModuleType("xp")
+xp.__dict__.update({_k: getattr(_da, _k) for _k in dir(_da) if not _k.startswith("__")})
+xp.bool = _np.bool_
+xp.errstate = _np.errstate
+xp.finfo = _np.finfo
+xp.iinfo = _np.iinfo
+
+
+class Lanes:
+    """The lanes a mask selects, standing for NumPy's ``nonzero(m)[0]`` (a 1-D mask only: the lanes of a
+    branch over the elements of a vector).  ``shape[0]`` is NaN (unknown until computed), which is true,
+    so the generated ``if ix.shape[0]:`` evaluates the branch, on no element where the mask is all
+    false."""
+
+    def __init__(self, mask):
+        self.mask = mask
+        self.shape = (_np.nan,)
+        self.ndim = 1
+
+    def __repr__(self) -> str:
+        return f"Lanes({self.mask!r})"
+
+
+def _nonzero(m):
+    m = _da.asarray(m)
+    if m.ndim != 1:
+        raise NotImplementedError("xp.nonzero of a mask of more than one axis has no lazy form here")
+    return (Lanes(m),)
+
+
+def _take(a, index, axis=None):
+    if isinstance(index, Lanes):
+        if axis not in (0, None) or (axis is None and a.ndim != 1):
+            raise NotImplementedError("xp.take of masked lanes along an axis other than the first")
+        if a.shape[0] != index.mask.shape[0]:
+            raise ValueError(f"the lanes of a mask of {index.mask.shape[0]} elements taken from {a.shape[0]}")
+        return _da.asarray(a).rechunk({0: index.mask.chunks[0]})[index.mask]
+    return _da.take(a, index, axis=0 if axis is None else axis)
+
+
+def _asarray(a, dtype=None, copy=None, device=None):
+    """``asarray``; with ``copy=True`` a new array object even where ``a`` is already one (dask's
+    ``asarray`` returns its argument): the generated code writes into such a copy (``z[i] = v``), and
+    dask's assignment rebinds the graph of the object written, which must not be the caller's."""
+    out = _da.asarray(a)
+    if dtype is not None and out.dtype != dtype:
+        return out.astype(dtype)
+    return out.copy() if copy else out
+
+
+def _astype(a, dtype, copy=True):
+    return _da.asarray(a).astype(dtype)
+
+
+def _cumulative(scan, identity):
+    def cumulative(x, axis=None, dtype=None, include_initial=False):
+        x = _da.asarray(x)
+        if axis is None:
+            axis = 0
+        out = scan(x, axis=axis, dtype=dtype)
+        if include_initial:
+            shape = list(out.shape)
+            shape[axis] = 1
+            first = _da.full(tuple(shape), identity, dtype=out.dtype)
+            out = _da.concatenate([first, out], axis=axis)
+        return out
+    return cumulative
+
+
+def _reshape(x, shape):
+    return _da.reshape(_da.asarray(x), shape)
+
+
+def _concat(arrays, axis=0):
+    return _da.concatenate(list(arrays), axis=axis)
+
+
+def _isdtype(dtype, kind):
+    return _np.isdtype(dtype, kind)
+
+
+def _permute_dims(x, axes):
+    return _da.transpose(x, axes)
+
+
+def _matrix_transpose(x):
+    return _da.swapaxes(x, -1, -2)
+
+
+def _missing(name):
+    """A name ``dask.array`` has no lazy form of (``np.convolve``, ``argsort``, ``slogdet``, ``ufunc.at``):
+    an error that says so, which the runtime reports at the user's line (never an eager NumPy call that
+    would load the whole array into one process)."""
+    if name.startswith("__"):
+        raise AttributeError(name)
+    raise NotImplementedError(f"{name} has no lazy form over Dask arrays in coarsen_nb; compute this part "
+                              "with NumPy arrays (np.asarray of the argument) or write it elementwise")
+
+
+def _namespace(name, module):
+    """``module``'s public names in a namespace of their own whose missing names raise as ``_missing`` says."""
+    space = _types.ModuleType(name)
+    space.__dict__.update({k: getattr(module, k) for k in dir(module) if not k.startswith("__")})
+    space.__getattr__ = lambda attr: _missing(f"{name}.{attr}")
+    return space
+
+
+xp.Lanes = Lanes
+xp.__getattr__ = _missing
+xp.linalg = _namespace("linalg", _da.linalg)
+xp.asin, xp.acos, xp.atan, xp.atan2 = _da.arcsin, _da.arccos, _da.arctan, _da.arctan2
+xp.asinh, xp.acosh, xp.atanh, xp.pow = _da.arcsinh, _da.arccosh, _da.arctanh, _da.power
+xp.permute_dims = _permute_dims
+xp.matrix_transpose = _matrix_transpose
+xp.broadcast_shapes = _np.broadcast_shapes
+xp.nonzero = _nonzero
+xp.take = _take
+xp.asarray = _asarray
+xp.astype = _astype
+xp.cumulative_sum = _cumulative(_da.cumsum, 0)
+xp.cumulative_prod = _cumulative(_da.cumprod, 1)
+xp.concat = _concat
+xp.reshape = _reshape
+xp.isdtype = _isdtype

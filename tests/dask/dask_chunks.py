@@ -1,0 +1,29 @@
+"""Dask arrays cut into chunks for the Dask tests, and results made NumPy values (imported by name: a
+``from conftest import`` would find whichever conftest module pytest imported first under that name)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array", reason="the Dask extra is not installed (pip install coarsen-nb[dask])")
+
+#: the chunkings every equality test runs: one chunk, uneven chunks (3, 3, ..., rest), one element each
+CHUNKINGS = ("one", "uneven", "single")
+
+
+def chunked(a, how: str, axis: int = 0):
+    """``a`` (a NumPy array) as a Dask array cut along ``axis`` only (every other axis one chunk): one
+    chunk, chunks of 3 with a shorter last one (uneven), or one element per chunk."""
+    n = a.shape[axis]
+    size = {"one": n, "uneven": 3, "single": 1}[how]
+    sizes = tuple(min(size, n - s) for s in range(0, n, size)) or (0,)
+    chunks = tuple(sizes if d == axis else (a.shape[d],) for d in range(a.ndim))
+    return da.from_array(a, chunks=chunks)
+
+
+def computed(value):
+    """A result as NumPy values (a Dask array computed; tuples element by element)."""
+    if isinstance(value, tuple):
+        return tuple(computed(v) for v in value)
+    return np.asarray(value.compute()) if isinstance(value, da.Array) else value

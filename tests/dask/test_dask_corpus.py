@@ -1,0 +1,131 @@
+"""Every corpus entry with an array argument, its arrays as Dask arrays: the NumPy backend's answer, or a refusal.
+
+Each entry runs with its arrays in one chunk, in chunks of 2 along every axis (uneven where a size is odd) and
+in one-element chunks, on Dask's local scheduler (no client: ``scheduler="threads"``).  The value and the
+gradient (the value alone where the entry has none) equal the NumPy backend's on the same NumPy arrays to
+1e-12, or the call raises a CoarsenError: never a different number.  Which entries are refused, and in
+which chunkings, is listed below with the reason, so that a refusal that appears or goes away fails here.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from pathlib import Path
+
+import dask
+import numpy as np
+import pytest
+from dask_chunks import computed, da
+
+import coarsen_nb as cn
+
+sys.path.insert(0, str(Path(__file__).parent.parent))     # the corpora (tests/corpus*.py) import by name
+
+from corpus import CORPUS  # noqa: E402
+from corpus_arrays import ARRAYS  # noqa: E402
+from corpus_linalg import LINALG  # noqa: E402
+from corpus_python_forms import PYTHON_FORMS  # noqa: E402
+from corpus_reductions import REDUCTIONS  # noqa: E402
+from corpus_slices import SLICES  # noqa: E402
+from corpus_special import SPECIAL  # noqa: E402
+
+CHUNK_SIZES = {"one": None, "twos": 2, "single": 1}
+CHUNKED = ("twos", "single")
+EVERY = ("one", "twos", "single")
+
+#: loops run iteration by iteration (state with no closed form), indexing an argument along a chunked axis:
+#: refused by name (dask_limits.check_chunks) whenever that axis has several chunks; in one chunk they run
+ITERATED = {
+    "running_max_if", "break_first_negative", "early_return_in_loop", "param_private_copy_write",
+    "ones_full_write", "ones_like_2d_write", "list_in_loop", "helper_in_loop", "helper_nested",
+    "image_gradient", "row_blocks", "block_writes", "extremum_filter_default", "helper_keywords_in_loop",
+    # ... or an array computed from one (z = x.copy(), then z[i] written element by element)
+    "copy_then_write", "methods_copy_then_write",
+}
+
+#: the forms with no lazy Dask form in this first slice: refused at the user's line, in these chunkings
+NO_LAZY_FORM = {
+    "triangular_sum": (EVERY, "np.repeat by an array of counts (a triangular index set)"),
+    "pairwise_energy": (EVERY, "np.repeat by an array of counts (the pairs i < j)"),
+    "sum_generator_nested": (EVERY, "np.repeat by an array of counts (a triangular generator)"),
+    "hmc_like_potential": (EVERY, "an arange whose length is a masked subset's size (unknown until computed)"),
+    "smoothed_signal": (EVERY, "np.convolve"),
+    "matched_filter": (EVERY, "np.correlate"),
+    "clipped_log_loss": (EVERY, "a full() of a masked subset's size"),
+    "concatenated_rows": (EVERY, "an element write through index arrays"),
+    "column_writes": (EVERY, "an element write through index arrays"),
+    "image_gradient": (("one",), "an element write through index arrays"),
+    "row_blocks": (("one",), "an element write through index arrays"),
+    "block_writes": (("one",), "an element write through index arrays"),
+    "frobenius": (EVERY, "dask's norm of a 3-D array"),
+    "far_tail": (EVERY, "broadcasting two masked subsets of unknown sizes"),
+    "gaussian_by_imports": (EVERY, "np.linalg.slogdet"),
+    "gaussian_loglik": (EVERY, "np.linalg.slogdet"),
+    "gaussian_process_nll": (EVERY, "np.linalg.slogdet"),
+    "determinant": (EVERY, "np.linalg.det"),
+    "sign_times_exp_logdet": (EVERY, "np.linalg.slogdet"),
+    "ridge": (("twos",), "dask's LU needs square chunks"),
+    "mahalanobis_solve": (("twos",), "dask's LU needs square chunks"),
+    "inverse": (("twos",), "dask's LU needs square chunks"),
+    "solve_matrix_rhs": (("twos",), "dask's LU needs square chunks"),
+    "newton_steps": (("twos",), "dask's LU needs square chunks"),
+}
+
+
+def _has_array(entry) -> bool:
+    return any(np.ndim(a) >= 1 for a in entry.make_args(np.random.default_rng(0)))
+
+
+ENTRIES = {e.name: e for corpus in (CORPUS, ARRAYS, REDUCTIONS, SLICES, PYTHON_FORMS, SPECIAL, LINALG)
+           for e in corpus if _has_array(e)}
+
+
+def refused(name: str, how: str) -> bool:
+    if name in ITERATED and how in CHUNKED:
+        return True
+    chunkings, _ = NO_LAZY_FORM.get(name, ((), ""))
+    return how in chunkings
+
+
+@functools.cache
+def _compiled(name: str):
+    """The entry compiled (one per test process: its NumPy and dask modules are both cached in it) and the
+    NumPy backend's result on its NumPy arguments."""
+    e = ENTRIES[name]
+    f = cn.coarsen(e.fn, wrt=e.wrt or None)
+    args = e.make_args(np.random.default_rng(0))
+    want = f.value_and_grad(*args) if e.differentiable else f(*args)
+    return f, args, want
+
+
+def _leaves(x):
+    if isinstance(x, tuple):
+        for e in x:
+            yield from _leaves(e)
+    else:
+        yield x
+
+
+@pytest.mark.parametrize("how", EVERY)
+@pytest.mark.parametrize("name", sorted(ENTRIES))
+def test_corpus_entry_on_dask_arrays_equals_the_numpy_backend_or_is_refused(name, how):
+    e = ENTRIES[name]
+    f, args, want = _compiled(name)
+    size = CHUNK_SIZES[how]
+    dargs = tuple(da.from_array(a, chunks=size or a.shape) if np.ndim(a) >= 1 else a for a in args)
+    with dask.config.set(scheduler="threads"):
+        if refused(name, how):
+            with pytest.raises(cn.CoarsenError):
+                f.value_and_grad(*dargs) if e.differentiable else f(*dargs)
+            return
+        got = f.value_and_grad(*dargs) if e.differentiable else f(*dargs)
+        for w, g in zip(_leaves(want), _leaves(got), strict=True):
+            g = computed(g)
+            assert np.shape(g) == np.shape(w)
+            np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12, equal_nan=True)
+
+
+def test_the_lists_of_refusals_name_corpus_entries():
+    unknown = (ITERATED | set(NO_LAZY_FORM)) - set(ENTRIES)
+    assert not unknown, f"not corpus entries with an array argument: {sorted(unknown)}"
