@@ -33,7 +33,6 @@ import sys
 from dataclasses import dataclass
 
 from coarsen_nb.backends import DASK
-from coarsen_nb.dask_limits import IteratedRead, check_chunks, iterated_reads
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.specialize import Compiled, Request, compile_signature
 
@@ -69,6 +68,9 @@ def specialize(f: Request, sig: tuple, args: tuple, cache: dict) -> Compiled:
         hit = _compile(f, sig)
         cache[key] = hit
     if hit.missing is None:
+        # (dask_limits reads the plan: SymPy, imported on use, never on a call without a Dask argument)
+        from coarsen_nb.dask_limits import check_chunks
+
         check_chunks(f, hit.forward.iterated_reads, args)
     return hit
 
@@ -77,6 +79,8 @@ def _compile(f: Request, sig: tuple) -> Compiled:
     c = compile_signature(_OnDask(f), sig)
     if c.missing is not None:
         return c
+    from coarsen_nb.dask_limits import iterated_reads
+
     reads = iterated_reads(c.plan, f.params)
     run = {name: _Run(getattr(c, name), name, f.params, c.wrt, reads) if getattr(c, name) is not None else None
            for name in ("forward", "vjp", "grad", "jvp")}
@@ -88,7 +92,7 @@ class _Run:
     as the module docstring says (Dask gradients with their argument's chunks, the rest computed)."""
 
     def __init__(self, fn, kind: str, params: tuple[str, ...], wrt: tuple[str, ...],
-                 iterated_reads: tuple[IteratedRead, ...]):
+                 iterated_reads: tuple):         # (dask_limits.IteratedRead records)
         self.fn, self.kind, self.params, self.wrt = fn, kind, params, wrt
         self.iterated_reads = iterated_reads
         self.__name__ = getattr(fn, "__name__", kind)
