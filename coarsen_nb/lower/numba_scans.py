@@ -12,13 +12,15 @@ sums and scatters of its adjoint) is computed in one pass over k, each state car
   as it goes, each state updated after the step has read it;
 * with a costate (the adjoint): a loop in k's order that stores each state at every k (the one array of
   the function), then one loop in reverse order that carries the costates, accumulates the sums and
-  writes the scatters, as a hand-written reverse sweep does.
+  writes the scatters, as a hand-written reverse sweep does.  The sums of the forward states alone are
+  added up in the forward pass; the reverse pass may read them (asian_option's branch on a path's average,
+  inside its adjoint's sums), and what it reads that varies over no step is computed once between the passes.
 
 The new states of a step are all computed before any is stored, so a scan that reads another scan (or a
 costate that reads another costate) reads the values of the same step.  What this does not take (the
 fuser then goes on as before, array code for the scans): a scan's range whose step is not 1, ranges that
 differ, a target that varies over another index or holds a scan outside a sum, a reduction other than a
-sum, nested sums, a coefficient or an initial value that reads a costate, and the nodes no single pass
+sum, other nested sums, a coefficient or an initial value that reads a costate, and the nodes no single pass
 computes (``fusion_domain.NOT_ONE_PASS``: array writes, gathers of an adjoint array, segment products).
 """
 
