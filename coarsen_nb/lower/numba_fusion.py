@@ -114,8 +114,8 @@ def _fused(writer, kernel, body, tag, targets, find, builder) -> tuple[list[lir.
         else:
             # elementwise outputs share a loop when they read the same arrays: their shape is the one
             # those arrays broadcast to (u * u keeps u's shape beside x * u in the same SOI)
-            # (scatters share the loop over their index; each reduction is a loop of its own)
-            # (scatters and reductions over one loop index share its loop: black_scholes's b_r and b_spot)
+            # (scatters and reductions over one loop index share its loop: black_scholes's b_r and b_spot;
+            # each sum over the elements is a loop of its own)
             key = ("elem", dom.arrays) if dom.kind == "elem" else \
                 ("loop", dom.index, dom.bounds) if dom.kind in ("scatter", "reduce") else \
                 ("rows", dom.index, dom.bounds, dom.inner) if dom.kind == "rows" else ("elemsum", len(groups))
