@@ -15,25 +15,13 @@ import math
 
 import numpy as np
 import pytest
+from lane_programs import damped_particles
 from numba_pairs import BackendPairs
 
 from coarsen_nb.kernels.asian_option import asian_option
 from coarsen_nb.kernels.barrier_option import barrier_option
 
 pytestmark = pytest.mark.usefixtures("private_numba_cache")     # (tests/lower/conftest.py)
-
-
-def damped_particles(x0, k, dt):
-    energy = 0.0
-    for p in range(len(x0)):
-        x = x0[p]
-        v = 0.0
-        for _ in range(6):
-            a = -k * math.sin(x) - 0.1 * v
-            v = v + dt * a
-            x = x + dt * v
-        energy += 0.5 * v * v + k * (1.0 - math.cos(x))
-    return energy
 
 
 def barrier_break(z, s0, sigma, level):

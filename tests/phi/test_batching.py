@@ -14,23 +14,11 @@ import numpy as np
 import pytest
 from corpus_inputs import entry
 from entry_checks import SELECTIONS, check_value_and_gradient
+from lane_programs import damped_particles
 
 import coarsen_nb as cn
 from coarsen_nb.kernels.asian_option import asian_option
 from coarsen_nb.kernels.barrier_option import barrier_option
-
-
-def damped_particles(x0, k, dt):
-    energy = 0.0
-    for p in range(len(x0)):
-        x = x0[p]
-        v = 0.0
-        for _ in range(6):
-            a = -k * math.sin(x) - 0.1 * v
-            v = v + dt * a
-            x = x + dt * v
-        energy += 0.5 * v * v + k * (1.0 - math.cos(x))
-    return energy
 
 
 def _paths(rng):
