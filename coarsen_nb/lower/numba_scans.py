@@ -157,9 +157,10 @@ class ScanLoops(LoopFunction):
             for n, acc in ahead.items():
                 backward.root.memo[n] = acc
             late = [n for n in accs if n not in ahead]
-            loops += self._hoisted(codes, reads_map, ahead, backward,
-                                   [n.args[0] for n in late] + [a for n in costates for a in n.args[:2]] +
-                                   [t.expr for t in self.targets if t.mode == "scatter"])
+            between = self._hoisted(codes, reads_map, ahead, backward,
+                                    [n.args[0] for n in late] + [a for n in costates for a in n.args[:2]] +
+                                    [t.expr for t in self.targets if t.mode == "scatter"])
+            loops += between.body
             head += [lir.Assign(carried[n], lir.Lit("0.0")) for n in costates]
             work = self._work(backward, {n: acc for n, acc in accs.items() if n not in ahead})
             work += self._updates(backward, costates, carried)
@@ -177,16 +178,16 @@ class ScanLoops(LoopFunction):
         body = [*pre, *head, *loops, *outer.body]
         if returns:
             body.append(lir.Return(returns[0] if len(returns) == 1 else lir.Tuple(tuple(returns), bare=True)))
-        printers = (outer, forward) + ((backward, self._between) if costates else ())
+        printers = (outer, forward) + ((backward, between) if costates else ())
         loads = set().union(*(p.helpers for p in printers))
         if any(p.uses_math for p in printers):
             loads.add("math")
         return self.register(params, body, loads), params
 
-    def _hoisted(self, codes, reads_map, ahead: dict, backward, exprs) -> list[lir.Stmt]:
-        """The statements between the two passes computing what the reverse pass reads at every step (in
-        ``exprs``) but that varies over no step (a branch on the forward sums, asian_option's payoff in the
-        money), each once; ``backward``'s printer then reads their names."""
+    def _hoisted(self, codes, reads_map, ahead: dict, backward, exprs):
+        """The printer of the statements between the two passes (its ``body``), computing what the reverse
+        pass reads at every step (in ``exprs``) but that varies over no step (a branch on the forward sums,
+        asian_option's payoff in the money), each once; ``backward``'s printer then reads their names."""
         between = self.printer(codes, reads_map, 1, {})
         for n, acc in ahead.items():
             between.root.memo[n] = acc
@@ -200,8 +201,7 @@ class ScanLoops(LoopFunction):
                     between.emit(lir.Assign(name, code))
                     code = name
                 backward.root.memo[n] = code
-        self._between = between
-        return list(between.body)
+        return between
 
     def _reads_state(self, e, known) -> bool:
         """Whether ``e`` reads a scan's or costate's state at a step (not only through the sums ``known``)."""
