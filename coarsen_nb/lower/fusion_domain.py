@@ -45,13 +45,13 @@ class Body:
         arrays = {s for s, v in self.leaves.items() if v[2]}
         self.deps = Deps(self.temps, self.reads, lambda s: s in arrays)
 
-    def nodes(self, e, outside=None):
+    def nodes(self, e, outside=None, stops=()):
         """Every node reachable from ``e``, temps expanded (each temp visited once); ``outside``: not
-        the node ``outside`` or what is under it."""
+        the node ``outside`` or what is under it; ``stops``: nor those nodes or what is under them."""
         seen, out, stack = set(), [], [sp.sympify(e)]
         while stack:
             x = stack.pop()
-            if x in seen or x == outside:
+            if x in seen or x == outside or x in stops:
                 continue
             seen.add(x)
             out.append(x)

@@ -193,7 +193,9 @@ class ScanLoops(LoopFunction):
             between.root.memo[n] = acc
         for e in exprs:
             for n in loop_invariants(self.body, e, frozenset()):
-                if n in backward.root.memo or self._reads_state(n, ahead):
+                # (not what reads a scan's state at a step, but for the sums of the forward pass)
+                if n in backward.root.memo or any(isinstance(m, (LinScan, LinCostate))
+                                                  for m in self.body.nodes(n, stops=ahead)):
                     continue
                 code = between.value(n)
                 if not is_atom_code(code):
@@ -202,25 +204,6 @@ class ScanLoops(LoopFunction):
                     code = name
                 backward.root.memo[n] = code
         return between
-
-    def _reads_state(self, e, known) -> bool:
-        """Whether ``e`` reads a scan's or costate's state at a step (not only through the sums ``known``)."""
-        stack, seen = [sp.sympify(e)], set()
-        while stack:
-            x = stack.pop()
-            if x in seen or x in known:
-                continue
-            seen.add(x)
-            if isinstance(x, (LinScan, LinCostate)):
-                return True
-            if isinstance(x, sp.Symbol):
-                if x in self.body.temps:
-                    stack.append(self.body.temps[x])
-                elif x in self.body.reads:
-                    stack.extend(sp.sympify(i) for i in self.body.reads[x][1])
-                continue
-            stack.extend(x.args)
-        return False
 
     def _states(self) -> list:
         """The scans and costates the targets read, in the order first found (stable for printing)."""
