@@ -35,6 +35,9 @@ class Helper:
     # whether it writes into an argument (a fused loop that also scatters in place): a call to it is kept even
     # where nothing reads what it returns (lir_passes.drop_dead_assignments)
     writes: bool = False
+    # the function as records, where the back half wrote it (a fuser's loop function): what lets a caller that
+    # reads only some of its results call a copy computing only those (lir_liveness.drop_dead_code's narrow)
+    record: object = None
 
     @classmethod
     def of_function(cls, function: types.FunctionType) -> Helper:

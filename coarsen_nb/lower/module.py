@@ -48,6 +48,7 @@ from coarsen_nb.lower.emit import Printer
 from coarsen_nb.lower.first_contributions import first_contributions
 from coarsen_nb.lower.helpers import HELPERS, Helper, closure
 from coarsen_nb.lower.iterated import IteratedLoops
+from coarsen_nb.lower.lir_liveness import drop_dead_code, narrowed_call
 from coarsen_nb.lower.names import Names
 from coarsen_nb.lower.printing import FLOAT64, TRUE, xp_call
 from coarsen_nb.lower.reverse import ReverseSweep
@@ -193,6 +194,15 @@ class ModuleWriter(ReverseSweep, IteratedLoops, WriterRecords):
         lir.verify(tuple(body), structured=True)
         writes = frozenset(n for n, h in self.helper_table.items() if h.writes)
         body = lir_passes.drop_dead_assignments(tuple(body), impure=writes)
+        narrowed: dict = {}
+        body = drop_dead_code(body, impure=writes, narrow=lambda call, keep, names: narrowed_call(
+            self.helper_table, narrowed, call, keep, names, impure=writes))
+        for name in lir_passes.names_called(body) & narrowed.keys():      # (the copies the body calls)
+            helper, original = narrowed[name]
+            self.helpers.add(name)
+            self.helper_table[name] = helper
+            if original in self.helper_decorators:
+                self.helper_decorators[name] = self.helper_decorators[original]
         if self.backend.tape is not None:
             body = self.backend.tape.drop_unread(body)     # the backend's own tape: entries nothing reads
         if self.backend.frees_temporaries if frees is None else frees:

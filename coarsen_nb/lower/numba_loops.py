@@ -234,7 +234,8 @@ class LoopFunction:
         self.function = function
         self.writer.helpers.add(name)
         self.writer.helper_table[name] = Helper(name, source, frozenset(loads),
-                                                writes=any(t.mode == "scatter" for t in self.targets))
+                                                writes=any(t.mode == "scatter" for t in self.targets),
+                                                record=function)
         self.writer.helper_decorators[name] = decorator
         return name
 

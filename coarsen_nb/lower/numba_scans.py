@@ -147,19 +147,26 @@ class ScanLoops(LoopFunction):
             # the sums of the forward states alone, added up in the forward pass (the reverse one reads them)
             ahead = {n: acc for n, acc in accs.items() if forward_sum(self.body, n)}
             steps += [lir.AugAssign(acc, "+", forward.value(n.args[0])) for n, acc in ahead.items()]
+            late = [n for n in accs if n not in ahead]
+            reverse_exprs = ([n.args[0] for n in late] + [a for n in costates for a in n.args[:2]] +
+                             [t.expr for t in self.targets if t.mode == "scatter"])
+            kept = self._kept(forward, reverse_exprs, set(states) | set(accs))
+            kept_at = {e: lir.Name(self.fresh(f"{name.id}_at")) for e, name in kept.items()}
+            head += [lir.Assign(a, lir.Call(lir.Attr(lir.Name("xp"), "empty"), (count,))) for a in kept_at.values()]
+            steps += [lir.Assign(lir.Index(kept_at[e], (minus(i, lo),)), kept[e]) for e in kept]
             steps += self._updates(forward, scans, carried)
             loops.append(lir.For(i, lir.Call(lir.Name("range"), (lo, hi)), tuple(forward.body + steps)))
             backward = self.printer(codes, reads_map, 2, {k: i.id})
             backward.scalar_points = True
             reads_at = [lir.Assign(carried[n], lir.Index(stored[n], (minus(i, lo),))) for n in scans]
+            reads_at += [lir.Assign(kept[e], lir.Index(kept_at[e], (minus(i, lo),))) for e in kept]
+            for e, name in kept.items():
+                backward.root.memo[e] = name
             for n in states:
                 backward.root.memo[n] = carried[n]
             for n, acc in ahead.items():
                 backward.root.memo[n] = acc
-            late = [n for n in accs if n not in ahead]
-            between = self._hoisted(codes, reads_map, ahead, backward,
-                                    [n.args[0] for n in late] + [a for n in costates for a in n.args[:2]] +
-                                    [t.expr for t in self.targets if t.mode == "scatter"])
+            between = self._hoisted(codes, reads_map, ahead, backward, reverse_exprs)
             loops += between.body
             head += [lir.Assign(carried[n], lir.Lit("0.0")) for n in costates]
             work = self._work(backward, {n: acc for n, acc in accs.items() if n not in ahead})
@@ -183,6 +190,21 @@ class ScanLoops(LoopFunction):
         if any(p.uses_math for p in printers):
             loads.add("math")
         return self.register(params, body, loads), params
+
+    def _kept(self, forward, exprs, states) -> dict:
+        """The costly values of a step (``exp``, ``log``, a fractional power) that the forward pass computed
+        at its top level and the reverse pass reads again (``exprs``), each -> its name in the forward pass:
+        they are stored at every step beside the states and read back, not computed twice (asian_option's
+        ``exp(sigma*z[p, t])``).  Only what varies over the step and calls a float function."""
+        top = {s.target.id for s in forward.body if isinstance(s, lir.Assign) and isinstance(s.target, lir.Name)}
+        wanted = set().union(*(self.body.nodes(e) for e in exprs)) if exprs else set()
+        kept = {}
+        for e, code in forward.root.memo.items():
+            value = self.body.temps.get(e, e) if isinstance(e, sp.Symbol) else e
+            if e in wanted and e not in states and isinstance(code, lir.Name) and code.id in top and \
+                    self.dom.index in self.body.deps(e) and _float_function(value):
+                kept[e] = code
+        return dict(sorted(kept.items(), key=lambda item: item[1].id))
 
     def _hoisted(self, codes, reads_map, ahead: dict, backward, exprs):
         """The printer of the statements between the two passes (its ``body``), computing what the reverse
@@ -260,3 +282,13 @@ def _affine(a_code: lir.Expr, v: lir.Name, b_code: lir.Expr, a, b) -> lir.Expr:
 def _float(e: lir.Expr) -> lir.Expr:
     """A carried state starts as a float (NumPy's scans of a float array are floats)."""
     return lir.Call(lir.Name("float"), (e,))
+
+
+_FLOAT_FUNCTIONS = (sp.exp, sp.log, sp.sin, sp.cos, sp.tan, sp.sinh, sp.cosh, sp.tanh, sp.asin, sp.acos, sp.atan,
+                    sp.atan2, sp.erf, sp.erfc)
+
+
+def _float_function(e) -> bool:
+    """``e`` calls a function whose value is a float and costs more than a store and a load: an elementary
+    function, or a power whose exponent is not an integer."""
+    return isinstance(e, _FLOAT_FUNCTIONS) or (isinstance(e, sp.Pow) and not e.exp.is_Integer)

@@ -187,3 +187,16 @@ def test_the_scan_domain_passes_verify(monkeypatch):
         cn.coarsen(fn, wrt=wrt, backend="numba").value_and_grad(*_inputs(np.random.default_rng(1), name, 5))
     assert {d.kind for d in built} == {"scan"}
     assert len(built) >= len(FUSED)         # (each program's adjoint at least; forwards too where they scan)
+
+
+def test_the_reverse_pass_reads_the_forward_passs_costly_values():
+    """average_call's step computes exp(sigma*z[p, t]) and the adjoint reads it at every step: its scan
+    function evaluates it once per step (in the forward pass, stored beside the state) and the reverse pass
+    reads it back, not computing it again; the gradient stays right (checked first)."""
+    _check("average_call", _inputs(np.random.default_rng(3), "average_call", 7))
+    source = _pair("average_call")[2].source
+    vjp = next(part for part in source.split("\n\n\n") if "_vjp_scan(" in part.split("\n")[1])
+    forward_pass, reverse_pass = vjp.split(", -1):")
+    assert forward_pass.count("math.exp(") == 1, vjp
+    assert "math.exp(" not in reverse_pass, vjp
+    assert "_at[k]" in reverse_pass, vjp
