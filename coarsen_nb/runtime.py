@@ -336,7 +336,11 @@ class Coarsened:
 
     @property
     def cost(self):
-        """The cost model's figures for this selection and the last argument shapes."""
+        """The cost model's figures for this selection and the last argument shapes.
+
+        Counted on the lowered IR as array code (each statement of an SOI its own array), whatever the
+        backend: what SOI selection trades off.  Under numba an SOI whose domain runs as one fused loop
+        makes none of those temporaries: for it, these figures overstate allocations and bytes moved."""
         from coarsen_nb.lower.cost import estimate
 
         c = self._compiled()

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import ipywidgets as w
 
+from coarsen_nb import backends
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.notebook.code import ExportBox, ir_html, source_html
 from coarsen_nb.notebook.derivatives import derivatives_html
@@ -219,7 +220,8 @@ class CoarsenView:
 
     def _render(self) -> None:
         c = self.bound.compiled
-        knobs = f"L={fmt_knob(c.max_soi)}, R={_knobs(c)[1]}" + (", per block" if c.per_block else "")
+        knobs = (f"L={fmt_knob(c.max_soi)}, R={_knobs(c)[1]}" + (", per block" if c.per_block else "")
+                 + f", backend {c.backend}")
         head = f"<b>{html.escape(c.name)}</b>: gradient w.r.t. {html.escape(fmt_wrt(c.wrt))} · "
         self.ir.value = ir_html(c.ssa, c.gated)
         self.measured.value = ""
@@ -242,7 +244,7 @@ class CoarsenView:
         self.status.value = (f"{n} SOI{'s' if n != 1 else ''} with {knobs}; "
                              f"<code>{html.escape(c.name)}</code> now uses this selection")
         self.cost.value = cost_table(c.cost.as_dict(), c.gated)
-        self.source.value = source_html(source)
+        self.source.value = source_html(source, backends.get(c.backend).prologue)
         self._show_sweep()
         self._start_sweep()
 

@@ -1,0 +1,99 @@
+"""``%%coarsen`` with its default backend, as a notebook user meets it: auto -> numba.
+
+The suite pins ``COARSEN_NB_BACKEND=numpy`` (tests/conftest.py), and a kernel inherits the test's environment,
+so this test starts its kernel with the variable removed: the magic then compiles with Numba, the cell that
+makes the first call shows the "compiling …" line (notebook/status.py) and, in its place, how long it took,
+and the gradient equals the analytical one.  The Code view of a numba function shows the user's functions,
+not the ~1200 lines of ``xp`` namespace every numba module carries (the export keeps them).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import nbformat
+import numpy as np
+from nbclient import NotebookClient
+
+import coarsen_nb as cn
+from coarsen_nb import backends
+from coarsen_nb.notebook.bound import Bound
+from coarsen_nb.notebook.widgets import CoarsenView
+
+REPO = Path(__file__).resolve().parents[2]
+
+CELLS = [
+    "%load_ext coarsen_nb\nimport numpy as np",
+    "%%coarsen --wrt x --no-widgets\ndef energy(x):\n    e = 0.0\n    for i in range(len(x)):\n"
+    "        e += x[i] * x[i] * x[i]\n    return e",
+    "xs = np.linspace(0.0, 1.0, 50)\ng = energy.grad(xs)\n"
+    "print('max error', float(np.abs(g - 3 * xs ** 2).max()), 'backend', energy.backend)",
+]
+
+
+class _Recording(NotebookClient):
+    """A client that keeps every message's type and plain text, per cell: what the frontend was shown,
+    including displays later updated in place."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.shown: dict[int, list[tuple[str, str]]] = {}
+
+    def process_message(self, msg, cell, cell_index):
+        content = msg.get("content", {})
+        text = content.get("text") or content.get("data", {}).get("text/plain", "")
+        self.shown.setdefault(cell_index, []).append((msg["header"]["msg_type"], str(text)))
+        return super().process_message(msg, cell, cell_index)
+
+
+def test_the_magic_compiles_with_numba_by_default_and_says_it_is_compiling(tmp_path, monkeypatch):
+    monkeypatch.delenv(backends.ENV_VAR, raising=False)                  # the kernel gets no pin
+    monkeypatch.setenv("COARSEN_NB_CACHE", str(tmp_path / "cache"))      # Numba compiles: nothing on disk
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+    monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in CELLS])
+    client = _Recording(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}})
+    client.execute()
+    errors = [o for c in nb.cells for o in c.outputs if o.output_type == "error"]
+    assert not errors, errors
+
+    summary = "".join(o.get("text", "") for o in nb.cells[1].outputs)
+    assert "backend numba" in summary, summary                 # the magic says what auto became
+    shown = client.shown[2]
+    starts = r"coarsen_nb: compiling energy\w* with Numba …"
+    ends = r"coarsen_nb: energy\w* compiled by Numba in \d+\.\d s"
+    compiling = [k for k, (kind, text) in enumerate(shown) if kind == "display_data" and re.fullmatch(starts, text)]
+    done = [k for k, (kind, text) in enumerate(shown) if kind == "update_display_data" and re.match(ends, text)]
+    assert compiling and done and compiling[0] < done[0], shown
+    final = "".join(o.get("text", "") + str(o.get("data", {}).get("text/plain", "")) for o in nb.cells[2].outputs)
+    assert "compiling" not in final and "compiled by Numba" in final, final       # updated in place
+    error, backend = re.search(r"max error (\S+) backend (\w+)", final).groups()
+    assert float(error) < 1e-12 and backend == "numba", final
+
+
+SPRING = """\
+def spring(x, k):
+    e = 0.0
+    for i in range(len(x) - 1):
+        e += k * (x[i + 1] - x[i]) ** 2
+    return e
+"""
+
+
+def test_the_code_view_of_a_numba_function_shows_its_functions_and_the_export_keeps_everything(
+        tmp_path, monkeypatch):
+    monkeypatch.setenv("COARSEN_NB_CACHE", str(tmp_path / "cache"))
+    f = cn.coarsen(SPRING, backend="numba")
+    x = np.linspace(0.0, 1.0, 6) ** 2
+    assert f(x, 2.0) == sum(2.0 * (x[i + 1] - x[i]) ** 2 for i in range(5))
+    view = CoarsenView(Bound(f))
+    shown = re.sub(r"<[^>]+>", "", view.source.value)              # the highlighted HTML's text
+    carried = backends.NUMBA.prologue
+    assert carried in f.source                                      # the module carries the xp namespace ...
+    assert f"{len(carried.strip().splitlines())} lines not shown" in shown       # ... the view says so
+    assert "numba_xp" not in shown and "def spring_vjp" in shown and "_jit_loop = numba.njit" in shown
+    assert "backend numba" in re.sub(r"<[^>]+>", "", view.header.value)
+    path = f.export(tmp_path / "spring_grad.py")
+    assert Path(path).read_text() == f.source                       # the export is the whole module
