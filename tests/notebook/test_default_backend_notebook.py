@@ -9,6 +9,7 @@ not the ~1200 lines of ``xp`` namespace every numba module carries (the export k
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 from pathlib import Path
@@ -18,8 +19,9 @@ import numpy as np
 from nbclient import NotebookClient
 
 import coarsen_nb as cn
-from coarsen_nb import backends
+from coarsen_nb import backends, numba_loader
 from coarsen_nb.notebook.bound import Bound
+from coarsen_nb.notebook.tuning import SWEEP
 from coarsen_nb.notebook.widgets import CoarsenView
 
 REPO = Path(__file__).resolve().parents[2]
@@ -82,13 +84,31 @@ def spring(x, k):
 """
 
 
-def test_the_code_view_of_a_numba_function_shows_its_functions_and_the_export_keeps_everything(
+def test_the_views_of_a_numba_function_show_its_functions_and_cost_every_l_without_compiling(
         tmp_path, monkeypatch):
+    """The Code view shows the user's functions, with the xp namespace folded (the export keeps it whole);
+    the tuning sweep fills in every L's cost in the background but compiles none (each would take seconds
+    of the kernel's time unasked): their times wait for "measure"."""
     monkeypatch.setenv("COARSEN_NB_CACHE", str(tmp_path / "cache"))
     f = cn.coarsen(SPRING, backend="numba")
     x = np.linspace(0.0, 1.0, 6) ** 2
-    assert f(x, 2.0) == sum(2.0 * (x[i + 1] - x[i]) ** 2 for i in range(5))
-    view = CoarsenView(Bound(f))
+    bound = Bound(f)
+    assert bound(x, 2.0) == sum(2.0 * (x[i + 1] - x[i]) ** 2 for i in range(5))
+    compiled: list = []
+    stop_listening = numba_loader.on_compile(compiled.append)
+
+    async def shown_with_a_running_loop():             # (as in a kernel: the sweep runs on its event loop)
+        view = CoarsenView(bound)
+        for _ in range(600):
+            await asyncio.sleep(0.05)
+            if len(re.findall("<tr", view.sweep_table.value)) > len(SWEEP):     # a header and a row per L
+                break
+        return view
+
+    try:
+        view = asyncio.run(shown_with_a_running_loop())
+    finally:
+        stop_listening()
     shown = re.sub(r"<[^>]+>", "", view.source.value)              # the highlighted HTML's text
     carried = backends.NUMBA.prologue
     assert carried in f.source                                      # the module carries the xp namespace ...
@@ -97,3 +117,8 @@ def test_the_code_view_of_a_numba_function_shows_its_functions_and_the_export_ke
     assert "backend numba" in re.sub(r"<[^>]+>", "", view.header.value)
     path = f.export(tmp_path / "spring_grad.py")
     assert Path(path).read_text() == f.source                       # the export is the whole module
+
+    table = view.sweep_table.value
+    assert len(re.findall("<tr", table)) == len(SWEEP) + 1, table
+    assert compiled == [], compiled                                   # no L was compiled to be timed
+    assert "press <b>measure</b> to time every L" in table
