@@ -16,11 +16,16 @@ from pathlib import Path
 
 import nbformat
 import numpy as np
+import pytest
+from IPython import get_ipython
+from IPython.testing.globalipapp import start_ipython
 from nbclient import NotebookClient
 
 import coarsen_nb as cn
 from coarsen_nb import backends, numba_loader
+from coarsen_nb.notebook import magic
 from coarsen_nb.notebook.bound import Bound
+from coarsen_nb.notebook.magic import CoarsenCellError, register
 from coarsen_nb.notebook.tuning import SWEEP
 from coarsen_nb.notebook.widgets import CoarsenView
 
@@ -122,3 +127,32 @@ def test_the_views_of_a_numba_function_show_its_functions_and_cost_every_l_witho
     assert len(re.findall("<tr", table)) == len(SWEEP) + 1, table
     assert compiled == [], compiled                                   # no L was compiled to be timed
     assert "press <b>measure</b> to time every L" in table
+
+
+def test_the_magic_resolves_the_default_per_cell_and_names_a_bad_variable(monkeypatch, capsys):
+    """The magic's compile cache is keyed by the backend the default resolved to, so that changing
+    ``COARSEN_NB_BACKEND`` (``%env``) between runs of a cell compiles it again for the new backend; a value
+    that names no backend fails the cell with the variable's name and no traceback."""
+    start_ipython()                                   # (once per process; later calls return None)
+    ip = get_ipython()
+    magics = register(ip)
+    try:
+        monkeypatch.delenv(backends.ENV_VAR, raising=False)
+        ip.run_cell_magic("coarsen", "--no-widgets", SPRING)
+        assert ip.user_ns["spring"].compiled.backend == "numba" and magics.compilations == 1
+        monkeypatch.setenv(backends.ENV_VAR, "numpy")
+        ip.run_cell_magic("coarsen", "--no-widgets", SPRING)
+        assert ip.user_ns["spring"].compiled.backend == "numpy" and magics.compilations == 2
+        assert "backend numpy" in capsys.readouterr().out                  # the summary says which
+        x = np.linspace(0.0, 1.0, 6) ** 2
+        assert ip.user_ns["spring"](x, 2.0) == pytest.approx(sum(2.0 * (x[i + 1] - x[i]) ** 2 for i in range(5)))
+
+        monkeypatch.setenv(backends.ENV_VAR, "gpu")
+        result = ip.run_cell("%%coarsen --no-widgets\n" + SPRING)
+        assert isinstance(result.error_in_exec, CoarsenCellError)
+        shown = capsys.readouterr()
+        assert "COARSEN_NB_BACKEND='gpu'" in shown.out + shown.err and "Traceback" not in shown.out + shown.err
+    finally:
+        if magic._remove_status is not None:          # (register() installed a status line: not for later tests)
+            magic._remove_status()
+            magic._remove_status = None
