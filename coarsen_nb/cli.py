@@ -213,11 +213,19 @@ def demo(argv) -> int:
     import coarsen_nb as cn
     from coarsen_nb.kernels import KERNELS, function
 
+    try:
+        backend = backends.resolve(AUTO)
+    except CoarsenError as err:          # (COARSEN_NB_BACKEND names no backend)
+        print(f"coarsen-nb: {err}", file=sys.stderr)
+        return 1
+
     os.makedirs(a.out, exist_ok=True)
     print("coarsen_nb demo: every kernel compiled, checked against its hand-written gradient, timed.\n"
           "  check: the gradient equals the kernel's hand-written analytical one (rtol 1e-7), else WRONG\n"
           "  L = 1: the same compiler with one operation per SOI, i.e. operator-level AD (as autograd or\n"
-          "         PyTorch eager differentiate); the speed-up over it is what coarsening buys\n")
+          "         PyTorch eager differentiate); the speed-up over it is what coarsening buys\n"
+          f"  backend: {backend}, the default (COARSEN_NB_BACKEND chooses another); times exclude "
+          "compiling\n")
     print(f"{'kernel':18s} {'size':>7s} {'check':>6s} {'coarsen_nb':>11s} {'hand-written':>13s} {'L = 1':>10s} "
           f"{'speed-up vs L = 1':>18s}")
     failures = 0

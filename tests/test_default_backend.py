@@ -167,3 +167,5 @@ def test_the_command_line_compiles_with_the_default_and_says_which(monkeypatch, 
     monkeypatch.setenv(backends.ENV_VAR, "bogus")
     assert main([f"{path}:energy", "--args", f"np.array({X!r}), {A!r}"]) == 1
     assert "COARSEN_NB_BACKEND='bogus'" in capsys.readouterr().err
+    assert main(["demo", "--out", str(tmp_path / "demo")]) == 1
+    assert "COARSEN_NB_BACKEND='bogus'" in capsys.readouterr().err
