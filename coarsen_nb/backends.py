@@ -19,12 +19,16 @@ too old) leaves the source readable and exportable, and
 
 from __future__ import annotations
 
+import functools
 import linecache
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
+
+from coarsen_nb.errors import CoarsenError
 
 
 @dataclass(frozen=True)
@@ -186,6 +190,45 @@ DASK = Backend("dask", "dask.array", "Dask (dask.array) and NumPy", prologue=_pa
 
 #: The ``backend=`` options, in the order the docs list them.
 BACKENDS: dict[str, Backend] = {b.name: b for b in (NUMPY, NUMBA, CUPY, DASK)}
+
+
+#: The ``backend=`` default: a named choice, made when a function is compiled (:func:`resolve`).
+AUTO = "auto"
+
+#: The environment variable holding a user's own default backend (what ``backend="auto"`` means).
+ENV_VAR = "COARSEN_NB_BACKEND"
+
+
+def resolve(name: str) -> str:
+    """The backend ``name`` stands for: itself, or for ``"auto"`` the user's default.
+
+    ``"auto"`` is ``$COARSEN_NB_BACKEND`` where that is set (one of :data:`BACKENDS`, or ``auto``), else
+    ``"numba"`` where Numba imports (loops and the scalar code between SOIs compiled), else ``"numpy"``.
+    Never ``"cupy"`` (a GPU is asked for by name) nor ``"dask"`` (a Dask argument selects it whatever this
+    says: :mod:`coarsen_nb.dask_arrays`).  A value of the variable that names no backend is a
+    :class:`~coarsen_nb.errors.CoarsenError` naming the variable, not a silent choice.
+    """
+    if name != AUTO:
+        return name
+    chosen = os.environ.get(ENV_VAR, "").strip()
+    if chosen and chosen != AUTO:
+        if chosen not in BACKENDS:
+            raise CoarsenError(ENV_VAR, message=f"the environment variable {ENV_VAR}={chosen!r} names no backend",
+                               hint=f"set it to one of {', '.join((AUTO, *BACKENDS))}, or unset it "
+                                    "(auto: numba where Numba imports, else numpy)")
+        return chosen
+    return NUMBA.name if _numba_imports() else NUMPY.name
+
+
+@functools.cache
+def _numba_imports() -> bool:
+    """Whether ``import numba`` succeeds here (imported once: the numba backend needs it on the first call
+    anyway).  Only an ImportError means no: Numba absent, blocked, or refusing this NumPy's version."""
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def get(name: str) -> Backend:

@@ -17,24 +17,26 @@ import numbers
 
 import numpy as np
 
-from coarsen_nb.backends import BACKENDS, is_array
+from coarsen_nb.backends import AUTO, BACKENDS, is_array, resolve
 from coarsen_nb.errors import CoarsenError
 
 
 def options(backend, max_soi, reuse, per_block) -> tuple:
-    """``(max_soi, reuse)`` normalized (a whole float such as ``2.0`` becomes ``2``); raise on a bad option.
+    """``(backend, max_soi, reuse)``: the backend ``"auto"`` stands for resolved (:func:`coarsen_nb.backends.resolve`),
+    the knobs normalized (a whole float such as ``2.0`` becomes ``2``); raise on a bad option.
 
     ``max_soi`` (L) counts operations, so at least 1 (``1`` is operator-level AD); ``reuse`` (R) is a
     number of reads, so 0 or more (``0``: every value read at all is materialized, no substitution).
     ``None`` and ``math.inf`` mean no cap.
     """
-    if not isinstance(backend, str) or backend not in BACKENDS:
+    if not isinstance(backend, str) or (backend not in BACKENDS and backend != AUTO):
         raise CoarsenError("backend", message=f"unknown backend {backend!r}",
-                           hint="use " + " or ".join(f'backend="{b}"' for b in BACKENDS))
+                           hint="use " + " or ".join(f'backend="{b}"' for b in (AUTO, *BACKENDS)))
     if not isinstance(per_block, (bool, np.bool_)):
         raise CoarsenError("per_block", message=f"per_block must be True or False, got {per_block!r}",
                            hint="pass per_block=True for SOIs that never cross a branch or loop join")
-    return (_count("max_soi", max_soi, 1, "the size cap L of an SOI in operations; 1 is operator-level AD"),
+    return (resolve(backend),
+            _count("max_soi", max_soi, 1, "the size cap L of an SOI in operations; 1 is operator-level AD"),
             _count("reuse", reuse, 0, "the reuse threshold R: a value read more than R times is kept as a temp"))
 
 

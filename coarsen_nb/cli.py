@@ -33,7 +33,7 @@ import time
 import numpy as np
 
 from coarsen_nb import backends, option_help
-from coarsen_nb.backends import BACKENDS
+from coarsen_nb.backends import AUTO, BACKENDS
 from coarsen_nb.errors import CoarsenError
 
 
@@ -55,7 +55,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--wrt", default=None, metavar="a,b", help=option_help.WRT)
     p.add_argument("--args", default=None, metavar="EXPR", help="example arguments as a Python expression, e.g. "
                    "\"np.ones(100), 0.5\" (default: the file's make_inputs(size, seed), if it has one)")
-    p.add_argument("--backend", default="numpy", choices=tuple(BACKENDS), help=option_help.BACKEND)
+    p.add_argument("--backend", default=AUTO, choices=(AUTO, *BACKENDS), help=option_help.BACKEND)
     p.add_argument("--max-soi", type=float, default=None, metavar="L", help=option_help.MAX_SOI)
     p.add_argument("--reuse", type=float, default=None, metavar="R", help=option_help.REUSE)
     p.add_argument("--per-block", action="store_true", help=option_help.PER_BLOCK)
@@ -172,12 +172,12 @@ def _compile_and_report(fn, path: str, example: tuple, args) -> None:
     try:
         value, grad = f.value_and_grad(*example)
     except CoarsenError:
-        if backends.get(args.backend).loads_everywhere:
+        if backends.get(f.backend).loads_everywhere:
             raise
         value = grad = None
     took = time.perf_counter() - t0
-    print(f"compiled {f.name}() from {path}: {len(f.plan.kernels())} SOIs, {f.mode} selection "
-          f"({took * 1e3:.0f} ms including code generation)")
+    print(f"compiled {f.name}() from {path}: {len(f.plan.kernels())} SOIs, {f.mode} selection, backend "
+          f"{f.backend} ({took * 1e3:.0f} ms including code generation)")
     if value is not None:
         print(f"value = {value!r}")
         print(f"grad  = {np.array2string(np.asarray(grad, dtype=object), threshold=12)}"
@@ -213,11 +213,19 @@ def demo(argv) -> int:
     import coarsen_nb as cn
     from coarsen_nb.kernels import KERNELS, function
 
+    try:
+        backend = backends.resolve(AUTO)
+    except CoarsenError as err:          # (COARSEN_NB_BACKEND names no backend)
+        print(f"coarsen-nb: {err}", file=sys.stderr)
+        return 1
+
     os.makedirs(a.out, exist_ok=True)
     print("coarsen_nb demo: every kernel compiled, checked against its hand-written gradient, timed.\n"
           "  check: the gradient equals the kernel's hand-written analytical one (rtol 1e-7), else WRONG\n"
           "  L = 1: the same compiler with one operation per SOI, i.e. operator-level AD (as autograd or\n"
-          "         PyTorch eager differentiate); the speed-up over it is what coarsening buys\n")
+          "         PyTorch eager differentiate); the speed-up over it is what coarsening buys\n"
+          f"  backend: {backend}, the default (COARSEN_NB_BACKEND chooses another); times exclude "
+          "compiling\n")
     print(f"{'kernel':18s} {'size':>7s} {'check':>6s} {'coarsen_nb':>11s} {'hand-written':>13s} {'L = 1':>10s} "
           f"{'speed-up vs L = 1':>18s}")
     failures = 0
@@ -233,7 +241,7 @@ def demo(argv) -> int:
         failures += not ok
         t_cn = _time(f.grad, args)
         t_hand = _time(mod.grad, args)
-        t_op = _time(cn.coarsen(fn, wrt=mod.META["wrt"], max_soi=1).grad, args, budget=0.5)
+        t_op = _time(cn.coarsen(fn, wrt=mod.META["wrt"], backend=f.backend, max_soi=1).grad, args, budget=0.5)
         f.export(os.path.join(a.out, f"{name}_grad.py"), overwrite=True)
         print(f"{name:18s} {size:>7d} {'ok' if ok else 'WRONG':>6s} {_fmt(t_cn):>11s} {_fmt(t_hand):>13s} "
               f"{_fmt(t_op):>10s} {t_op / t_cn:>17.1f}x")
@@ -244,7 +252,8 @@ def demo(argv) -> int:
     for s in f.sois:
         for name, e in s.derivatives.items():
             print(f"  {_readable(name)} += {_readable(str(e))}")
-    print(f"\nGenerated modules (NumPy only) written to {os.path.abspath(a.out)}/")
+    print(f"\nGenerated modules (backend {f.backend}: each needs only {backends.get(f.backend).needs}) written to "
+          f"{os.path.abspath(a.out)}/")
     return 1 if failures else 0
 
 

@@ -17,8 +17,9 @@ def _knob(value) -> str:
 
 
 WRT = "parameters to differentiate with respect to, comma-separated (default: every float parameter)"
-BACKEND = ("where the generated code runs: numpy, numba (the same code compiled: loops and scalar code at "
-           "machine speed) or cupy (default: numpy)")
+BACKEND = ("where the generated code runs: numba (the same code compiled: loops and scalar code at machine "
+           "speed; an export needs NumPy and Numba), numpy (an export needs only NumPy) or cupy (a GPU). "
+           "Default: auto, which is $COARSEN_NB_BACKEND where set, else numba where Numba imports, else numpy")
 MAX_SOI = f"size cap L of a segment of interest; 1 is operator-level AD (default: {_knob(DEFAULT_MAX_SOI)})"
 REUSE = (f"reuse threshold R: a value read more than R times is computed once, not inlined "
          f"(default: {_knob(DEFAULT_REUSE)})")

@@ -25,7 +25,7 @@ from coarsen_nb.phi.arg_types import T, signature_of
 from coarsen_nb.specialize import Compiled, compile_signature
 
 
-def coarsen(fn_or_source, wrt=None, backend: str = "numpy", max_soi=None, reuse=None, per_block: bool = False,
+def coarsen(fn_or_source, wrt=None, backend: str = "auto", max_soi=None, reuse=None, per_block: bool = False,
             name: str | None = None, namespace: dict | None = None) -> Coarsened:
     """Compile a plain Python function for fast, exact gradients.
 
@@ -36,11 +36,14 @@ def coarsen(fn_or_source, wrt=None, backend: str = "numpy", max_soi=None, reuse=
     wrt : str or tuple of str, optional
         Parameters to differentiate with respect to (default: every float
         parameter, in order).
-    backend : {"numpy", "numba", "cupy", "dask"}
+    backend : {"auto", "numpy", "numba", "cupy", "dask"}
+        "auto" (the default) is the environment variable ``COARSEN_NB_BACKEND`` where it is set,
+        else "numba" where Numba imports, else "numpy"; ``f.backend`` says which it became.
         "numba" compiles every generated function with Numba (loops and the scalar code between SOIs
         run as machine code); a function Numba cannot compile runs as the NumPy code, with a
-        ``NumbaFallbackWarning`` naming why.  A Dask array argument runs the "dask" module whatever
-        this says (:mod:`coarsen_nb.dask_arrays`).
+        ``NumbaFallbackWarning`` naming why.  "numpy" runs NumPy code, and exports a module that
+        needs only NumPy.  "cupy" (a GPU) is never chosen for you.  A Dask array argument runs the
+        "dask" module whatever this says (:mod:`coarsen_nb.dask_arrays`).
     max_soi : int, optional
         Size cap L of a segment of interest (operations); 1 gives
         operator-level AD.  Default: no cap.
@@ -64,9 +67,9 @@ def coarsen(fn_or_source, wrt=None, backend: str = "numpy", max_soi=None, reuse=
 class Coarsened:
     """A compiled function: call it, take gradients, look inside, export."""
 
-    def __init__(self, fn_or_source, wrt=None, backend="numpy", max_soi=None, reuse=None, per_block=False,
+    def __init__(self, fn_or_source, wrt=None, backend="auto", max_soi=None, reuse=None, per_block=False,
                  name=None, namespace=None, _front=None, _known=None):
-        max_soi, reuse = checks.options(backend, max_soi, reuse, per_block)
+        backend, max_soi, reuse = checks.options(backend, max_soi, reuse, per_block)
         self._origin = (fn_or_source, name, namespace)
         self._front = _front            # (cfg, ssa, gated), or None until asked for (a cached front end)
         self._known = _known if _known is not None or _front is not None \
@@ -77,7 +80,7 @@ class Coarsened:
         self.params = self._known.params
         self.__signature__ = checks.signature(self.params, self._known.defaults)
         self.wrt = checks.wrt_names(wrt, self.params, self.name)
-        self.backend = backend
+        self.backend = backend          # resolved: never "auto" (what runs, and what an export needs)
         self.max_soi = max_soi
         self.reuse = reuse
         self.per_block = bool(per_block)
@@ -333,7 +336,11 @@ class Coarsened:
 
     @property
     def cost(self):
-        """The cost model's figures for this selection and the last argument shapes."""
+        """The cost model's figures for this selection and the last argument shapes.
+
+        Counted on the lowered IR as array code (each statement of an SOI its own array), whatever the
+        backend: what SOI selection trades off.  Under numba an SOI whose domain runs as one fused loop
+        makes none of those temporaries: for it, these figures overstate allocations and bytes moved."""
         from coarsen_nb.lower.cost import estimate
 
         c = self._compiled()
@@ -345,11 +352,15 @@ class Coarsened:
     def export(self, path, overwrite: bool = False) -> str:
         """Write the generated module (of the last signature called) as a standalone file.
 
-        The file needs only NumPy (or CuPy).  It is written atomically (a reader never sees half of
-        it), gets the mode any new file gets under the umask (0644 under umask 022), and an existing
-        ``path`` is refused unless ``overwrite``: of two exports racing to one new path exactly one
-        wins.  The refusal is a ``CoarsenError`` that is also a ``FileExistsError``; a missing
-        directory is one that is also a ``FileNotFoundError``.  Returns ``path``.
+        The file needs only what its backend's code imports, never coarsen_nb: NumPy (backend "numpy"),
+        NumPy and Numba ("numba", the default where Numba imports; the header says which), CuPy, or
+        Dask and NumPy.  For a module that needs only NumPy, compile with ``backend="numpy"``.
+
+        It is written atomically (a reader never sees half of it), gets the mode any new file gets under
+        the umask (0644 under umask 022), and an existing ``path`` is refused unless ``overwrite``: of
+        two exports racing to one new path exactly one wins.  The refusal is a ``CoarsenError`` that is
+        also a ``FileExistsError``; a missing directory is one that is also a ``FileNotFoundError``.
+        Returns ``path``.
         """
         from coarsen_nb.export import write_module
 
@@ -375,7 +386,7 @@ class Coarsened:
         self._last = compiled
 
     def __repr__(self) -> str:
-        return f"<Coarsened {self.name}({', '.join(self.params)}) mode={self.mode}>"
+        return f"<Coarsened {self.name}({', '.join(self.params)}) backend={self.backend} mode={self.mode}>"
 
 
 def _type_key(args: tuple) -> tuple:

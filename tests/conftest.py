@@ -11,6 +11,15 @@ from hypothesis import settings
 # see it run.  tests/test_compile_cache.py turns it on for itself.
 os.environ.setdefault("COARSEN_NB_PIPELINE_CACHE", "0")
 
+# The suite's default backend is numpy, set through the variable users have (coarsen_nb.backends.resolve):
+# ~8900 tests call coarsen() without a backend, and compiling each with Numba (seconds cold) would not fit
+# CI's 30 minutes.  Numba is tested where a test asks for it by name (tests/lower/test_numba_*.py, the numba
+# pairs), and the default itself, auto -> numba, in subprocesses with the variable unset
+# (tests/test_default_backend.py, tests/notebook/test_default_backend_notebook.py).  Set here, before any
+# test starts a kernel or a subprocess, so that those inherit it: a notebook kernel compiles as the test
+# process does.
+os.environ.setdefault("COARSEN_NB_BACKEND", "numpy")
+
 _TESTS = os.path.dirname(os.path.abspath(__file__))
 if _TESTS not in sys.path:
     sys.path.insert(0, _TESTS)

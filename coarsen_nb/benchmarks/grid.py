@@ -85,7 +85,7 @@ def kernel_row(name: str, settings: list, rounds: int) -> dict:
     times, ref, by_code, fns = {}, None, {}, {}
     for L, R in [DEFAULT] + [s for s in settings if s != DEFAULT]:
         try:
-            f = cn.coarsen(function(mod), wrt=mod.META["wrt"], max_soi=L, reuse=R)
+            f = cn.coarsen(function(mod), wrt=mod.META["wrt"], backend="numpy", max_soi=L, reuse=R)
             g = np.asarray(f.grad(*args), dtype=float) if single else [np.asarray(x, dtype=float)
                                                                        for x in f.grad(*args)]
             ref = g if ref is None else ref

@@ -141,7 +141,7 @@ def measure(size: int = 10**5, repeats: int = 7, only: tuple[str, ...] = ()) -> 
         if only and vec.__name__ not in only:
             continue
         args = make(np.random.default_rng(0), size)
-        f_loop, f_vec = cn.coarsen(loop), cn.coarsen(vec)
+        f_loop, f_vec = cn.coarsen(loop, backend="numpy"), cn.coarsen(vec, backend="numpy")
         for a, b in zip(_grads(f_loop, args), _grads(f_vec, args), strict=True):
             np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9 * (1.0 + float(np.max(np.abs(b)))))
         # a sample is a batch of calls lasting >= 20 ms (one call of a millisecond measures the allocator's

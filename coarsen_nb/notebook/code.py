@@ -21,10 +21,34 @@ from coarsen_nb.errors import CoarsenError
 _BOX = "max-height:420px;overflow:auto;border:1px solid #ddd;padding:4px;font-size:12px"
 
 
-def source_html(source: str) -> str:
-    """The generated module as highlighted, scrollable HTML."""
+def source_html(source: str, carried: str = "") -> str:
+    """The generated module as highlighted, scrollable HTML.
+
+    ``carried`` is text every module of its backend carries (``Backend.prologue``: for numba, the ``xp``
+    namespace of ``lower/numba_xp*.py``, some 1200 lines ahead of the user's functions, the same in every
+    module).  It is shown as one comment saying what it is, and its ``_jit`` lines, which say how the
+    functions are compiled (no fastmath, bounds checked): the user's functions come first on screen.  The
+    export writes it whole.
+    """
+    source = folded(source, carried)
     code = highlight(source, PythonLexer(), HtmlFormatter(noclasses=True, nobackground=True))
     return f"<div class='coarsen-source' style='{_BOX}'>{code}</div>"
+
+
+#: Carried text shorter than this is shown as it is (CuPy's version check says something about the module).
+FOLD_AT_LINES = 40
+
+
+def folded(source: str, carried: str) -> str:
+    """``source`` with the text ``carried`` replaced by a comment and its ``_jit`` lines (see :func:`source_html`)."""
+    carried = carried.strip("\n")
+    lines = carried.splitlines()
+    if len(lines) < FOLD_AT_LINES or carried not in source:
+        return source
+    kept = [line for line in lines if line.startswith("_jit")]
+    note = (f"# ... {len(lines)} lines not shown here: the xp namespace, array functions written for this backend "
+            "(the\n# exported module holds them, so that it needs nothing else; see .source)")
+    return source.replace(carried, "\n".join([note, *kept]), 1)
 
 
 def ir_html(ssa: str, gated: str) -> str:

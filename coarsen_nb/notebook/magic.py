@@ -32,7 +32,7 @@ from IPython.core.magic import Magics, cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
 from coarsen_nb import option_help
-from coarsen_nb.backends import BACKENDS
+from coarsen_nb.backends import AUTO, BACKENDS, resolve
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.frontend import reads
 from coarsen_nb.notebook.bound import Bound, source_or_none
@@ -103,7 +103,7 @@ class CoarsenMagics(Magics):
 
     @magic_arguments(name="%coarsen")  # IPython prints one "%" before it: the usage reads "%%coarsen"
     @argument("--wrt", type=_names, default=None, metavar="a,b", help=option_help.WRT)
-    @argument("--backend", choices=tuple(BACKENDS), default="numpy", help=option_help.BACKEND)
+    @argument("--backend", choices=(AUTO, *BACKENDS), default=AUTO, help=option_help.BACKEND)
     @argument("--max-soi", type=int, default=None, metavar="L", help=option_help.MAX_SOI)
     @argument("--reuse", type=int, default=None, metavar="R", help=option_help.REUSE)
     @argument("--per-block", action="store_true", help=option_help.PER_BLOCK)
@@ -128,8 +128,13 @@ class CoarsenMagics(Magics):
         ``f.value_and_grad(...)`` and the reports of ``coarsen_nb.coarsen``.
         """
         args = parse_argstring(self.coarsen, line)
+        try:
+            # resolved here, so that the cache key names what runs: $COARSEN_NB_BACKEND may change (%env)
+            backend = resolve(args.backend)
+        except CoarsenError as err:
+            raise CoarsenCellError(err) from None
         options = CompileOptions(
-            wrt=args.wrt, backend=args.backend, max_soi=args.max_soi,
+            wrt=args.wrt, backend=backend, max_soi=args.max_soi,
             reuse=args.reuse, per_block=args.per_block, name=args.name,
         )
         exported = Path(args.export).expanduser().resolve() if args.export else None

@@ -24,7 +24,7 @@ def summary(compiled, *, cached: bool = False, exported: Path | None = None) -> 
     )
     head = (
         f"{compiled.name}({', '.join(compiled.params)}): gradient w.r.t. {fmt_wrt(compiled.wrt)} "
-        f"({knobs}){' [cached]' if cached else ''}"
+        f"({knobs}, backend {compiled.backend}){' [cached]' if cached else ''}"
     )
     try:
         sois, discontinuities = list(compiled.sois), list(compiled.discontinuities)

@@ -23,6 +23,7 @@ import re
 import time
 from dataclasses import dataclass
 
+from coarsen_nb.errors import CoarsenError
 from coarsen_nb.notebook.format import fmt_number, fmt_seconds
 
 #: The L values the sweep visits (None: no cap, shown as ∞).
@@ -174,6 +175,16 @@ class Sweep:
         """Select, cost and (with arguments) time the next L."""
         L = self.todo.pop(0)
         self.add(L, self.select(L), timed=True, rounds=rounds)
+
+    def costs(self) -> None:
+        """The cost of every L still to do, without timing it (which leaves it to do): what the background
+        fills in where timing an L first compiles it for seconds (numba), which would hold up the kernel.
+        An L with no selection (a CoarsenError) is dropped, as a timed step drops it."""
+        for L in list(self.todo):
+            try:
+                self.add(L, self.select(L))
+            except CoarsenError:
+                self.todo.remove(L)
 
     def speedup(self, L) -> float | None:
         base, here = self.points.get(1), self.points.get(L)

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import ipywidgets as w
 
+from coarsen_nb import backends
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.notebook.code import ExportBox, ir_html, source_html
 from coarsen_nb.notebook.derivatives import derivatives_html
@@ -192,6 +193,12 @@ class CoarsenView:
         sweep = self._sweep(self.bound.compiled)
         if sweep.done or sweep.spent >= BACKGROUND_BUDGET_S:
             return
+        if _compiles(self.bound.compiled):
+            # Timing an L would first compile it with Numba, seconds each (1.3-3 s for black_scholes, cold),
+            # holding up the kernel unasked: the costs now, the times when the user presses "measure".
+            sweep.costs()
+            self._show_sweep()
+            return
         start = time.perf_counter()
         try:
             sweep.step()
@@ -208,7 +215,10 @@ class CoarsenView:
         sweep.add(c.max_soi, c)   # the L on screen is always on the plot (its cost at once, time later)
         self.plot.value = plot_svg(sweep, c.max_soi)
         note = ""
-        if not sweep.done:
+        if not sweep.done and _compiles(c):
+            note = (f"<div style='color:#666'>backend {html.escape(c.backend)}: each L is compiled before it "
+                    "is timed (seconds each), so press <b>measure</b> to time every L</div>")
+        elif not sweep.done:
             note = ("<div style='color:#666'>measuring in the background… press <b>measure</b> "
                     "to time every L now</div>")
         elif sweep.args is None:
@@ -219,7 +229,8 @@ class CoarsenView:
 
     def _render(self) -> None:
         c = self.bound.compiled
-        knobs = f"L={fmt_knob(c.max_soi)}, R={_knobs(c)[1]}" + (", per block" if c.per_block else "")
+        knobs = (f"L={fmt_knob(c.max_soi)}, R={_knobs(c)[1]}" + (", per block" if c.per_block else "")
+                 + f", backend {c.backend}")
         head = f"<b>{html.escape(c.name)}</b>: gradient w.r.t. {html.escape(fmt_wrt(c.wrt))} · "
         self.ir.value = ir_html(c.ssa, c.gated)
         self.measured.value = ""
@@ -242,7 +253,7 @@ class CoarsenView:
         self.status.value = (f"{n} SOI{'s' if n != 1 else ''} with {knobs}; "
                              f"<code>{html.escape(c.name)}</code> now uses this selection")
         self.cost.value = cost_table(c.cost.as_dict(), c.gated)
-        self.source.value = source_html(source)
+        self.source.value = source_html(source, backends.get(c.backend).prologue)
         self._show_sweep()
         self._start_sweep()
 
@@ -258,6 +269,11 @@ class CoarsenView:
         self.status.value = f"<code>{html.escape(c.name)}</code> uses this selection from its next call"
         self.cost.value = ""
         self.source.value = waiting
+
+
+def _compiles(c) -> bool:
+    """Whether ``c``'s backend compiles each function on its first call (numba): timing a new L waits for that."""
+    return backends.get(c.backend).compiles
 
 
 class Debounce:

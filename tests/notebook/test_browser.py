@@ -90,6 +90,10 @@ def jupyter_lab(base: Path):
         JUPYTER_RUNTIME_DIR=str(home / "runtime"),
         IPYTHONDIR=str(home / "ipython"),
         PYTHONPATH=os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p),
+        # The kernels compile with NumPy, as the rest of the suite does (tests/conftest.py): a slider move under
+        # the default, numba, compiles for seconds.  The numba status test asks for numba by name, and the
+        # default itself runs in a kernel in test_default_backend_notebook.py.
+        COARSEN_NB_BACKEND="numpy",
     )
     log = (base / "jupyter.log").open("w")
     proc = subprocess.Popen(

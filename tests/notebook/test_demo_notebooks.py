@@ -31,6 +31,14 @@ def test_demo_notebook_executes(path, tmp_path, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
     monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))
     monkeypatch.setenv("MPLBACKEND", "Agg")
+    # The backend: quickstart, a new user's first notebook, runs with the default a user gets (auto: numba
+    # here), export and Code view included; the others with NumPy, as the rest of the suite (tests/conftest.py),
+    # which keeps the suite's time (each numba compile takes seconds).
+    if path.stem == "quickstart":
+        monkeypatch.delenv("COARSEN_NB_BACKEND", raising=False)
+        monkeypatch.setenv("COARSEN_NB_CACHE", str(tmp_path / "cache"))
+    else:
+        monkeypatch.setenv("COARSEN_NB_BACKEND", "numpy")
     nb = nbformat.read(tmp_path / path.name, as_version=4)
     client = NotebookClient(
         nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
