@@ -20,6 +20,11 @@ NUMBA_HELPERS = {
     v = xp.broadcast_to(xp.asarray(v, dtype=xp.float64), idx.shape)
     return xp.bincount(idx, weights=v, minlength=n)
 ''',
+    # an element loop (the NumPy helper's slice ``+=`` made Numba compile its formatted shape message: 2 s)
+    "_scatter_add": '''def _scatter_add(b, lo, n, step, v):
+    """b[lo + step*k] += v[k] for k < n (the adjoint of _take): xp.scatter_add of the numba namespace."""
+    xp.scatter_add(b, lo, n, step, v)
+''',
     "_broadcast_shape": '''def _broadcast_shape(*shapes):
     """The shape NumPy's broadcasting gives arrays of these shapes: NumPy's broadcast_shapes, which
     Numba compiles (the NumPy helper's generator is outside its subset)."""
