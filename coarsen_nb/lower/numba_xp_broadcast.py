@@ -85,6 +85,38 @@ def _broadcast_shapes(*shapes):
     return _compiled(lines, "broadcast_shapes")
 
 
+def _copy_lines(name, x, rank, flat=False):
+    """``def name(x, shape)``: x (an array of rank ``rank`` or less) broadcast to ``shape`` as a new C-ordered
+    array, or x itself where it is a C-contiguous array of that very shape (typed 'C' in both cases);
+    ``flat``: as one 1-D array, in row-major order."""
+    xdim = x.ndim
+    result = ".reshape(-1)" if flat else ""
+    lines = [f"def {name}(x, shape):"]
+    if xdim == rank:
+        lines += ["    if x.shape == shape:", f"        return _np.ascontiguousarray(x){result}"]
+    lines += _broadcast_lines([("x.shape", xdim), ("shape", rank)], rank)
+    lines += [f"    if ({''.join(f'n{a}, ' for a in range(rank))}) != shape:",
+              f"        raise ValueError({_MISMATCH!r})",
+              "    out = _np.empty(shape, dtype=x.dtype)"]
+    lines += _step_lines("x", xdim, "s")
+    loops, inner = _loops(rank)
+    point = ", ".join(f"i{a}" for a in range(rank)) or "()"
+    return lines + loops + [f"{inner}out[{point}] = {_element('x', xdim, rank, 's')}", f"    return out{result}"]
+
+
+@_implements("flat_as", cache=False)
+def _flat_as(x, shape):
+    """``flat_as(x, shape)``: the numba helper ``_flat_as``, x's elements in row-major order over ``shape``,
+    broadcast where x is smaller, as one C-ordered 1-D array (a view of x where it already has that shape
+    and is contiguous): what a fused loop indexes.  A loop nest (Numba's broadcast_to and
+    ascontiguousarray took ~1 s to compile)."""
+    if not isinstance(shape, _nt.BaseTuple):
+        return None
+    if isinstance(x, _nt.Array) and x.ndim <= len(shape):
+        return _compiled(_copy_lines("flat_as", x, len(shape), flat=True), "flat_as")
+    return None
+
+
 @_implements("broadcast_to", cache=False)
 def _broadcast_to(x, shape):
     """``broadcast_to(x, shape)``: for x of the result's rank, x itself when it has that shape and is
@@ -95,18 +127,7 @@ def _broadcast_to(x, shape):
     if not isinstance(shape, _nt.BaseTuple):
         return None
     if isinstance(x, _nt.Array) and x.ndim == len(shape) and x.ndim > 0:
-        rank = x.ndim
-        lines = ["def same_rank(x, shape):", "    if x.shape == shape:", "        return _np.ascontiguousarray(x)"]
-        lines += _broadcast_lines([("x.shape", rank), ("shape", rank)], rank)
-        lines += [f"    if ({''.join(f'n{a}, ' for a in range(rank))}) != shape:",
-                  f"        raise ValueError({_MISMATCH!r})",
-                  "    out = _np.empty(shape, dtype=x.dtype)"]
-        lines += _step_lines("x", rank, "s")
-        loops, inner = _loops(rank)
-        point = ", ".join(f"i{a}" for a in range(rank))
-        lines += loops + [f"{inner}out[{point}] = {_element('x', rank, rank, 's')}", "    return out"]
-        return _compiled(lines, "same_rank")
-
+        return _compiled(_copy_lines("same_rank", x, len(shape)), "same_rank")
     def numba_own(x, shape):
         return _np.broadcast_to(x, shape)
     return numba_own

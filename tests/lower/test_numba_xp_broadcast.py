@@ -6,7 +6,8 @@ are compared in ``test_numba_xp.py`` and ``test_numba_fast_paths.py``; here ``br
 NumPy's, and the numba helper ``_scatter_add`` against the NumPy backend's helper of the same name (its text
 run on NumPy): in bounds, with a step, out of bounds with wrapped and repeated indices (the NumPy helper's
 bincount adds those up first: the same order here, so equal to the bit), a number, a 0-d and a length-1
-array as the value, rows of a matrix; and the same ValueError where NumPy raises one.
+array as the value, rows of a matrix; and the same ValueError where NumPy raises one; and the numba
+helper ``_flat_as`` against NumPy's ``broadcast_to(x, shape).ravel()``.
 """
 
 from __future__ import annotations
@@ -78,3 +79,21 @@ def test_broadcast_shapes_of_lengths_that_differ_is_a_value_error():
         np.broadcast_shapes((4, 2), (3,))
     with pytest.raises(ValueError):
         _shapes((4, 2), (3,), (1,))
+
+
+@numba.njit
+def _flat(x, m, z, n):
+    return (xp.flat_as(x, (n,)), xp.flat_as(x, (3, n)), xp.flat_as(m, (3, n)), xp.flat_as(m[:, :1], (3, n)),
+            xp.flat_as(m[:1, :], (3, n)), xp.flat_as(m.T, (n, 3)), xp.flat_as(z, (2, n)))
+
+
+def test_flat_as_equals_numpys_broadcast_and_ravel():
+    n = 4
+    x, m, z = _RNG.normal(size=n), _RNG.normal(size=(3, n)), np.array(2.5)
+    want = (x, np.broadcast_to(x, (3, n)).ravel(), m.ravel(), np.broadcast_to(m[:, :1], (3, n)).ravel(),
+            np.broadcast_to(m[:1, :], (3, n)).ravel(), m.T.ravel(), np.full(2 * n, 2.5))
+    for got, expected in zip(_flat(x, m, z, n), want, strict=True):
+        assert got.flags.c_contiguous
+        np.testing.assert_array_equal(got, expected)
+    with pytest.raises(ValueError):
+        _flat(x, m, z, n + 1)           # (x of length n over n + 1 elements: NumPy's error too)
