@@ -74,8 +74,8 @@ def _compiled(lines, name):
 @_implements("broadcast_shapes", cache=False)
 def _broadcast_shapes(*shapes):
     """``broadcast_shapes(*shapes)`` of tuples of integers: NumPy's shape, or its ValueError."""
-    if len(shapes) == 1 and isinstance(shapes[0], _nt.StarArgTuple):
-        shapes = shapes[0].types
+    if len(shapes) == 1 and isinstance(shapes[0], (_nt.StarArgTuple, _nt.StarArgUniTuple)):
+        shapes = tuple(shapes[0])               # (the shapes as one star-argument tuple's types)
     if not all(isinstance(s, _nt.BaseTuple) for s in shapes):
         return None
     rank = max((len(s) for s in shapes), default=0)
