@@ -157,7 +157,7 @@ def _pasted(file: str) -> str:
     return text.strip()
 
 
-_NUMBA_XP = ("numba_xp.py", "numba_xp_axes.py", "numba_xp_arrays.py", "numba_xp_reductions.py",
+_NUMBA_XP = ("numba_xp.py", "numba_xp_broadcast.py", "numba_xp_axes.py", "numba_xp_arrays.py", "numba_xp_reductions.py",
              "numba_xp_special.py")
 _NUMBA_PROLOGUE = ("\n\n\n".join(_pasted(f) for f in _NUMBA_XP)
                    + "\n\n\n_jit = numba.njit(cache=True, boundscheck=True)"

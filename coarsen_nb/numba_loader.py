@@ -171,22 +171,35 @@ def _bytecode(source: str, path: Path) -> CodeType:
 
 def _sharing(prologue: str, source: str) -> str:
     """The text to load for a generated numba module: ``source`` with the ``xp`` namespace it carries
-    (``Backend.prologue``, the text of ``lower/numba_xp*.py``) replaced by the names of one module holding
-    that text, loaded once per process from a file of its own.
+    (``Backend.prologue``, the text of ``lower/numba_xp*.py``) and the numba backend's own helpers it
+    carries (``lower/numba_helpers.py``: ``_take``, ``_put``, ``_scatter_add``, ``_sum_to``, ...) replaced
+    by the names of one module holding that text, loaded once per process from a file of its own.
 
     Why: each copy of the prologue registers its ``@overload`` stubs anew, and Numba compiles a stub's
     implementation once per stub, so every generated module compiled them all again, and the prologue's
     ``cache=True`` helpers were cached beside each module.  One shared module compiles each once per
     process, and its compilations (``jit_options`` ``cache=True``) are cached beside its file, once per
-    machine.  An exported module (``f.source``) still carries the whole text; the loaded file keeps its
-    line numbers (blank lines where the text was), so tracebacks and the line table agree with it."""
+    machine.  The helpers likewise: a helper pasted into each module was compiled for each module (gmm's
+    ``_take``, ``_put`` and ``_scatter_add``: ~1 s of its cold compile), one in the shared module once per
+    machine and argument types.  A helper is shared only where its text in ``source`` is exactly the table's
+    (a fuser that decorates one otherwise keeps its own).  An exported module (``f.source``) still carries
+    the whole text; the loaded file keeps its line numbers (blank lines where the text was), so tracebacks
+    and the line table agree with it."""
     prologue = prologue.strip("\n")
     if not prologue or prologue not in source:
         return source
-    shared = _module(prologue + "\n", "coarsen_nb_xp")
+    from coarsen_nb.lower.numba_helpers import shared_blocks
+
+    blocks = shared_blocks()
+    shared = _module(prologue + "\n\n\n" + "\n\n\n".join(blocks) + "\n", "coarsen_nb_xp")
     line = (f"globals().update({{_k: _v for _k, _v in vars(__import__({shared.__name__!r})).items()"
             f" if not _k.startswith('__')}})")
-    return source.replace(prologue, line + "\n" * prologue.count("\n"), 1)
+    source = source.replace(prologue, line + "\n" * prologue.count("\n"), 1)
+    for block in blocks:
+        whole = f"\n\n\n{block}\n\n\n"
+        if whole in source:
+            source = source.replace(whole, "\n\n\n" + "\n" * block.count("\n") + "\n\n\n", 1)
+    return source
 
 
 class JitFunction:

@@ -2,7 +2,8 @@
 call ≤ 2 s for each kernel in a fresh process, and ≤ 0.5 s with a warm cache").
 
 Run as ``python -m coarsen_nb.benchmarks.compile_times [--kernels K1,K2] [--size N] [--timeout S] [--json OUT]
-[--primed-by KERNEL]``.
+[--primed-by KERNEL] [--base DIR [--rounds R]]``.  With ``--base``, cold starts only, of another tree's
+coarsen_nb and of this one, alternately (:func:`compare`).
 For each kernel, two fresh Python processes run one after the other with the same, initially empty
 ``COARSEN_NB_CACHE`` directory: the first is a *cold* start (nothing on disk), the second a *warm* one (a
 restarted kernel: the generated module and Numba's machine code from the first are on disk).  Each process
@@ -72,15 +73,18 @@ def _child(name: str, size: int | None) -> dict:
     return figures
 
 
-def _run_one(name: str, cache: str, size: int | None, timeout: float) -> dict:
-    """One fresh process for ``name`` with ``cache``: its phases, total and wall time, or its error."""
+def _run_one(name: str, cache: str, size: int | None, timeout: float, tree: str | None = None) -> dict:
+    """One fresh process for ``name`` with ``cache``: its phases, total and wall time, or its error.
+    ``tree``: a directory holding another copy of coarsen_nb, which that process imports instead."""
     env = dict(os.environ, COARSEN_NB_CACHE=cache)
+    if tree:
+        env["PYTHONPATH"] = os.path.abspath(tree)
     command = [sys.executable, "-m", "coarsen_nb.benchmarks.compile_times", _CHILD_FLAG, name]
     if size:
         command += ["--size", str(size)]
     start = time.perf_counter()
     try:
-        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout)
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout, cwd=tree)
     except subprocess.TimeoutExpired:
         return {"error": f"> {timeout:g} s"}
     wall = time.perf_counter() - start
@@ -113,6 +117,29 @@ def measure(names: list[str], size: int | None = None, timeout: float = 180.0, p
     return results
 
 
+def compare(names: list[str], base: str, rounds: int = 2, size: int | None = None, timeout: float = 180.0,
+            progress=print) -> dict:
+    """``{kernel: {"base": [cold figures], "this": [cold figures]}}``: cold starts of the coarsen_nb in
+    ``base`` (another tree, e.g. ``git archive COMMIT | tar -x -C DIR``) and of this one, alternately (which
+    goes first alternates by round), each in its own empty cache directory: a change's effect measured on
+    a shared machine, where figures taken minutes apart are not comparable."""
+    results: dict = {name: {"base": [], "this": []} for name in names}
+    for round_ in range(rounds):
+        for name in names:
+            order = (("base", base), ("this", None)) if round_ % 2 == 0 else (("this", None), ("base", base))
+            for label, tree in order:
+                with tempfile.TemporaryDirectory(prefix="coarsen_nb_compile_") as cache:
+                    results[name][label].append(_run_one(name, cache, size, timeout, tree))
+            if progress:
+                progress(f"| {name} | round {round_ + 1} | " + " | ".join(
+                    _cpu(results[name][label][-1]) for label in ("base", "this")) + " |")
+    return results
+
+
+def _cpu(figures: dict) -> str:
+    return figures["error"] if "error" in figures else f"{figures['cpu']:.2f}"
+
+
 _COLUMNS = (*PHASES, "total", "wall", "cpu")
 
 
@@ -140,6 +167,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", help="also write the figures to this file")
     parser.add_argument("--primed-by", metavar="KERNEL",
                         help="run KERNEL in each cache directory first (the shared helpers compiled once)")
+    parser.add_argument("--base", metavar="DIR",
+                        help="compare cold starts with the coarsen_nb in DIR, alternately (CPU seconds)")
+    parser.add_argument("--rounds", type=int, default=2, help="with --base: rounds of alternation")
     parser.add_argument(_CHILD_FLAG, metavar="KERNEL", help=argparse.SUPPRESS)
     options = parser.parse_args(argv)
     if options.child:
@@ -153,6 +183,14 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown kernels: {', '.join(unknown)}")
     if options.primed_by and options.primed_by not in NAMES:
         parser.error(f"unknown kernel: {options.primed_by}")
+    if options.base:
+        print("cold CPU seconds of each process (empty COARSEN_NB_CACHE), alternately")
+        print(f"| kernel | round | {options.base} | this tree |\n|---|---|---:|---:|")
+        results = compare(names, options.base, options.rounds, options.size, options.timeout)
+        if options.json:
+            with open(options.json, "w") as out:
+                json.dump(results, out, indent=1)
+        return 0
     cold = f"after {options.primed_by} in the same one" if options.primed_by else "empty COARSEN_NB_CACHE"
     print(f"seconds; cold: {cold}; warm: a second process with the same one; cpu: the process's CPU time")
     print(HEADER)

@@ -272,8 +272,8 @@ class ModuleWriter(ReverseSweep, IteratedLoops, WriterRecords):
                     first, _, step = st.expr.args
                     if isinstance(step, ir.Const) and isinstance(step.value, int) and step.value > 0:
                         self._lane_names[st.name] = (self.expr(first), self.expr(step))
-                elif isinstance(st, KernelStep):
-                    k = st.kernel
+                elif isinstance(st, KernelStep) and self._lane_names:     # (a copy of a lane found so far;
+                    k = st.kernel                                           # exprs() inlines: costly)
                     names = {**k.scalars, **k.arrays}
                     for out, e in k.exprs().items():
                         if isinstance(e, sp.Symbol) and names.get(e) in self._lane_names:

@@ -20,6 +20,11 @@ NUMBA_HELPERS = {
     v = xp.broadcast_to(xp.asarray(v, dtype=xp.float64), idx.shape)
     return xp.bincount(idx, weights=v, minlength=n)
 ''',
+    # an element loop (the NumPy helper's slice ``+=`` made Numba compile its formatted shape message: 2 s)
+    "_scatter_add": '''def _scatter_add(b, lo, n, step, v):
+    """b[lo + step*k] += v[k] for k < n (the adjoint of _take): xp.scatter_add of the numba namespace."""
+    xp.scatter_add(b, lo, n, step, v)
+''',
     "_broadcast_shape": '''def _broadcast_shape(*shapes):
     """The shape NumPy's broadcasting gives arrays of these shapes: NumPy's broadcast_shapes, which
     Numba compiles (the NumPy helper's generator is outside its subset)."""
@@ -27,10 +32,9 @@ NUMBA_HELPERS = {
 ''',
     "_flat_as": '''def _flat_as(x, shape):
     """x's elements in NumPy's row-major order over ``shape``, broadcast where x is smaller: one C-ordered
-    1-D array (a view when x already has that shape and is contiguous), what a fused loop indexes."""
-    if x.shape == shape:
-        return xp.ascontiguousarray(x).ravel()
-    return xp.ascontiguousarray(xp.broadcast_to(x, shape)).ravel()
+    1-D array (a view when x already has that shape and is contiguous), what a fused loop indexes:
+    xp.flat_as of the numba namespace, a loop nest."""
+    return xp.flat_as(x, shape)
 ''',
     # A slice of a slice is typed layout 'A' by Numba (contiguity unknown at compile time), and Numba's
     # ``@`` copies every 'A' operand whole before it calls BLAS (X[0:n, 0:d] @ w copied X on each call:
@@ -215,3 +219,13 @@ NUMBA_HELPERS = {
 NUMBA_HELPER_DECORATORS = {"_logsumexp": "@_jit_inline", "_window_matvec": "@_jit_unchecked",
                            "_window_vecmat": "@_jit_unchecked", "_window_outer_add": "@_jit_unchecked"}
 
+
+
+def shared_blocks() -> tuple[str, ...]:
+    """Each helper above as a numba module prints it (its decorator line, then its text): the blocks that
+    ``numba_loader`` loads once, in the module it shares between generated modules, and leaves out of each
+    module's own file, so that Numba compiles each (and caches it on disk) once per machine and argument
+    types, not once per generated module.  None calls a helper of the NumPy backend's table (a test checks),
+    so the shared module defines every name they call."""
+    return tuple(f"{NUMBA_HELPER_DECORATORS.get(name, '@_jit')}\n{text}".strip("\n")
+                 for name, text in NUMBA_HELPERS.items())

@@ -21,6 +21,7 @@ from numba.np.unsafe.ndarray import to_fixed_tuple as _to_fixed_tuple
 # module, which leaves the marked lines out (coarsen_nb/backends.py): one namespace, in several files
 # <own-module>
 from coarsen_nb.lower import numba_xp as _base  # noqa: E402, I001
+from coarsen_nb.lower import numba_xp_broadcast  # noqa: E402, F401 (its broadcast_to joins xp)
 
 _implements, _omitted, _constant_flag, _np, _nt, xp = (_base._implements, _base._omitted, _base._constant_flag,
                                                        _base._np, _base._nt, _base.xp)
@@ -250,27 +251,6 @@ def _einsum(subscripts, a, b=None, c=None):
     namespace = {"_np": _np, "DTYPE": _np.result_type(*[_as_dtype(x.dtype) for x in operands]).type}
     exec(source, namespace)
     return namespace["einsum"]
-
-
-@_implements("broadcast_to")
-def _broadcast_to(x, shape):
-    """``broadcast_to(x, shape)``: for x of the result's rank, x itself when it has that shape and is
-    C-contiguous, else a C-ordered copy.  Numba's own (kept for a number or a lower rank) types the view
-    'A', and a sum, a copy or an elementwise loop over an 'A' array is strided: summing the ``(n,)``
-    array that ``xp.sum(xp.broadcast_to(t, (n,)))`` passes took 3x NumPy's time, ``asarray(...,
-    copy=True)`` of one 20x.  Read-only in both branches (Numba unifies them so), as NumPy's view is."""
-    if not isinstance(shape, _nt.BaseTuple):
-        return None
-    if isinstance(x, _nt.Array) and x.ndim == len(shape) and x.ndim > 0:
-        def same_rank(x, shape):
-            if x.shape == shape:
-                return _np.ascontiguousarray(x)
-            return _np.ascontiguousarray(_np.broadcast_to(x, shape))
-        return same_rank
-
-    def numba_own(x, shape):
-        return _np.broadcast_to(x, shape)
-    return numba_own
 
 
 @_implements("nonzero")

@@ -16,6 +16,8 @@ numba_xp's names here.  NumPy and Numba only; no ``__future__`` import.
 """
 
 from coarsen_nb.lower import numba_xp as _base  # noqa: E402, I001
+from coarsen_nb.lower.numba_xp_broadcast import (  # noqa: E402
+    _broadcast_lines, _compiled, _element, _loops, _step_lines)
 
 _implements, _omitted, _constant_flag, _keeping_axis, _np, _nt, xp = (
     _base._implements, _base._omitted, _base._constant_flag, _base._keeping_axis, _base._np, _base._nt, _base.xp)
@@ -59,7 +61,7 @@ def _argmax(x, axis=None, keepdims=False):
     return _keeping_axis(along) if keep else along
 
 
-@_implements("sum_to")
+@_implements("sum_to", cache=False)
 def _sum_to(g, shape):
     """``sum_to(g, shape)``: the numba helper ``_sum_to`` (g summed over the axes broadcasting added to
     reach it: the leading ones, and those where ``shape`` has 1), one pass over g's elements.  A g smaller
@@ -74,20 +76,20 @@ def _sum_to(g, shape):
         return spread
     if not isinstance(g, _nt.Array):
         return None
-    lead = max(g.ndim, k) - k
-
-    def reduce(g, shape):
-        full = _np.broadcast_shapes(g.shape, shape)
-        spread = _np.broadcast_to(g, full)
-        out = _np.zeros(shape)
-        flat = out.reshape(-1)
-        for idx in _np.ndindex(full):
-            at = 0
-            for a in range(k):
-                at = at * shape[a] + (idx[lead + a] if shape[a] != 1 else 0)
-            flat[at] += spread[idx]
-        return out
-    return reduce
+    rank = max(g.ndim, k)
+    lead = rank - k
+    # the loop nest over the broadcast of g's shape and ``shape``, in NumPy's row-major order (the order
+    # its sum adds in), each point of g added at its point of ``shape``: scalar code, which Numba compiles
+    # in milliseconds (its broadcast_shapes, broadcast_to and ndindex took 1-2 s in a fresh process)
+    lines = ["def reduce(g, shape):"] + _broadcast_lines([("g.shape", g.ndim), ("shape", k)], rank)
+    lines += ["    out = _np.zeros(shape)", "    flat = out.reshape(-1)"]
+    lines += _step_lines("g", g.ndim, "s") + _step_lines("out", k, "t")
+    loops, inner = _loops(rank)
+    at = "0"
+    for a in range(k):
+        at = f"({at}) * shape[{a}] + i{lead + a} * t{a}" if a else f"i{lead} * t0"
+    lines += loops + [f"{inner}flat[{at}] += {_element('g', g.ndim, rank, 's')}", "    return out"]
+    return _compiled(lines, "reduce")
 
 
 @_implements("flip")
@@ -165,22 +167,29 @@ def _put(x, idx, v):
             and all(isinstance(i, _nt.Integer) or (isinstance(i, _nt.Array) and isinstance(i.dtype, _nt.Integer))
                     for i in idx)):
         return None
-    arrays = [a for a, i in enumerate(idx) if isinstance(i, _nt.Array)]
+    arrays = [(f"idx[{a}]", i.ndim, f"j{a}_") for a, i in enumerate(idx) if isinstance(i, _nt.Array)]
+    rank = max((ndim for _, ndim, _ in arrays), default=0)
     each = isinstance(v, _nt.Array)
-    shape = f"_np.broadcast_shapes({', '.join(f'idx[{a}].shape' for a in arrays)})" if arrays else "()"
-    lines = ["def put(x, idx, v):", f"    shape = {shape}", "    count = 1", "    for s in shape:",
-             "        count *= s"]
-    lines += [f"    j{a} = _np.ascontiguousarray(_np.broadcast_to(idx[{a}], shape)).ravel()" for a in arrays]
-    if each:
-        lines.append("    values = _np.ascontiguousarray(_np.broadcast_to(v, shape)).ravel()")
-    lines.append("    for k in range(count):")
-    for a in range(len(idx)):
-        lines += [f"        t{a} = {f'j{a}[k]' if a in arrays else f'idx[{a}]'}",
-                  f"        if t{a} < 0:", f"            t{a} += x.shape[{a}]",
-                  f"        if t{a} < 0 or t{a} >= x.shape[{a}]:",
-                  f"            raise IndexError('index out of bounds for axis {a}')"]
-    lines += [f"        x[{', '.join(f't{a}' for a in range(len(idx)))}] = {'values[k]' if each else 'v'}",
+    vdim = v.ndim if each else 0
+    # a loop nest over the index arrays' broadcast shape (NumPy's order: the last write wins), each array
+    # read at its own point of it (Numba's broadcast_shapes and broadcast_to took ~1 s to compile)
+    lines = ["def put(x, idx, v):"] + _broadcast_lines([(f"{a}.shape", ndim) for a, ndim, _ in arrays], rank)
+    if vdim:
+        lines += [f"    points = ({''.join(f'n{a}, ' for a in range(rank))})"]
+        lines += _broadcast_lines([("points", rank), ("v.shape", vdim)], max(rank, vdim))
+        lines += [f"    if ({''.join(f'n{a}, ' for a in range(max(rank, vdim)))}) != points:",
+                  "        raise ValueError('shape mismatch: value array cannot be broadcast to indexing result')"]
+        lines += _step_lines("v", vdim, "s")
+    for a, ndim, steps in arrays:
+        lines += _step_lines(a, ndim, steps)
+    loops, inner = _loops(rank)
+    lines += loops
+    for a, i in enumerate(idx):
+        read = _element(f"idx[{a}]", i.ndim, rank, f"j{a}_") if isinstance(i, _nt.Array) else f"idx[{a}]"
+        lines += [f"{inner}t{a} = {read}", f"{inner}if t{a} < 0:", f"{inner}    t{a} += x.shape[{a}]",
+                  f"{inner}if t{a} < 0 or t{a} >= x.shape[{a}]:",
+                  f"{inner}    raise IndexError('index out of bounds for axis {a}')"]
+    value = _element("v", vdim, rank, "s") if each else "v"
+    lines += [f"{inner}x[{', '.join(f't{a}' for a in range(len(idx)))}] = {value}",
               "    return x"]
-    namespace = {"_np": _np}
-    exec("\n".join(lines), namespace)
-    return namespace["put"]
+    return _compiled(lines, "put")
