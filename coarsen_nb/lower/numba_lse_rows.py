@@ -7,8 +7,9 @@ evaluates one more exponential per k: at each point of a Gaussian mixture's data
 twice and 2·K exponentials.  A hand-written loop keeps a row instead (gmm's ``a[k]``), and so does this
 schedule, for a log-sum-exp whose loop has a fixed range (step 1, bounds that read no loop):
 
-* one pass stores g_k in the row and finds its maximum (NumPy's: a NaN wins, -inf over an empty range);
-* one pass replaces each g_k by e^{g_k - m} and sums them: L = m + log(r + s), with r = c·e^{-m}
+* one pass stores g_k in the row, one finds its maximum (NumPy's: a NaN wins, -inf over an empty range);
+* one pass replaces each g_k by e^{g_k - m} (the helper ``_exp``: arithmetic LLVM vectorizes, where the
+  libm call of ``math.exp`` is one lane at a time), one sums them: L = m + log(r + s), with r = c·e^{-m}
   (:func:`coarsen_nb.phi.logsumexp.shift`) and s the sum, as the lowered form computes it;
 * the softmax at k is then ``row[k] * inv`` with inv = 1/(r + s): e^{g_k - m}/e^{L - m}, one exponential per
   (point, k) in all.  The two agree to rounding (a few ulp).  Where r + s is not positive (only a negative
@@ -82,29 +83,35 @@ class RowLogSumExp:
         def at(var):
             return lir.Index(row, (minus(var, lo),))
 
-        # g at every k into the row, and its maximum
+        # g at every k into the row (a loop that only stores: vectorized), then its maximum
         top = lir.Name(self.fresh("top"))
         var, rng = self._range(k, block.pr)
         scan = Block(self._point({**index, k: var}, inner_known))
-        v = lir.Name(self.fresh("v"))
         value = scan.pr.value(g)
-        test = lir.BoolOp("or", (lir.Compare(">", v, top), lir.Compare("!=", v, v)))
-        body = scan.done() + [lir.Assign(v, value), lir.Assign(at(var), v), lir.If(test, (lir.Assign(top, v),))]
+        body = scan.done() + [lir.Assign(at(var), value)]
         self._note(scan.pr)
-        block.add([lir.Assign(top, _MINUS_INF), lir.For(var, rng, tuple(body))])
+        v = lir.Name(self.fresh("v"))
+        var2, rng2 = self._range(k, block.pr)
+        test = lir.BoolOp("or", (lir.Compare(">", v, top), lir.Compare("!=", v, v)))
+        block.add([lir.For(var, rng, tuple(body)), lir.Assign(top, _MINUS_INF),
+                   lir.For(var2, rng2, (lir.Assign(v, at(var2)), lir.If(test, (lir.Assign(top, v),))))])
         self.loads.add("math")
         top_node = forms.RMax(*node.args[1:])
         known[top_node] = block.pr.root.memo[top_node] = top.id
         # the shift m and r = c·e^{-m}, then e^{g - m} over the row, summed
         m, rest = logsumexp.shift(node)
         m_code, rest_code = (self._named(block, block.pr.value(x), word) for x, word in ((m, "shift"), (rest, "rest")))
-        s, e = lir.Name(self.fresh("s")), lir.Name(self.fresh("e"))
+        # (two loops: the one that only stores exponentials is vectorized, with the helper _exp; a sum keeps
+        # LLVM from vectorizing a loop without fastmath)
+        s = lir.Name(self.fresh("s"))
         var, rng = self._range(k, block.pr)
-        exp = lir.Call(lir.Attr(lir.Name("math"), "exp"), (lir.BinOp("-", at(var), m_code),))
+        exp = lir.Call(lir.Name("_exp"), (lir.BinOp("-", at(var), m_code),))
+        self.loads.add("_exp")
+        var2, rng2 = self._range(k, block.pr)
         total, lse, inv = (lir.Name(self.fresh(w)) for w in ("total", "lse", "inv"))
         log = lir.Call(lir.Attr(lir.Name("math"), "log"), (total,))
-        block.add([lir.Assign(s, lir.Lit("0.0")),
-                   lir.For(var, rng, (lir.Assign(e, exp), lir.Assign(at(var), e), lir.AugAssign(s, "+", e))),
+        block.add([lir.For(var, rng, (lir.Assign(at(var), exp),)), lir.Assign(s, lir.Lit("0.0")),
+                   lir.For(var2, rng2, (lir.AugAssign(s, "+", at(var2)),)),
                    lir.Assign(total, lir.BinOp("+", rest_code, s)), lir.Assign(lse, lir.BinOp("+", m_code, log)),
                    lir.Assign(inv, lir.BinOp("/", lir.Lit("1.0"), total))])
         # (r + s not positive: the softmax as the lowered form writes it, e^{g - L})

@@ -43,6 +43,7 @@ from coarsen_nb.lower.nest_analysis import (
     maximal_reductions,
     nest_order,
 )
+from coarsen_nb.lower.numba_bounds import UNCHECKED, loop_spans, out_of_bounds
 from coarsen_nb.lower.numba_loops import Block, LoopFunction, integer_index, minus
 from coarsen_nb.lower.numba_lse_rows import RowLogSumExp
 from coarsen_nb.lower.printing import is_atom_code
@@ -95,7 +96,15 @@ class NestLoops(RowLogSumExp, LoopFunction):
         self._note(block.pr)
         # (a value computed once before a loop that the loop's printer then did not ask for)
         body = list(lir_passes.drop_dead_assignments(tuple(body)))
-        return self.register(params, body, self.loads), params
+        name = self.register(params, body, self.loads)
+        own = frozenset(t.id for t in [*(t for _, _, t, _ in self.tables), *(r for r, _ in self.rows.values())])
+        tests = out_of_bounds(body, set(params), loop_spans(body, set(params)), own)
+        if tests is None:
+            return name, params
+        # (the same nest without bounds checks where the tests before it find every subscript in bounds)
+        checked = (lir.Return(lir.Call(lir.Name(name), tuple(lir.Name(p) for p in params))),)
+        unchecked = [*(lir.If(test, checked) for test in tests), *body]
+        return self.register(params, unchecked, self.loads | {name}, "nest_in_bounds", UNCHECKED), params
 
     # -- printing ------------------------------------------------------------------------------
 

@@ -114,3 +114,15 @@ def test_a_constant_term_of_any_sign_equals_numpy(c):
     x, mu, _ = _mixture(9, 3, seed=5)
     value = _numba_equals_numpy("with_constant", (x, mu, c))
     assert np.isnan(value) == (c == -50.0)
+
+
+def test_the_nest_runs_unchecked_in_bounds_and_raises_out_of_bounds():
+    """The nest is compiled twice: without bounds checks, run where the tests before its loops find every
+    subscript in bounds, and with them, which raises Python's IndexError where the user's loop would."""
+    x, mu, w = _mixture(6, 4)
+    PAIRS.check("streaming", (x, mu, w))
+    fn, by_numpy, by_numba = PAIRS.pair("streaming")
+    assert "_vjp_nest_in_bounds" in by_numba.source
+    for f in (fn, by_numpy.grad, by_numba.grad):
+        with pytest.raises(IndexError):
+            f(x, mu, w[:3])
