@@ -194,7 +194,10 @@ def loop_invariants(body: Body, e, level: frozenset) -> list:
             continue
         if body.deps(x) <= level and (calls_a_function(x) or x.has(sp.Piecewise)) and not reads_elements(body, x):
             out.append(x)       # (and its parts: the printer may print a part in the loop, -m in g - m)
-        if isinstance(x, (sp.Piecewise, sp.ITE, forms.Reduction, forms.LogSumExp)) or x.is_Boolean:
+        if isinstance(x, forms.LogSumExp):
+            stack.append(x.args[0])     # (its constant term c: computed wherever the log-sum-exp is)
+            continue
+        if isinstance(x, (sp.Piecewise, sp.ITE, forms.Reduction)) or x.is_Boolean:
             continue
         stack.extend(x.args)
     return out

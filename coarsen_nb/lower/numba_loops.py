@@ -297,3 +297,25 @@ def minus(a: lir.Expr, b: lir.Expr) -> lir.Expr:
 
 def paren(e: lir.Expr) -> lir.Expr:
     return e if is_atom_code(e) else lir.Paren(e)
+
+
+class Block:
+    """The statements of one loop body (or the function's), in order: what its printer has printed so far
+    (the values and bounds the next statements read) before each statement added."""
+
+    def __init__(self, pr):
+        self.pr = pr
+        self.out: list[lir.Stmt] = []
+        self.taken = 0
+
+    def _flush(self) -> None:
+        self.out += self.pr.body[self.taken:]
+        self.taken = len(self.pr.body)
+
+    def add(self, stmts: list[lir.Stmt]) -> None:
+        self._flush()
+        self.out += stmts
+
+    def done(self) -> list[lir.Stmt]:
+        self._flush()
+        return self.out

@@ -18,8 +18,10 @@ nest, with nothing stored: here each such part becomes one function of the modul
 Nothing is computed more often than it varies: the costly values of an inner loop alone (``exp(-2*log_s[k])``
 inside ``for i: for k:``) are tables filled once before the nest; a value an inner loop would compute at each
 point but that varies over the outer loops only is computed once before it (never out of a branch, never an
-array read: a read a loop guards may be out of bounds before it); and a scatter whose value is zero outside a
-branch (times the seed or a parameter) is added inside the branch, so the points outside do no work.
+array read: a read a loop guards may be out of bounds before it); a scatter whose value is zero outside a
+branch (times the seed or a parameter) is added inside the branch, so the points outside do no work; and a
+log-sum-exp over a loop of fixed range keeps a row of its terms, from which its softmax is read
+(:mod:`coarsen_nb.lower.numba_lse_rows`: one exponential per point of that loop, not three).
 
 The ranges nest as the user's loops did (an inner range may read the outer indices: triangles); a
 ``Piecewise`` is a real ``if`` at each point, as in every fused loop; Σ, Π, max and min (NumPy's: a NaN
@@ -41,7 +43,9 @@ from coarsen_nb.lower.nest_analysis import (
     maximal_reductions,
     nest_order,
 )
-from coarsen_nb.lower.numba_loops import LoopFunction, integer_index, minus
+from coarsen_nb.lower.numba_bounds import UNCHECKED, loop_spans, out_of_bounds
+from coarsen_nb.lower.numba_loops import Block, LoopFunction, integer_index, minus
+from coarsen_nb.lower.numba_lse_rows import RowLogSumExp
 from coarsen_nb.lower.printing import is_atom_code
 from coarsen_nb.phi import forms
 
@@ -49,7 +53,7 @@ _START = {"sum": lir.Lit("0.0"), "prod": lir.Lit("1.0"),
           "max": lir.Unary("-", lir.Attr(lir.Name("math"), "inf")), "min": lir.Attr(lir.Name("math"), "inf")}
 
 
-class NestLoops(LoopFunction):
+class NestLoops(RowLogSumExp, LoopFunction):
     """The loop function of one ``nest`` domain (see the module docstring)."""
 
     def _call(self, name: str, params: list[str]) -> list[lir.Stmt]:
@@ -71,8 +75,10 @@ class NestLoops(LoopFunction):
         self.tables: list = []
         self.points: dict = {}      # (indicator, loops around) -> the variables of its arg-extremum and value
         known: dict = {}
-        block = _Block(self._point({}, known))
+        self.rows, self.softmaxes = {}, []
+        block = Block(self._point({}, known))
         self._fill_tables(block, exprs)
+        self.make_rows(block, exprs)
         scatters = [t for t in self.targets if t.mode == "scatter"]
         if scatters:
             chain = nest_order(self.body, frozenset().union(*(
@@ -90,7 +96,15 @@ class NestLoops(LoopFunction):
         self._note(block.pr)
         # (a value computed once before a loop that the loop's printer then did not ask for)
         body = list(lir_passes.drop_dead_assignments(tuple(body)))
-        return self.register(params, body, self.loads), params
+        name = self.register(params, body, self.loads)
+        own = frozenset(t.id for t in [*(t for _, _, t, _ in self.tables), *(r for r, _ in self.rows.values())])
+        tests = out_of_bounds(body, set(params), loop_spans(body, set(params)), own)
+        if tests is None:
+            return name, params
+        # (the same nest without bounds checks where the tests before it find every subscript in bounds)
+        checked = (lir.Return(lir.Call(lir.Name(name), tuple(lir.Name(p) for p in params))),)
+        unchecked = [*(lir.If(test, checked) for test in tests), *body]
+        return self.register(params, unchecked, self.loads | {name}, "nest_in_bounds", UNCHECKED), params
 
     # -- printing ------------------------------------------------------------------------------
 
@@ -103,6 +117,7 @@ class NestLoops(LoopFunction):
         for node, k, table, lo in self.tables:
             if k in index:
                 pr.root.memo[node] = lir.Index(table, (minus(index[k], lo),))
+        pr.root.memo.update(self.softmax_reads(index))
         return pr
 
     def _fill_tables(self, block, exprs) -> None:
@@ -148,6 +163,9 @@ class NestLoops(LoopFunction):
         after the reductions of the same level it reads; ``known`` and the block's printer then read it."""
         if node in known:
             return
+        if node in self.rows:
+            self.lse_by_row(node, index, block, known)
+            return
         level = frozenset(index)
         for r in maximal_reductions(self.body, computed_inside(node)):
             if self.body.deps(r) <= level:
@@ -178,7 +196,7 @@ class NestLoops(LoopFunction):
         var, rng = self._range(k, block.pr)
         inner_index = {**index, k: var}
         inner_known = self._hoisted(block, known, [node.args[0]], level)
-        inner = _Block(self._point(inner_index, inner_known))
+        inner = Block(self._point(inner_index, inner_known))
         for r in maximal_reductions(self.body, node.args[0]):
             self._ensure(r, inner_index, inner, inner_known)
         step = self._accumulate(node.kind, acc, inner.pr.value(node.args[0]))
@@ -212,7 +230,7 @@ class NestLoops(LoopFunction):
             k = hot.args[1]
             var, rng = self._range(k, block.pr)
             at, best, v = (lir.Name(self.fresh(w)) for w in ("at", "best", "v"))
-            scan = _Block(self._point({**index, k: var}, known))
+            scan = Block(self._point({**index, k: var}, known))
             g = scan.pr.value(hot.args[0])
             better = lir.Compare(">" if hot.args[5] > 0 else "<", v, best)
             nan_first = lir.BoolOp("and", (lir.Compare("!=", v, v), lir.Compare("==", best, best)))
@@ -298,28 +316,7 @@ class NestLoops(LoopFunction):
         inner_index = {**index, k: var}
         inner_known = self._hoisted(block, known, [e for t in scatters for e in [t.expr, *map(sp.sympify, t.index)]],
                                     level)
-        inner = _Block(self._point(inner_index, inner_known))
+        inner = Block(self._point(inner_index, inner_known))
         self._scatter_nest(rest, inner_index, inner, inner_known, scatters)
         self._note(inner.pr)
         block.add([lir.For(var, rng, tuple(inner.done()))])
-
-class _Block:
-    """The statements of one loop body (or the function's), in order: what its printer has printed so far
-    (the values and bounds the next statements read) before each statement added."""
-
-    def __init__(self, pr):
-        self.pr = pr
-        self.out: list[lir.Stmt] = []
-        self.taken = 0
-
-    def _flush(self) -> None:
-        self.out += self.pr.body[self.taken:]
-        self.taken = len(self.pr.body)
-
-    def add(self, stmts: list[lir.Stmt]) -> None:
-        self._flush()
-        self.out += stmts
-
-    def done(self) -> list[lir.Stmt]:
-        self._flush()
-        return self.out

@@ -32,18 +32,15 @@ from __future__ import annotations
 
 import sympy as sp
 
-from coarsen_nb.lower import lir, lir_exprs, naming
+from coarsen_nb.lower import lir, naming
 from coarsen_nb.lower.domain import Reduce
 from coarsen_nb.lower.emit import Printer
+from coarsen_nb.lower.numba_bounds import UNCHECKED, out_of_bounds
 from coarsen_nb.lower.numba_loops import LoopFunction, accumulator_start, integer_index
 from coarsen_nb.phi import forms, gammas
 
 # nodes whose parts are not computed ahead of them: the arms of a branch, short-circuit operands
 _GUARDED = (sp.Piecewise, sp.ITE, gammas.AndThen, gammas.OrElse)
-
-# a row loop whose every index is in bounds (``out_of_bounds``): NumPy's error model, no bounds checks
-# (``numba`` is imported by every numba module's prologue)
-UNCHECKED = '@numba.njit(cache=True, error_model="numpy")'
 
 
 class RowLoopFunction(LoopFunction):
@@ -94,6 +91,7 @@ class RowLoopFunction(LoopFunction):
             step = lir.AugAssign(acc, "+" if r.kind == "sum" else "*", val)
             row.emit(lir.For(j, loop_range, tuple(inner.body + [step] + steps)))
             row.root.memo[r] = acc
+            self._powers_after(row, [red.operand for _, red in row_sums] + [t.expr for t in scatters], j_sym)
         for (_, red), acc in zip(row_sums, accs, strict=True):
             row.emit(lir.AugAssign(acc, "+", row.value(red.operand)))
         if scatters:
@@ -187,6 +185,7 @@ class RowLoopFunction(LoopFunction):
             loop_range = lir.Call(lir.Name("range"), (last, stop, lir.Lit("-1")))
             first = bounds[1] - 1
         steps: list[lir.Stmt] = []
+        self.ends: list = []
         for node, (base, rest) in found.items():
             pw = lir.Name(self.fresh("pw"))
             base_code = row.value(base)
@@ -200,7 +199,39 @@ class RowLoopFunction(LoopFunction):
             row.emit(lir.Assign(pw, start))
             inner.root.memo[node] = pw.id
             steps.append(lir.AugAssign(pw, "*", base_code))
+            # (the power one step past the loop's last j, which pw holds after a loop that ran)
+            self.ends.append((base, self.body.expand(rest + k * (bounds[1] if k == 1 else bounds[0] - 1)), pw,
+                              lir.Compare(">", b, a)))
         return loop_range, steps
+
+    def _powers_after(self, row: Printer, exprs, j_sym) -> None:
+        """A power of the row (not varying over j) that a running power of the loop just printed reaches one
+        step past its last j (Horner's ``x_i ** D`` beside its table of ``x_i ** (D - 1 - j)``): read from
+        the running power after the loop where the loop ran, computed by ``_ipow`` where it did not.  The
+        running product and ``_ipow``'s squaring agree to rounding."""
+        if not self.ends:
+            return
+        seen, stack = set(), [sp.sympify(e) for e in exprs]
+        while stack:
+            n = stack.pop()
+            if n in seen or n in row.root.memo:
+                continue
+            seen.add(n)
+            if isinstance(n, sp.Symbol):
+                if n in self.body.temps:
+                    stack.append(self.body.temps[n])
+                continue
+            if isinstance(n, forms.PowInt) and j_sym not in self.body.deps(n):
+                for base, past, pw, ran in self.ends:
+                    if n.args[0] == base and self.body.expand(n.args[1]) == past:
+                        end = lir.Name(self.fresh("pw_end"))
+                        power = lir.Call(lir.Name(row.helper("_ipow")), (row.value(base), row.value(n.args[1])))
+                        row.emit(lir.Assign(end, lir.IfExp(pw, ran, power)))
+                        row.root.memo[n] = end.id
+                        break
+                continue
+            if not isinstance(n, (*_GUARDED, forms.Reduction)):
+                stack.extend(n.args)
 
     def _walk(self, exprs, j_sym):
         """The nodes of ``exprs`` an inner loop computes at each j (temps expanded; not inside a branch's arm
@@ -249,41 +280,3 @@ class RowLoopFunction(LoopFunction):
 
     def _what(self) -> str:
         return f"{'adjoint' if self.tag == 'vjp' else 'forward'}, a row contraction"
-
-
-def out_of_bounds(body, arrays: set[str], spans: dict) -> list[lir.Expr] | None:
-    """The tests that find a subscript of the loop function ``body`` out of bounds (none true: all in bounds),
-    or None where that is not known before its loops.  Each subscript must be an array parameter
-    (``arrays``) at loop variables alone (``X[int(i), int(j)]``), each loop variable's every loop of step 1
-    over bounds known before the loops (``spans``: variable -> [(start, stop, step) codes, or None]).  The
-    test, per array axis and loop: ``not (stop <= start or (0 <= start and stop <= X.shape[axis]))``,
-    ``stop > X.shape[axis]`` for a loop from 0."""
-    uses = []
-    for stmt in lir.statements(body):
-        for e in stmt.exprs():
-            for node in lir_exprs.walk(e):
-                if not isinstance(node, lir.Index):
-                    continue
-                if not (isinstance(node.value, lir.Name) and node.value.id in arrays):
-                    return None
-                for axis, item in enumerate(node.items):
-                    if isinstance(item, lir.Call) and str(item.func) == "int" and len(item.args) == 1:
-                        item = item.args[0]
-                    if not (isinstance(item, lir.Name) and item.id in spans):
-                        return None
-                    uses.append((node.value, axis, item.id))
-    tests: dict[str, lir.Expr] = {}
-    for array, axis, var in uses:
-        for span in spans[var]:
-            if span is None or str(span[2]) != "1":
-                return None
-            start, stop, _ = span
-            size = lir.Index(lir.Attr(array, "shape"), (lir.Lit(str(axis)),))
-            if str(start) == "0":
-                test = lir.Compare(">", stop, size)
-            else:
-                inside = lir.BoolOp("and", (lir.Compare("<=", lir.Lit("0"), start), lir.Compare("<=", stop, size)))
-                test = lir.Unary("not ", lir.Paren(lir.BoolOp("or", (lir.Compare("<=", stop, start),
-                                                                     lir.Paren(inside)))))
-            tests.setdefault(str(test), test)
-    return list(tests.values()) or None

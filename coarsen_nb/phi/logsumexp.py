@@ -102,15 +102,21 @@ def lowered(e: forms.LogSumExp) -> sp.Expr:
     c = 0 contributes nothing (0·e^{-m} could be 0·inf); a negative c (outside
     what a sum of exponentials needs) is kept as c·e^{-m}.
     """
+    g, k, lo, hi, st = e.args[1:]
+    m, rest = shift(e)
+    return m + sp.log(rest + forms.RSum(sp.exp(g - m), k, lo, hi, st))
+
+
+def shift(e: forms.LogSumExp) -> tuple[sp.Expr, sp.Expr]:
+    """``(m, r)`` of :func:`lowered`'s L = m + log(r + Σ_k e^{g_k - m}): the shift m, read from the maximum
+    ``RMax(g, k, ...)``, and r = c·e^{-m} (a printer that computes the sum its own way needs them apart)."""
     c, g, k, lo, hi, st = e.args
     top = forms.RMax(g, k, lo, hi, st)
     if c == 0:
-        m, rest = top, sp.Integer(0)
-    elif c.is_positive:
-        m = sp.Max(top, sp.log(c))
-        rest = sp.exp(sp.Min(0, sp.log(c) - top))
-    else:
-        m = gammas.Gamma((sp.Max(top, sp.log(c)), c > 0), (top, True))
-        rest = gammas.Gamma((sp.exp(sp.Min(0, sp.log(c) - top)), c > 0), (sp.Integer(0), sp.Eq(c, 0)),
-                           (c * sp.exp(-top), True))
-    return m + sp.log(rest + forms.RSum(sp.exp(g - m), k, lo, hi, st))
+        return top, sp.Integer(0)
+    if c.is_positive:
+        return sp.Max(top, sp.log(c)), sp.exp(sp.Min(0, sp.log(c) - top))
+    m = gammas.Gamma((sp.Max(top, sp.log(c)), c > 0), (top, True))
+    rest = gammas.Gamma((sp.exp(sp.Min(0, sp.log(c) - top)), c > 0), (sp.Integer(0), sp.Eq(c, 0)),
+                        (c * sp.exp(-top), True))
+    return m, rest

@@ -1,0 +1,80 @@
+"""Which subscripts of a numba loop function are in bounds, known by tests before its loops.
+
+A loop function is compiled with Numba's bounds checks (``_jit_loop``): an index out of bounds raises
+Python's ``IndexError`` as the NumPy backend's indexing does.  The checks cost a compare and a branch per
+subscript and keep LLVM from vectorizing the loops.  Where every subscript is an array parameter at loop
+variables alone, and every loop of those variables has bounds known before the loops, a few tests at the
+function's start decide whether all are in bounds: then the same loops run without the checks
+(:data:`UNCHECKED`); otherwise the checked function is called, and raises where the user's loop would.
+The row contractions (:mod:`coarsen_nb.lower.numba_rows`) and the nests
+(:mod:`coarsen_nb.lower.numba_nests`) do so.
+"""
+
+from __future__ import annotations
+
+from coarsen_nb.lower import lir, lir_exprs
+
+# a loop whose every index is in bounds (``out_of_bounds``): NumPy's error model, no bounds checks
+# (``numba`` is imported by every numba module's prologue)
+UNCHECKED = '@numba.njit(cache=True, error_model="numpy")'
+
+# (the functions a printed range may call: the generated code never names a variable so)
+_BUILTINS = frozenset({"max", "min", "int"})
+
+
+def loop_spans(body, known: set[str]) -> dict:
+    """Each loop variable of ``body`` -> the ``(start, stop, step)`` codes of its every loop, or None for a
+    loop whose range reads a name other than ``known`` (the parameters: a triangle's inner loop reads the
+    outer variable), or whose range is not ``range(...)``."""
+    spans: dict = {}
+    for stmt in lir.statements(body):
+        if not isinstance(stmt, lir.For) or not isinstance(stmt.target, lir.Name):
+            continue
+        it = stmt.iter
+        span = None
+        if isinstance(it, lir.Call) and str(it.func) == "range" and 1 <= len(it.args) <= 3 and \
+                all(set(lir_exprs.names_in(a)) <= known | _BUILTINS for a in it.args):
+            args = it.args
+            span = (lir.Lit("0"), args[0], lir.Lit("1")) if len(args) == 1 else \
+                (args[0], args[1], lir.Lit("1")) if len(args) == 2 else tuple(args)
+        spans.setdefault(stmt.target.id, []).append(span)
+    return spans
+
+
+def out_of_bounds(body, arrays: set[str], spans: dict, own: frozenset = frozenset()) -> list[lir.Expr] | None:
+    """The tests that find a subscript of the loop function ``body`` out of bounds (none true: all in bounds),
+    or None where that is not known before its loops.  Each subscript must be an array parameter
+    (``arrays``) at loop variables alone (``X[int(i), int(j)]``), each loop variable's every loop of step 1
+    over bounds known before the loops (``spans``: variable -> [(start, stop, step) codes, or None]).  The
+    test, per array axis and loop: ``not (stop <= start or (0 <= start and stop <= X.shape[axis]))``,
+    ``stop > X.shape[axis]`` for a loop from 0.  ``own``: arrays the function allocates itself with the length
+    of the loops that index them (a nest's tables and rows), in bounds by construction."""
+    uses = []
+    for stmt in lir.statements(body):
+        for e in stmt.exprs():
+            for node in lir_exprs.walk(e):
+                if not isinstance(node, lir.Index) or (isinstance(node.value, lir.Name) and node.value.id in own):
+                    continue
+                if not (isinstance(node.value, lir.Name) and node.value.id in arrays):
+                    return None
+                for axis, item in enumerate(node.items):
+                    if isinstance(item, lir.Call) and str(item.func) == "int" and len(item.args) == 1:
+                        item = item.args[0]
+                    if not (isinstance(item, lir.Name) and item.id in spans):
+                        return None
+                    uses.append((node.value, axis, item.id))
+    tests: dict[str, lir.Expr] = {}
+    for array, axis, var in uses:
+        for span in spans[var]:
+            if span is None or str(span[2]) != "1":
+                return None
+            start, stop, _ = span
+            size = lir.Index(lir.Attr(array, "shape"), (lir.Lit(str(axis)),))
+            if str(start) == "0":
+                test = lir.Compare(">", stop, size)
+            else:
+                inside = lir.BoolOp("and", (lir.Compare("<=", lir.Lit("0"), start), lir.Compare("<=", stop, size)))
+                test = lir.Unary("not ", lir.Paren(lir.BoolOp("or", (lir.Compare("<=", stop, start),
+                                                                     lir.Paren(inside)))))
+            tests.setdefault(str(test), test)
+    return list(tests.values()) or None
