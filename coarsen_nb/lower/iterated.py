@@ -63,7 +63,7 @@ class IteratedLoops(InPlaceWriting):
             return
         if inter.always:
             self.emit(lir.Comment(f"loop at line {s.line}: each element's steps in turn", (s.line,)))
-            self.emit_all(inter.forward())
+            self.emit_all(inter.forward(tape))
             return
         self.emit(lir.Comment(f"loop at line {s.line}: each element's steps in turn where its array states "
                               "share one shape", (s.line,)))
@@ -72,7 +72,7 @@ class IteratedLoops(InPlaceWriting):
             self.emit(lir.Assign(lir.Name(self.tape_name(s)), lir.List(())))
         with self.block() as today:
             self._iterate(s, tape, tape_started=tape)
-        self.emit(lir.If(inter.flag, tuple(inter.forward()), tuple(today)))
+        self.emit(lir.If(inter.flag, tuple(inter.forward(tape)), tuple(today)))
 
     def _iterate(self, s: IterStep, tape: bool, tape_started: bool = False) -> None:
         self.emit(lir.Comment(f"loop at line {s.line}, run iteration by iteration{': ' + s.note if s.note else ''}",

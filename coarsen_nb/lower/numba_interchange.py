@@ -36,6 +36,7 @@ from coarsen_nb.lower import lir, naming
 from coarsen_nb.lower.emit import Printer
 from coarsen_nb.lower.helpers import Helper
 from coarsen_nb.lower.interchange_analysis import Interchange, interchangeable, per_element
+from coarsen_nb.lower.numba_interchange_tangents import MOST_TANGENTS, Tangents
 from coarsen_nb.lower.numba_loops import DECORATOR
 from coarsen_nb.lower.numba_tape import trip_bound
 from coarsen_nb.lower.printing import xp_call
@@ -53,8 +54,12 @@ def interchange_for(writer, s: IterStep, reverse: bool) -> InterchangedLoop | No
     if plan is None:
         return None
     made = InterchangedLoop(writer, s, plan)
-    if reverse and made._own_names(made._reverse_function) is None:
-        return None
+    if reverse:
+        tangents = Tangents(made)
+        if len(tangents.directions) <= MOST_TANGENTS:
+            made.tangents = tangents
+        elif made.own_names(made._reverse_function) is None:
+            return None
     return made
 
 
@@ -67,6 +72,8 @@ class InterchangedLoop:
         self.w, self.s, self.plan = writer, s, plan
         self.label = writer.py(s.label)
         self.flag = lir.Name(f"_interchange_{self.label}")
+        # forward mode for the VJP (numba_interchange_tangents), where the directions are few; else reverse
+        self.tangents: Tangents | None = None
 
     # -- the run-time test ------------------------------------------------------------------------
 
@@ -84,25 +91,28 @@ class InterchangedLoop:
 
     # -- the forward --------------------------------------------------------------------------------
 
-    def forward(self) -> list[lir.Stmt]:
-        """The call that sets the loop's η outputs: each element's steps in turn."""
-        name, params = self._own_names(self._forward_function)
+    def forward(self, tape: bool = False) -> list[lir.Stmt]:
+        """The call that sets the loop's η outputs: each element's steps in turn (``tape``: for the VJP, with
+        their tangents where it runs in forward mode)."""
+        if tape and self.tangents is not None:
+            return self.tangents.forward()
+        name, params = self.own_names(self._forward_function)
         call = lir.Call(lir.Name(name), tuple(lir.Name(p) for p in params))
         return [lir.Assign(_tuple([self.w._name(out) for out, _ in self.s.etas], target=True), call)]
 
     def _forward_function(self) -> tuple[str, list[str]]:
-        params = self._params()
-        body, flats, i, n, shape = self._head()
+        params = self.params()
+        body, flats, i, n, shape = self.head()
         outs = {mu: lir.Name(self.w.names.fresh(f"out_{self.w.py(mu)}")) for _, mu in self.s.etas}
         body += [lir.Assign(o, lir.Call(lir.Attr(lir.Name("xp"), "empty"), (n,))) for o in outs.values()]
         loads: set[str] = set()
-        steps = self._start(flats, i) + [self._while(loads)]
+        steps = self.start(flats, i) + [self.steps(loads)]
         steps += [lir.Assign(lir.Index(o, (i,)), lir.Name(self.w.py(mu))) for mu, o in outs.items()]
         body.append(lir.For(i, lir.Call(lir.Name("range"), (n,)), tuple(steps)))
         body.append(lir.Return(_tuple([lir.Call(lir.Attr(o, "reshape"), (shape,)) for o in outs.values()])))
-        return self._register("fwd", params, body, loads), params
+        return self.register("fwd", params, body, loads), params
 
-    def _own_names(self, build):
+    def own_names(self, build):
         """``build()`` with the loop function's temporaries named afresh (its own scope), so that the
         same loop printed in two entry functions is the same text, one function."""
         names = self.w.names
@@ -118,7 +128,9 @@ class InterchangedLoop:
         """The call that adds the loop's adjoints (its array states' first values, its invariant numbers,
         its number states' first values): per element, the steps into a tape of numbers, then back over
         it.  None where an SOI's adjoint does not split into elements."""
-        made = self._own_names(self._reverse_function)
+        if self.tangents is not None:
+            return self.tangents.reverse()
+        made = self.own_names(self._reverse_function)
         if made is None:
             return None
         name, params, added = made
@@ -133,7 +145,7 @@ class InterchangedLoop:
         w, s = self.w, self.s
         fresh = w.names.fresh
         seeds = {mu: w.names.bar(out) for out, mu in s.etas if mu in w.active}
-        body, flats, i, n, shape = self._head(extra=list(seeds.values()))
+        body, flats, i, n, shape = self.head(extra=list(seeds.values()))
         loads: set[str] = set()
         active = [(m, init, nxt) for m, init, nxt in s.mus if m in w.active]
         outs = {init.id: lir.Name(fresh(f"out_{w.names.bar(init.id)}")) for m, init, _ in active
@@ -145,7 +157,7 @@ class InterchangedLoop:
         body += [lir.Assign(lir.Name(w.names.bar(x)), lir.Lit("0.0")) for x in sums]
         tape = self._tape(body)
         per: list[lir.Stmt] = [tape.clear()]
-        per += self._start(flats, i) + [self._while(loads, push=tape.push())]
+        per += self.start(flats, i) + [self.steps(loads, push=tape.push())]
         per += [lir.Assign(lir.Name(w.names.bar(m)), lir.Index(flats[seeds[m]], (i,)) if m in seeds else lir.Lit("0.0"))
                 for m, _, _ in active]
         step = self._step_back(active, loads)
@@ -164,8 +176,8 @@ class InterchangedLoop:
         if not results:
             return "", [], []
         body.append(lir.Return(_tuple(results)))
-        params = self._params(bars=list(seeds.values()))
-        return self._register("vjp", params, body, loads), params, list(outs) + sums
+        params = self.params(bars=list(seeds.values()))
+        return self.register("vjp", params, body, loads), params, list(outs) + sums
 
     def _step_back(self, active, loads: set) -> list[lir.Stmt] | None:
         """One step back over an element's tape entry: its SOIs forward (the values their adjoints read),
@@ -178,7 +190,7 @@ class InterchangedLoop:
             outs = {o.name: sp.Symbol("bar:" + o.name, real=True) for o in k.outputs if o.name in w.active}
             v = kernel_vjp(k, w.active, outs) if outs and set(k.inputs) & w.active else None
             leaves = {b: (w.names.bar(name), False) for name, b in outs.items()}
-            pr = self._printer(k, leaves, dict(v.temps) if v is not None else {})
+            pr = self.printer(k, leaves, dict(v.temps) if v is not None else {})
             for o in k.outputs:
                 if o.name in read:
                     pr.assign(w.py(o.name), o.symbol)
@@ -193,7 +205,7 @@ class InterchangedLoop:
             adjoints.append(adds)
         steps: list[lir.Stmt] = []
         for pr in printers:
-            steps += self._taken(pr, set())
+            steps += self.taken(pr, set())
         defined = {o.name for k in self.plan.kernels for o in k.outputs if o.name in w.active}
         carried = []
         for m, _, _ in active:
@@ -218,11 +230,11 @@ class InterchangedLoop:
 
     # -- pieces ----------------------------------------------------------------------------------------
 
-    def _params(self, bars=()) -> list[str]:
+    def params(self, bars=()) -> list[str]:
         inits = [self.w.py(init.id) for _, init, _ in self.s.mus if isinstance(init, ir.Name)]
         return list(dict.fromkeys(list(bars) + [self.w.py(n) for n in self.plan.invariants] + inits))
 
-    def _head(self, extra=()):
+    def head(self, extra=()):
         """The flattening of the array states' first values (and ``extra`` arrays of their shape)."""
         fresh = self.w.names.fresh
         first = next(init for n, init, _ in self.s.mus if n in self.plan.arrays)
@@ -240,7 +252,7 @@ class InterchangedLoop:
         body.append(lir.Assign(n, lir.Index(lir.Attr(flats[self.plan.arrays[0]], "shape"), (lir.Lit("0"),))))
         return body, flats, i, n, shape
 
-    def _start(self, flats, i) -> list[lir.Stmt]:
+    def start(self, flats, i) -> list[lir.Stmt]:
         """An element's first state: the numbers as they are, the arrays' elements."""
         names = [lir.Name(self.w.py(n)) for n, _, _ in self.s.mus]
         values = [lir.Index(flats[n], (i,)) if n in self.plan.arrays else self.w.expr(init)
@@ -269,26 +281,32 @@ class InterchangedLoop:
                                                                dtype=lir.Attr(lir.Name("xp"), _DTYPES[kind]))))
         return _Tape(states, count, None, arrays, (w.py(counter), start))
 
-    def _while(self, loads: set, push=None) -> lir.Stmt:
+    def steps(self, loads: set, push=None, tangents=None) -> lir.Stmt:
         """One element's steps: the header's SOIs, the test, ``push`` (the state onto the tape, or None),
-        the body's SOIs, the next state."""
+        the body's SOIs, the next state; ``tangents`` (``numba_interchange_tangents.Tangents``) adds each
+        SOI's tangents after its values, and the tangent state to the next state."""
         steps: list[lir.Stmt] = []
         header = len(self.s.header)
         for j, k in enumerate(self.plan.kernels):
             if j == header:
                 steps.append(lir.If(lir.Unary("not", self.w._name(self.s.cond)), (lir.Break(),)))
                 steps += push or []
-            pr = self._printer(k, {}, {})
+            pr = self.printer(k, {}, {})
             for o in k.outputs:
                 pr.assign(self.w.py(o.name), o.symbol)
-            steps += self._taken(pr, loads)
+            steps += self.taken(pr, loads)
+            if tangents is not None:
+                steps += tangents.kernel(k, loads)
         if header == len(self.plan.kernels):
             steps.append(lir.If(lir.Unary("not", self.w._name(self.s.cond)), (lir.Break(),)))
-        steps.append(lir.Assign(_tuple([lir.Name(self.w.py(n)) for n, _, _ in self.s.mus], target=True),
-                                _tuple([self.w.expr(x) for _, _, x in self.s.mus])))
+        names = [lir.Name(self.w.py(n)) for n, _, _ in self.s.mus]
+        values = [self.w.expr(x) for _, _, x in self.s.mus]
+        if tangents is not None:
+            names, values = names + tangents.state_names(), values + tangents.next_values()
+        steps.append(lir.Assign(_tuple(names, target=True), _tuple(values)))
         return lir.While(lir.Lit("True"), tuple(steps))
 
-    def _printer(self, k, leaves: dict, temps: dict) -> Printer:
+    def printer(self, k, leaves: dict, temps: dict) -> Printer:
         """A printer of kernel ``k`` on numbers: every leaf a Python number of the loop function."""
         codes = {s: (self.w.py(n), False) for s, n in list(k.scalars.items()) + list(k.arrays.items())}
         codes.update(leaves)
@@ -298,15 +316,15 @@ class InterchangedLoop:
         pr.words = naming.kernel_words(k, self.w.plan.words, pr.deps.ranges)
         return pr
 
-    def _taken(self, pr: Printer, loads: set) -> list[lir.Stmt]:
+    def taken(self, pr: Printer, loads: set) -> list[lir.Stmt]:
         loads |= pr.helpers | ({"math"} if pr.uses_math else set())
         return list(pr.body)
 
-    def _register(self, tag: str, params, body, loads) -> str:
+    def register(self, tag: str, params, body, loads) -> str:
         loads = set(loads) | {"_flat_as"}
         name = f"_loop_{self.label}_{tag}_elems"
-        doc = (f"The loop at line {self.s.line}, {'adjoint' if tag == 'vjp' else 'forward'} interchanged: each "
-               "element's steps on numbers.")
+        what = {"fwd": "forward", "vjp": "adjoint", "jvp": "forward with tangents"}[tag]
+        doc = f"The loop at line {self.s.line}, {what}, interchanged: each element's steps on numbers."
         function = lir.FunctionDef(name, tuple(params), tuple(body), doc)
         source = "\n".join(lir.print_body((function,), 0)) + "\n"
         self.w.helpers.add(name)

@@ -59,17 +59,20 @@ PAIRS = BackendPairs({
     "pendulum_batch": (pendulum_batch, ("theta0", "damping")),
     "damped_oscillators": (damped_oscillators, ("x0", "v0", "k", "c")),
     "logistic_growth": (logistic_growth, ("p0", "r", "cap")),
+    # five directions: past numba_interchange_tangents.MOST_TANGENTS, so the VJP runs in reverse mode
+    "oscillators_reverse": (damped_oscillators, ("x0", "v0", "k", "c", "dt")),
     "diffusion": (diffusion, ("u0", "d")),
     "mean_field": (mean_field, ("x0", "c")),
 })
-INTERCHANGED = ("pendulum_batch", "damped_oscillators", "logistic_growth")
+INTERCHANGED = ("pendulum_batch", "damped_oscillators", "logistic_growth", "oscillators_reverse")
+REVERSE_MODE = ("oscillators_reverse",)
 
 
 def _args(name, size, steps, seed=0, v_shape=None):
     rng = np.random.default_rng(seed)
     if name == "pendulum_batch":
         return rng.uniform(0.5, 2.5, size), float(rng.uniform(0.05, 0.3)), 0.01, steps
-    if name == "damped_oscillators":
+    if name in ("damped_oscillators", "oscillators_reverse"):
         v0 = rng.normal(size=v_shape if v_shape is not None else size)
         return rng.normal(size=size), v0, 2.0, 0.3, 0.05, steps
     if name == "logistic_growth":
@@ -86,12 +89,17 @@ def test_numba_equals_numpy_and_differences(name):
 
 @pytest.mark.parametrize("name", list(PAIRS.programs))
 def test_which_loops_are_interchanged(name):
-    """The independent elements' loops run element by element, forward and adjoint; a loop whose step
-    reads other elements (``np.roll``, a sum) runs as written."""
+    """The independent elements' loops run element by element, forward and adjoint (the adjoint in forward
+    mode where the directions are few, else in reverse mode); a loop whose step reads other elements
+    (``np.roll``, a sum) runs as written."""
     _, _, by_numba = PAIRS.pair(name)
+    by_numba(*_args(name, 3, 2))
+    forward = by_numba.source
     by_numba.grad(*_args(name, 3, 2))
     source = by_numba.source
-    assert ("_fwd_elems(" in source and "_vjp_elems(" in source) == (name in INTERCHANGED)
+    assert ("_fwd_elems(" in forward) == (name in INTERCHANGED)
+    assert ("_jvp_elems(" in source) == (name in INTERCHANGED and name not in REVERSE_MODE)
+    assert ("_vjp_elems(" in source) == (name in REVERSE_MODE)
 
 
 @pytest.mark.parametrize("name", INTERCHANGED)
@@ -104,13 +112,15 @@ def test_states_of_different_shapes_run_todays_loop():
     """v0 of shape (1,) beside x0 of (n,): the states broadcast on the first step, so the elements are not
     independent from the start; the run-time test sends the call to the loop as written, and v0's
     gradient keeps v0's shape."""
-    args = _args("damped_oscillators", 4, 6, v_shape=(1,))
-    PAIRS.check_with_differences("damped_oscillators", args)
-    grads = PAIRS.pair("damped_oscillators")[2].grad(*args)
-    assert grads[1].shape == (1,)
+    for name in ("damped_oscillators", "oscillators_reverse"):
+        args = _args(name, 4, 6, v_shape=(1,))
+        PAIRS.check_with_differences(name, args)
+        grads = PAIRS.pair(name)[2].grad(*args)
+        assert grads[1].shape == (1,)
 
 
-@settings(max_examples=25, deadline=None)
+@pytest.mark.parametrize("name", ["damped_oscillators", "oscillators_reverse"])
+@settings(max_examples=20, deadline=None)
 @given(size=st.integers(0, 30), steps=st.integers(0, 40), seed=st.integers(0, 2**16))
-def test_interchange_property(size, steps, seed):
-    PAIRS.check("damped_oscillators", _args("damped_oscillators", size, steps, seed))
+def test_interchange_property(name, size, steps, seed):
+    PAIRS.check(name, _args(name, size, steps, seed))
