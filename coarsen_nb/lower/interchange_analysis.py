@@ -50,7 +50,7 @@ def interchangeable(s: IterStep, types: dict) -> Interchange | None:
     ndim = t[arrays[0]].ndim
     for n, init, _ in s.mus:
         it = types.get(getattr(init, "id", None))
-        if n in arrays and (it is None or not it.is_array or it.ndim != ndim):
+        if n in arrays and (it is None or not it.is_array or it.ndim != ndim or it.kind != "float"):
             return None
         if n in numbers and (it is None or it.is_array or it.kind not in ("int", "float", "bool")):
             return None
