@@ -51,6 +51,9 @@ class Backend:
     # the module whose ``tape_for(writer, loop, in_place)`` gives an iterated loop's tape in this backend's
     # own form (numba: preallocated arrays, lower/numba_tape.py), or None there: the list of state tuples
     load_tape: Callable[[], ModuleType] | None = None
+    # the module whose ``interchange_for(writer, loop)`` runs an iterated loop over whole arrays as each
+    # element's steps on numbers where it may (numba: lower/numba_interchange.py), or None there
+    load_interchange: Callable[[], ModuleType] | None = None
     # whether a loop nest over independent paths runs its outer iterations as lanes of arrays
     # (phi/batching.py): array code per inner step, which an array backend needs; a compiling backend runs
     # the user's nest as compiled loops, each path's steps on numbers and its tape a few numbers
@@ -117,6 +120,12 @@ def _numba_tape() -> ModuleType:
     return numba_tape
 
 
+def _numba_interchange() -> ModuleType:
+    from coarsen_nb.lower import numba_interchange
+
+    return numba_interchange
+
+
 def _cupy_helpers() -> dict:
     from coarsen_nb.lower.cupy import OWN_HELPERS
 
@@ -171,7 +180,8 @@ _NUMBA_PROLOGUE = ("\n\n\n".join(_pasted(f) for f in _NUMBA_XP)
 NUMBA = Backend("numba", "numpy", "NumPy and Numba", prologue=_NUMBA_PROLOGUE, decorator="@_jit",
                 frees_temporaries=False, compiles=True, load_helpers=_numba_helpers,
                 load_helper_decorators=_numba_helper_decorators,
-                load_fuser=_numba_fuser, load_tape=_numba_tape, lanes=False,
+                load_fuser=_numba_fuser, load_tape=_numba_tape, load_interchange=_numba_interchange,
+                lanes=False,
                 install_hint="install Numba (pip install numba); the generated code is in .source and .export() works")
 
 

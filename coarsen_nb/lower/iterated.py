@@ -49,7 +49,32 @@ class IteratedLoops(InPlaceWriting):
         printer = self.backend.tape
         return None if printer is None else printer.tape_for(self, s, in_place)
 
+    def interchanged(self, s: IterStep, tape: bool):
+        """Loop ``s`` run as each element's steps on numbers where the backend does that and the loop allows
+        it (numba: :mod:`coarsen_nb.lower.numba_interchange`), or None.  ``tape``: for the VJP's sweeps;
+        the forward and the reverse sweep get the same answer."""
+        load = self.backend.load_interchange
+        return None if load is None else load().interchange_for(self, s, tape)
+
     def iterate(self, s: IterStep, tape: bool) -> None:
+        inter = self.interchanged(s, tape)
+        if inter is None:
+            self._iterate(s, tape)
+            return
+        if inter.always:
+            self.emit(lir.Comment(f"loop at line {s.line}: each element's steps in turn", (s.line,)))
+            self.emit_all(inter.forward(tape))
+            return
+        self.emit(lir.Comment(f"loop at line {s.line}: each element's steps in turn where its array states "
+                              "share one shape", (s.line,)))
+        self.emit(inter.test())
+        if tape:    # (the tape list exists on both paths: Numba types it from the path that appends)
+            self.emit(lir.Assign(lir.Name(self.tape_name(s)), lir.List(())))
+        with self.block() as today:
+            self._iterate(s, tape, tape_started=tape)
+        self.emit(lir.If(inter.flag, tuple(inter.forward(tape)), tuple(today)))
+
+    def _iterate(self, s: IterStep, tape: bool, tape_started: bool = False) -> None:
         self.emit(lir.Comment(f"loop at line {s.line}, run iteration by iteration{': ' + s.note if s.note else ''}",
                               (s.line,)))
         in_place = self._in_place_loop(s)
@@ -57,7 +82,7 @@ class IteratedLoops(InPlaceWriting):
         own = self.own_tape(s, in_place) if tape else None
         if own is not None:
             self.emit_all(own.start())
-        elif tape:
+        elif tape and not tape_started:
             self.emit(lir.Assign(lir.Name(self.tape_name(s)), lir.List(())))
         if tape:
             if in_place:
@@ -83,6 +108,18 @@ class IteratedLoops(InPlaceWriting):
                                  else mu_))
 
     def iterate_reverse(self, s: IterStep) -> None:
+        inter = self.interchanged(s, True)
+        if inter is None:
+            self._iterate_reverse(s)
+            return
+        if inter.always:
+            self.emit_all(inter.reverse())
+            return
+        with self.block() as today:
+            self._iterate_reverse(s)
+        self.emit(lir.If(inter.flag, tuple(inter.reverse()) or (lir.Pass(),), tuple(today)))
+
+    def _iterate_reverse(self, s: IterStep) -> None:
         in_place = in_place_states(s, self.plan.types)
         active_mus = [(n, i, x) for n, i, x in s.mus if n in self.active]
         for out, mu in s.etas:
