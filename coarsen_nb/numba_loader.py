@@ -191,7 +191,9 @@ def _sharing(prologue: str, source: str) -> str:
     from coarsen_nb.lower.numba_helpers import shared_blocks
 
     blocks = shared_blocks()
-    shared = _module(prologue + "\n\n\n" + "\n\n\n".join(blocks) + "\n", "coarsen_nb_xp")
+    # (``import math`` for the helpers that read it, ``_exp``'s ``math.inf``: a generated module imports it
+    # where its own code reads it, the shared module has no code of its own to say so)
+    shared = _module("import math\n\n" + prologue + "\n\n\n" + "\n\n\n".join(blocks) + "\n", "coarsen_nb_xp")
     line = (f"globals().update({{_k: _v for _k, _v in vars(__import__({shared.__name__!r})).items()"
             f" if not _k.startswith('__')}})")
     source = source.replace(prologue, line + "\n" * prologue.count("\n"), 1)
