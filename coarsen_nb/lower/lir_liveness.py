@@ -49,6 +49,7 @@ from coarsen_nb.lower.lir import (
     verify,
     walk,
 )
+from coarsen_nb.lower.lir_passes import is_number_literal
 
 _FRESH = frozenset({"empty", "zeros", "ones", "full", "empty_like", "zeros_like"})
 
@@ -91,7 +92,7 @@ class _Facts:
         self.private = {n for n, values in assigned.items()
                         if n not in bare and all(_fresh_array(v) for v in values)}
         self.numbers = {n for n, values in assigned.items()
-                        if all(isinstance(v, Lit) and _is_number(v.code) for v in values)}
+                        if all(isinstance(v, Lit) and is_number_literal(v.code) for v in values)}
 
     def pure(self, e) -> bool:
         return not any(isinstance(x, Call) and isinstance(x.func, Name) and x.func.id in self.impure
@@ -114,14 +115,6 @@ def _bare_reads(e) -> set[str]:
 def _fresh_array(value) -> bool:
     return isinstance(value, Call) and isinstance(value.func, Attr) and isinstance(value.func.value, Name) \
         and value.func.value.id == "xp" and value.func.attr in _FRESH
-
-
-def _is_number(code: str) -> bool:
-    try:
-        float(code)
-    except ValueError:
-        return False
-    return True
 
 
 def _block(body, live: frozenset, at_break: frozenset, facts: _Facts) -> tuple[tuple, frozenset]:
@@ -242,17 +235,17 @@ def narrowed_call(table: dict, made: dict, call: Call, keep: tuple[int, ...], na
     if not isinstance(last, Return) or not isinstance(last.value, Tuple) or len(last.value.elts) != len(names) \
             or any(isinstance(s, Return) for s in statements(rest)):
         return None
-    results = tuple(last.value.elts[k] for k in keep)
-    returned = Return(results[0] if len(results) == 1 else Tuple(results, bare=True))
-    body = drop_dead_code((*rest, returned), impure)
-    read = {n for s in statements(body) for n in reads(s)}
-    params = tuple(p for p in function.params if p in read)
     name = f"{function.name}_{'_'.join(names[k] for k in keep)}"
-    if name not in made:
+    if name not in made:        # (the liveness pass asks again at each step of a loop's fixed point)
+        results = tuple(last.value.elts[k] for k in keep)
+        returned = Return(results[0] if len(results) == 1 else Tuple(results, bare=True))
+        body = drop_dead_code((*rest, returned), impure)
+        read = {n for s in statements(body) for n in reads(s)}
+        params = tuple(p for p in function.params if p in read)
         what = function.docstring.partition(":")[0] if ":" in function.docstring else function.docstring
         copy = FunctionDef(name, params, body, f"{what.rstrip('.')}: only {', '.join(names[k] for k in keep)}.")
         source = "\n".join(print_body((copy,), 0)) + "\n"
-        loads = frozenset(n for s in statements(body) for n in reads(s)) - set(params)
-        made[name] = (Helper(name, source, loads, record=copy), function.name)
-    args = tuple(a for p, a in zip(function.params, call.args, strict=True) if p in read)
+        made[name] = (Helper(name, source, frozenset(read - set(params)), record=copy), function.name)
+    kept = set(made[name][0].record.params)
+    args = tuple(a for p, a in zip(function.params, call.args, strict=True) if p in kept)
     return Call(Name(name), args)

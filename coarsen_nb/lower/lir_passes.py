@@ -168,7 +168,7 @@ def _is_python_number(e: Expr) -> bool:
     if isinstance(e, Unary) and e.op == "-" and isinstance(e.operand, Lit):
         e = e.operand
     if isinstance(e, Lit):
-        return e.code in ("True", "False") or _is_number_literal(e.code)
+        return e.code in ("True", "False") or is_number_literal(e.code)
     if isinstance(e, Index) and isinstance(e.value, Attr) and e.value.attr == "shape" and \
             len(e.items) == 1 and isinstance(e.items[0], Lit) and e.items[0].code.isdigit():
         return True
@@ -193,7 +193,7 @@ def _is_python_number(e: Expr) -> bool:
             return False
 
 
-def _is_number_literal(code: str) -> bool:
+def is_number_literal(code: str) -> bool:
     try:
         float(code)
     except ValueError:
