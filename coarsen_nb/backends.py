@@ -29,6 +29,7 @@ from pathlib import Path
 from types import ModuleType
 
 from coarsen_nb.errors import CoarsenError
+from coarsen_nb.module_parts import joined
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,10 @@ class Backend:
     load_helpers: Callable[[], dict] | None = None   # helper name -> this backend's source, where it has its own
     # helper name -> the decorator line of this backend's own helper, where not ``decorator``
     load_helper_decorators: Callable[[], dict] | None = None
+    # the helpers (decorator line and text, as a module prints them) that the module shared by this backend's
+    # generated modules defines, so that a module's loaded file leaves them out (numba: compiled once per
+    # machine, numba_loader.py); the writer marks them (module_parts.SHARED_HELPER)
+    load_shared_helpers: Callable[[], frozenset] | None = None
     # the module whose ``tape_for(writer, loop, in_place)`` gives an iterated loop's tape in this backend's
     # own form (numba: preallocated arrays, lower/numba_tape.py), or None there: the list of state tuples
     load_tape: Callable[[], ModuleType] | None = None
@@ -67,15 +72,21 @@ class Backend:
         return None if self.load_tape is None else self.load_tape()
 
     @property
+    def shared_helpers(self) -> frozenset:
+        """The helper blocks this backend's shared module defines (see ``load_shared_helpers``)."""
+        return frozenset() if self.load_shared_helpers is None else self.load_shared_helpers()
+
+    @property
     def fuser(self) -> ModuleType | None:
         """The module with ``forward_lines(writer, kernel)`` and ``reverse_lines(writer, kernel, v,
         leaves)``, or None: imported when a module is written, so that reading the registry (the
         command line's ``--help``, option checks) imports no SymPy."""
         return None if self.load_fuser is None else self.load_fuser()
 
-    def load(self, source: str, filename: str, module_name: str, entry_points: tuple[str, ...] = (),
+    def load(self, parts: tuple, filename: str, module_name: str, entry_points: tuple[str, ...] = (),
              numpy_module=None) -> dict:
-        """Load a generated module: its namespace (``NAME``, ``NAME_vjp``, ...).
+        """Load a generated module, given as its parts (:mod:`coarsen_nb.module_parts`): its namespace
+        (``NAME``, ``NAME_vjp``, ...).
 
         Compiled from the real file name ``filename`` and registered with :mod:`linecache`, so
         tracebacks and ``inspect`` show the generated code.  Raises ``SyntaxError`` (a bug in the
@@ -88,7 +99,8 @@ class Backend:
         if self.compiles:
             from coarsen_nb import numba_loader
 
-            return numba_loader.load(source, module_name, entry_points, numpy_module, self.prologue)
+            return numba_loader.load(parts, module_name, entry_points, numpy_module)
+        source = joined(parts)
         code = compile(source, filename, "exec")
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         env: dict = {"__name__": module_name, "__file__": filename}
@@ -106,6 +118,13 @@ def _numba_helper_decorators() -> dict:
     from coarsen_nb.lower.numba_helpers import NUMBA_HELPER_DECORATORS
 
     return NUMBA_HELPER_DECORATORS
+
+
+@functools.cache
+def _numba_shared_helpers() -> frozenset:
+    from coarsen_nb.lower.numba_helpers import shared_blocks
+
+    return frozenset(shared_blocks())
 
 
 def _numba_fuser() -> ModuleType:
@@ -179,7 +198,7 @@ _NUMBA_PROLOGUE = ("\n\n\n".join(_pasted(f) for f in _NUMBA_XP)
                 + "\n_jit_loop = numba.njit(cache=True, boundscheck=True, error_model=\"numpy\")")
 NUMBA = Backend("numba", "numpy", "NumPy and Numba", prologue=_NUMBA_PROLOGUE, decorator="@_jit",
                 frees_temporaries=False, compiles=True, load_helpers=_numba_helpers,
-                load_helper_decorators=_numba_helper_decorators,
+                load_helper_decorators=_numba_helper_decorators, load_shared_helpers=_numba_shared_helpers,
                 load_fuser=_numba_fuser, load_tape=_numba_tape, load_interchange=_numba_interchange,
                 lanes=False,
                 install_hint="install Numba (pip install numba); the generated code is in .source and .export() works")

@@ -51,6 +51,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import CodeType, ModuleType
 
+from coarsen_nb.module_parts import CARRIED, SHARED_HELPER, Part, joined, lines_of
+
 
 class NumbaFallbackWarning(UserWarning):
     """A generated function runs as NumPy code because Numba cannot compile it; the message names why."""
@@ -101,18 +103,19 @@ def module_file(source: str, module_name: str) -> Path:
     return path
 
 
-def load(source: str, module_name: str, entry_points: tuple[str, ...],
-         numpy_module: Callable[[], tuple[dict, tuple]], prologue: str = "") -> dict:
-    """The namespace of the numba module ``source``, its entry points wrapped in :class:`JitFunction`.
+def load(parts: tuple, module_name: str, entry_points: tuple[str, ...],
+         numpy_module: Callable[[], tuple[dict, tuple]]) -> dict:
+    """The namespace of the numba module of ``parts`` (:mod:`coarsen_nb.module_parts`), its entry points
+    wrapped in :class:`JitFunction`.
 
     ``numpy_module()`` gives ``(namespace, (source, filename, line table))`` of the NumPy backend's module for the
-    same plan; it is built only when a function falls back or raises.  ``prologue``: the backend's text
-    that every module carries (``Backend.prologue``), loaded as one shared module instead.  Raises
-    ``ImportError`` when Numba is not installed.
+    same plan; it is built only when a function falls back or raises.  The text every module carries
+    (``Backend.prologue``) and the shared helpers are loaded from one shared module instead (:func:`_sharing`).
+    Raises ``ImportError`` when Numba is not installed.
     """
     import numba  # noqa: F401 (ImportError here: the runtime reports the backend's install hint)
 
-    module = _module(_sharing(prologue, source), module_name)
+    module = _module(_sharing(parts), module_name)
     env = dict(module.__dict__)
     numpy = functools.cache(numpy_module)          # (built on first use, once for all entry points)
     for name in entry_points:
@@ -169,11 +172,12 @@ def _bytecode(source: str, path: Path) -> CodeType:
     return code
 
 
-def _sharing(prologue: str, source: str) -> str:
-    """The text to load for a generated numba module: ``source`` with the ``xp`` namespace it carries
-    (``Backend.prologue``, the text of ``lower/numba_xp*.py``) and the numba backend's own helpers it
-    carries (``lower/numba_helpers.py``: ``_take``, ``_put``, ``_scatter_add``, ``_sum_to``, ...) replaced
-    by the names of one module holding that text, loaded once per process from a file of its own.
+def _sharing(parts: tuple) -> str:
+    """The text to load for a generated numba module: its parts, with the ``xp`` namespace it carries
+    (``Backend.prologue``, the text of ``lower/numba_xp*.py``, the part of role ``CARRIED``) and the numba
+    backend's own helpers it carries (``lower/numba_helpers.py``: ``_take``, ``_put``, ``_scatter_add``,
+    ``_sum_to``, ..., the parts of role ``SHARED_HELPER``) replaced by the names of one module holding that
+    text, loaded once per process from a file of its own.
 
     Why: each copy of the prologue registers its ``@overload`` stubs anew, and Numba compiles a stub's
     implementation once per stub, so every generated module compiled them all again, and the prologue's
@@ -181,27 +185,23 @@ def _sharing(prologue: str, source: str) -> str:
     process, and its compilations (``jit_options`` ``cache=True``) are cached beside its file, once per
     machine.  The helpers likewise: a helper pasted into each module was compiled for each module (gmm's
     ``_take``, ``_put`` and ``_scatter_add``: ~1 s of its cold compile), one in the shared module once per
-    machine and argument types.  A helper is shared only where its text in ``source`` is exactly the table's
-    (a fuser that decorates one otherwise keeps its own).  An exported module (``f.source``) still carries
-    the whole text; the loaded file keeps its line numbers (blank lines where the text was), so tracebacks
-    and the line table agree with it."""
-    prologue = prologue.strip("\n")
-    if not prologue or prologue not in source:
-        return source
+    machine and argument types.  The module writer marks a helper shared only where it printed the table's
+    text and decorator (a fuser that decorates one otherwise keeps its own).  An exported module
+    (``f.source``) still carries the whole text; the loaded file keeps its line numbers (blank lines where
+    the text was), so tracebacks and the line table agree with it."""
+    carried = next((p.text for p in parts if p.role == CARRIED), None)
+    if carried is None:
+        return joined(parts)
     from coarsen_nb.lower.numba_helpers import shared_blocks
 
     blocks = shared_blocks()
     # (``import math`` for the helpers that read it, ``_exp``'s ``math.inf``: a generated module imports it
     # where its own code reads it, the shared module has no code of its own to say so)
-    shared = _module("import math\n\n" + prologue + "\n\n\n" + "\n\n\n".join(blocks) + "\n", "coarsen_nb_xp")
+    shared = _module("import math\n\n" + carried + "\n\n\n" + "\n\n\n".join(blocks) + "\n", "coarsen_nb_xp")
     line = (f"globals().update({{_k: _v for _k, _v in vars(__import__({shared.__name__!r})).items()"
             f" if not _k.startswith('__')}})")
-    source = source.replace(prologue, line + "\n" * prologue.count("\n"), 1)
-    for block in blocks:
-        whole = f"\n\n\n{block}\n\n\n"
-        if whole in source:
-            source = source.replace(whole, "\n\n\n" + "\n" * block.count("\n") + "\n\n\n", 1)
-    return source
+    return joined(Part(p.role, line + "\n" * (lines_of(p) - 1)) if p.role == CARRIED
+                  else Part(p.role, "\n" * (lines_of(p) - 1)) if p.role == SHARED_HELPER else p for p in parts)
 
 
 class JitFunction:

@@ -39,10 +39,11 @@ from dataclasses import asdict, dataclass
 from functools import cache
 from pathlib import Path
 
+from coarsen_nb import module_parts
 from coarsen_nb.version import __version__
 
 #: What an entry's layout is; an entry of another format is a miss.
-FORMAT = 1
+FORMAT = 2
 
 #: Subpackages whose files cannot change a generated module (they are not in the compiler's digest).
 _NOT_COMPILER = ("benchmarks", "kernels", "notebook")
@@ -56,7 +57,7 @@ class PipelineCacheWarning(UserWarning):
 class Entry:
     """What one specialization's pipeline produced that loading its module needs."""
 
-    source: str                 # the generated module's text
+    parts: tuple                # the generated module's parts (coarsen_nb.module_parts)
     mode: str                   # the selection it was printed at (a fallback's finer one, if any)
     fallback: str | None        # why that selection is finer than asked for (None: it is the one asked)
     scalar_result: bool         # whether the function returns a scalar (grad is defined)
@@ -114,8 +115,9 @@ def load(key_: str) -> Entry | None:
     if not isinstance(record, dict) or record.get("format") != FORMAT or record.get("key") != key_ \
             or not all(name in record for name in fields):
         return _damaged(path, "is not an entry of this key and format")
-    entry = Entry(**{name: record[name] for name in fields})
-    if not isinstance(entry.source, str) or not isinstance(entry.mode, str) \
+    parts = module_parts.from_json(record["parts"])
+    entry = Entry(**{name: record[name] for name in fields} | {"parts": parts})
+    if parts is None or not isinstance(entry.mode, str) \
             or not isinstance(entry.scalar_result, bool) or not isinstance(entry.fallback, (str, type(None))):
         return _damaged(path, "has fields of the wrong types")
     return entry
@@ -123,7 +125,8 @@ def load(key_: str) -> Entry | None:
 
 def store(key_: str, entry: Entry) -> None:
     """Write ``entry`` under ``key_`` (an entry already there is the same and is kept)."""
-    write_once(_path(key_), json.dumps(dict(asdict(entry), format=FORMAT, key=key_)))
+    record = dict(asdict(entry), parts=module_parts.to_json(entry.parts), format=FORMAT, key=key_)
+    write_once(_path(key_), json.dumps(record))
 
 
 def write_once(path: Path, text: str) -> None:

@@ -304,6 +304,12 @@ class Coarsened:
         return self._compiled().source
 
     @property
+    def module_parts(self) -> tuple:
+        """:attr:`source` as the parts its writer printed, each with its role (:mod:`coarsen_nb.module_parts`:
+        the docstring and imports, the text the backend carries, helpers, the entry functions)."""
+        return self._compiled().parts
+
+    @property
     def plan(self):
         return self._compiled().plan
 

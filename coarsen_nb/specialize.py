@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from coarsen_nb import backends, pipeline_cache
+from coarsen_nb import backends, module_parts, pipeline_cache
 from coarsen_nb.errors import CoarsenError, FallbackWarning, InternalCompilerError, NoSegmentForm
 from coarsen_nb.phi.arg_types import T
 from coarsen_nb.version import __version__
@@ -38,7 +38,7 @@ class Compiled:
     (:mod:`coarsen_nb.pipeline_cache`): ``regenerate()`` runs the pipeline again for them."""
 
     signature: tuple
-    source: str
+    parts: tuple                   # the generated module's parts (coarsen_nb.module_parts), ``source`` joined
     filename: str
     forward: object
     vjp: object
@@ -52,6 +52,11 @@ class Compiled:
     regenerate: Callable[[], tuple] | None = field(default=None, repr=False)   # -> (plan, line table)
     _plan: object = field(default=None, repr=False)
     _line_table: dict | None = field(default=None, repr=False)   # generated line -> its lowered-IR record
+
+    @property
+    def source(self) -> str:
+        """The generated module's text (what ``export`` writes)."""
+        return module_parts.joined(self.parts)
 
     @property
     def plan(self):
@@ -110,7 +115,7 @@ def compile_signature(f: Request, sig: tuple[T, ...]) -> Compiled:
     cache_key = _cache_key(f, sig, wrt, reuse) if pipeline_cache.enabled() else None
     hit = pipeline_cache.load(cache_key) if cache_key else None
     if hit is not None:            # the module of an earlier process: nothing lifted or printed now
-        mode, source, fallback, generated = hit.mode, hit.source, hit.fallback, None
+        mode, parts, fallback, generated = hit.mode, hit.parts, hit.fallback, None
     else:
         types = _checked_types(f, sig, wrt)
         if cache_key:        # (the front end has run now: a global it read may have changed since f was made)
@@ -124,7 +129,7 @@ def compile_signature(f: Request, sig: tuple[T, ...]) -> Compiled:
         else:
             raise CoarsenError(f.name, message=f"{f.name}() has no symbolic form at any SOI selection: "
                                + "; ".join(limits), hint="rewrite the construct named above")
-        source = generated[1]
+        parts = generated[1]
         fallback = None
         if mode != f.mode:
             fallback = (f"the {SELECTION_NAMES[f.mode]} selection has no form for {limits[0]}; "
@@ -136,7 +141,7 @@ def compile_signature(f: Request, sig: tuple[T, ...]) -> Compiled:
     def regenerate():
         # the plan and line table of a module from the cache: the pipeline again, which must print the same text
         plan, again, table = _generate(f, _checked_types(f, sig, wrt), wrt, mode, reuse, backend, header(mode))
-        if again != source:
+        if again != parts:
             pipeline_cache.discard(cache_key, "does not match what the compiler prints now")
         return plan, table
 
@@ -146,7 +151,7 @@ def compile_signature(f: Request, sig: tuple[T, ...]) -> Compiled:
 
     filename = new_filename()
     entry_points = tuple(f.name + suffix for suffix in ("", "_vjp", "_grad", "_jvp"))
-    compiled = Compiled(sig, source, filename, None, None, None, wrt, fallback=fallback, regenerate=regenerate,
+    compiled = Compiled(sig, parts, filename, None, None, None, wrt, fallback=fallback, regenerate=regenerate,
                         scalar_result=hit.scalar_result if hit is not None else _returns_scalar(generated[0]))
     if generated is not None:
         compiled._plan, compiled._line_table = generated[0], generated[2]
@@ -158,11 +163,11 @@ def compile_signature(f: Request, sig: tuple[T, ...]) -> Compiled:
 
         writer = ModuleWriter(compiled.plan, wrt, backends.NUMPY, header(mode))
         numpy_source, numpy_file = writer.source(), new_filename()
-        return backends.NUMPY.load(numpy_source, numpy_file, f"coarsen_nb_generated_{f.name}"), \
+        return backends.NUMPY.load(writer.parts, numpy_file, f"coarsen_nb_generated_{f.name}"), \
             (numpy_source, numpy_file, writer.line_table())
 
     try:
-        env = backend.load(source, filename, f"coarsen_nb_generated_{f.name}", entry_points, numpy_module)
+        env = backend.load(parts, filename, f"coarsen_nb_generated_{f.name}", entry_points, numpy_module)
     except SyntaxError as exc:
         raise InternalCompilerError(f.name, "compiling the generated module", exc) from exc
     except ImportError as exc:
@@ -175,7 +180,7 @@ def compile_signature(f: Request, sig: tuple[T, ...]) -> Compiled:
     compiled.forward, compiled.vjp, compiled.jvp = env[f.name], env[f.name + "_vjp"], env.get(f.name + "_jvp")
     compiled.grad = env.get(f.name + "_grad")
     if cache_key and hit is None:
-        pipeline_cache.store(cache_key, pipeline_cache.Entry(source, mode, fallback, compiled.scalar_result))
+        pipeline_cache.store(cache_key, pipeline_cache.Entry(parts, mode, fallback, compiled.scalar_result))
     return compiled
 
 
@@ -223,7 +228,8 @@ def _returns_scalar(plan) -> bool:
 
 
 def _generate(f: Request, types, wrt, mode: str, reuse, backend, header: str):
-    """Lift, select, differentiate and print at one selection: ``(plan, source, line table)``.
+    """Lift, select, differentiate and print at one selection: ``(plan, the module's parts, line table)``
+    (:mod:`coarsen_nb.module_parts`).
 
     Raises :class:`NoSegmentForm` for a documented limit and :class:`InternalCompilerError` for
     anything else that goes wrong inside the compiler.
@@ -242,7 +248,8 @@ def _generate(f: Request, types, wrt, mode: str, reuse, backend, header: str):
         check_defined(plan)
         stage = "lowering"
         writer = ModuleWriter(plan, wrt, backend, header)
-        return plan, writer.source(), writer.line_table()
+        writer.source()
+        return plan, writer.parts, writer.line_table()
     except (CoarsenError, NoSegmentForm):
         raise
     except RecursionError as exc:

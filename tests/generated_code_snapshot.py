@@ -41,6 +41,7 @@ sys.path[:0] = [_HERE, os.path.dirname(_HERE)]
 from corpus import CORPUS  # noqa: E402
 
 import coarsen_nb as cn  # noqa: E402
+from coarsen_nb import module_parts  # noqa: E402
 from coarsen_nb.kernels import KERNELS, function  # noqa: E402
 
 SELECTIONS = {"default": {}, "L=1": {"max_soi": 1}, "per-block": {"per_block": True}}
@@ -100,8 +101,8 @@ def _numba_source(fn, wrt, args) -> dict:
 
     kept: list[str] = []
 
-    def keep(source, *args, **kwargs):
-        kept.append(source)
+    def keep(parts, *args, **kwargs):
+        kept.append(module_parts.joined(parts))
         raise ImportError("kept, not loaded")
 
     real, numba_loader.load = numba_loader.load, keep

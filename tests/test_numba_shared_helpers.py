@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 import coarsen_nb as cn
-from coarsen_nb import numba_loader
+from coarsen_nb import module_parts, numba_loader
 from coarsen_nb.lower.helpers import HELPERS, Helper
 from coarsen_nb.lower.numba_helpers import NUMBA_HELPERS, shared_blocks
 
@@ -40,8 +40,10 @@ def test_a_loaded_module_takes_its_helpers_from_the_shared_module(tmp_path, monk
     args = (np.arange(5.0), np.array([0.5, -1.0, 2.0]))
     f = cn.coarsen(_WINDOW_AND_SLICE, wrt=("x", "w"), backend="numba")
     got = f.grad(*args)
-    used = [block for block in shared_blocks() if block in f.source]
+    used = [p.text for p in f.module_parts if p.role == module_parts.SHARED_HELPER]
+    assert used and set(used) <= set(shared_blocks())               # (the writer marks only the table's blocks)
     assert any("def _take(" in block for block in used)            # (what this function is here to use)
+    assert {block for block in shared_blocks() if block in f.source} == set(used)    # (and every one it printed)
     loaded = [p.read_text() for p in numba_loader.cache_dir().glob("coarsen_nb_generated_window_and_slice_*.py")]
     shared = [p.read_text() for p in numba_loader.cache_dir().glob("coarsen_nb_xp_*.py")]
     assert len(loaded) == 1 and len(shared) == 1

@@ -17,20 +17,22 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
 from coarsen_nb.errors import CoarsenError
+from coarsen_nb.module_parts import CARRIED, Part, joined
 
 _BOX = "max-height:420px;overflow:auto;border:1px solid #ddd;padding:4px;font-size:12px"
 
 
-def source_html(source: str, carried: str = "") -> str:
-    """The generated module as highlighted, scrollable HTML.
+def source_html(parts) -> str:
+    """The generated module, given as its parts (:mod:`coarsen_nb.module_parts`), as highlighted, scrollable
+    HTML.
 
-    ``carried`` is text every module of its backend carries (``Backend.prologue``: for numba, the ``xp``
+    The text every module of its backend carries (the part of role ``CARRIED``: for numba, the ``xp``
     namespace of ``lower/numba_xp*.py``, some 1200 lines ahead of the user's functions, the same in every
-    module).  It is shown as one comment saying what it is, and its ``_jit`` lines, which say how the
-    functions are compiled (no fastmath, bounds checked): the user's functions come first on screen.  The
-    export writes it whole.
+    module) is shown as one comment saying what it is, and its ``_jit`` lines, which say how the functions
+    are compiled (no fastmath, bounds checked): the user's functions come first on screen.  The export writes
+    it whole.
     """
-    source = folded(source, carried)
+    source = folded(parts)
     code = highlight(source, PythonLexer(), HtmlFormatter(noclasses=True, nobackground=True))
     return f"<div class='coarsen-source' style='{_BOX}'>{code}</div>"
 
@@ -39,16 +41,20 @@ def source_html(source: str, carried: str = "") -> str:
 FOLD_AT_LINES = 40
 
 
-def folded(source: str, carried: str) -> str:
-    """``source`` with the text ``carried`` replaced by a comment and its ``_jit`` lines (see :func:`source_html`)."""
-    carried = carried.strip("\n")
+def folded(parts) -> str:
+    """The module's text with its carried part replaced by a comment and its ``_jit`` lines (see
+    :func:`source_html`)."""
+    return joined(Part(p.role, _fold(p.text)) if p.role == CARRIED else p for p in parts)
+
+
+def _fold(carried: str) -> str:
     lines = carried.splitlines()
-    if len(lines) < FOLD_AT_LINES or carried not in source:
-        return source
+    if len(lines) < FOLD_AT_LINES:
+        return carried
     kept = [line for line in lines if line.startswith("_jit")]
     note = (f"# ... {len(lines)} lines not shown here: the xp namespace, array functions written for this backend "
             "(the\n# exported module holds them, so that it needs nothing else; see .source)")
-    return source.replace(carried, "\n".join([note, *kept]), 1)
+    return "\n".join([note, *kept])
 
 
 def ir_html(ssa: str, gated: str) -> str:

@@ -235,7 +235,7 @@ class CoarsenView:
         self.ir.value = ir_html(c.ssa, c.gated)
         self.measured.value = ""
         try:
-            sois, discontinuities, source = c.sois, c.discontinuities, c.source
+            sois, discontinuities, parts = c.sois, c.discontinuities, c.module_parts
         except CoarsenError:
             # Not called yet: SOIs depend on the argument types.  Bound redraws
             # this view after the first call.
@@ -253,7 +253,7 @@ class CoarsenView:
         self.status.value = (f"{n} SOI{'s' if n != 1 else ''} with {knobs}; "
                              f"<code>{html.escape(c.name)}</code> now uses this selection")
         self.cost.value = cost_table(c.cost.as_dict(), c.gated)
-        self.source.value = source_html(source, backends.get(c.backend).prologue)
+        self.source.value = source_html(parts)
         self._show_sweep()
         self._start_sweep()
 
