@@ -70,7 +70,7 @@ class Printer(LevelPrinting, OperatorPrinting, NestPrinting, SegmentPrinting, Br
     temp symbols to their expressions.
     """
 
-    def __init__(self, xp: str, leaf, reads: dict, temps: dict, indent: int = 1, namer=None,
+    def __init__(self, xp: str, leaf, reads: dict, temps: dict, indent: int = 1, names: Names | None = None,
                  elem_shape: str | None = None, exprs=(), broadcast: bool = False,
                  elem_shape_calls: frozenset[str] = frozenset()):
         self.xp = xp
@@ -79,7 +79,7 @@ class Printer(LevelPrinting, OperatorPrinting, NestPrinting, SegmentPrinting, Br
         self.temps = temps
         self.body: list[lir.Stmt] = []     # its statements, records (the module writer takes them: _absorb)
         self.indent = indent
-        self.namer = namer or Names().fresh
+        self.names = names or Names()      # the module's names: new temporaries, and the word of each name
         self.words: dict = {}          # expression -> the user's variable it is the value of (Kernel.names)
         self.wordless: set[str] = set()     # the temporaries this printer named with no word (fresh)
         self.root = Level(None, "root")
@@ -130,7 +130,7 @@ class Printer(LevelPrinting, OperatorPrinting, NestPrinting, SegmentPrinting, Br
     def fresh(self, hint: str | None = None) -> str:
         """A new temporary named after ``hint`` (:mod:`.naming`); one minted with no word (``t``, ``t2``)
         joins :attr:`wordless`, so that no later name is derived from it (``t2_sq``)."""
-        name = self.namer(hint)
+        name = self.names.fresh(hint)
         if not hint or hint == "t":
             self.wordless.add(name)
         return name

@@ -256,7 +256,7 @@ class ModuleWriter(ReverseSweep, IteratedLoops, WriterRecords):
         shapes = [lir.Attr(lir.Name(a), "shape") for a in arrays]
         shape = None if not arrays else shapes[0] if len(arrays) == 1 else \
             lir.Call(lir.Name("_broadcast_shape"), tuple(shapes))
-        pr = Printer("xp", lambda s: leaves[s], reads, temps, indent=self.indent, namer=self.names.fresh,
+        pr = Printer("xp", lambda s: leaves[s], reads, temps, indent=self.indent, names=self.names,
                      elem_shape=shape, exprs=[o.symbol for o in kernel.outputs], broadcast=len(arrays) > 1,
                      elem_shape_calls=frozenset({"_broadcast_shape"}) if len(arrays) > 1 else frozenset())
         pr.leaf_map, pr.words = leaves, naming.kernel_words(kernel, self.plan.words, pr.deps.ranges)

@@ -29,6 +29,7 @@ class Names:
         self.preferred: dict[str, str] = {}
         self.words = words or {}            # the frontend's words for its temporaries (plan.words)
         self.spoken_for: set[str] = set()
+        self.words_of: dict[str, str] = {}  # each name printed -> the word it was made from (word())
         for p in params:
             self(p)
         self.preferred = dict(preferred or {})
@@ -47,6 +48,7 @@ class Names:
             # (a temporary of this function may hold it already: the value of the same variable)
             self.taken.add(cand)
             self.map[name] = cand
+            self.words_of[cand] = cand          # (a word already: the only version of a variable, n_x)
             return cand
         word = self.words.get(name.split(".")[0]) or (naming.user_word(name) if ":" in name else None) or \
             naming.kind_word(name)      # an inlined helper's variable (_clip3:v.2): v
@@ -54,6 +56,7 @@ class Names:
             cand = naming.unique(naming.clean(word), self.taken | self.local | self.spoken_for)
             self.taken.add(cand)
             self.map[name] = cand
+            self.words_of[cand] = cand
             return cand
         base = naming.identifier(name)
         cand = base
@@ -63,7 +66,16 @@ class Names:
             cand = f"{base}_{k}" if not base.endswith("_") else f"{base}{k}"
         self.taken.add(cand)
         self.map[name] = cand
+        self.words_of[cand] = naming.identifier(name.split(".")[0])     # (theta.2 -> theta_2: theta)
         return cand
+
+    def word(self, printed: str) -> str:
+        """The word a name this module prints was made from, for naming what is computed from it: a
+        version of a user's variable its variable (``theta_2`` -> ``theta``), an adjoint ``bar_`` and a
+        tangent ``d`` before its primal's (``b_theta_2`` -> ``bar_theta``), a temporary its own name.  Kept
+        when the name is made, never read back from the printed name; a name made elsewhere (a fuser's
+        loop variable) is its own word."""
+        return self.words_of.get(printed) or printed.strip("_") or printed
 
     def bar(self, name: str) -> str:
         """The adjoint variable of SSA value ``name``."""
@@ -82,6 +94,7 @@ class Names:
                 cand = f"{base}_{k}"
             self.taken.add(cand)
             self.map[key] = cand
+            self.words_of[cand] = ("bar_" if prefix == "b_" else "d") + self.word(self(name))
         return self.map[key]
 
     def fresh(self, hint: str | None) -> str:
@@ -89,6 +102,7 @@ class Names:
         ``sin_theta2``; never a name of the user's, a keyword, a builtin or an array-module name."""
         cand = naming.unique(naming.clean(hint), self.taken | self.local)
         self.local.add(cand)
+        self.words_of[cand] = cand
         return cand
 
     def new_scope(self) -> None:

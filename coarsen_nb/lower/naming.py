@@ -62,7 +62,7 @@ def kind_word(name: str) -> str | None:
 
 
 _MAX = 22                     # a longer word of several parts is no word
-_VERSION = re.compile(r"(_\d+)+(_out)?$|_out$")
+
 
 def _function_words() -> dict:
     """SymPy class -> the word of its function, from the rule table: the array spelling's name where it is
@@ -131,17 +131,6 @@ def tangent_read_words(kernel, tangent_reads: dict, words: dict) -> dict:
 def temp_word(name: str, words) -> str | None:
     """The frontend's word (``words``: ``plan.words``) for the temporary of SSA name ``name``."""
     return words.get(name.split(".")[0].rstrip("'"))
-
-
-def code_word(code: str) -> str:
-    """A printed name without its SSA version: ``theta_2`` -> ``theta``, ``omega_2_out`` -> ``omega``;
-    an adjoint ``b_ret_2`` -> ``bar_ret``, a tangent ``d_theta_1`` -> ``dtheta``."""
-    word = _VERSION.sub("", code.strip("_")) or code.strip("_")
-    if word.startswith("b_") and len(word) > 2:
-        return "bar_" + word[2:]
-    if word.startswith("d_") and len(word) > 2:
-        return "d" + word[2:]
-    return word
 
 
 def identifier(name: str) -> str:
@@ -255,7 +244,7 @@ def _printed_word(pr, x) -> str | None:
         memo = next((lv.memo[x] for lv in _levels(pr) if x in lv.memo), None)
         name = memo.id if isinstance(memo, lir.Name) else memo if isinstance(memo, str) else None
         if name and name.isidentifier() and name not in pr.wordless:
-            return code_word(name)
+            return pr.names.word(name)
         return pr.words.get(x)
     if pr.words.get(x):
         return pr.words[x]
@@ -265,14 +254,14 @@ def _printed_word(pr, x) -> str | None:
         # x[i]: x_i, with the user's loop variable; x[0]: x_at0, as the frontend says (frontend/words.py)
         arr, index = pr.reads[x]
         at = [pr.words.get(i) or (position(int(i)) if isinstance(i, sp.Integer) else None) for i in index]
-        return _join(code_word(arr), *(at if all(at) else ["at"]))
+        return _join(pr.names.word(arr), *(at if all(at) else ["at"]))
     if x in pr.deps.ranges:
         return None
     try:
         code = pr.leaf(x)[0]
     except KeyError:
         return None
-    return code_word(code) if isinstance(code, str) and code.isidentifier() else None
+    return pr.names.word(code) if isinstance(code, str) and code.isidentifier() else None
 
 
 def _levels(pr):

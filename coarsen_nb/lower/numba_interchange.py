@@ -315,7 +315,7 @@ class InterchangedLoop:
         codes = {s: (self.w.py(n), False) for s, n in list(k.scalars.items()) + list(k.arrays.items())}
         codes.update(leaves)
         pr = Printer("xp", lambda s: codes[s], {}, {**dict(k.body), **temps}, indent=2,
-                     namer=self.w.names.fresh, exprs=[o.symbol for o in k.outputs])
+                     names=self.w.names, exprs=[o.symbol for o in k.outputs])
         pr.scalar_points = True
         pr.words = naming.kernel_words(k, self.w.plan.words, pr.deps.ranges)
         return pr

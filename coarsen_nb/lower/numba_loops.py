@@ -246,7 +246,7 @@ class LoopFunction:
             code = leaves[s]
             return code, s in arrays and isinstance(code, str) and code == self.body.leaves[s][0]
 
-        pr = Printer("xp", leaf, reads, dict(self.body.temps), indent=indent, namer=self.fresh,
+        pr = Printer("xp", leaf, reads, dict(self.body.temps), indent=indent, names=self.writer.names,
                      exprs=[t.expr for t in self.targets])
         # NumPy's error model (``_jit_loop``) already divides and raises to powers as IEEE 754 does
         pr.ieee = False
