@@ -130,6 +130,8 @@ class Domain:
     def __str__(self) -> str:
         if self.elementwise:
             head = f"over the elements of {', '.join(self.arrays) or '(no array)'}"
+        elif self.kind == "nest":            # (no one index: the loops are the targets' nested sums)
+            head = "over nested loops"
         else:
             a, b, s = self.bounds
             head = f"over {self.index} in range({a}, {b}{'' if s == 1 else f', {s}'})"

@@ -168,6 +168,16 @@ def test_text_of_elementwise_targets():
     assert dom.arrays == ("u", "x") and dom.reduce is None
 
 
+def test_text_of_a_nest():
+    """A nest has no one index (its loops are its targets' nested sums): the text says so and prints them."""
+    x = sp.Symbol("x[k]", real=True)
+    k, j, n = sp.Symbol("k", integer=True), sp.Symbol("j", integer=True), sp.Symbol("n", integer=True)
+    nested = forms.RSum(forms.RSum(x * j, j, 0, k, 1), k, 0, n, 1)
+    dom = Domain("nest", (Target("s", nested), Target("b_x", 2 * j, "scatter", (k,))))
+    assert dom.index is None and dom.bounds is None
+    assert str(dom) == f"over nested loops:\n    s = {nested}\n    b_x[k] += 2*j"
+
+
 # ---- verify refuses broken records ----------------------------------------------------------------------
 
 
