@@ -18,7 +18,7 @@ import dataclasses
 import math
 import os
 
-from coarsen_nb import backends, checks, dask_arrays, front_cache
+from coarsen_nb import backends, checks, cupy_arrays, dask_arrays, front_cache
 from coarsen_nb.errors import CoarsenError, InternalCompilerError
 from coarsen_nb.frontend import reads
 from coarsen_nb.phi.arg_types import T, signature_of
@@ -42,8 +42,9 @@ def coarsen(fn_or_source, wrt=None, backend: str = "auto", max_soi=None, reuse=N
         "numba" compiles every generated function with Numba (loops and the scalar code between SOIs
         run as machine code); a function Numba cannot compile runs as the NumPy code, with a
         ``NumbaFallbackWarning`` naming why.  "numpy" runs NumPy code, and exports a module that
-        needs only NumPy.  "cupy" (a GPU) is never chosen for you.  A Dask array argument runs the
-        "dask" module whatever this says (:mod:`coarsen_nb.dask_arrays`).
+        needs only NumPy.  "cupy" (a GPU) is chosen for you only by your data: a CuPy array argument
+        runs the "cupy" module (:mod:`coarsen_nb.cupy_arrays`), and a Dask array argument the "dask"
+        module (:mod:`coarsen_nb.dask_arrays`), whatever this says.
     max_soi : int, optional
         Size cap L of a segment of interest (operations); 1 gives
         operator-level AD.  Default: no cap.
@@ -185,6 +186,8 @@ class Coarsened:
             ints = tuple(k for k, t in enumerate(sig) if t.kind == "int" and t.ndim == 0)
             if dask_arrays.wanted(self.backend, args):      # a Dask argument: the dask module
                 seen = (dask_arrays.specialize(self, sig, args, self._cache), ints)
+            elif cupy_arrays.wanted(self.backend, args):    # a CuPy argument: the cupy module
+                seen = self._seen[_type_key(args)] = (cupy_arrays.specialize(self, sig, self._cache), ints)
             else:
                 hit = self._cache.get(sig)
                 if hit is None:
@@ -202,6 +205,11 @@ class Coarsened:
 
     def _compile(self, sig: tuple[T, ...]) -> Compiled:
         return compile_signature(self, sig)
+
+    @property
+    def ssa_function(self):
+        """The SSA function (``ir.Function``: what :attr:`ssa` prints)."""
+        return self._ssa
 
     @property
     def gated_function(self):

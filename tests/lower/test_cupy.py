@@ -307,3 +307,20 @@ def test_each_backend_calls_the_special_functions_of_its_own_array_module():
     assert "import scipy.special" not in sources["cupy"]
     np.testing.assert_allclose(cn.coarsen(src, namespace={"np": np, "sc": sc}).grad(x),
                                sc.gammaln(x) + x * sc.digamma(x), rtol=1e-12)
+
+
+@pytest.mark.parametrize("backend", ["numba", "numpy"])
+def test_a_cupy_argument_runs_the_cupy_module_whatever_cpu_backend_was_chosen(backend):
+    """Called on CuPy arrays, a function compiled for the CPU (the default is numba) runs the cupy module:
+    gradients equal the CPU ones, on the device, and the NumPy arguments still run the CPU module."""
+    cupy = _cupy_with_device()
+    src = "def f(x, a):\n    s = 0.0\n    for i in range(len(x)):\n        s += a * np.sin(x[i]) ** 2\n    return s\n"
+    f = cn.coarsen(src, backend=backend)
+    x, a = np.linspace(-1.0, 2.0, 7), 0.75
+    want = f.grad(x, a)
+    got = f.grad(cupy.asarray(x), a)
+    assert isinstance(got[0], cupy.ndarray) and "backend=cupy" in f.source
+    np.testing.assert_allclose(_host(got[0]), want[0], rtol=1e-12)
+    np.testing.assert_allclose(float(got[1]), want[1], rtol=1e-12)
+    f.grad(x, a)                                    # (NumPy arguments: the CPU module again)
+    assert f.backend == backend and f"backend={backend}" in f.source
