@@ -58,7 +58,8 @@ def _fold(carried: str) -> str:
 
 
 def ir_html(ssa: str, gated: str) -> str:
-    """The SSA form and its gated form (γ, μ, η) side by side in the page flow."""
+    """The SSA form and its gated form (γ, μ, η) side by side in the page flow (their temporaries named as
+    the generated code names them: :mod:`coarsen_nb.notebook.ir_names`)."""
     def block(title: str, text: str) -> str:
         return f"<b>{title}</b><pre style='{_BOX}'>{html.escape(text)}</pre>"
 

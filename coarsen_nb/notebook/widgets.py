@@ -27,6 +27,7 @@ from coarsen_nb.notebook.code import ExportBox, ir_html, source_html
 from coarsen_nb.notebook.derivatives import derivatives_html
 from coarsen_nb.notebook.format import effective_reuse, fmt_knob, fmt_seconds, fmt_wrt
 from coarsen_nb.notebook.graph_view import GraphView
+from coarsen_nb.notebook.ir_names import readable_gated, readable_ssa
 from coarsen_nb.notebook.names import context_of
 from coarsen_nb.notebook.tuning import BACKGROUND_BUDGET_S, Sweep, best_times, cost_table, plot_svg, sweep_table
 
@@ -232,7 +233,7 @@ class CoarsenView:
         knobs = (f"L={fmt_knob(c.max_soi)}, R={_knobs(c)[1]}" + (", per block" if c.per_block else "")
                  + f", backend {c.backend}")
         head = f"<b>{html.escape(c.name)}</b>: gradient w.r.t. {html.escape(fmt_wrt(c.wrt))} · "
-        self.ir.value = ir_html(c.ssa, c.gated)
+        self.ir.value = ir_html(readable_ssa(c.ssa_function), readable_gated(c.gated_function))
         self.measured.value = ""
         try:
             sois, discontinuities, parts = c.sois, c.discontinuities, c.module_parts
