@@ -40,6 +40,7 @@ import sympy as sp
 
 from coarsen_nb.lower import lir, naming
 from coarsen_nb.lower.branches import BranchPrinting
+from coarsen_nb.lower.form_printing import FormPrinting
 from coarsen_nb.lower.level_printing import LevelPrinting
 from coarsen_nb.lower.names import Names
 from coarsen_nb.lower.nests import NestPrinting
@@ -57,12 +58,15 @@ from coarsen_nb.lower.printing import (
 from coarsen_nb.lower.scan_printing import ScanPrinting
 from coarsen_nb.lower.segment_printing import SegmentPrinting
 from coarsen_nb.lower.write_printing import WritePrinting
-from coarsen_nb.phi import forms, gammas, logsumexp, scans
+from coarsen_nb.phi import forms, gammas
 from coarsen_nb.symbolic.levels import ELEM, Deps
+
+#: expression class -> the Printer method that prints it (``Printer._compute``: filled on first use)
+_DISPATCH: dict = {}
 
 
 class Printer(LevelPrinting, OperatorPrinting, NestPrinting, SegmentPrinting, BranchPrinting, ScanPrinting,
-              WritePrinting):
+              WritePrinting, FormPrinting):
     """Emit statements computing SymPy expressions of one kernel.
 
     ``leaf(symbol) -> (code, is_array)`` names the kernel's inputs;
@@ -279,63 +283,55 @@ class Printer(LevelPrinting, OperatorPrinting, NestPrinting, SegmentPrinting, Br
             self.emit(lir.Assign(lir.Name(name), code))
 
     def _compute(self, e, lv: Level) -> lir.Expr | str:
-        if isinstance(e, sp.Symbol):
-            return self._symbol(e, lv)
-        if e.is_Number or e in (sp.pi, sp.E, sp.oo, -sp.oo, sp.zoo, sp.nan):
-            return self.number(e)
-        if e in (sp.true, sp.false):
-            return lir.Lit("True" if e == sp.true else "False")
-        if isinstance(e, sp.Mul) and e.args[0].is_Float and abs(float(e.args[0])) == 1.0 and \
-                not int_typed(rest := sp.Mul(*e.args[1:])):
+        """``e`` at level ``lv``, by the ``_print_<class>`` method of the first class in ``e``'s MRO that has
+        one (as SymPy's printers and the CUDA printer dispatch), else as an operator or a function of the
+        array namespace (:meth:`_print_default`).  The method of each expression class is looked up once."""
+        method = _DISPATCH.get(type(e))
+        if method is None:
+            method = _DISPATCH[type(e)] = next(
+                (getattr(Printer, f"_print_{c.__name__}") for c in type(e).__mro__
+                 if hasattr(Printer, f"_print_{c.__name__}")), Printer._print_default)
+        return method(self, e, lv)
+
+    # -- one method per kind of expression ---------------------------------------------------------------
+
+    def _print_Symbol(self, e, lv):
+        return self._symbol(e, lv)
+
+    def _print_Number(self, e, lv):         # (integers, rationals, floats, the infinities, NaN)
+        return self.number(e)
+
+    _print_Pi = _print_Exp1 = _print_ComplexInfinity = _print_Number
+
+    def _print_BooleanTrue(self, e, lv):
+        return lir.Lit("True")
+
+    def _print_BooleanFalse(self, e, lv):
+        return lir.Lit("False")
+
+    def _print_Mul(self, e, lv):
+        if e.args[0].is_Float and abs(float(e.args[0])) == 1.0 and not int_typed(rest := sp.Mul(*e.args[1:])):
             return self._compute(rest if e.args[0] > 0 else -rest, lv)     # 1.0 * x is x for a float x
-        array = lv.kind != "root" and not (lv.kind == "cond")
-        if isinstance(e, forms.Reduction):
-            return self._reduce(e, lv)
-        if isinstance(e, forms.RWrite):
-            return self._write(e, lv)
-        if isinstance(e, sp.ITE):
-            return self._piecewise(gammas.Gamma((e.args[1], e.args[0]), (e.args[2], True)), lv)
-        if isinstance(e, sp.Piecewise):
-            return self._piecewise(e, lv)
-        if isinstance(e, forms.SumTo):
-            g, x = e.args
-            # summed to an array leaf's shape, or to the shape of an array the kernel wrote (a slice)
-            shaped = self.value(x, self.root) if x in self.temps else self.leaf(x)[0]
-            return lir.Call(lir.Name(self.helper('_sum_to')), (self.value(g, lv), lir.Attr(lir.expr(shaped), "shape")))
-        if isinstance(e, forms.ElemSum):
-            if self.elem is None:       # (np.sum of a number: the number)
-                return self.value(e.args[0], lv)
-            return self.call("sum", self.value(e.args[0], self.elem))
-        if isinstance(e, forms.LogSumExp):
-            self.value(forms.RMax(*e.args[1:]), lv)     # the shift, once, before any branch on c
-            return self.value(logsumexp.lowered(e), lv)
-        if isinstance(e, forms.RLin):
-            a, b, k, lo, hi, st = e.args
-            return self._reduce(forms.RSum(b * forms.ProdAfter(a, k, lo, hi, st), k, lo, hi, st), lv)
-        if isinstance(e, (forms.ProdExcept, forms.ArgOneHot, forms.ProdAfter)):
-            return self._segment_op(e, lv)
-        if isinstance(e, forms.LinState):
-            return self._lin_state(e, lv)
-        if isinstance(e, scans.SCAN_FORMS):
-            return self._scan(e, lv)
-        if isinstance(e, forms.BroadcastLike):
-            like = self.value(e.args[1], lv)
-            zeros = self.call("zeros_like", like, dtype=self.dtype("float64"))
-            return lir.Paren(lir.BinOp("+", zeros, self.value(e.args[0], lv)))
-        if isinstance(e, forms.Gather):
-            whole = self.value(e.args[0], self.root)
-            fast = self.affine_slice(e.args[1], lv) if len(e.args) == 2 else None
-            if fast is not None:        # the elements a loop wrote at k + c: a slice, not a gather
-                return lir.Call(lir.Name(self.helper('_take')), (whole, *fast))
-            return lir.Index(whole, tuple(self.value(i, lv) for i in e.args[1:]))
-        if isinstance(e, forms.Unwritten):
-            return self._unwritten(e, lv)
-        if isinstance(e, (gammas.AndThen, gammas.OrElse)):
-            return self._short_circuit(e, lv)
+        return self._print_default(e, lv)
+
+    def _print_Reduction(self, e, lv):      # (RSum, RProd, RMax, RMin)
+        return self._reduce(e, lv)
+
+    def _print_RWrite(self, e, lv):
+        return self._write(e, lv)
+
+    def _print_ITE(self, e, lv):
+        return self._piecewise(gammas.Gamma((e.args[1], e.args[0]), (e.args[2], True)), lv)
+
+    def _print_Piecewise(self, e, lv):
+        return self._piecewise(e, lv)
+
+    def _print_default(self, e, lv):
         if lv.kind in ("mask", "cond") and not self.deps(e) & (self._varying_binders(lv) | {ELEM}):
             # one number for all of an arm's points (a masked arm, or an `if` on a scalar inside an
             # array level): Python's math, not the array namespace, which need not take a Python float
             return self._op(e, lv, False)
+        array = lv.kind != "root" and not (lv.kind == "cond")
         return self._op(e, lv, array or self._is_array_level(lv))
 
     def _is_array_level(self, lv: Level) -> bool:

@@ -1,0 +1,68 @@
+"""How the NumPy printer (:class:`~coarsen_nb.lower.emit.Printer`) prints each phi-calculus form that is not
+a reduction, a write or a branch: one ``_print_<Form>`` method per form, found by the printer's dispatch
+(``Printer._compute``) as SymPy's printers find theirs.  A form whose printing takes a module of its own
+(scans, segments, nests) calls it from here."""
+
+from __future__ import annotations
+
+from coarsen_nb.lower import lir
+from coarsen_nb.phi import forms, logsumexp, scans
+
+
+class FormPrinting:
+    """The ``_print_<Form>`` methods of :class:`~coarsen_nb.lower.emit.Printer` (a mixin of it)."""
+
+    def _print_SumTo(self, e, lv):
+        g, x = e.args
+        # summed to an array leaf's shape, or to the shape of an array the kernel wrote (a slice)
+        shaped = self.value(x, self.root) if x in self.temps else self.leaf(x)[0]
+        return lir.Call(lir.Name(self.helper('_sum_to')), (self.value(g, lv), lir.Attr(lir.expr(shaped), "shape")))
+
+    def _print_ElemSum(self, e, lv):
+        if self.elem is None:       # (np.sum of a number: the number)
+            return self.value(e.args[0], lv)
+        return self.call("sum", self.value(e.args[0], self.elem))
+
+    def _print_LogSumExp(self, e, lv):
+        self.value(forms.RMax(*e.args[1:]), lv)     # the shift, once, before any branch on c
+        return self.value(logsumexp.lowered(e), lv)
+
+    def _print_RLin(self, e, lv):
+        a, b, k, lo, hi, st = e.args
+        return self._reduce(forms.RSum(b * forms.ProdAfter(a, k, lo, hi, st), k, lo, hi, st), lv)
+
+    def _print_ProdExcept(self, e, lv):
+        return self._segment_op(e, lv)
+
+    _print_ArgOneHot = _print_ProdAfter = _print_ProdExcept
+
+    def _print_LinState(self, e, lv):
+        return self._lin_state(e, lv)
+
+    def _print_scan(self, e, lv):           # (every form of scans.SCAN_FORMS: set below the class)
+        return self._scan(e, lv)
+
+    def _print_BroadcastLike(self, e, lv):
+        like = self.value(e.args[1], lv)
+        zeros = self.call("zeros_like", like, dtype=self.dtype("float64"))
+        return lir.Paren(lir.BinOp("+", zeros, self.value(e.args[0], lv)))
+
+    def _print_Gather(self, e, lv):
+        whole = self.value(e.args[0], self.root)
+        fast = self.affine_slice(e.args[1], lv) if len(e.args) == 2 else None
+        if fast is not None:        # the elements a loop wrote at k + c: a slice, not a gather
+            return lir.Call(lir.Name(self.helper('_take')), (whole, *fast))
+        return lir.Index(whole, tuple(self.value(i, lv) for i in e.args[1:]))
+
+    def _print_Unwritten(self, e, lv):
+        return self._unwritten(e, lv)
+
+    def _print_AndThen(self, e, lv):
+        return self._short_circuit(e, lv)
+
+    _print_OrElse = _print_AndThen
+
+
+# every scan form prints as a scan (a form added to scans.SCAN_FORMS needs nothing here)
+for _form in scans.SCAN_FORMS:
+    setattr(FormPrinting, f"_print_{_form.__name__}", FormPrinting._print_scan)
