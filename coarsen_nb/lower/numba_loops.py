@@ -16,6 +16,8 @@ from coarsen_nb.lower.domain import Domain, arrays_read
 from coarsen_nb.lower.emit import Printer
 from coarsen_nb.lower.fusion_domain import Body
 from coarsen_nb.lower.helpers import Helper
+from coarsen_nb.lower.numba_trig import KINDS as TRIG_KINDS
+from coarsen_nb.lower.numba_trig import FastTrig
 from coarsen_nb.lower.printing import is_atom_code
 from coarsen_nb.symbolic.levels import ELEM
 
@@ -100,6 +102,9 @@ class LoopFunction:
             loop_range = (a, b) if str(s) == "1" else (a, b, s)
         inner = self.printer(loop_leaves, reads_map, 2, {} if elementwise else {self.dom.index: i.id})
         inner.scalar_points = True
+        trig = FastTrig(self.fresh) if self.kind in TRIG_KINDS else None        # (a loop that only stores)
+        if trig is not None:
+            inner.scalar_call = trig.call
         pre = list(outer.body)
         outer.body = []
         out: list[lir.Stmt] = []
@@ -131,8 +136,13 @@ class LoopFunction:
                     head.append(lir.Assign(buf, lir.Call(lir.Attr(lir.Name("xp"), "empty"), (count,))))
                     out.append(lir.Assign(lir.Index(buf, (i,)), val))
                     returns.append(lir.Call(lir.Attr(buf, "reshape"), (shape,)))
-        loop = lir.For(i, lir.Call(lir.Name("range"), loop_range), tuple(inner.body + out))
-        body = [*pre, *head, loop, *outer.body]
+        iterable = lir.Call(lir.Name("range"), loop_range)
+        if trig is not None and trig.used:
+            loops = trig.loops(i, iterable, inner.body, out)
+            loads.add("math")           # (libm's cos and sin for the far elements)
+        else:
+            loops = [lir.For(i, iterable, tuple(inner.body + out))]
+        body = [*pre, *head, *loops, *outer.body]
         if returns:
             body.append(lir.Return(returns[0] if len(returns) == 1 else lir.Tuple(tuple(returns), bare=True)))
         loads |= outer.helpers | inner.helpers | ({"math"} if outer.uses_math or inner.uses_math else set())
