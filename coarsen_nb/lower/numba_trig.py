@@ -46,6 +46,9 @@ _LIBM = {"_cos": "cos", "_sin": "sin"}
 # (the loop kinds whose loop only stores: numba_loops.LoopFunction)
 KINDS = frozenset({"elem", "scatter"})
 
+# the terms of a sum computed at once (``FastTrig.summed``): a buffer that stays in the first-level cache
+CHUNK = 256
+
 
 class FastTrig:
     """The printer hook (``Printer.scalar_call``) of one loop function's body, and the loops it prints."""
@@ -93,14 +96,45 @@ class FastTrig:
                                          "inf): libm's values"),
                              libm))]
 
+    def summed(self, index: lir.Name, bounds: tuple, body: list[lir.Stmt], step: lir.AugAssign,
+               start: lir.Expr) -> list[lir.Stmt]:
+        """A sum's loop over ``range(*bounds)`` (step 1) whose ``body`` ends in ``step`` (``acc += v``), in chunks:
+        each chunk's terms computed into a buffer (the vectorized loop), then added in order (the same sum, bit
+        for bit, as one term at a time); where an element was far, the sum again from ``start`` with libm's
+        functions (see the module docstring)."""
+        acc, value = step.target, step.value
+        far, terms = lir.Name(self.fresh("far")), lir.Name(self.fresh("terms"))
+        chunk, stop, j = (lir.Name(self.fresh(h)) for h in ("chunk", "stop", "j"))
+        lo, hi = (lir.Lit("0"), bounds[0]) if len(bounds) == 1 else bounds
+        size = lir.Lit(str(CHUNK))
+        begin = lir.Assign(self.near, lir.Lit("True"))
+        fill = lir.For(index, lir.Call(lir.Name("range"), (chunk, stop)), (
+            begin, *body, lir.AugAssign(far, "|", lir.Unary("not", self.near)),
+            lir.Assign(lir.Index(terms, (lir.BinOp("-", index, chunk),)), value)))
+        add = lir.For(j, lir.Call(lir.Name("range"), (lir.BinOp("-", stop, chunk),)),
+                      (lir.AugAssign(acc, "+", lir.Index(terms, (j,))),))
+        chunks = lir.For(chunk, lir.Call(lir.Name("range"), (lo, hi, size)), (
+            lir.Assign(stop, lir.Call(lir.Name("min"), (lir.BinOp("+", chunk, size), hi))), fill, add))
+        libm = lir.For(index, lir.Call(lir.Name("range"), tuple(bounds)), (begin, *(_libm(s) for s in body), step))
+        return [lir.Assign(far, lir.Lit("False")),
+                lir.Assign(terms, lir.Call(lir.Attr(lir.Name("xp"), "empty"), (size,))), chunks,
+                lir.If(far, (lir.Comment(f"a cos or sin read a number beyond ±{TRIG_NEAR!r} (or NaN, inf): the sum "
+                                         "with libm's values"), lir.Assign(acc, start), libm))]
 
-def _libm(node):
-    """``node`` (a statement or expression record) with each call of ``_cos``/``_sin`` calling ``math``'s."""
+
+    def plain(self, body: list[lir.Stmt]) -> list[lir.Stmt]:
+        """``body`` as it was before this hook: libm's functions, no test of the arguments."""
+        return list(_libm(tuple(body), self.near))
+
+
+def _libm(node, drop: lir.Name | None = None):
+    """``node`` (a statement or expression record) with each call of ``_cos``/``_sin`` calling ``math``'s, and
+    without the statements ``drop &= ...`` where ``drop`` is given."""
     if isinstance(node, lir.Call) and isinstance(node.func, lir.Name) and node.func.id in _LIBM:
         return lir.Call(lir.Attr(lir.Name("math"), _LIBM[node.func.id]), tuple(_libm(a) for a in node.args))
     if isinstance(node, tuple):
-        return tuple(_libm(x) for x in node)
+        return tuple(_libm(x, drop) for x in node if not (isinstance(x, lir.AugAssign) and x.target == drop))
     if not isinstance(node, (lir.Stmt, lir.Expr)) or not dataclasses.is_dataclass(node):
         return node
-    changes = {f.name: _libm(getattr(node, f.name)) for f in dataclasses.fields(node)}
+    changes = {f.name: _libm(getattr(node, f.name), drop) for f in dataclasses.fields(node)}
     return dataclasses.replace(node, **changes)

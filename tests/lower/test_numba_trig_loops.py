@@ -32,12 +32,22 @@ def wave(x, w):
     return s
 
 
+def shifted(x):
+    """A sum whose subscripts are not the loop variable alone: no test before the loop proves them in bounds,
+    so the sum keeps libm's calls (its adjoint's scatter does not need the tests)."""
+    s = 0.0
+    for i in range(len(x) - 1):
+        s += math.cos(x[i + 1]) * x[i]
+    return s
+
+
 def both(x, y):
     z = np.sin(x) * y + np.cos(y)
     return np.sum(z * z)
 
 
-PROGRAMS = {"piecewise_sum": (piecewise_sum, ("x",)), "wave": (wave, ("x",)), "both": (both, ("x", "y"))}
+PROGRAMS = {"piecewise_sum": (piecewise_sum, ("x",)), "wave": (wave, ("x",)), "shifted": (shifted, ("x",)),
+            "both": (both, ("x", "y"))}
 PAIRS = BackendPairs(PROGRAMS)
 
 # numbers of every kind a cos or sin may read: ordinary, up to the bound and just past it, huge, inf, NaN
@@ -52,10 +62,13 @@ def _args(name, x):
 
 
 def _numba_equals_numpy(name, args):
+    """numba's value and gradient equal the NumPy backend's (1e-12; NaN where it is NaN)."""
     _, by_numpy, by_numba = PAIRS.pair(name)
     with np.errstate(all="ignore"):
-        want = by_numpy.grad(*args)
+        want_value, want = by_numpy.value_and_grad(*args)
+        got_value = by_numba(*args)
     got = by_numba.grad(*args)
+    np.testing.assert_allclose(got_value, want_value, rtol=1e-12, atol=1e-300, err_msg=f"{name} value")
     for g, w in zip(as_tuple(got), as_tuple(want), strict=True):
         np.testing.assert_allclose(g, w, rtol=1e-12, atol=0, err_msg=name)      # (NaN where NaN)
     return got
@@ -66,6 +79,20 @@ def test_the_loop_calls_the_vectorizable_helpers(name):
     _, _, by_numba = PAIRS.pair(name)
     by_numba.grad(*_args(name, np.linspace(-3.0, 3.0, 5)))
     assert "_cos(" in by_numba.source and "math.cos(" in by_numba.source     # (and libm's for the far elements)
+    # a sum over a loop whose subscripts the tests before it find in bounds: in chunks, with _sin
+    assert ("_fwd_reduce_in_bounds(" in by_numba.source) == (name in ("piecewise_sum", "wave"))
+
+
+@pytest.mark.parametrize("name", ["piecewise_sum", "wave"])
+def test_a_chunked_sum_adds_in_the_loops_order(name):
+    """The value of a sum of sines by chunks: the plain function's (one term at a time, libm's sin) to the
+    terms' 1 ulp, across several chunks and a partial last one; exactly it where an element is far (the sum
+    again with libm's)."""
+    fn, _, by_numba = PAIRS.pair(name)
+    x = np.random.default_rng(1).uniform(-4.0, 4.0, 1000)
+    np.testing.assert_allclose(by_numba(*_args(name, x)), fn(*_args(name, x)), rtol=1e-13)
+    x[700] = -3e6 if name == "piecewise_sum" else 3e6
+    assert by_numba(*_args(name, x)) == fn(*_args(name, x))
 
 
 @pytest.mark.parametrize("name", list(PROGRAMS))
