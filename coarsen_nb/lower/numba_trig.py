@@ -25,8 +25,13 @@ recomputed with libm's, in a second loop that runs only where there is one:
                 out[i] = w
 
 So every element is libm's value (to 1 ulp) and a far element exactly libm's; NaN and inf behave as libm's.
-Only loops that store (the ``elem`` and ``scatter`` kinds) are printed so: in a loop that sums, LLVM keeps the
-sum's order and vectorizes nothing, and libm's scalar call is the faster there (as for ``_exp``).
+The loops that store (the ``elem`` and ``scatter`` kinds) are printed so.  In a loop that sums, LLVM keeps the
+sum's order and vectorizes nothing (a scalar ``_sin`` there is hardly faster than libm's), so a float sum over a
+range of step 1 (``reduce``) computes its terms by chunks into a buffer, the vectorized loop, then adds them in
+order: the same sum, bit for bit (``summed``); where an element was far, the sum is computed again with libm's.
+Its chunks vectorize only without bounds checks: ``numba_loops`` prints it as the unchecked twin behind the
+tests of :func:`~coarsen_nb.lower.numba_bounds.out_of_bounds`, and keeps libm's calls (``plain``) where there
+are no such tests.
 """
 
 from __future__ import annotations
