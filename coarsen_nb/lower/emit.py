@@ -100,6 +100,9 @@ class Printer(LevelPrinting, OperatorPrinting, NestPrinting, SegmentPrinting, Br
         # the root level is one point of a loop (a fused loop's body, lower/numba_fusion.py): a value that
         # varies over a loop index is a Python number there, not an array
         self.scalar_points = False
+        # ``(printer, e, args) -> call or None``: a function of numbers spelled otherwise than its rule's scalar
+        # spelling, where it returns a call (a numba loop's vectorizable ``_cos``: lower/numba_trig.py)
+        self.scalar_call = None
         self._masks: dict = {}
         self._tables: dict = {}       # power tables of rectangular nests, by (factor, level)
         self._reduced_memo: dict = {}
@@ -130,6 +133,12 @@ class Printer(LevelPrinting, OperatorPrinting, NestPrinting, SegmentPrinting, Br
             yield body
         finally:
             self._blocks.pop()
+
+    @property
+    def open_blocks(self) -> list[list]:
+        """The statement lists open where the next statement is emitted, the body first: what each holds
+        so far runs before that statement."""
+        return [self.body, *self._blocks]
 
     def fresh(self, hint: str | None = None) -> str:
         """A new temporary named after ``hint`` (:mod:`.naming`); one minted with no word (``t``, ``t2``)

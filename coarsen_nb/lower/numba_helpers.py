@@ -11,6 +11,10 @@ types to choose its loop, and ``_diff_vjp`` its ``diff_vjp`` (:mod:`coarsen_nb.l
 
 from __future__ import annotations
 
+#: the largest |x| whose cos and sin the helpers ``_cos`` and ``_sin`` compute (2^19 pi/2, fdlibm's medium range,
+#: a little less): the loops that call them recompute the elements beyond with libm's (lower/numba_trig.py)
+TRIG_NEAR = 823549.6
+
 NUMBA_HELPERS = {
     # NumPy's bincount, as the NumPy backend's helper runs it: that helper's other branch (for an array
     # library without bincount) is dead here, but Numba compiles both sides of ``hasattr``, and that
@@ -154,6 +158,55 @@ NUMBA_HELPERS = {
     elif x < -745.2:
         y = 0.0
     return y
+''',
+    # cos and sin in arithmetic LLVM vectorizes (libm's, called by math.cos, it cannot: see _exp), for a fused
+    # loop that stores (lower/numba_trig.py: a loop that sums is scalar, and libm's is the faster there).
+    # fdlibm's medium reduction (FreeBSD's e_rem_pio2.c) with all three of its rounds, always: n = round(x
+    # 2/pi), y0 + y1 = x - n pi/2 with pi/2 in three parts of 33 bits (n pio2_1 exact for |n| < 2^20) and
+    # their tails, 151 bits of pi/2; then fdlibm's k_cos.c and k_sin.c polynomials (|y0| <= pi/4, error
+    # below 1 ulp), the quadrant n mod 4 choosing which and its sign.  Within 1 ulp of libm's for |x| <=
+    # TRIG_NEAR (2^19 pi/2): beyond, and for NaN and +-inf, the result is NaN, and the loop that calls it
+    # recomputes those elements with math.cos/math.sin (lower/numba_trig.py).  (x is replaced by 0 there before
+    # it is reduced, so that the float-to-integer conversion never sees a number out of its range.)
+    "_trig": f'''def _trig(x, quarter):
+    """cos(x - quarter*pi/2) within 1 ulp for |x| <= {TRIG_NEAR!r}, NaN beyond (see numba_helpers)."""
+    near = abs(x) <= {TRIG_NEAR!r}
+    xr = x if near else 0.0
+    fn = (xr * 0.6366197723675814 + 6755399441055744.0) - 6755399441055744.0
+    t = xr - fn * 1.5707963267341256
+    w = fn * 6.077100506303966e-11
+    r = t - w
+    w = fn * 2.0222662487959506e-21 - ((t - r) - w)
+    t = r
+    w = fn * 2.0222662487111665e-21
+    r = t - w
+    w = fn * 8.4784276603689e-32 - ((t - r) - w)
+    y0 = r - w
+    y1 = (r - y0) - w
+    z = y0 * y0
+    zz = z * z
+    rc = (z * (4.16666666666666019037e-02 + z * (-1.38888888888741095749e-03 + z * 2.48015872894767294178e-05))
+          + zz * zz * (-2.75573143513906633035e-07 + z * (2.08757232129817482790e-09
+                                                          + z * -1.13596475577881948265e-11)))
+    hz = 0.5 * z
+    wc = 1.0 - hz
+    c = wc + (((1.0 - wc) - hz) + (z * rc - y0 * y1))
+    rs = (8.33333333332248946124e-03 + z * (-1.98412698298579493134e-04 + z * 2.75573137070700676789e-06)
+          + z * zz * (-2.50507602534068634195e-08 + z * 1.58969099521155010221e-10))
+    v = z * y0
+    s = y0 - ((z * (0.5 * y1 - v * rs) - y1) - v * -1.66666666666666324348e-01)
+    q = (_np.int64(fn) + quarter) & 3
+    y = s if q & 1 else c
+    y = -y if (q + 1) & 2 else y
+    return y if near else math.nan
+''',
+    "_cos": f'''def _cos(x):
+    """cos(x) within 1 ulp of math.cos for |x| <= {TRIG_NEAR!r}, NaN beyond: arithmetic a loop can vectorize."""
+    return _trig(x, 0)
+''',
+    "_sin": f'''def _sin(x):
+    """sin(x) = cos(x - pi/2) within 1 ulp of math.sin for |x| <= {TRIG_NEAR!r}, NaN beyond (see _cos)."""
+    return _trig(x, 3)
 ''',
     "_ipow": '''def _ipow(a, m):
     """a**m for an integer m >= 0, inf on overflow like the loop it replaces: Numba's float power."""

@@ -16,6 +16,9 @@ from coarsen_nb.lower.domain import Domain, arrays_read
 from coarsen_nb.lower.emit import Printer
 from coarsen_nb.lower.fusion_domain import Body
 from coarsen_nb.lower.helpers import Helper
+from coarsen_nb.lower.numba_bounds import UNCHECKED, loop_spans, out_of_bounds
+from coarsen_nb.lower.numba_trig import KINDS as TRIG_KINDS
+from coarsen_nb.lower.numba_trig import FastTrig
 from coarsen_nb.lower.printing import is_atom_code
 from coarsen_nb.symbolic.levels import ELEM
 
@@ -100,6 +103,12 @@ class LoopFunction:
             loop_range = (a, b) if str(s) == "1" else (a, b, s)
         inner = self.printer(loop_leaves, reads_map, 2, {} if elementwise else {self.dom.index: i.id})
         inner.scalar_points = True
+        # a loop that only stores, or one float sum over a range of step 1: cos and sin vectorized (numba_trig)
+        summed = self.kind == "reduce" and self.dom.reduce.kind == "sum" and \
+            not self.dom.reduce.integer and len(self.targets) == 1 and len(loop_range) <= 2
+        trig = FastTrig(self.fresh) if self.kind in TRIG_KINDS or summed else None
+        if trig is not None:
+            inner.scalar_call = trig.call
         pre = list(outer.body)
         outer.body = []
         out: list[lir.Stmt] = []
@@ -131,12 +140,36 @@ class LoopFunction:
                     head.append(lir.Assign(buf, lir.Call(lir.Attr(lir.Name("xp"), "empty"), (count,))))
                     out.append(lir.Assign(lir.Index(buf, (i,)), val))
                     returns.append(lir.Call(lir.Attr(buf, "reshape"), (shape,)))
-        loop = lir.For(i, lir.Call(lir.Name("range"), loop_range), tuple(inner.body + out))
-        body = [*pre, *head, loop, *outer.body]
+        iterable = lir.Call(lir.Name("range"), loop_range)
+        checks = None
+        if trig is not None and trig.used and summed:
+            # (a sum's chunks vectorize only without bounds checks: tests before the loop decide, as for a nest;
+            # where there are none, the sum keeps libm's calls)
+            plain = [lir.For(i, iterable, tuple(inner.body + out))]
+            checks = out_of_bounds(plain, set(params), loop_spans(plain, set(params)))
+            if checks is None:
+                trig.used = False
+                inner.body = trig.plain(inner.body)
+                inner.helpers -= {"_cos", "_sin"}
+                loads.add("math")
+        if trig is not None and trig.used and summed:
+            loops = trig.summed(i, loop_range, inner.body, out[0], accumulator_start(self.dom.reduce))
+            loads.add("math")
+        elif trig is not None and trig.used:
+            loops = trig.loops(i, iterable, inner.body, out)
+            loads.add("math")           # (libm's cos and sin for the far elements)
+        else:
+            loops = [lir.For(i, iterable, tuple(inner.body + out))]
+        body = [*pre, *head, *loops, *outer.body]
         if returns:
             body.append(lir.Return(returns[0] if len(returns) == 1 else lir.Tuple(tuple(returns), bare=True)))
         loads |= outer.helpers | inner.helpers | ({"math"} if outer.uses_math or inner.uses_math else set())
-        return self.register(params, body, loads), params
+        name = self.register(params, body, loads)
+        if not checks:
+            return name, params
+        checked = (lir.Return(lir.Call(lir.Name(name), tuple(lir.Name(p) for p in params))),)
+        return self.register(params, [*(lir.If(test, checked) for test in checks), *body], loads | {name},
+                             "reduce_in_bounds", UNCHECKED), params
 
     def _flatten(self, head: list, loop_leaves: dict, leaves, codes):
         """The statements that flatten the domain's arrays to its broadcast shape (into ``head``), each array

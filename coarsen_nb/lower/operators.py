@@ -87,6 +87,10 @@ class OperatorPrinting:
         a = [self.value(x, lv) for x in e.args]
         if cast:
             a = self._floats(e.args, a)
+        if not array and self.scalar_call is not None:
+            made = self.scalar_call(self, e, a)      # (a numba loop's own spelling: lower/numba_trig.py)
+            if made is not None:
+                return made
         p = printed(type(e))
         if p is not None:
             # a primitive's form: spelled as its registration says (rules/)

@@ -1,0 +1,145 @@
+"""A numba loop that stores cosines and sines: vectorized with ``_cos``/``_sin``, libm's for the rare far elements.
+
+Numba calls libm for ``math.cos`` and ``math.sin``, which LLVM cannot vectorize (pip's llvmlite has no vector
+math library), so a loop over x computing ``cos(x[i])`` runs one element at a time: piecewise_sum's gradient
+was libm's cos on half its points and a branch (JAX's computes a vectorized cos on all and selects).  The
+helpers ``_cos`` and ``_sin`` (``numba_helpers``) are arithmetic, within 1 ulp of libm's for |x| <= TRIG_NEAR
+(2^19 pi/2), NaN beyond; inlined in the loop, both arms of a branch are plain arithmetic and LLVM if-converts
+and vectorizes the loop.  The elements whose argument is beyond the bound (or NaN, or infinite) are rare and
+recomputed with libm's, in a second loop that runs only where there is one:
+
+    far = False
+    for k in range(...):
+        near = True
+        ...                                  # the body; before each call of _cos(a):
+        near &= abs(a) <= TRIG_NEAR          #   (in the arm that calls it)
+        far |= not near
+        b_x[int(k)] += v if near else -0.0   # a scatter adds nothing at a far element (x + -0.0 is x)
+        out[i] = w                           # a store is written again below
+    if far:
+        for k in range(...):
+            near = True
+            ...                              # the same body with math.cos and math.sin
+            if not near:
+                b_x[int(k)] += v
+                out[i] = w
+
+So every element is libm's value (to 1 ulp) and a far element exactly libm's; NaN and inf behave as libm's.
+The loops that store (the ``elem`` and ``scatter`` kinds) are printed so.  In a loop that sums, LLVM keeps the
+sum's order and vectorizes nothing (a scalar ``_sin`` there is hardly faster than libm's), so a float sum over a
+range of step 1 (``reduce``) computes its terms by chunks into a buffer, the vectorized loop, then adds them in
+order: the same sum, bit for bit (``summed``); where an element was far, the sum is computed again with libm's.
+Its chunks vectorize only without bounds checks: ``numba_loops`` prints it as the unchecked twin behind the
+tests of :func:`~coarsen_nb.lower.numba_bounds.out_of_bounds`, and keeps libm's calls (``plain``) where there
+are no such tests.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import sympy as sp
+
+from coarsen_nb.lower import lir
+from coarsen_nb.lower.numba_helpers import TRIG_NEAR
+from coarsen_nb.lower.printing import is_atom_code
+
+# the helper for each function, and libm's (``math``) name for it in the far elements' loop
+_FAST = {sp.cos: "_cos", sp.sin: "_sin"}
+_LIBM = {"_cos": "cos", "_sin": "sin"}
+
+# (the loop kinds whose loop only stores: numba_loops.LoopFunction)
+KINDS = frozenset({"elem", "scatter"})
+
+# the terms of a sum computed at once (``FastTrig.summed``): a buffer that stays in the first-level cache
+CHUNK = 256
+
+
+class FastTrig:
+    """The printer hook (``Printer.scalar_call``) of one loop function's body, and the loops it prints."""
+
+    def __init__(self, fresh):
+        self.fresh = fresh
+        self.near = lir.Name(fresh("near"))
+        self.used = False
+        self._checked: list = []        # (the block, the argument) of each test printed
+
+    def call(self, pr, e, args) -> lir.Expr | None:
+        """``_cos(a)`` (``_sin(a)``) for ``cos(a)`` (``sin(a)``) of the loop's body, after the statement that
+        notes whether ``a`` is near (emitted where the call is: in the arm of a branch that computes it);
+        None for any other function, which the printer spells as it does."""
+        name = _FAST.get(type(e))
+        if name is None or len(args) != 1:
+            return None
+        a = args[0]
+        if not is_atom_code(a):
+            a = lir.Name(pr.fresh(None))
+            pr.emit(lir.Assign(a, args[0]))
+        # (once per argument in the blocks open here: a test printed in one of them was run before this point)
+        open_blocks = pr.open_blocks
+        if not any(block is b and a == arg for block, arg in self._checked for b in open_blocks):
+            pr.emit(lir.AugAssign(self.near, "&", lir.Compare("<=", lir.Call(lir.Name("abs"), (a,)),
+                                                              lir.Lit(repr(TRIG_NEAR)))))
+            self._checked.append((open_blocks[-1], a))
+        self.used = True
+        return lir.Call(lir.Name(pr.helper(name)), (a,))
+
+    def loops(self, index: lir.Expr, iterable: lir.Expr, body: list[lir.Stmt],
+              stores: list[lir.Stmt]) -> list[lir.Stmt]:
+        """The vectorized loop over ``body`` then ``stores`` (each an ``Assign`` or ``AugAssign`` into an array),
+        and the loop recomputing its far elements with libm's functions (see the module docstring)."""
+        far = lir.Name(self.fresh("far"))
+        start = lir.Assign(self.near, lir.Lit("True"))
+        fast = [lir.AugAssign(s.target, s.op, lir.IfExp(s.value, self.near, lir.Lit("-0.0")))
+                if isinstance(s, lir.AugAssign) else s for s in stores]
+        vectorized = lir.For(index, iterable, (start, *body, lir.AugAssign(far, "|", lir.Unary("not", self.near)),
+                                               *fast))
+        libm = lir.For(index, iterable, (start, *(_libm(s) for s in body),
+                                         lir.If(lir.Unary("not", self.near), tuple(stores))))
+        return [lir.Assign(far, lir.Lit("False")), vectorized,
+                lir.If(far, (lir.Comment(f"the elements whose cos or sin reads a number beyond ±{TRIG_NEAR!r} (or NaN, "
+                                         "inf): libm's values"),
+                             libm))]
+
+    def summed(self, index: lir.Name, bounds: tuple, body: list[lir.Stmt], step: lir.AugAssign,
+               start: lir.Expr) -> list[lir.Stmt]:
+        """A sum's loop over ``range(*bounds)`` (step 1) whose ``body`` ends in ``step`` (``acc += v``), in chunks:
+        each chunk's terms computed into a buffer (the vectorized loop), then added in order (the same sum, bit
+        for bit, as one term at a time); where an element was far, the sum again from ``start`` with libm's
+        functions (see the module docstring)."""
+        acc, value = step.target, step.value
+        far, terms = lir.Name(self.fresh("far")), lir.Name(self.fresh("terms"))
+        chunk, stop, j = (lir.Name(self.fresh(h)) for h in ("chunk", "stop", "j"))
+        lo, hi = (lir.Lit("0"), bounds[0]) if len(bounds) == 1 else bounds
+        size = lir.Lit(str(CHUNK))
+        begin = lir.Assign(self.near, lir.Lit("True"))
+        fill = lir.For(index, lir.Call(lir.Name("range"), (chunk, stop)), (
+            begin, *body, lir.AugAssign(far, "|", lir.Unary("not", self.near)),
+            lir.Assign(lir.Index(terms, (lir.BinOp("-", index, chunk),)), value)))
+        add = lir.For(j, lir.Call(lir.Name("range"), (lir.BinOp("-", stop, chunk),)),
+                      (lir.AugAssign(acc, "+", lir.Index(terms, (j,))),))
+        chunks = lir.For(chunk, lir.Call(lir.Name("range"), (lo, hi, size)), (
+            lir.Assign(stop, lir.Call(lir.Name("min"), (lir.BinOp("+", chunk, size), hi))), fill, add))
+        libm = lir.For(index, lir.Call(lir.Name("range"), tuple(bounds)), (begin, *(_libm(s) for s in body), step))
+        return [lir.Assign(far, lir.Lit("False")),
+                lir.Assign(terms, lir.Call(lir.Attr(lir.Name("xp"), "empty"), (size,))), chunks,
+                lir.If(far, (lir.Comment(f"a cos or sin read a number beyond ±{TRIG_NEAR!r} (or NaN, inf): the sum "
+                                         "with libm's values"), lir.Assign(acc, start), libm))]
+
+
+    def plain(self, body: list[lir.Stmt]) -> list[lir.Stmt]:
+        """``body`` as it was before this hook: libm's functions, no test of the arguments."""
+        return list(_libm(tuple(body), self.near))
+
+
+def _libm(node, drop: lir.Name | None = None):
+    """``node`` (a statement or expression record) with each call of ``_cos``/``_sin`` calling ``math``'s, and
+    without the statements ``drop &= ...`` where ``drop`` is given."""
+    if isinstance(node, lir.Call) and isinstance(node.func, lir.Name) and node.func.id in _LIBM:
+        return lir.Call(lir.Attr(lir.Name("math"), _LIBM[node.func.id]), tuple(_libm(a) for a in node.args))
+    if isinstance(node, tuple):
+        return tuple(_libm(x, drop) for x in node if not (isinstance(x, lir.AugAssign) and x.target == drop))
+    if not isinstance(node, (lir.Stmt, lir.Expr)) or not dataclasses.is_dataclass(node):
+        return node
+    changes = {f.name: _libm(getattr(node, f.name), drop) for f in dataclasses.fields(node)}
+    return dataclasses.replace(node, **changes)
