@@ -102,7 +102,7 @@ def test_equals_numpy_and_central_differences(name, n):
     PAIRS.check_with_differences(name, _args(name, x))
 
 
-@settings(max_examples=60)
+@settings(max_examples=60, deadline=None)      # (a first call of a type compiles: seconds)
 @given(name=st.sampled_from(list(PROGRAMS)), x=arrays(np.float64, st.integers(0, 40), elements=_ELEMENTS))
 def test_any_numbers_equal_numpy(name, x):
     _numba_equals_numpy(name, _args(name, x))
