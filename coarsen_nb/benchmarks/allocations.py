@@ -33,32 +33,48 @@ import numpy as np
 _PREFIX = tempfile.gettempdir().rstrip("/") + "/coarsen_nb_"
 
 
-def peak_live_blocks(fn, *args) -> int:
-    """The peak number of live allocation blocks while ``fn(*args)`` runs generated code, above the start."""
+def peak_live_blocks(fn, *args, calls: int = 7) -> int:
+    """The peak number of live allocation blocks while ``fn(*args)`` runs generated code, above the start.
+
+    The minimum over ``calls`` traced calls: a stray allocation by the interpreter is not ours.  In a fresh
+    process the first traced call reads a few blocks more and every later one the same count, so 3 are
+    enough there (``tests/lower/test_allocations.py``).
+
+    Cost: ``sys.getallocatedblocks()`` walks every arena of the process, once per traced line, so a call
+    here costs in proportion to the whole heap (a long-lived process, a test worker that compiled thousands
+    of modules, pays tens of times what a fresh one does: measure in a fresh process)."""
     fn(*args)
+    # Before each call, a full collection: it frees the unrelated garbage a collection during the call would
+    # (the count then read 0 for one size and 16 for the other), and -- only a full one does -- it empties the
+    # interpreter's free lists (floats, tuples, ...), whose reuse would hide allocations from the count.  The
+    # heap that exists now is frozen first (gc.freeze): a full collection then skips it, so each costs what
+    # the calls made, not what the process holds; unfrozen at the end.
+    gc.collect()
+    gc.freeze()
     counts = []
-    for _ in range(7):   # the minimum over several calls: a stray allocation by the interpreter is not ours
-        peak = [0]
+    try:
+        for _ in range(calls):
+            peak = [0]
 
-        def tracer(frame, event, arg, peak=peak):
-            if frame.f_code.co_filename.startswith(_PREFIX):
-                peak[0] = max(peak[0], sys.getallocatedblocks())
-                return tracer
-            return None
+            def tracer(frame, event, arg, peak=peak):
+                if frame.f_code.co_filename.startswith(_PREFIX):
+                    peak[0] = max(peak[0], sys.getallocatedblocks())
+                    return tracer
+                return None
 
-        # A cyclic collection during the call frees unrelated blocks (the count then reads 0 for one
-        # size and 16 for the other, by where the collector's threshold happens to fall): none during it.
-        gc.collect()
-        gc.disable()
-        base = sys.getallocatedblocks()
-        peak[0] = base
-        sys.settrace(tracer)
-        try:
-            fn(*args)
-        finally:
-            sys.settrace(None)
-            gc.enable()
-        counts.append(peak[0] - base)
+            gc.collect()
+            gc.disable()      # (no collection during the call)
+            base = sys.getallocatedblocks()
+            peak[0] = base
+            sys.settrace(tracer)
+            try:
+                fn(*args)
+            finally:
+                sys.settrace(None)
+                gc.enable()
+            counts.append(peak[0] - base)
+    finally:
+        gc.unfreeze()
     return min(counts)
 
 
