@@ -113,16 +113,25 @@ def drop_dead_assignments(body: tuple, impure=frozenset()) -> tuple:
         body = without(body, dead_ids)
 
 
-def _dead_in_loops(body: tuple, around: tuple = (), after: tuple = (), impure=frozenset()) -> set[int]:
+def _dead_in_loops(body: tuple, around: Counter | None = None, after: Counter | None = None,
+                   impure=frozenset()) -> set[int]:
     """The ids of assignments inside a loop of ``body`` that nothing can read once the loop has assigned
-    them: nothing printed after the loop (``after``: the rest of the function), no loop around it
-    (``around``, whose later iterations run everything in it again), only the loop's own assignments of
-    the name."""
+    them: nothing printed after the loop (``after``: the mentions of the rest of the function), no loop
+    around it (``around``: the mentions of the loops around ``body``, whose later iterations run everything
+    in it again), only the loop's own assignments of the name.  The mentions of what follows each loop are
+    counted once, backwards, not again for each loop (that was quadratic in the function's length)."""
+    around, after = around or Counter(), after or Counter()
+    following: dict[int, Counter] = {}      # position of a loop or an if -> the mentions of what follows it
+    acc = Counter(after)
+    for k in range(len(body) - 1, -1, -1):
+        if isinstance(body[k], (For, While, If)):
+            following[k] = Counter(acc)
+        acc.update(_mentions((body[k],)))
     dead: set[int] = set()
     for k, s in enumerate(body):
-        rest = body[k + 1:] + after
         if isinstance(s, (For, While)):
-            seen = _mentions(rest) + _mentions(around)
+            rest = following[k]
+            seen = rest + around
             inside = _mentions(s.body)
             own: Counter = Counter()
             for t in statements(s.body):
@@ -132,12 +141,12 @@ def _dead_in_loops(body: tuple, around: tuple = (), after: tuple = (), impure=fr
                 names = _assigned(t, impure)
                 if names and all(not seen[n] and inside[n] == own[n] for n in names):
                     dead.add(id(t))
-            dead |= _dead_in_loops(s.body, around + (s,), rest, impure)
+            dead |= _dead_in_loops(s.body, around + _mentions((s,)), rest, impure)
         elif isinstance(s, If):
             # (the else arm counts as after the then arm, as in the text: it cannot run after it, but
             # the pass need not be sharper than the text one it replaces)
-            dead |= _dead_in_loops(s.body, around, s.orelse + rest, impure)
-            dead |= _dead_in_loops(s.orelse, around, rest, impure)
+            dead |= _dead_in_loops(s.body, around, _mentions(s.orelse) + following[k], impure)
+            dead |= _dead_in_loops(s.orelse, around, following[k], impure)
     return dead
 
 
