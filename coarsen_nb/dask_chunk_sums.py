@@ -1,0 +1,170 @@
+"""Which functions are a sum over their records: the plan read for the chunkwise schedule (issue 18).
+
+A function whose work over its chunked axis is one sum of independent per-record terms,
+
+    f(θ, X) = F(n) · Σ_{k < n} φ(θ, X[k, ...], Y[k, ...])        (n the number of records, F a factor of n)
+
+can run each chunk of the records through the function's own compiled module (the NumPy or numba backend's,
+in memory) and add the results: on a chunk c of n_c records the module computes F(n_c) · Σ_{k ∈ c} φ, so
+
+    f = Σ_c w_c · f(θ, X_c),     w_c = F(n) / F(n_c),
+
+and, the weights being numbers, ∂f/∂θ = Σ_c w_c · ∂f(θ, X_c)/∂θ (a tree sum of the small gradients), while
+∂f/∂X on the rows of chunk c is w_c · ∂f(θ, X_c)/∂X_c (a block of the gradient with the records' chunks).
+logreg_nll (F = 1/n) and piecewise_sum (F = 1) have this form.  :func:`chunk_sum` decides it from the plan
+(the lifted SOIs), never from generated code, and says in words why not where it does not hold:
+
+* the plan is shape reads (``X.shape``, ``len(x)``), SOIs of constants (``s = 0.0``) and one SOI whose
+  result is the function's;
+* that result is ``F · Σ_{k in range(0, n)}`` of a summand, ``n`` the first axis's length of a parameter,
+  F a function of such lengths only;
+* the summand reads the records at ``[k, ...]`` only (never at ``k + 1``, never along another axis), the
+  other arrays at indices free of ``k``; it reads neither ``k`` itself nor ``n``.
+
+Everything else (branches or loops between SOIs, opaque primitives, scans along the records, several SOIs,
+a maximum) is refused here and runs as the dask module's array statements (:mod:`coarsen_nb.dask_arrays`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy as sp
+
+from coarsen_nb import ir
+from coarsen_nb.phi import forms
+from coarsen_nb.plan import CondStep, IterStep, KernelStep, PrimStep
+
+
+@dataclass(frozen=True)
+class ChunkSum:
+    """A function of the form the module docstring gives: ``records`` are the parameters read at
+    ``[k, ...]`` (chunked along their first axis), ``factor`` is F as a SymPy expression of ``length``."""
+
+    records: tuple[str, ...]
+    factor: sp.Expr
+    length: sp.Symbol
+
+    def weight(self, n: int, n_chunk: int) -> float:
+        """w_c = F(n) / F(n_c); NaN where F(n_c) is zero or not finite (that chunking is refused)."""
+        whole, part = (complex(self.factor.subs(self.length, m)) for m in (n, n_chunk))
+        if part == 0 or part.imag or whole.imag or not (abs(part.real) < float("inf")):
+            return float("nan")
+        return whole.real / part.real
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a function is not a chunk sum, in the user's words."""
+
+    reason: str
+
+    def __str__(self) -> str:
+        return self.reason
+
+
+def chunk_sum(plan, params: tuple[str, ...]) -> ChunkSum | Refusal:
+    """The :class:`ChunkSum` of ``plan`` (a function of the parameters ``params``), or why it is not one."""
+    lengths: dict[str, str] = {}      # plan name -> the parameter whose first axis's length it is
+    shapes: dict[str, str] = {}       # plan name -> the parameter whose shape tuple it is
+    constants: dict[str, sp.Expr] = {}
+    main = None
+    for step in plan.steps:
+        if isinstance(step, PrimStep):
+            why = _shape_read(step, params, lengths, shapes)
+            if why:
+                return Refusal(why)
+        elif isinstance(step, KernelStep):
+            values = step.kernel.exprs()
+            if all(sp.sympify(v).is_number for v in values.values()):
+                constants.update(values)
+            elif main is not None:
+                return Refusal("it has several SOIs that compute from its arguments")
+            else:
+                main = step.kernel
+        elif isinstance(step, (CondStep, IterStep)):
+            kind = "a branch" if isinstance(step, CondStep) else "a loop run iteration by iteration"
+            return Refusal(f"{kind} (line {step.line}) runs between its SOIs")
+        else:
+            return Refusal(f"its plan has a {type(step).__name__}")
+    if main is None or not isinstance(plan.result, ir.Name) or plan.result.id not in main.output_names:
+        return Refusal("its result is not the value of an SOI over its records")
+    return _kernel_sum(main, plan.result.id, params, lengths, constants)
+
+
+def _shape_read(step: PrimStep, params, lengths: dict, shapes: dict) -> str:
+    """Note what the shape read ``step`` gives (a length of a first axis, a shape); a refusal otherwise."""
+    e = step.expr
+    if isinstance(e, ir.Attr) and e.attr == "shape" and isinstance(e.value, ir.Name) and e.value.id in params:
+        shapes[step.name] = e.value.id
+    elif isinstance(e, ir.Call) and e.func == "unpack_shape" and isinstance(e.args[0], ir.Name) \
+            and e.args[0].id in shapes:
+        shapes[step.name] = shapes[e.args[0].id]
+    elif isinstance(e, ir.Call) and e.func == "len" and len(e.args) == 1 and isinstance(e.args[0], ir.Name) \
+            and e.args[0].id in params:
+        lengths[step.name] = e.args[0].id
+    elif isinstance(e, ir.Index) and isinstance(e.value, ir.Name) and e.value.id in shapes \
+            and len(e.index) == 1 and isinstance(e.index[0], ir.Const):
+        if e.index[0].value == 0:
+            lengths[step.name] = shapes[e.value.id]
+        # (another axis's length is the same in every chunk: the records are cut along the first only)
+    else:
+        return f"an operation between its SOIs ({step.name.split('.')[0]}, line {step.line}) is not a shape read"
+    return ""
+
+
+def _kernel_sum(kernel, out: str, params, lengths: dict, constants: dict) -> ChunkSum | Refusal:
+    """The ChunkSum of the SOI ``kernel`` whose output ``out`` is the function's result, or why not."""
+    by_name = {name: sym for sym, name in kernel.scalars.items()}
+    counts = {by_name[n]: p for n, p in lengths.items() if n in by_name}     # length symbol -> its parameter
+    e = sp.sympify(kernel.exprs()[out]).xreplace({by_name[n]: v for n, v in constants.items() if n in by_name})
+    outer = _outermost(e)
+    if len(outer) != 1 or not isinstance(outer[0], forms.RSum):
+        return Refusal("its result is not one sum over the records (a sum over the first axis of an argument)")
+    total = outer[0]
+    summand, k, lo, hi, step = total.args
+    records = _records(kernel, summand, k, params)
+    if isinstance(records, Refusal):
+        return records
+    length_syms = {s for s, p in counts.items() if p in records}
+    if lo != 0 or step != 1 or hi not in length_syms:
+        return Refusal(f"its sum over the records of {', '.join(records)} runs over range({lo}, {hi}, {step}), "
+                       "not over all of them")
+    rest, around = e.as_independent(total, as_Add=True)
+    factor, held = around.as_independent(total, as_Add=False)
+    if rest != 0 or held != total or not factor.free_symbols <= length_syms:
+        return Refusal("its result is not the sum over the records times a factor of their number")
+    if summand.free_symbols & (length_syms | {k}):
+        return Refusal("each record's term reads the number of records or the record's index itself")
+    n = sp.Symbol("n", positive=True, integer=True)
+    return ChunkSum(records, factor.xreplace({s: n for s in length_syms}), n)
+
+
+def _outermost(e: sp.Basic) -> list:
+    """The reductions of ``e`` (sums, products, maxima, sums over elements) not inside another one."""
+    if isinstance(e, (forms.Reduction, forms.ElemSum)):
+        return [e]
+    return [r for a in e.args for r in _outermost(a)]
+
+
+def _records(kernel, summand, k, params) -> tuple[str, ...] | Refusal:
+    """The parameters ``summand`` reads at ``[k, ...]`` (in ``params``' order), or why its reads are not
+    record k's own: an array read elsewhere along ``k``, an array computed inside, a whole array."""
+    records = set()
+    reads = {r.symbol: r for r in kernel.reads}
+    for sym in summand.free_symbols:
+        if sym in kernel.arrays:
+            return Refusal(f"it reads {kernel.arrays[sym]} elementwise as a whole array")
+        r = reads.get(sym)
+        if r is None:
+            continue
+        index_syms = [sp.sympify(i).free_symbols for i in r.index]
+        if index_syms and r.index[0] == k and not any(k in s for s in index_syms[1:]):
+            if r.array not in params:
+                return Refusal(f"it reads {r.array}, computed from its arguments, record by record")
+            records.add(r.array)
+        elif any(k in s for s in index_syms):
+            return Refusal(f"it reads {r.array} at [{', '.join(map(str, r.index))}]: not record {k}'s own row")
+    if not records:
+        return Refusal("its sum reads no argument record by record")
+    return tuple(p for p in params if p in records)
