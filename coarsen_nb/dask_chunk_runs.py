@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,8 +47,23 @@ class ChunkModule:
     module_name: str
     entry_points: tuple[str, ...]
 
-    def entry(self, name: str):
-        return _loaded(self)[name]
+    def call(self, name: str, args: list):
+        """The entry ``name`` on ``args``; its first call for their types one thread at a time (the loader
+        compiles each entry once per types, and a second thread's compile meanwhile would find Numba's
+        compiling disabled: Dask's threaded scheduler runs chunks in threads of one process)."""
+        fn = _loaded(self)[name]
+        key = (self, name, tuple((type(a), getattr(a, "dtype", None), np.ndim(a), getattr(a, "flags", None) is not None
+                            and a.flags.writeable) for a in args))
+        if key in _called:
+            return fn(*args)
+        with _first_calls:
+            out = fn(*args)
+            _called.add(key)
+        return out
+
+
+_first_calls = threading.Lock()
+_called: set = set()            # (entry, argument types) called once in this process
 
 
 @functools.lru_cache(maxsize=16)
@@ -120,7 +136,7 @@ class ChunkSchedule:
         parts, at = [], int(kind != "grad")
         for s in shapes:
             size = int(np.prod(s))
-            parts.append(sums[at:at + size].reshape(s))
+            parts.append(sums[at] if s == () else sums[at:at + size].reshape(s))     # (a number computes to one)
             at += size
         grads = []
         big = [p for p in self.wrt if p in self.form.records]
@@ -161,7 +177,7 @@ class _ChunkTask:
             out[0] = self._zeros(blocks, args)
             return out
         w = self.weights[m]
-        got = self.module.entry(self.entry)(*args)
+        got = self.module.call(self.entry, args)
         value, grads = (got, ()) if self.kind == "forward" else (None, got) if self.kind == "grad" else got
         row = [] if value is None else [float(value) * w]
         for k in self.small:
