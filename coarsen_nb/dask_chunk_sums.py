@@ -68,28 +68,35 @@ def chunk_sum(plan, params: tuple[str, ...]) -> ChunkSum | Refusal:
     lengths: dict[str, str] = {}      # plan name -> the parameter whose first axis's length it is
     shapes: dict[str, str] = {}       # plan name -> the parameter whose shape tuple it is
     constants: dict[str, sp.Expr] = {}
-    main = None
+    result = plan.result.id if isinstance(plan.result, ir.Name) else None
+    main, others = None, []
     for step in plan.steps:
         if isinstance(step, PrimStep):
             why = _shape_read(step, params, lengths, shapes)
             if why:
                 return Refusal(why)
         elif isinstance(step, KernelStep):
-            values = step.kernel.exprs()
-            if all(sp.sympify(v).is_number for v in values.values()):
-                constants.update(values)
-            elif main is not None:
-                return Refusal("it has several SOIs that compute from its arguments")
-            else:
+            if result in step.kernel.output_names:
                 main = step.kernel
+                continue
+            others.append(step.kernel)
+            constants.update({k: v for k, v in step.kernel.exprs().items() if sp.sympify(v).is_number})
         elif isinstance(step, (CondStep, IterStep)):
             kind = "a branch" if isinstance(step, CondStep) else "a loop run iteration by iteration"
             return Refusal(f"{kind} (line {step.line}) runs between its SOIs")
         else:
             return Refusal(f"its plan has a {type(step).__name__}")
-    if main is None or not isinstance(plan.result, ir.Name) or plan.result.id not in main.output_names:
+    if main is None:
         return Refusal("its result is not the value of an SOI over its records")
-    return _kernel_sum(main, plan.result.id, params, lengths, constants)
+    form = _kernel_sum(main, result, params, lengths, constants)
+    if isinstance(form, ChunkSum):
+        counts = {n for n, p in lengths.items() if p in form.records}
+        for k in others:      # (the same in every chunk where it reads neither the records nor their number)
+            read = set(k.inputs) & (set(form.records) | counts)
+            if read:
+                return Refusal(f"an SOI before its sum (lines {', '.join(map(str, k.lines))}) reads "
+                               f"{', '.join(sorted(n.split('.')[0] for n in read))}")
+    return form
 
 
 def _shape_read(step: PrimStep, params, lengths: dict, shapes: dict) -> str:
@@ -167,4 +174,7 @@ def _records(kernel, summand, k, params) -> tuple[str, ...] | Refusal:
             return Refusal(f"it reads {r.array} at [{', '.join(map(str, r.index))}]: not record {k}'s own row")
     if not records:
         return Refusal("its sum reads no argument record by record")
+    for r in kernel.reads:      # (a record read at a fixed row would read the chunk's row instead)
+        if r.array in records and (not r.index or r.index[0] != k):
+            return Refusal(f"it reads {r.array} at [{', '.join(map(str, r.index))}]: not record {k}'s own row")
     return tuple(p for p in params if p in records)
