@@ -129,7 +129,7 @@ class ChunkSchedule:
         # (the task, with the module's source, is one key of the graph that every chunk's task reads)
         per_chunk = da.blockwise(_run, "i", dask.delayed(task, pure=True), None,
                                  *(x for pair in pairs for x in pair), dtype=object,
-                                 meta=np.empty((0,), dtype=object), adjust_chunks={"i": 1}, concatenate=True)
+                                 meta=np.empty((0,), dtype=object), adjust_chunks={"i": 1})
         width = (kind != "grad") + sum(int(np.prod(s)) for s in shapes)
         sums = per_chunk.map_blocks(_small_row, chunks=((1,) * len(chunks), (width,)), new_axis=1,
                                     dtype=float).sum(axis=0)
@@ -193,7 +193,15 @@ class _ChunkTask:
 
 
 def _run(task: _ChunkTask, *blocks):
-    return task(*blocks)
+    # (a record's other axes are one chunk each, which blockwise passes as a list of one block per axis:
+    # unwrapped here, where ``concatenate=True`` would copy the block)
+    return task(*(_one_block(b) for b in blocks))
+
+
+def _one_block(b):
+    while isinstance(b, list):
+        (b,) = b
+    return b
 
 
 def _small_row(block):
