@@ -31,8 +31,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from typing import TYPE_CHECKING
+
 from coarsen_nb import backends
-from coarsen_nb.dask_chunk_sums import ChunkSum
+
+if TYPE_CHECKING:       # (a worker unpickling a chunk's task imports this module: no SymPy there)
+    from coarsen_nb.dask_chunk_sums import ChunkSum
 
 #: the entry functions a chunk sum runs chunk by chunk, by the runtime's kind
 _ENTRY = {"forward": "", "grad": "_grad", "vjp": "_vjp"}
