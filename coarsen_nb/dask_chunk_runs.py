@@ -28,10 +28,9 @@ import functools
 import math
 import threading
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-
-from typing import TYPE_CHECKING
 
 from coarsen_nb import backends
 
