@@ -101,6 +101,8 @@ class ChunkSchedule:
                     "is")
         records = [primal[self.params.index(p)] for p in self.form.records]
         first = records[0].chunks[0]
+        if any(math.isnan(m) for m in first):
+            return "its records' chunks have sizes not known before they are computed"
         for r in records:
             if r.chunks[0] != first or any(len(c) != 1 for c in r.chunks[1:]):
                 return "its records are not cut into the same chunks along their first axis only"

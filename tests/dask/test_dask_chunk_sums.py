@@ -154,3 +154,25 @@ def first_row(x, a):
     assert "x at [0]" in _run(f, args).chunk_refusal(args)
     np.testing.assert_allclose(value, want[0], rtol=1e-12)
     np.testing.assert_allclose(computed(grads[0]), want[1][0], rtol=1e-12, atol=1e-12)
+
+
+def test_a_vjp_with_a_cotangent_and_records_of_unknown_chunk_sizes():
+    """f.vjp's cotangent scales each chunk's gradients; records whose chunk sizes are unknown (a mask
+    selected them) are refused and run the dask module (which refuses X[i, j] of unknown rows in words)."""
+    w, b, X, y = _data(9, 6)
+    f = _mean_loss()
+    want_value, pullback = f.vjp(w, b, X, y)
+    want = pullback(2.5)
+    args = (w, b, chunked(X, "uneven"), chunked(y, "uneven"))
+    with dask.config.set(scheduler="threads"):
+        value, got = f.vjp(*args)
+        got = got(2.5)
+        assert _run(f, args).chunk_refusal(args) == ""
+        np.testing.assert_allclose(value, want_value, rtol=1e-12)
+        for g, w_ in zip(got, want, strict=True):
+            np.testing.assert_allclose(computed(g), w_, rtol=1e-12, atol=1e-12)
+        keep = args[3] > -10.0          # (all of them, which Dask does not know before computing the mask)
+        unknown = (w, b, args[2][keep], args[3][keep])
+        assert "not known" in _run(f, unknown).chunk_refusal(unknown)
+        with pytest.raises(cn.CoarsenError, match="shape \\(nan, 3\\)"):     # (the dask module's own limit)
+            f(*unknown)
