@@ -11,8 +11,12 @@ processes, one thread each.  For each size this reports
 * the time of the same Dask gradient on the same chunks held in this process, on Dask's threaded scheduler
   (``workers`` threads): the per-chunk work without the cluster's scheduling and transfers;
 * the time of the in-memory compiled gradient (``backend="numba"``, and ``numpy``) on the same data
-  computed into one NumPy array, warm (the second call): so the throughput per core of each, in elements
-  per second per core (a Dask run counts every worker's core);
+  computed into one NumPy array, warm: so the throughput per core of each, in elements per second per core
+  (a Dask run counts every worker's core); each time the least of ``--repeat`` calls, Dask's and the
+  in-memory ones interleaved;
+* the workers' busy time of one Dask gradient (the sum of its tasks' compute times, Dask's task stream:
+  the core-seconds of the per-chunk work) against the in-memory numba time ("tasks/numba"), and the time
+  of a graph of the same shape whose tasks do nothing ("empty graph": the cluster's latency per gradient);
 * the largest difference between the two gradients, relative to the gradient's size;
 * each worker's peak resident memory (``ru_maxrss``, a fresh cluster per size).
 
@@ -76,6 +80,16 @@ def _best(fn, *args, repeat: int):
     return min(times), out
 
 
+def _floor(X):
+    """A graph of the same shape doing nothing: one task per chunk giving a number, their tree sum, computed
+    (the cluster's latency for one gradient's graph, whatever its tasks compute)."""
+    return X.map_blocks(_nothing, chunks=(tuple(1 for _ in X.chunks[0]), (1,)), dtype=float).sum().compute()
+
+
+def _nothing(block):
+    return np.zeros((1, 1))
+
+
 def _task_compute_s(client, fn, *args) -> float:
     """The workers' busy time of one call: the sum over its tasks of their compute time (Dask's task stream),
     the core-seconds of the work itself, without the scheduler's latency or the time a core waited."""
@@ -125,6 +139,7 @@ def run_size(n: int, workers: int, chunk_rows: int, memory_limit: str, in_memory
                     out[f"gap_dask_vs_{backend}"] = _gap(g_dask, g_mem)
             out["dask_persisted_s"] = min(times["dask"])
             out["dask_task_compute_s"] = _task_compute_s(client, f.grad, w, b, Xp, yp)
+            out["dask_floor_s"], _ = _best(_floor, Xp, repeat=repeat)
             out["gap_persisted_vs_end_to_end"] = _gap(g_persisted, g_dask)
             for backend in mem:
                 out[f"{backend}_in_memory_s"] = min(times[backend])
@@ -148,15 +163,16 @@ def run_size(n: int, workers: int, chunk_rows: int, memory_limit: str, in_memory
 
 def _table(rows: list[dict]) -> str:
     head = ("| elements | chunks | dask end to end s | dask persisted s | dask threads s | numba s | numpy s "
-            "| numba/dask per core | tasks' compute s | tasks/numba | max rel. gap vs numba | worker peak RSS MB |")
-    lines = [head, "|" + "---|" * 12]
+            "| numba/dask per core | tasks' compute s | tasks/numba | empty graph s | max rel. gap vs numba "
+            "| worker peak RSS MB |")
+    lines = [head, "|" + "---|" * 13]
     for r in rows:
         def g(k, fmt="{:.3g}", r=r):
             return fmt.format(r[k]) if k in r else "-"
         rss = ", ".join(f"{m:.0f}" for m in r["worker_peak_rss_mb"])
         cells = [f"{r['elements']:.0e}", str(r["chunks"])] + [g(k) for k in (
             "dask_end_to_end_s", "dask_persisted_s", "dask_threads_s", "numba_in_memory_s", "numpy_in_memory_s",
-            "numba_over_dask_per_core", "dask_task_compute_s", "dask_tasks_over_numba")] + [
+            "numba_over_dask_per_core", "dask_task_compute_s", "dask_tasks_over_numba", "dask_floor_s")] + [
             g("gap_dask_vs_numba", "{:.1e}"), rss]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
