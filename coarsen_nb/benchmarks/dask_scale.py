@@ -14,6 +14,9 @@ processes, one thread each.  For each size this reports
   computed into one NumPy array, warm: so the throughput per core of each, in elements per second per core
   (a Dask run counts every worker's core); each time the least of ``--repeat`` calls, Dask's and the
   in-memory ones interleaved;
+* the same Dask gradient on Dask's synchronous scheduler in this process against the in-memory numba
+  gradient, interleaved ("dask one core / numba"): the per-core cost of the chunked work and its graph,
+  without the cluster;
 * the workers' busy time of one Dask gradient (the sum of its tasks' compute times, Dask's task stream:
   the core-seconds of the per-chunk work) against the in-memory numba time ("tasks/numba"), and the time
   of a graph of the same shape whose tasks do nothing ("empty graph": the cluster's latency per gradient);
@@ -154,6 +157,16 @@ def run_size(n: int, workers: int, chunk_rows: int, memory_limit: str, in_memory
             f.grad(w, b, Xl, yl)
             out["dask_threads_s"], g_threads = _best(f.grad, w, b, Xl, yl, repeat=repeat)
         out["gap_threads_vs_end_to_end"] = _gap(g_threads, g_dask)
+        fn = cn.coarsen(logreg_nll, wrt=("w", "b"), backend="numba")
+        fn.grad(w, b, Xn, yn)
+        one_core, in_memory = [], []
+        with dask.config.set(scheduler="synchronous"):
+            f.grad(w, b, Xl, yl)
+            for _ in range(repeat):
+                one_core.append(_timed(f.grad, w, b, Xl, yl)[0])
+                in_memory.append(_timed(fn.grad, w, b, Xn, yn)[0])
+        out["dask_one_core_s"], out["numba_beside_one_core_s"] = min(one_core), min(in_memory)
+        out["dask_one_core_over_numba"] = out["dask_one_core_s"] / out["numba_beside_one_core_s"]
         out["dask_elements_per_s_per_core"] = n / (out["dask_persisted_s"] * workers)
         out["numba_over_dask_per_core"] = out["numba_elements_per_s_per_core"] / out["dask_elements_per_s_per_core"]
         out["dask_tasks_over_numba"] = out["dask_task_compute_s"] / out["numba_in_memory_s"]
@@ -163,16 +176,16 @@ def run_size(n: int, workers: int, chunk_rows: int, memory_limit: str, in_memory
 
 def _table(rows: list[dict]) -> str:
     head = ("| elements | chunks | dask end to end s | dask persisted s | dask threads s | numba s | numpy s "
-            "| numba/dask per core | tasks' compute s | tasks/numba | empty graph s | max rel. gap vs numba "
-            "| worker peak RSS MB |")
-    lines = [head, "|" + "---|" * 13]
+            "| numba/dask per core | tasks' compute s | tasks/numba | empty graph s | dask one core / numba "
+            "| max rel. gap vs numba | worker peak RSS MB |")
+    lines = [head, "|" + "---|" * 14]
     for r in rows:
         def g(k, fmt="{:.3g}", r=r):
             return fmt.format(r[k]) if k in r else "-"
         rss = ", ".join(f"{m:.0f}" for m in r["worker_peak_rss_mb"])
         cells = [f"{r['elements']:.0e}", str(r["chunks"])] + [g(k) for k in (
             "dask_end_to_end_s", "dask_persisted_s", "dask_threads_s", "numba_in_memory_s", "numpy_in_memory_s",
-            "numba_over_dask_per_core", "dask_task_compute_s", "dask_tasks_over_numba", "dask_floor_s")] + [
+            "numba_over_dask_per_core", "dask_task_compute_s", "dask_tasks_over_numba", "dask_floor_s", "dask_one_core_over_numba")] + [
             g("gap_dask_vs_numba", "{:.1e}"), rss]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
