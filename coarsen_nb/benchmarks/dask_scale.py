@@ -185,8 +185,8 @@ def _table(rows: list[dict]) -> str:
         rss = ", ".join(f"{m:.0f}" for m in r["worker_peak_rss_mb"])
         cells = [f"{r['elements']:.0e}", str(r["chunks"])] + [g(k) for k in (
             "dask_end_to_end_s", "dask_persisted_s", "dask_threads_s", "numba_in_memory_s", "numpy_in_memory_s",
-            "numba_over_dask_per_core", "dask_task_compute_s", "dask_tasks_over_numba", "dask_floor_s", "dask_one_core_over_numba")] + [
-            g("gap_dask_vs_numba", "{:.1e}"), rss]
+            "numba_over_dask_per_core", "dask_task_compute_s", "dask_tasks_over_numba", "dask_floor_s",
+            "dask_one_core_over_numba")] + [g("gap_dask_vs_numba", "{:.1e}"), rss]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
