@@ -132,9 +132,8 @@ def _chunkwise(f: Request, sig: tuple, c: Compiled, cache: dict):
     form = chunk_sum(memory.plan, f.params)         # (the plan of the code each chunk runs)
     if isinstance(form, Refusal):
         return form
-    entries = tuple(f.name + suffix for suffix in ("", "_vjp", "_grad", "_jvp"))
-    return ChunkSchedule(form, f.params, c.wrt, ChunkModule(name, memory.source, f"coarsen_nb_generated_{f.name}",
-                                                            entries))
+    module = ChunkModule(name, memory.source, f"coarsen_nb_generated_{f.name}", f.name)
+    return ChunkSchedule(form, f.params, c.wrt, module)
 
 
 class _Run:

@@ -43,12 +43,17 @@ _ENTRY = {"forward": "", "grad": "_grad", "vjp": "_vjp"}
 
 @dataclass(frozen=True)
 class ChunkModule:
-    """The in-memory module to load in a worker: its backend, source and name (picklable, a few KB)."""
+    """The in-memory module to load in a worker: its backend, source (the numba module's carries its ``xp``
+    namespace: ~70 KB for logreg_nll, sent once per call as one key of the graph), module name and function's name."""
 
     backend: str
     source: str
     module_name: str
-    entry_points: tuple[str, ...]
+    function: str                   # the user's function: the entries are it, NAME_grad, NAME_vjp, NAME_jvp
+
+    @property
+    def entry_points(self) -> tuple[str, ...]:
+        return tuple(self.function + suffix for suffix in ("", "_vjp", "_grad", "_jvp"))
 
     def call(self, name: str, args: list):
         """The entry ``name`` on ``args``; its first call for their types one thread at a time (the loader
@@ -123,8 +128,8 @@ class ChunkSchedule:
         weights = {m: self.form.weight(n, m) for m in set(chunks) if m}
         small = [p for p in self.wrt if p not in self.form.records] if kind != "forward" else []
         shapes = [np.shape(primal[self.params.index(p)]) for p in small]
-        task = _ChunkTask(self.module, self.module.module_name.removeprefix("coarsen_nb_generated_")
-                          + _ENTRY[kind], kind, tuple(self.params.index(p) for p in self.form.records),
+        task = _ChunkTask(self.module, self.module.function + _ENTRY[kind], kind,
+                          tuple(self.params.index(p) for p in self.form.records),
                           tuple(a if not dask.is_dask_collection(a) else None for a in args),
                           tuple(self.wrt.index(p) for p in small),
                           tuple(self.wrt.index(p) for p in self.wrt if p in self.form.records and kind != "forward"),

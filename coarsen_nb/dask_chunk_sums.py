@@ -64,39 +64,39 @@ class Refusal:
 
 
 def chunk_sum(plan, params: tuple[str, ...]) -> ChunkSum | Refusal:
-    """The :class:`ChunkSum` of ``plan`` (a function of the parameters ``params``), or why it is not one."""
+    """The :class:`ChunkSum` of ``plan`` (a function of the parameters ``params``), or why it is not one.
+
+    The SOIs' outputs are inlined into the result, in plan order (``s / len(x)`` of an SOI after the sum's
+    is the sum's value over the length), so the result is one expression over the parameters, the shape
+    reads and the reads of all the SOIs: what it is in each chunk is decided on it alone."""
     lengths: dict[str, str] = {}      # plan name -> the parameter whose first axis's length it is
     shapes: dict[str, str] = {}       # plan name -> the parameter whose shape tuple it is
-    constants: dict[str, sp.Expr] = {}
-    result = plan.result.id if isinstance(plan.result, ir.Name) else None
-    main, others = None, []
+    values: dict[str, sp.Expr] = {}   # an SOI's output -> its expression, earlier SOIs' outputs inlined
+    symbols: dict[str, sp.Symbol] = {}   # a name the SOIs read -> its symbol
+    reads: dict = {}
+    arrays: dict = {}
     for step in plan.steps:
         if isinstance(step, PrimStep):
             why = _shape_read(step, params, lengths, shapes)
             if why:
                 return Refusal(why)
         elif isinstance(step, KernelStep):
-            if result in step.kernel.output_names:
-                main = step.kernel
-                continue
-            others.append(step.kernel)
-            constants.update({k: v for k, v in step.kernel.exprs().items() if sp.sympify(v).is_number})
+            k = step.kernel
+            symbols.update({name: sym for sym, name in k.scalars.items()})
+            reads.update({r.symbol: r for r in k.reads})
+            arrays.update(k.arrays)
+            inlined = {sym: values[name] for sym, name in k.scalars.items() if name in values}
+            values.update({out: sp.sympify(e).xreplace(inlined) for out, e in k.exprs().items()})
         elif isinstance(step, (CondStep, IterStep)):
             kind = "a branch" if isinstance(step, CondStep) else "a loop run iteration by iteration"
             return Refusal(f"{kind} (line {step.line}) runs between its SOIs")
         else:
             return Refusal(f"its plan has a {type(step).__name__}")
-    if main is None:
+    result = plan.result.id if isinstance(plan.result, ir.Name) else None
+    if result not in values:
         return Refusal("its result is not the value of an SOI over its records")
-    form = _kernel_sum(main, result, params, lengths, constants)
-    if isinstance(form, ChunkSum):
-        counts = {n for n, p in lengths.items() if p in form.records}
-        for k in others:      # (the same in every chunk where it reads neither the records nor their number)
-            read = set(k.inputs) & (set(form.records) | counts)
-            if read:
-                return Refusal(f"an SOI before its sum (lines {', '.join(map(str, k.lines))}) reads "
-                               f"{', '.join(sorted(n.split('.')[0] for n in read))}")
-    return form
+    counts = {symbols[n]: p for n, p in lengths.items() if n in symbols}      # length symbol -> its parameter
+    return _sum_form(values[result], reads, arrays, counts, params)
 
 
 def _shape_read(step: PrimStep, params, lengths: dict, shapes: dict) -> str:
@@ -120,21 +120,24 @@ def _shape_read(step: PrimStep, params, lengths: dict, shapes: dict) -> str:
     return ""
 
 
-def _kernel_sum(kernel, out: str, params, lengths: dict, constants: dict) -> ChunkSum | Refusal:
-    """The ChunkSum of the SOI ``kernel`` whose output ``out`` is the function's result, or why not."""
-    by_name = {name: sym for sym, name in kernel.scalars.items()}
-    counts = {by_name[n]: p for n, p in lengths.items() if n in by_name}     # length symbol -> its parameter
-    e = sp.sympify(kernel.exprs()[out]).xreplace({by_name[n]: v for n, v in constants.items() if n in by_name})
+def _sum_form(e: sp.Expr, reads: dict, arrays: dict, counts: dict, params) -> ChunkSum | Refusal:
+    """The ChunkSum of the result ``e`` (the SOIs' ``reads`` and whole ``arrays`` by symbol; ``counts``: the
+    symbols of the first axes' lengths, by parameter), or why not."""
     outer = _outermost(e)
     if len(outer) != 1 or not isinstance(outer[0], forms.RSum):
         return Refusal("its result is not one sum over the records (a sum over the first axis of an argument)")
     total = outer[0]
     summand, k, lo, hi, step = total.args
-    records = _records(kernel, summand, k, params)
+    records = _records(reads, arrays, summand, k, params)
     if isinstance(records, Refusal):
         return records
     length_syms = {s for s, p in counts.items() if p in records}
-    if lo != 0 or step != 1 or hi not in length_syms:
+    n = sp.Symbol("n", positive=True, integer=True)
+    # (the records have one length n in every call that runs chunk by chunk: ``range(min(len(x), len(y)))``,
+    # zip's bound, is all of them too)
+    one_length = {s: n for s in length_syms}
+    if lo != 0 or step != 1 or not sp.sympify(hi).free_symbols <= length_syms \
+            or sp.simplify(sp.sympify(hi).xreplace(one_length) - n) != 0:
         return Refusal(f"its sum over the records of {', '.join(records)} runs over range({lo}, {hi}, {step}), "
                        "not over all of them")
     rest, around = e.as_independent(total, as_Add=True)
@@ -143,8 +146,7 @@ def _kernel_sum(kernel, out: str, params, lengths: dict, constants: dict) -> Chu
         return Refusal("its result is not the sum over the records times a factor of their number")
     if summand.free_symbols & (length_syms | {k}):
         return Refusal("each record's term reads the number of records or the record's index itself")
-    n = sp.Symbol("n", positive=True, integer=True)
-    return ChunkSum(records, factor.xreplace({s: n for s in length_syms}), n)
+    return ChunkSum(records, factor.xreplace(one_length), n)
 
 
 def _outermost(e: sp.Basic) -> list:
@@ -154,14 +156,13 @@ def _outermost(e: sp.Basic) -> list:
     return [r for a in e.args for r in _outermost(a)]
 
 
-def _records(kernel, summand, k, params) -> tuple[str, ...] | Refusal:
+def _records(reads: dict, arrays: dict, summand, k, params) -> tuple[str, ...] | Refusal:
     """The parameters ``summand`` reads at ``[k, ...]`` (in ``params``' order), or why its reads are not
     record k's own: an array read elsewhere along ``k``, an array computed inside, a whole array."""
     records = set()
-    reads = {r.symbol: r for r in kernel.reads}
     for sym in summand.free_symbols:
-        if sym in kernel.arrays:
-            return Refusal(f"it reads {kernel.arrays[sym]} elementwise as a whole array")
+        if sym in arrays:
+            return Refusal(f"it reads {arrays[sym]} elementwise as a whole array")
         r = reads.get(sym)
         if r is None:
             continue
@@ -174,7 +175,7 @@ def _records(kernel, summand, k, params) -> tuple[str, ...] | Refusal:
             return Refusal(f"it reads {r.array} at [{', '.join(map(str, r.index))}]: not record {k}'s own row")
     if not records:
         return Refusal("its sum reads no argument record by record")
-    for r in kernel.reads:      # (a record read at a fixed row would read the chunk's row instead)
+    for r in reads.values():    # (a record read at a fixed row would read the chunk's row instead)
         if r.array in records and (not r.index or r.index[0] != k):
             return Refusal(f"it reads {r.array} at [{', '.join(map(str, r.index))}]: not record {k}'s own row")
     return tuple(p for p in params if p in records)

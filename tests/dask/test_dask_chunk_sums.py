@@ -176,3 +176,25 @@ def test_a_vjp_with_a_cotangent_and_records_of_unknown_chunk_sizes():
         assert "not known" in _run(f, unknown).chunk_refusal(unknown)
         with pytest.raises(cn.CoarsenError, match="shape \\(nan, 3\\)"):     # (the dask module's own limit)
             f(*unknown)
+
+
+def test_a_sum_over_zip_runs_chunk_by_chunk_where_the_records_have_one_length():
+    """``zip(x, y)`` runs to the shorter one: ``range(min(len(x), len(y)))``, which is all the records where
+    they share their chunks (a call whose records are cut differently runs the dask module)."""
+    f = cn.coarsen('''
+def zip_loss(x, y, a):
+    s = 0.0
+    for u, v in zip(x, y):
+        s += (a * u - v) ** 2
+    return s / len(x)
+''')
+    rng = np.random.default_rng(7)
+    x, y = rng.standard_normal(8), rng.standard_normal(8)
+    want = f.value_and_grad(x, y, 0.6)
+    args = (chunked(x, "uneven"), chunked(y, "uneven"), 0.6)
+    with dask.config.set(scheduler="threads"):
+        value, grads = f.value_and_grad(*args)
+    assert _run(f, args).chunk_refusal(args) == ""
+    np.testing.assert_allclose(value, want[0], rtol=1e-12)
+    for g, w_ in zip(grads, want[1], strict=True):
+        np.testing.assert_allclose(computed(g), w_, rtol=1e-12, atol=1e-12)
