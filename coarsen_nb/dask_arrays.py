@@ -116,9 +116,9 @@ def _chunkwise(f: Request, sig: tuple, c: Compiled, cache: dict):
     from coarsen_nb.dask_chunk_runs import ChunkModule, ChunkSchedule
     from coarsen_nb.dask_chunk_sums import Refusal, chunk_sum
 
-    form = chunk_sum(c.plan, f.params)
-    if isinstance(form, Refusal):
-        return form
+    forms = chunk_sum(c.plan, f.params)
+    if isinstance(forms, Refusal):
+        return forms
     own = f.backend in (backends.NUMPY.name, backends.NUMBA.name)
     name = f.backend if own else backends.resolve(backends.AUTO)
     name = name if name in (backends.NUMPY.name, backends.NUMBA.name) else backends.NUMPY.name
@@ -129,11 +129,11 @@ def _chunkwise(f: Request, sig: tuple, c: Compiled, cache: dict):
             cache[sig] = memory
     if memory.missing is not None:
         return Refusal(f"its {name} module cannot be loaded here ({memory.missing})")
-    form = chunk_sum(memory.plan, f.params)         # (the plan of the code each chunk runs)
-    if isinstance(form, Refusal):
-        return form
+    forms = chunk_sum(memory.plan, f.params)         # (the plan of the code each chunk runs)
+    if isinstance(forms, Refusal):
+        return forms
     module = ChunkModule(name, memory.source, f"coarsen_nb_generated_{f.name}", f.name)
-    return ChunkSchedule(form, f.params, c.wrt, module)
+    return ChunkSchedule(forms, f.params, c.wrt, module)
 
 
 class _Run:

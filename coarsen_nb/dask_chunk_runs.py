@@ -90,9 +90,10 @@ def _no_numpy_module():
 
 @dataclass(frozen=True)
 class ChunkSchedule:
-    """A function's chunk sum (``form``), its parameters and ``wrt``, and the module each chunk runs."""
+    """A function's chunk sums (``forms``: one per sum that may be over the records; a call's Dask arguments
+    say which), its parameters and ``wrt``, and the module each chunk runs."""
 
-    form: ChunkSum
+    forms: tuple[ChunkSum, ...]
     params: tuple[str, ...]
     wrt: tuple[str, ...]
     module: ChunkModule
@@ -100,11 +101,11 @@ class ChunkSchedule:
     def refusal(self, args: tuple, is_dask) -> str:
         """Why the call with ``args`` cannot run chunk by chunk (empty: it can)."""
         primal, extra = args[:len(self.params)], args[len(self.params):]
-        dask_params = {p for p, a in zip(self.params, primal, strict=True) if is_dask(a)}
-        if dask_params != set(self.form.records) or any(is_dask(a) for a in extra):
-            return (f"its records ({', '.join(self.form.records)}) are not all Dask arrays, or another argument "
-                    "is")
-        records = [primal[self.params.index(p)] for p in self.form.records]
+        form = self._form(args, is_dask)
+        if form is None or any(is_dask(a) for a in extra):
+            return (f"its Dask arguments are not the records of its sum "
+                    f"({' or '.join(', '.join(f.records) for f in self.forms)}), or not only")
+        records = [primal[self.params.index(p)] for p in form.records]
         first = records[0].chunks[0]
         if any(math.isnan(m) for m in first):
             return "its records' chunks have sizes not known before they are computed"
@@ -112,9 +113,14 @@ class ChunkSchedule:
             if r.chunks[0] != first or any(len(c) != 1 for c in r.chunks[1:]):
                 return "its records are not cut into the same chunks along their first axis only"
         n = sum(first)
-        if any(math.isnan(self.form.weight(n, m)) for m in set(first) if m):
+        if any(math.isnan(form.weight(n, m)) for m in set(first) if m):
             return "the factor around its sum is not finite at a chunk's number of records"
         return ""
+
+    def _form(self, args: tuple, is_dask) -> ChunkSum | None:
+        """The chunk sum whose records are the Dask arguments of the call, if one is."""
+        chunked = {p for p, a in zip(self.params, args, strict=False) if is_dask(a)}
+        return next((f for f in self.forms if set(f.records) == chunked), None)
 
     def call(self, kind: str, args: tuple):
         """What the dask module's entry ``kind`` returns for ``args``, computed chunk by chunk (lazy)."""
@@ -122,17 +128,18 @@ class ChunkSchedule:
         import dask.array as da
 
         primal = args[:len(self.params)]
-        records = [primal[self.params.index(p)] for p in self.form.records]
+        form = self._form(args, dask.is_dask_collection)
+        records = [primal[self.params.index(p)] for p in form.records]
         chunks = records[0].chunks[0]
         n = sum(chunks)
-        weights = {m: self.form.weight(n, m) for m in set(chunks) if m}
-        small = [p for p in self.wrt if p not in self.form.records] if kind != "forward" else []
+        weights = {m: form.weight(n, m) for m in set(chunks) if m}
+        small = [p for p in self.wrt if p not in form.records] if kind != "forward" else []
         shapes = [np.shape(primal[self.params.index(p)]) for p in small]
         task = _ChunkTask(self.module, self.module.function + _ENTRY[kind], kind,
-                          tuple(self.params.index(p) for p in self.form.records),
+                          tuple(self.params.index(p) for p in form.records),
                           tuple(a if not dask.is_dask_collection(a) else None for a in args),
                           tuple(self.wrt.index(p) for p in small),
-                          tuple(self.wrt.index(p) for p in self.wrt if p in self.form.records and kind != "forward"),
+                          tuple(self.wrt.index(p) for p in self.wrt if p in form.records and kind != "forward"),
                           weights, tuple(self.params.index(p) for p in self.wrt))
         letters = iter("abcdefghjklmnopqrstuvwxyz")
         pairs = [(r, "i" + "".join(next(letters) for _ in range(r.ndim - 1))) for r in records]
@@ -143,16 +150,21 @@ class ChunkSchedule:
         width = (kind != "grad") + sum(int(np.prod(s)) for s in shapes)
         sums = per_chunk.map_blocks(_small_row, chunks=((1,) * len(chunks), (width,)), new_axis=1,
                                     dtype=float).sum(axis=0)
+        if form.offset:        # f = Σ_c w_c f_c + (1 - Σ_c w_c) · f(no records): the term beside the sum
+            alone = dask.delayed(_without_records)(dask.delayed(task, pure=True),
+                                                   tuple((r.shape[1:], r.dtype) for r in records))
+            total = sum(weights[m] for m in chunks if m)
+            sums = sums + (1.0 - total) * da.from_delayed(alone, shape=(width,), dtype=float)
         parts, at = [], int(kind != "grad")
         for s in shapes:
             size = int(np.prod(s))
             parts.append(sums[at] if s == () else sums[at:at + size].reshape(s))     # (a number computes to one)
             at += size
         grads = []
-        big = [p for p in self.wrt if p in self.form.records]
+        big = [p for p in self.wrt if p in form.records]
         for p in self.wrt if kind != "forward" else ():
-            if p in self.form.records:
-                r = records[self.form.records.index(p)]
+            if p in form.records:
+                r = records[form.records.index(p)]
                 grads.append(per_chunk.map_blocks(_big_block, big.index(p), chunks=r.chunks,
                                                   new_axis=list(range(1, r.ndim)) or None, dtype=float))
             else:
@@ -177,16 +189,16 @@ class _ChunkTask:
     weights: dict                   # chunk length -> weight
     wrt_params: tuple[int, ...]     # each gradient's parameter position
 
-    def __call__(self, *blocks):
+    def __call__(self, *blocks, weight: float | None = None):
         args = list(self.args)
         for k, b in zip(self.positions, blocks, strict=True):
             args[k] = np.ascontiguousarray(b)
         m = blocks[0].shape[0]
         out = np.empty(1, dtype=object)
-        if m == 0:
+        if m == 0 and weight is None:       # (an empty chunk adds nothing: it has no weight)
             out[0] = self._zeros(blocks, args)
             return out
-        w = self.weights[m]
+        w = self.weights[m] if weight is None else weight
         got = self.module.call(self.entry, args)
         value, grads = (got, ()) if self.kind == "forward" else (None, got) if self.kind == "grad" else got
         row = [] if value is None else [float(value) * w]
@@ -200,6 +212,12 @@ class _ChunkTask:
         width = (self.kind != "grad") + sum(int(np.size(args[self.wrt_params[k]])) for k in self.small)
         bigs = tuple(np.zeros(blocks[self.positions.index(self.wrt_params[k])].shape) for k in self.big)
         return np.zeros(width), bigs
+
+
+def _without_records(task: _ChunkTask, shapes: tuple):
+    """The small vector of the entry on no records (weight 1): the term beside the sum, and its gradients."""
+    blocks = [np.empty((0, *rest), dtype=dtype) for rest, dtype in shapes]
+    return task(*blocks, weight=1.0)[0][0]
 
 
 def _run(task: _ChunkTask, *blocks):

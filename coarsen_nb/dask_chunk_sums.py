@@ -11,22 +11,28 @@ in memory) and add the results: on a chunk c of n_c records the module computes 
 
 and, the weights being numbers, ∂f/∂θ = Σ_c w_c · ∂f(θ, X_c)/∂θ (a tree sum of the small gradients), while
 ∂f/∂X on the rows of chunk c is w_c · ∂f(θ, X_c)/∂X_c (a block of the gradient with the records' chunks).
-logreg_nll (F = 1/n) and piecewise_sum (F = 1) have this form.  :func:`chunk_sum` decides it from the plan
-(the lifted SOIs), never from generated code, and says in words why not where it does not hold:
+logreg_nll (F = 1/n) and piecewise_sum (F = 1) have this form.  A term beside the sum that reads neither the
+records nor their number, ``f = A(θ) + F(n) · Σ_k φ`` (hmc's prior), is the module's value on no records where
+F(0) is finite: then ``f = Σ_c w_c · f(θ, X_c) + (1 − Σ_c w_c) · f(θ, X[:0])``, and so are its gradients.
 
-* the plan is shape reads (``X.shape``, ``len(x)``), SOIs of constants (``s = 0.0``) and one SOI whose
-  result is the function's;
-* that result is ``F · Σ_{k in range(0, n)}`` of a summand, ``n`` the first axis's length of a parameter,
-  F a function of such lengths only;
+:func:`chunk_sum` decides it from the plan (the lifted SOIs), never from generated code, and says in words
+why not where it does not hold:
+
+* the plan is shape reads (``X.shape``, ``len(x)``) and SOIs, whose outputs are inlined into the result;
+* that result is ``A + F · Σ_{k in range(0, n)}`` of a summand, ``n`` the first axis's length of the
+  records (``min(len(x), len(y))`` too: one length where they share their chunks), F a function of such
+  lengths only, A free of the records and their number;
 * the summand reads the records at ``[k, ...]`` only (never at ``k + 1``, never along another axis), the
   other arrays at indices free of ``k``; it reads neither ``k`` itself nor ``n``.
 
-Everything else (branches or loops between SOIs, opaque primitives, scans along the records, several SOIs,
-a maximum) is refused here and runs as the dask module's array statements (:mod:`coarsen_nb.dask_arrays`).
+Everything else (branches or loops between SOIs, opaque primitives, scans along the records, several sums
+over the records, a maximum) is refused here and runs as the dask module's array statements
+(:mod:`coarsen_nb.dask_arrays`).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import sympy as sp
@@ -34,6 +40,8 @@ import sympy as sp
 from coarsen_nb import ir
 from coarsen_nb.phi import forms
 from coarsen_nb.plan import CondStep, IterStep, KernelStep, PrimStep
+
+_NO_RECORDS = "its sum reads no argument record by record"
 
 
 @dataclass(frozen=True)
@@ -44,13 +52,20 @@ class ChunkSum:
     records: tuple[str, ...]
     factor: sp.Expr
     length: sp.Symbol
+    offset: bool = False        # a term A(θ) beside the sum: f = A + F(n)·Σ (hmc's prior)
 
     def weight(self, n: int, n_chunk: int) -> float:
-        """w_c = F(n) / F(n_c); NaN where F(n_c) is zero or not finite (that chunking is refused)."""
-        whole, part = (complex(self.factor.subs(self.length, m)) for m in (n, n_chunk))
-        if part == 0 or part.imag or whole.imag or not (abs(part.real) < float("inf")):
+        """w_c = F(n) / F(n_c); NaN where F(n_c) is zero or either is not finite (that chunking is refused)."""
+        whole, part = self.at(n), self.at(n_chunk)
+        return float("nan") if part == 0 else whole / part
+
+    def at(self, n: int) -> float:
+        """F(n), a real number; NaN where it is not a finite one (F = 1/n at n = 0)."""
+        try:
+            v = complex(self.factor.subs(self.length, n))
+        except (TypeError, ValueError):
             return float("nan")
-        return whole.real / part.real
+        return v.real if not v.imag and abs(v.real) < math.inf else float("nan")
 
 
 @dataclass(frozen=True)
@@ -63,8 +78,9 @@ class Refusal:
         return self.reason
 
 
-def chunk_sum(plan, params: tuple[str, ...]) -> ChunkSum | Refusal:
-    """The :class:`ChunkSum` of ``plan`` (a function of the parameters ``params``), or why it is not one.
+def chunk_sum(plan, params: tuple[str, ...]) -> tuple[ChunkSum, ...] | Refusal:
+    """The :class:`ChunkSum` s of ``plan`` (a function of the parameters ``params``; one per sum that may be
+    over the records), or why it is not one.
 
     The SOIs' outputs are inlined into the result, in plan order (``s / len(x)`` of an SOI after the sum's
     is the sum's value over the length), so the result is one expression over the parameters, the shape
@@ -96,7 +112,7 @@ def chunk_sum(plan, params: tuple[str, ...]) -> ChunkSum | Refusal:
     if result not in values:
         return Refusal("its result is not the value of an SOI over its records")
     counts = {symbols[n]: p for n, p in lengths.items() if n in symbols}      # length symbol -> its parameter
-    return _sum_form(values[result], reads, arrays, counts, params)
+    return _sum_forms(values[result], reads, arrays, counts, params)
 
 
 def _shape_read(step: PrimStep, params, lengths: dict, shapes: dict) -> str:
@@ -120,15 +136,25 @@ def _shape_read(step: PrimStep, params, lengths: dict, shapes: dict) -> str:
     return ""
 
 
-def _sum_form(e: sp.Expr, reads: dict, arrays: dict, counts: dict, params) -> ChunkSum | Refusal:
-    """The ChunkSum of the result ``e`` (the SOIs' ``reads`` and whole ``arrays`` by symbol; ``counts``: the
-    symbols of the first axes' lengths, by parameter), or why not."""
-    outer = _outermost(e)
-    if len(outer) != 1 or not isinstance(outer[0], forms.RSum):
-        return Refusal("its result is not one sum over the records (a sum over the first axis of an argument)")
-    total = outer[0]
+def _sum_forms(e: sp.Expr, reads: dict, arrays: dict, counts: dict, params) -> tuple[ChunkSum, ...] | Refusal:
+    """The ChunkSums of the result ``e`` (the SOIs' ``reads`` and whole ``arrays`` by symbol; ``counts``: the
+    symbols of the first axes' lengths, by parameter), one for each outermost sum that reads arguments at its
+    index (hmc's prior over q[k] beside its likelihood over X[k], y[k]: which one is over the records is the
+    call's to say, by which arguments are Dask arrays), or why there is none."""
+    sums = [r for r in _outermost(e) if isinstance(r, forms.RSum)]
+    found = [_sum_form(e, total, _records(reads, arrays, total.args[0], total.args[1], params), reads, arrays,
+                       counts) for total in sums]
+    made = tuple(f for f in found if isinstance(f, ChunkSum))
+    if made:
+        return made
+    told = list(dict.fromkeys(f.reason for f in found if f.reason != _NO_RECORDS))
+    return Refusal("; or ".join(told) if told else
+                   "its result is not a sum over the records (a sum over the first axis of an argument)")
+
+
+def _sum_form(e, total, records, reads: dict, arrays: dict, counts: dict) -> ChunkSum | Refusal:
+    """The ChunkSum of ``e`` whose sum over the records is ``total``, or why not."""
     summand, k, lo, hi, step = total.args
-    records = _records(reads, arrays, summand, k, params)
     if isinstance(records, Refusal):
         return records
     length_syms = {s for s, p in counts.items() if p in records}
@@ -142,11 +168,18 @@ def _sum_form(e: sp.Expr, reads: dict, arrays: dict, counts: dict, params) -> Ch
                        "not over all of them")
     rest, around = e.as_independent(total, as_Add=True)
     factor, held = around.as_independent(total, as_Add=False)
-    if rest != 0 or held != total or not factor.free_symbols <= length_syms:
+    if held != total or not factor.free_symbols <= length_syms:
         return Refusal("its result is not the sum over the records times a factor of their number")
+    of_records = length_syms | {s for s, r in reads.items() if r.array in records} \
+        | {s for s, a in arrays.items() if a in records}
+    if rest.free_symbols & of_records:
+        return Refusal("a term beside its sum over the records reads the records or their number")
     if summand.free_symbols & (length_syms | {k}):
         return Refusal("each record's term reads the number of records or the record's index itself")
-    return ChunkSum(records, factor.xreplace(one_length), n)
+    form = ChunkSum(records, factor.xreplace(one_length), n, offset=rest != 0)
+    if form.offset and math.isnan(form.at(0)):
+        return Refusal("a term beside its sum over the records, whose factor is not finite on no records")
+    return form
 
 
 def _outermost(e: sp.Basic) -> list:
@@ -174,7 +207,7 @@ def _records(reads: dict, arrays: dict, summand, k, params) -> tuple[str, ...] |
         elif any(k in s for s in index_syms):
             return Refusal(f"it reads {r.array} at [{', '.join(map(str, r.index))}]: not record {k}'s own row")
     if not records:
-        return Refusal("its sum reads no argument record by record")
+        return Refusal(_NO_RECORDS)
     for r in reads.values():    # (a record read at a fixed row would read the chunk's row instead)
         if r.array in records and (not r.index or r.index[0] != k):
             return Refusal(f"it reads {r.array} at [{', '.join(map(str, r.index))}]: not record {k}'s own row")

@@ -198,3 +198,45 @@ def zip_loss(x, y, a):
     np.testing.assert_allclose(value, want[0], rtol=1e-12)
     for g, w_ in zip(grads, want[1], strict=True):
         np.testing.assert_allclose(computed(g), w_, rtol=1e-12, atol=1e-12)
+
+
+PRIOR = '''
+def prior_loss(q, x):
+    u = 0.0
+    for j in range(len(q)):
+        u += 0.5 * q[j] ** 2
+    for i in range(len(x)):
+        u += math.log1p(math.exp(-q[0] * x[i] - q[1]))
+    return u
+'''
+
+
+@pytest.mark.parametrize("how", ("uneven", "single"))
+def test_a_term_beside_the_records_sum_is_the_module_on_no_records(how):
+    """hmc's form: a prior over q (a sum over q's elements, q a NumPy array) beside the sum over the records x.
+    Which sum is over the records the call says (x is the Dask argument); the prior is added once."""
+    f = cn.coarsen(PRIOR, wrt=("q", "x"), namespace={"math": math})
+    q, x = np.array([0.7, -0.3, 1.1]), np.random.default_rng(9).standard_normal(7)
+    want = f.value_and_grad(q, x)
+    args = (q, chunked(x, how))
+    with dask.config.set(scheduler="threads"):
+        value, grads = f.value_and_grad(*args)
+    assert _run(f, args).chunk_refusal(args) == ""
+    np.testing.assert_allclose(value, want[0], rtol=1e-12)
+    for g, w_ in zip(grads, want[1], strict=True):
+        np.testing.assert_allclose(computed(g), w_, rtol=1e-12, atol=1e-12)
+
+
+def test_a_term_beside_a_mean_over_records_is_refused():
+    """With the records' sum divided by their number, the module on no records is 0/0: refused in words."""
+    f = cn.coarsen(PRIOR.replace("return u", "return u / len(x)").replace("u = 0.0", "u = 0.0\n    p = 0.0")
+                   .replace("u += 0.5", "p += 0.5").replace("return u / len(x)", "return p + u / len(x)"),
+                   namespace={"math": math})
+    q, x = np.array([0.7, -0.3, 1.1]), np.random.default_rng(9).standard_normal(7)
+    want = f.value_and_grad(q, x)
+    args = (q, chunked(x, "uneven"))
+    with dask.config.set(scheduler="threads"):
+        value, grads = f.value_and_grad(*args)
+    assert "not finite on no records" in _run(f, args).chunk_refusal(args)
+    np.testing.assert_allclose(value, want[0], rtol=1e-12)
+    np.testing.assert_allclose(grads[0], want[1][0], rtol=1e-12)
