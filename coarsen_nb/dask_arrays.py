@@ -18,7 +18,7 @@ The module (``backends.DASK``: the NumPy printer's statements, ``xp`` a namespac
 
 **A sum over records runs chunk by chunk through the in-memory module.**  Where the plan says the function
 is ``F(n) · Σ_k φ(θ, X[k])`` over the records of its Dask arguments (:mod:`coarsen_nb.dask_chunk_sums`:
-logreg_nll, piecewise_sum, black_scholes), an entry (value, gradient, VJP) is one task per chunk calling the
+logreg_nll, piecewise_sum, black_scholes, hmc), an entry (value, gradient, VJP) is one task per chunk calling the
 function's own NumPy or numba module (numba's under the default backend) on the chunk's blocks, weighted,
 and a tree sum of the small results (:mod:`coarsen_nb.dask_chunk_runs`): the per-chunk work is compiled
 code, not a graph of array statements.  Where the plan is not of that form, or the call's chunks do not
