@@ -16,6 +16,14 @@ The module (``backends.DASK``: the NumPy printer's statements, ``xp`` a namespac
   ``dask.distributed`` client where there is one (Dask's default), else on Dask's local scheduler;
 * an array value (a function that returns an array) is a lazy Dask array.
 
+**A sum over records runs chunk by chunk through the in-memory module.**  Where the plan says the function
+is ``F(n) · Σ_k φ(θ, X[k])`` over the records of its Dask arguments (:mod:`coarsen_nb.dask_chunk_sums`:
+logreg_nll, piecewise_sum, black_scholes, hmc), an entry (value, gradient, VJP) is one task per chunk calling the
+function's own NumPy or numba module (numba's under the default backend) on the chunk's blocks, weighted,
+and a tree sum of the small results (:mod:`coarsen_nb.dask_chunk_runs`): the per-chunk work is compiled
+code, not a graph of array statements.  Where the plan is not of that form, or the call's chunks do not
+fit it (``_Run.chunk_refusal`` says why, in words), the dask module below runs, with the same answer.
+
 What cannot be chunked is refused before anything runs, with a :class:`CoarsenError` naming the loop
 (:mod:`coarsen_nb.dask_limits`): a loop run iteration by iteration along an axis split into chunks.
 
@@ -65,7 +73,7 @@ def specialize(f: Request, sig: tuple, args: tuple, cache: dict) -> Compiled:
     key = (DASK.name, sig)
     hit = cache.get(key)
     if hit is None:
-        hit = _compile(f, sig)
+        hit = _compile(f, sig, cache)
         cache[key] = hit
     if hit.missing is None:
         # (dask_limits reads the plan: SymPy, imported on use, never on a call without a Dask argument)
@@ -75,16 +83,57 @@ def specialize(f: Request, sig: tuple, args: tuple, cache: dict) -> Compiled:
     return hit
 
 
-def _compile(f: Request, sig: tuple) -> Compiled:
+def _compile(f: Request, sig: tuple, cache: dict) -> Compiled:
     c = compile_signature(_OnDask(f), sig)
     if c.missing is not None:
         return c
     from coarsen_nb.dask_limits import iterated_reads
 
     reads = iterated_reads(c.plan, f.params)
-    run = {name: _Run(getattr(c, name), name, f.params, c.wrt, reads) if getattr(c, name) is not None else None
-           for name in ("forward", "vjp", "grad", "jvp")}
+    chunkwise = _chunkwise(f, sig, c, cache)
+    run = {name: _Run(getattr(c, name), name, f.params, c.wrt, reads, chunkwise)
+           if getattr(c, name) is not None else None for name in ("forward", "vjp", "grad", "jvp")}
     return dataclasses.replace(c, **run)
+
+
+@dataclass(frozen=True)
+class _OnBackend:
+    """The compiled function's request with another backend (the in-memory module each chunk runs)."""
+
+    f: Request
+    backend: str
+
+    def __getattr__(self, name):
+        return getattr(self.f, name)
+
+
+def _chunkwise(f: Request, sig: tuple, c: Compiled, cache: dict):
+    """How the dask module's entries run chunk by chunk where the function is a sum over its records
+    (:mod:`coarsen_nb.dask_chunk_sums`): a :class:`~coarsen_nb.dask_chunk_runs.ChunkSchedule` of the
+    function's own in-memory module (numba's where its backend is numba, the default; else NumPy's), or
+    the :class:`~coarsen_nb.dask_chunk_sums.Refusal` saying why not (then the dask module runs)."""
+    from coarsen_nb import backends
+    from coarsen_nb.dask_chunk_runs import ChunkModule, ChunkSchedule
+    from coarsen_nb.dask_chunk_sums import Refusal, chunk_sum
+
+    forms = chunk_sum(c.plan, f.params)
+    if isinstance(forms, Refusal):
+        return forms
+    own = f.backend in (backends.NUMPY.name, backends.NUMBA.name)
+    name = f.backend if own else backends.resolve(backends.AUTO)
+    name = name if name in (backends.NUMPY.name, backends.NUMBA.name) else backends.NUMPY.name
+    memory = cache.get(sig) if own else None
+    if memory is None:
+        memory = compile_signature(_OnBackend(f, name), sig)
+        if own and memory.missing is None:
+            cache[sig] = memory
+    if memory.missing is not None:
+        return Refusal(f"its {name} module cannot be loaded here ({memory.missing})")
+    forms = chunk_sum(memory.plan, f.params)         # (the plan of the code each chunk runs)
+    if isinstance(forms, Refusal):
+        return forms
+    module = ChunkModule(name, memory.source, f"coarsen_nb_generated_{f.name}", f.name)
+    return ChunkSchedule(forms, f.params, c.wrt, module)
 
 
 class _Run:
@@ -92,9 +141,11 @@ class _Run:
     as the module docstring says (Dask gradients with their argument's chunks, the rest computed)."""
 
     def __init__(self, fn, kind: str, params: tuple[str, ...], wrt: tuple[str, ...],
-                 iterated_reads: tuple):         # (dask_limits.IteratedRead records)
+                 iterated_reads: tuple,          # (dask_limits.IteratedRead records)
+                 chunkwise=None):                # a dask_chunk_runs.ChunkSchedule, or the Refusal saying why not
         self.fn, self.kind, self.params, self.wrt = fn, kind, params, wrt
         self.iterated_reads = iterated_reads
+        self.chunkwise = chunkwise
         self.__name__ = getattr(fn, "__name__", kind)
 
     def __call__(self, *args):
@@ -105,8 +156,16 @@ class _Run:
                                "iteration by iteration over Dask arrays adds a chain of operations per step",
                                hint="call it with NumPy arrays, or on fewer steps") from exc
 
+    def chunk_refusal(self, args) -> str:
+        """Why the call with ``args`` does not run chunk by chunk through the in-memory module (empty: it does)."""
+        if not hasattr(self.chunkwise, "call"):
+            return str(self.chunkwise or "it was not scheduled")
+        if self.kind == "jvp":
+            return "a JVP is not scheduled chunk by chunk"
+        return self.chunkwise.refusal(args, is_dask)
+
     def _shaped(self, args):
-        out = self.fn(*args)
+        out = self.fn(*args) if self.chunk_refusal(args) else self.chunkwise.call(self.kind, args)
         primal = args[:len(self.params)]
         pending: list = []
         if self.kind == "forward":

@@ -11,8 +11,15 @@ processes, one thread each.  For each size this reports
 * the time of the same Dask gradient on the same chunks held in this process, on Dask's threaded scheduler
   (``workers`` threads): the per-chunk work without the cluster's scheduling and transfers;
 * the time of the in-memory compiled gradient (``backend="numba"``, and ``numpy``) on the same data
-  computed into one NumPy array, warm (the second call): so the throughput per core of each, in elements
-  per second per core (a Dask run counts every worker's core);
+  computed into one NumPy array, warm: so the throughput per core of each, in elements per second per core
+  (a Dask run counts every worker's core); each time the least of ``--repeat`` calls, Dask's and the
+  in-memory ones interleaved;
+* the same Dask gradient on Dask's synchronous scheduler in this process against the in-memory numba
+  gradient, interleaved ("dask one core / numba"): the per-core cost of the chunked work and its graph,
+  without the cluster;
+* the workers' busy time of one Dask gradient (the sum of its tasks' compute times, Dask's task stream:
+  the core-seconds of the per-chunk work) against the in-memory numba time ("tasks/numba"), and the time
+  of a graph of the same shape whose tasks do nothing ("empty graph": the cluster's latency per gradient);
 * the largest difference between the two gradients, relative to the gradient's size;
 * each worker's peak resident memory (``ru_maxrss``, a fresh cluster per size).
 
@@ -67,21 +74,53 @@ def _gap(a, b) -> float:
     return float(np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-300))
 
 
-def run_size(n: int, workers: int, chunk_rows: int, memory_limit: str, in_memory: bool) -> dict:
-    """One size on a fresh cluster: the figures the module docstring lists."""
+def _best(fn, *args, repeat: int):
+    """The least time of ``repeat`` calls (and the last result)."""
+    times, out = [], None
+    for _ in range(repeat):
+        t, out = _timed(fn, *args)
+        times.append(t)
+    return min(times), out
+
+
+def _floor(X):
+    """A graph of the same shape doing nothing: one task per chunk giving a number, their tree sum, computed
+    (the cluster's latency for one gradient's graph, whatever its tasks compute)."""
+    return X.map_blocks(_nothing, chunks=(tuple(1 for _ in X.chunks[0]), (1,)), dtype=float).sum().compute()
+
+
+def _nothing(block):
+    return np.zeros((1, 1))
+
+
+def _task_compute_s(client, fn, *args) -> float:
+    """The workers' busy time of one call: the sum over its tasks of their compute time (Dask's task stream),
+    the core-seconds of the work itself, without the scheduler's latency or the time a core waited."""
+    from dask.distributed import get_task_stream
+
+    with get_task_stream(client) as stream:
+        fn(*args)
+    return sum(s["stop"] - s["start"] for task in stream.data for s in task["startstops"] if s["action"] == "compute")
+
+
+def run_size(n: int, workers: int, chunk_rows: int, memory_limit: str, in_memory: bool, repeat: int = 5) -> dict:
+    """One size on a fresh cluster: the figures the module docstring lists (each time the least of
+    ``repeat`` calls, the Dask and in-memory calls interleaved)."""
     from dask.distributed import Client, LocalCluster
 
     import coarsen_nb as cn
     from coarsen_nb.kernels.logreg_nll import logreg_nll
 
     w, b = np.full(FEATURES, 0.1), 0.05
-    out: dict = {"elements": n, "workers": workers, "chunk_rows": chunk_rows, "memory_limit": memory_limit}
+    out: dict = {"elements": n, "workers": workers, "chunk_rows": chunk_rows, "memory_limit": memory_limit,
+                 "repeat": repeat}
     with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
                       dashboard_address=":0", memory_limit=memory_limit) as cluster, Client(cluster) as client:
         f = cn.coarsen(logreg_nll, wrt=("w", "b"))
         X, y = _data(n, chunk_rows)
         out["chunks"] = X.numblocks[0]
-        f.grad(w, b, *_data(FEATURES * chunk_rows, chunk_rows, seed=1))   # compile (not timed)
+        for _ in range(2):       # compile, and load the module in every worker (not timed)
+            f.grad(w, b, *_data(FEATURES * chunk_rows * 2 * workers, chunk_rows, seed=1))
         out["dask_end_to_end_s"], g_dask = _timed(f.grad, w, b, X, y)
         out["worker_peak_rss_mb"] = sorted(client.run(_peak_rss_mb).values())
         if in_memory:
@@ -89,9 +128,25 @@ def run_size(n: int, workers: int, chunk_rows: int, memory_limit: str, in_memory
             from dask.distributed import wait
 
             wait([Xp, yp])
-            out["dask_persisted_s"], g_persisted = _timed(f.grad, w, b, Xp, yp)
-            out["gap_persisted_vs_end_to_end"] = _gap(g_persisted, g_dask)
             Xn, yn = client.compute([Xp, yp], sync=True)
+            mem = {backend: cn.coarsen(logreg_nll, wrt=("w", "b"), backend=backend) for backend in ("numba", "numpy")}
+            for fm in mem.values():
+                fm.grad(w, b, Xn, yn)                                         # compile, warm the caches
+            times: dict = {k: [] for k in ("dask", *mem)}
+            for _ in range(repeat):
+                t, g_persisted = _timed(f.grad, w, b, Xp, yp)
+                times["dask"].append(t)
+                for backend, fm in mem.items():
+                    t, g_mem = _timed(fm.grad, w, b, Xn, yn)
+                    times[backend].append(t)
+                    out[f"gap_dask_vs_{backend}"] = _gap(g_dask, g_mem)
+            out["dask_persisted_s"] = min(times["dask"])
+            out["dask_task_compute_s"] = _task_compute_s(client, f.grad, w, b, Xp, yp)
+            out["dask_floor_s"], _ = _best(_floor, Xp, repeat=repeat)
+            out["gap_persisted_vs_end_to_end"] = _gap(g_persisted, g_dask)
+            for backend in mem:
+                out[f"{backend}_in_memory_s"] = min(times[backend])
+                out[f"{backend}_elements_per_s_per_core"] = n / out[f"{backend}_in_memory_s"]
             del Xp, yp
     if in_memory:
         import dask
@@ -100,32 +155,38 @@ def run_size(n: int, workers: int, chunk_rows: int, memory_limit: str, in_memory
         Xl, yl = da.from_array(Xn, chunks=X.chunks), da.from_array(yn, chunks=y.chunks)
         with dask.config.set(scheduler="threads", num_workers=workers):
             f.grad(w, b, Xl, yl)
-            out["dask_threads_s"], g_threads = _timed(f.grad, w, b, Xl, yl)
+            out["dask_threads_s"], g_threads = _best(f.grad, w, b, Xl, yl, repeat=repeat)
         out["gap_threads_vs_end_to_end"] = _gap(g_threads, g_dask)
-        for backend in ("numba", "numpy"):
-            fm = cn.coarsen(logreg_nll, wrt=("w", "b"), backend=backend)
-            fm.grad(w, b, Xn, yn)                                             # compile, warm the caches
-            t, g_mem = _timed(fm.grad, w, b, Xn, yn)
-            out[f"{backend}_in_memory_s"] = t
-            out[f"gap_dask_vs_{backend}"] = _gap(g_dask, g_mem)
-            out[f"{backend}_elements_per_s_per_core"] = n / t
+        fn = cn.coarsen(logreg_nll, wrt=("w", "b"), backend="numba")
+        fn.grad(w, b, Xn, yn)
+        one_core, in_memory = [], []
+        with dask.config.set(scheduler="synchronous"):
+            f.grad(w, b, Xl, yl)
+            for _ in range(repeat):
+                one_core.append(_timed(f.grad, w, b, Xl, yl)[0])
+                in_memory.append(_timed(fn.grad, w, b, Xn, yn)[0])
+        out["dask_one_core_s"], out["numba_beside_one_core_s"] = min(one_core), min(in_memory)
+        out["dask_one_core_over_numba"] = out["dask_one_core_s"] / out["numba_beside_one_core_s"]
         out["dask_elements_per_s_per_core"] = n / (out["dask_persisted_s"] * workers)
         out["numba_over_dask_per_core"] = out["numba_elements_per_s_per_core"] / out["dask_elements_per_s_per_core"]
+        out["dask_tasks_over_numba"] = out["dask_task_compute_s"] / out["numba_in_memory_s"]
     out["dask_end_to_end_elements_per_s_per_core"] = n / (out["dask_end_to_end_s"] * workers)
     return out
 
 
 def _table(rows: list[dict]) -> str:
     head = ("| elements | chunks | dask end to end s | dask persisted s | dask threads s | numba s | numpy s "
-            "| numba/dask per core | max rel. gap vs numba | worker peak RSS MB |")
-    lines = [head, "|" + "---|" * 10]
+            "| numba/dask per core | tasks' compute s | tasks/numba | empty graph s | dask one core / numba "
+            "| max rel. gap vs numba | worker peak RSS MB |")
+    lines = [head, "|" + "---|" * 14]
     for r in rows:
         def g(k, fmt="{:.3g}", r=r):
             return fmt.format(r[k]) if k in r else "-"
         rss = ", ".join(f"{m:.0f}" for m in r["worker_peak_rss_mb"])
         cells = [f"{r['elements']:.0e}", str(r["chunks"])] + [g(k) for k in (
             "dask_end_to_end_s", "dask_persisted_s", "dask_threads_s", "numba_in_memory_s", "numpy_in_memory_s",
-            "numba_over_dask_per_core")] + [g("gap_dask_vs_numba", "{:.1e}"), rss]
+            "numba_over_dask_per_core", "dask_task_compute_s", "dask_tasks_over_numba", "dask_floor_s",
+            "dask_one_core_over_numba")] + [g("gap_dask_vs_numba", "{:.1e}"), rss]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -138,12 +199,13 @@ def main(argv=None) -> None:
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--chunk-rows", type=float, default=2e5, help="rows of X per chunk (10 values a row)")
     p.add_argument("--memory-limit", default="4GB", help="each worker's memory limit (Dask spills, then pauses)")
+    p.add_argument("--repeat", type=int, default=5, help="timed calls per figure (the least is reported)")
     a = p.parse_args(argv)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     rows = []
     for text, in_memory in [(s, True) for s in a.sizes.split(",") if s] + [(s, False) for s in a.big.split(",") if s]:
-        r = run_size(int(float(text)), a.workers, int(a.chunk_rows), a.memory_limit, in_memory)
+        r = run_size(int(float(text)), a.workers, int(a.chunk_rows), a.memory_limit, in_memory, a.repeat)
         print(json.dumps(r), flush=True)
         rows.append(r)
     (out / "dask_scale.json").write_text(json.dumps({"cpu_count": os.cpu_count(), "runs": rows}, indent=1))

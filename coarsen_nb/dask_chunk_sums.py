@@ -1,0 +1,214 @@
+"""Which functions are a sum over their records: the plan read for the chunkwise schedule (issue 18).
+
+A function whose work over its chunked axis is one sum of independent per-record terms,
+
+    f(θ, X) = F(n) · Σ_{k < n} φ(θ, X[k, ...], Y[k, ...])        (n the number of records, F a factor of n)
+
+can run each chunk of the records through the function's own compiled module (the NumPy or numba backend's,
+in memory) and add the results: on a chunk c of n_c records the module computes F(n_c) · Σ_{k ∈ c} φ, so
+
+    f = Σ_c w_c · f(θ, X_c),     w_c = F(n) / F(n_c),
+
+and, the weights being numbers, ∂f/∂θ = Σ_c w_c · ∂f(θ, X_c)/∂θ (a tree sum of the small gradients), while
+∂f/∂X on the rows of chunk c is w_c · ∂f(θ, X_c)/∂X_c (a block of the gradient with the records' chunks).
+logreg_nll (F = 1/n) and piecewise_sum (F = 1) have this form.  A term beside the sum that reads neither the
+records nor their number, ``f = A(θ) + F(n) · Σ_k φ`` (hmc's prior), is the module's value on no records where
+F(0) is finite: then ``f = Σ_c w_c · f(θ, X_c) + (1 − Σ_c w_c) · f(θ, X[:0])``, and so are its gradients.
+
+:func:`chunk_sum` decides it from the plan (the lifted SOIs), never from generated code, and says in words
+why not where it does not hold:
+
+* the plan is shape reads (``X.shape``, ``len(x)``) and SOIs, whose outputs are inlined into the result;
+* that result is ``A + F · Σ_{k in range(0, n)}`` of a summand, ``n`` the first axis's length of the
+  records (``min(len(x), len(y))`` too: one length where they share their chunks), F a function of such
+  lengths only, A free of the records and their number;
+* the summand reads the records at ``[k, ...]`` only (never at ``k + 1``, never along another axis), the
+  other arrays at indices free of ``k``; it reads neither ``k`` itself nor ``n``.
+
+Everything else (branches or loops between SOIs, opaque primitives, scans along the records, several sums
+over the records, a maximum) is refused here and runs as the dask module's array statements
+(:mod:`coarsen_nb.dask_arrays`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import sympy as sp
+
+from coarsen_nb import ir
+from coarsen_nb.phi import forms
+from coarsen_nb.plan import CondStep, IterStep, KernelStep, PrimStep
+
+_NO_RECORDS = "its sum reads no argument record by record"
+
+
+@dataclass(frozen=True)
+class ChunkSum:
+    """A function of the form the module docstring gives: ``records`` are the parameters read at
+    ``[k, ...]`` (chunked along their first axis), ``factor`` is F as a SymPy expression of ``length``."""
+
+    records: tuple[str, ...]
+    factor: sp.Expr
+    length: sp.Symbol
+    offset: bool = False        # a term A(θ) beside the sum: f = A + F(n)·Σ (hmc's prior)
+
+    def weight(self, n: int, n_chunk: int) -> float:
+        """w_c = F(n) / F(n_c); NaN where F(n_c) is zero or either is not finite (that chunking is refused)."""
+        whole, part = self.at(n), self.at(n_chunk)
+        return float("nan") if part == 0 else whole / part
+
+    def at(self, n: int) -> float:
+        """F(n), a real number; NaN where it is not a finite one (F = 1/n at n = 0)."""
+        try:
+            v = complex(self.factor.subs(self.length, n))
+        except (TypeError, ValueError):
+            return float("nan")
+        return v.real if not v.imag and abs(v.real) < math.inf else float("nan")
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a function is not a chunk sum, in the user's words."""
+
+    reason: str
+
+    def __str__(self) -> str:
+        return self.reason
+
+
+def chunk_sum(plan, params: tuple[str, ...]) -> tuple[ChunkSum, ...] | Refusal:
+    """The :class:`ChunkSum` s of ``plan`` (a function of the parameters ``params``; one per sum that may be
+    over the records), or why it is not one.
+
+    The SOIs' outputs are inlined into the result, in plan order (``s / len(x)`` of an SOI after the sum's
+    is the sum's value over the length), so the result is one expression over the parameters, the shape
+    reads and the reads of all the SOIs: what it is in each chunk is decided on it alone."""
+    lengths: dict[str, str] = {}      # plan name -> the parameter whose first axis's length it is
+    shapes: dict[str, str] = {}       # plan name -> the parameter whose shape tuple it is
+    values: dict[str, sp.Expr] = {}   # an SOI's output -> its expression, earlier SOIs' outputs inlined
+    symbols: dict[str, sp.Symbol] = {}   # a name the SOIs read -> its symbol
+    reads: dict = {}
+    arrays: dict = {}
+    for step in plan.steps:
+        if isinstance(step, PrimStep):
+            why = _shape_read(step, params, lengths, shapes)
+            if why:
+                return Refusal(why)
+        elif isinstance(step, KernelStep):
+            k = step.kernel
+            symbols.update({name: sym for sym, name in k.scalars.items()})
+            reads.update({r.symbol: r for r in k.reads})
+            arrays.update(k.arrays)
+            inlined = {sym: values[name] for sym, name in k.scalars.items() if name in values}
+            values.update({out: sp.sympify(e).xreplace(inlined) for out, e in k.exprs().items()})
+        elif isinstance(step, (CondStep, IterStep)):
+            kind = "a branch" if isinstance(step, CondStep) else "a loop run iteration by iteration"
+            return Refusal(f"{kind} (line {step.line}) runs between its SOIs")
+        else:
+            return Refusal(f"its plan has a {type(step).__name__}")
+    result = plan.result.id if isinstance(plan.result, ir.Name) else None
+    if result not in values:
+        return Refusal("its result is not the value of an SOI over its records")
+    counts = {symbols[n]: p for n, p in lengths.items() if n in symbols}      # length symbol -> its parameter
+    return _sum_forms(values[result], reads, arrays, counts, params)
+
+
+def _shape_read(step: PrimStep, params, lengths: dict, shapes: dict) -> str:
+    """Note what the shape read ``step`` gives (a length of a first axis, a shape); a refusal otherwise."""
+    e = step.expr
+    if isinstance(e, ir.Attr) and e.attr == "shape" and isinstance(e.value, ir.Name) and e.value.id in params:
+        shapes[step.name] = e.value.id
+    elif isinstance(e, ir.Call) and e.func == "unpack_shape" and isinstance(e.args[0], ir.Name) \
+            and e.args[0].id in shapes:
+        shapes[step.name] = shapes[e.args[0].id]
+    elif isinstance(e, ir.Call) and e.func == "len" and len(e.args) == 1 and isinstance(e.args[0], ir.Name) \
+            and e.args[0].id in params:
+        lengths[step.name] = e.args[0].id
+    elif isinstance(e, ir.Index) and isinstance(e.value, ir.Name) and e.value.id in shapes \
+            and len(e.index) == 1 and isinstance(e.index[0], ir.Const):
+        if e.index[0].value == 0:
+            lengths[step.name] = shapes[e.value.id]
+        # (another axis's length is the same in every chunk: the records are cut along the first only)
+    else:
+        return f"an operation between its SOIs ({step.name.split('.')[0]}, line {step.line}) is not a shape read"
+    return ""
+
+
+def _sum_forms(e: sp.Expr, reads: dict, arrays: dict, counts: dict, params) -> tuple[ChunkSum, ...] | Refusal:
+    """The ChunkSums of the result ``e`` (the SOIs' ``reads`` and whole ``arrays`` by symbol; ``counts``: the
+    symbols of the first axes' lengths, by parameter), one for each outermost sum that reads arguments at its
+    index (hmc's prior over q[k] beside its likelihood over X[k], y[k]: which one is over the records is the
+    call's to say, by which arguments are Dask arrays), or why there is none."""
+    sums = [r for r in _outermost(e) if isinstance(r, forms.RSum)]
+    found = [_sum_form(e, total, _records(reads, arrays, total.args[0], total.args[1], params), reads, arrays,
+                       counts) for total in sums]
+    made = tuple(f for f in found if isinstance(f, ChunkSum))
+    if made:
+        return made
+    told = list(dict.fromkeys(f.reason for f in found if f.reason != _NO_RECORDS))
+    return Refusal("; or ".join(told) if told else
+                   "its result is not a sum over the records (a sum over the first axis of an argument)")
+
+
+def _sum_form(e, total, records, reads: dict, arrays: dict, counts: dict) -> ChunkSum | Refusal:
+    """The ChunkSum of ``e`` whose sum over the records is ``total``, or why not."""
+    summand, k, lo, hi, step = total.args
+    if isinstance(records, Refusal):
+        return records
+    length_syms = {s for s, p in counts.items() if p in records}
+    n = sp.Symbol("n", positive=True, integer=True)
+    # (the records have one length n in every call that runs chunk by chunk: ``range(min(len(x), len(y)))``,
+    # zip's bound, is all of them too)
+    one_length = {s: n for s in length_syms}
+    if lo != 0 or step != 1 or not sp.sympify(hi).free_symbols <= length_syms \
+            or sp.simplify(sp.sympify(hi).xreplace(one_length) - n) != 0:
+        return Refusal(f"its sum over the records of {', '.join(records)} runs over range({lo}, {hi}, {step}), "
+                       "not over all of them")
+    rest, around = e.as_independent(total, as_Add=True)
+    factor, held = around.as_independent(total, as_Add=False)
+    if held != total or not factor.free_symbols <= length_syms:
+        return Refusal("its result is not the sum over the records times a factor of their number")
+    of_records = length_syms | {s for s, r in reads.items() if r.array in records} \
+        | {s for s, a in arrays.items() if a in records}
+    if rest.free_symbols & of_records:
+        return Refusal("a term beside its sum over the records reads the records or their number")
+    if summand.free_symbols & (length_syms | {k}):
+        return Refusal("each record's term reads the number of records or the record's index itself")
+    form = ChunkSum(records, factor.xreplace(one_length), n, offset=rest != 0)
+    if form.offset and math.isnan(form.at(0)):
+        return Refusal("a term beside its sum over the records, whose factor is not finite on no records")
+    return form
+
+
+def _outermost(e: sp.Basic) -> list:
+    """The reductions of ``e`` (sums, products, maxima, sums over elements) not inside another one."""
+    if isinstance(e, (forms.Reduction, forms.ElemSum)):
+        return [e]
+    return [r for a in e.args for r in _outermost(a)]
+
+
+def _records(reads: dict, arrays: dict, summand, k, params) -> tuple[str, ...] | Refusal:
+    """The parameters ``summand`` reads at ``[k, ...]`` (in ``params``' order), or why its reads are not
+    record k's own: an array read elsewhere along ``k``, an array computed inside, a whole array."""
+    records = set()
+    for sym in summand.free_symbols:
+        if sym in arrays:
+            return Refusal(f"it reads {arrays[sym]} elementwise as a whole array")
+        r = reads.get(sym)
+        if r is None:
+            continue
+        index_syms = [sp.sympify(i).free_symbols for i in r.index]
+        if index_syms and r.index[0] == k and not any(k in s for s in index_syms[1:]):
+            if r.array not in params:
+                return Refusal(f"it reads {r.array}, computed from its arguments, record by record")
+            records.add(r.array)
+        elif any(k in s for s in index_syms):
+            return Refusal(f"it reads {r.array} at [{', '.join(map(str, r.index))}]: not record {k}'s own row")
+    if not records:
+        return Refusal(_NO_RECORDS)
+    for r in reads.values():    # (a record read at a fixed row would read the chunk's row instead)
+        if r.array in records and (not r.index or r.index[0] != k):
+            return Refusal(f"it reads {r.array} at [{', '.join(map(str, r.index))}]: not record {k}'s own row")
+    return tuple(p for p in params if p in records)
