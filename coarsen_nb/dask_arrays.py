@@ -132,7 +132,7 @@ def _chunkwise(f: Request, sig: tuple, c: Compiled, cache: dict):
     forms = chunk_sum(memory.plan, f.params)         # (the plan of the code each chunk runs)
     if isinstance(forms, Refusal):
         return forms
-    module = ChunkModule(name, memory.source, f"coarsen_nb_generated_{f.name}", f.name)
+    module = ChunkModule(name, memory.parts, f"coarsen_nb_generated_{f.name}", f.name)
     return ChunkSchedule(forms, f.params, c.wrt, module)
 
 

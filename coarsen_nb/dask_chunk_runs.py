@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import functools
 import math
-import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -43,11 +42,12 @@ _ENTRY = {"forward": "", "grad": "_grad", "vjp": "_vjp"}
 
 @dataclass(frozen=True)
 class ChunkModule:
-    """The in-memory module to load in a worker: its backend, source (the numba module's carries its ``xp``
-    namespace: ~70 KB for logreg_nll, sent once per call as one key of the graph), module name and function's name."""
+    """The in-memory module to load in a worker: its backend, parts (:mod:`coarsen_nb.module_parts`; the numba
+    module's carry its ``xp`` namespace: ~70 KB for logreg_nll, sent once per call as one key of the graph),
+    module name and function's name."""
 
     backend: str
-    source: str
+    parts: tuple
     module_name: str
     function: str                   # the user's function: the entries are it, NAME_grad, NAME_vjp, NAME_jvp
 
@@ -56,29 +56,16 @@ class ChunkModule:
         return tuple(self.function + suffix for suffix in ("", "_vjp", "_grad", "_jvp"))
 
     def call(self, name: str, args: list):
-        """The entry ``name`` on ``args``; its first call for their types one thread at a time (the loader
-        compiles each entry once per types, and a second thread's compile meanwhile would find Numba's
-        compiling disabled: Dask's threaded scheduler runs chunks in threads of one process)."""
-        fn = _loaded(self)[name]
-        key = (self, name, tuple((type(a), getattr(a, "dtype", None), np.ndim(a), getattr(a, "flags", None) is not None
-                            and a.flags.writeable) for a in args))
-        if key in _called:
-            return fn(*args)
-        with _first_calls:
-            out = fn(*args)
-            _called.add(key)
-        return out
-
-
-_first_calls = threading.Lock()
-_called: set = set()            # (entry, argument types) called once in this process
+        """The entry ``name`` on ``args`` (Dask's threaded scheduler runs chunks in threads of one process: the
+        loader compiles one entry at a time, ``numba_loader._COMPILING``)."""
+        return _loaded(self)[name](*args)
 
 
 @functools.lru_cache(maxsize=16)
 def _loaded(module: ChunkModule) -> dict:
     """The namespace of ``module``, loaded once per process (a worker's, or this one's)."""
     backend = backends.get(module.backend)
-    return backend.load(module.source, f"<coarsen_nb chunk module {module.module_name}>", module.module_name,
+    return backend.load(module.parts, f"<coarsen_nb chunk module {module.module_name}>", module.module_name,
                         module.entry_points, _no_numpy_module)
 
 

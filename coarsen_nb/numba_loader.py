@@ -44,6 +44,7 @@ import linecache
 import marshal
 import os
 import sys
+import threading
 import time
 import warnings
 from collections.abc import Callable
@@ -204,6 +205,13 @@ def _sharing(parts: tuple) -> str:
                   else Part(p.role, "\n" * (lines_of(p) - 1)) if p.role == SHARED_HELPER else p for p in parts)
 
 
+#: One explicit compile at a time, in the whole process: another thread's compile of the same dispatcher
+#: (Dask's threaded scheduler calls an entry point from several threads at once; two specializations made at
+#: once share the loaded module) re-enabled and disabled its compiling around this one's, which then failed
+#: ("compilation disabled") and fell back to NumPy code for good.  Numba compiles one function at a time anyway.
+_COMPILING = threading.Lock()
+
+
 class JitFunction:
     """One entry point (``f``, ``f_vjp``, ``f_grad``, ``f_jvp``): the compiled function, or the NumPy
     backend's where Numba cannot compile it (``fallback`` says why)."""
@@ -272,8 +280,10 @@ class JitFunction:
             key = tuple(numba.typeof(a) for a in args)
         except ValueError as exc:        # an argument type Numba has no type for
             return self._give_up(exc)
-        if key in self._compiled:
-            return True
+        with _COMPILING:
+            return key in self._compiled or self._compile_for(key)
+
+    def _compile_for(self, key: tuple) -> bool:
         hits = sum(self.dispatcher.stats.cache_hits.values())
         _tell(CompileEvent(self.name))
         start = time.perf_counter()
