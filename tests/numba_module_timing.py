@@ -22,9 +22,10 @@ import numpy as np
 def write(names: str) -> None:
     import coarsen_nb as cn
     import coarsen_nb.numba_loader as loader
+    from coarsen_nb import module_parts
 
-    def written(source, module_name, *args, **kwargs):
-        print(loader.module_file(source, module_name))
+    def written(parts, module_name, *args, **kwargs):
+        print(loader.module_file(module_parts.joined(parts), module_name))
         raise ImportError("written, not loaded")
 
     loader.load = written

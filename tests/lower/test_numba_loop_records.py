@@ -13,7 +13,7 @@ import pytest
 from corpus import CORPUS
 
 import coarsen_nb as cn
-from coarsen_nb import numba_loader
+from coarsen_nb import module_parts, numba_loader
 from coarsen_nb.kernels import KERNELS, function
 from coarsen_nb.lower import lir, numba_loops
 
@@ -49,8 +49,8 @@ def _loops(monkeypatch, fn, wrt, args) -> tuple[list[lir.FunctionDef], str]:
             made.append(self.function)
         return calls
 
-    def written(source, *rest, **kwargs):
-        sources.append(source)
+    def written(parts, *rest, **kwargs):
+        sources.append(module_parts.joined(parts))
         raise ImportError("written, not loaded")
 
     monkeypatch.setattr(numba_loops.LoopFunction, "build", recorded)
