@@ -15,7 +15,7 @@ The tape printed here is a list of state tuples; a backend may print its own for
 from __future__ import annotations
 
 from coarsen_nb import ir
-from coarsen_nb.lower import lir
+from coarsen_nb.lower import lir, naming
 from coarsen_nb.lower.in_place import InPlaceWriting, append, in_place_states
 from coarsen_nb.lower.printing import FLOAT64, TRUE, xp_call
 from coarsen_nb.plan import IterStep
@@ -40,7 +40,11 @@ class IteratedLoops(InPlaceWriting):
                                  lir.Tuple(tuple(map(lir.expr, values)), bare=True)))
 
     def tape_name(self, s: IterStep) -> str:
-        return "_tape_" + self.py(s.label)
+        return "_tape_" + self.loop_word(s)
+
+    def loop_word(self, s: IterStep) -> str:
+        """The word of iterated loop ``s`` in the names of its own values (:func:`naming.loop_words`)."""
+        return naming.loop_words(self.plan)[s.label]
 
     def own_tape(self, s: IterStep, in_place):
         """The backend's own form of loop ``s``'s state tape (numba: preallocated arrays,

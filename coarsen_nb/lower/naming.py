@@ -272,6 +272,18 @@ def _levels(pr):
         todo += lv.children.values()
 
 
+def loop_words(plan) -> dict[str, str]:
+    """Loop label -> the word the generated code names an iterated loop's own values by (its tape, its
+    interchanged functions): the loop's line, ``line33`` (then ``line33_2`` for a second loop on that line),
+    as the code's comments say "loop at line 33"; a loop without a line is ``loop``.  Not the label
+    (``for3.head``: the compiler's)."""
+    out: dict[str, str] = {}
+    for s in walk_steps(plan.steps):
+        if isinstance(s, IterStep) and s.label not in out:
+            out[s.label] = unique(f"line{s.line}" if s.line else "loop", set(out.values()))
+    return out
+
+
 def length_steps(plan) -> dict[str, str]:
     """SSA name -> SSA name of the array, for each ``name = len(array)`` step of ``plan``."""
     return {n: e.args[0].id for n, e in _opaque_steps(plan) if isinstance(e, ir.Call) and e.func == "len"

@@ -74,7 +74,7 @@ class InterchangedLoop:
 
     def __init__(self, writer, s: IterStep, plan: Interchange):
         self.w, self.s, self.plan = writer, s, plan
-        self.label = writer.py(s.label)
+        self.label = writer.loop_word(s)
         self.flag = lir.Name(f"_interchange_{self.label}")
         # forward mode for the VJP (numba_interchange_tangents), where the directions are few; else reverse
         self.tangents: Tangents | None = None
