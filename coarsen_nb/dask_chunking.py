@@ -38,7 +38,7 @@ class ArgumentChunks:
     dtype: str
 
     def __str__(self) -> str:
-        shape = " x ".join(map(str, self.largest)) or "one value"
+        shape = " x ".join("?" if math.isnan(m) else str(m) for m in self.largest) or "one value"
         return (f"{self.name}: {self.blocks} chunk{'s' if self.blocks != 1 else ''}, the largest "
                 f"{shape} {self.dtype} ({fmt_bytes(self.largest_bytes)})")
 
@@ -80,20 +80,25 @@ class Chunking:
     added: tuple[str, ...]
     reductions: tuple[TreeReduction, ...]
 
-    def __str__(self) -> str:
+    def lines(self) -> list[str]:
+        """What it says, a headline (which way it ran, and why) and then one line per figure."""
         if self.chunkwise:
             how = f"chunk by chunk through its {self.module} module, {self.chunks} chunk tasks"
         else:
             how = f"as the dask module's array statements, because {self.reason}"
         lines = [f"{self.entry} on Dask arrays ran {how}; the graph has {self.tasks} tasks",
-                 *(f"  {a}" for a in self.arguments)]
+                 *map(str, self.arguments)]
         if self.added:
-            lines.append(f"  added across chunks by Dask's tree sum: {', '.join(self.added)}")
+            lines.append(f"added across chunks by Dask's tree sum: {', '.join(self.added)}")
         for r, count in Counter(self.reductions).items():
-            lines.append(f"  reduction across chunks: {r}" + (f", {count} of them" if count > 1 else ""))
+            lines.append(f"reduction across chunks: {r}" + (f", {count} of them" if count > 1 else ""))
         if not self.reductions:
-            lines.append("  no reduction across chunks")
-        return "\n".join(lines)
+            lines.append("no reduction across chunks")
+        return lines
+
+    def __str__(self) -> str:
+        first, *rest = self.lines()
+        return "\n".join([first, *("  " + line for line in rest)])
 
 
 def describe(kind: str, params: tuple[str, ...], args: tuple, outputs: list, schedule, reason: str,

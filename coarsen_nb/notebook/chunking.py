@@ -25,7 +25,7 @@ def chunking_of(compiled):
 def chunking_lines(compiled) -> list[str]:
     """The chunking of the last call as lines of text (none where the last call was not on Dask arrays)."""
     chunking = chunking_of(compiled)
-    return [] if chunking is None else str(chunking).splitlines()
+    return [] if chunking is None else chunking.lines()
 
 
 def chunking_html(compiled) -> str:
@@ -34,6 +34,6 @@ def chunking_html(compiled) -> str:
     first, *rest = chunking_lines(compiled) or [""]
     if not first:
         return ""
-    items = "".join(f"<li>{html.escape(line.strip())}</li>" for line in rest)
+    items = "".join(f"<li>{html.escape(line)}</li>" for line in rest)
     return (f"<div class='coarsen-chunking-text' style='font-size:90%'><b>Dask:</b> {html.escape(first)}"
             f"<ul style='margin:2px 0'>{items}</ul></div>")

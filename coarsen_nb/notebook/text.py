@@ -62,7 +62,8 @@ def summary(compiled, *, cached: bool = False, exported: Path | None = None) -> 
         notes = assumptions(cost, compiled.gated)
         if notes:
             lines.append(f"  cost model assumes: {notes}")
-    lines.extend("  " + line for line in chunking_lines(compiled))
+    chunking = chunking_lines(compiled)
+    lines.extend(f"  {'Dask: ' if k == 0 else '    '}{line}" for k, line in enumerate(chunking))
     if exported is not None:
         lines.append(f"  exported to {exported}")
     return "\n".join(lines)
