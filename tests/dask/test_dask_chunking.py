@@ -142,3 +142,19 @@ def test_a_call_on_numpy_arrays_leaves_no_chunking():
     assert f.chunking is not None
     f.grad(w, b, X, y)
     assert f.chunking is None
+
+
+def test_chunks_of_unknown_size_are_said_unknown_not_nan():
+    """A selection's chunks have no size before they are computed (Dask says NaN): the record says so."""
+    from coarsen_nb.dask_arrays import is_dask
+    from coarsen_nb.dask_chunking import describe
+
+    x = da.from_array(np.linspace(-1.0, 1.0, 10), chunks=4)
+    picked = x[x > 0]
+    assert math.isnan(picked.chunks[0][0])          # (Dask's own word for it)
+    c = describe("forward", ("x", "a"), (picked, 0.5), [picked], None, "its records' chunks have sizes "
+                 "not known before they are computed", is_dask)
+    (arg,) = c.arguments
+    assert arg.blocks == picked.npartitions == 3 and arg.largest_bytes == -1
+    assert "x: 3 chunks, the largest ? float64 (unknown size)" in str(c) and "nan" not in str(c)
+    assert c.tasks == len(dict(picked.__dask_graph__()))
