@@ -14,6 +14,8 @@ import numpy as np
 import pytest
 from dask.utils import key_split
 from dask_chunks import computed, da
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import coarsen_nb as cn
 
@@ -158,3 +160,27 @@ def test_chunks_of_unknown_size_are_said_unknown_not_nan():
     assert arg.blocks == picked.npartitions == 3 and arg.largest_bytes == -1
     assert "x: 3 chunks, the largest ? float64 (unknown size)" in str(c) and "nan" not in str(c)
     assert c.tasks == len(dict(picked.__dask_graph__()))
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(sizes=st.lists(st.integers(0, 5), min_size=1, max_size=9).filter(lambda s: sum(s) >= 2 and 1 not in s),
+       fan_in=st.integers(2, 5))
+def test_any_chunking_is_said_as_dask_reports_it(sizes, fan_in):
+    """Random chunkings of the records (empty chunks too) and fan-ins: the chunks, each argument's largest
+    block, and the tree sum's blocks and depth are Dask's own figures (its depth: the levels of Dask's own
+    tree sum over as many blocks)."""
+    rows = sum(sizes)
+    w, b, X, y = _data(rows, rows)
+    f = cn.coarsen(MEAN_LOSS, wrt=("w", "b"), backend="numpy", namespace={"math": math})
+    want = f.value_and_grad(w, b, X, y)[0]
+    Xd, yd = da.from_array(X, chunks=(tuple(sizes), (3,))), da.from_array(y, chunks=(tuple(sizes),))
+    with dask.config.set(scheduler="threads", split_every=fan_in):
+        value, _ = f.value_and_grad(w, b, Xd, yd)
+        levels = _tree_levels(len(sizes))
+    np.testing.assert_allclose(value, want, rtol=1e-12)
+    c = f.chunking
+    assert c.chunkwise and c.chunks == len(Xd.chunks[0]) == len(sizes)
+    assert [(a.name, a.blocks, a.largest_bytes) for a in c.arguments] == [
+        ("X", Xd.npartitions, _largest_block_bytes(Xd)), ("y", yd.npartitions, _largest_block_bytes(yd))]
+    (tree,) = c.reductions
+    assert tree.blocks == len(sizes) and tree.depth == levels
