@@ -355,8 +355,7 @@ class Coarsened:
         Counted on the lowered IR as array code (each statement of an SOI its own array), whatever the
         backend: what SOI selection trades off.  Under numba an SOI whose domain runs as one fused loop
         makes none of those temporaries: for it, these figures overstate allocations and bytes moved.
-        How a call on Dask arrays was cut into chunks (which way it ran and why, its chunks, bytes per
-        chunk, tasks and the reductions across chunks) is :attr:`chunking`."""
+        How a call on Dask arrays was cut into chunks is :attr:`chunking`."""
         from coarsen_nb.lower.cost import estimate
 
         c = self._compiled()
@@ -367,13 +366,9 @@ class Coarsened:
 
     @property
     def chunking(self):
-        """How the last call, if it was on Dask arrays, was cut into chunks (None where it was not).
-
-        A :class:`~coarsen_nb.dask_chunking.Chunking`: whether each chunk ran through the in-memory module
-        (a sum over the records) or the dask module's array statements ran, and why; each Dask argument's
-        chunks and its largest chunk's bytes; the tasks of the graph; what was added across chunks, and
-        each tree reduction's depth and fan-in.  Read from the arguments' chunks and the graph the call
-        built: nothing runs on the cluster.  ``print(f.chunking)`` says it in words."""
+        """How the last call, if on Dask arrays, was chunked: a :class:`~coarsen_nb.dask_chunking.Chunking`
+        (which way it ran and why, chunks, bytes per chunk, tasks, reductions; ``print`` says it in words),
+        read from its chunks and lazy graph, nothing run.  None where the last call was not on Dask arrays."""
         return dask_arrays.chunking(self._compiled())
 
     def export(self, path, overwrite: bool = False) -> str:
