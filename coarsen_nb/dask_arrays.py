@@ -41,6 +41,7 @@ import sys
 from dataclasses import dataclass
 
 from coarsen_nb.backends import DASK
+from coarsen_nb.dask_chunking import describe
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.specialize import Compiled, Request, compile_signature
 
@@ -91,7 +92,8 @@ def _compile(f: Request, sig: tuple, cache: dict) -> Compiled:
 
     reads = iterated_reads(c.plan, f.params)
     chunkwise = _chunkwise(f, sig, c, cache)
-    run = {name: _Run(getattr(c, name), name, f.params, c.wrt, reads, chunkwise)
+    calls = _Calls()            # (one for the entries: f.chunking is the last call's, whichever entry ran)
+    run = {name: _Run(getattr(c, name), name, f.params, c.wrt, reads, chunkwise, calls)
            if getattr(c, name) is not None else None for name in ("forward", "vjp", "grad", "jvp")}
     return dataclasses.replace(c, **run)
 
@@ -136,19 +138,35 @@ def _chunkwise(f: Request, sig: tuple, c: Compiled, cache: dict):
     return ChunkSchedule(forms, f.params, c.wrt, module)
 
 
+def chunking(c: Compiled):
+    """How the last call of the dask specialization ``c`` was chunked (a
+    :class:`~coarsen_nb.dask_chunking.Chunking`); None where ``c`` is not one, or its last call failed."""
+    calls = getattr(c.forward, "calls", None)
+    return calls.last if calls is not None else None
+
+
+class _Calls:
+    """The :class:`~coarsen_nb.dask_chunking.Chunking` of the last call of a dask specialization's entries."""
+
+    last = None
+
+
 class _Run:
     """One entry function of a dask module, called as the runtime calls it: the graph built, then shaped
     as the module docstring says (Dask gradients with their argument's chunks, the rest computed)."""
 
     def __init__(self, fn, kind: str, params: tuple[str, ...], wrt: tuple[str, ...],
                  iterated_reads: tuple,          # (dask_limits.IteratedRead records)
-                 chunkwise=None):                # a dask_chunk_runs.ChunkSchedule, or the Refusal saying why not
+                 chunkwise=None,                 # a dask_chunk_runs.ChunkSchedule, or the Refusal saying why not
+                 calls: _Calls | None = None):
         self.fn, self.kind, self.params, self.wrt = fn, kind, params, wrt
         self.iterated_reads = iterated_reads
         self.chunkwise = chunkwise
+        self.calls = calls if calls is not None else _Calls()
         self.__name__ = getattr(fn, "__name__", kind)
 
     def __call__(self, *args):
+        self.calls.last = None
         try:
             return self._shaped(args)
         except RecursionError as exc:     # Dask orders and optimizes a graph recursively
@@ -165,7 +183,8 @@ class _Run:
         return self.chunkwise.refusal(args, is_dask)
 
     def _shaped(self, args):
-        out = self.fn(*args) if self.chunk_refusal(args) else self.chunkwise.call(self.kind, args)
+        refusal = self.chunk_refusal(args)
+        out = self.fn(*args) if refusal else self.chunkwise.call(self.kind, args)
         primal = args[:len(self.params)]
         pending: list = []
         if self.kind == "forward":
@@ -176,6 +195,9 @@ class _Run:
             shaped = (self._value(out[0], pending), self._grads(out[1], primal, pending))
         else:                                                   # jvp: (value, directional derivative)
             shaped = (self._value(out[0], pending), self._value(out[1], pending))
+        # (read from the arguments' chunks and the lazy graph: nothing computed)
+        self.calls.last = describe(self.kind, self.params, primal, _collections(shaped),
+                                   None if refusal else self.chunkwise, refusal, is_dask)
         if not pending:
             return shaped
         import dask
@@ -204,6 +226,13 @@ class _Run:
                 pending.append(g)
             out.append(g)
         return tuple(out)
+
+
+def _collections(shaped) -> list:
+    """The Dask arrays among ``shaped`` (a result, or a tuple of them), before any is computed."""
+    if isinstance(shaped, tuple):
+        return [c for e in shaped for c in _collections(e)]
+    return [shaped] if is_dask(shaped) else []
 
 
 def _replace(shaped, computed: dict):

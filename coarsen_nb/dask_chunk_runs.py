@@ -88,7 +88,7 @@ class ChunkSchedule:
     def refusal(self, args: tuple, is_dask) -> str:
         """Why the call with ``args`` cannot run chunk by chunk (empty: it can)."""
         primal, extra = args[:len(self.params)], args[len(self.params):]
-        form = self._form(args, is_dask)
+        form = self.form_of(args, is_dask)
         if form is None or any(is_dask(a) for a in extra):
             return (f"its Dask arguments are not the records of its sum "
                     f"({' or '.join(', '.join(f.records) for f in self.forms)}), or not only")
@@ -104,7 +104,7 @@ class ChunkSchedule:
             return "the factor around its sum is not finite at a chunk's number of records"
         return ""
 
-    def _form(self, args: tuple, is_dask) -> ChunkSum | None:
+    def form_of(self, args: tuple, is_dask) -> ChunkSum | None:
         """The chunk sum whose records are the Dask arguments of the call, if one is."""
         chunked = {p for p, a in zip(self.params, args, strict=False) if is_dask(a)}
         return next((f for f in self.forms if set(f.records) == chunked), None)
@@ -115,7 +115,7 @@ class ChunkSchedule:
         import dask.array as da
 
         primal = args[:len(self.params)]
-        form = self._form(args, dask.is_dask_collection)
+        form = self.form_of(args, dask.is_dask_collection)
         records = [primal[self.params.index(p)] for p in form.records]
         chunks = records[0].chunks[0]
         n = sum(chunks)

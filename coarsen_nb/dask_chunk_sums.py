@@ -38,6 +38,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from coarsen_nb import ir
+from coarsen_nb.lower import naming
 from coarsen_nb.phi import forms
 from coarsen_nb.plan import CondStep, IterStep, KernelStep, PrimStep
 
@@ -91,9 +92,10 @@ def chunk_sum(plan, params: tuple[str, ...]) -> tuple[ChunkSum, ...] | Refusal:
     symbols: dict[str, sp.Symbol] = {}   # a name the SOIs read -> its symbol
     reads: dict = {}
     arrays: dict = {}
+    say = _Said(plan.words)             # (a refusal names the user's variables: i, not $k1.2)
     for step in plan.steps:
         if isinstance(step, PrimStep):
-            why = _shape_read(step, params, lengths, shapes)
+            why = _shape_read(step, params, lengths, shapes, say)
             if why:
                 return Refusal(why)
         elif isinstance(step, KernelStep):
@@ -112,10 +114,30 @@ def chunk_sum(plan, params: tuple[str, ...]) -> tuple[ChunkSum, ...] | Refusal:
     if result not in values:
         return Refusal("its result is not the value of an SOI over its records")
     counts = {symbols[n]: p for n, p in lengths.items() if n in symbols}      # length symbol -> its parameter
-    return _sum_forms(values[result], reads, arrays, counts, params)
+    return _sum_forms(values[result], reads, arrays, counts, params, say)
 
 
-def _shape_read(step: PrimStep, params, lengths: dict, shapes: dict) -> str:
+@dataclass(frozen=True)
+class _Said:
+    """A plan name as a refusal says it: the user's variable (``x.2`` -> ``x``, the loop counter ``$k1.2`` ->
+    ``i``, ``len(x)``'s ``$p2.1`` -> ``n_x``: the frontend's words), never a compiler name.  Not the generated
+    module's names (:class:`~coarsen_nb.lower.names.Names`): a sentence needs no unique identifiers."""
+
+    words: dict
+
+    def __call__(self, name: str) -> str:
+        return self.words.get(name.split(".")[0]) or naming.user_word(name) or naming.kind_word(name) or "a value"
+
+
+def _spoken(e, say: _Said) -> str:
+    """The expression ``e`` (a SymPy index, or a plan name) as the user's names print it."""
+    if isinstance(e, str):
+        return say(e)
+    e = sp.sympify(e)
+    return str(e.xreplace({s: sp.Symbol(say(s.name)) for s in e.free_symbols}))
+
+
+def _shape_read(step: PrimStep, params, lengths: dict, shapes: dict, say: _Said) -> str:
     """Note what the shape read ``step`` gives (a length of a first axis, a shape); a refusal otherwise."""
     e = step.expr
     if isinstance(e, ir.Attr) and e.attr == "shape" and isinstance(e.value, ir.Name) and e.value.id in params:
@@ -132,18 +154,19 @@ def _shape_read(step: PrimStep, params, lengths: dict, shapes: dict) -> str:
             lengths[step.name] = shapes[e.value.id]
         # (another axis's length is the same in every chunk: the records are cut along the first only)
     else:
-        return f"an operation between its SOIs ({step.name.split('.')[0]}, line {step.line}) is not a shape read"
+        return f"an operation between its SOIs ({say(step.name)}, line {step.line}) is not a shape read"
     return ""
 
 
-def _sum_forms(e: sp.Expr, reads: dict, arrays: dict, counts: dict, params) -> tuple[ChunkSum, ...] | Refusal:
+def _sum_forms(e: sp.Expr, reads: dict, arrays: dict, counts: dict, params,
+               say: _Said) -> tuple[ChunkSum, ...] | Refusal:
     """The ChunkSums of the result ``e`` (the SOIs' ``reads`` and whole ``arrays`` by symbol; ``counts``: the
     symbols of the first axes' lengths, by parameter), one for each outermost sum that reads arguments at its
     index (hmc's prior over q[k] beside its likelihood over X[k], y[k]: which one is over the records is the
     call's to say, by which arguments are Dask arrays), or why there is none."""
     sums = [r for r in _outermost(e) if isinstance(r, forms.RSum)]
-    found = [_sum_form(e, total, _records(reads, arrays, total.args[0], total.args[1], params), reads, arrays,
-                       counts) for total in sums]
+    found = [_sum_form(e, total, _records(reads, arrays, total.args[0], total.args[1], params, say), reads, arrays,
+                       counts, say) for total in sums]
     made = tuple(f for f in found if isinstance(f, ChunkSum))
     if made:
         return made
@@ -152,7 +175,7 @@ def _sum_forms(e: sp.Expr, reads: dict, arrays: dict, counts: dict, params) -> t
                    "its result is not a sum over the records (a sum over the first axis of an argument)")
 
 
-def _sum_form(e, total, records, reads: dict, arrays: dict, counts: dict) -> ChunkSum | Refusal:
+def _sum_form(e, total, records, reads: dict, arrays: dict, counts: dict, say: _Said) -> ChunkSum | Refusal:
     """The ChunkSum of ``e`` whose sum over the records is ``total``, or why not."""
     summand, k, lo, hi, step = total.args
     if isinstance(records, Refusal):
@@ -164,7 +187,8 @@ def _sum_form(e, total, records, reads: dict, arrays: dict, counts: dict) -> Chu
     one_length = {s: n for s in length_syms}
     if lo != 0 or step != 1 or not sp.sympify(hi).free_symbols <= length_syms \
             or sp.simplify(sp.sympify(hi).xreplace(one_length) - n) != 0:
-        return Refusal(f"its sum over the records of {', '.join(records)} runs over range({lo}, {hi}, {step}), "
+        return Refusal(f"its sum over the records of {', '.join(records)} runs over "
+                       f"range({_spoken(lo, say)}, {_spoken(hi, say)}, {_spoken(step, say)}), "
                        "not over all of them")
     rest, around = e.as_independent(total, as_Add=True)
     factor, held = around.as_independent(total, as_Add=False)
@@ -189,26 +213,32 @@ def _outermost(e: sp.Basic) -> list:
     return [r for a in e.args for r in _outermost(a)]
 
 
-def _records(reads: dict, arrays: dict, summand, k, params) -> tuple[str, ...] | Refusal:
+def _records(reads: dict, arrays: dict, summand, k, params, say: _Said) -> tuple[str, ...] | Refusal:
     """The parameters ``summand`` reads at ``[k, ...]`` (in ``params``' order), or why its reads are not
     record k's own: an array read elsewhere along ``k``, an array computed inside, a whole array."""
     records = set()
     for sym in summand.free_symbols:
         if sym in arrays:
-            return Refusal(f"it reads {arrays[sym]} elementwise as a whole array")
+            return Refusal(f"it reads {say(arrays[sym])} elementwise as a whole array")
         r = reads.get(sym)
         if r is None:
             continue
         index_syms = [sp.sympify(i).free_symbols for i in r.index]
         if index_syms and r.index[0] == k and not any(k in s for s in index_syms[1:]):
             if r.array not in params:
-                return Refusal(f"it reads {r.array}, computed from its arguments, record by record")
+                return Refusal(f"it reads {say(r.array)}, computed from its arguments, record by record")
             records.add(r.array)
         elif any(k in s for s in index_syms):
-            return Refusal(f"it reads {r.array} at [{', '.join(map(str, r.index))}]: not record {k}'s own row")
+            return Refusal(_not_own_row(r, k, say))
     if not records:
         return Refusal(_NO_RECORDS)
     for r in reads.values():    # (a record read at a fixed row would read the chunk's row instead)
         if r.array in records and (not r.index or r.index[0] != k):
-            return Refusal(f"it reads {r.array} at [{', '.join(map(str, r.index))}]: not record {k}'s own row")
+            return Refusal(_not_own_row(r, k, say))
     return tuple(p for p in params if p in records)
+
+
+def _not_own_row(read, k, say: _Said) -> str:
+    """Why ``read`` (of a record array) is not record ``k``'s own row, in the user's names."""
+    at = ", ".join(_spoken(i, say) for i in read.index)
+    return f"it reads {say(read.array)} at [{at}]: not record {_spoken(k, say)}'s own row"

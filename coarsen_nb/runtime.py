@@ -354,7 +354,8 @@ class Coarsened:
 
         Counted on the lowered IR as array code (each statement of an SOI its own array), whatever the
         backend: what SOI selection trades off.  Under numba an SOI whose domain runs as one fused loop
-        makes none of those temporaries: for it, these figures overstate allocations and bytes moved."""
+        makes none of those temporaries: for it, these figures overstate allocations and bytes moved.
+        How a call on Dask arrays was cut into chunks is :attr:`chunking`."""
         from coarsen_nb.lower.cost import estimate
 
         c = self._compiled()
@@ -362,6 +363,13 @@ class Coarsened:
         if key not in c.costs:
             c.costs[key] = estimate(c.plan, c.wrt, self._last_shapes, ints=self._last_ints)
         return copy.deepcopy(c.costs[key])    # (the caller's to change)
+
+    @property
+    def chunking(self):
+        """How the last call, if on Dask arrays, was chunked: a :class:`~coarsen_nb.dask_chunking.Chunking`
+        (which way it ran and why, chunks, bytes per chunk, tasks, reductions; ``print`` says it in words),
+        read from its chunks and lazy graph, nothing run.  None where the last call was not on Dask arrays."""
+        return dask_arrays.chunking(self._compiled())
 
     def export(self, path, overwrite: bool = False) -> str:
         """Write the generated module (of the last signature called) as a standalone file.

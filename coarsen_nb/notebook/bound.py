@@ -48,11 +48,16 @@ class Bound:
         self.check_report = None
         self._check_pending = check
         self._listeners: list = []
+        self._call_listeners: list = []
         self._seen_source = source_or_none(compiled)
 
     def on_specialize(self, callback) -> None:
         """Call ``callback()`` after a call that compiled a new specialization."""
         self._listeners.append(callback)
+
+    def on_call(self, callback) -> None:
+        """Call ``callback()`` after every call (what changes per call: how a Dask call was chunked)."""
+        self._call_listeners.append(callback)
 
     def __call__(self, *args):
         self.last_args = args
@@ -76,10 +81,11 @@ class Bound:
 
     def _notify(self) -> None:
         source = source_or_none(self.compiled)
-        if source is self._seen_source:
-            return
-        self._seen_source = source
-        for callback in self._listeners:
+        if source is not self._seen_source:
+            self._seen_source = source
+            for callback in self._listeners:
+                callback()
+        for callback in self._call_listeners:
             callback()
 
     def _maybe_check(self, args: tuple, grads) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from coarsen_nb.errors import CoarsenError
+from coarsen_nb.notebook.chunking import chunking_lines
 from coarsen_nb.notebook.format import effective_reuse, fmt_knob, fmt_number, fmt_wrt
 from coarsen_nb.notebook.names import plain_text
 from coarsen_nb.notebook.tuning import assumptions, fmt_bytes
@@ -61,6 +62,8 @@ def summary(compiled, *, cached: bool = False, exported: Path | None = None) -> 
         notes = assumptions(cost, compiled.gated)
         if notes:
             lines.append(f"  cost model assumes: {notes}")
+    chunking = chunking_lines(compiled)
+    lines.extend(f"  {'Dask: ' if k == 0 else '    '}{line}" for k, line in enumerate(chunking))
     if exported is not None:
         lines.append(f"  exported to {exported}")
     return "\n".join(lines)

@@ -23,6 +23,7 @@ import ipywidgets as w
 
 from coarsen_nb import backends
 from coarsen_nb.errors import CoarsenError
+from coarsen_nb.notebook.chunking import chunking_html
 from coarsen_nb.notebook.code import ExportBox, ir_html, source_html
 from coarsen_nb.notebook.derivatives import derivatives_html
 from coarsen_nb.notebook.format import effective_reuse, fmt_knob, fmt_seconds, fmt_wrt
@@ -52,6 +53,7 @@ class CoarsenView:
         self._selections = {_knobs(bound.compiled): bound.compiled}
         c = bound.compiled
         self.header = w.HTML()
+        self.chunking = w.HTML()        # how the last call on Dask arrays was chunked (empty: it was not)
         self._note = " · from cache" if cached else ""
         if exported is not None:
             self._note += f" · exports to <code>{html.escape(str(exported))}</code>"
@@ -90,9 +92,10 @@ class CoarsenView:
         self.tabs = w.Tab(children=[self.derivatives, self.graph, tuning, code, self.ir])
         for i, title in enumerate(TAB_TITLES):
             self.tabs.set_title(i, title)
-        self.widget = w.VBox([self.header, self.tabs])
+        self.widget = w.VBox([self.header, self.chunking, self.tabs])
         # Stable CSS hooks for the browser test and for users' own styling.
         for widget, cls in ((self.widget, "coarsen-view"), (self.header, "coarsen-header"),
+                            (self.chunking, "coarsen-chunking"),
                             (self.derivatives, "coarsen-derivatives"),
                             (self.max_soi, "coarsen-L"), (self.reuse, "coarsen-R"),
                             (self.measure_button, "coarsen-measure"), (self.plot, "coarsen-plot-box"),
@@ -100,6 +103,7 @@ class CoarsenView:
             widget.add_class(cls)
         self._render()
         bound.on_specialize(self._render)
+        bound.on_call(self._show_chunking)
 
     # -- tuning ---------------------------------------------------------------
 
@@ -235,6 +239,7 @@ class CoarsenView:
         head = f"<b>{html.escape(c.name)}</b>: gradient w.r.t. {html.escape(fmt_wrt(c.wrt))} · "
         self.ir.value = ir_html(readable_ssa(c.ssa_function), readable_gated(c.gated_function))
         self.measured.value = ""
+        self._show_chunking()
         try:
             sois, discontinuities, parts = c.sois, c.discontinuities, c.module_parts
         except CoarsenError:
@@ -257,6 +262,9 @@ class CoarsenView:
         self.source.value = source_html(parts)
         self._show_sweep()
         self._start_sweep()
+
+    def _show_chunking(self) -> None:
+        self.chunking.value = chunking_html(self.bound.compiled)
 
     def _render_waiting(self, c, header: str) -> None:
         self.header.value = header
