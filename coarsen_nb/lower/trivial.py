@@ -103,6 +103,10 @@ def whole_fills(writer, kernel) -> frozenset[str]:
     return frozenset(out)
 
 
+# the kinds whose sum or product with a float is a float
+_REAL = frozenset({"float", "int", "bool"})
+
+
 def _float_element(writer, kernel, reads: dict, v, k) -> bool:
     """Whether ``v`` is one float at each point: a read of a float array's element, or a sum or product with a
     float term (a literal, such a read: ``logits[k] - log_norm - 0.9189...``, gmm's table) of the loop's ``k``,
@@ -111,7 +115,7 @@ def _float_element(writer, kernel, reads: dict, v, k) -> bool:
     def element(x) -> bool:
         read = reads.get(x)
         t = writer.plan.types.get(read.array) if read is not None else None
-        return t is not None and t.ndim == len(read.index)
+        return t is not None and t.ndim == len(read.index) and t.kind in _REAL
 
     def float_element(x) -> bool:
         return element(x) and writer.plan.types[reads[x].array].kind == "float"
@@ -122,7 +126,7 @@ def _float_element(writer, kernel, reads: dict, v, k) -> bool:
         return False
     for x in v.free_symbols:
         t = writer.plan.types.get(kernel.scalars.get(x))
-        if not (x == k or element(x) or (t is not None and not t.is_array)):
+        if not (x == k or element(x) or (t is not None and not t.is_array and t.kind in _REAL)):
             return False
     return True
 
