@@ -103,7 +103,8 @@ def one_shape(steps, names) -> bool:
 
     def source(name: str, depth: int = 0) -> str:
         e = made.get(name)
-        if depth < 64 and isinstance(e, ir.Call) and e.func in _SAME_SHAPE and len(e.args) == 1:
+        # (a call with static parameters of its own, ``np.array(x, ndmin=2)``, may make another shape)
+        if depth < 64 and isinstance(e, ir.Call) and e.func in _SAME_SHAPE and len(e.args) == 1 and not e.static:
             e = e.args[0]
         return source(e.id, depth + 1) if depth < 64 and isinstance(e, ir.Name) else name
 
