@@ -39,7 +39,7 @@ from coarsen_nb import ir
 from coarsen_nb.lower import lir, naming
 from coarsen_nb.lower.emit import Printer
 from coarsen_nb.lower.helpers import Helper
-from coarsen_nb.lower.interchange_analysis import Interchange, interchangeable, per_element
+from coarsen_nb.lower.interchange_analysis import Interchange, interchangeable, one_shape, per_element
 from coarsen_nb.lower.numba_interchange_tangents import MOST_TANGENTS, Tangents
 from coarsen_nb.lower.numba_loops import DECORATOR
 from coarsen_nb.lower.numba_tape import trip_bound
@@ -83,9 +83,11 @@ class InterchangedLoop:
 
     @property
     def always(self) -> bool:
-        """Whether every call runs the interchanged loop: one array state has one shape (no test, no
-        today's loop beside it, which Numba would prune as dead, leaving its tape list untyped)."""
-        return len(self.plan.arrays) == 1
+        """Whether every call runs the interchanged loop: one array state, or array states whose first values
+        have one shape by construction (``interchange_analysis.one_shape``): no test, no today's loop beside
+        it (which Numba would prune as dead, leaving its tape list untyped)."""
+        inits = [init.id for n, init, _ in self.s.mus if n in self.plan.arrays]
+        return len(inits) == 1 or one_shape(self.w.plan.steps, inits)
 
     def test(self) -> lir.Stmt:
         """``_interchange_L = a_init.shape == b_init.shape and ...``."""

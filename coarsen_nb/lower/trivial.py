@@ -12,8 +12,9 @@
   ``k in range(n)`` into a 1-D array of length ``n`` (a slice ``x[1:]``, a filled table): every element
   is written once, in order.  The length is compared when the code runs (it is one comparison), so
   any other case keeps the scatter.  Where the plan proves the case — the array is a step
-  ``zeros(n)`` and the loop runs over ``range(0, n, 1)`` of that same ``n`` (what a slice read ``x[1:]``
-  desugars to, :mod:`coarsen_nb.frontend.slices`) — the written array *is* the values: no test, no
+  ``zeros(n)``, the loop runs over ``range(0, n, 1)`` of that same ``n`` and writes a float at each point
+  (what a slice read ``x[1:]`` desugars to, :mod:`coarsen_nb.frontend.slices`; gmm's table ``log_w[k] =
+  logits[k] - ...``) — the written array *is* the values: no test, no
   copy, and the zeros are dead (:func:`whole_fills`).  Nothing can change the values through it: a
   later write to the array copies it (``_put``), and an array written in place starts as a copy
   (:mod:`coarsen_nb.lower.in_place`).
@@ -80,11 +81,11 @@ def whole_write(pr, base: lir.Expr, vals: lir.Expr, n: lir.Expr, identity: bool)
 
 
 def whole_fills(writer, kernel) -> frozenset[str]:
-    """The printed names of ``kernel``'s array inputs that one of its writes fills whole with float elements
-    of arrays: each a plan step ``zeros(n)``, written at ``k`` over ``range(0, n, 1)`` of that same ``n`` by
-    a read of a float array (the loop a slice read ``x[1:]`` desugars to).  Such a write's value is its
-    values (:meth:`~coarsen_nb.lower.write_printing.WritePrinting._write`).  ``writer``: the module writer
-    (its plan and names)."""
+    """The printed names of ``kernel``'s array inputs that one of its writes fills whole with floats: each a
+    plan step ``zeros(n)``, written at ``k`` over ``range(0, n, 1)`` of that same ``n`` by a float at each
+    point (:func:`_float_element`: the read of a float array a slice read ``x[1:]`` desugars to, gmm's
+    table).  Such a write's value is its values (:meth:`~coarsen_nb.lower.write_printing.WritePrinting._write`).
+    ``writer``: the module writer (its plan and names)."""
     zeros = {s.name: s.expr.args[0].id for s in walk_steps(writer.plan.steps)
              if isinstance(s, PrimStep) and isinstance(s.expr, ir.Call) and s.expr.func == "zeros"
              and len(s.expr.args) == 1 and not s.expr.static and isinstance(s.expr.args[0], ir.Name)}
@@ -95,14 +96,39 @@ def whole_fills(writer, kernel) -> frozenset[str]:
         if not isinstance(e, forms.RWrite):
             continue
         init, body, k, a, b, s, *idx = e.args
-        read = reads.get(temps.get(body, body))
-        t = writer.plan.types.get(read.array) if read is not None else None
         length = zeros.get(kernel.arrays.get(init))
-        # (an element of the array at each point: a row, X[k] of a matrix, is no element, and stays refused)
         if idx == [k] and a == 0 and s == 1 and length is not None and kernel.scalars.get(b) == length \
-                and t is not None and t.kind == "float" and t.ndim == len(read.index):
+                and _float_element(writer, kernel, reads, temps.get(body, body), k):
             out.add(writer.py(kernel.arrays[init]))
     return frozenset(out)
+
+
+# the kinds whose sum or product with a float is a float
+_REAL = frozenset({"float", "int", "bool"})
+
+
+def _float_element(writer, kernel, reads: dict, v, k) -> bool:
+    """Whether ``v`` is one float at each point: a read of a float array's element, or a sum or product with a
+    float term (a literal, such a read: ``logits[k] - log_norm - 0.9189...``, gmm's table) of the loop's ``k``,
+    elements of arrays and numbers.  (A row, ``X[k]`` of a matrix, or an array invariant is no element, and
+    stays refused: the write would raise.)  Numba then compiles no ``_put`` arm that no call runs."""
+    def element(x) -> bool:
+        read = reads.get(x)
+        t = writer.plan.types.get(read.array) if read is not None else None
+        return t is not None and t.ndim == len(read.index) and t.kind in _REAL
+
+    def float_element(x) -> bool:
+        return element(x) and writer.plan.types[reads[x].array].kind == "float"
+
+    if float_element(v):
+        return True
+    if not isinstance(v, (sp.Add, sp.Mul)) or not any(isinstance(x, sp.Float) or float_element(x) for x in v.args):
+        return False
+    for x in v.free_symbols:
+        t = writer.plan.types.get(kernel.scalars.get(x))
+        if not (x == k or element(x) or (t is not None and not t.is_array and t.kind in _REAL)):
+            return False
+    return True
 
 
 def fills_whole(pr, init) -> bool:

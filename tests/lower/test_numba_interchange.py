@@ -48,6 +48,14 @@ def diffusion(u0, d, n):
     return np.sum(u * u)
 
 
+def spring_from_rest(x0, c, dt, n):
+    x = np.array(x0)
+    v = np.ones_like(x0)
+    for _ in range(n):
+        x, v = x + dt * v, v - dt * c * x
+    return np.sum(x * v)
+
+
 def mean_field(x0, c, n):
     x = x0 * 1.0
     for _ in range(n):
@@ -61,10 +69,11 @@ PAIRS = BackendPairs({
     "logistic_growth": (logistic_growth, ("p0", "r", "cap")),
     # five directions: past numba_interchange_tangents.MOST_TANGENTS, so the VJP runs in reverse mode
     "oscillators_reverse": (damped_oscillators, ("x0", "v0", "k", "c", "dt")),
+    "spring_from_rest": (spring_from_rest, ("x0", "c")),
     "diffusion": (diffusion, ("u0", "d")),
     "mean_field": (mean_field, ("x0", "c")),
 })
-INTERCHANGED = ("pendulum_batch", "damped_oscillators", "logistic_growth", "oscillators_reverse")
+INTERCHANGED = ("pendulum_batch", "damped_oscillators", "logistic_growth", "oscillators_reverse", "spring_from_rest")
 REVERSE_MODE = ("oscillators_reverse",)
 
 
@@ -77,6 +86,8 @@ def _args(name, size, steps, seed=0, v_shape=None):
         return rng.normal(size=size), v0, 2.0, 0.3, 0.05, steps
     if name == "logistic_growth":
         return rng.uniform(0.1, 0.9, size), 0.7, 1.5, 0.1, steps
+    if name == "spring_from_rest":
+        return rng.normal(size=size), 1.5, 0.05, steps
     if name == "diffusion":
         return rng.normal(size=size), 0.2, steps
     return rng.normal(size=size), 0.05, steps
@@ -117,6 +128,23 @@ def test_states_of_different_shapes_run_todays_loop():
         PAIRS.check_with_differences(name, args)
         grads = PAIRS.pair(name)[2].grad(*args)
         assert grads[1].shape == (1,)
+
+
+@pytest.mark.parametrize("name, tested", [("pendulum_batch", False), ("spring_from_rest", False),
+                                          ("damped_oscillators", True), ("oscillators_reverse", True)])
+def test_states_of_one_shape_by_construction_need_no_test(name, tested):
+    """pendulum_batch's ``theta0.copy()`` and ``np.zeros_like(theta0)``, spring_from_rest's ``np.array(x0)``
+    and ``np.ones_like(x0)``: the states' first values have one shape whatever the call, so the gradient
+    runs the interchanged loop with no run-time test and no loop as written beside it (Numba compiled that
+    one although no call ran it); ``x0 * 1.0`` beside ``v0 * 1.0`` may differ (a broadcast ``v0``) and keeps
+    both.  The values and gradients are checked against the NumPy backend at a size where the test would
+    pass."""
+    args = _args(name, 6, 9)
+    PAIRS.check(name, args)
+    by_numba = PAIRS.pair(name)[2]
+    by_numba.grad(*args)
+    assert ("_interchange_" in by_numba.source) == tested
+    assert ("run iteration by iteration" in by_numba.source) == tested
 
 
 @pytest.mark.parametrize("name", ["damped_oscillators", "oscillators_reverse"])

@@ -59,3 +59,37 @@ def test_written_array_in_array_code_matches_python(name, options, n):
     grads = grads if isinstance(grads, tuple) else (grads,)
     for i, g in enumerate(grads):
         assert_close(g, finite_difference(py, args, i), rtol=1e-6, atol=1e-7, what=f"{name} d/d{f.params[i]}")
+
+
+_TABLE = ("def f(x, c):\n    n = len(x)\n    u = np.zeros(n)\n    for k in range(n):\n"
+          "        u[k] = x[k] - c - 0.5\n    return np.sum(np.exp(u) * x)\n")
+
+
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_a_float_expression_filling_a_whole_array_is_its_values(backend):
+    """gmm's ``log_w[k] = logits[k] - log_norm - ...`` over ``range(k_count)`` into ``np.zeros(k_count)``: a
+    float at each point, every element written in order, so the written array is the values, with no
+    run-time test and no ``_put`` arm beside them (Numba compiled that arm though no call ran it)."""
+    py, f = _python(_TABLE), cn.coarsen(_TABLE, backend=backend, wrt=("x", "c"))
+    x, c = np.random.default_rng(3).uniform(-1.0, 1.0, 6), 0.3
+    assert_close(f(x, c), py(x, c), rtol=1e-12, atol=1e-12, what="value")
+    gx, gc = f.grad(x, c)
+    assert_close(gx, finite_difference(py, (x, c), 0), rtol=1e-6, atol=1e-7, what="d/dx")
+    assert_close(gc, finite_difference(py, (x, c), 1), rtol=1e-6, atol=1e-7, what="d/dc")
+    entries = f.source[f.source.index("def f("):]     # (numba's source carries its shared helpers before)
+    assert "_put(" not in entries and ".ndim == 1" not in entries
+
+
+def test_an_integer_or_row_fill_keeps_the_test():
+    """``i[k] + 1`` of an int array is an int at each point (the zeros make it float: the test and the copy
+    stay), and ``X[k] + 0.5``, a row, is no element: still NumPy's ValueError."""
+    src = ("def f(i, x):\n    n = len(i)\n    u = np.zeros(n)\n    for k in range(n):\n        u[k] = i[k] + 1\n"
+           "    return np.sum(u * x)\n")
+    f = cn.coarsen(src, wrt=("x",))
+    i, x = np.arange(5), np.linspace(0.0, 1.0, 5)
+    assert_close(f(i, x), _python(src)(i, x), rtol=1e-12, atol=1e-12, what="value")
+    assert ".ndim == 1" in f.source[f.source.index("def f("):]
+    row = ("def f(X):\n    n = len(X)\n    u = np.zeros(n)\n    for k in range(n):\n        u[k] = X[k] + 0.5\n"
+           "    return np.sum(u)\n")
+    with pytest.raises(ValueError, match="setting an array element with a sequence"):
+        cn.coarsen(row)(np.ones((3, 2)))
