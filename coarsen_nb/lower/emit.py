@@ -277,6 +277,9 @@ class Printer(LevelPrinting, OperatorPrinting, NestPrinting, SegmentPrinting, Br
                 return code
             if lv.binder is not None and lv.binder in d:
                 break   # above here the same index is bound by an outer loop (shadowed)
+        negated = self._negation_known(e, nat)
+        if negated is not None:
+            return self.bcast(negated, nat, ctx) if d else negated
         code = lir.expr(self._compute(e, nat))
         if not is_atom_code(code):
             name = lir.Name(target if target is not None and nat is ctx else self.fresh(naming.printer_word(self, e)))
@@ -284,6 +287,21 @@ class Printer(LevelPrinting, OperatorPrinting, NestPrinting, SegmentPrinting, Br
             code = name
         nat.memo[e] = code
         return self.bcast(code, nat, ctx) if d else code
+
+    def _negation_known(self, e, nat: Level) -> lir.Expr | None:
+        """``-t`` where ``e`` is a product with a difference among its factors and ``t``, the same product
+        with that difference the other way round, was computed already at ``nat`` (the adjoints of the two
+        ends of a spring, of ``x[i + 1] - x[i]``: ``k*(b - a)*d/s`` after ``k*(a - b)*d/s``): one value and
+        its negation instead of two products.  Both are the product of the same numbers but one sign, so they
+        differ by their sign alone, to the rounding of the product's order."""
+        if not isinstance(e, sp.Mul):
+            return None
+        for i, f in enumerate(e.args):
+            if isinstance(f, sp.Add) and len(f.args) == 2:
+                other = sp.Mul(*e.args[:i], -f, *e.args[i + 1:])
+                if other in nat.memo and isinstance(nat.memo[other], lir.Name):    # (computed into a name here)
+                    return lir.Unary("-", nat.memo[other])
+        return None
 
     def assign(self, name: str, e) -> None:
         """``name = <e>``, computed into ``name`` where ``e`` needs a statement of its own."""
