@@ -12,11 +12,10 @@ the generated module's header names the one that ran.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 
 from coarsen_nb.backends import CUPY
 from coarsen_nb.errors import CoarsenError
-from coarsen_nb.specialize import Compiled, Request, compile_signature
+from coarsen_nb.specialize import Compiled, OnBackend, Request, compile_signature
 
 
 def is_cupy(value) -> bool:
@@ -30,24 +29,13 @@ def wanted(backend: str, args: tuple) -> bool:
     return backend != CUPY.name and CUPY.xp_module in sys.modules and any(is_cupy(a) for a in args)
 
 
-@dataclass(frozen=True)
-class _OnCupy:
-    """The compiled function's request (:class:`~coarsen_nb.specialize.Request`) with the cupy backend."""
-
-    f: Request
-    backend: str = CUPY.name
-
-    def __getattr__(self, name):
-        return getattr(self.f, name)
-
-
 def specialize(f: Request, sig: tuple, cache: dict) -> Compiled:
     """The cupy specialization of ``f`` for the signature ``sig`` (compiled on the first call, then from
     ``cache``); a module CuPy cannot load here (a CuPy too old) is a :class:`CoarsenError` saying so."""
     key = (CUPY.name, sig)
     hit = cache.get(key)
     if hit is None:
-        hit = cache[key] = compile_signature(_OnCupy(f), sig)
+        hit = cache[key] = compile_signature(OnBackend(f, CUPY.name), sig)
     if hit.missing:
         raise CoarsenError(CUPY.name, message=f"{f.name}() was called on CuPy arrays, and the cupy module cannot be "
                            f"loaded here ({hit.missing})", hint=CUPY.install_hint)

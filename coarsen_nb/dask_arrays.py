@@ -38,12 +38,11 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from dataclasses import dataclass
 
 from coarsen_nb.backends import DASK
 from coarsen_nb.dask_chunking import describe
 from coarsen_nb.errors import CoarsenError
-from coarsen_nb.specialize import Compiled, Request, compile_signature
+from coarsen_nb.specialize import Compiled, OnBackend, Request, compile_signature
 
 
 def is_dask(value) -> bool:
@@ -55,17 +54,6 @@ def is_dask(value) -> bool:
 def wanted(backend: str, args: tuple) -> bool:
     """Whether a call with ``args`` runs the dask module: ``backend="dask"``, or a Dask argument."""
     return backend == DASK.name or (DASK.xp_module in sys.modules and any(is_dask(a) for a in args))
-
-
-@dataclass(frozen=True)
-class _OnDask:
-    """The compiled function's request (:class:`~coarsen_nb.specialize.Request`) with the dask backend."""
-
-    f: Request
-    backend: str = DASK.name
-
-    def __getattr__(self, name):
-        return getattr(self.f, name)
 
 
 def specialize(f: Request, sig: tuple, args: tuple, cache: dict) -> Compiled:
@@ -85,7 +73,7 @@ def specialize(f: Request, sig: tuple, args: tuple, cache: dict) -> Compiled:
 
 
 def _compile(f: Request, sig: tuple, cache: dict) -> Compiled:
-    c = compile_signature(_OnDask(f), sig)
+    c = compile_signature(OnBackend(f, DASK.name), sig)
     if c.missing is not None:
         return c
     from coarsen_nb.dask_limits import iterated_reads
@@ -96,17 +84,6 @@ def _compile(f: Request, sig: tuple, cache: dict) -> Compiled:
     run = {name: _Run(getattr(c, name), name, f.params, c.wrt, reads, chunkwise, calls)
            if getattr(c, name) is not None else None for name in ("forward", "vjp", "grad", "jvp")}
     return dataclasses.replace(c, **run)
-
-
-@dataclass(frozen=True)
-class _OnBackend:
-    """The compiled function's request with another backend (the in-memory module each chunk runs)."""
-
-    f: Request
-    backend: str
-
-    def __getattr__(self, name):
-        return getattr(self.f, name)
 
 
 def _chunkwise(f: Request, sig: tuple, c: Compiled, cache: dict):
@@ -126,7 +103,7 @@ def _chunkwise(f: Request, sig: tuple, c: Compiled, cache: dict):
     name = name if name in (backends.NUMPY.name, backends.NUMBA.name) else backends.NUMPY.name
     memory = cache.get(sig) if own else None
     if memory is None:
-        memory = compile_signature(_OnBackend(f, name), sig)
+        memory = compile_signature(OnBackend(f, name), sig)
         if own and memory.missing is None:
             cache[sig] = memory
     if memory.missing is not None:

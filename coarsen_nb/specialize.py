@@ -87,6 +87,18 @@ class Request(Protocol):
     front_key: str | None  # a digest of the front end's result from its inputs (None: the gated text is the key)
 
 
+@dataclass(frozen=True)
+class OnBackend:
+    """The request ``f`` with another ``backend``: what a call compiles where its arguments choose the module
+    (a Dask argument the dask module, a CuPy argument the cupy one, a Dask chunk the in-memory one)."""
+
+    f: Request
+    backend: str
+
+    def __getattr__(self, name):
+        return getattr(self.f, name)
+
+
 def compile_signature(f: Request, sig: tuple[T, ...]) -> Compiled:
     """Compile ``f`` for the argument types ``sig``: infer the types, then lift, select, differentiate and
     print at the asked selection, or at the next finer one where a segment has no form there (a
