@@ -1,4 +1,5 @@
-"""Dask arrays cut into chunks for the Dask tests, and results made NumPy values (imported by name: a
+"""Dask arrays cut into chunks for the Dask tests, results made NumPy values, and the programs two test
+files share (imported by name: a
 ``from conftest import`` would find whichever conftest module pytest imported first under that name)."""
 
 from __future__ import annotations
@@ -10,6 +11,29 @@ da = pytest.importorskip("dask.array", reason="the Dask extra is not installed (
 
 #: the chunkings every equality test runs: one chunk, uneven chunks (3, 3, ..., rest), one element each
 CHUNKINGS = ("one", "uneven", "single")
+
+
+#: a mean loss over records ``X[i], y[i]`` (a sum over the records, weighted by ``1/(n - 1)``): the chunk-sum form
+MEAN_LOSS = '''
+def mean_loss(w, b, X, y):
+    n = X.shape[0]
+    s = 0.0
+    for i in range(n):
+        z = b
+        for j in range(len(w)):
+            z += X[i, j] * w[j]
+        s += (z - y[i]) ** 2 if z > y[i] else math.log1p(math.exp(z - y[i]))
+    return s / (n - 1)
+'''
+
+#: a sum that reads the next record (``x[i + 1]``): refused chunk by chunk, run as the dask module
+SHIFTED = '''
+def shifted(x, a):
+    s = 0.0
+    for i in range(len(x) - 1):
+        s += a * x[i + 1] * x[i]
+    return s
+'''
 
 
 def chunked(a, how: str, axis: int = 0):

@@ -13,32 +13,14 @@ import math
 import dask
 import numpy as np
 import pytest
-from dask_chunks import CHUNKINGS, chunked, computed, da
+from dask_chunks import CHUNKINGS, MEAN_LOSS, SHIFTED, chunked, computed, da
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import coarsen_nb as cn
 
-MEAN_LOSS = '''
-def mean_loss(w, b, X, y):
-    n = X.shape[0]
-    s = 0.0
-    for i in range(n):
-        z = b
-        for j in range(len(w)):
-            z += X[i, j] * w[j]
-        s += (z - y[i]) ** 2 if z > y[i] else math.log1p(math.exp(z - y[i]))
-    return s / (n - 1)
-'''
-
 REFUSED = {
-    "shifted": ('''
-def shifted(x, a):
-    s = 0.0
-    for i in range(len(x) - 1):
-        s += a * x[i + 1] * x[i]
-    return s
-''', "it reads x at [i + 1]: not record i's own row"),
+    "shifted": (SHIFTED, "it reads x at [i + 1]: not record i's own row"),
     "index": ('''
 def index(x, a):
     s = 0.0
@@ -54,6 +36,16 @@ def around(x, a):
     return math.log(s)
 ''', "not the sum over the records times a factor"),
 }
+
+
+def _runs_chunk_by_chunk_and_equals(f, args, want):
+    """``f.value_and_grad(*args)`` (threads) runs chunk by chunk and equals ``want``, the in-memory result."""
+    with dask.config.set(scheduler="threads"):
+        value, grads = f.value_and_grad(*args)
+    assert _run(f, args).chunk_refusal(args) == ""
+    np.testing.assert_allclose(value, want[0], rtol=1e-12)
+    for g, w_ in zip(grads, want[1], strict=True):
+        np.testing.assert_allclose(computed(g), w_, rtol=1e-12, atol=1e-12)
 
 
 def _run(f, args, kind="vjp"):
@@ -193,12 +185,7 @@ def zip_loss(x, y, a):
     x, y = rng.standard_normal(8), rng.standard_normal(8)
     want = f.value_and_grad(x, y, 0.6)
     args = (chunked(x, "uneven"), chunked(y, "uneven"), 0.6)
-    with dask.config.set(scheduler="threads"):
-        value, grads = f.value_and_grad(*args)
-    assert _run(f, args).chunk_refusal(args) == ""
-    np.testing.assert_allclose(value, want[0], rtol=1e-12)
-    for g, w_ in zip(grads, want[1], strict=True):
-        np.testing.assert_allclose(computed(g), w_, rtol=1e-12, atol=1e-12)
+    _runs_chunk_by_chunk_and_equals(f, args, want)
 
 
 PRIOR = '''
@@ -220,12 +207,7 @@ def test_a_term_beside_the_records_sum_is_the_module_on_no_records(how):
     q, x = np.array([0.7, -0.3, 1.1]), np.random.default_rng(9).standard_normal(7)
     want = f.value_and_grad(q, x)
     args = (q, chunked(x, how))
-    with dask.config.set(scheduler="threads"):
-        value, grads = f.value_and_grad(*args)
-    assert _run(f, args).chunk_refusal(args) == ""
-    np.testing.assert_allclose(value, want[0], rtol=1e-12)
-    for g, w_ in zip(grads, want[1], strict=True):
-        np.testing.assert_allclose(computed(g), w_, rtol=1e-12, atol=1e-12)
+    _runs_chunk_by_chunk_and_equals(f, args, want)
 
 
 def test_a_term_beside_a_mean_over_records_is_refused():

@@ -13,31 +13,11 @@ import dask
 import numpy as np
 import pytest
 from dask.utils import key_split
-from dask_chunks import computed, da
+from dask_chunks import MEAN_LOSS, SHIFTED, computed, da
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import coarsen_nb as cn
-
-MEAN_LOSS = '''
-def mean_loss(w, b, X, y):
-    n = X.shape[0]
-    s = 0.0
-    for i in range(n):
-        z = b
-        for j in range(len(w)):
-            z += X[i, j] * w[j]
-        s += (z - y[i]) ** 2 if z > y[i] else math.log1p(math.exp(z - y[i]))
-    return s / (n - 1)
-'''
-
-SHIFTED = '''
-def shifted(x, a):
-    s = 0.0
-    for i in range(len(x) - 1):
-        s += a * x[i + 1] * x[i]
-    return s
-'''
 
 SCALED = '''
 def scaled(x, a):
