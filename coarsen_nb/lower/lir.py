@@ -54,9 +54,7 @@ from coarsen_nb.lower.lir_exprs import (  # noqa: F401 (the IR's expressions, na
     names_in,
     walk,
 )
-
-INDENT = "    "
-
+from coarsen_nb.lower.lir_wrap import INDENT, assignment_lines, def_lines, statement_lines
 
 # -- statements --------------------------------------------------------------------------------------
 
@@ -274,11 +272,11 @@ def print_statement(s: Stmt, depth: int) -> list[str]:
 
 def _print_stmt(s: Stmt, pad: str, depth: int) -> list[str]:
     if isinstance(s, Assign):
-        return [f"{pad}{s.target} = {s.value}"]
+        return assignment_lines(pad, s.target, "=", s.value)
     if isinstance(s, AugAssign):
-        return [f"{pad}{s.target} {s.op}= {s.value}"]
+        return statement_lines(pad, f"{s.target} {s.op}= ", s.value)
     if isinstance(s, ExprStmt):
-        return [f"{pad}{s.value}"]
+        return statement_lines(pad, "", s.value)
     if isinstance(s, If):
         out = [f"{pad}if {s.test}:", *print_body(s.body, depth + 1)]
         if s.orelse:
@@ -293,7 +291,7 @@ def _print_stmt(s: Stmt, pad: str, depth: int) -> list[str]:
     if isinstance(s, Pass):
         return [f"{pad}pass"]
     if isinstance(s, Return):
-        return [f"{pad}return {s.value}"]
+        return statement_lines(pad, "return ", s.value)
     if isinstance(s, Raise):
         return [f"{pad}raise {s.value}"]
     if isinstance(s, Free):
@@ -302,7 +300,7 @@ def _print_stmt(s: Stmt, pad: str, depth: int) -> list[str]:
         return [f"{pad}# {s.text}"]
     if isinstance(s, FunctionDef):
         head = [f"{pad}{s.decorator}"] if s.decorator else []
-        head.append(f"{pad}def {s.name}({', '.join(s.params)}):")
+        head += def_lines(pad, s.name, s.params)
         if s.docstring:
             head.append(f'{pad}{INDENT}"""{s.docstring}"""')
         return head + print_body(s.body, depth + 1)

@@ -104,7 +104,7 @@ def _statement(s: lir.Stmt, line: int, depth: int):
         else:
             node = ast.While(test=expression(s.test), body=body, orelse=[])
         return node, after
-    return _simple(s), line + 1
+    return _simple(s), line + len(lir.print_statement(s, depth))      # (a long one breaks: lir_wrap)
 
 
 def _simple(s: lir.Stmt):

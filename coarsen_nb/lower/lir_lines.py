@@ -74,9 +74,9 @@ def _print(body, depth: int, first: int, lines: list[str], table: dict) -> None:
         elif isinstance(s, lir.While):
             put(f"while {s.test}:", s)
             _print(s.body, depth + 1, first, lines, table)
-        else:
-            (text,) = lir.print_statement(s, 0)
-            put(text, s)
+        else:                           # (one statement may print on several lines: lir_wrap)
+            for text in lir.print_statement(s, depth):
+                put(text[len(pad):], s)
 
 
 def line_table(functions) -> dict[int, lir.Stmt]:
