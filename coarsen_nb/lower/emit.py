@@ -179,7 +179,7 @@ class Printer(LevelPrinting, OperatorPrinting, NestPrinting, SegmentPrinting, Br
 
     def affine_slice(self, index, lv: Level):
         """(lo, n, step) expressions when ``index`` is k + c for the top-level loop k of ``lv``, else None."""
-        if lv.kind != "range" or lv.parent is None or lv.parent.kind != "root" or lv.seg:
+        if lv.kind != "range" or lv.parent is None or lv.parent.kind != "root" or lv.domain.segmented:
             return None
         k = lv.binder
         off = sp.simplify(sp.sympify(index) - k)
@@ -217,7 +217,7 @@ class Printer(LevelPrinting, OperatorPrinting, NestPrinting, SegmentPrinting, Br
         else:
             raise AssertionError("broadcast from a level that is not an ancestor")
         for lv in reversed(path):
-            if lv.kind == "range" and lv.seg:
+            if lv.kind == "range" and lv.domain.segmented:
                 code = lir.Index(code, (lv.seg,))
             elif lv.kind == "mask":
                 flat = code

@@ -27,8 +27,12 @@ class Level:
     _ids = itertools.count()
 
     def __init__(self, parent: Level | None, kind: str, binder=None, seg: Expr | None = None,
-                 size: Expr | None = None, mask: Expr | None = None, size_calls: tuple[frozenset, set] | None = None):
+                 size: Expr | None = None, mask: Expr | None = None, size_calls: tuple[frozenset, set] | None = None,
+                 domain=None):
         self.parent, self.kind, self.binder = parent, kind, binder
+        # the index-domain record of a loop level (``lower/domain.py``: ``range``, ``rect``, ``segment``), which
+        # decided how it is printed; None for the root, the elements and a branch's points
+        self.domain = domain
         self.seg, self._size, self.mask = seg, size, mask
         # (the helpers the size's code calls, the printer's set they join when it is printed): the
         # elementwise level's shape of arrays that broadcast is ``_broadcast_shape(...)``
@@ -36,7 +40,7 @@ class Level:
         self.index_code: dict = {}          # binder symbol -> the expression of its index array at this level
         self.memo: dict = {}
         self.children: dict = {}
-        self.rect: Expr | None = None       # count per parent point when bounds do not vary
+        self.rect: Expr | None = None       # a ``rect`` domain's count per parent point
         self.pick = False                   # a "mask" of one arg-extremum point, not a branch's arm
         self.id = next(Level._ids)
 

@@ -37,13 +37,14 @@ class SegmentPrinting:
         points = BinOp("+", code, self.call("zeros", lv.size))
         if lv.binder == k:
             rows = Lit("1") if parent.kind == "root" else parent.size
-            cols = lv.size if parent.kind == "root" else lv.rect
-            if cols is None:
+            if parent.kind != "root" and lv.domain.kind != "rect":
                 raise NoSegmentForm("triangular-extrema")
+            cols = lv.size if parent.kind == "root" else lv.rect
             self.emit(Assign(name, self.call("reshape", points, Tuple((rows, cols)))))
             return name, rows, cols, lambda x: self.call("reshape", x, FLAT)
-        if (parent is not None and parent.binder == k and parent.kind == "range" and parent.seg is None
-                and parent.parent is not None and parent.parent.kind == "root" and lv.rect is not None):
+        if (parent is not None and parent.binder == k and parent.kind == "range" and parent.domain.kind == "range"
+                and parent.parent is not None and parent.parent.kind == "root" and lv.domain is not None
+                and lv.domain.kind == "rect"):
             table = self.call("reshape", points, Tuple((parent.size, lv.rect)))
             self.emit(Assign(name, self.call("asarray", lir.Attr(table, "T"), copy=Lit("True"))))
             return name, lv.rect, parent.size, lambda x: self.call("reshape", lir.Attr(x, "T"), FLAT)

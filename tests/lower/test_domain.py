@@ -9,6 +9,7 @@ range, the arrays it reads.
 from __future__ import annotations
 
 import dataclasses
+import types
 import warnings
 
 import numpy as np
@@ -19,7 +20,8 @@ from corpus import CORPUS
 import coarsen_nb as cn
 from coarsen_nb import numba_loader
 from coarsen_nb.kernels import KERNELS, function
-from coarsen_nb.lower import fusion, fusion_domain, numba_fusion, numba_loops
+from coarsen_nb.lower import domain as domain_module
+from coarsen_nb.lower import fusion, fusion_domain, level_printing, numba_fusion, numba_loops
 from coarsen_nb.lower.domain import Domain, Reduce, Target, verify
 from coarsen_nb.lower.fusion_domain import Body, domain
 from coarsen_nb.phi import forms
@@ -213,3 +215,86 @@ def test_verify_refuses_broken_records():
     # and a right one: the sum and a scatter over its loop
     verify(Domain("loop", dom.targets + (Target("b_x", 2 * k, "scatter", (k,)),), index=k, bounds=dom.bounds,
                   reduces=(dom.reduce, None)), body)
+
+
+# ---- the NumPy printer's levels: a loop at one point, a rectangular nest, a segment per point ----------------
+
+
+def _levels(monkeypatch, name) -> list[tuple[object, Domain]]:
+    """Every level domain the NumPy printer builds while ``name`` (a corpus entry) compiles, with the deps it
+    was built from (what ``verify`` checks a level against), and the generated module's source."""
+    seen = []
+
+    def recorded(deps, *args):
+        dom = domain_module.loop_level(deps, *args)
+        seen.append((types.SimpleNamespace(deps=deps), dom))
+        return dom
+
+    monkeypatch.setattr(level_printing, "loop_level", recorded)
+    e = _ENTRIES[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        f = cn.coarsen(e.fn, wrt=e.wrt or None, backend="numpy")
+        f._specialize(e.make_args(np.random.default_rng(0)))
+    assert seen, "no level was opened"
+    return seen, f.source
+
+
+@pytest.mark.parametrize("name,kinds", [
+    ("product_range", {"range"}),
+    ("triangular_sum", {"range", "segment"}),       # for j in range(i + 1, n) inside for i in range(n)
+    ("pairwise_energy", {"range", "segment"}),
+    ("nested_three", {"range", "rect"}),            # three nested loops of fixed bounds
+    ("hmc_like_potential", {"range", "rect"}),      # (a rectangular nest inside a branch's points too)
+])
+def test_the_printers_levels_of_real_sois_verify(monkeypatch, name, kinds):
+    found, _ = _levels(monkeypatch, name)
+    for deps, dom in found:
+        verify(dom, deps)
+    assert {dom.kind for _, dom in found} == kinds
+
+
+def test_a_segment_level_is_printed_as_segments(monkeypatch):
+    """triangular_sum: the inner loop ``j in range(i + 1, n)`` varies with the outer ``i``, so it is a segment
+    per point of ``i``: its bounds read ``i``, the text says so, and the module reduces it by segments."""
+    found, source = _levels(monkeypatch, "triangular_sum")
+    seg = next(dom for _, dom in found if dom.kind == "segment")
+    (i,) = seg.over
+    assert i in seg.bounds[0].free_symbols and seg.outer == "range" and seg.index != i
+    assert str(seg).endswith(f", a segment at each point over {i}")
+    assert "= _segment_sum(seg" in source and "xp.tile(" not in source    # (not the helper's own lines)
+
+
+def test_a_rectangular_level_is_printed_as_a_table(monkeypatch):
+    """nested_three: ``for k in range(2)`` inside ``for j in range(m)`` inside ``for i in range(n)``: each
+    inner loop has the same count at every point, a rectangular nest (``tile``d indices, a reshaped sum)."""
+    found, source = _levels(monkeypatch, "nested_three")
+    rects = [dom for _, dom in found if dom.kind == "rect"]
+    assert {len(d.over) for d in rects} == {1, 2}          # j at each i; k at each (i, j)
+    assert all(not (d.bounds[0].free_symbols | d.bounds[1].free_symbols) & set(d.over) for d in rects)
+    assert "xp.tile(" in source and "= _segment_sum(seg" not in source
+    top = next(dom for _, dom in found if dom.kind == "range")
+    assert top.outer == "root" and top.over == () and str(top) == f"over {top.index} in range(0, {top.bounds[1]})"
+
+
+def test_verify_refuses_broken_levels():
+    i, j, n = sp.Symbol("i", integer=True), sp.Symbol("j", integer=True), sp.Symbol("n", integer=True)
+    deps = types.SimpleNamespace(deps=lambda e: sp.sympify(e).free_symbols & {i, j})
+    seg = domain_module.loop_level(deps.deps, j, (i + 1, n, 1), "range", (i,))
+    rect = domain_module.loop_level(deps.deps, j, (0, n, 1), "range", (i,))
+    top = domain_module.loop_level(deps.deps, i, (0, n, 1), "root", ())
+    assert (seg.kind, rect.kind, top.kind) == ("segment", "rect", "range")
+    for dom in (seg, rect, top):
+        verify(dom, deps)
+    broken = {
+        "with targets": dataclasses.replace(rect, targets=(Target("s", j),)),
+        "without its own loop index": dataclasses.replace(rect, index=i),
+        "depend on it": dataclasses.replace(rect, bounds=(0, j, 1)),
+        "under range points": dataclasses.replace(seg, kind="range"),
+        "whose bounds": dataclasses.replace(seg, kind="rect"),
+        "vary over set()": dataclasses.replace(rect, kind="segment"),
+        "under root points": dataclasses.replace(top, kind="rect"),
+    }
+    for message, record in broken.items():
+        with pytest.raises(AssertionError, match=message):
+            verify(record, deps)
