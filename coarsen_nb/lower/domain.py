@@ -36,7 +36,11 @@ the points of a scalar branch, ``elem``, or a level kind):
 ``rect``     the same loop at each point of the enclosing points, its bounds varying over none of them (a
              rectangular nest: every point has the same count of the index, a ``repeat``/``tile`` table);
 ``segment``  the same loop at each point, its bounds varying over them (a triangular nest: one segment of
-             the index per point, of its own length, a segmented reduction back).
+             the index per point, of its own length, a segmented reduction back);
+``mask``     the enclosing points where the predicate ``where`` holds (a branch's arm, evaluated on its own
+             points only: an index array of them, operands gathered with ``take``, results put back);
+``point``    the one point of the loop ``index`` over ``range(*bounds)`` where ``where``, an ``ArgOneHot``,
+             is 1 (a maximum's adjoint is its summand there: the argmax, at most one point per loop).
 
 The record prints as text (``str``: ``over k in range(0, n): sum of x[k]**2  ->  s = sum``), and
 :func:`verify` checks what every builder of one must leave (the tests run it on the domains of the corpus).
@@ -51,7 +55,7 @@ import sympy as sp
 from coarsen_nb.phi import forms
 from coarsen_nb.symbolic.levels import ELEM
 
-LEVEL_KINDS = ("range", "rect", "segment")
+LEVEL_KINDS = ("range", "rect", "segment", "mask", "point")
 KINDS = ("elem", "elemsum", "reduce", "scatter", "loop", "rows", "scan", "nest") + LEVEL_KINDS
 _IDENTITY = {"sum": sp.Integer(0), "prod": sp.Integer(1), "max": -sp.oo, "min": sp.oo}
 
@@ -131,6 +135,7 @@ class Domain:
     reduces: tuple = ()         # a ``loop`` domain's: each target's reduction, None for a scatter
     over: tuple = ()            # a level's: the indices its enclosing points vary over, outermost first
     outer: str | None = None    # a level's: the kind of its enclosing points (root, cond, elem, a level kind)
+    where: sp.Basic | None = None   # a ``mask``'s predicate, a ``point``'s ``ArgOneHot``
 
     @property
     def elementwise(self) -> bool:
@@ -140,7 +145,7 @@ class Domain:
     def with_targets(self, targets) -> Domain:
         """The same domain computing ``targets`` (a fuser's group of targets that each have this domain)."""
         return Domain(self.kind, tuple(targets), self.arrays, self.index, self.bounds, self.reduce, self.inner,
-                      self.reduces, self.over, self.outer)
+                      self.reduces, self.over, self.outer, self.where)
 
     @property
     def segmented(self) -> bool:
@@ -149,6 +154,8 @@ class Domain:
         return self.kind in ("rect", "segment")
 
     def __str__(self) -> str:
+        if self.kind == "mask":
+            return f"over the {self.outer} points (over {', '.join(map(str, self.over))}) where {self.where}"
         if self.elementwise:
             head = f"over the elements of {', '.join(self.arrays) or '(no array)'}"
         elif self.kind == "nest":            # (no one index: the loops are the targets' nested sums)
@@ -246,8 +253,24 @@ def loop_level(deps, index, bounds, outer: str, over) -> Domain:
     return Domain(kind, (), index=index, bounds=bounds, over=over, outer=outer)
 
 
+def masked_level(outer: str, over, where) -> Domain:
+    """The points of kind ``outer`` (varying over ``over``, outermost first) where the predicate ``where``
+    holds: a branch's arm (``Printer._point_level`` prints it as an index array of those points)."""
+    return Domain("mask", (), over=tuple(over), outer=outer, where=where)
+
+
+def arg_point(hot, outer: str, over) -> Domain:
+    """The one point of the loop of the ``ArgOneHot`` ``hot`` where it is 1, among the points of that loop's
+    level (of kind ``outer``, varying over ``over``): a maximum's adjoint evaluated there alone
+    (``Printer._at_arg_extremum``)."""
+    return Domain("point", (), index=hot.args[1], bounds=tuple(hot.args[2:5]), over=tuple(over), outer=outer,
+                  where=hot)
+
+
 def _level_text(dom: Domain) -> str:
     over = ", ".join(map(str, dom.over))
+    if dom.kind == "point":
+        return f" at its one point where {dom.where.args[0]} is {'largest' if dom.where.args[5] > 0 else 'smallest'}"
     if dom.kind == "rect":
         return f" at each point over {over}"
     if dom.kind == "segment":
@@ -261,6 +284,20 @@ def _verify_level(dom: Domain, body) -> None:
     the enclosing points say (:func:`loop_level`)."""
     if dom.targets or dom.reduce is not None:
         raise AssertionError(f"a {dom.kind} level with targets or a reduction: its values are printed at it")
+    if dom.kind == "mask":
+        if dom.index is not None or dom.bounds is not None or not isinstance(dom.where, sp.Basic):
+            raise AssertionError(f"a mask level with a loop index, or without its predicate: {dom}")
+        if not dom.over or dom.outer in (None, "root", "cond"):
+            raise AssertionError(f"a mask level under {dom.outer} points over {dom.over}: "
+                                 "a branch on one point is an if")
+        return
+    if dom.kind == "point":
+        hot = dom.where
+        if not isinstance(hot, forms.ArgOneHot) or tuple(hot.args[1:5]) != (dom.index, *(dom.bounds or ())):
+            raise AssertionError(f"a point level that is not its loop's arg-extremum: {hot}")
+        if not dom.over or dom.over[-1] != dom.index or dom.outer not in ("range", "rect", "segment"):
+            raise AssertionError(f"a point level not among the points of its loop {dom.index}: {dom.outer}, {dom.over}")
+        return
     if dom.index is None or len(dom.bounds or ()) != 3 or dom.index in dom.over:
         raise AssertionError(f"a {dom.kind} level without its own loop index and bounds: {dom}")
     varies = body.deps(dom.bounds[0]) | body.deps(dom.bounds[1])

@@ -198,7 +198,7 @@ class Printer(LevelPrinting, OperatorPrinting, NestPrinting, SegmentPrinting, Br
         while True:
             if lv.kind in ("range", "elem") and lv.binder not in d:
                 lv = lv.parent
-            elif lv.kind == "mask" and lv.pick and not d & (self._varying_binders(lv) | {ELEM}):
+            elif lv.kind == "mask" and lv.domain.kind == "point" and not d & (self._varying_binders(lv) | {ELEM}):
                 lv = lv.parent      # an arg-extremum's one point is no branch: what does not vary is above
             else:
                 return lv
@@ -221,7 +221,7 @@ class Printer(LevelPrinting, OperatorPrinting, NestPrinting, SegmentPrinting, Br
                 code = lir.Index(code, (lv.seg,))
             elif lv.kind == "mask":
                 flat = code
-                if lv.parent.points.kind == "elem":
+                if lv.domain.outer == "elem":
                     full = self.call("broadcast_to", code, self.elem_shape) if self.broadcast else code
                     flat = self.call("reshape", full, FLAT)
                 code = self.call("take", flat, lv.mask, axis=lir.Lit("0"))

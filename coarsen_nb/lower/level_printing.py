@@ -24,8 +24,7 @@ class LevelPrinting:
         kname = self.words.get(k) or naming.kind_word(str(k)) or "k"     # (never the SSA name, k7_2)
         # the trip count of loop i: n_i (not n2 beside a user's n); of a loop the frontend made (a slice's), n
         n_word = naming.clean("n_" + kname) if kname != "k" else "n"
-        dom = loop_level(self.deps, k, (a, b, s), lv.kind if lv.domain is None else lv.domain.kind,
-                         [x.binder for x in reversed(list(lv.ancestors())) if x.binder is not None])
+        dom = loop_level(self.deps, k, (a, b, s), lv.kind if lv.domain is None else lv.domain.kind, lv.binders)
         new = lambda hint: lir.Name(self.fresh(hint))      # noqa: E731
         if dom.kind == "range":
             idx = new(kname)

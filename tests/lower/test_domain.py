@@ -20,8 +20,16 @@ from corpus import CORPUS
 import coarsen_nb as cn
 from coarsen_nb import numba_loader
 from coarsen_nb.kernels import KERNELS, function
+from coarsen_nb.lower import (
+    branches,
+    fusion,
+    fusion_domain,
+    level_printing,
+    numba_fusion,
+    numba_loops,
+    segment_printing,
+)
 from coarsen_nb.lower import domain as domain_module
-from coarsen_nb.lower import fusion, fusion_domain, level_printing, numba_fusion, numba_loops
 from coarsen_nb.lower.domain import Domain, Reduce, Target, verify
 from coarsen_nb.lower.fusion_domain import Body, domain
 from coarsen_nb.phi import forms
@@ -221,16 +229,22 @@ def test_verify_refuses_broken_records():
 
 
 def _levels(monkeypatch, name) -> list[tuple[object, Domain]]:
-    """Every level domain the NumPy printer builds while ``name`` (a corpus entry) compiles, with the deps it
-    was built from (what ``verify`` checks a level against), and the generated module's source."""
+    """Every level domain the NumPy printer builds while ``name`` (a corpus entry) compiles (its loops, a
+    branch's points, an arg-extremum's point), with the deps it was built from (what ``verify`` checks a
+    level against), and the generated module's source."""
     seen = []
 
-    def recorded(deps, *args):
-        dom = domain_module.loop_level(deps, *args)
-        seen.append((types.SimpleNamespace(deps=deps), dom))
-        return dom
+    def recorder(builder, deps=None):
+        def recorded(*args):
+            dom = builder(*args)
+            seen.append((types.SimpleNamespace(deps=deps or args[0]), dom))
+            return dom
+        return recorded
 
-    monkeypatch.setattr(level_printing, "loop_level", recorded)
+    monkeypatch.setattr(level_printing, "loop_level", recorder(domain_module.loop_level))
+    no_deps = lambda e: frozenset()         # noqa: E731 (a mask or a point checks no bounds)
+    monkeypatch.setattr(branches, "masked_level", recorder(domain_module.masked_level, no_deps))
+    monkeypatch.setattr(segment_printing, "arg_point", recorder(domain_module.arg_point, no_deps))
     e = _ENTRIES[name]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -243,9 +257,10 @@ def _levels(monkeypatch, name) -> list[tuple[object, Domain]]:
 @pytest.mark.parametrize("name,kinds", [
     ("product_range", {"range"}),
     ("triangular_sum", {"range", "segment"}),       # for j in range(i + 1, n) inside for i in range(n)
-    ("pairwise_energy", {"range", "segment"}),
+    ("pairwise_energy", {"range", "segment", "mask"}),  # (and a branch on each pair's distance)
     ("nested_three", {"range", "rect"}),            # three nested loops of fixed bounds
-    ("hmc_like_potential", {"range", "rect"}),      # (a rectangular nest inside a branch's points too)
+    ("hmc_like_potential", {"range", "rect", "mask"}),  # a branch on y[i] > 0.5 inside the loop over i
+    ("running_max", {"range", "point"}),            # max's adjoint: the gradient at the argmax alone
 ])
 def test_the_printers_levels_of_real_sois_verify(monkeypatch, name, kinds):
     found, _ = _levels(monkeypatch, name)
@@ -277,6 +292,32 @@ def test_a_rectangular_level_is_printed_as_a_table(monkeypatch):
     assert top.outer == "root" and top.over == () and str(top) == f"over {top.index} in range(0, {top.bounds[1]})"
 
 
+def test_a_branch_inside_a_loop_is_a_masked_level(monkeypatch):
+    """hmc_like_potential: ``if y[i] > 0.5`` inside ``for i in range(n)`` varies over i, so each arm runs on
+    the points of i where its predicate holds: a mask level under the loop's, printed as an index array."""
+    found, source = _levels(monkeypatch, "hmc_like_potential")
+    loop = next(dom for _, dom in found if dom.kind == "range")
+    masks = [dom for _, dom in found if dom.kind == "mask"]
+    assert masks and all(d.outer == "range" and d.over == (loop.index,) for d in masks)
+    first = next(d for d in masks if isinstance(d.where, sp.StrictGreaterThan))
+    assert first.where.rhs == sp.Float(0.5)
+    assert str(first).startswith(f"over the range points (over {loop.index}) where ")
+    assert any(isinstance(d.where, sp.LessThan) for d in masks)      # the else arm: not y[i] > 0.5
+    assert "xp.nonzero(" in source
+
+
+def test_a_maximums_adjoint_is_its_arg_point(monkeypatch):
+    """running_max: ``m = max(m, x[i])`` for i in range(1, n); the adjoint of the maximum is the gradient at
+    its argmax alone: a point level of that loop, the ArgOneHot of the loop's own index and bounds."""
+    found, source = _levels(monkeypatch, "running_max")
+    (point,) = {dom.where: dom for _, dom in found if dom.kind == "point"}.values()
+    loop = next(dom for _, dom in found if dom.kind == "range")
+    assert isinstance(point.where, forms.ArgOneHot) and point.where.args[5] > 0
+    assert (point.index, point.bounds) == (loop.index, loop.bounds) and point.bounds[0] == 1
+    assert point.over == (loop.index,) and point.outer == "range"
+    assert str(point).endswith(" is largest") and "xp.argmax(" in source
+
+
 def test_verify_refuses_broken_levels():
     i, j, n = sp.Symbol("i", integer=True), sp.Symbol("j", integer=True), sp.Symbol("n", integer=True)
     deps = types.SimpleNamespace(deps=lambda e: sp.sympify(e).free_symbols & {i, j})
@@ -295,6 +336,20 @@ def test_verify_refuses_broken_levels():
         "vary over set()": dataclasses.replace(rect, kind="segment"),
         "under root points": dataclasses.replace(top, kind="rect"),
     }
+    x = sp.Symbol("x", real=True)
+    mask = domain_module.masked_level("range", (i,), x > 0)
+    point = domain_module.arg_point(forms.ArgOneHot(x * i, i, 0, n, 1, 1), "range", (i,))
+    for dom in (mask, point):
+        verify(dom, deps)
+    assert str(mask) == "over the range points (over i) where x > 0"
+    assert str(point) == "over i in range(0, n) at its one point where i*x is largest"
+    broken.update({
+        "mask level with a loop index": dataclasses.replace(mask, index=i, bounds=(0, n, 1)),
+        "without its predicate": dataclasses.replace(mask, where=None),
+        "a branch on one point is an if": dataclasses.replace(mask, outer="root"),
+        "not its loop's arg-extremum": dataclasses.replace(point, bounds=(1, n, 1)),
+        "not among the points of its loop": dataclasses.replace(point, over=(j,)),
+    })
     for message, record in broken.items():
         with pytest.raises(AssertionError, match=message):
             verify(record, deps)
