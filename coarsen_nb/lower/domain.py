@@ -239,6 +239,16 @@ def verify(dom: Domain, body) -> None:
             raise AssertionError(f"the arrays {dom.arrays} are not those read: {arrays_read(body, *exprs)}")
 
 
+def loop_nesting(deps, binders, inner=()) -> list:
+    """The loop indices ``binders`` outermost first, as every printer nests their loops: a loop whose range
+    reads another's inside it (``nest_depth``), then the loop made later outside (the lifted inner loops
+    were made first); the indices of ``inner`` (a row contraction's sums) innermost.  The NumPy printer's
+    levels (``Printer.level_for``), the numba nests (``nest_analysis.nest_order``) and the row contractions
+    (``fusion_domain.rows_domain``) take their nesting from here.  ``deps``: the SOI's ``Deps``."""
+    order = list(deps.ranges)
+    return sorted(binders, key=lambda b: (b in inner, deps.nest_depth(b), -order.index(b)))
+
+
 def loop_level(deps, index, bounds, outer: str, over) -> Domain:
     """The level of the loop ``index`` over ``range(*bounds)`` opened under points of kind ``outer`` that vary
     over the indices ``over`` (outermost first): one loop at one point (``range``: under the root, a scalar

@@ -40,6 +40,7 @@ import sympy as sp
 
 from coarsen_nb.lower import lir, naming
 from coarsen_nb.lower.branches import BranchPrinting
+from coarsen_nb.lower.domain import loop_nesting
 from coarsen_nb.lower.form_printing import FormPrinting
 from coarsen_nb.lower.level_printing import LevelPrinting
 from coarsen_nb.lower.names import Names
@@ -169,10 +170,8 @@ class Printer(LevelPrinting, OperatorPrinting, NestPrinting, SegmentPrinting, Br
         """The level varying over ``binders`` (created outer loop first, shared with earlier code)."""
         if ELEM in binders:
             return self.elem
-        order = list(self.deps.ranges)
         lv = self.root
-        for k in sorted((b for b in binders if b in self.deps.ranges),
-                        key=lambda b: (self.deps._nest(b), -order.index(b))):
+        for k in loop_nesting(self.deps, [b for b in binders if b in self.deps.ranges]):
             a, b, s = self.deps.ranges[k]
             lv = self._child(lv, k, a, b, s)
         return lv

@@ -34,6 +34,7 @@ from coarsen_nb.lower.domain import Domain, Reduce, Target, verify
 from coarsen_nb.lower.fusion_domain import Body, domain
 from coarsen_nb.phi import forms
 from coarsen_nb.plan import Kernel, Output, Read
+from coarsen_nb.symbolic.levels import Deps
 
 _ENTRIES = {e.name: e for e in CORPUS}
 
@@ -353,3 +354,15 @@ def test_verify_refuses_broken_levels():
     for message, record in broken.items():
         with pytest.raises(AssertionError, match=message):
             verify(record, deps)
+
+
+def test_loops_nest_as_their_ranges_say():
+    """``loop_nesting``, the order every printer nests loops in: a loop whose range reads another's inside it;
+    among loops of fixed ranges the one whose range was recorded later outside; a row contraction's sums inside."""
+    i, j, n = sp.Symbol("i", integer=True), sp.Symbol("j", integer=True), sp.Symbol("n", integer=True)
+    triangular = Deps({}, {}, lambda s: False, [forms.RSum(forms.RSum(i * j, j, i + 1, n, 1), i, 0, n, 1)])
+    assert domain_module.loop_nesting(triangular, [j, i]) == [i, j] == domain_module.loop_nesting(triangular, [i, j])
+    assert domain_module.loop_nesting(triangular, [i, j], inner={i}) == [j, i]      # (a sum's index innermost)
+    square = Deps({}, {}, lambda s: False, [forms.RSum(forms.RSum(i * j, j, 0, n, 1), i, 0, n, 1)])
+    assert list(square.ranges) == [i, j] and domain_module.loop_nesting(square, [i, j]) == [j, i]
+    assert domain_module.loop_nesting(square, [i, j], inner={j}) == [i, j]
