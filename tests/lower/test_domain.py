@@ -34,7 +34,7 @@ from coarsen_nb.lower.domain import Domain, Reduce, Target, verify
 from coarsen_nb.lower.fusion_domain import Body, domain
 from coarsen_nb.phi import forms
 from coarsen_nb.plan import Kernel, Output, Read
-from coarsen_nb.symbolic.levels import Deps
+from coarsen_nb.symbolic.levels import ELEM, Deps
 
 _ENTRIES = {e.name: e for e in CORPUS}
 
@@ -305,6 +305,32 @@ def test_a_branch_inside_a_loop_is_a_masked_level(monkeypatch):
     assert str(first).startswith(f"over the range points (over {loop.index}) where ")
     assert any(isinstance(d.where, sp.LessThan) for d in masks)      # the else arm: not y[i] > 0.5
     assert "xp.nonzero(" in source
+
+
+def _where_log(x):
+    return np.sum(np.where(x > 0, np.log(np.abs(x) + 1.0) * x, x * x))
+
+
+def test_an_elementwise_branch_is_a_mask_of_the_elements(monkeypatch):
+    """``np.where(x > 0, log(|x| + 1) x, x²)``: the arm that may fail runs on the elements where ``x > 0``
+    alone, a mask under the elements; their points are numbered in the flattened array (the mask reshaped
+    to (-1,) before ``nonzero``), which the record says by ``outer == "elem"``."""
+    seen = []
+
+    def recorded(*args):
+        seen.append(domain_module.masked_level(*args))
+        return seen[-1]
+
+    monkeypatch.setattr(branches, "masked_level", recorded)
+    f = cn.coarsen(_where_log, wrt="x", backend="numpy")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        f._specialize((np.linspace(-1.0, 1.0, 7),))
+    assert seen
+    for dom in seen:
+        verify(dom, None)
+        assert dom.outer == "elem" and dom.over == (ELEM,) and isinstance(dom.where, sp.StrictGreaterThan)
+    assert "xp.nonzero(xp.reshape(m, (-1,)))" in f.source
 
 
 def test_a_maximums_adjoint_is_its_arg_point(monkeypatch):
