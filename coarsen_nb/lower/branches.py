@@ -14,6 +14,7 @@ import sympy as sp
 from sympy.functions.elementary.piecewise import ExprCondPair
 
 from coarsen_nb.lower import lir
+from coarsen_nb.lower.domain import masked_level
 from coarsen_nb.lower.lir import Assign, BinOp, Call, Index, Lit, Name, Paren, Tuple, Unary
 from coarsen_nb.lower.printing import FLAT, Level, int_typed, is_atom_code, length
 from coarsen_nb.phi import forms, gammas
@@ -99,7 +100,9 @@ class BranchPrinting:
                 sub = None
             if k != base:
                 if sub is None:
-                    sub = self._point_level(lv, mname)
+                    # (the points of this arm: its predicate, and none of the earlier arms')
+                    where = sp.And(*(sp.Not(c) for c in seen), sp.true if last else cond)
+                    sub = self._point_level(lv, mname, where)
                 self._masked_assign(out, expr, sub)
             self._masks[key] = (mname, nxt, sub)
             if last:
@@ -135,15 +138,17 @@ class BranchPrinting:
             if ELEM in self.deps(x) and not self.deps(x) & varying and x not in lv.memo:
                 lv.memo[x] = self.value(x, lv)
 
-    def _point_level(self, lv: Level, mask: lir.Expr) -> Level:
-        """The points of ``lv`` where ``mask`` holds, as an index array: operands are gathered with
-        ``take`` and results put back by index (NumPy's boolean indexing is several times slower).
-        Elementwise values may have any shape: their points are numbered in the flattened array."""
+    def _point_level(self, lv: Level, mask: lir.Expr, where) -> Level:
+        """The points of ``lv`` where ``mask`` (the code of the predicate ``where``) holds, as an index array:
+        operands are gathered with ``take`` and results put back by index (NumPy's boolean indexing is
+        several times slower).  Elementwise values may have any shape: their points are numbered in the
+        flattened array."""
+        dom = masked_level(lv.points_kind, lv.binders, where)
         idx = Name(self.fresh("ix"))
-        if lv.points.kind == "elem":
+        if dom.outer == "elem":
             mask = self.call("reshape", mask, FLAT)
         self.emit(Assign(idx, Index(self.call("nonzero", mask), (Lit("0"),))))
-        return Level(lv, "mask", mask=idx, size=length(idx))
+        return Level(lv, "mask", mask=idx, size=length(idx), domain=dom)
 
     def _base_arm(self, clauses, lv: Level) -> int | None:
         """The arm evaluated on all points, if one is cheap (see ``_cheap_arms``): the one with the
@@ -280,7 +285,7 @@ class BranchPrinting:
         with self.block() as body:
             code = self.value(expr, sub)
             at = Tuple((sub.mask,))
-            if sub.parent.points.kind == "elem":
+            if sub.domain.outer == "elem":
                 put = Call(Name(self.helper("_put")), (self.call("reshape", out, FLAT), at, code))
                 self.emit(Assign(out, self.call("reshape", put, lir.Attr(out, "shape"))))
             else:
@@ -342,8 +347,10 @@ class BranchPrinting:
         # an elementwise level's size is its shape already (as in the arms of a Piecewise above)
         shape = self._size(lv) if lv.points.kind == "elem" else Tuple((self._size(lv),))
         self.emit(Assign(out, self._filled(first, shape, "bool")))
-        for a in e.args[1:]:
+        for i, a in enumerate(e.args[1:], 1):
             sel = Name(self.fresh("m"))
             self.emit(Assign(sel, self.call("asarray", out, copy=Lit("True")) if is_and else Unary("~", out)))
-            self._masked_assign(out, a, self._point_level(lv, sel))
+            # (the points where the operands before ``a`` leave the value undecided)
+            before = e.func(*e.args[:i])
+            self._masked_assign(out, a, self._point_level(lv, sel, before if is_and else sp.Not(before)))
         return out

@@ -25,9 +25,25 @@ and reduction from a tuple.  The kinds:
              (sums over j inside a row's value) and its adjoint ``g @ X`` (scatters ``b_w[j] += ...`` over
              i and j), each target a scatter over (i, j) or one sum over i of such a row value.
 
+The NumPy printer's *levels* (the points a value is an array over, :class:`~coarsen_nb.lower.printing.Level`)
+are domains too, of the kinds of :data:`LEVEL_KINDS`, built by :func:`loop_level`; their values are printed at
+them as the printer meets them, so their ``targets`` are empty.  ``over`` are the indices the enclosing points
+vary over (outermost first; ``ELEM``: the elements) and ``outer`` the kind of those points (``root``, ``cond``:
+the points of a scalar branch, ``elem``, or a level kind):
+
+``range``    a loop index ``index`` over ``range(*bounds)`` at one point (the root, or inside a scalar
+             ``if``): the index is ``arange(a, b, s)``;
+``rect``     the same loop at each point of the enclosing points, its bounds varying over none of them (a
+             rectangular nest: every point has the same count of the index, a ``repeat``/``tile`` table);
+``segment``  the same loop at each point, its bounds varying over them (a triangular nest: one segment of
+             the index per point, of its own length, a segmented reduction back);
+``mask``     the enclosing points where the predicate ``where`` holds (a branch's arm, evaluated on its own
+             points only: an index array of them, operands gathered with ``take``, results put back);
+``point``    the one point of the loop ``index`` over ``range(*bounds)`` where ``where``, an ``ArgOneHot``,
+             is 1 (a maximum's adjoint is its summand there: the argmax, at most one point per loop).
+
 The record prints as text (``str``: ``over k in range(0, n): sum of x[k]**2  ->  s = sum``), and
 :func:`verify` checks what every builder of one must leave (the tests run it on the domains of the corpus).
-Masked subsets and segments are kinds to come (the NumPy printer's levels).
 """
 
 from __future__ import annotations
@@ -39,7 +55,8 @@ import sympy as sp
 from coarsen_nb.phi import forms
 from coarsen_nb.symbolic.levels import ELEM
 
-KINDS = ("elem", "elemsum", "reduce", "scatter", "loop", "rows", "scan", "nest")
+LEVEL_KINDS = ("range", "rect", "segment", "mask", "point")
+KINDS = ("elem", "elemsum", "reduce", "scatter", "loop", "rows", "scan", "nest") + LEVEL_KINDS
 _IDENTITY = {"sum": sp.Integer(0), "prod": sp.Integer(1), "max": -sp.oo, "min": sp.oo}
 
 
@@ -116,6 +133,9 @@ class Domain:
     reduce: Reduce | None = None
     inner: tuple | None = None
     reduces: tuple = ()         # a ``loop`` domain's: each target's reduction, None for a scatter
+    over: tuple = ()            # a level's: the indices its enclosing points vary over, outermost first
+    outer: str | None = None    # a level's: the kind of its enclosing points (root, cond, elem, a level kind)
+    where: sp.Basic | None = None   # a ``mask``'s predicate, a ``point``'s ``ArgOneHot``
 
     @property
     def elementwise(self) -> bool:
@@ -125,9 +145,17 @@ class Domain:
     def with_targets(self, targets) -> Domain:
         """The same domain computing ``targets`` (a fuser's group of targets that each have this domain)."""
         return Domain(self.kind, tuple(targets), self.arrays, self.index, self.bounds, self.reduce, self.inner,
-                      self.reduces)
+                      self.reduces, self.over, self.outer, self.where)
+
+    @property
+    def segmented(self) -> bool:
+        """A level whose points are numbered per enclosing point (``rect``, ``segment``): a value of the
+        enclosing points is indexed by the segment map to be one at these."""
+        return self.kind in ("rect", "segment")
 
     def __str__(self) -> str:
+        if self.kind == "mask":
+            return f"over the {self.outer} points (over {', '.join(map(str, self.over))}) where {self.where}"
         if self.elementwise:
             head = f"over the elements of {', '.join(self.arrays) or '(no array)'}"
         elif self.kind == "nest":            # (no one index: the loops are the targets' nested sums)
@@ -138,6 +166,8 @@ class Domain:
             if self.inner is not None:
                 j, (a, b, s) = self.inner
                 head += f", {j} in range({a}, {b}{'' if s == 1 else f', {s}'})"
+        if self.kind in LEVEL_KINDS:
+            return head + _level_text(self)
         if self.reduce is not None:
             (t,) = self.targets
             around = t.expr.xreplace({self.reduce.node: sp.Symbol(self.reduce.kind)})
@@ -155,6 +185,9 @@ def verify(dom: Domain, body) -> None:
     those its targets (its sum's operand) read.  Raises ``AssertionError`` naming the first offence."""
     if dom.kind not in KINDS:
         raise AssertionError(f"unknown domain kind {dom.kind!r}")
+    if dom.kind in LEVEL_KINDS:
+        _verify_level(dom, body)
+        return
     if not dom.targets:
         raise AssertionError(f"a domain computes nothing: {dom.kind}")
     reducing = dom.kind in ("reduce", "elemsum")
@@ -204,6 +237,89 @@ def verify(dom: Domain, body) -> None:
         exprs = [dom.reduce.operand] if dom.kind == "elemsum" else [t.expr for t in dom.targets]
         if dom.arrays != arrays_read(body, *exprs):
             raise AssertionError(f"the arrays {dom.arrays} are not those read: {arrays_read(body, *exprs)}")
+
+
+def loop_nesting(deps, binders, inner=()) -> list:
+    """The loop indices ``binders`` outermost first, as every printer nests their loops: a loop whose range
+    reads another's inside it (``nest_depth``), then the loop made later outside (the lifted inner loops
+    were made first); the indices of ``inner`` (a row contraction's sums) innermost.  The NumPy printer's
+    levels (``Printer.level_for``), the numba nests (``nest_analysis.nest_order``) and the row contractions
+    (``fusion_domain.rows_domain``) take their nesting from here.  ``deps``: the SOI's ``Deps``."""
+    order = list(deps.ranges)
+    return sorted(binders, key=lambda b: (b in inner, deps.nest_depth(b), -order.index(b)))
+
+
+def loop_level(deps, index, bounds, outer: str, over) -> Domain:
+    """The level of the loop ``index`` over ``range(*bounds)`` opened under points of kind ``outer`` that vary
+    over the indices ``over`` (outermost first): one loop at one point (``range``: under the root, a scalar
+    branch, or points that vary over no index), a rectangular nest (``rect``: the bounds ``a``, ``b`` vary
+    over none of ``over``) or a segment per point (``segment``).  ``deps(e)``: the indices ``e`` varies over.
+    The one place the NumPy printer's loop levels are decided (``Printer._child`` prints what it says)."""
+    bounds, over = tuple(bounds), tuple(over)
+    if outer in ("root", "cond") or not over:
+        kind = "range"
+    else:
+        kind = "segment" if (deps(bounds[0]) | deps(bounds[1])) & set(over) else "rect"
+    return Domain(kind, (), index=index, bounds=bounds, over=over, outer=outer)
+
+
+def masked_level(outer: str, over, where) -> Domain:
+    """The points of kind ``outer`` (varying over ``over``, outermost first) where the predicate ``where``
+    holds: a branch's arm (``Printer._point_level`` prints it as an index array of those points)."""
+    return Domain("mask", (), over=tuple(over), outer=outer, where=where)
+
+
+def arg_point(hot, outer: str, over) -> Domain:
+    """The one point of the loop of the ``ArgOneHot`` ``hot`` where it is 1, among the points of that loop's
+    level (of kind ``outer``, varying over ``over``): a maximum's adjoint evaluated there alone
+    (``Printer._at_arg_extremum``)."""
+    return Domain("point", (), index=hot.args[1], bounds=tuple(hot.args[2:5]), over=tuple(over), outer=outer,
+                  where=hot)
+
+
+def _level_text(dom: Domain) -> str:
+    over = ", ".join(map(str, dom.over))
+    if dom.kind == "point":
+        return f" at its one point where {dom.where.args[0]} is {'largest' if dom.where.args[5] > 0 else 'smallest'}"
+    if dom.kind == "rect":
+        return f" at each point over {over}"
+    if dom.kind == "segment":
+        return f", a segment at each point over {over}"
+    return "" if dom.outer == "root" else f" at one point ({dom.outer})"
+
+
+def _verify_level(dom: Domain, body) -> None:
+    """A level (``body``: anything with the SOI's ``deps``, the printer): no targets (its values are printed
+    at it); a loop's bounds free of its index, which no enclosing point varies over; the kind the bounds and
+    the enclosing points say (:func:`loop_level`)."""
+    if dom.targets or dom.reduce is not None:
+        raise AssertionError(f"a {dom.kind} level with targets or a reduction: its values are printed at it")
+    if dom.kind == "mask":
+        if dom.index is not None or dom.bounds is not None or not isinstance(dom.where, sp.Basic):
+            raise AssertionError(f"a mask level with a loop index, or without its predicate: {dom}")
+        if not dom.over or dom.outer in (None, "root", "cond"):
+            raise AssertionError(f"a mask level under {dom.outer} points over {dom.over}: "
+                                 "a branch on one point is an if")
+        return
+    if dom.kind == "point":
+        hot = dom.where
+        if not isinstance(hot, forms.ArgOneHot) or tuple(hot.args[1:5]) != (dom.index, *(dom.bounds or ())):
+            raise AssertionError(f"a point level that is not its loop's arg-extremum: {hot}")
+        if not dom.over or dom.over[-1] != dom.index or dom.outer not in ("range", "rect", "segment"):
+            raise AssertionError(f"a point level not among the points of its loop {dom.index}: {dom.outer}, {dom.over}")
+        return
+    if dom.index is None or len(dom.bounds or ()) != 3 or dom.index in dom.over:
+        raise AssertionError(f"a {dom.kind} level without its own loop index and bounds: {dom}")
+    varies = body.deps(dom.bounds[0]) | body.deps(dom.bounds[1])
+    if dom.index in varies | body.deps(dom.bounds[2]):
+        raise AssertionError(f"the bounds {dom.bounds} of the loop over {dom.index} depend on it")
+    if dom.outer is None:
+        raise AssertionError(f"a {dom.kind} level not under any points")
+    one_point = dom.outer in ("root", "cond") or not dom.over
+    if (dom.kind == "range") != one_point:
+        raise AssertionError(f"a {dom.kind} level under {dom.outer} points over ({', '.join(map(str, dom.over))})")
+    if dom.kind != "range" and (dom.kind == "segment") != bool(varies & set(dom.over)):
+        raise AssertionError(f"a {dom.kind} level whose bounds {dom.bounds} vary over {varies & set(dom.over)}")
 
 
 def _verify_loop(dom: Domain, body) -> None:

@@ -40,6 +40,7 @@ import sympy as sp
 
 from coarsen_nb.lower import lir, naming
 from coarsen_nb.lower.branches import BranchPrinting
+from coarsen_nb.lower.domain import loop_nesting
 from coarsen_nb.lower.form_printing import FormPrinting
 from coarsen_nb.lower.level_printing import LevelPrinting
 from coarsen_nb.lower.names import Names
@@ -169,17 +170,15 @@ class Printer(LevelPrinting, OperatorPrinting, NestPrinting, SegmentPrinting, Br
         """The level varying over ``binders`` (created outer loop first, shared with earlier code)."""
         if ELEM in binders:
             return self.elem
-        order = list(self.deps.ranges)
         lv = self.root
-        for k in sorted((b for b in binders if b in self.deps.ranges),
-                        key=lambda b: (self.deps._nest(b), -order.index(b))):
+        for k in loop_nesting(self.deps, [b for b in binders if b in self.deps.ranges]):
             a, b, s = self.deps.ranges[k]
             lv = self._child(lv, k, a, b, s)
         return lv
 
     def affine_slice(self, index, lv: Level):
         """(lo, n, step) expressions when ``index`` is k + c for the top-level loop k of ``lv``, else None."""
-        if lv.kind != "range" or lv.parent is None or lv.parent.kind != "root" or lv.seg:
+        if lv.kind != "range" or lv.parent is None or lv.parent.kind != "root" or lv.domain.segmented:
             return None
         k = lv.binder
         off = sp.simplify(sp.sympify(index) - k)
@@ -198,7 +197,7 @@ class Printer(LevelPrinting, OperatorPrinting, NestPrinting, SegmentPrinting, Br
         while True:
             if lv.kind in ("range", "elem") and lv.binder not in d:
                 lv = lv.parent
-            elif lv.kind == "mask" and lv.pick and not d & (self._varying_binders(lv) | {ELEM}):
+            elif lv.kind == "mask" and lv.domain.kind == "point" and not d & (self._varying_binders(lv) | {ELEM}):
                 lv = lv.parent      # an arg-extremum's one point is no branch: what does not vary is above
             else:
                 return lv
@@ -217,11 +216,11 @@ class Printer(LevelPrinting, OperatorPrinting, NestPrinting, SegmentPrinting, Br
         else:
             raise AssertionError("broadcast from a level that is not an ancestor")
         for lv in reversed(path):
-            if lv.kind == "range" and lv.seg:
+            if lv.kind == "range" and lv.domain.segmented:
                 code = lir.Index(code, (lv.seg,))
             elif lv.kind == "mask":
                 flat = code
-                if lv.parent.points.kind == "elem":
+                if lv.domain.outer == "elem":
                     full = self.call("broadcast_to", code, self.elem_shape) if self.broadcast else code
                     flat = self.call("reshape", full, FLAT)
                 code = self.call("take", flat, lv.mask, axis=lir.Lit("0"))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from coarsen_nb.lower.domain import Domain, Reduce, Target, arrays_read
+from coarsen_nb.lower.domain import Domain, Reduce, Target, arrays_read, loop_nesting
 from coarsen_nb.phi import forms, scans
 from coarsen_nb.symbolic.levels import ELEM, Deps
 
@@ -144,9 +144,7 @@ def rows_domain(body: Body, target: Target) -> Domain | None:
         if ELEM in binders or len(binders) != 2 or not binders <= set(ranges):
             return None
         # the outer loop first: the sums' index is the inner one; else as the printer nests levels
-        order = list(ranges)
-        i, j = sorted(binders, key=lambda b: (any(r.args[1] == b for r in reductions), body.deps._nest(b),
-                                              -order.index(b)))
+        i, j = loop_nesting(body.deps, binders, inner={r.args[1] for r in reductions})
         if target.level is not None and set(target.level) != {i, j}:
             return None
         inner, bounds = reductions, tuple(ranges[i])

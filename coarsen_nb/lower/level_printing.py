@@ -9,6 +9,7 @@ from __future__ import annotations
 import sympy as sp
 
 from coarsen_nb.lower import lir, naming, trivial
+from coarsen_nb.lower.domain import loop_level
 from coarsen_nb.lower.printing import Level, is_int_literal, length, positive, trip_count
 
 
@@ -23,23 +24,23 @@ class LevelPrinting:
         kname = self.words.get(k) or naming.kind_word(str(k)) or "k"     # (never the SSA name, k7_2)
         # the trip count of loop i: n_i (not n2 beside a user's n); of a loop the frontend made (a slice's), n
         n_word = naming.clean("n_" + kname) if kname != "k" else "n"
-        varying = bool((self.deps(a) | self.deps(b)) & self._varying_binders(lv))
+        dom = loop_level(self.deps, k, (a, b, s), lv.kind if lv.domain is None else lv.domain.kind, lv.binders)
         new = lambda hint: lir.Name(self.fresh(hint))      # noqa: E731
-        if lv.kind in ("root", "cond") or not self._is_array_level(lv):
+        if dom.kind == "range":
             idx = new(kname)
             self.emit(lir.Assign(idx, self.call("arange", a_c, b_c, s_c)))
             # the trip count as a number, so that the index array is dropped when only its length is used
             cnt = new(n_word)
             self.emit(lir.Assign(cnt, trip_count(a, b, s, a_c, b_c, s_c)))
-            child = Level(lv, "range", binder=k, seg=None, size=cnt)
-        elif not varying:
+            child = Level(lv, "range", binder=k, seg=None, size=cnt, domain=dom)
+        elif dom.kind == "rect":
             n_parent = self._size(lv)
             cnt, rng, seg, idx = new(n_word), new(kname), new("seg"), new(kname)
             self.emit(lir.Assign(rng, self.call("arange", a_c, b_c, s_c)))
             self.emit(lir.Assign(cnt, length(rng)))
             self.emit(lir.Assign(seg, self.call("repeat", self.call("arange", n_parent), cnt)))
             self.emit(lir.Assign(idx, self.call("tile", rng, lir.Tuple((n_parent,)))))
-            child = Level(lv, "range", binder=k, seg=seg, size=length(idx))
+            child = Level(lv, "range", binder=k, seg=seg, size=length(idx), domain=dom)
             child.rect = cnt
         else:
             n_parent = self._size(lv)
@@ -51,7 +52,7 @@ class LevelPrinting:
             self.emit(lir.Assign(pos, lir.BinOp("-", self.call("arange", length(seg)), lir.Index(off, (seg,)))))
             a_here = lir.Index(lir.Paren(a_c), (seg,)) if self.deps(a) & self._varying_binders(lv) else a_c
             self.emit(lir.Assign(idx, lir.BinOp("+", a_here, lir.BinOp("*", lir.Paren(s_c), pos))))
-            child = Level(lv, "range", binder=k, seg=seg, size=length(idx))
+            child = Level(lv, "range", binder=k, seg=seg, size=length(idx), domain=dom)
         child.index_code[k] = idx
         lv.children[key] = child
         return child
@@ -114,7 +115,7 @@ class LevelPrinting:
                 return lir.Call(lir.Name("int"), (total,)) if integer else total
             return lir.Paren(lir.IfExp(self.call(kind, vals), positive(child.size), empty))
         n_parent = self._size(lv)
-        if child.rect is not None:
+        if child.domain.kind == "rect":
             table = self.call("reshape", vals, lir.Tuple((n_parent, child.rect)))
             if kind in ("sum", "prod"):
                 return self.call(kind, table, axis=lir.Lit("1"))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from coarsen_nb.lower.domain import Domain, Target
+from coarsen_nb.lower.domain import Domain, Target, loop_nesting
 from coarsen_nb.lower.fusion_domain import NOT_ONE_PASS, Body
 from coarsen_nb.phi import forms, logsumexp
 from coarsen_nb.phi.scans import SCAN_FORMS
@@ -83,8 +83,7 @@ def _scatter_loops(body: Body, t: Target):
 
 def nest_order(body: Body, binders) -> list | None:
     """``binders`` outermost first, where each range reads only the loops outside it; None otherwise."""
-    order = list(body.deps.ranges)
-    chain = sorted(binders, key=lambda b: (body.deps.nest_depth(b), -order.index(b)))
+    chain = loop_nesting(body.deps, binders)
     for n, k in enumerate(chain):
         if any(body.deps(x) - set(chain[:n]) for x in body.deps.ranges[k]):
             return None

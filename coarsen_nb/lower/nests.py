@@ -83,8 +83,8 @@ class NestPrinting:
         """(i, j) when ``child`` is a rectangular unit-step loop j directly inside a top-level unit-step
         loop i (the points are then the rows i of an (n_i, n_j) block, row by row), else None."""
         lv = child.parent
-        if (child.kind != "range" or child.rect is None or lv is None or lv.kind != "range"
-                or lv.parent is not self.root or lv.seg):
+        if (child.kind != "range" or child.domain.kind != "rect" or lv is None or lv.kind != "range"
+                or lv.parent is not self.root or lv.domain.segmented):
             return None
         i, j = lv.binder, child.binder
         ri, rj = self.deps.ranges[i], self.deps.ranges[j]

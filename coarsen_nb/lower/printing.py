@@ -27,8 +27,12 @@ class Level:
     _ids = itertools.count()
 
     def __init__(self, parent: Level | None, kind: str, binder=None, seg: Expr | None = None,
-                 size: Expr | None = None, mask: Expr | None = None, size_calls: tuple[frozenset, set] | None = None):
+                 size: Expr | None = None, mask: Expr | None = None, size_calls: tuple[frozenset, set] | None = None,
+                 domain=None):
         self.parent, self.kind, self.binder = parent, kind, binder
+        # the index-domain record of a loop or masked level (``lower/domain.py``: ``range``, ``rect``, ``segment``,
+        # ``mask``, ``point``), which decided how it is printed; None for the root, the elements, a scalar branch
+        self.domain = domain
         self.seg, self._size, self.mask = seg, size, mask
         # (the helpers the size's code calls, the printer's set they join when it is printed): the
         # elementwise level's shape of arrays that broadcast is ``_broadcast_shape(...)``
@@ -36,8 +40,7 @@ class Level:
         self.index_code: dict = {}          # binder symbol -> the expression of its index array at this level
         self.memo: dict = {}
         self.children: dict = {}
-        self.rect: Expr | None = None       # count per parent point when bounds do not vary
-        self.pick = False                   # a "mask" of one arg-extremum point, not a branch's arm
+        self.rect: Expr | None = None       # a ``rect`` domain's count per parent point
         self.id = next(Level._ids)
 
     def ancestors(self):
@@ -62,6 +65,18 @@ class Level:
         while lv.kind == "cond" and lv.parent is not None:
             lv = lv.parent
         return lv
+
+    @property
+    def points_kind(self) -> str:
+        """The kind of the points these are (:attr:`points`): a level's domain kind, else ``root``/``elem``
+        (what a level opened under them is nested in: ``Domain.outer``)."""
+        lv = self.points
+        return lv.kind if lv.domain is None else lv.domain.kind
+
+    @property
+    def binders(self) -> list:
+        """The indices these points vary over, outermost first (``ELEM``: the elements): ``Domain.over``."""
+        return [a.binder for a in reversed(list(self.ancestors())) if a.binder is not None]
 
     @property
     def depth(self) -> int:

@@ -33,7 +33,7 @@ class ScanPrinting:
         k = e.args[2]
         for a in lv.ancestors():
             if a.kind == "range" and a.binder == k:
-                if a.seg or a.parent.points is not self.root:
+                if a.domain.segmented or a.parent.points is not self.root:
                     raise NoSegmentForm("segment-away")     # lifting keeps scans out of nests
                 return a
         return self._child(self.root, k, *e.args[3:6])

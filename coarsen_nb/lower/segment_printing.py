@@ -16,6 +16,7 @@ import sympy as sp
 
 from coarsen_nb.errors import NoSegmentForm
 from coarsen_nb.lower import lir
+from coarsen_nb.lower.domain import arg_point
 from coarsen_nb.lower.lir import Assign, BinOp, Index, Lit, Name, Paren, Slice, Tuple, Unary
 from coarsen_nb.lower.printing import FLAT, Level, is_atom_code, length, positive
 from coarsen_nb.phi import forms
@@ -37,13 +38,14 @@ class SegmentPrinting:
         points = BinOp("+", code, self.call("zeros", lv.size))
         if lv.binder == k:
             rows = Lit("1") if parent.kind == "root" else parent.size
-            cols = lv.size if parent.kind == "root" else lv.rect
-            if cols is None:
+            if parent.kind != "root" and lv.domain.kind != "rect":
                 raise NoSegmentForm("triangular-extrema")
+            cols = lv.size if parent.kind == "root" else lv.rect
             self.emit(Assign(name, self.call("reshape", points, Tuple((rows, cols)))))
             return name, rows, cols, lambda x: self.call("reshape", x, FLAT)
-        if (parent is not None and parent.binder == k and parent.kind == "range" and parent.seg is None
-                and parent.parent is not None and parent.parent.kind == "root" and lv.rect is not None):
+        if (parent is not None and parent.binder == k and parent.kind == "range" and parent.domain.kind == "range"
+                and parent.parent is not None and parent.parent.kind == "root" and lv.domain is not None
+                and lv.domain.kind == "rect"):
             table = self.call("reshape", points, Tuple((parent.size, lv.rect)))
             self.emit(Assign(name, self.call("asarray", lir.Attr(table, "T"), copy=Lit("True"))))
             return name, lv.rect, parent.size, lambda x: self.call("reshape", lir.Attr(x, "T"), FLAT)
@@ -76,8 +78,8 @@ class SegmentPrinting:
             at = self.call(pick, self.call("reshape", g, Tuple((Lit("1"), Lit("-1")))), axis=Lit("1"))
             none = self.call("zeros", Lit("0"), dtype=self.dtype("int64"))
             self.emit(Assign(ix, lir.IfExp(at, positive(child.size), none)))
-            self._tables[key] = Level(child, "mask", mask=ix, size=length(ix))
-            self._tables[key].pick = True
+            self._tables[key] = Level(child, "mask", mask=ix, size=length(ix),
+                                      domain=arg_point(hot, child.points_kind, child.binders))
         point = self._tables[key]
         varying = {rng[0]} | self._varying_binders(child)
         # the factors that vary over k at the one point; the others (the adjoint of the maximum

@@ -9,6 +9,7 @@ range, the arrays it reads.
 from __future__ import annotations
 
 import dataclasses
+import types
 import warnings
 
 import numpy as np
@@ -19,11 +20,21 @@ from corpus import CORPUS
 import coarsen_nb as cn
 from coarsen_nb import numba_loader
 from coarsen_nb.kernels import KERNELS, function
-from coarsen_nb.lower import fusion, fusion_domain, numba_fusion, numba_loops
+from coarsen_nb.lower import (
+    branches,
+    fusion,
+    fusion_domain,
+    level_printing,
+    numba_fusion,
+    numba_loops,
+    segment_printing,
+)
+from coarsen_nb.lower import domain as domain_module
 from coarsen_nb.lower.domain import Domain, Reduce, Target, verify
 from coarsen_nb.lower.fusion_domain import Body, domain
 from coarsen_nb.phi import forms
 from coarsen_nb.plan import Kernel, Output, Read
+from coarsen_nb.symbolic.levels import ELEM, Deps
 
 _ENTRIES = {e.name: e for e in CORPUS}
 
@@ -213,3 +224,171 @@ def test_verify_refuses_broken_records():
     # and a right one: the sum and a scatter over its loop
     verify(Domain("loop", dom.targets + (Target("b_x", 2 * k, "scatter", (k,)),), index=k, bounds=dom.bounds,
                   reduces=(dom.reduce, None)), body)
+
+
+# ---- the NumPy printer's levels: a loop at one point, a rectangular nest, a segment per point ----------------
+
+
+def _levels(monkeypatch, name) -> list[tuple[object, Domain]]:
+    """Every level domain the NumPy printer builds while ``name`` (a corpus entry) compiles (its loops, a
+    branch's points, an arg-extremum's point), with the deps it was built from (what ``verify`` checks a
+    level against), and the generated module's source."""
+    seen = []
+
+    def recorder(builder, deps=None):
+        def recorded(*args):
+            dom = builder(*args)
+            seen.append((types.SimpleNamespace(deps=deps or args[0]), dom))
+            return dom
+        return recorded
+
+    monkeypatch.setattr(level_printing, "loop_level", recorder(domain_module.loop_level))
+    no_deps = lambda e: frozenset()         # noqa: E731 (a mask or a point checks no bounds)
+    monkeypatch.setattr(branches, "masked_level", recorder(domain_module.masked_level, no_deps))
+    monkeypatch.setattr(segment_printing, "arg_point", recorder(domain_module.arg_point, no_deps))
+    e = _ENTRIES[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        f = cn.coarsen(e.fn, wrt=e.wrt or None, backend="numpy")
+        f._specialize(e.make_args(np.random.default_rng(0)))
+    assert seen, "no level was opened"
+    return seen, f.source
+
+
+@pytest.mark.parametrize("name,kinds", [
+    ("product_range", {"range"}),
+    ("triangular_sum", {"range", "segment"}),       # for j in range(i + 1, n) inside for i in range(n)
+    ("pairwise_energy", {"range", "segment", "mask"}),  # (and a branch on each pair's distance)
+    ("nested_three", {"range", "rect"}),            # three nested loops of fixed bounds
+    ("hmc_like_potential", {"range", "rect", "mask"}),  # a branch on y[i] > 0.5 inside the loop over i
+    ("running_max", {"range", "point"}),            # max's adjoint: the gradient at the argmax alone
+])
+def test_the_printers_levels_of_real_sois_verify(monkeypatch, name, kinds):
+    found, _ = _levels(monkeypatch, name)
+    for deps, dom in found:
+        verify(dom, deps)
+    assert {dom.kind for _, dom in found} == kinds
+
+
+def test_a_segment_level_is_printed_as_segments(monkeypatch):
+    """triangular_sum: the inner loop ``j in range(i + 1, n)`` varies with the outer ``i``, so it is a segment
+    per point of ``i``: its bounds read ``i``, the text says so, and the module reduces it by segments."""
+    found, source = _levels(monkeypatch, "triangular_sum")
+    seg = next(dom for _, dom in found if dom.kind == "segment")
+    (i,) = seg.over
+    assert i in seg.bounds[0].free_symbols and seg.outer == "range" and seg.index != i
+    assert str(seg).endswith(f", a segment at each point over {i}")
+    assert "= _segment_sum(seg" in source and "xp.tile(" not in source    # (not the helper's own lines)
+
+
+def test_a_rectangular_level_is_printed_as_a_table(monkeypatch):
+    """nested_three: ``for k in range(2)`` inside ``for j in range(m)`` inside ``for i in range(n)``: each
+    inner loop has the same count at every point, a rectangular nest (``tile``d indices, a reshaped sum)."""
+    found, source = _levels(monkeypatch, "nested_three")
+    rects = [dom for _, dom in found if dom.kind == "rect"]
+    assert {len(d.over) for d in rects} == {1, 2}          # j at each i; k at each (i, j)
+    assert all(not (d.bounds[0].free_symbols | d.bounds[1].free_symbols) & set(d.over) for d in rects)
+    assert "xp.tile(" in source and "= _segment_sum(seg" not in source
+    top = next(dom for _, dom in found if dom.kind == "range")
+    assert top.outer == "root" and top.over == () and str(top) == f"over {top.index} in range(0, {top.bounds[1]})"
+
+
+def test_a_branch_inside_a_loop_is_a_masked_level(monkeypatch):
+    """hmc_like_potential: ``if y[i] > 0.5`` inside ``for i in range(n)`` varies over i, so each arm runs on
+    the points of i where its predicate holds: a mask level under the loop's, printed as an index array."""
+    found, source = _levels(monkeypatch, "hmc_like_potential")
+    loop = next(dom for _, dom in found if dom.kind == "range")
+    masks = [dom for _, dom in found if dom.kind == "mask"]
+    assert masks and all(d.outer == "range" and d.over == (loop.index,) for d in masks)
+    first = next(d for d in masks if isinstance(d.where, sp.StrictGreaterThan))
+    assert first.where.rhs == sp.Float(0.5)
+    assert str(first).startswith(f"over the range points (over {loop.index}) where ")
+    assert any(isinstance(d.where, sp.LessThan) for d in masks)      # the else arm: not y[i] > 0.5
+    assert "xp.nonzero(" in source
+
+
+def _where_log(x):
+    return np.sum(np.where(x > 0, np.log(np.abs(x) + 1.0) * x, x * x))
+
+
+def test_an_elementwise_branch_is_a_mask_of_the_elements(monkeypatch):
+    """``np.where(x > 0, log(|x| + 1) x, x²)``: the arm that may fail runs on the elements where ``x > 0``
+    alone, a mask under the elements; their points are numbered in the flattened array (the mask reshaped
+    to (-1,) before ``nonzero``), which the record says by ``outer == "elem"``."""
+    seen = []
+
+    def recorded(*args):
+        seen.append(domain_module.masked_level(*args))
+        return seen[-1]
+
+    monkeypatch.setattr(branches, "masked_level", recorded)
+    f = cn.coarsen(_where_log, wrt="x", backend="numpy")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        f._specialize((np.linspace(-1.0, 1.0, 7),))
+    assert seen
+    for dom in seen:
+        verify(dom, None)
+        assert dom.outer == "elem" and dom.over == (ELEM,) and isinstance(dom.where, sp.StrictGreaterThan)
+    assert "xp.nonzero(xp.reshape(m, (-1,)))" in f.source
+
+
+def test_a_maximums_adjoint_is_its_arg_point(monkeypatch):
+    """running_max: ``m = max(m, x[i])`` for i in range(1, n); the adjoint of the maximum is the gradient at
+    its argmax alone: a point level of that loop, the ArgOneHot of the loop's own index and bounds."""
+    found, source = _levels(monkeypatch, "running_max")
+    (point,) = {dom.where: dom for _, dom in found if dom.kind == "point"}.values()
+    loop = next(dom for _, dom in found if dom.kind == "range")
+    assert isinstance(point.where, forms.ArgOneHot) and point.where.args[5] > 0
+    assert (point.index, point.bounds) == (loop.index, loop.bounds) and point.bounds[0] == 1
+    assert point.over == (loop.index,) and point.outer == "range"
+    assert str(point).endswith(" is largest") and "xp.argmax(" in source
+
+
+def test_verify_refuses_broken_levels():
+    i, j, n = sp.Symbol("i", integer=True), sp.Symbol("j", integer=True), sp.Symbol("n", integer=True)
+    deps = types.SimpleNamespace(deps=lambda e: sp.sympify(e).free_symbols & {i, j})
+    seg = domain_module.loop_level(deps.deps, j, (i + 1, n, 1), "range", (i,))
+    rect = domain_module.loop_level(deps.deps, j, (0, n, 1), "range", (i,))
+    top = domain_module.loop_level(deps.deps, i, (0, n, 1), "root", ())
+    assert (seg.kind, rect.kind, top.kind) == ("segment", "rect", "range")
+    for dom in (seg, rect, top):
+        verify(dom, deps)
+    broken = {
+        "with targets": dataclasses.replace(rect, targets=(Target("s", j),)),
+        "without its own loop index": dataclasses.replace(rect, index=i),
+        "depend on it": dataclasses.replace(rect, bounds=(0, j, 1)),
+        "under range points": dataclasses.replace(seg, kind="range"),
+        "whose bounds": dataclasses.replace(seg, kind="rect"),
+        "vary over set()": dataclasses.replace(rect, kind="segment"),
+        "under root points": dataclasses.replace(top, kind="rect"),
+    }
+    x = sp.Symbol("x", real=True)
+    mask = domain_module.masked_level("range", (i,), x > 0)
+    point = domain_module.arg_point(forms.ArgOneHot(x * i, i, 0, n, 1, 1), "range", (i,))
+    for dom in (mask, point):
+        verify(dom, deps)
+    assert str(mask) == "over the range points (over i) where x > 0"
+    assert str(point) == "over i in range(0, n) at its one point where i*x is largest"
+    broken.update({
+        "mask level with a loop index": dataclasses.replace(mask, index=i, bounds=(0, n, 1)),
+        "without its predicate": dataclasses.replace(mask, where=None),
+        "a branch on one point is an if": dataclasses.replace(mask, outer="root"),
+        "not its loop's arg-extremum": dataclasses.replace(point, bounds=(1, n, 1)),
+        "not among the points of its loop": dataclasses.replace(point, over=(j,)),
+    })
+    for message, record in broken.items():
+        with pytest.raises(AssertionError, match=message):
+            verify(record, deps)
+
+
+def test_loops_nest_as_their_ranges_say():
+    """``loop_nesting``, the order every printer nests loops in: a loop whose range reads another's inside it;
+    among loops of fixed ranges the one whose range was recorded later outside; a row contraction's sums inside."""
+    i, j, n = sp.Symbol("i", integer=True), sp.Symbol("j", integer=True), sp.Symbol("n", integer=True)
+    triangular = Deps({}, {}, lambda s: False, [forms.RSum(forms.RSum(i * j, j, i + 1, n, 1), i, 0, n, 1)])
+    assert domain_module.loop_nesting(triangular, [j, i]) == [i, j] == domain_module.loop_nesting(triangular, [i, j])
+    assert domain_module.loop_nesting(triangular, [i, j], inner={i}) == [j, i]      # (a sum's index innermost)
+    square = Deps({}, {}, lambda s: False, [forms.RSum(forms.RSum(i * j, j, 0, n, 1), i, 0, n, 1)])
+    assert list(square.ranges) == [i, j] and domain_module.loop_nesting(square, [i, j]) == [j, i]
+    assert domain_module.loop_nesting(square, [i, j], inner={j}) == [i, j]
