@@ -234,6 +234,37 @@ def _streamed(client, fn, *args):
     return t, out, {k: {"tasks": n, "compute_s": round(v, 3)} for k, (n, v) in sorted(by_kind.items())}
 
 
+_CHUNK_CALLS: dict = {}
+
+
+def _clock_chunk_calls() -> None:
+    """In a worker: time every call of the in-memory module's entry on a chunk (``ChunkModule.call``), the
+    CPU seconds of its thread (``thread_time``: the chunk's own work, whatever else shares the core) and its
+    wall seconds, added up in this module until :func:`_chunk_calls` reads them."""
+    from coarsen_nb.dask_chunk_runs import ChunkModule
+
+    call = ChunkModule.call
+    if getattr(call, "clocked", False):
+        return
+    _CHUNK_CALLS.update(calls=0, cpu_s=0.0, wall_s=0.0)
+
+    def clocked(self, name, args):
+        cpu, wall = time.thread_time(), time.perf_counter()
+        try:
+            return call(self, name, args)
+        finally:
+            _CHUNK_CALLS["calls"] += 1
+            _CHUNK_CALLS["cpu_s"] += time.thread_time() - cpu
+            _CHUNK_CALLS["wall_s"] += time.perf_counter() - wall
+
+    clocked.clocked = True
+    ChunkModule.call = clocked
+
+
+def _chunk_calls() -> dict:
+    return dict(_CHUNK_CALLS)
+
+
 def _generation_alone(X, y):
     """The same lazy records reduced by a trivial sum (the generator's work, and a few adds)."""
     import dask
@@ -258,7 +289,15 @@ def in_memory_reference(n: int, generator: str, repeat: int) -> dict:
     w, b = np.full(FEATURES, 0.1), 0.05
     f.grad(w, b, X, y)
     t, _ = _best(f.grad, w, b, X, y, repeat=repeat)
-    return {"elements": n, "numba_in_memory_s": t, "numba_elements_per_s_per_core": n / t}
+    cpu = min(_cpu_time(f.grad, w, b, X, y) for _ in range(repeat))
+    return {"elements": n, "numba_in_memory_s": t, "numba_elements_per_s_per_core": n / t,
+            "numba_in_memory_cpu_s": cpu, "numba_elements_per_cpu_s": n / cpu}
+
+
+def _cpu_time(fn, *args) -> float:
+    t = time.thread_time()
+    fn(*args)
+    return time.thread_time() - t
 
 
 def run_big(n: int, workers: int, chunk_rows: int, memory_limit: str, generator: str) -> dict:
@@ -278,12 +317,15 @@ def run_big(n: int, workers: int, chunk_rows: int, memory_limit: str, generator:
         f = cn.coarsen(logreg_nll, wrt=("w", "b"))
         for seed in (1, 2):       # compile, and load the module in every worker (not timed)
             f.grad(w, b, *_data(FEATURES * chunk_rows * 2 * workers, chunk_rows, seed, generator))
+        client.run(_clock_chunk_calls)
         X, y = _data(n, chunk_rows, 0, generator)
         out["chunks"] = X.numblocks[0]
         out["bytes"] = X.nbytes + y.nbytes
         with _MemoryPoll(client) as poll:
             out["dask_end_to_end_s"], g, out["gradient_tasks"] = _streamed(client, f.grad, w, b, X, y)
         out["gradient"] = [list(map(float, g[0])), float(g[1])]
+        calls = list(client.run(_chunk_calls).values())
+        out["chunk_calls"] = {k: sum(c[k] for c in calls) for k in ("calls", "cpu_s", "wall_s")}
         out["gradient_memory"] = poll.peaks_mb()
         out["worker_peak_rss_mb_after_gradient"] = sorted(client.run(_peak_rss_mb).values())
         out["chunking"] = str(f.chunking)
@@ -296,6 +338,7 @@ def run_big(n: int, workers: int, chunk_rows: int, memory_limit: str, generator:
     out["dask_end_to_end_elements_per_s_per_core"] = n / (t * workers)
     out["gradient_beyond_generation_s"] = t - t_gen
     out["gradient_alone_elements_per_s_per_core"] = n / ((t - t_gen) * workers) if t > t_gen else float("nan")
+    out["chunk_calls_elements_per_cpu_s"] = n / out["chunk_calls"]["cpu_s"]
     return out
 
 
@@ -344,6 +387,8 @@ def main(argv=None) -> None:
             per_core = reference["numba_elements_per_s_per_core"]
             r["numba_over_dask_per_core_end_to_end"] = per_core / r["dask_end_to_end_elements_per_s_per_core"]
             r["numba_over_dask_per_core_gradient_alone"] = per_core / r["gradient_alone_elements_per_s_per_core"]
+            r["numba_over_dask_per_cpu_s_chunk_calls"] = (reference["numba_elements_per_cpu_s"]
+                                                          / r["chunk_calls_elements_per_cpu_s"])
         print(json.dumps(r), flush=True)
         big.append(r)
     (out / "dask_scale.json").write_text(json.dumps({"cpu_count": os.cpu_count(), "runs": rows, "big": big},
