@@ -234,35 +234,35 @@ def _streamed(client, fn, *args):
     return t, out, {k: {"tasks": n, "compute_s": round(v, 3)} for k, (n, v) in sorted(by_kind.items())}
 
 
-_CHUNK_CALLS: dict = {}
-
-
 def _clock_chunk_calls() -> None:
     """In a worker: time every call of the in-memory module's entry on a chunk (``ChunkModule.call``), the
     CPU seconds of its thread (``thread_time``: the chunk's own work, whatever else shares the core) and its
-    wall seconds, added up in this module until :func:`_chunk_calls` reads them."""
+    wall seconds, added up on the wrapper (``stats``) until :func:`_chunk_calls` reads them.  (The wrapper
+    holds them, not a global: ``client.run`` sends a function of ``__main__`` by value, its globals copied.)"""
     from coarsen_nb.dask_chunk_runs import ChunkModule
 
     call = ChunkModule.call
-    if getattr(call, "clocked", False):
+    if hasattr(call, "stats"):
         return
-    _CHUNK_CALLS.update(calls=0, cpu_s=0.0, wall_s=0.0)
+    stats = {"calls": 0, "cpu_s": 0.0, "wall_s": 0.0}
 
     def clocked(self, name, args):
         cpu, wall = time.thread_time(), time.perf_counter()
         try:
             return call(self, name, args)
         finally:
-            _CHUNK_CALLS["calls"] += 1
-            _CHUNK_CALLS["cpu_s"] += time.thread_time() - cpu
-            _CHUNK_CALLS["wall_s"] += time.perf_counter() - wall
+            stats["calls"] += 1
+            stats["cpu_s"] += time.thread_time() - cpu
+            stats["wall_s"] += time.perf_counter() - wall
 
-    clocked.clocked = True
+    clocked.stats = stats
     ChunkModule.call = clocked
 
 
 def _chunk_calls() -> dict:
-    return dict(_CHUNK_CALLS)
+    from coarsen_nb.dask_chunk_runs import ChunkModule
+
+    return dict(ChunkModule.call.stats)
 
 
 def _generation_alone(X, y):
