@@ -27,7 +27,16 @@ Run it with an output directory (the tables of ``benchmarks/`` are written only 
 
     python -m coarsen_nb.benchmarks.dask_scale --out /tmp/dask_scale --sizes 1e7,1e8 --big 1e9
 
-``--big`` sizes run on Dask only (no in-memory reference: that is the point of them).
+``--big`` sizes run on Dask only (no in-memory reference of the same data: that is the point of them), each
+on a fresh cluster: the gradient end to end, then the generation alone (the same lazy records reduced by
+``sum``), each with its wall time, its tasks' compute seconds by kind (the generator's, the chunks'
+gradients', the tree's; Dask's task stream), Dask's memory reports polled per worker and each worker's peak
+RSS; the workers clock the in-memory module's calls on their chunks (CPU and wall seconds); the in-memory
+numba gradient on ``--reference`` values of the same kind (wall and CPU) gives the per-core ratios.
+``--generator uniform`` is the cheaper generator (``_data``)::
+
+    python -m coarsen_nb.benchmarks.dask_scale --out /tmp/big --sizes "" --big 4e9 --generator uniform \
+        --chunk-rows 5e5 --reference 1e7
 """
 
 from __future__ import annotations
