@@ -47,8 +47,8 @@ _ENTRY = {"forward": "", "grad": "_grad", "vjp": "_vjp"}
 @dataclass(frozen=True)
 class ChunkModule:
     """The in-memory module to load in a worker: its backend, parts (:mod:`coarsen_nb.module_parts`; the numba
-    module's carry its ``xp`` namespace: ~70 KB for logreg_nll, one key of every call's graph, tokenized once per chunk structure),
-    module name and function's name."""
+    module's carry its ``xp`` namespace: ~70 KB for logreg_nll, one key of every call's graph, tokenized once
+    per chunk structure), module name and function's name."""
 
     backend: str
     parts: tuple
@@ -110,7 +110,8 @@ class ChunkSchedule:
         """What a call of entry ``kind`` on ``args``'s chunk structure builds once (see the class docstring)."""
         import dask
 
-        key = (kind, dask.config.get("split_every", None),
+        fan_in = dask.config.get("split_every", None)          # (the tree's groups; a dict is Dask's per axis)
+        key = (kind, tuple(sorted(fan_in.items())) if isinstance(fan_in, dict) else fan_in,
                tuple((k, a.chunks, str(a.dtype)) if is_dask(a) else np.shape(a) for k, a in enumerate(args)))
         hit = self._wired.get(key)
         if hit is not None:

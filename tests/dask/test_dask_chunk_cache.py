@@ -89,3 +89,17 @@ def test_the_wired_graph_runs_on_the_cluster_for_new_arrays(client):
         with client.as_current():
             _equal(f.value_and_grad(*args), reference.value_and_grad(w, b, X, y))
     assert _schedule(f, args).cache_info().builds == 1
+
+
+def test_another_fan_in_is_another_wiring():
+    """The tree's groups depend on Dask's ``split_every`` (a number, or a dict by axis): a call under another
+    one wires again, and each equals the NumPy backend."""
+    reference = cn.coarsen(MEAN_LOSS, wrt=("w", "b"), backend="numpy", namespace={"math": math})
+    f = cn.coarsen(MEAN_LOSS, wrt=("w", "b"), backend="numpy", namespace={"math": math})
+    w, b, X, y = _data(20, 4)
+    want = reference.value_and_grad(w, b, X, y)
+    args = (w, b, *_lazy(X, y, 2))
+    for k, fan_in in enumerate([None, 3, {0: 2}, 3]):
+        with dask.config.set(scheduler="threads", split_every=fan_in):
+            _equal(f.value_and_grad(*args), want)
+        assert _schedule(f, args).cache_info().builds == min(k + 1, 3)
