@@ -157,7 +157,7 @@ class _Run:
             return str(self.chunkwise or "it was not scheduled")
         if self.kind == "jvp":
             return "a JVP is not scheduled chunk by chunk"
-        return self.chunkwise.refusal(args, is_dask)
+        return self.chunkwise.refusal(args, is_dask, self.kind)
 
     def _shaped(self, args):
         refusal = self.chunk_refusal(args)

@@ -7,13 +7,16 @@ the VJP) is one task per chunk calling the in-memory module's entry on the chunk
 compiled loops where the function's backend is numba, the default), scaled by ``w_c``:
 
 * the value and the gradients with respect to numbers and NumPy arrays are one small vector per chunk,
-  added up by Dask's tree reduction (``sum(axis=0)`` over a chunk axis): a few numbers per task move;
+  added up by a tree grouped as Dask's ``sum`` groups (:mod:`coarsen_nb.dask_chunk_graph`): a few numbers
+  per task move;
 * a gradient with respect to a record array is the chunk's own block of it (scaled), a Dask array with the
   records' chunks.
 
 What each entry returns is what the dask module's would (lazy Dask arrays), so
 :class:`coarsen_nb.dask_arrays` shapes it as it shapes the dask module's.  The graph is a few tasks per
-chunk; nothing runs until it is computed.
+chunk; nothing runs until it is computed.  What does not depend on the call's arrays (the decision, the
+weights, the task object with the module, the tree's groups) is wired once per chunk structure
+(:meth:`ChunkSchedule.wired`); a call builds only its arrays' ``blockwise`` and the tasks named after them.
 
 The module runs in each worker as it runs in memory: :class:`ChunkModule` carries its source and loads it
 once per worker process (the numba backend's file cache beside it: a worker on this machine finds Numba's
@@ -26,12 +29,13 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
 from coarsen_nb import backends
+from coarsen_nb.dask_chunk_graph import ChunkGraph, big_block, tree_levels
 
 if TYPE_CHECKING:       # (a worker unpickling a chunk's task imports this module: no SymPy there)
     from coarsen_nb.dask_chunk_sums import ChunkSum
@@ -43,8 +47,8 @@ _ENTRY = {"forward": "", "grad": "_grad", "vjp": "_vjp"}
 @dataclass(frozen=True)
 class ChunkModule:
     """The in-memory module to load in a worker: its backend, parts (:mod:`coarsen_nb.module_parts`; the numba
-    module's carry its ``xp`` namespace: ~70 KB for logreg_nll, sent once per call as one key of the graph),
-    module name and function's name."""
+    module's carry its ``xp`` namespace: ~70 KB for logreg_nll, one key of every call's graph, tokenized once
+    per chunk structure), module name and function's name."""
 
     backend: str
     parts: tuple
@@ -78,15 +82,85 @@ def _no_numpy_module():
 @dataclass(frozen=True)
 class ChunkSchedule:
     """A function's chunk sums (``forms``: one per sum that may be over the records; a call's Dask arguments
-    say which), its parameters and ``wrt``, and the module each chunk runs."""
+    say which), its parameters and ``wrt``, and the module each chunk runs.
+
+    What a call builds is cached per chunk structure (:meth:`wired`: the entry, which arguments are Dask
+    arrays, their chunks and dtypes, the other arguments' shapes): the decision (:meth:`refusal`), the
+    chunks' weights, the per-chunk task with the module (one key of every call's graph, tokenized once) and
+    where each gradient lies in the summed vector.  A later call with that structure, on new lazy arrays,
+    only wires them in: the per-chunk ``blockwise`` over them and the tree sum of its rows, named without
+    tokenizing anything but the inputs' names and the small arguments."""
 
     forms: tuple[ChunkSum, ...]
     params: tuple[str, ...]
     wrt: tuple[str, ...]
     module: ChunkModule
+    _wired: dict = field(default_factory=dict, compare=False, repr=False)
+    _counts: dict = field(default_factory=lambda: {"hits": 0, "builds": 0}, compare=False, repr=False)
 
-    def refusal(self, args: tuple, is_dask) -> str:
-        """Why the call with ``args`` cannot run chunk by chunk (empty: it can)."""
+    def cache_info(self) -> WiringInfo:
+        """How many calls found their chunk structure wired (``hits``) and how many wired one (``builds``)."""
+        return WiringInfo(self._counts["hits"], self._counts["builds"], len(self._wired))
+
+    def refusal(self, args: tuple, is_dask, kind: str = "grad") -> str:
+        """Why the call of entry ``kind`` with ``args`` cannot run chunk by chunk (empty: it can)."""
+        return self.wired(kind, args, is_dask).refusal
+
+    def wired(self, kind: str, args: tuple, is_dask) -> _Wiring:
+        """What a call of entry ``kind`` on ``args``'s chunk structure builds once (see the class docstring)."""
+        import dask
+
+        fan_in = dask.config.get("split_every", None)          # (the tree's groups; a dict is Dask's per axis)
+        key = (kind, tuple(sorted(fan_in.items())) if isinstance(fan_in, dict) else fan_in,
+               tuple((k, a.chunks, str(a.dtype)) if is_dask(a) else np.shape(a) for k, a in enumerate(args)))
+        hit = self._wired.get(key)
+        if hit is not None:
+            self._counts["hits"] += 1
+            return hit
+        self._counts["builds"] += 1
+        hit = self._wire(kind, args, is_dask)
+        if len(self._wired) >= _WIRINGS:             # (the oldest first: chunk structures seldom alternate)
+            del self._wired[next(iter(self._wired))]
+        self._wired[key] = hit
+        return hit
+
+    def _wire(self, kind: str, args: tuple, is_dask) -> _Wiring:
+        refusal = self._decide(args, is_dask)
+        if refusal:
+            return _Wiring(refusal)
+        import dask
+
+        primal = args[:len(self.params)]
+        form = self.form_of(args, is_dask)
+        records = [primal[self.params.index(p)] for p in form.records]
+        chunks = records[0].chunks[0]
+        n = sum(chunks)
+        weights = {m: form.weight(n, m) for m in set(chunks) if m}
+        small = [p for p in self.wrt if p not in form.records] if kind != "forward" else []
+        shapes = [np.shape(primal[self.params.index(p)]) for p in small]
+        big = [p for p in self.wrt if p in form.records] if kind != "forward" else []
+        task = _ChunkTask(self.module, self.module.function + _ENTRY[kind], kind,
+                          tuple(self.params.index(p) for p in form.records),
+                          tuple(self.wrt.index(p) for p in small), tuple(self.wrt.index(p) for p in big),
+                          weights, tuple(self.params.index(p) for p in self.wrt))
+        # (the task, with the module's source, is one key of the graph that every chunk's task reads: its
+        # name tokenized here, once per chunk structure)
+        token = dask.base.tokenize(task)
+        delayed_task = dask.delayed(task, name=f"chunk-task-{token}", traverse=False)
+        width = (kind != "grad") + sum(int(np.prod(s)) for s in shapes)
+        where, at = [], int(kind != "grad")
+        for p in self.wrt if kind != "forward" else ():
+            if p in form.records:
+                where.append(("big", big.index(p), form.records.index(p)))
+            else:
+                s = shapes[small.index(p)]
+                where.append(("small", at, s))
+                at += int(np.prod(s))
+        total = sum(weights[m] for m in chunks if m)
+        return _Wiring("", form, delayed_task, width, tuple(where), 1.0 - total if form.offset else None,
+                       tuple((r.shape[1:], r.dtype) for r in records), token, tree_levels(len(chunks)))
+
+    def _decide(self, args: tuple, is_dask) -> str:
         primal, extra = args[:len(self.params)], args[len(self.params):]
         form = self.form_of(args, is_dask)
         if form is None or any(is_dask(a) for a in extra):
@@ -110,55 +184,86 @@ class ChunkSchedule:
         return next((f for f in self.forms if set(f.records) == chunked), None)
 
     def call(self, kind: str, args: tuple):
-        """What the dask module's entry ``kind`` returns for ``args``, computed chunk by chunk (lazy)."""
+        """What the dask module's entry ``kind`` returns for ``args``, computed chunk by chunk (lazy): the
+        per-chunk ``blockwise`` over the records, then the tasks of the cached tree and parts, named by a token
+        of the inputs' names and the small arguments."""
         import dask
         import dask.array as da
+        from dask.base import tokenize
 
+        w = self.wired(kind, args, dask.is_dask_collection)
         primal = args[:len(self.params)]
-        form = self.form_of(args, dask.is_dask_collection)
-        records = [primal[self.params.index(p)] for p in form.records]
-        chunks = records[0].chunks[0]
-        n = sum(chunks)
-        weights = {m: form.weight(n, m) for m in set(chunks) if m}
-        small = [p for p in self.wrt if p not in form.records] if kind != "forward" else []
-        shapes = [np.shape(primal[self.params.index(p)]) for p in small]
-        task = _ChunkTask(self.module, self.module.function + _ENTRY[kind], kind,
-                          tuple(self.params.index(p) for p in form.records),
-                          tuple(a if not dask.is_dask_collection(a) else None for a in args),
-                          tuple(self.wrt.index(p) for p in small),
-                          tuple(self.wrt.index(p) for p in self.wrt if p in form.records and kind != "forward"),
-                          weights, tuple(self.params.index(p) for p in self.wrt))
+        records = [primal[self.params.index(p)] for p in w.form.records]
+        others = _Others(tuple(None if dask.is_dask_collection(a) else a for a in args))
+        token = tokenize(w.token, *(r.name for r in records), *others.values)
         letters = iter("abcdefghjklmnopqrstuvwxyz")
         pairs = [(r, "i" + "".join(next(letters) for _ in range(r.ndim - 1))) for r in records]
-        # (the task, with the module's source, is one key of the graph that every chunk's task reads)
-        per_chunk = da.blockwise(_run, "i", dask.delayed(task, pure=True), None,
-                                 *(x for pair in pairs for x in pair), dtype=object,
+        per_chunk = da.blockwise(_run, "i", w.task, None, others, None, *(x for pair in pairs for x in pair),
+                                 name=f"{self.module.function}-chunk-{token}", dtype=object,
                                  meta=np.empty((0,), dtype=object), adjust_chunks={"i": 1})
-        width = (kind != "grad") + sum(int(np.prod(s)) for s in shapes)
-        sums = per_chunk.map_blocks(_small_row, chunks=((1,) * len(chunks), (width,)), new_axis=1,
-                                    dtype=float).sum(axis=0)
-        if form.offset:        # f = Σ_c w_c f_c + (1 - Σ_c w_c) · f(no records): the term beside the sum
-            alone = dask.delayed(_without_records)(dask.delayed(task, pure=True),
-                                                   tuple((r.shape[1:], r.dtype) for r in records))
-            total = sum(weights[m] for m in chunks if m)
-            sums = sums + (1.0 - total) * da.from_delayed(alone, shape=(width,), dtype=float)
-        parts, at = [], int(kind != "grad")
-        for s in shapes:
-            size = int(np.prod(s))
-            parts.append(sums[at] if s == () else sums[at:at + size].reshape(s))     # (a number computes to one)
-            at += size
+        graph = ChunkGraph(per_chunk)
+        if w.width:
+            top = graph.tree(w.levels, token)
+            alone = None
+            if w.offset is not None:  # f = Σ_c w_c f_c + (1 - Σ_c w_c) · f(no records): the term beside the sum
+                alone = graph.add(f"chunk-alone-{token}", {(f"chunk-alone-{token}", 0): (
+                    _without_records, w.task.key, others, w.record_types)}, [w.task.key])
+            value = graph.part(top, alone, w.offset, 0, (), f"chunk-value-{token}") if kind != "grad" else None
         grads = []
-        big = [p for p in self.wrt if p in form.records]
-        for p in self.wrt if kind != "forward" else ():
-            if p in form.records:
-                r = records[form.records.index(p)]
-                grads.append(per_chunk.map_blocks(_big_block, big.index(p), chunks=r.chunks,
-                                                  new_axis=list(range(1, r.ndim)) or None, dtype=float))
+        for k, (how, at, s) in enumerate(w.where):
+            name = f"chunk-grad{k}-{token}"
+            if how == "big":
+                r = records[s]
+                rest = (0,) * (r.ndim - 1)
+                grads.append(graph.array(name, {(name, i, *rest): (big_block, (per_chunk.name, i), at)
+                                                for i in range(per_chunk.numblocks[0])}, [per_chunk.name], r.chunks))
             else:
-                grads.append(parts[small.index(p)])
+                grads.append(graph.part(top, alone, w.offset, at, s, name))
         if kind == "forward":
-            return sums[0]
-        return tuple(grads) if kind == "grad" else (sums[0], tuple(grads))
+            return value
+        return tuple(grads) if kind == "grad" else (value, tuple(grads))
+
+
+#: how many chunk structures a schedule keeps wired
+_WIRINGS = 16
+
+
+class WiringInfo(NamedTuple):
+    """:meth:`ChunkSchedule.cache_info`: calls that found their chunk structure wired, that wired one, and how
+    many are kept."""
+
+    hits: int
+    builds: int
+    size: int
+
+
+@dataclass(frozen=True)
+class _Wiring:
+    """What a call on one chunk structure builds once: the decision (``refusal``, empty where it runs chunk
+    by chunk) and then the chunk sum's form, the per-chunk task (a Delayed), the summed vector's width, where
+    each gradient lies (``("small", offset, shape)`` in the vector or ``("big", k, record)``: the chunks'
+    k-th record gradient), the factor of the term beside the sum (None: none), and the records' shapes
+    past the first axis and dtypes (for that term)."""
+
+    refusal: str
+    form: ChunkSum | None = None
+    task: object = None
+    width: int = 0
+    where: tuple = ()
+    offset: float | None = None
+    record_types: tuple = ()
+    token: str = ""
+    levels: tuple = ()              # the tree sum's groups, level by level (dask_chunk_graph.tree_levels)
+
+
+class _Others:
+    """The call's arguments that are not Dask arrays (None at those that are), one literal of the graph: a
+    class of its own, so that Dask neither traverses nor tokenizes it."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values: tuple):
+        self.values = values
 
 
 @dataclass(frozen=True)
@@ -170,14 +275,13 @@ class _ChunkTask:
     entry: str
     kind: str
     positions: tuple[int, ...]      # where the records' blocks go among the arguments
-    args: tuple                     # the other arguments (None at the records)
     small: tuple[int, ...]          # positions in the gradients of the small ones
     big: tuple[int, ...]            # positions in the gradients of the records'
     weights: dict                   # chunk length -> weight
     wrt_params: tuple[int, ...]     # each gradient's parameter position
 
-    def __call__(self, *blocks, weight: float | None = None):
-        args = list(self.args)
+    def __call__(self, others: tuple, *blocks, weight: float | None = None):
+        args = list(others)     # (the call's other arguments, None at the records)
         for k, b in zip(self.positions, blocks, strict=True):
             args[k] = np.ascontiguousarray(b)
         m = blocks[0].shape[0]
@@ -201,27 +305,19 @@ class _ChunkTask:
         return np.zeros(width), bigs
 
 
-def _without_records(task: _ChunkTask, shapes: tuple):
+def _without_records(task: _ChunkTask, others: _Others, shapes: tuple):
     """The small vector of the entry on no records (weight 1): the term beside the sum, and its gradients."""
     blocks = [np.empty((0, *rest), dtype=dtype) for rest, dtype in shapes]
-    return task(*blocks, weight=1.0)[0][0]
+    return task(others.values, *blocks, weight=1.0)[0][0]
 
 
-def _run(task: _ChunkTask, *blocks):
+def _run(task: _ChunkTask, others: _Others, *blocks):
     # (a record's other axes are one chunk each, which blockwise passes as a list of one block per axis:
     # unwrapped here, where ``concatenate=True`` would copy the block)
-    return task(*(_one_block(b) for b in blocks))
+    return task(others.values, *(_one_block(b) for b in blocks))
 
 
 def _one_block(b):
     while isinstance(b, list):
         (b,) = b
     return b
-
-
-def _small_row(block):
-    return block[0][0][None, :]
-
-
-def _big_block(block, k):
-    return block[0][1][k]

@@ -27,7 +27,16 @@ Run it with an output directory (the tables of ``benchmarks/`` are written only 
 
     python -m coarsen_nb.benchmarks.dask_scale --out /tmp/dask_scale --sizes 1e7,1e8 --big 1e9
 
-``--big`` sizes run on Dask only (no in-memory reference: that is the point of them).
+``--big`` sizes run on Dask only (no in-memory reference of the same data: that is the point of them), each
+on a fresh cluster: the gradient end to end, then the generation alone (the same lazy records reduced by
+``sum``), each with its wall time, its tasks' compute seconds by kind (the generator's, the chunks'
+gradients', the tree's; Dask's task stream), Dask's memory reports polled per worker and each worker's peak
+RSS; the workers clock the in-memory module's calls on their chunks (CPU and wall seconds); the in-memory
+numba gradient on ``--reference`` values of the same kind (wall and CPU) gives the per-core ratios.
+``--generator uniform`` is the cheaper generator (``_data``)::
+
+    python -m coarsen_nb.benchmarks.dask_scale --out /tmp/big --sizes "" --big 4e9 --generator uniform \
+        --chunk-rows 5e5 --reference 1e7
 """
 
 from __future__ import annotations
@@ -49,12 +58,22 @@ def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def _data(n_elements: int, chunk_rows: int, seed: int = 0):
-    """Records X (n_elements / FEATURES rows) and 0/1 labels y, as lazy Dask arrays of ``chunk_rows`` rows."""
+def _data(n_elements: int, chunk_rows: int, seed: int = 0, generator: str = "normal"):
+    """Records X (n_elements / FEATURES rows) and 0/1 labels y, as lazy Dask arrays of ``chunk_rows`` rows.
+
+    ``normal``: X standard normal (``da.random.default_rng(seed).standard_normal``), y from a noisy linear
+    model of X (``X @ w_true`` plus noise, each chunk of y reading X's); ``uniform``, the cheaper generator of
+    the big runs: X uniform in [-1, 1) (``da.random.default_rng(seed).random``, about 4x cheaper per value
+    than the normal one here) and y uniform 0/1 labels of their own, so that a chunk of the records is two
+    independent generator tasks."""
     import dask.array as da
 
     rows = n_elements // FEATURES
     rng = da.random.default_rng(seed)
+    if generator == "uniform":
+        X = 2.0 * rng.random((rows, FEATURES), chunks=(chunk_rows, FEATURES)) - 1.0
+        y = (rng.random(rows, chunks=chunk_rows) < 0.5).astype(np.float64)
+        return X, y
     X = rng.standard_normal((rows, FEATURES), chunks=(chunk_rows, FEATURES))
     w_true = np.linspace(-1.0, 1.0, FEATURES)
     y = ((X @ w_true + rng.standard_normal(rows, chunks=chunk_rows)) > 0).astype(np.float64)
@@ -174,6 +193,164 @@ def run_size(n: int, workers: int, chunk_rows: int, memory_limit: str, in_memory
     return out
 
 
+class _MemoryPoll:
+    """Dask's own memory reports, polled: each worker's largest process memory (``metrics["memory"]``, the
+    RSS Dask's worker reports with its heartbeat) and managed bytes seen while the block runs."""
+
+    def __init__(self, client, every_s: float = 0.25):
+        self.client, self.every_s = client, every_s
+        self.memory: dict = {}
+        self.managed: dict = {}
+
+    def __enter__(self):
+        import threading
+
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+    def _poll(self):
+        while not self._stop.wait(self.every_s):
+            for address, info in self.client.scheduler_info(n_workers=-1)["workers"].items():
+                metrics = info.get("metrics", {})
+                self.memory[address] = max(self.memory.get(address, 0), metrics.get("memory", 0))
+                self.managed[address] = max(self.managed.get(address, 0), metrics.get("managed_bytes", 0))
+
+    def peaks_mb(self) -> dict:
+        return {"dask_process_memory_mb": sorted(m / 2**20 for m in self.memory.values()),
+                "dask_managed_mb": sorted(m / 2**20 for m in self.managed.values())}
+
+
+def _streamed(client, fn, *args):
+    """Wall time of ``fn(*args)`` on ``client``, and its tasks' compute seconds by kind of task (Dask's task
+    stream, keyed by ``key_split``: the generator's, the chunk's gradient's, the tree's)."""
+    from dask.distributed import get_task_stream
+    from dask.utils import key_split
+
+    with get_task_stream(client) as stream:
+        t, out = _timed(fn, *args)
+    by_kind: dict = {}
+    for task in stream.data:
+        kind = key_split(task["key"])
+        busy = sum(s["stop"] - s["start"] for s in task["startstops"] if s["action"] == "compute")
+        n, total = by_kind.get(kind, (0, 0.0))
+        by_kind[kind] = (n + 1, total + busy)
+    return t, out, {k: {"tasks": n, "compute_s": round(v, 3)} for k, (n, v) in sorted(by_kind.items())}
+
+
+def _clock_chunk_calls() -> None:
+    """In a worker: time every call of the in-memory module's entry on a chunk (``ChunkModule.call``), the
+    CPU seconds of its thread (``thread_time``: the chunk's own work, whatever else shares the core) and its
+    wall seconds, added up on the wrapper (``stats``) until :func:`_chunk_calls` reads them.  (The wrapper
+    holds them, not a global: ``client.run`` sends a function of ``__main__`` by value, its globals copied.)"""
+    from coarsen_nb.dask_chunk_runs import ChunkModule
+
+    call = ChunkModule.call
+    if hasattr(call, "stats"):
+        return
+    stats = {"calls": 0, "cpu_s": 0.0, "wall_s": 0.0}
+
+    def clocked(self, name, args):
+        cpu, wall = time.thread_time(), time.perf_counter()
+        try:
+            return call(self, name, args)
+        finally:
+            stats["calls"] += 1
+            stats["cpu_s"] += time.thread_time() - cpu
+            stats["wall_s"] += time.perf_counter() - wall
+
+    clocked.stats = stats
+    ChunkModule.call = clocked
+
+
+def _chunk_calls() -> dict:
+    from coarsen_nb.dask_chunk_runs import ChunkModule
+
+    return dict(ChunkModule.call.stats)
+
+
+def _generation_alone(X, y):
+    """The same lazy records reduced by a trivial sum (the generator's work, and a few adds)."""
+    import dask
+
+    return dask.compute(X.sum(), y.sum())
+
+
+def in_memory_reference(n: int, generator: str, repeat: int) -> dict:
+    """The in-memory numba gradient on ``n`` values of the same kind of records, in this process (one core):
+    the least of ``repeat`` warm calls, and its elements per second."""
+    import coarsen_nb as cn
+    from coarsen_nb.kernels.logreg_nll import logreg_nll
+
+    rng = np.random.default_rng(0)
+    rows = n // FEATURES
+    if generator == "uniform":
+        X, y = 2.0 * rng.random((rows, FEATURES)) - 1.0, (rng.random(rows) < 0.5).astype(np.float64)
+    else:
+        X = rng.standard_normal((rows, FEATURES))
+        y = ((X @ np.linspace(-1.0, 1.0, FEATURES) + rng.standard_normal(rows)) > 0).astype(np.float64)
+    f = cn.coarsen(logreg_nll, wrt=("w", "b"), backend="numba")
+    w, b = np.full(FEATURES, 0.1), 0.05
+    f.grad(w, b, X, y)
+    t, _ = _best(f.grad, w, b, X, y, repeat=repeat)
+    cpu = min(_cpu_time(f.grad, w, b, X, y) for _ in range(repeat))
+    return {"elements": n, "numba_in_memory_s": t, "numba_elements_per_s_per_core": n / t,
+            "numba_in_memory_cpu_s": cpu, "numba_elements_per_cpu_s": n / cpu}
+
+
+def _cpu_time(fn, *args) -> float:
+    t = time.thread_time()
+    fn(*args)
+    return time.thread_time() - t
+
+
+def run_big(n: int, workers: int, chunk_rows: int, memory_limit: str, generator: str) -> dict:
+    """One size on Dask only, on a fresh cluster: the gradient end to end, then the generation alone (the
+    same lazy records summed), each with its wall time, its tasks' compute seconds by kind, Dask's memory
+    reports polled and each worker's peak RSS after it (``ru_maxrss``: the peak since the worker started)."""
+    from dask.distributed import Client, LocalCluster
+
+    import coarsen_nb as cn
+    from coarsen_nb.kernels.logreg_nll import logreg_nll
+
+    w, b = np.full(FEATURES, 0.1), 0.05
+    out: dict = {"elements": n, "workers": workers, "chunk_rows": chunk_rows, "memory_limit": memory_limit,
+                 "generator": generator, "load_before": os.getloadavg()}
+    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
+                      dashboard_address=":0", memory_limit=memory_limit) as cluster, Client(cluster) as client:
+        f = cn.coarsen(logreg_nll, wrt=("w", "b"))
+        for seed in (1, 2):       # compile, and load the module in every worker (not timed)
+            f.grad(w, b, *_data(FEATURES * chunk_rows * 2 * workers, chunk_rows, seed, generator))
+        client.run(_clock_chunk_calls)
+        X, y = _data(n, chunk_rows, 0, generator)
+        out["chunks"] = X.numblocks[0]
+        out["bytes"] = X.nbytes + y.nbytes
+        with _MemoryPoll(client) as poll:
+            out["dask_end_to_end_s"], g, out["gradient_tasks"] = _streamed(client, f.grad, w, b, X, y)
+        out["gradient"] = [list(map(float, g[0])), float(g[1])]
+        calls = list(client.run(_chunk_calls).values())
+        out["chunk_calls"] = {k: sum(c[k] for c in calls) for k in ("calls", "cpu_s", "wall_s")}
+        out["gradient_memory"] = poll.peaks_mb()
+        out["worker_peak_rss_mb_after_gradient"] = sorted(client.run(_peak_rss_mb).values())
+        out["chunking"] = str(f.chunking)
+        with _MemoryPoll(client) as poll:
+            out["generation_alone_s"], _, out["generation_tasks"] = _streamed(client, _generation_alone, X, y)
+        out["generation_memory"] = poll.peaks_mb()
+        out["worker_peak_rss_mb"] = sorted(client.run(_peak_rss_mb).values())
+    out["load_after"] = os.getloadavg()
+    t, t_gen = out["dask_end_to_end_s"], out["generation_alone_s"]
+    out["dask_end_to_end_elements_per_s_per_core"] = n / (t * workers)
+    out["gradient_beyond_generation_s"] = t - t_gen
+    out["gradient_alone_elements_per_s_per_core"] = n / ((t - t_gen) * workers) if t > t_gen else float("nan")
+    out["chunk_calls_elements_per_cpu_s"] = n / out["chunk_calls"]["cpu_s"]
+    return out
+
+
 def _table(rows: list[dict]) -> str:
     head = ("| elements | chunks | dask end to end s | dask persisted s | dask threads s | numba s | numpy s "
             "| numba/dask per core | tasks' compute s | tasks/numba | empty graph s | dask one core / numba "
@@ -200,17 +377,34 @@ def main(argv=None) -> None:
     p.add_argument("--chunk-rows", type=float, default=2e5, help="rows of X per chunk (10 values a row)")
     p.add_argument("--memory-limit", default="4GB", help="each worker's memory limit (Dask spills, then pauses)")
     p.add_argument("--repeat", type=int, default=5, help="timed calls per figure (the least is reported)")
+    p.add_argument("--generator", choices=("normal", "uniform"), default="normal",
+                   help="the big runs' records (and their in-memory reference's): see _data")
+    p.add_argument("--reference", default="1e7", help="the big runs' in-memory numba reference size ('' none)")
     a = p.parse_args(argv)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
-    rows = []
-    for text, in_memory in [(s, True) for s in a.sizes.split(",") if s] + [(s, False) for s in a.big.split(",") if s]:
-        r = run_size(int(float(text)), a.workers, int(a.chunk_rows), a.memory_limit, in_memory, a.repeat)
+    rows, big = [], []
+    for text in (s for s in a.sizes.split(",") if s):
+        r = run_size(int(float(text)), a.workers, int(a.chunk_rows), a.memory_limit, True, a.repeat)
         print(json.dumps(r), flush=True)
         rows.append(r)
-    (out / "dask_scale.json").write_text(json.dumps({"cpu_count": os.cpu_count(), "runs": rows}, indent=1))
-    (out / "dask_scale.md").write_text(_table(rows))
-    print(_table(rows))
+    reference = in_memory_reference(int(float(a.reference)), a.generator, a.repeat) if a.big and a.reference else None
+    for text in (s for s in a.big.split(",") if s):
+        r = run_big(int(float(text)), a.workers, int(a.chunk_rows), a.memory_limit, a.generator)
+        if reference:
+            r["numba_reference"] = reference
+            per_core = reference["numba_elements_per_s_per_core"]
+            r["numba_over_dask_per_core_end_to_end"] = per_core / r["dask_end_to_end_elements_per_s_per_core"]
+            r["numba_over_dask_per_core_gradient_alone"] = per_core / r["gradient_alone_elements_per_s_per_core"]
+            r["numba_over_dask_per_cpu_s_chunk_calls"] = (reference["numba_elements_per_cpu_s"]
+                                                          / r["chunk_calls_elements_per_cpu_s"])
+        print(json.dumps(r), flush=True)
+        big.append(r)
+    (out / "dask_scale.json").write_text(json.dumps({"cpu_count": os.cpu_count(), "runs": rows, "big": big},
+                                                    indent=1))
+    (out / "dask_scale.md").write_text(_table(rows) if rows else "")
+    if rows:
+        print(_table(rows))
 
 
 if __name__ == "__main__":
