@@ -19,6 +19,7 @@ too old) leaves the source readable and exportable, and
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import linecache
 import os
@@ -65,6 +66,9 @@ class Backend:
     # (barrier_break 191 -> 26 ms under numba, 10^4 paths of 50 steps: notes/README.md)
     lanes: bool = True
     array_type: str = "ndarray"        # the array class of ``xp_module`` (dask.array's is ``Array``)
+    # ``parallel=True``: the fused loops whose iterations are independent run on threads (numba's prange:
+    # lower/numba_threads.py); a backend that can: :data:`THREADED`
+    parallel: bool = False
 
     @property
     def tape(self) -> ModuleType | None:
@@ -204,6 +208,13 @@ NUMBA = Backend("numba", "numpy", "NumPy and Numba", prologue=_NUMBA_PROLOGUE, d
                 install_hint="install Numba (pip install numba); the generated code is in .source and .export() works")
 
 
+#: ``backend="numba", parallel=True``: the same backend, its independent loops on threads.
+NUMBA_PARALLEL = dataclasses.replace(NUMBA, parallel=True)
+
+#: The backends ``parallel=True`` means something for, by name.
+THREADED = {NUMBA.name: NUMBA_PARALLEL}
+
+
 def _dask_helpers() -> dict:
     from coarsen_nb.lower.dask_helpers import DASK_HELPERS
 
@@ -260,9 +271,10 @@ def _numba_imports() -> bool:
     return True
 
 
-def get(name: str) -> Backend:
-    """The backend of a ``backend=`` option (checked by :func:`coarsen_nb.checks.options` first)."""
-    return BACKENDS[name]
+def get(name: str, parallel: bool = False) -> Backend:
+    """The backend of a ``backend=`` option (checked by :func:`coarsen_nb.checks.options` first), its
+    threaded form where ``parallel`` (a backend without one, the module a call's arguments chose: itself)."""
+    return THREADED.get(name, BACKENDS[name]) if parallel else BACKENDS[name]
 
 
 def is_array(value) -> bool:

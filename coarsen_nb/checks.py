@@ -17,11 +17,11 @@ import numbers
 
 import numpy as np
 
-from coarsen_nb.backends import AUTO, BACKENDS, is_array, resolve
+from coarsen_nb.backends import AUTO, BACKENDS, THREADED, is_array, resolve
 from coarsen_nb.errors import CoarsenError
 
 
-def options(backend, max_soi, reuse, per_block) -> tuple:
+def options(backend, max_soi, reuse, per_block, parallel=False) -> tuple:
     """``(backend, max_soi, reuse)``: the backend ``"auto"`` stands for resolved (:func:`coarsen_nb.backends.resolve`),
     the knobs normalized (a whole float such as ``2.0`` becomes ``2``); raise on a bad option.
 
@@ -35,6 +35,13 @@ def options(backend, max_soi, reuse, per_block) -> tuple:
     if not isinstance(per_block, (bool, np.bool_)):
         raise CoarsenError("per_block", message=f"per_block must be True or False, got {per_block!r}",
                            hint="pass per_block=True for SOIs that never cross a branch or loop join")
+    if not isinstance(parallel, (bool, np.bool_)):
+        raise CoarsenError("parallel", message=f"parallel must be True or False, got {parallel!r}",
+                           hint="pass parallel=True to run the independent loops of the numba backend on threads")
+    if parallel and resolve(backend) not in THREADED:
+        raise CoarsenError("parallel", message=f"parallel=True needs the numba backend, not {resolve(backend)!r}",
+                           hint='pass backend="numba" with parallel=True (install Numba: pip install numba), '
+                                "or leave parallel=False")
     return (resolve(backend),
             _count("max_soi", max_soi, 1, "the size cap L of an SOI in operations; 1 is operator-level AD"),
             _count("reuse", reuse, 0, "the reuse threshold R: a value read more than R times is kept as a temp"))

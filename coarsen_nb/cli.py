@@ -59,6 +59,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--max-soi", type=float, default=None, metavar="L", help=option_help.MAX_SOI)
     p.add_argument("--reuse", type=float, default=None, metavar="R", help=option_help.REUSE)
     p.add_argument("--per-block", action="store_true", help=option_help.PER_BLOCK)
+    p.add_argument("--parallel", action="store_true", help=option_help.PARALLEL)
     p.add_argument("--export", default=None, metavar="OUT.py", help="write the generated module to OUT.py")
     p.add_argument("--overwrite", action="store_true", help=option_help.OVERWRITE)
     p.add_argument("--report", action="store_true", help="print SSA, gated form, SOIs and derivatives")
@@ -167,7 +168,7 @@ def _compile_and_report(fn, path: str, example: tuple, args) -> None:
     import coarsen_nb as cn
 
     f = cn.coarsen(fn, wrt=args.wrt, backend=args.backend, max_soi=_knob(args.max_soi),
-                   reuse=_knob(args.reuse), per_block=args.per_block)
+                   reuse=_knob(args.reuse), per_block=args.per_block, parallel=args.parallel)
     t0 = time.perf_counter()
     try:
         value, grad = f.value_and_grad(*example)

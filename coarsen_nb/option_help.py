@@ -24,4 +24,6 @@ MAX_SOI = f"size cap L of a segment of interest; 1 is operator-level AD (default
 REUSE = (f"reuse threshold R: a value read more than R times is computed once, not inlined "
          f"(default: {_knob(DEFAULT_REUSE)})")
 PER_BLOCK = "never let an SOI cross a basic block (the per-block AD baseline)"
+PARALLEL = ("numba backend: run the fused loops whose iterations are independent (elementwise maps, sums, "
+            "products) on threads (numba.prange; NUMBA_NUM_THREADS sets how many)")
 OVERWRITE = "allow --export to replace an existing file"

@@ -26,7 +26,7 @@ from coarsen_nb.specialize import Compiled, compile_signature
 
 
 def coarsen(fn_or_source, wrt=None, backend: str = "auto", max_soi=None, reuse=None, per_block: bool = False,
-            name: str | None = None, namespace: dict | None = None) -> Coarsened:
+            name: str | None = None, namespace: dict | None = None, parallel: bool = False) -> Coarsened:
     """Compile a plain Python function for fast, exact gradients.
 
     Parameters
@@ -54,6 +54,10 @@ def coarsen(fn_or_source, wrt=None, backend: str = "auto", max_soi=None, reuse=N
         (``coarsen_nb.soi.select.DEFAULT_REUSE``).
     per_block : bool
         SOIs never cross a φ (the paper's "without phi-calculus" ablation).
+    parallel : bool
+        With the numba backend: the fused loops whose iterations are independent (elementwise maps, sums and
+        products, scatters to each iteration's own element) run on threads (``numba.prange``; Numba's
+        ``NUMBA_NUM_THREADS`` sets how many).  Sums then add in another order (equal to ~1e-15 relative).
 
     Example
     -------
@@ -62,15 +66,15 @@ def coarsen(fn_or_source, wrt=None, backend: str = "auto", max_soi=None, reuse=N
     >>> f.grad(3.0)
     6.0
     """
-    return Coarsened(fn_or_source, wrt, backend, max_soi, reuse, per_block, name, namespace)
+    return Coarsened(fn_or_source, wrt, backend, max_soi, reuse, per_block, name, namespace, parallel=parallel)
 
 
 class Coarsened:
     """A compiled function: call it, take gradients, look inside, export."""
 
     def __init__(self, fn_or_source, wrt=None, backend="auto", max_soi=None, reuse=None, per_block=False,
-                 name=None, namespace=None, _front=None, _known=None):
-        backend, max_soi, reuse = checks.options(backend, max_soi, reuse, per_block)
+                 name=None, namespace=None, _front=None, _known=None, parallel=False):
+        backend, max_soi, reuse = checks.options(backend, max_soi, reuse, per_block, parallel)
         self._origin = (fn_or_source, name, namespace)
         self._front = _front            # (cfg, ssa, gated), or None until asked for (a cached front end)
         self._known = _known if _known is not None or _front is not None \
@@ -85,6 +89,7 @@ class Coarsened:
         self.max_soi = max_soi
         self.reuse = reuse
         self.per_block = bool(per_block)
+        self.parallel = bool(parallel)
         self._cache: dict = {}          # signature -> Compiled
         self._seen: dict = {}           # _type_key of the arguments -> (Compiled, positions of int scalars)
         self._last: Compiled | None = None
@@ -395,7 +400,7 @@ class Coarsened:
                         self.max_soi if isinstance(max_soi, float) and math.isnan(max_soi) else max_soi,
                         self.reuse if isinstance(reuse, float) and math.isnan(reuse) else reuse,
                         self.per_block if per_block is None else per_block, name, namespace,
-                        _front=self._front, _known=self._known)
+                        _front=self._front, _known=self._known, parallel=self.parallel)
         if self._last is not None:
             new._compile_like(self._last.signature)
             new._last_shapes = self._last_shapes
@@ -408,7 +413,8 @@ class Coarsened:
         self._last = compiled
 
     def __repr__(self) -> str:
-        return f"<Coarsened {self.name}({', '.join(self.params)}) backend={self.backend} mode={self.mode}>"
+        threads = " parallel" if self.parallel else ""
+        return f"<Coarsened {self.name}({', '.join(self.params)}) backend={self.backend}{threads} mode={self.mode}>"
 
 
 def _type_key(args: tuple) -> tuple:

@@ -78,7 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="smallest size per kernel, few repeats, slow peers capped hard (< 2 min)")
     p.add_argument("--kernels", help="comma-separated kernel names (default: all)")
     p.add_argument("--methods", help=f"comma-separated methods (default: all): {', '.join(ORDER)}; "
-                                      "the hand-written baseline always runs")
+                                      "the hand-written baseline always runs; also, on request only: "
+                                      f"{', '.join(m for m in METHODS if m not in ORDER)}")
     p.add_argument("--timeout", type=float, help="per-call limit in seconds (default 60; 1 with --quick)")
     p.add_argument("--out", default=None,
                    help="output directory (default: benchmarks/ in a source checkout, else the current directory)")

@@ -142,6 +142,12 @@ def coarsen_numba(fn, mod, args, wrt_idx):
     return _coarsen(fn, mod, args, wrt_idx, backend="numba")
 
 
+def coarsen_numba_parallel(fn, mod, args, wrt_idx):
+    """coarsen_nb numba with parallel=True: the independent loops on threads (reported apart: the headline
+    figures stay single-threaded)."""
+    return _coarsen(fn, mod, args, wrt_idx, backend="numba", parallel=True)
+
+
 def coarsen_l1(fn, mod, args, wrt_idx):
     """coarsen_nb with max_soi=1: operator-level AD in the same pipeline (the in-house baseline)."""
     return _coarsen(fn, mod, args, wrt_idx, max_soi=1)
@@ -261,6 +267,8 @@ METHODS: dict[str, Method] = {m.name: m for m in (
     Method("coarsen_nb", _M + "coarsen_default", numpy_based=True, compiled=True, requires=_CN, preload=_CN_PRE),
     Method("coarsen_nb numba", _M + "coarsen_numba", numpy_based=True, compiled=True, requires=_CN + ("numba",),
            preload=_CN_PRE + ("numba",)),
+    Method("coarsen_nb numba parallel", _M + "coarsen_numba_parallel", numpy_based=True, compiled=True,
+           requires=_CN + ("numba",), preload=_CN_PRE + ("numba",)),
     Method("coarsen_nb L=1", _M + "coarsen_l1", numpy_based=True, compiled=True, requires=_CN, preload=_CN_PRE),
     Method("coarsen_nb per-block", _M + "coarsen_per_block", numpy_based=True, compiled=True,
            requires=_CN, preload=_CN_PRE),

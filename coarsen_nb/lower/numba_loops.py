@@ -17,6 +17,7 @@ from coarsen_nb.lower.emit import Printer
 from coarsen_nb.lower.fusion_domain import Body
 from coarsen_nb.lower.helpers import Helper
 from coarsen_nb.lower.numba_bounds import UNCHECKED, loop_spans, out_of_bounds
+from coarsen_nb.lower.numba_threads import THREADED, threadable
 from coarsen_nb.lower.numba_trig import KINDS as TRIG_KINDS
 from coarsen_nb.lower.numba_trig import FastTrig
 from coarsen_nb.lower.printing import is_atom_code
@@ -113,9 +114,10 @@ class LoopFunction:
         outer.body = []
         out: list[lir.Stmt] = []
         returns: list[lir.Expr] = []
+        accs: dict = {}
+        decorator = DECORATOR
         if self.dom.reduce is not None or self.kind == "loop":
             reduces = self.dom.reduces if self.kind == "loop" else (self.dom.reduce,)
-            accs = {}
             for t, red in zip(self.targets, reduces, strict=True):
                 if red is None:         # (a scatter of a loop domain, added in place at its index)
                     index = tuple(integer_index(inner.value(sp.sympify(x))) for x in t.index)
@@ -160,11 +162,15 @@ class LoopFunction:
             loads.add("math")           # (libm's cos and sin for the far elements)
         else:
             loops = [lir.For(i, iterable, tuple(inner.body + out))]
+            if self.writer.backend.parallel and len(loop_range) <= 2 and \
+                    threadable(loops[0], {acc.id for acc in accs.values()}, after=outer.body):
+                loops = [lir.For(i, lir.Call(lir.Attr(lir.Name("numba"), "prange"), loop_range), loops[0].body)]
+                decorator = THREADED        # (parallel=True: its iterations on threads, numba_threads.py)
         body = [*pre, *head, *loops, *outer.body]
         if returns:
             body.append(lir.Return(returns[0] if len(returns) == 1 else lir.Tuple(tuple(returns), bare=True)))
         loads |= outer.helpers | inner.helpers | ({"math"} if outer.uses_math or inner.uses_math else set())
-        name = self.register(params, body, loads)
+        name = self.register(params, body, loads, decorator=decorator)
         if not checks:
             return name, params
         checked = (lir.Return(lir.Call(lir.Name(name), tuple(lir.Name(p) for p in params))),)

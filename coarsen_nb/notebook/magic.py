@@ -66,6 +66,7 @@ class CompileOptions:
     reuse: int | None
     per_block: bool
     name: str | None
+    parallel: bool = False
 
     def cache_key(self, cell: str) -> str:
         """A hash of everything that affects a compilation of ``cell``."""
@@ -107,6 +108,7 @@ class CoarsenMagics(Magics):
     @argument("--max-soi", type=int, default=None, metavar="L", help=option_help.MAX_SOI)
     @argument("--reuse", type=int, default=None, metavar="R", help=option_help.REUSE)
     @argument("--per-block", action="store_true", help=option_help.PER_BLOCK)
+    @argument("--parallel", action="store_true", help=option_help.PARALLEL)
     @argument("--export", default=None, metavar="PATH",
               help="write the generated module to PATH once generated, on the first call; an existing file "
                    "is replaced only with --overwrite (or if this magic wrote it)")
@@ -135,7 +137,7 @@ class CoarsenMagics(Magics):
             raise CoarsenCellError(err) from None
         options = CompileOptions(
             wrt=args.wrt, backend=backend, max_soi=args.max_soi,
-            reuse=args.reuse, per_block=args.per_block, name=args.name,
+            reuse=args.reuse, per_block=args.per_block, name=args.name, parallel=args.parallel,
         )
         exported = Path(args.export).expanduser().resolve() if args.export else None
         if exported is not None and not args.overwrite and not self._exports.may_replace(exported):
@@ -169,7 +171,7 @@ class CoarsenMagics(Magics):
                 compiled = coarsen(
                     cell, wrt=options.wrt, backend=options.backend, max_soi=options.max_soi,
                     reuse=options.reuse, per_block=options.per_block, name=options.name,
-                    namespace=self.shell.user_ns,
+                    namespace=self.shell.user_ns, parallel=options.parallel,
                 )
         except CoarsenError as err:
             raise CoarsenCellError(err) from None

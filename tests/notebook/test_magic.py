@@ -59,15 +59,15 @@ def test_every_option_is_parsed_and_documented(shell):
     _, magics = shell
     args = parse_argstring(
         magics.coarsen,
-        "--wrt a,b --backend cupy --max-soi 3 --reuse 2 --per-block --export out.py --overwrite "
+        "--wrt a,b --backend cupy --max-soi 3 --reuse 2 --per-block --parallel --export out.py --overwrite "
         "--no-widgets --check --force --name g",
     )
     assert args.wrt == ("a", "b") and args.backend == "cupy"
-    assert (args.max_soi, args.reuse, args.per_block) == (3, 2, True)
+    assert (args.max_soi, args.reuse, args.per_block, args.parallel) == (3, 2, True, True)
     assert args.export == "out.py" and args.overwrite and args.name == "g"
     assert args.no_widgets and args.check and args.force
     doc = magics.coarsen.__doc__  # what `%%coarsen?` shows
-    for option in ("--wrt", "--backend", "--max-soi", "--reuse", "--per-block", "--export", "--overwrite",
+    for option in ("--wrt", "--backend", "--max-soi", "--reuse", "--per-block", "--parallel", "--export", "--overwrite",
                    "--no-widgets", "--check", "--force", "--name"):
         assert option in doc
 
