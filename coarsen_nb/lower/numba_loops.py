@@ -17,7 +17,7 @@ from coarsen_nb.lower.emit import Printer
 from coarsen_nb.lower.fusion_domain import Body
 from coarsen_nb.lower.helpers import Helper
 from coarsen_nb.lower.numba_bounds import UNCHECKED, loop_spans, out_of_bounds
-from coarsen_nb.lower.numba_threads import THREADED, threadable
+from coarsen_nb.lower.numba_threads import THREADED, threadable, threaded
 from coarsen_nb.lower.numba_trig import KINDS as TRIG_KINDS
 from coarsen_nb.lower.numba_trig import FastTrig
 from coarsen_nb.lower.printing import is_atom_code
@@ -164,7 +164,8 @@ class LoopFunction:
             loops = [lir.For(i, iterable, tuple(inner.body + out))]
             if self.writer.backend.parallel and len(loop_range) <= 2 and \
                     threadable(loops[0], {acc.id for acc in accs.values()}, after=outer.body):
-                loops = [lir.For(i, lir.Call(lir.Attr(lir.Name("numba"), "prange"), loop_range), loops[0].body)]
+                trips = loop_range[0] if len(loop_range) == 1 else minus(*reversed(loop_range))
+                loops = [threaded(loops[0], trips)]
                 decorator = THREADED        # (parallel=True: its iterations on threads, numba_threads.py)
         body = [*pre, *head, *loops, *outer.body]
         if returns:

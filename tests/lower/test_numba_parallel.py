@@ -22,7 +22,7 @@ from coarsen_nb import CoarsenError
 from coarsen_nb.kernels import KERNELS
 from coarsen_nb.lower import lir
 from coarsen_nb.lower.lir import Assign, AugAssign, BinOp, Call, For, If, Index, Lit, Name, Return
-from coarsen_nb.lower.numba_threads import threadable
+from coarsen_nb.lower.numba_threads import THREADED_FROM, threadable
 from coarsen_nb.numba_loader import NumbaFallbackWarning
 
 pytestmark = pytest.mark.usefixtures("private_numba_cache")     # (tests/lower/conftest.py)
@@ -66,13 +66,14 @@ def _grads(f, args):
     return g if isinstance(g, tuple) else (g,)
 
 
-THREADED_KERNELS = ["black_scholes", "rosenbrock", "hmc", "conv1d"]
+THREADED_KERNELS = ["black_scholes", "rosenbrock", "conv1d"]
 
 
+@pytest.mark.parametrize("size", [1000, THREADED_FROM + 7])     # (a loop runs on threads from THREADED_FROM on)
 @pytest.mark.parametrize("name", THREADED_KERNELS)
-def test_kernels_on_threads_equal_numpy(name):
+def test_kernels_on_threads_equal_numpy(name, size):
     m = KERNELS[name]
-    args = m.make_inputs(1000)
+    args = m.make_inputs(size)
     wrt = tuple(m.META["wrt"])
     ref = cn.coarsen(getattr(m, name), wrt=wrt, backend="numpy")
     f = cn.coarsen(getattr(m, name), wrt=wrt, backend="numba", parallel=True)
@@ -94,6 +95,7 @@ def test_the_threaded_kernels_have_threaded_loops_and_keep_the_rest():
     forward = f.source[f.source.index("def _soi2_fwd_reduce"):]
     adjoint = f.source[f.source.index("def _soi2_vjp_scatter"):]
     assert "numba.prange(" in forward.split("\n\n\n")[0]
+    assert f"if n_x_shifted >= {THREADED_FROM}:" in forward.split("\n\n\n")[0]     # (a short loop: one thread)
     assert "numba.prange(" not in adjoint.split("\n\n\n")[0]
     plain = cn.coarsen(m.rosenbrock, wrt=("x",), backend="numba")
     plain.grad(*m.make_inputs(100))
@@ -113,7 +115,8 @@ def sum_and_max(x, a):
 
 
 @settings(max_examples=15, deadline=None)
-@given(st.integers(1, 5000), st.floats(-3, 3), st.integers(0, 2**31))
+@given(st.sampled_from([1, 2, 17, 5000, THREADED_FROM - 1, THREADED_FROM, 3 * THREADED_FROM + 5]),
+       st.floats(-3, 3), st.integers(0, 2**31))
 def test_a_threaded_sum_beside_a_sequential_maximum_equals_the_plain_loop(n, a, seed):
     x = np.random.default_rng(seed).normal(size=n)
     f = cn.coarsen(SUM_MAX, backend="numba", parallel=True)
