@@ -224,18 +224,24 @@ def _sharing(parts: tuple, twins: bool = True) -> str:
     carried = next((p.text for p in parts if p.role == CARRIED), None)
     if carried is None:
         return joined(parts)
-    from coarsen_nb.lower.numba_helpers import shared_blocks
-
-    blocks = shared_blocks()
-    # (``import math`` for the helpers that read it, ``_exp``'s ``math.inf``: a generated module imports it
-    # where its own code reads it, the shared module has no code of its own to say so)
-    shared = _module("import math\n\n" + carried + "\n\n\n" + "\n\n\n".join(blocks) + "\n", "coarsen_nb_xp")
+    shared = shared_module(carried)
     line = (f"globals().update({{_k: _v for _k, _v in vars(__import__({shared.__name__!r})).items()"
             f" if not _k.startswith('__')}})")
     if not twins:
         line += f"\n{TWINS_FLAG} = False"
     return joined(Part(p.role, line + "\n" * (lines_of(p) - 1 - line.count("\n"))) if p.role == CARRIED
                   else Part(p.role, "\n" * (lines_of(p) - 1)) if p.role == SHARED_HELPER else p for p in parts)
+
+
+def shared_module(carried: str) -> ModuleType:
+    """The module shared by the generated modules that carry the text ``carried`` (``Backend.prologue``):
+    that text and the numba backend's own helpers (``lower/numba_helpers.py``), loaded once per process from
+    its file in :func:`cache_dir`, beside which Numba caches what it compiles of them (:func:`_sharing`)."""
+    from coarsen_nb.lower.numba_helpers import shared_blocks
+
+    # (``import math`` for the helpers that read it, ``_exp``'s ``math.inf``: a generated module imports it
+    # where its own code reads it, the shared module has no code of its own to say so)
+    return _module("import math\n\n" + carried + "\n\n\n" + "\n\n\n".join(shared_blocks()) + "\n", "coarsen_nb_xp")
 
 
 #: One explicit compile at a time, in the whole process: another thread's compile of the same dispatcher

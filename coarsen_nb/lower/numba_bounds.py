@@ -34,8 +34,8 @@ TWINS_FLAG = "_call_checked_twins"
 #: the exception an in-bounds loop raises where a test fails and the flag is false (the prologue defines it)
 BOUNDS_SIGNAL = "_BoundsNotProved"
 #: the prologue's text that defines both (``Backend.prologue``: every numba module carries it)
-PROLOGUE = f"""# (lower/numba_bounds.py: a loop whose subscripts are in bounds by its tests calls its bounds-checked twin
-# where a test fails; the numba loader compiles a module with this false first, which raises the signal there)
+PROLOGUE = f"""# (lower/numba_bounds.py: a loop whose subscripts are in bounds by its tests calls its bounds-checked
+# twin where a test fails; the numba loader compiles a module with this false first, which raises the signal)
 {TWINS_FLAG} = True
 
 
