@@ -30,6 +30,7 @@ from pathlib import Path
 from types import ModuleType
 
 from coarsen_nb.errors import CoarsenError
+from coarsen_nb.lower import numba_bounds
 from coarsen_nb.module_parts import joined
 
 
@@ -199,7 +200,8 @@ _NUMBA_PROLOGUE = ("\n\n\n".join(_pasted(f) for f in _NUMBA_XP)
                    # keep LLVM from vectorizing a loop)
                    + "\n_jit_unchecked = numba.njit(cache=True)"
                 # the fused loops (lower/numba_fusion.py): NumPy's arithmetic on elements, inf for x / 0
-                + "\n_jit_loop = numba.njit(cache=True, boundscheck=True, error_model=\"numpy\")")
+                + "\n_jit_loop = numba.njit(cache=True, boundscheck=True, error_model=\"numpy\")"
+                   + "\n\n\n" + numba_bounds.PROLOGUE)
 NUMBA = Backend("numba", "numpy", "NumPy and Numba", prologue=_NUMBA_PROLOGUE, decorator="@_jit",
                 frees_temporaries=False, compiles=True, load_helpers=_numba_helpers,
                 load_helper_decorators=_numba_helper_decorators, load_shared_helpers=_numba_shared_helpers,

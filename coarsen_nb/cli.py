@@ -3,6 +3,8 @@
     coarsen-nb FILE.py:FUNC [--wrt a,b] [--args EXPR] [--export OUT.py [--overwrite]] [--report] [...]
     coarsen-nb demo [--out DIR]
     coarsen-nb bench [--quick] [...]        (see `coarsen-nb bench --help`)
+    coarsen-nb warmup                       (the numba backend's shared helpers compiled once per machine;
+                                             also ``python -m coarsen_nb warmup``)
 
 Compiling needs example arguments, because the code is generated for their
 types (a number or an array, a float or an int trip count): ``--args``, or
@@ -45,12 +47,16 @@ def main(argv=None) -> int:
         return bench(argv[1:])
     if argv and argv[0] == "demo":
         return demo(argv[1:])
+    if argv and argv[0] == "warmup":
+        from coarsen_nb.numba_warmup import main as warmup
+
+        return warmup(argv[1:])
     return compile_file(argv)
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="coarsen-nb", description="Compile a Python function's gradient with "
-                                "coarsening optimization. Subcommands: demo, bench.")
+                                "coarsening optimization. Subcommands: demo, bench, warmup.")
     p.add_argument("target", help="FILE.py:FUNC — the function to compile")
     p.add_argument("--wrt", default=None, metavar="a,b", help=option_help.WRT)
     p.add_argument("--args", default=None, metavar="EXPR", help="example arguments as a Python expression, e.g. "

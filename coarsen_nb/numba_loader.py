@@ -28,6 +28,13 @@ entry point (the notebook's "compiling …" line, :mod:`coarsen_nb.notebook.stat
 NumPy backend's code for the same plan, and says so with a :class:`NumbaFallbackWarning` naming
 the construct.  No other exception leads there.
 
+**The bounds-checked twins are compiled only when needed.**  A loop whose subscripts tests before it prove
+in bounds runs without Numba's bounds checks, and calls its checked twin where a test fails
+(:mod:`coarsen_nb.lower.numba_bounds`).  The module loaded first says not to (its flag false: Numba never
+compiles the twins, 30-45% of such a loop's compile), and such a loop raises the named signal there instead;
+the entry point then switches, for good, to the same module with the twins (a second file, compiled on that
+first call), and runs the call again from the start (a generated function never writes into its arguments).
+
 **Errors keep the user's line.**  An exception raised inside compiled code has no Python frames
 to point at, so the call is repeated on the NumPy code, whose traceback the runtime maps to the
 user's line as it does for the NumPy backend.  ``boundscheck=True`` makes an index out of range
@@ -116,13 +123,31 @@ def load(parts: tuple, module_name: str, entry_points: tuple[str, ...],
     """
     import numba  # noqa: F401 (ImportError here: the runtime reports the backend's install hint)
 
-    module = _module(_sharing(parts), module_name)
+    from coarsen_nb.lower.numba_bounds import BOUNDS_SIGNAL
+
+    module = _module(_sharing(parts, twins=False), module_name)
     env = dict(module.__dict__)
     numpy = functools.cache(numpy_module)          # (built on first use, once for all entry points)
+    # (the same module with the bounds-checked twins, loaded the first time a loop's tests fail)
+    with_twins = functools.cache(lambda: _module(_sharing(parts, twins=True), module_name).__dict__)
+    signal = env.get(BOUNDS_SIGNAL, _NoSignal)
     for name in entry_points:
         if name in env:
-            env[name] = JitFunction(name, env[name], numpy)
+            env[name] = JitFunction(name, env[name], numpy, _Twins(signal, with_twins))
     return env
+
+
+class _NoSignal(Exception):
+    """(A module that carries no ``xp`` namespace has no in-bounds loops, and no signal: nothing raises this.)"""
+
+
+@dataclass(frozen=True)
+class _Twins:
+    """What an entry point needs where an in-bounds loop's tests fail: the ``signal`` it raises then, and the
+    namespace of the same module with the bounds-checked twins (``namespace()``, loaded on first use)."""
+
+    signal: type
+    namespace: Callable[[], dict]
 
 
 def _module(source: str, module_name: str) -> ModuleType:
@@ -173,7 +198,7 @@ def _bytecode(source: str, path: Path) -> CodeType:
     return code
 
 
-def _sharing(parts: tuple) -> str:
+def _sharing(parts: tuple, twins: bool = True) -> str:
     """The text to load for a generated numba module: its parts, with the ``xp`` namespace it carries
     (``Backend.prologue``, the text of ``lower/numba_xp*.py``, the part of role ``CARRIED``) and the numba
     backend's own helpers it carries (``lower/numba_helpers.py``: ``_take``, ``_put``, ``_scatter_add``,
@@ -189,20 +214,34 @@ def _sharing(parts: tuple) -> str:
     machine and argument types.  The module writer marks a helper shared only where it printed the table's
     text and decorator (a fuser that decorates one otherwise keeps its own).  An exported module
     (``f.source``) still carries the whole text; the loaded file keeps its line numbers (blank lines where
-    the text was), so tracebacks and the line table agree with it."""
+    the text was), so tracebacks and the line table agree with it.
+
+    ``twins``: False sets the carried flag :data:`~coarsen_nb.lower.numba_bounds.TWINS_FLAG` false on the
+    line after that one: the in-bounds loops raise the signal instead of calling their bounds-checked twins,
+    which Numba then never compiles (another text: another file, cached apart)."""
+    from coarsen_nb.lower.numba_bounds import TWINS_FLAG
+
     carried = next((p.text for p in parts if p.role == CARRIED), None)
     if carried is None:
         return joined(parts)
-    from coarsen_nb.lower.numba_helpers import shared_blocks
-
-    blocks = shared_blocks()
-    # (``import math`` for the helpers that read it, ``_exp``'s ``math.inf``: a generated module imports it
-    # where its own code reads it, the shared module has no code of its own to say so)
-    shared = _module("import math\n\n" + carried + "\n\n\n" + "\n\n\n".join(blocks) + "\n", "coarsen_nb_xp")
+    shared = shared_module(carried)
     line = (f"globals().update({{_k: _v for _k, _v in vars(__import__({shared.__name__!r})).items()"
             f" if not _k.startswith('__')}})")
-    return joined(Part(p.role, line + "\n" * (lines_of(p) - 1)) if p.role == CARRIED
+    if not twins:
+        line += f"\n{TWINS_FLAG} = False"
+    return joined(Part(p.role, line + "\n" * (lines_of(p) - 1 - line.count("\n"))) if p.role == CARRIED
                   else Part(p.role, "\n" * (lines_of(p) - 1)) if p.role == SHARED_HELPER else p for p in parts)
+
+
+def shared_module(carried: str) -> ModuleType:
+    """The module shared by the generated modules that carry the text ``carried`` (``Backend.prologue``):
+    that text and the numba backend's own helpers (``lower/numba_helpers.py``), loaded once per process from
+    its file in :func:`cache_dir`, beside which Numba caches what it compiles of them (:func:`_sharing`)."""
+    from coarsen_nb.lower.numba_helpers import shared_blocks
+
+    # (``import math`` for the helpers that read it, ``_exp``'s ``math.inf``: a generated module imports it
+    # where its own code reads it, the shared module has no code of its own to say so)
+    return _module("import math\n\n" + carried + "\n\n\n" + "\n\n\n".join(shared_blocks()) + "\n", "coarsen_nb_xp")
 
 
 #: One explicit compile at a time, in the whole process: another thread's compile of the same dispatcher
@@ -216,10 +255,11 @@ class JitFunction:
     """One entry point (``f``, ``f_vjp``, ``f_grad``, ``f_jvp``): the compiled function, or the NumPy
     backend's where Numba cannot compile it (``fallback`` says why)."""
 
-    def __init__(self, name: str, dispatcher, numpy: Callable[[], tuple[dict, tuple]]):
+    def __init__(self, name: str, dispatcher, numpy: Callable[[], tuple[dict, tuple]], twins: _Twins | None = None):
         self.name = name
         self.dispatcher = dispatcher
         self._numpy = numpy
+        self._twins = twins             # None: this dispatcher is the module's with the twins
         parameters = inspect.signature(dispatcher.py_func).parameters.values()
         self._defaults = tuple(p.default for p in parameters if p.default is not inspect.Parameter.empty)
         self._arity = len(parameters)
@@ -251,13 +291,26 @@ class JitFunction:
                 if not str(exc).startswith("No matching definition"):
                     return self._repeat_on_numpy(args, exc)
             except Exception as exc:
-                return self._repeat_on_numpy(args, exc)
+                return self._after(args, exc)
         if not self._compile(args):
             return self._python(args)
         try:
             return self.dispatcher(*args)
         except Exception as exc:
+            return self._after(args, exc)
+
+    def _after(self, args: tuple, exc: Exception):
+        """The call that raised ``exc`` in compiled code: where an in-bounds loop's tests failed (the signal),
+        run again on the module with the bounds-checked twins, from now on; else repeated on the NumPy code."""
+        twins = self._twins
+        if twins is None or not isinstance(exc, twins.signal):
             return self._repeat_on_numpy(args, exc)
+        with _COMPILING:
+            if self._twins is twins:        # (not switched meanwhile by another thread)
+                self.dispatcher = twins.namespace()[self.name]
+                self._compiled = set()
+                self._twins = None
+        return self(*args)
 
     def _repeat_on_numpy(self, args: tuple, exc: Exception):
         """An error raised by the compiled code, which has no Python frames to point at: repeat on the NumPy

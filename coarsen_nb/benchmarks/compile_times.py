@@ -2,7 +2,7 @@
 call ≤ 2 s for each kernel in a fresh process, and ≤ 0.5 s with a warm cache").
 
 Run as ``python -m coarsen_nb.benchmarks.compile_times [--kernels K1,K2] [--size N] [--timeout S] [--json OUT]
-[--primed-by KERNEL] [--base DIR [--rounds R]]``.  With ``--base``, cold starts only, of another tree's
+[--primed-by KERNEL|warmup] [--base DIR [--rounds R]]``.  With ``--base``, cold starts only, of another tree's
 coarsen_nb and of this one, alternately (:func:`compare`).
 For each kernel, two fresh Python processes run one after the other with the same, initially empty
 ``COARSEN_NB_CACHE`` directory: the first is a *cold* start (nothing on disk), the second a *warm* one (a
@@ -34,6 +34,8 @@ import time
 
 _CHILD_FLAG = "--child"
 PHASES = ("import", "build", "compile", "first call")
+#: ``--primed-by warmup``: the cache primed by ``python -m coarsen_nb warmup`` instead of another kernel
+WARMUP = "warmup"
 
 
 def _child(name: str, size: int | None) -> dict:
@@ -58,9 +60,11 @@ def _child(name: str, size: int | None) -> dict:
         f = cn.coarsen(getattr(mod, name), wrt=tuple(mod.META["wrt"]), backend="numba")
         compiled = f._specialize(args)              # the pipeline, and the module loaded (not compiled)
         t3 = time.perf_counter()
+        c3 = time.process_time()
         if not compiled.grad._compile(args):        # Numba: compile NAME_grad, or load it from disk
             raise RuntimeError(f"Numba cannot compile {name}_grad: {compiled.grad.fallback}")
         t4 = time.perf_counter()
+        c4 = time.process_time()
         got = f.grad(*args)
         t5 = time.perf_counter()
     got = got if isinstance(got, tuple) else (got,)
@@ -70,6 +74,7 @@ def _child(name: str, size: int | None) -> dict:
             raise AssertionError(f"{name}: the numba gradient differs from the hand-written one")
     figures = dict(zip(PHASES, (t1 - t0, t3 - t2, t4 - t3, t5 - t4), strict=True))
     figures["cpu"] = time.process_time()         # (the whole process's; steadier than wall time on a loaded machine)
+    figures["compile cpu"] = c4 - c3             # (the compile phase's CPU time alone)
     return figures
 
 
@@ -103,11 +108,15 @@ def measure(names: list[str], size: int | None = None, timeout: float = 180.0, p
 
     With ``primed_by``, the cold process runs in a directory where that kernel ran first (its process not
     timed): what a new function costs once another one has compiled the shared ``xp`` namespace's
-    helpers on this machine (``numba_loader``).  The kernel itself is primed by rosenbrock instead."""
+    helpers on this machine (``numba_loader``).  The kernel itself is primed by rosenbrock instead.
+    ``primed_by="warmup"``: ``python -m coarsen_nb warmup`` ran there first (:mod:`coarsen_nb.numba_warmup`)."""
     results = {}
     for name in names:
         with tempfile.TemporaryDirectory(prefix="coarsen_nb_compile_") as cache:
-            if primed_by:
+            if primed_by == WARMUP:
+                subprocess.run([sys.executable, "-m", "coarsen_nb", WARMUP], capture_output=True, timeout=timeout,
+                               env=dict(os.environ, COARSEN_NB_CACHE=cache), check=True)
+            elif primed_by:
                 _run_one(primed_by if primed_by != name else "rosenbrock", cache, size, timeout)
             cold = _run_one(name, cache, size, timeout)
             warm = _run_one(name, cache, size, timeout) if "error" not in cold else {"error": "(cold failed)"}
@@ -166,7 +175,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=180.0, help="seconds one process may take")
     parser.add_argument("--json", help="also write the figures to this file")
     parser.add_argument("--primed-by", metavar="KERNEL",
-                        help="run KERNEL in each cache directory first (the shared helpers compiled once)")
+                        help="run KERNEL (or 'warmup': python -m coarsen_nb warmup) in each cache directory first "
+                             "(the shared helpers compiled once)")
     parser.add_argument("--base", metavar="DIR",
                         help="compare cold starts with the coarsen_nb in DIR, alternately (CPU seconds)")
     parser.add_argument("--rounds", type=int, default=2, help="with --base: rounds of alternation")
@@ -181,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [n for n in names if n not in NAMES]
     if unknown:
         parser.error(f"unknown kernels: {', '.join(unknown)}")
-    if options.primed_by and options.primed_by not in NAMES:
+    if options.primed_by and options.primed_by not in (*NAMES, WARMUP):
         parser.error(f"unknown kernel: {options.primed_by}")
     if options.base:
         print("cold CPU seconds of each process (empty COARSEN_NB_CACHE), alternately")

@@ -6,8 +6,19 @@ subscript and keep LLVM from vectorizing the loops.  Where every subscript is an
 variables alone, and every loop of those variables has bounds known before the loops, a few tests at the
 function's start decide whether all are in bounds: then the same loops run without the checks
 (:data:`UNCHECKED`); otherwise the checked function is called, and raises where the user's loop would.
-The row contractions (:mod:`coarsen_nb.lower.numba_rows`) and the nests
-(:mod:`coarsen_nb.lower.numba_nests`) do so.
+The row contractions (:mod:`coarsen_nb.lower.numba_rows`), the nests (:mod:`coarsen_nb.lower.numba_nests`)
+and the reductions (:mod:`coarsen_nb.lower.numba_loops`) do so.
+
+**The checked twin is compiled only where a test fails** (:func:`checked_call`).  Numba compiles a callee
+while typing its caller, so the twin, which almost never runs, cost 30-45% of its loop's compile.  Where a
+test fails the call goes to the twin only when the module's flag :data:`TWINS_FLAG` is true (the prologue
+sets it: an exported module behaves as the loop always did); the numba loader sets it false in the module
+it compiles first, so Numba prunes that branch (a branch on a global constant) and never types the twin,
+and the loop raises :data:`BOUNDS_SIGNAL` instead: the loader then runs the call again on the same module
+with the flag true (:mod:`coarsen_nb.numba_loader`), whose twin raises the user's ``IndexError``, or
+returns the right value where the read that failed a test is guarded (an ``if``) and never happens.  The
+tests come before the loop function writes anything, and a generated function writes only into arrays it
+or its caller allocated, never into the user's arguments: the call is repeated from its entry point.
 """
 
 from __future__ import annotations
@@ -18,8 +29,30 @@ from coarsen_nb.lower import lir, lir_exprs
 # (``numba`` is imported by every numba module's prologue)
 UNCHECKED = '@numba.njit(cache=True, error_model="numpy")'
 
+#: the prologue's flag: an in-bounds loop whose test fails calls its checked twin (true), or raises the signal
+TWINS_FLAG = "_call_checked_twins"
+#: the exception an in-bounds loop raises where a test fails and the flag is false (the prologue defines it)
+BOUNDS_SIGNAL = "_BoundsNotProved"
+#: the prologue's text that defines both (``Backend.prologue``: every numba module carries it)
+PROLOGUE = f"""# (lower/numba_bounds.py: a loop whose subscripts are in bounds by its tests calls its bounds-checked
+# twin where a test fails; the numba loader compiles a module with this false first, which raises the signal)
+{TWINS_FLAG} = True
+
+
+class {BOUNDS_SIGNAL}(Exception):
+    \"\"\"A loop's tests before it could not prove its subscripts in bounds, in a module compiled without the
+    bounds-checked twins (the numba loader runs the call again with them).\"\"\""""
+
 # (the functions a printed range may call: the generated code never names a variable so)
 _BUILTINS = frozenset({"max", "min", "int"})
+
+
+def checked_call(name: str, params) -> tuple[lir.Stmt, ...]:
+    """The statements of an in-bounds loop where one of its tests fails: return its bounds-checked twin
+    ``name``'s result on ``params`` where the module's :data:`TWINS_FLAG` is true, else raise
+    :data:`BOUNDS_SIGNAL` (Numba prunes the branch not taken: the twin is compiled only with the flag)."""
+    call = lir.Return(lir.Call(lir.Name(name), tuple(lir.Name(p) for p in params)))
+    return lir.If(lir.Name(TWINS_FLAG), (call,)), lir.Raise(lir.Name(BOUNDS_SIGNAL))
 
 
 def loop_spans(body, known: set[str]) -> dict:

@@ -16,7 +16,7 @@ from coarsen_nb.lower.domain import Domain, arrays_read
 from coarsen_nb.lower.emit import Printer
 from coarsen_nb.lower.fusion_domain import Body
 from coarsen_nb.lower.helpers import Helper
-from coarsen_nb.lower.numba_bounds import UNCHECKED, loop_spans, out_of_bounds
+from coarsen_nb.lower.numba_bounds import UNCHECKED, checked_call, loop_spans, out_of_bounds
 from coarsen_nb.lower.numba_threads import THREADED, threadable, threaded
 from coarsen_nb.lower.numba_trig import KINDS as TRIG_KINDS
 from coarsen_nb.lower.numba_trig import FastTrig
@@ -174,7 +174,7 @@ class LoopFunction:
         name = self.register(params, body, loads, decorator=decorator)
         if not checks:
             return name, params
-        checked = (lir.Return(lir.Call(lir.Name(name), tuple(lir.Name(p) for p in params))),)
+        checked = checked_call(name, params)
         return self.register(params, [*(lir.If(test, checked) for test in checks), *body], loads | {name},
                              "reduce_in_bounds", UNCHECKED), params
 

@@ -43,7 +43,7 @@ from coarsen_nb.lower.nest_analysis import (
     maximal_reductions,
     nest_order,
 )
-from coarsen_nb.lower.numba_bounds import UNCHECKED, loop_spans, out_of_bounds
+from coarsen_nb.lower.numba_bounds import UNCHECKED, checked_call, loop_spans, out_of_bounds
 from coarsen_nb.lower.numba_loops import Block, LoopFunction, integer_index, minus
 from coarsen_nb.lower.numba_lse_rows import RowLogSumExp
 from coarsen_nb.lower.printing import is_atom_code
@@ -102,7 +102,7 @@ class NestLoops(RowLogSumExp, LoopFunction):
         if tests is None:
             return name, params
         # (the same nest without bounds checks where the tests before it find every subscript in bounds)
-        checked = (lir.Return(lir.Call(lir.Name(name), tuple(lir.Name(p) for p in params))),)
+        checked = checked_call(name, params)
         unchecked = [*(lir.If(test, checked) for test in tests), *body]
         return self.register(params, unchecked, self.loads | {name}, "nest_in_bounds", UNCHECKED), params
 

@@ -35,7 +35,7 @@ import sympy as sp
 from coarsen_nb.lower import lir, naming
 from coarsen_nb.lower.domain import Reduce
 from coarsen_nb.lower.emit import Printer
-from coarsen_nb.lower.numba_bounds import UNCHECKED, out_of_bounds
+from coarsen_nb.lower.numba_bounds import UNCHECKED, checked_call, out_of_bounds
 from coarsen_nb.lower.numba_loops import LoopFunction, accumulator_start, integer_index
 from coarsen_nb.phi import forms, gammas
 
@@ -127,7 +127,7 @@ class RowLoopFunction(LoopFunction):
             return name, params
         # the same loop without Numba's bounds checks (which keep LLVM from vectorizing the inner loops)
         # where every index is in bounds; elsewhere the checked loop, which raises Python's IndexError
-        checked = (lir.Return(lir.Call(lir.Name(name), tuple(lir.Name(p) for p in params))),)
+        checked = checked_call(name, params)
         at = len(head)
         unchecked = [*body[:at], *(lir.If(test, checked) for test in tests), *body[at:]]
         return self.register(params, unchecked, loads | {name}, "rows_in_bounds", UNCHECKED), params
