@@ -45,6 +45,7 @@ from coarsen_nb.lower.nest_analysis import (
 )
 from coarsen_nb.lower.numba_bounds import UNCHECKED, loop_spans, out_of_bounds
 from coarsen_nb.lower.numba_loops import Block, LoopFunction, integer_index, minus
+from coarsen_nb.lower.numba_tiles import tiled
 from coarsen_nb.lower.numba_trig import CHUNK
 from coarsen_nb.lower.numba_lse_rows import RowLogSumExp
 from coarsen_nb.lower.printing import is_atom_code
@@ -112,6 +113,8 @@ class NestLoops(RowLogSumExp, LoopFunction):
             return name, params
         # (the same nest without bounds checks where the tests before it find every subscript in bounds)
         checked = (lir.Return(lir.Call(lir.Name(name), tuple(lir.Name(p) for p in params))),)
+        # (and, there, the loop over the points in tiles where a row is per point: numba_tiles)
+        body = tiled(body, {r.id for r, _ in self.rows.values()}, self.fresh) or body
         unchecked = [*(lir.If(test, checked) for test in tests), *body]
         return self.register(params, unchecked, self.loads | {name}, "nest_in_bounds", UNCHECKED), params
 
