@@ -72,13 +72,13 @@ def _tile(before, loop, after, rows, fresh):
     carried = assigned & earlier
     if (assigned - carried) & _names(after) or i in _names(after):
         return None
-    # (invariants: assigned at the loop's top level once, reading nothing the loop assigns, no array)
+    # (invariants: assigned at the loop's top level once, reading nothing the loop assigns, no array, calling
+    # nothing but math's functions: computed once before the loop, also where it runs no point, harmlessly)
     hoisted, rest = [], []
     for s in loop.body:
         if isinstance(s, lir.Assign) and isinstance(s.target, lir.Name) and s.target.id not in earlier and \
                 sum(1 for t in lir.statements(loop.body) if s.target.id in _targets(t)) == 1 and \
-                not (set(lir.names_in(s.value)) & (assigned | {i})) and \
-                not any(isinstance(e, lir.Index) for e in lir.walk(s.value)):
+                not (set(lir.names_in(s.value)) & (assigned | {i})) and _pure(s.value):
             hoisted.append(s)
         else:
             rest.append(s)
@@ -133,6 +133,17 @@ def _tile(before, loop, after, rows, fresh):
     made = [lir.Assign(lir.Name(n), _empty(size)) for n in expanded]
     before = [_widened(s, mine, size) for s in before]
     return [*before, *hoisted, *made, chunks, *after]
+
+
+def _pure(e) -> bool:
+    """``e`` reads no array and calls only ``math``'s functions, ``min``, ``max`` or ``abs``."""
+    for x in lir.walk(e):
+        if isinstance(x, lir.Index):
+            return False
+        if isinstance(x, lir.Call) and not (str(x.func) in ("min", "max", "abs") or (
+                isinstance(x.func, lir.Attr) and str(x.func.value) == "math")):
+            return False
+    return True
 
 
 def _groups(stmts, i, assigned):
