@@ -21,7 +21,10 @@ point but that varies over the outer loops only is computed once before it (neve
 array read: a read a loop guards may be out of bounds before it); a scatter whose value is zero outside a
 branch (times the seed or a parameter) is added inside the branch, so the points outside do no work; and a
 log-sum-exp over a loop of fixed range keeps a row of its terms, from which its softmax is read
-(:mod:`coarsen_nb.lower.numba_lse_rows`: one exponential per point of that loop, not three).
+(:mod:`coarsen_nb.lower.numba_lse_rows`: one exponential per point of that loop, not three).  In the
+unchecked twin, a loop over points with such a row runs a tile of points at a time, the points innermost
+(:mod:`coarsen_nb.lower.numba_tiles`); an arg-extremum loop at the outermost level computes its values by
+chunks into a buffer, then scans it (``_arg_chunks``): both vectorize where the loop as written does not.
 
 The ranges nest as the user's loops did (an inner range may read the outer indices: triangles); a
 ``Piecewise`` is a real ``if`` at each point, as in every fused loop; Σ, Π, max and min (NumPy's: a NaN
