@@ -103,7 +103,7 @@ def _tile(before, loop, after, rows, fresh):
                 if not isinstance(t, lir.AugAssign) or written.get(target, g) != g:
                     return None
                 written[target] = g
-    for g, (_, stmts) in enumerate(groups):
+    for _, stmts in groups:
         for t in lir.statements(stmts):
             reads = [e for x in t.exprs() for e in lir.walk(x)]
             if isinstance(t, lir.AugAssign):
@@ -154,11 +154,12 @@ def _groups(stmts, i, assigned):
         if isinstance(s, lir.For) and isinstance(s.target, lir.Name) and \
                 not (set(lir.names_in(s.iter)) & assigned) and \
                 not any(isinstance(t, (lir.For, lir.While)) for t in lir.statements(s.body)):
+            # (an element written at both the point and the component, or at a number the body computes:
+            # interchanged, its writes could come in another order)
             for t in lir.statements(s.body):
-                for target in _array_targets(t):
-                    index = t.target.items
-                    names = {n for x in index for n in lir.names_in(x)}
-                    if i in names and s.target.id in names:
+                if _array_targets(t):
+                    names = {n for x in t.target.items for n in lir.names_in(x)}
+                    if (i in names and s.target.id in names) or names & (assigned - {i, s.target.id}):
                         return None
             groups.append(("components", [s]))
         elif groups and groups[-1][0] == "points":

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from gradcheck import assert_close
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from numba_pairs import BackendPairs
-from gradcheck import assert_close
 
 from coarsen_nb.lower.numba_trig import CHUNK
 

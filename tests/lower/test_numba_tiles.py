@@ -136,3 +136,20 @@ def test_a_number_carried_inside_the_components_loop_is_not_tiled():
             lir.For(i, lir.Call(lir.Name("range"), (lir.Lit("0"), n)), (lir.Assign(v, lir.Lit("1.0")), inner)),
             lir.Return(acc)]
     assert numba_tiles.tiled(body, {"row"}, lambda w: w + "2") is None
+
+
+def test_a_scatter_at_a_number_of_the_point_is_not_tiled():
+    """``b[at] += row[k]`` inside the loop over the components, ``at`` computed at each point: two points may
+    add to one element, which the interchanged loops would add in another order; the pass refuses."""
+    n, k, i, at, row, b = (lir.Name(w) for w in ("n", "k", "i", "at", "row", "b"))
+    inner = lir.For(k, lir.Call(lir.Name("range"), (lir.Lit("0"), lir.Lit("8"))), (
+        lir.Assign(lir.Index(row, (k,)), lir.Index(lir.Name("x"), (i,))),
+        lir.AugAssign(lir.Index(b, (lir.Call(lir.Name("int"), (at,)),)), "+", lir.Index(row, (k,)))))
+    body = [lir.Assign(row, lir.Call(lir.Attr(lir.Name("xp"), "empty"), (lir.Lit("8"),))),
+            lir.For(i, lir.Call(lir.Name("range"), (lir.Lit("0"), n)), (
+                lir.Assign(at, lir.BinOp("%", i, lir.Lit("3"))), inner))]
+    assert numba_tiles.tiled(body, {"row"}, lambda w: w + "2") is None
+    # (the same loop adding at the component instead is tiled)
+    inner2 = lir.For(k, inner.iter, (inner.body[0], lir.AugAssign(lir.Index(b, (k,)), "+", lir.Index(row, (k,)))))
+    body[1] = lir.For(i, body[1].iter, (body[1].body[0], inner2))
+    assert numba_tiles.tiled(body, {"row"}, lambda w: w + "2") is not None
