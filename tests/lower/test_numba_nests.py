@@ -226,14 +226,16 @@ def test_a_maximums_adjoint_is_computed_at_its_one_point(name):
 @pytest.mark.parametrize("name", ["worst_distance", "lowest"])
 def test_the_extremum_and_its_point_are_one_loop(name):
     """The maximum (minimum) itself is the value at its arg-extremum: the loop that finds the point gives it
-    too, so the adjoint's nest passes over the points once, not once for the value and once for the point."""
+    too, so the adjoint's nest passes over the points once, not once for the value and once for the point (in
+    chunks: each chunk's values into a buffer, then scanned; ``tests/lower/test_numba_arg_chunks.py``)."""
     _check(name, _inputs(np.random.default_rng(2), name, 9))
     source = _pair(name)[2].source
     grad = source[source.index(f"def {name}_grad("):]
     (called,) = set(re.findall(r"(_soi\d+_vjp_nest\w*)\(", grad[:grad.find("\n@", 1)]))
     nest = source[source.index(f"def {called}("):]
     nest = nest[:nest.find("\n@", 1)]
-    assert nest.count(" for ") == 1 and "at = -1" in nest, nest
+    assert nest.count(" for ") == 3 and "for chunk in range(" in nest and "at = -1" in nest, nest
+    assert nest.count("values[") == 2, nest         # (each point's value stored once, read once)
 
 
 @pytest.mark.parametrize("where", [0, 4, 8])
