@@ -38,90 +38,113 @@ def _key(dom) -> tuple:
     return dom.kind, dom.index, dom.bounds, dom.over, dom.outer, dom.where
 
 
+class LevelRecorder:
+    """Records every level domain the NumPy printer builds (``seen``: ``(body, domain)``, ``body`` with the
+    SOI's ``deps`` for ``verify``) and, per printer, its outermost values (``printers``: id -> (printer,
+    entries, domains it built)); ``install(setattr)`` patches the builders and the printer's entry points
+    (``setattr``: the builtin, or pytest's ``monkeypatch.setattr``)."""
+
+    def __init__(self):
+        self.seen: list = []
+        self.printers: dict = {}
+        self._depth, self._current = 0, None
+
+    def clear(self) -> None:
+        self.seen.clear()
+        self.printers.clear()
+
+    def install(self, setattr_=setattr) -> None:
+        from coarsen_nb.lower import branches, domain, emit, level_printing, segment_printing
+
+        setattr_(level_printing, "loop_level", self._builder(domain.loop_level, True))
+        setattr_(branches, "masked_level", self._builder(domain.masked_level, False))
+        setattr_(segment_printing, "arg_point", self._builder(domain.arg_point, False))
+        for name, how in (("value", "value"), ("level_for", "level"), ("rect_product", "rect_product")):
+            setattr_(emit.Printer, name, self._entry(getattr(emit.Printer, name), how))
+
+    def _builder(self, builder, with_deps):
+        def recorded(*args):
+            dom = builder(*args)
+            self.seen.append((types.SimpleNamespace(deps=args[0] if with_deps else lambda e: frozenset()), dom))
+            if self._current is not None:
+                self.printers[id(self._current)][2].append(dom)
+            return dom
+        return recorded
+
+    def _entry(self, method, how):
+        def recorded(pr, *args, **kwargs):
+            if self._depth == 0:
+                entries = self.printers.setdefault(id(pr), (pr, [], []))[1]
+                if how == "rect_product":
+                    entries.append((args[0], tuple(args[1].binders), "rect_product"))
+                elif how == "level":
+                    entries.append((None, tuple(args[0])))
+                else:
+                    e, ctx = args[0], args[1] if len(args) > 1 else kwargs.get("ctx")
+                    kinds = [] if ctx is None else [a.kind for a in ctx.ancestors()]
+                    ok = all(k in ("root", "range", "elem") for k in kinds)
+                    entries.append((e, tuple(ctx.binders) if ctx is not None else ()) if ok else ("unsupported", kinds))
+            self._depth += 1
+            outer, self._current = self._current, pr
+            try:
+                return method(pr, *args, **kwargs)
+            finally:
+                self._depth -= 1
+                self._current = outer
+
+        return recorded
+
+    def compare(self):
+        """Per printer: None where neither opens a level, else ``(printed only, pre-pass only)``: the level
+        domains (as text) that the printer built and ``soi_levels`` did not, and the other way round; an entry
+        at points the pre-pass does not take (a masked arm's) is one ``("unsupported", kinds)`` on the left."""
+        from coarsen_nb.lower import soi_levels
+
+        for pr, entries, printed in self.printers.values():
+            bad = [x for x in entries if x[0] == "unsupported"]
+            if bad:
+                yield bad, []
+                continue
+            pre = {_key(d): d for d in soi_levels.soi_levels(pr, entries)}
+            printed = {_key(d): d for d in printed}
+            if not printed and not pre:
+                yield None          # (a printer that opens no level, nor does the pre-pass for it)
+                continue
+            yield ([str(printed[k]) for k in printed.keys() - pre.keys()],
+                   [str(pre[k]) for k in pre.keys() - printed.keys()])
+
+
 def main() -> int:
     from corpus import CORPUS
 
     import coarsen_nb as cn
     from coarsen_nb.kernels import KERNELS, function
-    from coarsen_nb.lower import branches, domain, emit, level_printing, segment_printing, soi_levels
+    from coarsen_nb.lower import domain
 
-    seen: list = []
+    rec = LevelRecorder()
+    rec.install()
     pre_pass = "--pre-pass" in sys.argv[1:]
-    # (--pre-pass) per printer: its outermost values (expr, binders) and the domains it built
-    printers: dict = {}
-    depth = [0, None]
-
-    def recorder(builder, with_deps):
-        def recorded(*args):
-            dom = builder(*args)
-            seen.append((types.SimpleNamespace(deps=args[0] if with_deps else lambda e: frozenset()), dom))
-            if depth[1] is not None:
-                printers[id(depth[1])][2].append(dom)
-            return dom
-        return recorded
-
-    def entry(method, with_expr):
-        def recorded(self, *args, **kwargs):
-            if depth[0] == 0:
-                rec = printers.setdefault(id(self), (self, [], []))
-                if with_expr == "rect_product":
-                    rec[1].append((args[0], tuple(args[1].binders), "rect_product"))
-                elif with_expr:
-                    e, ctx = args[0], args[1] if len(args) > 1 else kwargs.get("ctx")
-                    kinds = [] if ctx is None else [a.kind for a in ctx.ancestors()]
-                    ok = all(k in ("root", "range", "elem") for k in kinds)
-                    rec[1].append((e, tuple(ctx.binders) if ctx is not None else ()) if ok else ("unsupported", kinds))
-                else:
-                    rec[1].append((None, tuple(args[0])))
-            depth[0] += 1
-            outer, depth[1] = depth[1], self
-            try:
-                return method(self, *args, **kwargs)
-            finally:
-                depth[0] -= 1
-                depth[1] = outer
-
-        return recorded
-
-    if pre_pass:
-        emit.Printer.value = entry(emit.Printer.value, True)
-        emit.Printer.level_for = entry(emit.Printer.level_for, False)
-        emit.Printer.rect_product = entry(emit.Printer.rect_product, "rect_product")
     agree = differ = nonempty = 0
-
-    level_printing.loop_level = recorder(domain.loop_level, True)
-    branches.masked_level = recorder(domain.masked_level, False)
-    segment_printing.arg_point = recorder(domain.arg_point, False)
     items = [("corpus", e.name, e.fn, e.wrt, lambda e=e: e.make_args(np.random.default_rng(0))) for e in CORPUS]
     items += [("kernel", n, function(m), m.META["wrt"], lambda m=m: m.make_inputs(m.META["test_size"], 0))
               for n, m in KERNELS.items()]
     census, example, failed = collections.defaultdict(set), {}, 0
     for source, name, fn, wrt, args in items:
-        seen.clear()
-        printers.clear()
+        rec.clear()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
                 cn.coarsen(fn, wrt=wrt or None, backend="numpy")._specialize(args())
             except cn.CoarsenError as exc:
                 print(f"{source}/{name}: {type(exc).__name__}")
-        for pr, entries, printed in printers.values():
-            if any(x[0] == "unsupported" for x in entries):
-                differ += 1
-                print(f"{source}/{name}: an entry at points the pre-pass does not take: {entries}")
-                continue
-            pre = {_key(d): d for d in soi_levels.soi_levels(pr, entries)}
-            printed = {_key(d): d for d in printed}
-            if pre.keys() == printed.keys():
+        for diff in rec.compare() if pre_pass else ():
+            if diff is None or diff == ([], []):
                 agree += 1
-                nonempty += bool(printed)
-                continue
-            differ += 1
-            if os.environ.get("LEVEL_DOMAINS_DEBUG"):
-                print(entries)
-            print(f"{source}/{name}: printed only: {[str(printed[k]) for k in printed.keys() - pre.keys()]}; "
-                  f"pre-pass only: {[str(pre[k]) for k in pre.keys() - printed.keys()]}")
-        for deps, dom in seen:
+                nonempty += diff is not None
+            else:
+                differ += 1
+                print(f"{source}/{name}: printed only: {diff[0]}; pre-pass only: {diff[1]}")
+        for deps, dom in rec.seen:
             try:
                 domain.verify(dom, deps)
             except AssertionError as exc:
