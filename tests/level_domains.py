@@ -11,8 +11,8 @@ under each kind of enclosing points, with one example's text::
 
 With ``--pre-pass`` it also records each printer's outermost values (the expression and the loop indices of
 the level it is asked at) and compares the levels the pre-pass ``soi_levels.soi_levels`` decides for them,
-before printing, with those that printer built, as sets of domains per printer: it prints each
-compilation where they differ and the count of printers that agree.
+before printing, with those that printer built, in the order each built them: it prints each compilation
+where they differ (the first domain that differs) and the count of printers that agree.
 
 Not a test module (no ``test_`` prefix): it is a tool, and it takes a few minutes; ``tests/lower/
 test_domain.py`` checks the same on a few entries.  Run with ``COARSEN_NB_PIPELINE_CACHE=0`` (a cached
@@ -95,9 +95,11 @@ class LevelRecorder:
         return recorded
 
     def compare(self):
-        """Per printer: None where neither opens a level, else ``(printed only, pre-pass only)``: the level
-        domains (as text) that the printer built and ``soi_levels`` did not, and the other way round; an entry
-        at points the pre-pass does not take (a masked arm's) is one ``("unsupported", kinds)`` on the left."""
+        """Per printer: None where neither opens a level; else ``(printed, pre-pass)``, both ``[]`` when the
+        pre-pass opens the same level domains (equal by their fields: ``Domain`` compares by identity) in the
+        same order as the printer built them, else the first that differs on each side (``#i: text``, or
+        ``#i: (none)`` where one side ends).  An entry at points the pre-pass does not take (a masked arm's)
+        is one ``("unsupported", kinds)`` on the left."""
         from coarsen_nb.lower import soi_levels
 
         for pr, entries, printed in self.printers.values():
@@ -105,13 +107,17 @@ class LevelRecorder:
             if bad:
                 yield bad, []
                 continue
-            pre = {_key(d): d for d in soi_levels.soi_levels(pr, entries)}
-            printed = {_key(d): d for d in printed}
+            pre = soi_levels.soi_levels(pr, entries)
             if not printed and not pre:
                 yield None          # (a printer that opens no level, nor does the pre-pass for it)
                 continue
-            yield ([str(printed[k]) for k in printed.keys() - pre.keys()],
-                   [str(pre[k]) for k in pre.keys() - printed.keys()])
+            keys = [_key(d) for d in printed], [_key(d) for d in pre]
+            if keys[0] == keys[1]:
+                yield [], []
+                continue
+            i = next(i for i, (a, b) in enumerate(zip(*keys, strict=False)) if a != b) \
+                if any(a != b for a, b in zip(*keys, strict=False)) else min(map(len, keys))
+            yield tuple([f"#{i}: {side[i] if i < len(side) else '(none)'}"] for side in (printed, pre))
 
 
 def main() -> int:
@@ -143,7 +149,7 @@ def main() -> int:
                 nonempty += diff is not None
             else:
                 differ += 1
-                print(f"{source}/{name}: printed only: {diff[0]}; pre-pass only: {diff[1]}")
+                print(f"{source}/{name}: printed {diff[0]}; pre-pass {diff[1]}")
         for deps, dom in rec.seen:
             try:
                 domain.verify(dom, deps)
