@@ -11,9 +11,8 @@ from __future__ import annotations
 import math
 
 import sympy as sp
-from sympy.functions.elementary.piecewise import ExprCondPair
 
-from coarsen_nb.lower import lir
+from coarsen_nb.lower import branch_domains, lir
 from coarsen_nb.lower.domain import masked_level
 from coarsen_nb.lower.lir import Assign, BinOp, Call, Index, Lit, Name, Paren, Tuple, Unary
 from coarsen_nb.lower.printing import FLAT, Level, int_typed, is_atom_code, length
@@ -21,42 +20,36 @@ from coarsen_nb.phi import forms, gammas
 from coarsen_nb.phi.gammas import is_boolean
 from coarsen_nb.symbolic.levels import ELEM
 
-# Arms of a branch evaluated on all points (``Printer._cheap_arms``): arithmetic that is finite for
-# every finite operand, and at most this many operations over all arms together.  Transcendental
-# functions (sin, exp, erf, ...) cost more than gathering their operands at an arm's own points.
-_WHERE_MAX_OPS = 12
-_CHEAP_NODES = (sp.Add, sp.Mul, sp.Abs, sp.sign, sp.Max, sp.Min, sp.core.relational.Relational, sp.And, sp.Or,
-                sp.Not, sp.Piecewise, ExprCondPair)
-
 
 class BranchPrinting:
     """Branches of the :class:`~coarsen_nb.lower.emit.Printer`."""
 
+    def _computed(self, lv: Level):
+        """Whether a value is already computed on every point of ``lv`` (in its memo or one above): the
+        printer's one input to the branch choice (:mod:`~coarsen_nb.lower.branch_domains`)."""
+        return lambda e: any(e in up.memo for up in lv.ancestors())
+
     def _piecewise(self, e: sp.Piecewise, lv: Level) -> lir.Expr:
         clauses = list(e.args)
         varying = self._varying_binders(lv) | {ELEM}
-        if not self._is_array_level(lv) or not any(self.deps(c) & varying for _, c in clauses):
+        if branch_domains.scalar_branch(clauses, self.deps, self._is_array_level(lv), varying):
             # the predicate is one value for the whole level: a real `if`
             return self._scalar_piecewise(clauses, lv)
-        floating = not all(int_typed(self.resolved(x)) for x, _ in clauses)
         for _, cond in clauses[:-1]:
             if cond != sp.true:
                 self.value(cond, lv)        # on every point either way; an arm may be among its values
         self.scans_first(clauses, lv)       # a scan needs every point (the loop runs its update on each)
         self._whole_arrays_first(clauses, lv)
-        # (integer and truth values keep their masked buffer's dtype)
-        if floating and self._cheap_arms(clauses, lv):
+        choice = branch_domains.array_choice(clauses, self, self._computed(lv))
+        if choice.kind == "where":
             return self._where(clauses, lv)
-        if not floating and (all(x.is_Number or x in (sp.true, sp.false) for x, _ in clauses)
-                             or all(is_boolean(x) for x, _ in clauses) and self._cheap_arms(clauses, lv)):
+        if choice.kind == "constant_where":
             return self._constant_where(clauses, lv)
         out = Name(self.fresh("choice"))
         size = self._size(lv)
         integer = all(getattr(c[0], "is_integer", False) for c in clauses)
         boolean = all(is_boolean(c[0]) for c in clauses)
-        # One cheap arm may be evaluated on every point as the result's buffer; the others then run
-        # on their own points only (sin, exp, log, division: never where another arm is taken).
-        base = self._base_arm(clauses, lv) if floating and not integer and not boolean else None
+        base = choice.base
         if base is None:
             dtype = {"dtype": self.dtype("bool")} if boolean else {"dtype": self.dtype("int64")} if integer else {}
             self.emit(Assign(out, self.call("empty", size, **dtype)))
@@ -150,17 +143,6 @@ class BranchPrinting:
         self.emit(Assign(idx, Index(self.call("nonzero", mask), (Lit("0"),))))
         return Level(lv, "mask", mask=idx, size=length(idx), domain=dom)
 
-    def _base_arm(self, clauses, lv: Level) -> int | None:
-        """The arm evaluated on all points, if one is cheap (see ``_cheap_arms``): the one with the
-        fewest operations, the later one on a tie."""
-        best = None
-        for k, (expr, _) in enumerate(clauses):
-            if self._cheap_arms(clauses, lv, arm=k):
-                ops = sp.count_ops(self.resolved(expr))
-                if best is None or ops <= best[0]:
-                    best = (ops, k)
-        return None if best is None else best[1]
-
     def _full_buffer(self, expr, lv: Level, size: lir.Expr) -> lir.Expr:
         """A new float array holding ``expr`` at every point of ``lv`` (written to later)."""
         e = self.resolved(expr)
@@ -183,71 +165,8 @@ class BranchPrinting:
         whole = self.call("broadcast_to", self.call("asarray", code, dtype=self.dtype(dtype)), shape)
         return self.call("asarray", whole, copy=Lit("True"))
 
-    def _cheap_arms(self, clauses, lv: Level, arm: int | None = None) -> bool:
-        """Whether every arm (or only ``arm``) may be evaluated on *all* points of the level: it is
-        already computed there, or it is cheap arithmetic (a few operations over all arms) and
-        *total* — no division, root, log, exp or inexact power that could raise, warn or give NaN on
-        a point of another branch, and no array read that the predicates do not already make (an
-        arm's index could be out of range elsewhere).  Then one ``where`` over the values costs less
-        than gathering operands and putting results back per arm."""
-        cond_reads, cond_divisors = set(), set()
-        for _, cond in clauses:
-            cond_reads |= {s for s in self._expanded_atoms(cond) if s in self.reads}
-            cond_divisors |= self._invariant_divisors(cond)
-        budget = [_WHERE_MAX_OPS]
-
-        def cheap(e) -> bool:
-            if any(e in up.memo for up in lv.ancestors()):
-                return True                 # computed on every point already
-            if isinstance(e, sp.Symbol):
-                if e in self.temps:
-                    return cheap(self.temps[e])
-                return e not in self.reads or e in cond_reads
-            if e.is_Number or e in (sp.true, sp.false, sp.pi, sp.E):
-                return True
-            budget[0] -= 1
-            if budget[0] < 0:
-                return False
-            if isinstance(e, sp.Pow):
-                if not (e.exp.is_Integer and (e.exp >= 0 or e.base in cond_divisors)):
-                    return False
-            elif not isinstance(e, _CHEAP_NODES):
-                return False
-            return all(cheap(a) for a in e.args)
-
-        return all(cheap(expr) for k, (expr, _) in enumerate(clauses) if arm is None or k == arm)
-
-    def _invariant_divisors(self, cond) -> set:
-        """The point-invariant values that ``cond`` (through the temps) divides by: ``t / l2 >= 0`` with
-        ``l2`` one scalar for the whole level.  The predicates are evaluated on every point, so an arm
-        that divides by the same scalar fails (or warns) on no point where they did not already."""
-        out, seen, todo = set(), set(), [cond]
-        while todo:
-            x = todo.pop()
-            if x in seen or not isinstance(x, sp.Basic):
-                continue
-            seen.add(x)
-            if isinstance(x, sp.Symbol) and x in self.temps:
-                todo.append(self.temps[x])
-                continue
-            if isinstance(x, sp.Pow) and x.exp.is_negative and not self.deps(x.base):
-                out.add(x.base)
-            todo.extend(x.args)
-        return out
-
-    def _expanded_atoms(self, e) -> set:
-        out, todo = set(), [e]
-        while todo:
-            for s in sp.sympify(todo.pop()).free_symbols:
-                if s in out:
-                    continue
-                out.add(s)
-                if s in self.temps:
-                    todo.append(self.temps[s])
-        return out
-
     def _where(self, clauses, lv: Level) -> lir.Expr:
-        """``where(p1, a1, where(p2, a2, a3))``: every arm on every point (see ``_cheap_arms``)."""
+        """``where(p1, a1, where(p2, a2, a3))``: every arm on every point (see ``branch_domains.cheap_arms``)."""
         # The array API's where wants an array condition, at most one scalar arm, and one kind of
         # number (NumPy promotes; the standard does not): the (float) result gets float arms.
         last, conds = self._where_conditions(clauses, lv)
@@ -332,7 +251,8 @@ class BranchPrinting:
 
     def _short_circuit(self, e, lv: Level) -> lir.Expr:
         is_and = isinstance(e, gammas.AndThen)
-        if not self._is_array_level(lv) or not self.deps(e) & (self._varying_binders(lv) | {ELEM}):
+        if branch_domains.scalar_short_circuit(e, self.deps, self._is_array_level(lv),
+                                               self._varying_binders(lv) | {ELEM}):
             # one truth value for the whole level (also inside a masked arm): Python's own and/or
             out = Name(self.fresh("b"))
             first = self.value(e.args[0], lv)

@@ -1,0 +1,414 @@
+"""The NumPy printer's levels decided before printing: a walk of an SOI's values that opens the same level
+domains (:mod:`coarsen_nb.lower.domain`: ``range``, ``rect``, ``segment``, ``mask``, ``point``) the printer
+opens as it meets reductions and branches, without printing (issue 13, ``notes/lowered-ir.md``: the NumPy
+printer's levels decided before printing, item 1).
+
+Why a walk and not a formula per node: a level is decided by the points its node is computed at, and those
+are the node's *natural* points (``Printer.natural``: up past every loop level whose index the node does not
+read, never past a branch's arm) under the points of whatever reads it first.  So the walk follows the
+printer's order of evaluation: a value computed once per level and above (its memo, here a set of nodes), a
+reduction's loop opened under its natural points (``domain.loop_level``), a branch scheduled by
+:mod:`~coarsen_nb.lower.branch_domains` (a real ``if``: its arms on ``cond`` points; one ``where``: every arm
+on every point; masked arms: each on a ``mask`` level, ``domain.masked_level``), an arg-extremum's sum at its
+one ``point`` (``domain.arg_point``).  The points themselves are :class:`Points` (no code, no names).
+
+The dense nests' matrix–vector products (``Printer.rect_sum``) are followed: they open the inner loop
+again under the root (the vector ``h`` over j) and compute the body's factors at the outer loop or that
+one.  ``tests/level_domains.py --pre-pass`` measures where the walk's levels and the printed ones differ.
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from coarsen_nb.lower import branch_domains
+from coarsen_nb.lower.domain import Domain, arg_point, loop_level, loop_nesting, masked_level
+from coarsen_nb.phi import forms, gammas, logsumexp, scans
+from coarsen_nb.symbolic.levels import ELEM
+
+
+class Points:
+    """A level of the walk: the points values are arrays over (as ``printing.Level``, without code)."""
+
+    def __init__(self, parent: Points | None, kind: str, binder=None, domain: Domain | None = None):
+        self.parent, self.kind, self.binder, self.domain = parent, kind, binder, domain
+        self.memo: set = set()          # the nodes computed at these points
+        self.children: dict = {}        # (k, a, b, s) -> the loop level opened here
+
+    def ancestors(self):
+        lv = self
+        while lv is not None:
+            yield lv
+            lv = lv.parent
+
+    @property
+    def binders(self) -> list:
+        return [a.binder for a in reversed(list(self.ancestors())) if a.binder is not None]
+
+    @property
+    def points_kind(self) -> str:
+        lv = self
+        while lv.kind == "cond" and lv.parent is not None:
+            lv = lv.parent
+        return lv.kind if lv.domain is None else lv.domain.kind
+
+    def array(self) -> bool:
+        return any(a.kind in ("range", "elem") for a in self.ancestors())
+
+
+class LevelWalk:
+    """The walk over one printer's values.  ``soi``: anything with the SOI's ``deps``, ``temps``, ``reads``,
+    ``resolved`` and ``leaf`` (``leaf(s)[1]``: whether an input ``s`` is an array), as the printer has."""
+
+    def __init__(self, soi):
+        self.soi, self.deps, self.temps = soi, soi.deps, soi.temps
+        self.root = Points(None, "root")
+        self.elem: Points | None = None
+        self.domains: list[Domain] = []
+        self._masks: dict = {}
+
+    # -- levels, as Printer.level_for / _child / natural ------------------------------------------------
+
+    def level_for(self, binders) -> Points:
+        if ELEM in binders:
+            return self._ensure_elem()
+        lv = self.root
+        for k in loop_nesting(self.deps, [b for b in binders if b in self.deps.ranges]):
+            lv = self.child(lv, k, *self.deps.ranges[k])
+        return lv
+
+    def _ensure_elem(self) -> Points:
+        if self.elem is None:
+            self.elem = Points(self.root, "elem", binder=ELEM)
+        return self.elem
+
+    def child(self, lv: Points, k, a, b, s) -> Points:
+        key = (k, a, b, s)
+        if key not in lv.children:
+            for x in (a, b, s):
+                self.value(x, lv)
+            dom = loop_level(self.deps, k, (a, b, s), lv.kind if lv.domain is None else lv.domain.kind, lv.binders)
+            self.domains.append(dom)
+            lv.children[key] = Points(lv, "range", binder=k, domain=dom)
+        return lv.children[key]
+
+    def natural(self, e, ctx: Points) -> Points:
+        d = self.deps(e)
+        if isinstance(e, (forms.RWrite, forms.Unwritten)):
+            d = d - {ELEM}
+        lv = ctx
+        while True:
+            if lv.kind in ("range", "elem") and lv.binder not in d:
+                lv = lv.parent
+            elif lv.kind == "mask" and lv.domain.kind == "point" and not d & (self._varying(lv) | {ELEM}):
+                lv = lv.parent
+            else:
+                return lv
+
+    @staticmethod
+    def _varying(lv: Points) -> set:
+        return {a.binder for a in lv.ancestors() if a.binder is not None}
+
+    # -- values, as Printer.value ----------------------------------------------------------------------
+
+    def value(self, e, ctx: Points | None = None) -> None:
+        ctx = ctx or self.root
+        e = sp.sympify(e)
+        if ctx is self.root and ELEM in self.deps(e):
+            ctx = self._ensure_elem()
+        nat = self.natural(e, ctx)
+        d = self.deps(e)
+        for lv in nat.ancestors():
+            if e in lv.memo:
+                if d and lv is not ctx and ctx.kind == "mask":
+                    ctx.memo.add(e)         # (gathered once per arm's points)
+                return
+            if lv.binder is not None and lv.binder in d:
+                break
+        self._compute(e, nat)
+        nat.memo.add(e)
+
+    def _compute(self, e, lv: Points) -> None:
+        if isinstance(e, sp.Symbol):
+            return self._symbol(e, lv)
+        if isinstance(e, forms.Reduction):
+            return self._reduce(e, lv)
+        if isinstance(e, forms.RWrite):
+            init, body, k, a, b, s, *idx = e.args
+            child = self.child(lv, k, a, b, s)
+            self.value(body, child)
+            for i in idx:
+                self.value(i, child)
+            return self.value(init, lv)
+        if isinstance(e, forms.Unwritten):
+            body, k, a, b, s, *idx = e.args
+            child = self.child(lv, k, a, b, s)
+            self.value(body, self.root)
+            for i in idx:
+                self.value(i, child)
+            return None
+        if isinstance(e, forms.ElemSum):
+            return self.value(e.args[0], lv if self.elem is None else self.elem)
+        if isinstance(e, forms.LogSumExp):
+            self.value(forms.RMax(*e.args[1:]), lv)
+            return self.value(logsumexp.lowered(e), lv)
+        if isinstance(e, forms.RLin):
+            a, b, k, lo, hi, st = e.args
+            return self._reduce(forms.RSum(b * forms.ProdAfter(a, k, lo, hi, st), k, lo, hi, st), lv)
+        if isinstance(e, forms.Gather):
+            self.value(e.args[0], self.root)
+            for i in e.args[1:]:
+                self.value(i, lv)
+            return None
+        if isinstance(e, scans.SCAN_FORMS):
+            return self._scan(e, lv)
+        if isinstance(e, (sp.Piecewise, sp.ITE)):
+            if isinstance(e, sp.ITE):
+                e = gammas.Gamma((e.args[1], e.args[0]), (e.args[2], True))
+            return self._piecewise(list(e.args), lv)
+        if isinstance(e, (gammas.AndThen, gammas.OrElse)):
+            return self._short_circuit(e, lv)
+        for a in e.args:
+            if isinstance(a, sp.Basic):
+                self.value(a, lv)
+        return None
+
+    def _symbol(self, s, lv: Points) -> None:
+        if s in self.temps:
+            return self.value(self.temps[s], lv)
+        if s in self.deps.ranges or any(a.binder == s for a in lv.ancestors()):
+            return None
+        if s in self.soi.reads:
+            for i in self.soi.reads[s][1]:
+                self.value(i, lv)
+            return None
+        if self.soi.leaf(s)[1]:
+            self._ensure_elem()
+        return None
+
+    def _reduce(self, e, lv: Points) -> None:
+        body, k, a, b, s = e.args
+        child = self.child(lv, k, a, b, s)
+        if e.kind == "sum" and self._rect_sum(body, child):
+            return None
+        if e.kind == "sum" and not lv.array() and self._arg_extremum(body, child, (k, a, b, s)):
+            return None
+        return self.value(body, child)
+
+    # -- dense nests, as NestPrinting.rect_sum: a sum over j inside a loop i as matrix-vector products -----
+
+    def _rect_sum(self, body, child: Points) -> bool:
+        pair = self._dense_pair(child)
+        return pair is not None and all(self._rect_product(t, child, *pair) for t in self._split(body, sp.Add))
+
+    def _dense_pair(self, child: Points):
+        lv = child.parent
+        if (child.kind != "range" or child.domain.kind != "rect" or lv is None or lv.kind != "range"
+                or lv.parent is not self.root or lv.domain.segmented):
+            return None
+        i, j = lv.binder, child.binder
+        ri, rj = self.deps.ranges[i], self.deps.ranges[j]
+        if ri[2] != 1 or rj[2] != 1 or self.deps(rj[0]) or self.deps(rj[1]):
+            return None
+        return i, j
+
+    def _split(self, e, op) -> list:
+        if isinstance(e, sp.Symbol) and e in self.temps:
+            return self._split(self.temps[e], op)
+        if isinstance(e, op):
+            return [g for a in e.args for g in self._split(a, op)]
+        return [e]
+
+    def rect_product(self, e, child: Points, need_matrix: bool = True) -> bool:
+        """As ``Printer.rect_product`` (the adjoint of a dense nest calls it for its scatter, ``reverse.py``)."""
+        pair = self._dense_pair(child)
+        return pair is not None and self._rect_product(e, child, *pair, need_matrix=need_matrix)
+
+    def _rect_product(self, e, child: Points, i, j, need_matrix: bool = True) -> bool:
+        lv, rj = child.parent, self.deps.ranges[j]
+        blocks, fi, fj, general = 0, [], [], []
+        for f in self._split(e, sp.Mul):
+            d = self.deps(f) - {ELEM}
+            if d - {i, j}:
+                return False
+            if d == {i, j}:
+                if self._block_read(f, i, j) or self._power_table(f, i, j, lv):
+                    blocks += 1
+                else:
+                    general.append(f)
+            elif j in d:
+                fj.append(f)
+            else:
+                fi.append(f)
+        if general:
+            self.value(sp.Mul(*general), child)
+            blocks += 1
+        if not blocks and need_matrix:
+            return False
+        jl = self.child(self.root, j, *rj)
+        if fi:
+            self.value(sp.Mul(*fi), lv)
+        if fj:
+            self.value(sp.Mul(*fj), jl)
+        return True
+
+    def _block_read(self, f, i, j) -> bool:
+        if not isinstance(f, sp.Symbol) or f not in self.soi.reads:
+            return False
+        idx = self.soi.reads[f][1]
+        if len(idx) == 1:
+            c = sp.sympify(idx[0]) - i - j
+            return not (self.deps(c) or i in c.free_symbols or j in c.free_symbols)
+        if len(idx) == 2:
+            ci, cj = sp.sympify(idx[0]) - i, sp.sympify(idx[1]) - j
+            return not (self.deps(ci) or self.deps(cj) or i in ci.free_symbols or j in cj.free_symbols)
+        return False
+
+    def _power_table(self, f, i, j, lv: Points) -> bool:
+        if not isinstance(f, (sp.Pow, forms.PowInt)):
+            return False
+        base, ex = f.args
+        if not (ex.is_integer and self.deps(base) <= {i} and self.deps(ex) <= {j}):
+            return False
+        jl = self.child(self.root, j, *self.deps.ranges[j])
+        self.value(base, lv)
+        self.value(ex, jl)
+        return True
+
+    def _arg_extremum(self, body, child: Points, rng) -> bool:
+        factors, todo = [], [body]
+        while todo:
+            f = todo.pop()
+            if isinstance(f, sp.Symbol) and f in self.temps and isinstance(self.temps[f], sp.Mul):
+                todo.append(self.temps[f])
+            elif isinstance(f, sp.Mul):
+                todo.extend(f.args)
+            else:
+                factors.append(f)
+        hot = next((f for f in factors if isinstance(f, forms.ArgOneHot) and tuple(f.args[1:5]) == tuple(rng)),
+                   None)
+        if hot is None:
+            return False
+        key = ("arg-point", hot, id(child))
+        if key not in self._masks:
+            self.value(hot.args[0], child)
+            dom = arg_point(hot, child.points_kind, child.binders)
+            self.domains.append(dom)
+            self._masks[key] = Points(child, "mask", domain=dom)
+        point = self._masks[key]
+        varying = {rng[0]} | self._varying(child)
+        self.value(sp.Mul(*(f for f in factors if f is not hot and self.deps(f) & varying)), point)
+        self.value(sp.Mul(*(f for f in factors if f is not hot and not self.deps(f) & varying)), child.parent)
+        return True
+
+    def _scan(self, e, lv: Points) -> None:
+        k = e.args[2]
+        at = next((a for a in lv.ancestors() if a.kind == "range" and a.binder == k), None)
+        if at is None:
+            at = self.child(self.root, k, *e.args[3:6])
+        if at is not lv:
+            return self.value(e, at)
+        a, b = e.args[:2]
+        self.value(a, lv)
+        self.value(b, lv)
+        self.value(e.args[6] if isinstance(e, scans.LinScan) else sp.Integer(0), self.root)
+        return None
+
+    # -- branches, as BranchPrinting ---------------------------------------------------------------------
+
+    def _piecewise(self, clauses, lv: Points) -> None:
+        varying = self._varying(lv) | {ELEM}
+        if branch_domains.scalar_branch(clauses, self.deps, lv.array(), varying):
+            return self._scalar_piecewise(clauses, lv)
+        for _, cond in clauses[:-1]:
+            if cond != sp.true:
+                self.value(cond, lv)
+        for x in self._arm_nodes(clauses, lambda x: isinstance(x, scans.SCAN_FORMS)):
+            if x.args[2] in {a.binder for a in lv.ancestors() if a.kind == "range"}:
+                self.value(x, lv)
+        for x in self._arm_nodes(clauses, lambda x: isinstance(x, (forms.RWrite, forms.Unwritten))):
+            if ELEM in self.deps(x) and not self.deps(x) & (varying - {ELEM}):
+                self.value(x, lv)
+        choice = branch_domains.array_choice(clauses, self.soi,
+                                             lambda e: any(e in up.memo for up in lv.ancestors()))
+        if choice.kind != "mask":
+            last = next((k for k, (_, c) in enumerate(clauses) if c == sp.true), len(clauses) - 1)
+            for x, _ in clauses[:last + 1]:
+                self.value(x, lv)
+            return None
+        seen: tuple = ()
+        for k, (expr, cond) in enumerate(clauses):
+            last = k == len(clauses) - 1 or cond == sp.true
+            if k == choice.base:
+                self.value(expr, lv)
+            elif k != choice.base and not (last and not seen):
+                key = (id(lv), seen, None if last else cond)
+                if key not in self._masks:
+                    where = sp.And(*(sp.Not(c) for c in seen), sp.true if last else cond)
+                    self._masks[key] = self._mask(lv, where)
+                self.value(expr, self._masks[key])
+            elif last:
+                self.value(expr, lv)
+            if last:
+                break
+            seen = (*seen, cond)
+        return None
+
+    def _mask(self, lv: Points, where) -> Points:
+        dom = masked_level(lv.points_kind, lv.binders, where)
+        self.domains.append(dom)
+        return Points(lv, "mask", domain=dom)
+
+    def _scalar_piecewise(self, clauses, lv: Points) -> None:
+        if clauses[0][1] == sp.true or len(clauses) == 1:
+            return self.value(clauses[0][0], lv)
+        cond_lv = lv
+        for k, (expr, cond) in enumerate(clauses):
+            if cond == sp.true or k == len(clauses) - 1:
+                return self.value(expr, Points(cond_lv, "cond"))
+            self.value(cond, cond_lv)
+            self.value(expr, Points(cond_lv, "cond"))
+            cond_lv = Points(cond_lv, "cond")
+        return None
+
+    def _short_circuit(self, e, lv: Points) -> None:
+        is_and = isinstance(e, gammas.AndThen)
+        self.value(e.args[0], lv)
+        if branch_domains.scalar_short_circuit(e, self.deps, lv.array(), self._varying(lv) | {ELEM}):
+            for a in e.args[1:]:
+                self.value(a, Points(lv, "cond"))
+            return None
+        for i, a in enumerate(e.args[1:], 1):
+            before = e.func(*e.args[:i])
+            self.value(a, self._mask(lv, before if is_and else sp.Not(before)))
+        return None
+
+    def _arm_nodes(self, clauses, found):
+        seen: set = set()
+        todo = [x for x, _ in clauses]
+        while todo:
+            x = todo.pop()
+            if x in seen or not isinstance(x, sp.Basic):
+                continue
+            seen.add(x)
+            if found(x):
+                yield x
+            elif isinstance(x, sp.Symbol) and x in self.temps:
+                todo.append(self.temps[x])
+            else:
+                todo.extend(x.args)
+
+
+def soi_levels(soi, entries) -> list[Domain]:
+    """The level domains the NumPy printer opens for the values ``entries`` (each ``(expr, binders)``: a value
+    printed at the level of those loop indices, ``()`` the root; ``expr`` None: the level alone, as
+    ``Printer.level_for`` opens it for a scatter; ``(expr, binders, "rect_product")``: the dense-nest product
+    an adjoint's scatter asks for, without its matrix), in the order the walk opens them."""
+    walk = LevelWalk(soi)
+    for e, binders, *how in entries:
+        lv = walk.level_for(binders)
+        if how == ["rect_product"]:
+            walk.rect_product(e, lv, need_matrix=False)
+        elif e is not None:
+            walk.value(e, lv)
+    return walk.domains
