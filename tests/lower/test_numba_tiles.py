@@ -10,13 +10,13 @@ over the points inside a loop over the components) are refused.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 from gradcheck import assert_close
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from lower.test_numba_lse_rows import streaming as mixture  # (gmm's form; the same programs as there)
+from lower.test_numba_lse_rows import with_constant
 from numba_pairs import as_tuple
 
 import coarsen_nb as cn
@@ -24,34 +24,6 @@ from coarsen_nb.lower import lir, numba_nests, numba_tiles
 from coarsen_nb.lower.numba_tiles import TILE
 
 pytestmark = pytest.mark.usefixtures("private_numba_cache")     # (tests/lower/conftest.py)
-
-
-def mixture(x, mu, w):
-    """gmm's form: the running maximum and rescaled sum over the components, at each point."""
-    ll = 0.0
-    for i in range(len(x)):
-        m = -math.inf
-        s = 0.0
-        for k in range(len(mu)):
-            a = w[k] - 0.5 * ((x[i] - mu[k]) * math.exp(-w[k])) ** 2
-            if a > m:
-                s = s * math.exp(m - a) + 1.0
-                m = a
-            else:
-                s += math.exp(a - m)
-        ll += m + math.log(s)
-    return ll
-
-
-def with_constant(x, mu, c):
-    """log(c + Σ_k exp(g_ik)) with a constant term c of any sign."""
-    ll = 0.0
-    for i in range(len(x)):
-        s = c
-        for k in range(len(mu)):
-            s += math.exp(-((x[i] - mu[k]) ** 2))
-        ll += math.log(s)
-    return ll
 
 
 PROGRAMS = {"mixture": (mixture, ("x", "mu", "w")), "with_constant": (with_constant, ("x", "mu", "c"))}
