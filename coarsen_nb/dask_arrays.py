@@ -199,7 +199,11 @@ class _Run:
             return shaped
         import dask
 
-        computed = dict(zip((id(p) for p in pending), dask.compute(*pending), strict=True))
+        try:
+            values = dask.compute(*pending)
+        except (ArithmeticError, ValueError) as exc:
+            raise _computed_error(self.__name__.removesuffix(f"_{self.kind}").removesuffix("_vjp"), exc) from exc
+        computed = dict(zip((id(p) for p in pending), values, strict=True))
         return _replace(shaped, computed)
 
     def _value(self, v, pending: list):
@@ -223,6 +227,18 @@ class _Run:
                 pending.append(g)
             out.append(g)
         return tuple(out)
+
+
+def _computed_error(name: str, exc: Exception) -> CoarsenError:
+    """The error a lazy scalar function raised when the result was computed (``math.log`` of a reduced value
+    that is 0, ``math.exp`` overflowing: Python's own function, run in the graph's task, raises as the plain
+    function would, but at return rather than at the user's line), in words, still of the Python type."""
+    from coarsen_nb.error_kinds import coarsen_error_as
+
+    return coarsen_error_as(type(exc))(
+        name, message=f"{name}() raised {type(exc).__name__}: {exc}, when its Dask result was computed",
+        hint="a math function of a value reduced over the Dask arrays runs lazily in the graph; call it on NumPy "
+             "arrays (np.asarray of the arguments) to see the line")
 
 
 def _collections(shaped) -> list:

@@ -18,10 +18,11 @@ module object holding ``dask.array``'s attributes, with
   chunk, the k-th chunk of the values into the k-th chunk of the target;
 * ``errstate``, NumPy's (the generated code's guarded forms use it where they evaluate both sides);
 * the scalar glue between SOIs kept lazy: this file rebinds the module's ``math`` to a namespace whose
-  float functions (``math.log``, ``math.tanh``, ``math.sqrt``, ...) given a Dask array return dask's
-  elementwise function of it (a 0-d array, still a graph), and Python's ``math`` function of anything
-  else; and ``float`` to a function that casts a Dask array lazily (``xp.asarray([float(a), float(b)])``,
-  an array literal of reduced values, is ``stack``ed by ``asarray``).  What stays eager is named in
+  float functions (``math.log``, ``math.tanh``, ``math.sqrt``, ...) given a 0-d Dask array return a 0-d
+  Dask array whose task is Python's function of its value (the same value, the same domain errors, raised
+  when it is computed), and Python's ``math`` function of anything else; and ``float`` to a function
+  that casts a 0-d Dask array lazily (``xp.asarray([float(a), float(b)])``, an array literal of reduced
+  values, is ``stack``ed by ``asarray``).  What stays eager is named in
   :mod:`coarsen_nb.dask_arrays`: a Python ``if`` or ``while`` on a reduced value, ``int()`` of one.
 
 Anything else the namespace has no lazy form for (``convolve``, ``argsort``, ``linalg.slogdet``) raises a
@@ -166,32 +167,35 @@ xp.reshape = _reshape
 xp.isdtype = _isdtype
 
 
-#: ``math``'s float functions and dask's elementwise function of the same name where the argument is a Dask
-#: array (``math.log(total)`` of a sum over the chunks stays a graph); functions returning an int or a bool
-#: (``floor``, ``isfinite``) are not here: their result decides Python code, which computes it
-_LAZY_MATH = {"exp": _da.exp, "expm1": _da.expm1, "log": _da.log, "log1p": _da.log1p, "log2": _da.log2,
-              "log10": _da.log10, "sqrt": _da.sqrt, "sin": _da.sin, "cos": _da.cos, "tan": _da.tan,
-              "asin": _da.arcsin, "acos": _da.arccos, "atan": _da.arctan, "sinh": _da.sinh, "cosh": _da.cosh,
-              "tanh": _da.tanh, "asinh": _da.arcsinh, "acosh": _da.arccosh, "atanh": _da.arctanh,
-              "fabs": _da.fabs, "atan2": _da.arctan2, "copysign": _da.copysign, "pow": _da.power,
-              "hypot": _da.hypot}
+#: ``math``'s float functions that stay lazy on a 0-d Dask array (``math.log(total)`` of a sum over the chunks):
+#: Python's own function applied in the graph's task, so the value is the NumPy backend's to the bit and a
+#: domain error (``math.log(0.0)``, ``math.exp(1000.0)``) raises as Python's does, when the result is
+#: computed; functions returning an int or a bool (``floor``, ``isfinite``) are not here: their result
+#: decides Python code, which computes it
+_LAZY_MATH = ("exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sin", "cos", "tan", "asin", "acos", "atan",
+              "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "fabs", "atan2", "copysign", "pow", "hypot",
+              "erf", "erfc", "gamma", "lgamma")
 
 
-def _lazy_math_function(name, eager, lazy):
+def _lazy_math_function(name, eager):
+    def task(*args):
+        return _np.float64(eager(*args))
+
     def function(*args):
-        if any(isinstance(a, _da.Array) for a in args):
-            return lazy(*args)
+        if any(isinstance(a, _da.Array) for a in args) and all(
+                not isinstance(a, _da.Array) or a.ndim == 0 for a in args):
+            return _da.map_blocks(task, *args, dtype=_np.float64, meta=_np.float64(0.0))
         return eager(*args)
-    function.__name__ = function.__qualname__ = name
+    task.__name__ = task.__qualname__ = function.__name__ = function.__qualname__ = name
     return function
 
 
 def _lazy_math():
-    """A ``math`` whose float functions stay lazy on Dask arrays (``_LAZY_MATH``), every other name Python's."""
+    """A ``math`` whose float functions stay lazy on 0-d Dask arrays (``_LAZY_MATH``), every other name Python's."""
     space = _types.ModuleType("math")
     space.__dict__.update({k: getattr(_math, k) for k in dir(_math) if not k.startswith("__")})
-    for name, lazy in _LAZY_MATH.items():
-        setattr(space, name, _lazy_math_function(name, getattr(_math, name), lazy))
+    for name in _LAZY_MATH:
+        setattr(space, name, _lazy_math_function(name, getattr(_math, name)))
     return space
 
 

@@ -74,7 +74,7 @@ class EarlyComputes:
             code = frame.f_code
             line = linecache.getline(code.co_filename, frame.f_lineno).strip()
             if code.co_name == "_shaped" and code.co_filename.endswith("dask_arrays.py"):
-                if line.startswith("computed = ") and "dask.compute(" in line:
+                if "dask.compute(" in line:
                     return self.get(dsk, keys, **kwargs)
                 break
             if not any(part in code.co_filename for part in ("site-packages", "/tests/", "/lib/python3")):
