@@ -27,11 +27,31 @@ fit it (``_Run.chunk_refusal`` says why, in words), the dask module below runs, 
 What cannot be chunked is refused before anything runs, with a :class:`CoarsenError` naming the loop
 (:mod:`coarsen_nb.dask_limits`): a loop run iteration by iteration along an axis split into chunks.
 
-Not refused, and not lazy: scalar code between SOIs on a reduced value (``if s > 0:``, ``math.tanh(s)``
-where ``s`` is a sum over a Dask array) is Python code, which computes that value where it runs, once per
-evaluation.  The answer is the same; the cost is the graph up to that point, again at each evaluation (a
-``while`` loop whose exit the data decides, bgd_hyperopt's, recomputes it each iteration).  The kernels
-whose loops run over records (piecewise_sum, logreg_nll, black_scholes, the options, hmc) have none.
+**Lazy until the result is computed.**  Scalar glue between SOIs on a reduced value stays a graph: the
+dask namespace's ``math`` and ``float`` (``math.log(total)``, ``math.tanh(s)``, ``float(s)`` in an array
+literal give 0-d Dask arrays, :mod:`coarsen_nb.lower.dask_xp`), and the helpers that branch on data are
+``where`` of both arms (``_softplus``, ``_sigmoid``, ``_ieee_div``, ``_erfc``; ``_lin_scan`` keeps a number a
+number: :mod:`coarsen_nb.lower.dask_helpers`).
+
+Not refused, and not lazy (the answer is the same; the cost is the graph up to that point computed where the
+Python code runs, again at each evaluation).  These stay eager because Python code decides on the value:
+
+* a Python ``if`` on an element of a loop run iteration by iteration (running_max_if, helper_in_loop: in
+  one chunk; chunked, such loops are refused);
+* a ``while`` loop whose exit the data decides (bgd_hyperopt's ``if abs(w) > 1e6: break``), or
+  ``_lin_scan``'s doubling loop on a coefficient that is itself a Dask array: a trip count that is a value;
+* the NumPy printer's ``if t2: choice = m_1 else: choice = t`` between two reduced values (logsumexp,
+  max_of_generator, running_max): both arms are cheap and safe, so this one could be ``where``; it is left
+  to the NumPy printer (``lower/branches.py``), which prints the same statement for every backend;
+* a NumPy argument indexed by an index array the graph builds (gmm's ``mu[k]``: NumPy's indexing computes
+  the Dask index);
+* ``int()`` of a reduced value and a masked subset of data-dependent size feeding a shape (``full``,
+  ``arange``: refused, ``tests/dask/test_dask_corpus.py``).
+
+The lists are exact: ``tests/dask/test_dask_corpus.py`` (``EAGER``) and ``test_dask_kernels.py`` fail if an
+entry starts or stops computing while its graph is built; ``test_dask_lazy.py`` runs the entries made lazy
+under a scheduler that fails at the first such compute.  The kernels whose loops run over records
+(piecewise_sum, logreg_nll, black_scholes, the options, hmc) never had any.
 """
 
 from __future__ import annotations
@@ -179,7 +199,11 @@ class _Run:
             return shaped
         import dask
 
-        computed = dict(zip((id(p) for p in pending), dask.compute(*pending), strict=True))
+        try:
+            values = dask.compute(*pending)
+        except (ArithmeticError, ValueError) as exc:
+            raise _computed_error(self.__name__.removesuffix(f"_{self.kind}").removesuffix("_vjp"), exc) from exc
+        computed = dict(zip((id(p) for p in pending), values, strict=True))
         return _replace(shaped, computed)
 
     def _value(self, v, pending: list):
@@ -203,6 +227,18 @@ class _Run:
                 pending.append(g)
             out.append(g)
         return tuple(out)
+
+
+def _computed_error(name: str, exc: Exception) -> CoarsenError:
+    """The error a lazy scalar function raised when the result was computed (``math.log`` of a reduced value
+    that is 0, ``math.exp`` overflowing: Python's own function, run in the graph's task, raises as the plain
+    function would, but at return rather than at the user's line), in words, still of the Python type."""
+    from coarsen_nb.error_kinds import coarsen_error_as
+
+    return coarsen_error_as(type(exc))(
+        name, message=f"{name}() raised {type(exc).__name__}: {exc}, when its Dask result was computed",
+        hint="a math function of a value reduced over the Dask arrays runs lazily in the graph; call it on NumPy "
+             "arrays (np.asarray of the arguments) to see the line")
 
 
 def _collections(shaped) -> list:

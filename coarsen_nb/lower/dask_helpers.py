@@ -13,6 +13,16 @@ that name (``Backend.load_helpers``), as numba's own helpers are used (:mod:`.nu
   array to the helper's own name, and the caller would never see it: brachistochrone's gradient was wrong).
 * ``_logsumexp`` is dask's reductions (SciPy's would compute the whole array into one process).
 * ``_scatter_sum`` puts its weights in the chunks of its indices (dask's ``bincount`` requires it).
+* ``_softplus``, ``_sigmoid`` and ``_ieee_div`` (the scalar helpers, a Python ``if`` on their argument) and
+  ``_erfc`` (an ``if xp.any(mid):`` over its lanes) are, given a Dask array, ``where`` of both arms: each
+  arm is a few elementwise operations, made safe on the elements it is not selected for (the argument
+  clipped, a divisor of 0 replaced by 1), so both are evaluated and the graph stays lazy; the same
+  formulas, so the same values.  Given Python numbers the scalar helpers run the NumPy backend's code.
+* ``_lin_scan`` keeps a coefficient that is not a Dask array a NumPy number: its doubling loop runs while
+  the coefficient's power is not 0 (``while sh < n and c != 0:``), which on a 0-d Dask array would compute
+  it at every pass (exp_smoothing, iir_filter: ``alpha`` is a number).  A coefficient that is a Dask array
+  (reduced from the data) still decides the loop's trip count, so it is computed there: eager, named in
+  :mod:`coarsen_nb.dask_arrays`.
 * ``_erf`` evaluates Cephes' tail form on every element, with ``|x|`` clipped to [1, 6] so that it is
   finite everywhere, and selects it with ``where`` where ``|x| > 1``: the same formulas, so the same
   values as the NumPy helper, without asking the data which branch any element takes.
@@ -21,18 +31,20 @@ The functions are written against the dask module's ``xp`` and ``_np`` (``lower/
 which this file binds the same way, so that the tests call them as they are.
 """
 
-from __future__ import annotations
+from __future__ import annotations  # noqa: I001 (the own-module block below stays last)
 
 import inspect
 
 import numpy as _np
 
-from coarsen_nb.lower.dask_xp import xp
+from coarsen_nb.lower.dask_xp import math, xp
 
 # <own-module>
-# (the generated module defines the NumPy helper _erfc_ratio beside these: this import gives this file,
-# imported on its own by the tests, the same name; tests/test_import_graph.py skips such a block)
-from coarsen_nb.lower.special_helpers import _erfc_ratio  # noqa: E402
+# (the generated module defines the NumPy helpers _steps, _erfc_ratio, _exp_minus_square beside these: these
+# imports give this file, imported on its own by the tests, the same names; tests/test_import_graph.py skips
+# such a block)
+from coarsen_nb.lower.array_helpers import _steps  # noqa: E402
+from coarsen_nb.lower.special_helpers import _erfc_ratio, _exp_minus_square  # noqa: E402
 
 # </own-module>
 
@@ -72,6 +84,88 @@ def _erf(x):
     b = xp.clip(xp.abs(x), 1.0, 6.0)
     tail = xp.copysign(1.0 - xp.exp(-(b * b)) * _erfc_ratio(b), x)
     return xp.where(xp.abs(x) > 1.0, tail, s * t / u)
+
+
+def _softplus(z):
+    """log(1 + exp(z)) without overflow: the NumPy backend's two arms, on a Dask array max(z, 0) plus the
+    log1p(exp(-|z|)) both share (adding 0.0 to the arm for z <= 0 changes nothing)."""
+    if not isinstance(z, xp.Array):
+        return z + math.log1p(math.exp(-z)) if z > 0 else math.log1p(math.exp(z))
+    return xp.maximum(z, 0.0) + xp.log1p(xp.exp(-xp.abs(z)))
+
+
+def _sigmoid(z):
+    """1 / (1 + exp(-z)) without overflow: on a Dask array the NumPy backend's two arms from e = exp(-|z|)
+    (exp(-z) for z >= 0, exp(z) below), selected by ``where``."""
+    if not isinstance(z, xp.Array):
+        if z >= 0:
+            return 1.0 / (1.0 + math.exp(-z))
+        ez = math.exp(z)
+        return ez / (1.0 + ez)
+    e = xp.exp(-xp.abs(z))
+    return xp.where(z >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+
+
+def _ieee_div(a, b):
+    """a / b as IEEE 754 divides (+-inf, nan where Python raises): on Dask arrays the quotient by b where
+    b != 0 (divided by 1 elsewhere, never computed as 0's quotient), else nan for a nan or zero a and
+    +-inf with the signs' product."""
+    if not (isinstance(a, xp.Array) or isinstance(b, xp.Array)):
+        if b != 0:
+            return a / b
+        if a != a or a == 0:
+            return math.nan
+        return math.copysign(math.inf, a) * math.copysign(1.0, b)
+    nonzero = b != 0
+    edge = xp.where((a != a) | (a == 0), math.nan, xp.copysign(math.inf, a) * xp.copysign(1.0, b))
+    return xp.where(nonzero, a / xp.where(nonzero, b, 1.0), edge)
+
+
+def _erfc(x):
+    """erfc, elementwise: the NumPy helper's three forms (1 - erf for |x| <= 1, Cephes' ratio below 8, the
+    asymptotic series beyond), each evaluated on every element with |x| clipped into its own range and
+    selected by ``where``, rather than on the lanes ``if xp.any(mid):`` finds (which would compute them)."""
+    x = xp.asarray(x, dtype=xp.float64)
+    a = xp.abs(x)
+    out = 1.0 - _erf(xp.clip(a, 0.0, 1.0))
+    b = xp.clip(a, 1.0, 8.0)
+    mid = _exp_minus_square(b) * _erfc_ratio(b)
+    b = xp.maximum(a, 8.0)
+    u = 1.0 / (2.0 * b * b)
+    term = xp.ones_like(b)
+    total = xp.ones_like(b)
+    for k in range(1, 17):
+        term = -term * (2 * k - 1) * u
+        total = total + term
+    far = _exp_minus_square(b) / (b * 1.7724538509055160273) * total
+    out = xp.where((a > 1.0) & (a < 8.0), mid, xp.where(a >= 8.0, far, out))
+    return xp.where(x < 0, 2.0 - out, out)
+
+
+def _lin_scan(a, b, init, n):
+    """The NumPy helper's doubling scan of s <- a[k]*s + b[k] (``lower/array_helpers.py``), with a number
+    ``a`` kept a NumPy float64 rather than made a 0-d Dask array: the loop's test ``c != 0`` is then on a
+    number and computes nothing; the same products, so the same values."""
+    b = _steps(b, n)
+    if n == 0:
+        return b
+    s = xp.concat([xp.reshape(xp.asarray(init, dtype=xp.float64), (1,)), b[:n - 1]])
+    a = xp.asarray(a, dtype=xp.float64) if isinstance(a, xp.Array) or _np.ndim(a) else _np.float64(a)
+    sh = 1
+    if a.ndim == 0:
+        c = a
+        while sh < n and c != 0:
+            s[sh:] += c * s[:-sh]
+            c = c * c
+            c = c if abs(c) >= 2.2250738585072014e-308 else 0.0
+            sh *= 2
+        return s
+    c = xp.concat([xp.ones(1), a[:n - 1]])
+    while sh < n:
+        s[sh:] = c[sh:] * s[:-sh] + s[sh:]
+        c[sh:] = c[sh:] * c[:-sh]
+        sh *= 2
+    return s
 
 
 def _scatter_sum(idx, v, n):
@@ -128,4 +222,5 @@ def _block_add(b, lo0, n0, lo1, n1, v):
 #: helper name -> this backend's text of it (``Backend.load_helpers``); ``_erfc_ratio`` is the NumPy
 #: helper's own (arithmetic only, so lazy as it is)
 DASK_HELPERS = {f.__name__: inspect.getsource(f) for f in (
-    _put, _put_lanes, _erf, _scatter_sum, _logsumexp, _scatter_add, _window_add, _block_add)}
+    _put, _put_lanes, _erf, _softplus, _sigmoid, _ieee_div, _erfc, _lin_scan, _scatter_sum, _logsumexp,
+    _scatter_add, _window_add, _block_add)}

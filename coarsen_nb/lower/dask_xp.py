@@ -16,7 +16,14 @@ module object holding ``dask.array``'s attributes, with
   ``take`` of it is ``a[m]`` (the selected elements, chunk by chunk: still only those elements are
   evaluated), and the dask module's ``_put`` (``lower/dask_helpers.py``) writes them back chunk by
   chunk, the k-th chunk of the values into the k-th chunk of the target;
-* ``errstate``, NumPy's (the generated code's guarded forms use it where they evaluate both sides).
+* ``errstate``, NumPy's (the generated code's guarded forms use it where they evaluate both sides);
+* the scalar glue between SOIs kept lazy: this file rebinds the module's ``math`` to a namespace whose
+  float functions (``math.log``, ``math.tanh``, ``math.sqrt``, ...) given a 0-d Dask array return a 0-d
+  Dask array whose task is Python's function of its value (the same value, the same domain errors, raised
+  when it is computed), and Python's ``math`` function of anything else; and ``float`` to a function
+  that casts a 0-d Dask array lazily (``xp.asarray([float(a), float(b)])``, an array literal of reduced
+  values, is ``stack``ed by ``asarray``).  What stays eager is named in
+  :mod:`coarsen_nb.dask_arrays`: a Python ``if`` or ``while`` on a reduced value, ``int()`` of one.
 
 Anything else the namespace has no lazy form for (``convolve``, ``argsort``, ``linalg.slogdet``) raises a
 ``NotImplementedError`` naming it, which the runtime reports at the user's line: never an eager NumPy call,
@@ -25,6 +32,8 @@ module, so the tests compare its functions with NumPy's.  It must stay self-cont
 only) and without a ``__future__`` import: it runs in the middle of a generated module.
 """
 
+import builtins as _builtins
+import math as _math
 import types as _types
 
 import dask.array as _da
@@ -74,6 +83,8 @@ def _asarray(a, dtype=None, copy=None, device=None):
     """``asarray``; with ``copy=True`` a new array object even where ``a`` is already one (dask's
     ``asarray`` returns its argument): the generated code writes into such a copy (``z[i] = v``), and
     dask's assignment rebinds the graph of the object written, which must not be the caller's."""
+    if isinstance(a, (list, tuple)) and any(isinstance(e, _da.Array) for e in a):
+        a = _da.stack([_da.asarray(e) for e in a])         # (a literal of reduced values: still lazy)
     out = _da.asarray(a)
     if dtype is not None and out.dtype != dtype:
         return out.astype(dtype)
@@ -154,3 +165,45 @@ xp.cumulative_prod = _cumulative(_da.cumprod, 1)
 xp.concat = _concat
 xp.reshape = _reshape
 xp.isdtype = _isdtype
+
+
+#: ``math``'s float functions that stay lazy on a 0-d Dask array (``math.log(total)`` of a sum over the chunks):
+#: Python's own function applied in the graph's task, so the value is the NumPy backend's to the bit and a
+#: domain error (``math.log(0.0)``, ``math.exp(1000.0)``) raises as Python's does, when the result is
+#: computed; functions returning an int or a bool (``floor``, ``isfinite``) are not here: their result
+#: decides Python code, which computes it
+_LAZY_MATH = ("exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sin", "cos", "tan", "asin", "acos", "atan",
+              "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "fabs", "atan2", "copysign", "pow", "hypot",
+              "erf", "erfc", "gamma", "lgamma")
+
+
+def _lazy_math_function(name, eager):
+    def task(*args):
+        return _np.float64(eager(*args))
+
+    def function(*args):
+        if any(isinstance(a, _da.Array) for a in args) and all(
+                not isinstance(a, _da.Array) or a.ndim == 0 for a in args):
+            return _da.map_blocks(task, *args, dtype=_np.float64, meta=_np.float64(0.0))
+        return eager(*args)
+    task.__name__ = task.__qualname__ = function.__name__ = function.__qualname__ = name
+    return function
+
+
+def _lazy_math():
+    """A ``math`` whose float functions stay lazy on 0-d Dask arrays (``_LAZY_MATH``), every other name Python's."""
+    space = _types.ModuleType("math")
+    space.__dict__.update({k: getattr(_math, k) for k in dir(_math) if not k.startswith("__")})
+    for name in _LAZY_MATH:
+        setattr(space, name, _lazy_math_function(name, getattr(_math, name)))
+    return space
+
+
+def float(x=0.0):       # noqa: A001 (the generated code's float(), lazy on a Dask array)
+    """Python's ``float(x)``; of a Dask array (a reduced value, 0-d), that array cast lazily to float64."""
+    if isinstance(x, _da.Array) and x.ndim == 0:
+        return x.astype(_np.float64)
+    return _builtins.float(x)
+
+
+math = _lazy_math()

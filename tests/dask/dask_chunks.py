@@ -4,6 +4,9 @@ files share (imported by name: a
 
 from __future__ import annotations
 
+import linecache
+import sys
+
 import numpy as np
 import pytest
 
@@ -51,3 +54,34 @@ def computed(value):
     if isinstance(value, tuple):
         return tuple(computed(v) for v in value)
     return np.asarray(value.compute()) if isinstance(value, da.Array) else value
+
+
+class EarlyComputes:
+    """A Dask scheduler (``dask.config.set(scheduler=EarlyComputes(...))``) that records every compute made
+    while an entry builds its result, and runs them on ``get`` (Dask's synchronous or threaded ``get``).
+
+    The one compute that is not early is the runtime's own at return (``dask_arrays._Run._shaped``'s
+    ``dask.compute(*pending)``: the scalar value and the gradients of NumPy arguments, all at once); any other
+    (a Python ``if`` or ``float()`` on a 0-d Dask array, NumPy indexed by a Dask array) is recorded as the
+    generated line it ran from.  With ``fail=True`` an early compute raises at once instead."""
+
+    def __init__(self, get, fail: bool = False):
+        self.get, self.fail, self.early = get, fail, []
+
+    def __call__(self, dsk, keys, **kwargs):
+        frame, lines = sys._getframe(1), []
+        while frame is not None:
+            code = frame.f_code
+            line = linecache.getline(code.co_filename, frame.f_lineno).strip()
+            if code.co_name == "_shaped" and code.co_filename.endswith("dask_arrays.py"):
+                if "dask.compute(" in line:
+                    return self.get(dsk, keys, **kwargs)
+                break
+            if not any(part in code.co_filename for part in ("site-packages", "/tests/", "/lib/python3")):
+                lines.append(f"{code.co_name}: {line}")
+            frame = frame.f_back
+        where = lines[0] if lines else "outside the runtime's call"
+        if self.fail:
+            raise AssertionError(f"computed while the result was being built, at {where}")
+        self.early.append(where)
+        return self.get(dsk, keys, **kwargs)

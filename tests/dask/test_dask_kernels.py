@@ -14,7 +14,7 @@ import functools
 import dask
 import numpy as np
 import pytest
-from dask_chunks import CHUNKINGS, chunked, computed, da
+from dask_chunks import CHUNKINGS, EarlyComputes, chunked, computed, da
 
 import coarsen_nb as cn
 from coarsen_nb.kernels import KERNELS, function
@@ -93,10 +93,12 @@ def test_an_option_with_its_time_axis_chunked_is_refused_naming_the_loop():
     assert "rechunk({1: -1})" in text
 
 
-#: the kernels whose graph is built without computing anything; the others' generated code has scalar code (a
-#: Python ``if``, a ``math`` call) on a value read from or reduced over a Dask array, which computes it where it
-#: runs (coarsen_nb/dask_arrays.py says so)
-LAZY = ("piecewise_sum", "logreg_nll", "black_scholes", "asian_option", "barrier_option", "hmc")
+#: the kernels whose graph is built without computing anything (brachistochrone, exp_smoothing and iir_filter
+#: since the dask namespace's lazy ``math`` and helpers, test_dask_lazy.py; horner_fit was already, unlisted);
+#: the others (``EAGER``) compute a part of it where they run, named in coarsen_nb/dask_arrays.py
+LAZY = ("piecewise_sum", "logreg_nll", "black_scholes", "asian_option", "barrier_option", "hmc",
+        "brachistochrone", "exp_smoothing", "iir_filter", "horner_fit")
+EAGER = {"gmm": "its NumPy arguments mu, log_sigma indexed by an index array built in the graph (mu[k])"}
 
 
 @pytest.mark.parametrize("name", LAZY)
@@ -113,3 +115,15 @@ def test_a_kernels_graph_is_built_without_computing_anything(name):
     with dask.config.set(scheduler=counting):
         f.value_and_grad(*_on_dask(name, args, "uneven"))
     assert len(calls) == 1
+
+
+def test_the_kernels_still_eager_are_the_ones_named():
+    """Every kernel of this file is LAZY or EAGER, and an EAGER one does compute while building its graph
+    (so that a kernel made lazy leaves the list, and the list names no kernel that is lazy)."""
+    assert set(LAZY) | set(EAGER) == set(CHUNKED) and not set(LAZY) & set(EAGER)
+    for name in EAGER:
+        f, args, _ = _compiled(name)
+        scheduler = EarlyComputes(dask.get)
+        with dask.config.set(scheduler=scheduler):
+            f.value_and_grad(*_on_dask(name, args, "uneven"))
+        assert scheduler.early, name

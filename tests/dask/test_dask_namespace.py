@@ -7,12 +7,14 @@ SciPy's ``logsumexp``).
 
 from __future__ import annotations
 
+import math
+
 import dask
 import numpy as np
 import pytest
 from dask_chunks import chunked
 
-from coarsen_nb.lower import dask_helpers, special_helpers
+from coarsen_nb.lower import array_helpers, dask_helpers, dask_xp, scalar_helpers, special_helpers
 from coarsen_nb.lower.dask_xp import xp
 
 scipy_special = pytest.importorskip("scipy.special")
@@ -28,6 +30,58 @@ def test_erf_equals_the_numpy_helper_on_both_sides_of_one():
     x = np.concatenate([np.linspace(-7.0, 7.0, 57), [0.0, -1.0, 1.0, np.inf, -np.inf]])
     got = dask_helpers._erf(chunked(x, "uneven")).compute()
     np.testing.assert_array_equal(got, special_helpers._erf(x))
+
+
+def test_erfc_equals_the_numpy_helper_in_each_of_its_three_ranges():
+    """The where form evaluates all three of the NumPy helper's forms everywhere (each on |x| clipped into its
+    range) and selects one: the selected one is the NumPy helper's, to the bit."""
+    x = np.concatenate([np.linspace(-30.0, 30.0, 241), [0.0, -0.0, 1.0, -1.0, 8.0, -8.0, np.inf, -np.inf, np.nan]])
+    got = dask_helpers._erfc(chunked(x, "uneven"))
+    assert isinstance(got, xp.Array)
+    np.testing.assert_array_equal(got.compute(), special_helpers._erfc(x))
+
+
+EDGES = (0.0, -0.0, 1.5, -2.0, 40.0, -800.0, math.inf, -math.inf, math.nan)
+
+
+@pytest.mark.parametrize("name", ["_softplus", "_sigmoid"])
+def test_a_scalar_helper_of_a_0d_dask_array_is_the_numpy_backends_of_its_value(name):
+    for z in EDGES:
+        got = getattr(dask_helpers, name)(xp.asarray(z))
+        assert isinstance(got, xp.Array)
+        np.testing.assert_array_equal(got.compute(), getattr(scalar_helpers, name)(z), err_msg=repr(z))
+        assert getattr(dask_helpers, name)(z) == getattr(scalar_helpers, name)(z) or math.isnan(z)
+
+
+def test_ieee_div_of_0d_dask_arrays_is_the_numpy_backends_at_every_edge():
+    for a in EDGES:
+        for b in EDGES:
+            got = dask_helpers._ieee_div(xp.asarray(a), xp.asarray(b))
+            np.testing.assert_array_equal(got.compute(), scalar_helpers._ieee_div(a, b), err_msg=f"{a!r} / {b!r}")
+
+
+@pytest.mark.parametrize("a", [0.5, -0.9, 0.0, 1e-200, np.linspace(0.1, 0.9, 13)])
+def test_lin_scan_keeps_a_number_coefficient_a_number_with_the_numpy_helpers_values(a):
+    b = np.linspace(-1.0, 2.0, 13)
+    got = dask_helpers._lin_scan(a, chunked(b, "uneven"), 0.25, 13)
+    np.testing.assert_array_equal(got.compute(), array_helpers._lin_scan(a, b, 0.25, 13))
+
+
+def test_math_of_a_0d_dask_array_is_lazy_pythons_value_and_pythons_error():
+    total = xp.sum(chunked(np.array([0.5, 1.0, 2.0, 4.0]), "uneven"))
+    for name, args in [("log", (total,)), ("log", (total, 2.0)), ("tanh", (total,)), ("atan2", (1.0, total)),
+                       ("sqrt", (total,)), ("exp", (total,)), ("pow", (total, 0.5))]:
+        got = getattr(dask_xp.math, name)(*args)
+        assert isinstance(got, xp.Array) and got.ndim == 0, name
+        assert got.compute() == getattr(math, name)(*(7.5 if a is total else a for a in args)), name
+    assert dask_xp.math.log(7.5) == math.log(7.5) and dask_xp.math.pi == math.pi
+    with pytest.raises(ValueError, match="math domain error"):
+        dask_xp.math.log(total * 0.0).compute()
+    with pytest.raises(OverflowError):
+        dask_xp.math.exp(total * 1000.0).compute()
+    lit = xp.asarray([dask_xp.float(total), dask_xp.float(total * 2)], dtype=xp.float64)
+    assert isinstance(lit, xp.Array) and list(lit.compute()) == [7.5, 15.0]
+    assert dask_xp.float("2.5") == 2.5
 
 
 def test_masked_lanes_are_taken_and_written_back_chunk_by_chunk():
