@@ -25,6 +25,7 @@ parent also reports each process's wall time (interpreter start included).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -61,8 +62,9 @@ def _child(name: str, size: int | None) -> dict:
         compiled = f._specialize(args)              # the pipeline, and the module loaded (not compiled)
         t3 = time.perf_counter()
         c3 = time.process_time()
-        if not compiled.grad._compile(args):        # Numba: compile NAME_grad, or load it from disk
-            raise RuntimeError(f"Numba cannot compile {name}_grad: {compiled.grad.fallback}")
+        with _counting_compilations() as compilations:
+            if not compiled.grad._compile(args):    # Numba: compile NAME_grad, or load it from disk
+                raise RuntimeError(f"Numba cannot compile {name}_grad: {compiled.grad.fallback}")
         t4 = time.perf_counter()
         c4 = time.process_time()
         got = f.grad(*args)
@@ -75,7 +77,27 @@ def _child(name: str, size: int | None) -> dict:
     figures = dict(zip(PHASES, (t1 - t0, t3 - t2, t4 - t3, t5 - t4), strict=True))
     figures["cpu"] = time.process_time()         # (the whole process's; steadier than wall time on a loaded machine)
     figures["compile cpu"] = c4 - c3             # (the compile phase's CPU time alone)
+    figures["compilations"] = compilations[0]    # (Numba's compilations in it: none where its disk cache serves)
     return figures
+
+
+@contextlib.contextmanager
+def _counting_compilations():
+    """Count the functions Numba compiles inside the block (its ``numba:compile`` events; a function loaded
+    from Numba's disk cache is not compiled)."""
+    from numba.core import event
+
+    count = [0]
+
+    class Counter(event.Listener):
+        def on_start(self, ev):
+            count[0] += 1
+
+        def on_end(self, ev):
+            pass
+
+    with event.install_listener("numba:compile", Counter()):
+        yield count
 
 
 def _run_one(name: str, cache: str, size: int | None, timeout: float, tree: str | None = None) -> dict:

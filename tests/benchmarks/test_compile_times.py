@@ -15,8 +15,9 @@ def test_a_kernel_cold_then_warm():
     for figures in (cold, warm):
         assert set(compile_times.PHASES) <= figures.keys()
         assert figures["total"] == sum(figures[p] for p in compile_times.PHASES)
-    # what a warm cache is for: Numba loads the machine code instead of compiling it
-    assert warm["compile"] < cold["compile"]
+    # what a warm cache is for: Numba loads the machine code instead of compiling it (counted, not timed:
+    # speed lives in the benchmarks, and a loaded machine's timings cross)
+    assert cold["compilations"] > 0 and warm["compilations"] < cold["compilations"], (cold, warm)
 
 
 def test_an_unknown_kernel_is_refused(capsys):
