@@ -68,7 +68,7 @@ class Backend:
     lanes: bool = True
     array_type: str = "ndarray"        # the array class of ``xp_module`` (dask.array's is ``Array``)
     # ``parallel=True``: the fused loops whose iterations are independent run on threads (numba's prange:
-    # lower/numba_threads.py); a backend that can: :data:`THREADED`
+    # lower/numba_threads.py); a backend that can: :data:`PARALLEL_BACKENDS`
     parallel: bool = False
 
     @property
@@ -214,7 +214,7 @@ NUMBA = Backend("numba", "numpy", "NumPy and Numba", prologue=_NUMBA_PROLOGUE, d
 NUMBA_PARALLEL = dataclasses.replace(NUMBA, parallel=True)
 
 #: The backends ``parallel=True`` means something for, by name.
-THREADED = {NUMBA.name: NUMBA_PARALLEL}
+PARALLEL_BACKENDS = {NUMBA.name: NUMBA_PARALLEL}
 
 
 def _dask_helpers() -> dict:
@@ -276,7 +276,7 @@ def _numba_imports() -> bool:
 def get(name: str, parallel: bool = False) -> Backend:
     """The backend of a ``backend=`` option (checked by :func:`coarsen_nb.checks.options` first), its
     threaded form where ``parallel`` (a backend without one, the module a call's arguments chose: itself)."""
-    return THREADED.get(name, BACKENDS[name]) if parallel else BACKENDS[name]
+    return PARALLEL_BACKENDS.get(name, BACKENDS[name]) if parallel else BACKENDS[name]
 
 
 def is_array(value) -> bool:

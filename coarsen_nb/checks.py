@@ -17,7 +17,7 @@ import numbers
 
 import numpy as np
 
-from coarsen_nb.backends import AUTO, BACKENDS, THREADED, is_array, resolve
+from coarsen_nb.backends import AUTO, BACKENDS, PARALLEL_BACKENDS, is_array, resolve
 from coarsen_nb.errors import CoarsenError
 
 
@@ -38,7 +38,7 @@ def options(backend, max_soi, reuse, per_block, parallel=False) -> tuple:
     if not isinstance(parallel, (bool, np.bool_)):
         raise CoarsenError("parallel", message=f"parallel must be True or False, got {parallel!r}",
                            hint="pass parallel=True to run the independent loops of the numba backend on threads")
-    if parallel and resolve(backend) not in THREADED:
+    if parallel and resolve(backend) not in PARALLEL_BACKENDS:
         raise CoarsenError("parallel", message=f"parallel=True needs the numba backend, not {resolve(backend)!r}",
                            hint='pass backend="numba" with parallel=True (install Numba: pip install numba), '
                                 "or leave parallel=False")

@@ -25,6 +25,7 @@ INDENT = "    "
 #: The widest line generated code has (the project's own line length, ``pyproject.toml``).
 WIDTH = 120
 
+
 def statement_lines(pad: str, head: str, value: Expr, tail: str = "", whole: bool = True) -> list[str]:
     """``pad + head + value + tail`` as one line, or broken inside ``value``'s brackets where it is too long
     (``whole``: ``value`` is a statement's whole expression, so parentheses may be added around it)."""
