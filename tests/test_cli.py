@@ -85,6 +85,16 @@ def test_compile_prints_the_value_and_gradient_python_and_finite_differences_giv
     assert _number(out, "grad") == pytest.approx((plain.bump(0.3 + h) - plain.bump(0.3 - h)) / (2 * h), rel=1e-6)
 
 
+def test_parallel_compiles_with_threads_and_is_refused_for_numpy(program, capsys, tmp_path):
+    path, _ = program
+    out_file = tmp_path / "softsum_threads.py"
+    rc, out, err = _run(capsys, f"{path}:softsum", "--backend", "numba", "--parallel", "--export", out_file)
+    assert rc == 0 and err == "", err
+    assert "Options: backend=numba, parallel=True," in out_file.read_text()
+    rc, out, err = _run(capsys, f"{path}:softsum", "--backend", "numpy", "--parallel")
+    assert rc == 1 and "parallel=True needs the numba backend" in err and "Traceback" not in err
+
+
 def test_report_prints_every_stage_in_the_users_names(program, capsys):
     path, _ = program
     rc, out, _ = _run(capsys, f"{path}:softsum", "--report")   # arguments from make_inputs(size, seed)
