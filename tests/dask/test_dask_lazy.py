@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 import test_dask_corpus as corpus
 import test_dask_kernels as kernels
-from dask_chunks import EarlyComputes, computed, da
+from dask_chunks import EarlyComputes, da
 
 #: corpus entries (and the chunkings they run in: ITERATED ones only in one chunk) made lazy
 CORPUS_LAZY = {
@@ -34,19 +34,7 @@ CORPUS_LAZY = {
 KERNELS_LAZY = ("brachistochrone", "exp_smoothing", "iir_filter")
 
 
-def _leaves(x):
-    if isinstance(x, tuple):
-        for e in x:
-            yield from _leaves(e)
-    else:
-        yield x
-
-
-def _equal(got, want):
-    for w, g in zip(_leaves(want), _leaves(got), strict=True):
-        g = computed(g)
-        assert np.shape(g) == np.shape(w)
-        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12, equal_nan=True)
+_equal = corpus.assert_same_results      # (the corpus test's comparison: leaf by leaf, 1e-12)
 
 
 @pytest.mark.parametrize(("name", "how"), [(n, h) for n, hs in sorted(CORPUS_LAZY.items()) for h in hs])
