@@ -115,7 +115,7 @@ class OperatorPrinting:
             return Call(Name(self.helper('_softplus')), (a[0],))
         if isinstance(e, elementary.Sigmoid):
             if array:
-                return self.call("exp", Unary("-", self.call("logaddexp", _ZERO, Unary("-", Paren(a[0])))))
+                return Call(Name(self.helper('_expit')), (a[0],))
             return Call(Name(self.helper('_sigmoid')), (a[0],))
         if isinstance(e, forms.PowInt):
             if array:

@@ -83,6 +83,14 @@ def _exp_minus_square(b):
     return xp.exp(-(m * m)) * xp.exp(-(2.0 * m * f + f * f))
 
 
+def _expit(x):
+    """1 / (1 + exp(-x)) elementwise without overflow (SciPy's name; a softplus's derivative): one exp of
+    -|x|, where exp(-logaddexp(0, -x)) costs three transcendental passes (logistic regression's gradient
+    was 1.6x slower with it)."""
+    e = xp.exp(-xp.abs(x))
+    return xp.where(x >= 0, 1.0, e) / (1.0 + e)
+
+
 def _special():
     """SciPy's special functions: the functions the compiled code called."""   # (CuPy's: lower/cupy.py)
     import scipy.special as special
@@ -110,4 +118,4 @@ def _logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
 
 
 #: the helpers of this module, in the order the registry (:mod:`coarsen_nb.lower.helpers`) lists them
-HELPER_FUNCTIONS = (_erf, _erfc_ratio, _erfc, _exp_minus_square, _special, _gammaln, _digamma, _xlogy, _logsumexp)
+HELPER_FUNCTIONS = (_erf, _erfc_ratio, _erfc, _exp_minus_square, _expit, _special, _gammaln, _digamma, _xlogy, _logsumexp)

@@ -281,3 +281,19 @@ def test_erf_and_erfc_against_math():
     x = np.concatenate([np.linspace(-7.0, 7.0, 2001), [0.0, -0.0, 1.0, -1.0, 30.0, -30.0]])
     np.testing.assert_allclose(H["_erf"](x), [math.erf(v) for v in x], rtol=1e-15, atol=1e-300)
     np.testing.assert_allclose(H["_erfc"](x), [math.erfc(v) for v in x], rtol=1e-13, atol=1e-300)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(allow_nan=True, allow_infinity=True, width=64), min_size=0, max_size=9))
+def test_expit_is_the_scalar_sigmoid_elementwise(xs):
+    """The array logistic (a softplus's derivative) against the scalar helper, which is 1 / (1 + exp(-z))
+    written per sign: equal to a few ulps everywhere, exactly 0 and 1 at the infinities, NaN for NaN."""
+    x = np.asarray(xs, dtype=np.float64)
+    got = H["_expit"](x)
+    assert got.shape == x.shape
+    for g, v in zip(got, x):
+        if math.isnan(v):
+            assert math.isnan(g)
+        else:
+            assert g == pytest.approx(H["_sigmoid"](v), rel=4e-16, abs=1e-300)
+    assert H["_expit"](np.array([-np.inf, np.inf, -800.0, 800.0])).tolist() == [0.0, 1.0, math.exp(-800.0), 1.0]
