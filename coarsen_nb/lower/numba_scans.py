@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from coarsen_nb.lower import lir, naming
+from coarsen_nb.lower import lir, lir_passes, naming
 from coarsen_nb.lower.domain import Domain, Target
 from coarsen_nb.lower.fusion_domain import NOT_ONE_PASS, Body
 from coarsen_nb.lower.nest_analysis import loop_invariants, nodes_outside_reductions
@@ -153,7 +153,12 @@ class ScanLoops(LoopFunction):
             kept = self._kept(forward, reverse_exprs, set(states) | set(accs))
             kept_at = {e: lir.Name(self.fresh(f"{name.id}_at")) for e, name in kept.items()}
             head += [lir.Assign(a, lir.Call(lir.Attr(lir.Name("xp"), "empty"), (count,))) for a in kept_at.values()]
-            steps += [lir.Assign(lir.Index(kept_at[e], (minus(i, lo),)), kept[e]) for e in kept]
+            early = [e for e in kept if self._early(e, set(states) | set(accs))]
+            if early:
+                loops.append(self._early_loop(codes, reads_map, i, lo, hi, early, kept_at))
+                forward.body = _read_back(forward.body, {kept[e].id: lir.Index(kept_at[e], (minus(i, lo),))
+                                                         for e in early})
+            steps += [lir.Assign(lir.Index(kept_at[e], (minus(i, lo),)), kept[e]) for e in kept if e not in early]
             steps += self._updates(forward, scans, carried)
             loops.append(lir.For(i, lir.Call(lir.Name("range"), (lo, hi)), tuple(forward.body + steps)))
             backward = self.printer(codes, reads_map, 2, {k: i.id})
@@ -185,11 +190,40 @@ class ScanLoops(LoopFunction):
         body = [*pre, *head, *loops, *outer.body]
         if returns:
             body.append(lir.Return(returns[0] if len(returns) == 1 else lir.Tuple(tuple(returns), bare=True)))
-        printers = (outer, forward) + ((backward, between) if costates else ())
+        printers = (outer, forward) + ((backward, between) if costates else ()) + self._early_printers
         loads = set().union(*(p.helpers for p in printers))
         if any(p.uses_math for p in printers):
             loads.add("math")
+        if self._early_printers:
+            # (the forward's reads of the exponentials stored ahead leave its temporaries that computed them dead)
+            body = list(lir_passes.drop_dead_assignments(tuple(body)))
+            loads.add("_exp")
         return self.register(params, body, loads), params
+
+    _early_printers: tuple = ()
+
+    def _early(self, e, states: set) -> bool:
+        """Whether the kept value ``e`` (see :meth:`_kept`) is an exponential that reads no state and no sum:
+        its values at every step are then computed ahead of the forward pass, in a loop that only stores
+        them, with the helper ``_exp`` (arithmetic LLVM vectorizes; libm's ``math.exp`` it cannot), and the
+        forward pass reads them back.  Each step's ``exp`` was most of a Monte Carlo path's work
+        (asian_option: 50 steps a path, two passes over them)."""
+        value = self.body.temps.get(e, e) if isinstance(e, sp.Symbol) else e
+        return isinstance(value, sp.exp) and not any(
+            n in states or isinstance(n, (LinScan, LinCostate, forms.Reduction, forms.ElemSum))
+            for n in self.body.nodes(e))
+
+    def _early_loop(self, codes, reads_map, i: lir.Name, lo, hi, early: list, kept_at: dict) -> lir.For:
+        """The loop that stores the exponentials ``early`` at every step, ahead of the forward pass."""
+        pr = self.printer(codes, reads_map, 2, {self.dom.index: i.id})
+        pr.scalar_points = True
+        stores = []
+        for e in early:
+            value = self.body.temps.get(e, e) if isinstance(e, sp.Symbol) else e
+            stores.append(lir.Assign(lir.Index(kept_at[e], (minus(i, lo),)),
+                                     lir.Call(lir.Name("_exp"), (pr.value(value.args[0]),))))
+        self._early_printers = (pr,)
+        return lir.For(i, lir.Call(lir.Name("range"), (lo, hi)), tuple(pr.body + stores))
 
     def _kept(self, forward, exprs, states) -> dict:
         """The costly values of a step (``exp``, ``log``, a fractional power) that the forward pass computed
@@ -271,6 +305,13 @@ class ScanLoops(LoopFunction):
         fresh = [lir.Name(self.fresh(f"{v.id}_next")) for v, _ in news]
         return ([lir.Assign(f, step) for f, (_, step) in zip(fresh, news, strict=True)] +
                 [lir.Assign(v, f) for f, (v, _) in zip(fresh, news, strict=True)])
+
+
+def _read_back(body, reads: dict) -> list:
+    """``body`` with each assignment of a name in ``reads`` (name -> the stored value's load) replaced by
+    the load: the forward pass reads what the loop ahead of it stored."""
+    return [lir.Assign(s.target, reads[s.target.id]) if isinstance(s, lir.Assign) and isinstance(s.target, lir.Name)
+            and s.target.id in reads else s for s in body]
 
 
 def _affine(a_code: lir.Expr, v: lir.Name, b_code: lir.Expr, a, b) -> lir.Expr:
