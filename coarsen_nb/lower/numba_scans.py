@@ -142,7 +142,6 @@ class ScanLoops(LoopFunction):
         if costates:
             stored = {n: lir.Name(self.fresh(f"{carried[n].id}_at")) for n in scans}
             count = lir.Call(lir.Name("max"), (lir.Lit("0"), minus(hi, lo)))
-            head += [lir.Assign(a, lir.Call(lir.Attr(lir.Name("xp"), "empty"), (count,))) for a in stored.values()]
             steps += [lir.Assign(lir.Index(stored[n], (minus(i, lo),)), carried[n]) for n in scans]
             # the sums of the forward states alone, added up in the forward pass (the reverse one reads them)
             ahead = {n: acc for n, acc in accs.items() if forward_sum(self.body, n)}
@@ -152,7 +151,7 @@ class ScanLoops(LoopFunction):
                              [t.expr for t in self.targets if t.mode == "scatter"])
             kept = self._kept(forward, reverse_exprs, set(states) | set(accs))
             kept_at = {e: lir.Name(self.fresh(f"{name.id}_at")) for e, name in kept.items()}
-            head += [lir.Assign(a, lir.Call(lir.Attr(lir.Name("xp"), "empty"), (count,))) for a in kept_at.values()]
+            head += self._tape(count, [*stored.values(), *kept_at.values()])
             early = [e for e in kept if self._early(e, set(states) | set(accs))]
             if early:
                 loops.append(self._early_loop(codes, reads_map, i, lo, hi, early, kept_at))
@@ -201,6 +200,17 @@ class ScanLoops(LoopFunction):
         return self.register(params, body, loads), params
 
     _early_printers: tuple = ()
+
+    def _tape(self, count: lir.Expr, rows: list[lir.Name]) -> list[lir.Stmt]:
+        """The arrays the forward pass stores each step's values in, ``count`` each: one allocation of a row
+        per array where there are several (``tape = xp.empty((2, n))``, ``s_at = tape[0]``): the function runs
+        once per path of a Monte Carlo loop, where each allocation cost more than a step."""
+        if len(rows) == 1:
+            return [lir.Assign(rows[0], lir.Call(lir.Attr(lir.Name("xp"), "empty"), (count,)))]
+        tape = lir.Name(self.fresh("tape"))
+        shape = lir.Tuple((lir.Lit(str(len(rows))), count))
+        return [lir.Assign(tape, lir.Call(lir.Attr(lir.Name("xp"), "empty"), (shape,))),
+                *(lir.Assign(row, lir.Index(tape, (lir.Lit(str(j)),))) for j, row in enumerate(rows))]
 
     def _early(self, e, states: set) -> bool:
         """Whether the kept value ``e`` (see :meth:`_kept`) is an exponential that reads no state and no sum:

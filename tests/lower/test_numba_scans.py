@@ -219,6 +219,8 @@ def test_the_reverse_pass_reads_the_forward_passs_costly_values():
     assert "math.exp(" not in vjp, vjp
     assert "_at[k]" in forward_pass and "_exp(" not in forward_pass, vjp
     assert "_at[k]" in reverse_pass and "_exp(" not in reverse_pass, vjp
+    # the state and the exponential stored in the rows of one array: one allocation a path
+    assert vjp.count("xp.empty(") == 1 and "s_at = tape[0]" in vjp, vjp
 
 
 def test_only_an_exponential_of_the_steps_data_is_stored_ahead():
