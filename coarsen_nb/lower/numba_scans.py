@@ -28,10 +28,11 @@ from __future__ import annotations
 
 import sympy as sp
 
-from coarsen_nb.lower import lir, lir_passes, naming
+from coarsen_nb.lower import lir, lir_exprs, lir_passes, naming
 from coarsen_nb.lower.domain import Domain, Target
 from coarsen_nb.lower.fusion_domain import NOT_ONE_PASS, Body
 from coarsen_nb.lower.nest_analysis import loop_invariants, nodes_outside_reductions
+from coarsen_nb.lower.numba_bounds import UNCHECKED, checked_call, out_of_bounds
 from coarsen_nb.lower.numba_loops import LoopFunction, integer_index, minus, paren
 from coarsen_nb.lower.printing import is_atom_code
 from coarsen_nb.phi import forms
@@ -197,17 +198,29 @@ class ScanLoops(LoopFunction):
             # (the forward's reads of the exponentials stored ahead leave its temporaries that computed them dead)
             body = list(lir_passes.drop_dead_assignments(tuple(body)))
             loads.add("_exp")
-        return self.register(params, body, loads), params
+        name = self.register(params, body, loads)
+        numbers = {codes[s] for s in leaves if not self.body.leaves[s][2]}
+        # (an adjoint's only: a forward scan's call is narrowed to the results the caller reads, the gradient's
+        # loop counter alone, which lir_liveness does only for a function that returns once, at its end)
+        checks = self._bounds_tests(body, params, numbers, lo, hi) if costates else None
+        if not checks:
+            return name, params
+        checked = checked_call(name, params)
+        return self.register(params, [*(lir.If(test, checked) for test in checks), *body], loads | {name},
+                             "scan_in_bounds", UNCHECKED), params
 
     _early_printers: tuple = ()
+    _own: set = frozenset()         # the arrays the function allocates itself (the forward pass's stored rows)
 
     def _tape(self, count: lir.Expr, rows: list[lir.Name]) -> list[lir.Stmt]:
         """The arrays the forward pass stores each step's values in, ``count`` each: one allocation of a row
         per array where there are several (``tape = xp.empty((2, n))``, ``s_at = tape[0]``): the function runs
         once per path of a Monte Carlo loop, where each allocation cost more than a step."""
+        self._own = {row.id for row in rows}
         if len(rows) == 1:
             return [lir.Assign(rows[0], lir.Call(lir.Attr(lir.Name("xp"), "empty"), (count,)))]
         tape = lir.Name(self.fresh("tape"))
+        self._own.add(tape.id)
         shape = lir.Tuple((lir.Lit(str(len(rows))), count))
         return [lir.Assign(tape, lir.Call(lir.Attr(lir.Name("xp"), "empty"), (shape,))),
                 *(lir.Assign(row, lir.Index(tape, (lir.Lit(str(j)),))) for j, row in enumerate(rows))]
@@ -234,6 +247,20 @@ class ScanLoops(LoopFunction):
                                      lir.Call(lir.Name("_exp"), (pr.value(value.args[0]),))))
         self._early_printers = (pr,)
         return lir.For(i, lir.Call(lir.Name("range"), (lo, hi)), tuple(pr.body + stores))
+
+    def _bounds_tests(self, body, params: list[str], numbers: set[str], lo, hi) -> list[lir.Expr] | None:
+        """The tests before the passes that prove every subscript in bounds (:mod:`coarsen_nb.lower.numba_bounds`:
+        then the function runs without Numba's bounds checks, a compare and a branch a read), or None.  Every
+        pass runs over k in [lo, hi) (the reverse one backwards); the arrays the function allocates itself
+        (the stored rows) are in bounds by construction; a number parameter (``numbers``) may be a subscript
+        (the path p of ``z[int(p), int(k)]``)."""
+        loops = [s for s in lir.statements(body) if isinstance(s, lir.For)]
+        if not loops or any(not isinstance(s.target, lir.Name) or s.target.id != loops[0].target.id for s in loops):
+            return None
+        if not set(lir_exprs.names_in(lo)) | set(lir_exprs.names_in(hi)) <= set(params) | _BUILTINS:
+            return None
+        return out_of_bounds(body, set(params), {loops[0].target.id: [(lo, hi, lir.Lit("1"))]},
+                             frozenset(self._own), frozenset(numbers))
 
     def _kept(self, forward, exprs, states) -> dict:
         """The costly values of a step (``exp``, ``log``, a fractional power) that the forward pass computed
@@ -315,6 +342,9 @@ class ScanLoops(LoopFunction):
         fresh = [lir.Name(self.fresh(f"{v.id}_next")) for v, _ in news]
         return ([lir.Assign(f, step) for f, (_, step) in zip(fresh, news, strict=True)] +
                 [lir.Assign(v, f) for f, (v, _) in zip(fresh, news, strict=True)])
+
+
+_BUILTINS = frozenset({"max", "min", "int"})
 
 
 def _read_back(body, reads: dict) -> list:

@@ -128,13 +128,23 @@ def discounted(x, r, c):
     return tot
 
 
+def overrun(z, s0, sigma, n_steps):
+    total = 0.0
+    for p in range(z.shape[0]):
+        s = s0
+        for t in range(n_steps):        # (past z's columns where n_steps is: the plain loop's IndexError)
+            s = s * math.exp(sigma * z[p, t])
+            total += s
+    return total
+
+
 def _inputs(rng, name, n):
     x, y = rng.uniform(-1, 1, n), rng.uniform(-1, 1, n)
     return {"iir": (x, y, 0.7, 1.3), "smoothing": (x, 0.3), "prefix_sum": (x, 0.2),
             "prefix_product": (rng.uniform(0.5, 1.5, n), y), "scan_of_scan": (x, 0.6, -0.4),
             "late_start": (x, 0.8), "branching": (x, 0.9), "every_other": (x, 0.5),
             "average_call": (rng.normal(size=(3, n)), 1.0, 0.3, float(rng.uniform(0.5, 1.5))),
-            "discounted": (x, 0.4, 0.3)}[name]
+            "discounted": (x, 0.4, 0.3), "overrun": (rng.normal(size=(3, n)), 1.0, 0.3, n)}[name]
 
 
 PROGRAMS = {"iir": (iir, ("x", "a", "g")), "smoothing": (smoothing, ("x", "alpha")),
@@ -142,7 +152,7 @@ PROGRAMS = {"iir": (iir, ("x", "a", "g")), "smoothing": (smoothing, ("x", "alpha
             "scan_of_scan": (scan_of_scan, ("x", "a", "b")), "late_start": (late_start, ("x", "a")),
             "branching": (branching, ("x", "a")), "every_other": (every_other, ("x", "a")),
             "average_call": (average_call, ("z", "s0", "sigma", "strike")),
-            "discounted": (discounted, ("x", "r", "c"))}
+            "discounted": (discounted, ("x", "r", "c")), "overrun": (overrun, ("s0", "sigma"))}
 #: programs whose adjoint SOI is a scan domain under numba (every_other's range has step 2: array code)
 FUSED = set(PROGRAMS) - {"every_other"}
 
@@ -244,3 +254,25 @@ def test_exponentials_stored_ahead_on_random_paths(paths, n, sigma, s0, strike, 
     z = np.random.default_rng(seed).normal(size=(paths, n))
     _check("average_call", (z, s0, sigma, strike))
     _check("discounted", (z[0], sigma, 0.1))
+
+
+def test_an_adjoint_scan_in_bounds_by_its_tests_runs_unchecked_and_past_them_raises_the_users_index_error():
+    """overrun's adjoint scan reads z[int(p), int(t)] for its path p (a number parameter) and t < n_steps:
+    tests before the passes (``0 <= p and p < z.shape[0]``, ``n_steps > z.shape[1]``) prove them in bounds,
+    and the function runs without Numba's bounds checks; one more step than z has columns fails a test, and
+    the gradient raises the IndexError the plain loop and the NumPy backend raise, at the same line."""
+    z = np.random.default_rng(5).normal(size=(3, 6))
+    _check("overrun", (z, 1.0, 0.3, 6))
+    vjp = next(part for part in _pair("overrun")[2].source.split("\n\n\n")
+               if "_vjp_scan_in_bounds(" in part.split("\n")[1])
+    assert "if not (0 <= p" in vjp and "< z.shape[0]):" in vjp and "> z.shape[1]:" in vjp, vjp
+    fn, by_numpy, by_numba = _pair("overrun")
+    with pytest.raises(IndexError):
+        fn(z, 1.0, 0.3, 7)
+    with pytest.raises(cn.CoarsenError) as numba_error:
+        by_numba.grad(z, 1.0, 0.3, 7)
+    with pytest.raises(cn.CoarsenError) as numpy_error:
+        by_numpy.grad(z, 1.0, 0.3, 7)
+    assert isinstance(numba_error.value, IndexError)
+    assert numba_error.value.line == numpy_error.value.line
+    _check("overrun", (z, 1.0, 0.3, 6))       # (in bounds again)
