@@ -15,6 +15,13 @@ sums and scatters of its adjoint) is computed in one pass over k, each state car
   writes the scatters, as a hand-written reverse sweep does.  The sums of the forward states alone are
   added up in the forward pass; the reverse pass may read them (asian_option's branch on a path's average,
   inside its adjoint's sums), and what it reads that varies over no step is computed once between the passes.
+  A costly value of a step that the reverse pass reads again (an ``exp``) is stored beside the states; an
+  exponential of the step's data alone (``exp(sigma*z[p, k])``, no state) is computed ahead of the forward
+  pass, in a loop that only stores it, with the helper ``_exp`` (LLVM vectorizes it, not libm's ``math.exp``),
+  and both passes read it back.  The stored rows are one allocation (the function runs once per path of a
+  Monte Carlo loop), and where tests before the passes prove every subscript in bounds (a number parameter
+  may be one: the path p) the adjoint runs without Numba's bounds checks (:mod:`coarsen_nb.lower.numba_bounds`).
+  asian_option's gradient at 10⁴ paths: 3.7 → 2.8 ms (RESULTS.md, stop 38).
 
 The new states of a step are all computed before any is stored, so a scan that reads another scan (or a
 costate that reads another costate) reads the values of the same step.  What this does not take (the
