@@ -74,14 +74,17 @@ def loop_spans(body, known: set[str]) -> dict:
     return spans
 
 
-def out_of_bounds(body, arrays: set[str], spans: dict, own: frozenset = frozenset()) -> list[lir.Expr] | None:
+def out_of_bounds(body, arrays: set[str], spans: dict, own: frozenset = frozenset(),
+                  points: frozenset = frozenset()) -> list[lir.Expr] | None:
     """The tests that find a subscript of the loop function ``body`` out of bounds (none true: all in bounds),
     or None where that is not known before its loops.  Each subscript must be an array parameter
     (``arrays``) at loop variables alone (``X[int(i), int(j)]``), each loop variable's every loop of step 1
     over bounds known before the loops (``spans``: variable -> [(start, stop, step) codes, or None]).  The
     test, per array axis and loop: ``not (stop <= start or (0 <= start and stop <= X.shape[axis]))``,
     ``stop > X.shape[axis]`` for a loop from 0.  ``own``: arrays the function allocates itself with the length
-    of the loops that index them (a nest's tables and rows), in bounds by construction."""
+    of the loops that index them (a nest's tables and rows), in bounds by construction.  ``points``: number
+    parameters that a subscript may be at (a scan's path ``X[int(p), int(k)]``), tested as
+    ``not (0 <= p and p < X.shape[axis])`` (which then holds for the ``int`` of a float p too)."""
     uses = []
     for stmt in lir.statements(body):
         for e in stmt.exprs():
@@ -93,11 +96,17 @@ def out_of_bounds(body, arrays: set[str], spans: dict, own: frozenset = frozense
                 for axis, item in enumerate(node.items):
                     if isinstance(item, lir.Call) and str(item.func) == "int" and len(item.args) == 1:
                         item = item.args[0]
-                    if not (isinstance(item, lir.Name) and item.id in spans):
+                    if not (isinstance(item, lir.Name) and (item.id in spans or item.id in points)):
                         return None
                     uses.append((node.value, axis, item.id))
     tests: dict[str, lir.Expr] = {}
     for array, axis, var in uses:
+        if var in points and var not in spans:
+            size = lir.Index(lir.Attr(array, "shape"), (lir.Lit(str(axis)),))
+            test = lir.Unary("not ", lir.Paren(lir.BoolOp("and", (lir.Compare("<=", lir.Lit("0"), lir.Name(var)),
+                                                                   lir.Compare("<", lir.Name(var), size)))))
+            tests.setdefault(str(test), test)
+            continue
         for span in spans[var]:
             if span is None or str(span[2]) != "1":
                 return None

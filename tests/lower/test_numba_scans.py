@@ -117,19 +117,42 @@ def average_call(z, s0, sigma, strike):
     return total
 
 
+def discounted(x, r, c):
+    s = 0.0
+    tot = 0.0
+    for k in range(len(x)):
+        # a coefficient that is an exponential of the step's data alone (stored ahead of the forward pass, by
+        # the helper _exp) and one of the state (computed in the forward pass, libm's math.exp)
+        s = math.exp(-r * x[k]) * s + x[k]
+        tot += math.exp(c * s) * x[k]
+    return tot
+
+
+def overrun(z, s0, sigma, n_steps):
+    total = 0.0
+    for p in range(z.shape[0]):
+        s = s0
+        for t in range(n_steps):        # (past z's columns where n_steps is: the plain loop's IndexError)
+            s = s * math.exp(sigma * z[p, t])
+            total += s
+    return total
+
+
 def _inputs(rng, name, n):
     x, y = rng.uniform(-1, 1, n), rng.uniform(-1, 1, n)
     return {"iir": (x, y, 0.7, 1.3), "smoothing": (x, 0.3), "prefix_sum": (x, 0.2),
             "prefix_product": (rng.uniform(0.5, 1.5, n), y), "scan_of_scan": (x, 0.6, -0.4),
             "late_start": (x, 0.8), "branching": (x, 0.9), "every_other": (x, 0.5),
-            "average_call": (rng.normal(size=(3, n)), 1.0, 0.3, float(rng.uniform(0.5, 1.5)))}[name]
+            "average_call": (rng.normal(size=(3, n)), 1.0, 0.3, float(rng.uniform(0.5, 1.5))),
+            "discounted": (x, 0.4, 0.3), "overrun": (rng.normal(size=(3, n)), 1.0, 0.3, n)}[name]
 
 
 PROGRAMS = {"iir": (iir, ("x", "a", "g")), "smoothing": (smoothing, ("x", "alpha")),
             "prefix_sum": (prefix_sum, ("x", "c")), "prefix_product": (prefix_product, ("x", "y")),
             "scan_of_scan": (scan_of_scan, ("x", "a", "b")), "late_start": (late_start, ("x", "a")),
             "branching": (branching, ("x", "a")), "every_other": (every_other, ("x", "a")),
-            "average_call": (average_call, ("z", "s0", "sigma", "strike"))}
+            "average_call": (average_call, ("z", "s0", "sigma", "strike")),
+            "discounted": (discounted, ("x", "r", "c")), "overrun": (overrun, ("s0", "sigma"))}
 #: programs whose adjoint SOI is a scan domain under numba (every_other's range has step 2: array code)
 FUSED = set(PROGRAMS) - {"every_other"}
 
@@ -189,14 +212,67 @@ def test_the_scan_domain_passes_verify(monkeypatch):
     assert len(built) >= len(FUSED)         # (each program's adjoint at least; forwards too where they scan)
 
 
+def _vjp_scan(name) -> str:
+    source = _pair(name)[2].source
+    return next(part for part in source.split("\n\n\n") if "_vjp_scan(" in part.split("\n")[1])
+
+
 def test_the_reverse_pass_reads_the_forward_passs_costly_values():
     """average_call's step computes exp(sigma*z[p, t]) and the adjoint reads it at every step: its scan
-    function evaluates it once per step (in the forward pass, stored beside the state) and the reverse pass
-    reads it back, not computing it again; the gradient stays right (checked first)."""
+    function evaluates it once per step (in a loop ahead of the forward pass that only stores it, with the
+    vectorizable helper ``_exp``) and the forward and reverse passes read it back, not computing it again;
+    the gradient stays right (checked first)."""
     _check("average_call", _inputs(np.random.default_rng(3), "average_call", 7))
-    source = _pair("average_call")[2].source
-    vjp = next(part for part in source.split("\n\n\n") if "_vjp_scan(" in part.split("\n")[1])
-    forward_pass, reverse_pass = vjp.split(", -1):")
+    vjp = _vjp_scan("average_call")
+    ahead, forward_pass, reverse_pass = vjp.split("    for k in range(")[1:]
+    assert ahead.count("_exp(") == 1 and "_at[k] = _exp(" in ahead, vjp
+    assert "math.exp(" not in vjp, vjp
+    assert "_at[k]" in forward_pass and "_exp(" not in forward_pass, vjp
+    assert "_at[k]" in reverse_pass and "_exp(" not in reverse_pass, vjp
+    # the state and the exponential stored in the rows of one array: one allocation a path
+    assert vjp.count("xp.empty(") == 1 and "s_at = tape[0]" in vjp, vjp
+
+
+def test_only_an_exponential_of_the_steps_data_is_stored_ahead():
+    """discounted's coefficient exp(-r*x[k]) reads the step's data alone: stored ahead by ``_exp``; its sum's
+    exp(c*s) reads the state, known only in the forward pass: libm's ``math.exp`` there, stored beside the
+    state for the reverse pass."""
+    _check("discounted", _inputs(np.random.default_rng(4), "discounted", 9))
+    vjp = _vjp_scan("discounted")
+    ahead, forward_pass, reverse_pass = vjp.split("    for k in range(")[1:]
+    assert ahead.count("_exp(") == 1 and "math.exp(" not in ahead, vjp
     assert forward_pass.count("math.exp(") == 1, vjp
-    assert "math.exp(" not in reverse_pass, vjp
-    assert "_at[k]" in reverse_pass, vjp
+    assert "exp(" not in reverse_pass, vjp
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(paths=st.integers(1, 4), n=st.integers(1, 30), sigma=st.floats(-3.0, 3.0), s0=st.floats(0.1, 10.0),
+       strike=st.floats(0.0, 5.0), seed=st.integers(0, 2**16))
+def test_exponentials_stored_ahead_on_random_paths(paths, n, sigma, s0, strike, seed):
+    """The exponentials stored ahead (``_exp``, within 1 ulp of libm's) leave the value and the gradient
+    equal to the NumPy backend's, on random paths and volatilities (steps up to e^(3·4.5))."""
+    z = np.random.default_rng(seed).normal(size=(paths, n))
+    _check("average_call", (z, s0, sigma, strike))
+    _check("discounted", (z[0], sigma, 0.1))
+
+
+def test_an_adjoint_scan_in_bounds_by_its_tests_runs_unchecked_and_past_them_raises_the_users_index_error():
+    """overrun's adjoint scan reads z[int(p), int(t)] for its path p (a number parameter) and t < n_steps:
+    tests before the passes (``0 <= p and p < z.shape[0]``, ``n_steps > z.shape[1]``) prove them in bounds,
+    and the function runs without Numba's bounds checks; one more step than z has columns fails a test, and
+    the gradient raises the IndexError the plain loop and the NumPy backend raise, at the same line."""
+    z = np.random.default_rng(5).normal(size=(3, 6))
+    _check("overrun", (z, 1.0, 0.3, 6))
+    vjp = next(part for part in _pair("overrun")[2].source.split("\n\n\n")
+               if "_vjp_scan_in_bounds(" in part.split("\n")[1])
+    assert "if not (0 <= p" in vjp and "< z.shape[0]):" in vjp and "> z.shape[1]:" in vjp, vjp
+    fn, by_numpy, by_numba = _pair("overrun")
+    with pytest.raises(IndexError):
+        fn(z, 1.0, 0.3, 7)
+    with pytest.raises(cn.CoarsenError) as numba_error:
+        by_numba.grad(z, 1.0, 0.3, 7)
+    with pytest.raises(cn.CoarsenError) as numpy_error:
+        by_numpy.grad(z, 1.0, 0.3, 7)
+    assert isinstance(numba_error.value, IndexError)
+    assert numba_error.value.line == numpy_error.value.line
+    _check("overrun", (z, 1.0, 0.3, 6))       # (in bounds again)
