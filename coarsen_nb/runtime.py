@@ -93,7 +93,7 @@ class Coarsened:
         self._cache: dict = {}          # signature -> Compiled
         self._seen: dict = {}           # _type_key of the arguments -> (Compiled, positions of int scalars)
         self._last: Compiled | None = None
-        self._last_shapes: tuple = ()
+        self._last_key: tuple = ()     # the last call's _type_key: its arguments' shapes, for f.cost
         self._last_ints: dict = {}
         self.__doc__ = fn_or_source.__doc__ if callable(fn_or_source) else None   # not str's docstring
         self.__name__ = self.name
@@ -179,29 +179,34 @@ class Coarsened:
     def _specialize(self, args) -> Compiled:
         """The specialization for ``args`` (one per parameter), compiled on the first call with its signature.
 
-        A call whose arguments have the types of an earlier call's (each one's Python type, and an array's
-        dtype and rank: :func:`_type_key`) takes the fast path, a dictionary lookup: the argument checks and
-        the signature depend on nothing else, so they would pass and give the same as then.  That is what
-        keeps a small compiled gradient's call cheap (its own run takes a few µs).  A call on Dask arrays
-        never does: its chunks are checked on every call (:mod:`coarsen_nb.dask_arrays`)."""
-        seen = self._seen.get(_type_key(args))
+        A call whose arguments have the types and shapes of an earlier call's (each one's Python type, and an
+        array's dtype and shape: :func:`_type_key`) takes the fast path, a dictionary lookup: the argument
+        checks and the signature depend on nothing else (the shape not even: it is in the key because the key
+        is then also what ``f.cost`` reads, so no second pass over the arguments), so they would pass and give
+        the same as then.  That is what keeps a small compiled gradient's call cheap (its own run takes a few
+        µs).  A call on Dask arrays never does: its chunks are checked on every call
+        (:mod:`coarsen_nb.dask_arrays`)."""
+        key = _type_key(args)
+        seen = self._seen.get(key)
         if seen is None:
+            if len(self._seen) >= _SEEN_MAX:        # (a new shape each call: the checks run again, not memory)
+                self._seen.clear()
             checks.arguments(self.params, args)
             sig = signature_of(args)
             ints = tuple(k for k, t in enumerate(sig) if t.kind == "int" and t.ndim == 0)
             if dask_arrays.wanted(self.backend, args):      # a Dask argument: the dask module
                 seen = (dask_arrays.specialize(self, sig, args, self._cache), ints)
             elif cupy_arrays.wanted(self.backend, args):    # a CuPy argument: the cupy module
-                seen = self._seen[_type_key(args)] = (cupy_arrays.specialize(self, sig, self._cache), ints)
+                seen = self._seen[key] = (cupy_arrays.specialize(self, sig, self._cache), ints)
             else:
                 hit = self._cache.get(sig)
                 if hit is None:
                     hit = self._compile(sig)
                     self._cache[sig] = hit
-                seen = self._seen[_type_key(args)] = (hit, ints)
+                seen = self._seen[key] = (hit, ints)
         hit, ints = seen
         # set together, after a compile that succeeded: f.cost reads the plan with these shapes
-        self._last, self._last_shapes = hit, tuple([getattr(a, "shape", ()) for a in args])
+        self._last, self._last_key = hit, key
         self._last_ints = {self.params[k]: int(args[k]) for k in ints} if ints else {}
         if hit.missing:
             raise CoarsenError(self.backend, message=f"the {self.backend} module cannot be loaded here ({hit.missing})",
@@ -260,7 +265,7 @@ class Coarsened:
         """The value and the gradient (one array/float for one wrt name, else a tuple)."""
         args = self._bind(args, kwargs)
         c = self._specialize(args)
-        if not _scalar_result(c):
+        if not c.scalar_result:
             raise CoarsenError(self.name, message=f"{self.name} does not return a scalar; grad needs one",
                                hint="return a float (e.g. a sum) or use .vjp")
         value, grads = self._run(c, c.vjp, args)
@@ -270,7 +275,7 @@ class Coarsened:
         """The gradient with respect to ``wrt`` (in wrt order)."""
         args = self._bind(args, kwargs)
         c = self._specialize(args)
-        if c.grad is None or not _scalar_result(c):
+        if c.grad is None or not c.scalar_result:
             return self.value_and_grad(*args)[1]
         grads = self._run(c, c.grad, args)
         return grads[0] if len(grads) == 1 else grads
@@ -364,9 +369,10 @@ class Coarsened:
         from coarsen_nb.lower.cost import estimate
 
         c = self._compiled()
-        key = (self._last_shapes, tuple(sorted(self._last_ints.items())))
+        shapes = _shapes(self._last_key)
+        key = (shapes, tuple(sorted(self._last_ints.items())))
         if key not in c.costs:
-            c.costs[key] = estimate(c.plan, c.wrt, self._last_shapes, ints=self._last_ints)
+            c.costs[key] = estimate(c.plan, c.wrt, shapes, ints=self._last_ints)
         return copy.deepcopy(c.costs[key])    # (the caller's to change)
 
     @property
@@ -403,7 +409,7 @@ class Coarsened:
                         _front=self._front, _known=self._known, parallel=self.parallel)
         if self._last is not None:
             new._compile_like(self._last.signature)
-            new._last_shapes = self._last_shapes
+            new._last_key = self._last_key
             new._last_ints = self._last_ints
         return new
 
@@ -417,11 +423,16 @@ class Coarsened:
         return f"<Coarsened {self.name}({', '.join(self.params)}) backend={self.backend}{threads} mode={self.mode}>"
 
 
+#: the argument keys a function remembers before it starts again (a caller giving a new shape on every call)
+_SEEN_MAX = 256
+
+
 def _type_key(args: tuple) -> tuple:
-    """What the argument checks and the signature of ``args`` depend on: each one's type, and for an array
-    (anything with a dtype) its dtype and rank."""
-    return tuple([(type(a), a.dtype, a.ndim) if hasattr(a, "dtype") else type(a) for a in args])
+    """What the argument checks and the signature of ``args`` depend on, and the shapes ``f.cost`` reads: each
+    one's type, and for an array (anything with a dtype) its dtype and shape."""
+    return tuple([(type(a), a.dtype, a.shape) if hasattr(a, "dtype") else type(a) for a in args])
 
 
-def _scalar_result(c: Compiled) -> bool:
-    return c.scalar_result
+def _shapes(key: tuple) -> tuple:
+    """Each argument's shape, from its :func:`_type_key` (``()`` for a number)."""
+    return tuple([k[2] if isinstance(k, tuple) else () for k in key])

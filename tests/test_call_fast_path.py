@@ -1,4 +1,4 @@
-"""The call path's fast lookup (runtime.Coarsened._specialize, keyed by the arguments' types, dtypes and ranks):
+"""The call path's fast lookup (runtime.Coarsened._specialize, keyed by the arguments' types, dtypes and shapes):
 after a good call, a bad one gets the very error a fresh compiled function gives; arguments of another type,
 dtype or rank get their own specialization; what ``f.cost`` reports follows the last call's shapes and int
 values as before.  References: the plain Python function and a fresh ``coarsen`` of the same source."""
@@ -95,3 +95,20 @@ def test_cost_follows_the_last_calls_shapes_and_ints():
     assert f.cost == fresh.cost
     f.grad(X, 1.5, 4)
     assert f.cost != fresh.cost
+
+
+def test_a_new_shape_on_every_call_stays_right_and_bounded():
+    """The fast path's key holds the shapes (what f.cost reads): a caller giving a new length on every call
+    gets the plain function's gradient each time, one compilation, and a bounded table of keys."""
+    from coarsen_nb import runtime
+
+    f = _compiled()
+    for m in range(1, runtime._SEEN_MAX + 40):
+        x = np.linspace(0.5, 2.0, m)
+        got = f.grad(x, 1.5, m)
+        np.testing.assert_allclose(got[0], 2 * 1.5 * x, rtol=1e-12)
+        assert got[1] == pytest.approx(float(np.sum(x * x)), rel=1e-12)
+    assert len(f._cache) == 1 and len(f._seen) <= runtime._SEEN_MAX
+    fresh = _compiled()
+    fresh.grad(x, 1.5, m)
+    assert f.cost == fresh.cost
