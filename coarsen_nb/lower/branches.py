@@ -13,7 +13,6 @@ import math
 import sympy as sp
 
 from coarsen_nb.lower import branch_domains, lir
-from coarsen_nb.lower.domain import masked_level
 from coarsen_nb.lower.lir import Assign, BinOp, Call, Index, Lit, Name, Paren, Tuple, Unary
 from coarsen_nb.lower.printing import FLAT, Level, int_typed, is_atom_code, length
 from coarsen_nb.phi import forms, gammas
@@ -136,12 +135,16 @@ class BranchPrinting:
         operands are gathered with ``take`` and results put back by index (NumPy's boolean indexing is
         several times slower).  Elementwise values may have any shape: their points are numbered in the
         flattened array."""
-        dom = masked_level(lv.points_kind, lv.binders, where)
+        points = self._decided(lv, ("mask", where))
         idx = Name(self.fresh("ix"))
-        if dom.outer == "elem":
+        if points.domain.outer == "elem":
             mask = self.call("reshape", mask, FLAT)
         self.emit(Assign(idx, Index(self.call("nonzero", mask), (Lit("0"),))))
-        return Level(lv, "mask", mask=idx, size=length(idx), domain=dom)
+        return self._mirrored(Level(lv, "mask", mask=idx, size=length(idx), domain=points.domain), points)
+
+    def _cond_level(self, lv: Level) -> Level:
+        """The points of ``lv`` inside a scalar ``if``'s arm or ``else`` (the same points: a statement structure)."""
+        return self._mirrored(Level(lv, "cond"), self._decided(lv, "cond"))
 
     def _full_buffer(self, expr, lv: Level, size: lir.Expr) -> lir.Expr:
         """A new float array holding ``expr`` at every point of ``lv`` (written to later)."""
@@ -221,7 +224,7 @@ class BranchPrinting:
         arrays = any(self.deps(x) & varying for x, _ in clauses)     # the value is an array of lv's points
 
         def arm(expr, cond_lv: Level) -> lir.Expr:
-            code = self.value(expr, Level(cond_lv, "cond"))
+            code = self.value(expr, self._cond_level(cond_lv))
             # at an array level an arm may be a plain number (b in `i if p else b`): an array of the
             # level's points either way (later code indexes it by segment or gathers from it)
             if not self._is_array_level(lv):
@@ -241,7 +244,7 @@ class BranchPrinting:
             with self.block() as then:
                 self.emit(Assign(out, arm(expr, cond_lv)))
             with self.block() as orelse:
-                choose(k + 1, Level(cond_lv, "cond"))
+                choose(k + 1, self._cond_level(cond_lv))
             self.emit(lir.If(c, tuple(then), tuple(orelse)))
 
         if clauses[0][1] == sp.true or len(clauses) == 1:
@@ -259,7 +262,7 @@ class BranchPrinting:
             self.emit(Assign(out, Call(Name("bool"), (first,))))
             for a in e.args[1:]:
                 with self.block() as then:
-                    self.emit(Assign(out, Call(Name("bool"), (self.value(a, Level(lv, "cond")),))))
+                    self.emit(Assign(out, Call(Name("bool"), (self.value(a, self._cond_level(lv)),))))
                 self.emit(lir.If(out if is_and else Unary("not", out), tuple(then)))
             return out
         out = Name(self.fresh("b"))

@@ -102,6 +102,10 @@ class NestPrinting:
         Then Σ_j is ``(M @ h) * g`` and the adjoint scattered over j
         is ``(g @ M) * h``: BLAS on views instead of flattened gathers, tiles and bincounts
         (``rect_rows``, ``rect_columns``; M is a :class:`Window` when it is one window read alone)."""
+        return self._request(lambda: self.walk.rect_product(e, child.mirror, need_matrix),
+                             lambda: self._rect_product(e, child, need_matrix))
+
+    def _rect_product(self, e, child: Level, need_matrix: bool):
         pair = self._dense_pair(child)
         if pair is None:
             return None
@@ -157,7 +161,7 @@ class NestPrinting:
         one per term of a sum (a correlation's tangent Σ_j dw_j·x_{i+j} + w_j·dx_{i+j} is two), else None."""
         parts = []
         for term in self._terms(body):
-            rp = self.rect_product(term, child)
+            rp = self._rect_product(term, child, True)
             if rp is None:
                 return None
             parts.append(self.rect_rows(*rp))

@@ -41,6 +41,10 @@ class Level:
         self.memo: dict = {}
         self.children: dict = {}
         self.rect: Expr | None = None       # a ``rect`` domain's count per parent point
+        # the points of the pre-pass this level prints (``soi_levels.Points``: its domain, the levels opened under
+        # it), and how many of each key the printer has taken from them (``LevelPrinting._decided``)
+        self.mirror = None
+        self.taken: dict = {}
         self.id = next(Level._ids)
 
     def ancestors(self):

@@ -16,7 +16,6 @@ import sympy as sp
 
 from coarsen_nb.errors import NoSegmentForm
 from coarsen_nb.lower import lir
-from coarsen_nb.lower.domain import arg_point
 from coarsen_nb.lower.lir import Assign, BinOp, Index, Lit, Name, Paren, Slice, Tuple, Unary
 from coarsen_nb.lower.printing import FLAT, Level, is_atom_code, length, positive
 from coarsen_nb.phi import forms
@@ -78,8 +77,9 @@ class SegmentPrinting:
             at = self.call(pick, self.call("reshape", g, Tuple((Lit("1"), Lit("-1")))), axis=Lit("1"))
             none = self.call("zeros", Lit("0"), dtype=self.dtype("int64"))
             self.emit(Assign(ix, lir.IfExp(at, positive(child.size), none)))
-            self._tables[key] = Level(child, "mask", mask=ix, size=length(ix),
-                                      domain=arg_point(hot, child.points_kind, child.binders))
+            points = self._decided(child, ("point", hot))
+            self._tables[key] = self._mirrored(Level(child, "mask", mask=ix, size=length(ix), domain=points.domain),
+                                               points)
         point = self._tables[key]
         varying = {rng[0]} | self._varying_binders(child)
         # the factors that vary over k at the one point; the others (the adjoint of the maximum

@@ -27,6 +27,11 @@ from coarsen_nb.phi import forms, gammas, logsumexp, scans
 from coarsen_nb.symbolic.levels import ELEM
 
 
+class UndecidedLevel(AssertionError):
+    """The printer asked for a level the walk did not open, or one unlike it: the walk and the printer
+    disagree (a bug)."""
+
+
 class Points:
     """A level of the walk: the points values are arrays over (as ``printing.Level``, without code)."""
 
@@ -34,6 +39,22 @@ class Points:
         self.parent, self.kind, self.binder, self.domain = parent, kind, binder, domain
         self.memo: set = set()          # the nodes computed at these points
         self.children: dict = {}        # (k, a, b, s) -> the loop level opened here
+        # the levels opened here, by what the printer knows them by, in the order they were opened: a loop by
+        # ``(k, a, b, s)``, a masked arm's points by ``("mask", where)``, an arg-extremum's point by
+        # ``("point", hot)``, a scalar branch's arm or ``else`` by ``"cond"``
+        self.opened: dict = {}
+
+    def open(self, key, points: Points) -> Points:
+        self.opened.setdefault(key, []).append(points)
+        return points
+
+    def decided(self, key, nth: int = 0) -> Points:
+        """The ``nth`` level opened here as ``key``: what the printer prints for it.  A level the walk did not
+        open is a bug of the walk (it no longer follows the printer), never a level to decide now."""
+        try:
+            return self.opened[key][nth]
+        except (KeyError, IndexError):
+            raise UndecidedLevel(f"the pre-pass opened no level {key!r} (#{nth}) under {self.binders}") from None
 
     def ancestors(self):
         lv = self
@@ -71,13 +92,13 @@ class LevelWalk:
 
     def level_for(self, binders) -> Points:
         if ELEM in binders:
-            return self._ensure_elem()
+            return self.elem_points()
         lv = self.root
         for k in loop_nesting(self.deps, [b for b in binders if b in self.deps.ranges]):
             lv = self.child(lv, k, *self.deps.ranges[k])
         return lv
 
-    def _ensure_elem(self) -> Points:
+    def elem_points(self) -> Points:
         if self.elem is None:
             self.elem = Points(self.root, "elem", binder=ELEM)
         return self.elem
@@ -89,7 +110,7 @@ class LevelWalk:
                 self.value(x, lv)
             dom = loop_level(self.deps, k, (a, b, s), lv.kind if lv.domain is None else lv.domain.kind, lv.binders)
             self.domains.append(dom)
-            lv.children[key] = Points(lv, "range", binder=k, domain=dom)
+            lv.children[key] = lv.open(key, Points(lv, "range", binder=k, domain=dom))
         return lv.children[key]
 
     def natural(self, e, ctx: Points) -> Points:
@@ -115,7 +136,7 @@ class LevelWalk:
         ctx = ctx or self.root
         e = sp.sympify(e)
         if ctx is self.root and ELEM in self.deps(e):
-            ctx = self._ensure_elem()
+            ctx = self.elem_points()
         nat = self.natural(e, ctx)
         d = self.deps(e)
         for lv in nat.ancestors():
@@ -183,7 +204,7 @@ class LevelWalk:
                 self.value(i, lv)
             return None
         if self.soi.leaf(s)[1]:
-            self._ensure_elem()
+            self.elem_points()
         return None
 
     def _reduce(self, e, lv: Points) -> None:
@@ -294,7 +315,7 @@ class LevelWalk:
             self.value(hot.args[0], child)
             dom = arg_point(hot, child.points_kind, child.binders)
             self.domains.append(dom)
-            self._masks[key] = Points(child, "mask", domain=dom)
+            self._masks[key] = child.open(("point", hot), Points(child, "mask", domain=dom))
         point = self._masks[key]
         varying = {rng[0]} | self._varying(child)
         self.value(sp.Mul(*(f for f in factors if f is not hot and self.deps(f) & varying)), point)
@@ -357,7 +378,7 @@ class LevelWalk:
     def _mask(self, lv: Points, where) -> Points:
         dom = masked_level(lv.points_kind, lv.binders, where)
         self.domains.append(dom)
-        return Points(lv, "mask", domain=dom)
+        return lv.open(("mask", where), Points(lv, "mask", domain=dom))
 
     def _scalar_piecewise(self, clauses, lv: Points) -> None:
         if clauses[0][1] == sp.true or len(clauses) == 1:
@@ -365,18 +386,22 @@ class LevelWalk:
         cond_lv = lv
         for k, (expr, cond) in enumerate(clauses):
             if cond == sp.true or k == len(clauses) - 1:
-                return self.value(expr, Points(cond_lv, "cond"))
+                return self.value(expr, self._cond(cond_lv))
             self.value(cond, cond_lv)
-            self.value(expr, Points(cond_lv, "cond"))
-            cond_lv = Points(cond_lv, "cond")
+            self.value(expr, self._cond(cond_lv))
+            cond_lv = self._cond(cond_lv)
         return None
+
+    @staticmethod
+    def _cond(lv: Points) -> Points:
+        return lv.open("cond", Points(lv, "cond"))
 
     def _short_circuit(self, e, lv: Points) -> None:
         is_and = isinstance(e, gammas.AndThen)
         self.value(e.args[0], lv)
         if branch_domains.scalar_short_circuit(e, self.deps, lv.array(), self._varying(lv) | {ELEM}):
             for a in e.args[1:]:
-                self.value(a, Points(lv, "cond"))
+                self.value(a, self._cond(lv))
             return None
         for i, a in enumerate(e.args[1:], 1):
             before = e.func(*e.args[:i])

@@ -64,6 +64,21 @@ def test_the_comparison_sees_a_wrong_branch_choice(monkeypatch):
     assert any("points" in x and "where" in x for x in printed), printed
 
 
+@pytest.mark.expects_internal_error
+def test_a_level_the_pre_pass_did_not_open_is_a_compiler_bug(monkeypatch):
+    """The printer takes every level from the pre-pass: where the walk puts a branch's arms on all points (no
+    mask) but the printer masks them, the printer's mask level is missing from the walk, and compiling
+    fails as an internal error naming it (no level is decided while printing)."""
+    def arms_everywhere(walk, clauses, lv):
+        for x, _ in clauses:
+            walk.value(x, lv)
+    monkeypatch.setattr(soi_levels.LevelWalk, "_piecewise", arms_everywhere)
+    e = _ENTRIES["hmc_like_potential"]
+    with warnings.catch_warnings(), pytest.raises(cn.errors.InternalCompilerError, match="opened no level .'mask'"):
+        warnings.simplefilter("ignore")
+        cn.coarsen(e.fn, wrt=e.wrt or None, backend="numpy")._specialize(e.make_args(np.random.default_rng(0)))
+
+
 def test_branch_choice_follows_the_arms_costs():
     """Cheap total arms are one ``where``; a transcendental arm runs on its own points with the cheap one as
     the buffer; integer numbers are a ``constant_where``; a scalar predicate is a real ``if``."""
