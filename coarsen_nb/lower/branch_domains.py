@@ -162,3 +162,21 @@ def expanded_atoms(e, temps) -> set:
             if s in temps:
                 todo.append(temps[s])
     return out
+
+
+def arm_nodes(clauses, temps, found):
+    """The nodes of a γ's arms (through the ``temps``) for which ``found(node)`` holds, each once, in the
+    order a depth-first walk meets them; the walk does not enter such a node."""
+    seen: set = set()
+    todo = [x for x, _ in clauses]
+    while todo:
+        x = todo.pop()
+        if x in seen or not isinstance(x, sp.Basic):
+            continue
+        seen.add(x)
+        if found(x):
+            yield x
+        elif isinstance(x, sp.Symbol) and x in temps:
+            todo.append(temps[x])
+        else:
+            todo.extend(x.args)

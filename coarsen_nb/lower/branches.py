@@ -104,21 +104,8 @@ class BranchPrinting:
         return out
 
     def arm_nodes(self, clauses, found):
-        """The nodes of a γ's arms (through the temps) for which ``found(node)`` holds, each once, in the
-        order a depth-first walk meets them; the walk does not enter such a node."""
-        seen: set = set()
-        todo = [x for x, _ in clauses]
-        while todo:
-            x = todo.pop()
-            if x in seen or not isinstance(x, sp.Basic):
-                continue
-            seen.add(x)
-            if found(x):
-                yield x
-            elif isinstance(x, sp.Symbol) and x in self.temps:
-                todo.append(self.temps[x])
-            else:
-                todo.extend(x.args)
+        """The nodes of a γ's arms for which ``found(node)`` holds (``branch_domains.arm_nodes``)."""
+        return branch_domains.arm_nodes(clauses, self.temps, found)
 
     def _whole_arrays_first(self, clauses, lv: Level) -> None:
         """Compute before the masked arms the whole arrays their points read (``np.where(c, u, x[::-1])``:

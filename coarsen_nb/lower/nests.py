@@ -19,6 +19,7 @@ import sympy as sp
 from coarsen_nb.lower import lir
 from coarsen_nb.lower.lir import Assign, BinOp, Call, Index, Lit, Name, Paren, Slice, Tuple
 from coarsen_nb.lower.printing import Level, chain, int_typed, positive
+from coarsen_nb.lower.soi_levels import dense_pair, operands
 from coarsen_nb.phi import forms
 from coarsen_nb.symbolic.levels import ELEM
 
@@ -80,17 +81,8 @@ class NestPrinting:
         return _expr(m)
 
     def _dense_pair(self, child: Level):
-        """(i, j) when ``child`` is a rectangular unit-step loop j directly inside a top-level unit-step
-        loop i (the points are then the rows i of an (n_i, n_j) block, row by row), else None."""
-        lv = child.parent
-        if (child.kind != "range" or child.domain.kind != "rect" or lv is None or lv.kind != "range"
-                or lv.parent is not self.root or lv.domain.segmented):
-            return None
-        i, j = lv.binder, child.binder
-        ri, rj = self.deps.ranges[i], self.deps.ranges[j]
-        if ri[2] != 1 or rj[2] != 1 or self.deps(rj[0]) or self.deps(rj[1]):
-            return None
-        return i, j
+        """(i, j) when ``child`` is a dense nest's inner level (``soi_levels.dense_pair``), else None."""
+        return dense_pair(self.deps, child)
 
     def rect_product(self, e, child: Level, need_matrix: bool = True):
         """``(M, g, h)`` when ``e`` at the rectangular level ``child`` (loop j, unit step, inside a
@@ -112,7 +104,7 @@ class NestPrinting:
         lv, (i, j) = child.parent, pair
         rj = self.deps.ranges[j]
         blocks, fi, fj, general = [], [], [], []
-        for f in self._factors(e):
+        for f in operands(e, sp.Mul, self.temps):
             d = self.deps(f) - {ELEM}
             if d - {i, j}:
                 return None
@@ -160,20 +152,12 @@ class NestPrinting:
         """Σ_j of ``body`` at the dense level ``child`` as matrix-vector products on blocks and windows,
         one per term of a sum (a correlation's tangent Σ_j dw_j·x_{i+j} + w_j·dx_{i+j} is two), else None."""
         parts = []
-        for term in self._terms(body):
+        for term in operands(body, sp.Add, self.temps):
             rp = self._rect_product(term, child, True)
             if rp is None:
                 return None
             parts.append(self.rect_rows(*rp))
         return parts[0] if len(parts) == 1 else Paren(chain("+", parts))
-
-    def _terms(self, e) -> list:
-        """The terms of a sum, looking through the temps that name its parts."""
-        if isinstance(e, sp.Symbol) and e in self.temps:
-            return self._terms(self.temps[e])
-        if isinstance(e, sp.Add):
-            return [t for a in e.args for t in self._terms(a)]
-        return [e]
 
     def rect_rows(self, m, g, h) -> lir.Expr:
         """Σ_j M[i, j]·h[j]·g[i] of ``rect_product``'s parts (h None: 1): a correlation on windows."""
@@ -244,14 +228,6 @@ class NestPrinting:
         self.emit(lir.If(test, table, (power,)))
         self._tables[key] = out
         return out
-
-    def _factors(self, e) -> list:
-        """The factors of a product, looking through the temps that name its parts."""
-        if isinstance(e, sp.Symbol) and e in self.temps:
-            return self._factors(self.temps[e])
-        if isinstance(e, sp.Mul):
-            return [g for a in e.args for g in self._factors(a)]
-        return [e]
 
     def _block_read(self, f, i, j):
         """``_block(A, lo_i, n_i, lo_j, n_j)`` for a read ``A[i + c, j + c']``, the :class:`Window` of a

@@ -23,6 +23,7 @@ import sympy as sp
 
 from coarsen_nb.lower import branch_domains
 from coarsen_nb.lower.domain import Domain, arg_point, loop_level, loop_nesting, masked_level
+from coarsen_nb.lower.printing import Nest
 from coarsen_nb.phi import forms, gammas, logsumexp, scans
 from coarsen_nb.symbolic.levels import ELEM
 
@@ -32,7 +33,7 @@ class UndecidedLevel(AssertionError):
     disagree (a bug)."""
 
 
-class Points:
+class Points(Nest):
     """A level of the walk: the points values are arrays over (as ``printing.Level``, without code)."""
 
     def __init__(self, parent: Points | None, kind: str, binder=None, domain: Domain | None = None):
@@ -55,26 +56,6 @@ class Points:
             return self.opened[key][nth]
         except (KeyError, IndexError):
             raise UndecidedLevel(f"the pre-pass opened no level {key!r} (#{nth}) under {self.binders}") from None
-
-    def ancestors(self):
-        lv = self
-        while lv is not None:
-            yield lv
-            lv = lv.parent
-
-    @property
-    def binders(self) -> list:
-        return [a.binder for a in reversed(list(self.ancestors())) if a.binder is not None]
-
-    @property
-    def points_kind(self) -> str:
-        lv = self
-        while lv.kind == "cond" and lv.parent is not None:
-            lv = lv.parent
-        return lv.kind if lv.domain is None else lv.domain.kind
-
-    def array(self) -> bool:
-        return any(a.kind in ("range", "elem") for a in self.ancestors())
 
 
 class LevelWalk:
@@ -223,22 +204,10 @@ class LevelWalk:
         return pair is not None and all(self._rect_product(t, child, *pair) for t in self._split(body, sp.Add))
 
     def _dense_pair(self, child: Points):
-        lv = child.parent
-        if (child.kind != "range" or child.domain.kind != "rect" or lv is None or lv.kind != "range"
-                or lv.parent is not self.root or lv.domain.segmented):
-            return None
-        i, j = lv.binder, child.binder
-        ri, rj = self.deps.ranges[i], self.deps.ranges[j]
-        if ri[2] != 1 or rj[2] != 1 or self.deps(rj[0]) or self.deps(rj[1]):
-            return None
-        return i, j
+        return dense_pair(self.deps, child)
 
     def _split(self, e, op) -> list:
-        if isinstance(e, sp.Symbol) and e in self.temps:
-            return self._split(self.temps[e], op)
-        if isinstance(e, op):
-            return [g for a in e.args for g in self._split(a, op)]
-        return [e]
+        return operands(e, op, self.temps)
 
     def rect_product(self, e, child: Points, need_matrix: bool = True) -> bool:
         """As ``Printer.rect_product`` (the adjoint of a dense nest calls it for its scatter, ``reverse.py``)."""
@@ -409,19 +378,32 @@ class LevelWalk:
         return None
 
     def _arm_nodes(self, clauses, found):
-        seen: set = set()
-        todo = [x for x, _ in clauses]
-        while todo:
-            x = todo.pop()
-            if x in seen or not isinstance(x, sp.Basic):
-                continue
-            seen.add(x)
-            if found(x):
-                yield x
-            elif isinstance(x, sp.Symbol) and x in self.temps:
-                todo.append(self.temps[x])
-            else:
-                todo.extend(x.args)
+        return branch_domains.arm_nodes(clauses, self.temps, found)
+
+
+def dense_pair(deps, child: Nest):
+    """(i, j) when ``child`` is a rectangular unit-step loop j directly inside a top-level unit-step loop i
+    (the points are then the rows i of an (n_i, n_j) block, row by row), else None; ``child`` a printed
+    level or the pre-pass's points."""
+    lv = child.parent
+    if (child.kind != "range" or child.domain.kind != "rect" or lv is None or lv.kind != "range"
+            or lv.parent.parent is not None or lv.domain.segmented):
+        return None
+    i, j = lv.binder, child.binder
+    ri, rj = deps.ranges[i], deps.ranges[j]
+    if ri[2] != 1 or rj[2] != 1 or deps(rj[0]) or deps(rj[1]):
+        return None
+    return i, j
+
+
+def operands(e, op, temps) -> list:
+    """The operands of ``e`` under the operator ``op`` (``sp.Add``: its terms; ``sp.Mul``: its factors),
+    looking through the ``temps`` that name its parts."""
+    if isinstance(e, sp.Symbol) and e in temps:
+        return operands(temps[e], op, temps)
+    if isinstance(e, op):
+        return [g for a in e.args for g in operands(a, op, temps)]
+    return [e]
 
 
 def soi_levels(soi, entries) -> list[Domain]:
