@@ -124,15 +124,14 @@ class LevelPrinting:
     def _reduce(self, e, lv: Level) -> lir.Expr | str:
         body, k, a, b, s = e.args
         child = self._child(lv, k, a, b, s)
-        if e.kind == "sum":
-            mv = self.rect_sum(body, child)
+        schedule = child.mirror.schedule(e)        # (decided by the pre-pass: reduction_schedules)
+        if schedule.terms:
+            mv = self.rect_sum(schedule.terms, child)
             if mv is not None:
                 # Σ_j A[i, j]·h[j]·g[i]: a matrix-vector product on the block of A, no flattened copy
                 return mv
-        if e.kind == "sum" and not self._is_array_level(lv):
-            picked = self._at_arg_extremum(body, child, (k, a, b, s))
-            if picked is not None:
-                return picked
+        if schedule.point is not None:
+            return self._at_arg_extremum(schedule.point, child, (k, a, b, s))
         vals = self.value(body, child)
         if e.kind == "sum" and is_int_literal(vals) and not self._is_array_level(lv):
             return trivial.count(vals, child.size)      # Σ_k c over n points: c·n, exactly

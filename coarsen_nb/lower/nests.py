@@ -19,9 +19,8 @@ import sympy as sp
 from coarsen_nb.lower import lir
 from coarsen_nb.lower.lir import Assign, BinOp, Call, Index, Lit, Name, Paren, Slice, Tuple
 from coarsen_nb.lower.printing import Level, chain, int_typed, positive
-from coarsen_nb.lower.soi_levels import dense_pair, operands
+from coarsen_nb.lower.reduction_schedules import dense_pair
 from coarsen_nb.phi import forms
-from coarsen_nb.symbolic.levels import ELEM
 
 
 @dataclass(frozen=True)
@@ -95,29 +94,21 @@ class NestPrinting:
         is ``(g @ M) * h``: BLAS on views instead of flattened gathers, tiles and bincounts
         (``rect_rows``, ``rect_columns``; M is a :class:`Window` when it is one window read alone)."""
         return self._request(lambda: self.walk.rect_product(e, child.mirror, need_matrix),
-                             lambda: self._rect_product(e, child, need_matrix))
+                             lambda: self._rect_product(child.mirror.product(e, need_matrix), child))
 
-    def _rect_product(self, e, child: Level, need_matrix: bool):
-        pair = self._dense_pair(child)
-        if pair is None:
+    def _rect_product(self, term, child: Level):
+        """The parts of a dense nest's product as the pre-pass decided it (``term``: a
+        :class:`~coarsen_nb.lower.reduction_schedules.DenseTerm`, None where ``child`` is no dense nest): its
+        blocks, windows and power tables built in its order, even where the product is none after them."""
+        if term is None:
             return None
-        lv, (i, j) = child.parent, pair
+        (i, j), lv = term.pair, child.parent
         rj = self.deps.ranges[j]
-        blocks, fi, fj, general = [], [], [], []
-        for f in operands(e, sp.Mul, self.temps):
-            d = self.deps(f) - {ELEM}
-            if d - {i, j}:
-                return None
-            if d == {i, j}:
-                blk = self._block_read(f, i, j) or self._power_table(f, i, j, lv)
-                if blk is None:
-                    general.append(f)
-                else:
-                    blocks.append(blk)
-            elif j in d:
-                fj.append(f)
-            else:
-                fi.append(f)
+        blocks = [self._block_read(f, i, j) if how == "block" else self._power_table(f, i, j, lv)
+                  for f, how in term.blocks]
+        if not term.ok:
+            return None
+        general, fi, fj = term.general, term.fi, term.fj
         if general:
             # the other factors of both indices: their product on the flattened points, one row per i
             prod = sp.Mul(*general)
@@ -125,8 +116,6 @@ class NestPrinting:
             if self._may_be_scalar(prod):
                 code = self._plus_zeros(code, child.size)
             blocks.append(self.call("reshape", code, Tuple((lv.size, child.rect))))
-        if not blocks and need_matrix:
-            return None
         jl = self._child(self.root, j, *rj)
         m = None if not blocks else blocks[0] if len(blocks) == 1 else \
             Matrix(Paren(chain("*", [_expr(b) for b in blocks])), frozenset().union(*(_calls(b) for b in blocks)))
@@ -148,12 +137,13 @@ class NestPrinting:
         """``(code + xp.zeros(n))``: a value that may be one number, as a vector of ``n``."""
         return Paren(BinOp("+", code, self.call("zeros", n)))
 
-    def rect_sum(self, body, child: Level):
-        """Σ_j of ``body`` at the dense level ``child`` as matrix-vector products on blocks and windows,
-        one per term of a sum (a correlation's tangent Σ_j dw_j·x_{i+j} + w_j·dx_{i+j} is two), else None."""
+    def rect_sum(self, terms, child: Level):
+        """Σ_j at the dense level ``child`` as matrix-vector products on blocks and windows, one per term of
+        a sum (a correlation's tangent Σ_j dw_j·x_{i+j} + w_j·dx_{i+j} is two), the ``terms`` the pre-pass
+        decided (``DenseTerm``s), else None (one is no product)."""
         parts = []
-        for term in operands(body, sp.Add, self.temps):
-            rp = self._rect_product(term, child, True)
+        for term in terms:
+            rp = self._rect_product(term, child)
             if rp is None:
                 return None
             parts.append(self.rect_rows(*rp))

@@ -24,6 +24,7 @@ import sympy as sp
 from coarsen_nb.lower import branch_domains
 from coarsen_nb.lower.domain import Domain, arg_point, loop_level, loop_nesting, masked_level
 from coarsen_nb.lower.printing import Nest
+from coarsen_nb.lower.reduction_schedules import ArgPoint, DenseTerm, Schedule, arg_factors, dense_pair, operands
 from coarsen_nb.phi import forms, gammas, logsumexp, scans
 from coarsen_nb.symbolic.levels import ELEM
 
@@ -44,10 +45,26 @@ class Points(Nest):
         # ``(k, a, b, s)``, a masked arm's points by ``("mask", where)``, an arg-extremum's point by
         # ``("point", hot)``, a scalar branch's arm or ``else`` by ``"cond"``
         self.opened: dict = {}
+        # what is decided here for the printer to print: a reduction over this loop level -> its Schedule; a
+        # dense nest's product asked for by the adjoint, (expr, need_matrix) -> its DenseTerm (None: no nest)
+        self.schedules: dict = {}
+        self.products: dict = {}
 
     def open(self, key, points: Points) -> Points:
         self.opened.setdefault(key, []).append(points)
         return points
+
+    def schedule(self, e) -> Schedule:
+        """The schedule decided for the reduction ``e`` over this loop level (a miss raises)."""
+        if e not in self.schedules:
+            raise UndecidedLevel(f"the pre-pass decided no schedule for {e} over {self.binders}")
+        return self.schedules[e]
+
+    def product(self, e, need_matrix: bool) -> DenseTerm | None:
+        """The dense nest's product ``e`` asked for at this level (``rect_product``; a miss raises)."""
+        if (e, need_matrix) not in self.products:
+            raise UndecidedLevel(f"the pre-pass decided no dense product {e} over {self.binders}")
+        return self.products[(e, need_matrix)]
 
     def decided(self, key, nth: int = 0) -> Points:
         """The ``nth`` level opened here as ``key``: what the printer prints for it.  A level the walk did not
@@ -191,39 +208,46 @@ class LevelWalk:
     def _reduce(self, e, lv: Points) -> None:
         body, k, a, b, s = e.args
         child = self.child(lv, k, a, b, s)
-        if e.kind == "sum" and self._rect_sum(body, child):
-            return None
-        if e.kind == "sum" and not lv.array() and self._arg_extremum(body, child, (k, a, b, s)):
-            return None
-        return self.value(body, child)
+        terms = self._rect_sum(body, child) if e.kind == "sum" else ()
+        point = None
+        if not (terms and all(t.ok for t in terms)) and e.kind == "sum" and not lv.array():
+            point = self._arg_extremum(body, child, (k, a, b, s))
+        child.schedules[e] = schedule = Schedule(terms, point)
+        if not schedule.dense and point is None:
+            self.value(body, child)
 
     # -- dense nests, as NestPrinting.rect_sum: a sum over j inside a loop i as matrix-vector products -----
 
-    def _rect_sum(self, body, child: Points) -> bool:
-        pair = self._dense_pair(child)
-        return pair is not None and all(self._rect_product(t, child, *pair) for t in self._split(body, sp.Add))
+    def _rect_sum(self, body, child: Points) -> tuple:
+        """The products of the terms of Σ_j ``body`` tried, up to the first that is none (``()``: not a
+        dense nest)."""
+        pair = dense_pair(self.deps, child)
+        terms = []
+        for t in (() if pair is None else operands(body, sp.Add, self.temps)):
+            terms.append(self._rect_product(t, child, pair))
+            if not terms[-1].ok:
+                break
+        return tuple(terms)
 
-    def _dense_pair(self, child: Points):
-        return dense_pair(self.deps, child)
+    def rect_product(self, e, child: Points, need_matrix: bool = True) -> None:
+        """As ``Printer.rect_product`` (the adjoint of a dense nest calls it for its scatter, ``reverse.py``):
+        its decision kept at ``child`` (``Points.product``)."""
+        pair = dense_pair(self.deps, child)
+        child.products[(e, need_matrix)] = None if pair is None else \
+            self._rect_product(e, child, pair, need_matrix=need_matrix)
 
-    def _split(self, e, op) -> list:
-        return operands(e, op, self.temps)
-
-    def rect_product(self, e, child: Points, need_matrix: bool = True) -> bool:
-        """As ``Printer.rect_product`` (the adjoint of a dense nest calls it for its scatter, ``reverse.py``)."""
-        pair = self._dense_pair(child)
-        return pair is not None and self._rect_product(e, child, *pair, need_matrix=need_matrix)
-
-    def _rect_product(self, e, child: Points, i, j, need_matrix: bool = True) -> bool:
-        lv, rj = child.parent, self.deps.ranges[j]
-        blocks, fi, fj, general = 0, [], [], []
-        for f in self._split(e, sp.Mul):
+    def _rect_product(self, e, child: Points, pair, need_matrix: bool = True) -> DenseTerm:
+        (i, j), lv = pair, child.parent
+        blocks, fi, fj, general = [], [], [], []
+        for f in operands(e, sp.Mul, self.temps):
             d = self.deps(f) - {ELEM}
             if d - {i, j}:
-                return False
+                return DenseTerm(pair, tuple(blocks), ok=False)
             if d == {i, j}:
-                if self._block_read(f, i, j) or self._power_table(f, i, j, lv):
-                    blocks += 1
+                if self._block_read(f, i, j):
+                    blocks.append((f, "block"))
+                elif self._power_table(f, i, j, lv):
+                    blocks.append((f, "power"))
                 else:
                     general.append(f)
             elif j in d:
@@ -232,15 +256,14 @@ class LevelWalk:
                 fi.append(f)
         if general:
             self.value(sp.Mul(*general), child)
-            blocks += 1
-        if not blocks and need_matrix:
-            return False
-        jl = self.child(self.root, j, *rj)
+        if not blocks and not general and need_matrix:
+            return DenseTerm(pair, (), ok=False)
+        jl = self.child(self.root, j, *self.deps.ranges[j])
         if fi:
             self.value(sp.Mul(*fi), lv)
         if fj:
             self.value(sp.Mul(*fj), jl)
-        return True
+        return DenseTerm(pair, tuple(blocks), tuple(general), tuple(fi), tuple(fj))
 
     def _block_read(self, f, i, j) -> bool:
         if not isinstance(f, sp.Symbol) or f not in self.soi.reads:
@@ -265,20 +288,12 @@ class LevelWalk:
         self.value(ex, jl)
         return True
 
-    def _arg_extremum(self, body, child: Points, rng) -> bool:
-        factors, todo = [], [body]
-        while todo:
-            f = todo.pop()
-            if isinstance(f, sp.Symbol) and f in self.temps and isinstance(self.temps[f], sp.Mul):
-                todo.append(self.temps[f])
-            elif isinstance(f, sp.Mul):
-                todo.extend(f.args)
-            else:
-                factors.append(f)
+    def _arg_extremum(self, body, child: Points, rng) -> ArgPoint | None:
+        factors = arg_factors(body, self.temps)
         hot = next((f for f in factors if isinstance(f, forms.ArgOneHot) and tuple(f.args[1:5]) == tuple(rng)),
                    None)
         if hot is None:
-            return False
+            return None
         key = ("arg-point", hot, id(child))
         if key not in self._masks:
             self.value(hot.args[0], child)
@@ -287,9 +302,11 @@ class LevelWalk:
             self._masks[key] = child.open(("point", hot), Points(child, "mask", domain=dom))
         point = self._masks[key]
         varying = {rng[0]} | self._varying(child)
-        self.value(sp.Mul(*(f for f in factors if f is not hot and self.deps(f) & varying)), point)
-        self.value(sp.Mul(*(f for f in factors if f is not hot and not self.deps(f) & varying)), child.parent)
-        return True
+        picked = ArgPoint(hot, sp.Mul(*(f for f in factors if f is not hot and self.deps(f) & varying)),
+                          sp.Mul(*(f for f in factors if f is not hot and not self.deps(f) & varying)))
+        self.value(picked.at_point, point)
+        self.value(picked.outside, child.parent)
+        return picked
 
     def _scan(self, e, lv: Points) -> None:
         k = e.args[2]
@@ -379,31 +396,6 @@ class LevelWalk:
 
     def _arm_nodes(self, clauses, found):
         return branch_domains.arm_nodes(clauses, self.temps, found)
-
-
-def dense_pair(deps, child: Nest):
-    """(i, j) when ``child`` is a rectangular unit-step loop j directly inside a top-level unit-step loop i
-    (the points are then the rows i of an (n_i, n_j) block, row by row), else None; ``child`` a printed
-    level or the pre-pass's points."""
-    lv = child.parent
-    if (child.kind != "range" or child.domain.kind != "rect" or lv is None or lv.kind != "range"
-            or lv.parent.parent is not None or lv.domain.segmented):
-        return None
-    i, j = lv.binder, child.binder
-    ri, rj = deps.ranges[i], deps.ranges[j]
-    if ri[2] != 1 or rj[2] != 1 or deps(rj[0]) or deps(rj[1]):
-        return None
-    return i, j
-
-
-def operands(e, op, temps) -> list:
-    """The operands of ``e`` under the operator ``op`` (``sp.Add``: its terms; ``sp.Mul``: its factors),
-    looking through the ``temps`` that name its parts."""
-    if isinstance(e, sp.Symbol) and e in temps:
-        return operands(temps[e], op, temps)
-    if isinstance(e, op):
-        return [g for a in e.args for g in operands(a, op, temps)]
-    return [e]
 
 
 def soi_levels(soi, entries) -> list[Domain]:
