@@ -23,15 +23,11 @@ from coarsen_nb.symbolic.levels import ELEM
 class BranchPrinting:
     """Branches of the :class:`~coarsen_nb.lower.emit.Printer`."""
 
-    def _computed(self, lv: Level):
-        """Whether a value is already computed on every point of ``lv`` (in its memo or one above): the
-        printer's one input to the branch choice (:mod:`~coarsen_nb.lower.branch_domains`)."""
-        return lambda e: any(e in up.memo for up in lv.ancestors())
-
     def _piecewise(self, e: sp.Piecewise, lv: Level) -> lir.Expr:
         clauses = list(e.args)
-        varying = self._varying_binders(lv) | {ELEM}
-        if branch_domains.scalar_branch(clauses, self.deps, self._is_array_level(lv), varying):
+        # the choice the pre-pass made (branch_domains: from the SOI and what is computed before the branch)
+        choice = self._decided(lv, ("branch", tuple(clauses)))
+        if choice.kind == "cond":
             # the predicate is one value for the whole level: a real `if`
             return self._scalar_piecewise(clauses, lv)
         for _, cond in clauses[:-1]:
@@ -39,7 +35,6 @@ class BranchPrinting:
                 self.value(cond, lv)        # on every point either way; an arm may be among its values
         self.scans_first(clauses, lv)       # a scan needs every point (the loop runs its update on each)
         self._whole_arrays_first(clauses, lv)
-        choice = branch_domains.array_choice(clauses, self, self._computed(lv))
         if choice.kind == "where":
             return self._where(clauses, lv)
         if choice.kind == "constant_where":
@@ -241,8 +236,7 @@ class BranchPrinting:
 
     def _short_circuit(self, e, lv: Level) -> lir.Expr:
         is_and = isinstance(e, gammas.AndThen)
-        if branch_domains.scalar_short_circuit(e, self.deps, self._is_array_level(lv),
-                                               self._varying_binders(lv) | {ELEM}):
+        if self._decided(lv, ("branch", e)).kind == "cond":
             # one truth value for the whole level (also inside a masked arm): Python's own and/or
             out = Name(self.fresh("b"))
             first = self.value(e.args[0], lv)

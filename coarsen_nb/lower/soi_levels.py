@@ -22,6 +22,7 @@ from __future__ import annotations
 import sympy as sp
 
 from coarsen_nb.lower import branch_domains
+from coarsen_nb.lower.branch_domains import BranchChoice
 from coarsen_nb.lower.domain import Domain, arg_point, loop_level, loop_nesting, masked_level
 from coarsen_nb.lower.printing import Nest
 from coarsen_nb.lower.reduction_schedules import ArgPoint, DenseTerm, Schedule, arg_factors, dense_pair, operands
@@ -43,16 +44,18 @@ class Points(Nest):
         self.children: dict = {}        # (k, a, b, s) -> the loop level opened here
         # the levels opened here, by what the printer knows them by, in the order they were opened: a loop by
         # ``(k, a, b, s)``, a masked arm's points by ``("mask", where)``, an arg-extremum's point by
-        # ``("point", hot)``, a scalar branch's arm or ``else`` by ``"cond"``
+        # ``("point", hot)``, a scalar branch's arm or ``else`` by ``"cond"``; and the choice of each branch
+        # computed here (a ``branch_domains.BranchChoice``) by ``("branch", clauses)`` (an ``and``/``or``:
+        # ``("branch", e)``)
         self.opened: dict = {}
         # what is decided here for the printer to print: a reduction over this loop level -> its Schedule; a
         # dense nest's product asked for by the adjoint, (expr, need_matrix) -> its DenseTerm (None: no nest)
         self.schedules: dict = {}
         self.products: dict = {}
 
-    def open(self, key, points: Points) -> Points:
-        self.opened.setdefault(key, []).append(points)
-        return points
+    def open(self, key, decided):
+        self.opened.setdefault(key, []).append(decided)
+        return decided
 
     def schedule(self, e) -> Schedule:
         """The schedule decided for the reduction ``e`` over this loop level (a miss raises)."""
@@ -67,8 +70,8 @@ class Points(Nest):
         return self.products[(e, need_matrix)]
 
     def decided(self, key, nth: int = 0) -> Points:
-        """The ``nth`` level opened here as ``key``: what the printer prints for it.  A level the walk did not
-        open is a bug of the walk (it no longer follows the printer), never a level to decide now."""
+        """The ``nth`` level (or branch choice) decided here as ``key``: what the printer prints for it.  One the
+        walk did not decide is a bug of the walk (it no longer follows the printer), never one to decide now."""
         try:
             return self.opened[key][nth]
         except (KeyError, IndexError):
@@ -326,6 +329,7 @@ class LevelWalk:
     def _piecewise(self, clauses, lv: Points) -> None:
         varying = self._varying(lv) | {ELEM}
         if branch_domains.scalar_branch(clauses, self.deps, lv.array(), varying):
+            lv.open(("branch", tuple(clauses)), BranchChoice("cond"))
             return self._scalar_piecewise(clauses, lv)
         for _, cond in clauses[:-1]:
             if cond != sp.true:
@@ -338,6 +342,7 @@ class LevelWalk:
                 self.value(x, lv)
         choice = branch_domains.array_choice(clauses, self.soi,
                                              lambda e: any(e in up.memo for up in lv.ancestors()))
+        lv.open(("branch", tuple(clauses)), choice)
         if choice.kind != "mask":
             last = next((k for k, (_, c) in enumerate(clauses) if c == sp.true), len(clauses) - 1)
             for x, _ in clauses[:last + 1]:
@@ -385,7 +390,9 @@ class LevelWalk:
     def _short_circuit(self, e, lv: Points) -> None:
         is_and = isinstance(e, gammas.AndThen)
         self.value(e.args[0], lv)
-        if branch_domains.scalar_short_circuit(e, self.deps, lv.array(), self._varying(lv) | {ELEM}):
+        scalar = branch_domains.scalar_short_circuit(e, self.deps, lv.array(), self._varying(lv) | {ELEM})
+        lv.open(("branch", e), BranchChoice("cond" if scalar else "mask"))
+        if scalar:
             for a in e.args[1:]:
                 self.value(a, self._cond(lv))
             return None

@@ -66,13 +66,12 @@ def test_the_comparison_sees_a_wrong_branch_choice(monkeypatch):
 
 @pytest.mark.expects_internal_error
 def test_a_level_the_pre_pass_did_not_open_is_a_compiler_bug(monkeypatch):
-    """The printer takes every level from the pre-pass: where the walk puts a branch's arms on all points (no
-    mask) but the printer masks them, the printer's mask level is missing from the walk, and compiling
-    fails as an internal error naming it (no level is decided while printing)."""
-    def arms_everywhere(walk, clauses, lv):
-        for x, _ in clauses:
-            walk.value(x, lv)
-    monkeypatch.setattr(soi_levels.LevelWalk, "_piecewise", arms_everywhere)
+    """The printer takes every level from the pre-pass: where the walk makes a branch's masked points but
+    does not keep them (as if it had not opened them), the printer finds no mask level to print, and
+    compiling fails as an internal error naming it (no level is decided while printing)."""
+    def unkept(walk, lv, where):
+        return soi_levels.Points(lv, "mask", domain=soi_levels.masked_level(lv.points_kind, lv.binders, where))
+    monkeypatch.setattr(soi_levels.LevelWalk, "_mask", unkept)
     e = _ENTRIES["hmc_like_potential"]
     with warnings.catch_warnings(), pytest.raises(cn.errors.InternalCompilerError, match="opened no level .'mask'"):
         warnings.simplefilter("ignore")
