@@ -44,9 +44,15 @@ BRANCH_KINDS = ("cond", "where", "constant_where", "mask")
 @dataclass(frozen=True)
 class BranchChoice:
     """How one ``Piecewise`` is computed at an array level: ``kind`` one of :data:`BRANCH_KINDS`; ``base``
-    the arm evaluated on every point as a masked choice's buffer (None: an empty buffer)."""
+    the arm evaluated on every point as a masked choice's buffer (None: an empty buffer).  What its arms
+    read that is computed on every point of the level first, in this order (after the predicates; the
+    pre-pass fills them in, ``soi_levels``): ``scans``, the scans over the level's loops (a scan needs all
+    its points, an arm has only its own), and ``wholes``, the whole arrays of the elements (a slice
+    written element by element: one array, not a value per masked point)."""
     kind: str
     base: int | None = None
+    scans: tuple = ()
+    wholes: tuple = ()
 
     def __post_init__(self):
         assert self.kind in BRANCH_KINDS, self.kind

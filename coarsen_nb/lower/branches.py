@@ -12,10 +12,10 @@ import math
 
 import sympy as sp
 
-from coarsen_nb.lower import branch_domains, lir
+from coarsen_nb.lower import lir
 from coarsen_nb.lower.lir import Assign, BinOp, Call, Index, Lit, Name, Paren, Tuple, Unary
 from coarsen_nb.lower.printing import FLAT, Level, int_typed, is_atom_code, length
-from coarsen_nb.phi import forms, gammas
+from coarsen_nb.phi import gammas
 from coarsen_nb.phi.gammas import is_boolean
 from coarsen_nb.symbolic.levels import ELEM
 
@@ -33,8 +33,9 @@ class BranchPrinting:
         for _, cond in clauses[:-1]:
             if cond != sp.true:
                 self.value(cond, lv)        # on every point either way; an arm may be among its values
-        self.scans_first(clauses, lv)       # a scan needs every point (the loop runs its update on each)
-        self._whole_arrays_first(clauses, lv)
+        for x in choice.scans:
+            self.value(x, lv)               # a scan needs every point (the loop runs its update on each)
+        self._whole_arrays_first(choice.wholes, lv)
         if choice.kind == "where":
             return self._where(clauses, lv)
         if choice.kind == "constant_where":
@@ -98,18 +99,13 @@ class BranchPrinting:
             seen = (*seen, cond)
         return out
 
-    def arm_nodes(self, clauses, found):
-        """The nodes of a γ's arms for which ``found(node)`` holds (``branch_domains.arm_nodes``)."""
-        return branch_domains.arm_nodes(clauses, self.temps, found)
-
-    def _whole_arrays_first(self, clauses, lv: Level) -> None:
-        """Compute before the masked arms the whole arrays their points read (``np.where(c, u, x[::-1])``:
-        the slice is an array written element by element, an RWrite), and keep each as a value of
-        ``lv``'s points, so that an arm gathers its own points from it.  Inside an arm it could not
-        be made (it is one array over all points, not a value per masked point)."""
-        varying = self._varying_binders(lv) - {ELEM}
-        for x in self.arm_nodes(clauses, lambda x: isinstance(x, (forms.RWrite, forms.Unwritten))):
-            if ELEM in self.deps(x) and not self.deps(x) & varying and x not in lv.memo:
+    def _whole_arrays_first(self, wholes, lv: Level) -> None:
+        """Compute before the masked arms the whole arrays their points read (``wholes``, found by the
+        pre-pass; ``np.where(c, u, x[::-1])``: the slice is an array written element by element, an RWrite),
+        and keep each as a value of ``lv``'s points, so that an arm gathers its own points from it.  Inside an
+        arm it could not be made (it is one array over all points, not a value per masked point)."""
+        for x in wholes:
+            if x not in lv.memo:
                 lv.memo[x] = self.value(x, lv)
 
     def _point_level(self, lv: Level, mask: lir.Expr, where) -> Level:

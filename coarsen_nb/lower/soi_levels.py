@@ -19,6 +19,8 @@ one.  ``tests/level_domains.py --pre-pass`` measures where the walk's levels and
 
 from __future__ import annotations
 
+import dataclasses
+
 import sympy as sp
 
 from coarsen_nb.lower import branch_domains
@@ -334,14 +336,16 @@ class LevelWalk:
         for _, cond in clauses[:-1]:
             if cond != sp.true:
                 self.value(cond, lv)
-        for x in self._arm_nodes(clauses, lambda x: isinstance(x, scans.SCAN_FORMS)):
-            if x.args[2] in {a.binder for a in lv.ancestors() if a.kind == "range"}:
-                self.value(x, lv)
-        for x in self._arm_nodes(clauses, lambda x: isinstance(x, (forms.RWrite, forms.Unwritten))):
-            if ELEM in self.deps(x) and not self.deps(x) & (varying - {ELEM}):
-                self.value(x, lv)
+        loops = {a.binder for a in lv.ancestors() if a.kind == "range"}
+        first = tuple(x for x in self._arm_nodes(clauses, lambda x: isinstance(x, scans.SCAN_FORMS))
+                      if x.args[2] in loops)
+        wholes = tuple(x for x in self._arm_nodes(clauses, lambda x: isinstance(x, (forms.RWrite, forms.Unwritten)))
+                       if ELEM in self.deps(x) and not self.deps(x) & (varying - {ELEM}))
+        for x in first + wholes:
+            self.value(x, lv)
         choice = branch_domains.array_choice(clauses, self.soi,
                                              lambda e: any(e in up.memo for up in lv.ancestors()))
+        choice = dataclasses.replace(choice, scans=first, wholes=wholes)
         lv.open(("branch", tuple(clauses)), choice)
         if choice.kind != "mask":
             last = next((k for k, (_, c) in enumerate(clauses) if c == sp.true), len(clauses) - 1)
