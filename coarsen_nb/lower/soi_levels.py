@@ -1,7 +1,9 @@
-"""The NumPy printer's levels decided before printing: a walk of an SOI's values that opens the same level
-domains (:mod:`coarsen_nb.lower.domain`: ``range``, ``rect``, ``segment``, ``mask``, ``point``) the printer
-opens as it meets reductions and branches, without printing (issue 13, ``notes/lowered-ir.md``: the NumPy
-printer's levels decided before printing, item 1).
+"""The NumPy printer's levels decided before printing: a walk of an SOI's values that opens the level domains
+(:mod:`coarsen_nb.lower.domain`: ``range``, ``rect``, ``segment``, ``mask``, ``point``), chooses the branches'
+schedules and the reductions' (:mod:`~coarsen_nb.lower.reduction_schedules`) that the printer then prints
+(issue 13, ``notes/lowered-ir.md``: "State of step 6").  The printer walks each request of a writer before
+printing it (``LevelPrinting._request``) and takes every level and choice from the :class:`Points` (a miss
+is :class:`UndecidedLevel`, a bug).
 
 Why a walk and not a formula per node: a level is decided by the points its node is computed at, and those
 are the node's *natural* points (``Printer.natural``: up past every loop level whose index the node does not
@@ -12,9 +14,9 @@ reduction's loop opened under its natural points (``domain.loop_level``), a bran
 on every point; masked arms: each on a ``mask`` level, ``domain.masked_level``), an arg-extremum's sum at its
 one ``point`` (``domain.arg_point``).  The points themselves are :class:`Points` (no code, no names).
 
-The dense nests' matrix–vector products (``Printer.rect_sum``) are followed: they open the inner loop
+The dense nests' matrix–vector products (``Printer.rect_sum``) are decided here: they open the inner loop
 again under the root (the vector ``h`` over j) and compute the body's factors at the outer loop or that
-one.  ``tests/level_domains.py --pre-pass`` measures where the walk's levels and the printed ones differ.
+one.  ``tests/level_domains.py --pre-pass`` compares a fresh walk of a printer's requests with what it printed.
 """
 
 from __future__ import annotations
