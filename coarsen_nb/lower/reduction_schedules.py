@@ -20,6 +20,8 @@ from dataclasses import dataclass
 import sympy as sp
 
 from coarsen_nb.lower.printing import Nest
+from coarsen_nb.phi import forms
+from coarsen_nb.symbolic.levels import ELEM
 
 
 @dataclass(frozen=True)
@@ -102,3 +104,80 @@ def arg_factors(body, temps) -> list:
         else:
             factors.append(f)
     return factors
+
+
+class DenseWalk:
+    """The pre-pass's part that decides a dense nest's products (``soi_levels.LevelWalk`` is one: it has
+    ``deps``, ``temps``, ``soi``, ``root``, ``child`` and ``value``), as ``NestPrinting.rect_sum`` and
+    ``rect_product`` print them: the factors' split, and the levels their values are computed at (the vector
+    ``h`` over j under the root, ``g`` at the outer loop, the other factors of both at the nest's points)."""
+
+    def _rect_sum(self, body, child) -> tuple:
+        """The products of the terms of Σ_j ``body`` tried, up to the first that is none (``()``: not a
+        dense nest)."""
+        pair = dense_pair(self.deps, child)
+        terms = []
+        for t in (() if pair is None else operands(body, sp.Add, self.temps)):
+            terms.append(self._rect_product(t, child, pair))
+            if not terms[-1].ok:
+                break
+        return tuple(terms)
+
+    def rect_product(self, e, child, need_matrix: bool = True) -> None:
+        """As ``Printer.rect_product`` (the adjoint of a dense nest calls it for its scatter, ``reverse.py``):
+        its decision kept at ``child`` (``Points.product``)."""
+        pair = dense_pair(self.deps, child)
+        child.products[(e, need_matrix)] = None if pair is None else \
+            self._rect_product(e, child, pair, need_matrix=need_matrix)
+
+    def _rect_product(self, e, child, pair, need_matrix: bool = True) -> DenseTerm:
+        (i, j), lv = pair, child.parent
+        blocks, fi, fj, general = [], [], [], []
+        for f in operands(e, sp.Mul, self.temps):
+            d = self.deps(f) - {ELEM}
+            if d - {i, j}:
+                return DenseTerm(pair, tuple(blocks), ok=False)
+            if d == {i, j}:
+                if self._block_read(f, i, j):
+                    blocks.append((f, "block"))
+                elif self._power_table(f, i, j, lv):
+                    blocks.append((f, "power"))
+                else:
+                    general.append(f)
+            elif j in d:
+                fj.append(f)
+            else:
+                fi.append(f)
+        if general:
+            self.value(sp.Mul(*general), child)
+        if not blocks and not general and need_matrix:
+            return DenseTerm(pair, (), ok=False)
+        jl = self.child(self.root, j, *self.deps.ranges[j])
+        if fi:
+            self.value(sp.Mul(*fi), lv)
+        if fj:
+            self.value(sp.Mul(*fj), jl)
+        return DenseTerm(pair, tuple(blocks), tuple(general), tuple(fi), tuple(fj))
+
+    def _block_read(self, f, i, j) -> bool:
+        if not isinstance(f, sp.Symbol) or f not in self.soi.reads:
+            return False
+        idx = self.soi.reads[f][1]
+        if len(idx) == 1:
+            c = sp.sympify(idx[0]) - i - j
+            return not (self.deps(c) or i in c.free_symbols or j in c.free_symbols)
+        if len(idx) == 2:
+            ci, cj = sp.sympify(idx[0]) - i, sp.sympify(idx[1]) - j
+            return not (self.deps(ci) or self.deps(cj) or i in ci.free_symbols or j in cj.free_symbols)
+        return False
+
+    def _power_table(self, f, i, j, lv) -> bool:
+        if not isinstance(f, (sp.Pow, forms.PowInt)):
+            return False
+        base, ex = f.args
+        if not (ex.is_integer and self.deps(base) <= {i} and self.deps(ex) <= {j}):
+            return False
+        jl = self.child(self.root, j, *self.deps.ranges[j])
+        self.value(base, lv)
+        self.value(ex, jl)
+        return True

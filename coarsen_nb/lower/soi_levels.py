@@ -29,7 +29,7 @@ from coarsen_nb.lower import branch_domains
 from coarsen_nb.lower.branch_domains import BranchChoice
 from coarsen_nb.lower.domain import Domain, arg_point, loop_level, loop_nesting, masked_level
 from coarsen_nb.lower.printing import Nest
-from coarsen_nb.lower.reduction_schedules import ArgPoint, DenseTerm, Schedule, arg_factors, dense_pair, operands
+from coarsen_nb.lower.reduction_schedules import ArgPoint, DenseTerm, DenseWalk, Schedule, arg_factors
 from coarsen_nb.phi import forms, gammas, logsumexp, scans
 from coarsen_nb.symbolic.levels import ELEM
 
@@ -82,7 +82,7 @@ class Points(Nest):
             raise UndecidedLevel(f"the pre-pass opened no level {key!r} (#{nth}) under {self.binders}") from None
 
 
-class LevelWalk:
+class LevelWalk(DenseWalk):
     """The walk over one printer's values.  ``soi``: anything with the SOI's ``deps``, ``temps``, ``reads``,
     ``resolved`` and ``leaf`` (``leaf(s)[1]``: whether an input ``s`` is an array), as the printer has."""
 
@@ -222,78 +222,6 @@ class LevelWalk:
         child.schedules[e] = schedule = Schedule(terms, point)
         if not schedule.dense and point is None:
             self.value(body, child)
-
-    # -- dense nests, as NestPrinting.rect_sum: a sum over j inside a loop i as matrix-vector products -----
-
-    def _rect_sum(self, body, child: Points) -> tuple:
-        """The products of the terms of Σ_j ``body`` tried, up to the first that is none (``()``: not a
-        dense nest)."""
-        pair = dense_pair(self.deps, child)
-        terms = []
-        for t in (() if pair is None else operands(body, sp.Add, self.temps)):
-            terms.append(self._rect_product(t, child, pair))
-            if not terms[-1].ok:
-                break
-        return tuple(terms)
-
-    def rect_product(self, e, child: Points, need_matrix: bool = True) -> None:
-        """As ``Printer.rect_product`` (the adjoint of a dense nest calls it for its scatter, ``reverse.py``):
-        its decision kept at ``child`` (``Points.product``)."""
-        pair = dense_pair(self.deps, child)
-        child.products[(e, need_matrix)] = None if pair is None else \
-            self._rect_product(e, child, pair, need_matrix=need_matrix)
-
-    def _rect_product(self, e, child: Points, pair, need_matrix: bool = True) -> DenseTerm:
-        (i, j), lv = pair, child.parent
-        blocks, fi, fj, general = [], [], [], []
-        for f in operands(e, sp.Mul, self.temps):
-            d = self.deps(f) - {ELEM}
-            if d - {i, j}:
-                return DenseTerm(pair, tuple(blocks), ok=False)
-            if d == {i, j}:
-                if self._block_read(f, i, j):
-                    blocks.append((f, "block"))
-                elif self._power_table(f, i, j, lv):
-                    blocks.append((f, "power"))
-                else:
-                    general.append(f)
-            elif j in d:
-                fj.append(f)
-            else:
-                fi.append(f)
-        if general:
-            self.value(sp.Mul(*general), child)
-        if not blocks and not general and need_matrix:
-            return DenseTerm(pair, (), ok=False)
-        jl = self.child(self.root, j, *self.deps.ranges[j])
-        if fi:
-            self.value(sp.Mul(*fi), lv)
-        if fj:
-            self.value(sp.Mul(*fj), jl)
-        return DenseTerm(pair, tuple(blocks), tuple(general), tuple(fi), tuple(fj))
-
-    def _block_read(self, f, i, j) -> bool:
-        if not isinstance(f, sp.Symbol) or f not in self.soi.reads:
-            return False
-        idx = self.soi.reads[f][1]
-        if len(idx) == 1:
-            c = sp.sympify(idx[0]) - i - j
-            return not (self.deps(c) or i in c.free_symbols or j in c.free_symbols)
-        if len(idx) == 2:
-            ci, cj = sp.sympify(idx[0]) - i, sp.sympify(idx[1]) - j
-            return not (self.deps(ci) or self.deps(cj) or i in ci.free_symbols or j in cj.free_symbols)
-        return False
-
-    def _power_table(self, f, i, j, lv: Points) -> bool:
-        if not isinstance(f, (sp.Pow, forms.PowInt)):
-            return False
-        base, ex = f.args
-        if not (ex.is_integer and self.deps(base) <= {i} and self.deps(ex) <= {j}):
-            return False
-        jl = self.child(self.root, j, *self.deps.ranges[j])
-        self.value(base, lv)
-        self.value(ex, jl)
-        return True
 
     def _arg_extremum(self, body, child: Points, rng) -> ArgPoint | None:
         factors = arg_factors(body, self.temps)
