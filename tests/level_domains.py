@@ -1,18 +1,19 @@
 """Census of the NumPy printer's level domains over the corpus and the kernels, each verified.
 
 Compiles every corpus entry (``tests/corpus.py``) and every kernel (``kernels/``) under the default selection
-with the NumPy backend, records every level domain the printer builds (``domain.loop_level``,
-``masked_level``, ``arg_point``: a loop at one point, a rectangular nest, a segment per point, a branch's
-points, an arg-extremum's point), runs ``domain.verify`` on each, and prints how many entries open each kind
-under each kind of enclosing points, with one example's text::
+with the NumPy backend, records every level domain the printer's pre-pass builds (``domain.loop_level``,
+``masked_level``, ``arg_point``, called by ``soi_levels.LevelWalk``: a loop at one point, a rectangular nest,
+a segment per point, a branch's points, an arg-extremum's point), runs ``domain.verify`` on each, and prints
+how many entries open each kind under each kind of enclosing points, with one example's text::
 
     PYTHONPATH=. python tests/level_domains.py
     PYTHONPATH=. python tests/level_domains.py --pre-pass
 
 With ``--pre-pass`` it also records each printer's outermost values (the expression and the loop indices of
-the level it is asked at) and compares the levels the pre-pass ``soi_levels.soi_levels`` decides for them,
-before printing, with those that printer built, in the order each built them: it prints each compilation
-where they differ (the first domain that differs) and the count of printers that agree.
+the level it is asked at) and the domains of the levels it printed, and runs the pre-pass once more on the
+whole list of values (``soi_levels.soi_levels``, a fresh walk, where the printer walked each value just before
+printing it): it prints each compilation where the two sequences of domains differ (the first domain that
+differs) and the count of printers that agree.
 
 Not a test module (no ``test_`` prefix): it is a tool, and it takes a few minutes; ``tests/lower/
 test_domain.py`` checks the same on a few entries.  Run with ``COARSEN_NB_PIPELINE_CACHE=0`` (a cached
@@ -39,10 +40,11 @@ def _key(dom) -> tuple:
 
 
 class LevelRecorder:
-    """Records every level domain the NumPy printer builds (``seen``: ``(body, domain)``, ``body`` with the
-    SOI's ``deps`` for ``verify``) and, per printer, its outermost values (``printers``: id -> (printer,
-    entries, domains it built)); ``install(setattr)`` patches the builders and the printer's entry points
-    (``setattr``: the builtin, or pytest's ``monkeypatch.setattr``)."""
+    """Records every level domain the NumPy printer's pre-pass builds (``seen``: ``(body, domain)``, ``body``
+    with the SOI's ``deps`` for ``verify``) and, per printer, its outermost values (``printers``: id ->
+    (printer, entries, the domains of the levels it printed, in order)); ``install(setattr)`` patches the
+    builders, the printer's check of each printed level and its entry points (``setattr``: the builtin, or
+    pytest's ``monkeypatch.setattr``)."""
 
     def __init__(self):
         self.seen: list = []
@@ -54,11 +56,13 @@ class LevelRecorder:
         self.printers.clear()
 
     def install(self, setattr_=setattr) -> None:
-        from coarsen_nb.lower import branches, domain, emit, level_printing, segment_printing
+        from coarsen_nb.lower import domain, emit, level_printing, soi_levels
 
-        setattr_(level_printing, "loop_level", self._builder(domain.loop_level, True))
-        setattr_(branches, "masked_level", self._builder(domain.masked_level, False))
-        setattr_(segment_printing, "arg_point", self._builder(domain.arg_point, False))
+        setattr_(soi_levels, "loop_level", self._builder(domain.loop_level, True))
+        setattr_(soi_levels, "masked_level", self._builder(domain.masked_level, False))
+        setattr_(soi_levels, "arg_point", self._builder(domain.arg_point, False))
+        setattr_(level_printing.LevelPrinting, "_mirrored", staticmethod(
+            self._printed(level_printing.LevelPrinting._mirrored)))
         for name, how in (("value", "value"), ("level_for", "level"), ("rect_product", "rect_product")):
             setattr_(emit.Printer, name, self._entry(getattr(emit.Printer, name), how))
 
@@ -66,9 +70,16 @@ class LevelRecorder:
         def recorded(*args):
             dom = builder(*args)
             self.seen.append((types.SimpleNamespace(deps=args[0] if with_deps else lambda e: frozenset()), dom))
-            if self._current is not None:
-                self.printers[id(self._current)][2].append(dom)
             return dom
+        return recorded
+
+    def _printed(self, mirrored):
+        """The printer's levels as it prints them (each taken from its pre-pass and checked against it)."""
+        def recorded(level, points):
+            out = mirrored(level, points)
+            if level.domain is not None and self._current is not None:
+                self.printers[id(self._current)][2].append(level.domain)
+            return out
         return recorded
 
     def _entry(self, method, how):

@@ -44,9 +44,15 @@ BRANCH_KINDS = ("cond", "where", "constant_where", "mask")
 @dataclass(frozen=True)
 class BranchChoice:
     """How one ``Piecewise`` is computed at an array level: ``kind`` one of :data:`BRANCH_KINDS`; ``base``
-    the arm evaluated on every point as a masked choice's buffer (None: an empty buffer)."""
+    the arm evaluated on every point as a masked choice's buffer (None: an empty buffer).  What its arms
+    read that is computed on every point of the level first, in this order (after the predicates; the
+    pre-pass fills them in, ``soi_levels``): ``scans``, the scans over the level's loops (a scan needs all
+    its points, an arm has only its own), and ``wholes``, the whole arrays of the elements (a slice
+    written element by element: one array, not a value per masked point)."""
     kind: str
     base: int | None = None
+    scans: tuple = ()
+    wholes: tuple = ()
 
     def __post_init__(self):
         assert self.kind in BRANCH_KINDS, self.kind
@@ -162,3 +168,21 @@ def expanded_atoms(e, temps) -> set:
             if s in temps:
                 todo.append(temps[s])
     return out
+
+
+def arm_nodes(clauses, temps, found):
+    """The nodes of a γ's arms (through the ``temps``) for which ``found(node)`` holds, each once, in the
+    order a depth-first walk meets them; the walk does not enter such a node."""
+    seen: set = set()
+    todo = [x for x, _ in clauses]
+    while todo:
+        x = todo.pop()
+        if x in seen or not isinstance(x, sp.Basic):
+            continue
+        seen.add(x)
+        if found(x):
+            yield x
+        elif isinstance(x, sp.Symbol) and x in temps:
+            todo.append(temps[x])
+        else:
+            todo.extend(x.args)

@@ -12,11 +12,10 @@ import math
 
 import sympy as sp
 
-from coarsen_nb.lower import branch_domains, lir
-from coarsen_nb.lower.domain import masked_level
+from coarsen_nb.lower import lir
 from coarsen_nb.lower.lir import Assign, BinOp, Call, Index, Lit, Name, Paren, Tuple, Unary
 from coarsen_nb.lower.printing import FLAT, Level, int_typed, is_atom_code, length
-from coarsen_nb.phi import forms, gammas
+from coarsen_nb.phi import gammas
 from coarsen_nb.phi.gammas import is_boolean
 from coarsen_nb.symbolic.levels import ELEM
 
@@ -24,23 +23,19 @@ from coarsen_nb.symbolic.levels import ELEM
 class BranchPrinting:
     """Branches of the :class:`~coarsen_nb.lower.emit.Printer`."""
 
-    def _computed(self, lv: Level):
-        """Whether a value is already computed on every point of ``lv`` (in its memo or one above): the
-        printer's one input to the branch choice (:mod:`~coarsen_nb.lower.branch_domains`)."""
-        return lambda e: any(e in up.memo for up in lv.ancestors())
-
     def _piecewise(self, e: sp.Piecewise, lv: Level) -> lir.Expr:
         clauses = list(e.args)
-        varying = self._varying_binders(lv) | {ELEM}
-        if branch_domains.scalar_branch(clauses, self.deps, self._is_array_level(lv), varying):
+        # the choice the pre-pass made (branch_domains: from the SOI and what is computed before the branch)
+        choice = self._decided(lv, ("branch", tuple(clauses)))
+        if choice.kind == "cond":
             # the predicate is one value for the whole level: a real `if`
             return self._scalar_piecewise(clauses, lv)
         for _, cond in clauses[:-1]:
             if cond != sp.true:
                 self.value(cond, lv)        # on every point either way; an arm may be among its values
-        self.scans_first(clauses, lv)       # a scan needs every point (the loop runs its update on each)
-        self._whole_arrays_first(clauses, lv)
-        choice = branch_domains.array_choice(clauses, self, self._computed(lv))
+        for x in choice.scans:
+            self.value(x, lv)               # a scan needs every point (the loop runs its update on each)
+        self._whole_arrays_first(choice.wholes, lv)
         if choice.kind == "where":
             return self._where(clauses, lv)
         if choice.kind == "constant_where":
@@ -104,31 +99,13 @@ class BranchPrinting:
             seen = (*seen, cond)
         return out
 
-    def arm_nodes(self, clauses, found):
-        """The nodes of a γ's arms (through the temps) for which ``found(node)`` holds, each once, in the
-        order a depth-first walk meets them; the walk does not enter such a node."""
-        seen: set = set()
-        todo = [x for x, _ in clauses]
-        while todo:
-            x = todo.pop()
-            if x in seen or not isinstance(x, sp.Basic):
-                continue
-            seen.add(x)
-            if found(x):
-                yield x
-            elif isinstance(x, sp.Symbol) and x in self.temps:
-                todo.append(self.temps[x])
-            else:
-                todo.extend(x.args)
-
-    def _whole_arrays_first(self, clauses, lv: Level) -> None:
-        """Compute before the masked arms the whole arrays their points read (``np.where(c, u, x[::-1])``:
-        the slice is an array written element by element, an RWrite), and keep each as a value of
-        ``lv``'s points, so that an arm gathers its own points from it.  Inside an arm it could not
-        be made (it is one array over all points, not a value per masked point)."""
-        varying = self._varying_binders(lv) - {ELEM}
-        for x in self.arm_nodes(clauses, lambda x: isinstance(x, (forms.RWrite, forms.Unwritten))):
-            if ELEM in self.deps(x) and not self.deps(x) & varying and x not in lv.memo:
+    def _whole_arrays_first(self, wholes, lv: Level) -> None:
+        """Compute before the masked arms the whole arrays their points read (``wholes``, found by the
+        pre-pass; ``np.where(c, u, x[::-1])``: the slice is an array written element by element, an RWrite),
+        and keep each as a value of ``lv``'s points, so that an arm gathers its own points from it.  Inside an
+        arm it could not be made (it is one array over all points, not a value per masked point)."""
+        for x in wholes:
+            if x not in lv.memo:
                 lv.memo[x] = self.value(x, lv)
 
     def _point_level(self, lv: Level, mask: lir.Expr, where) -> Level:
@@ -136,12 +113,16 @@ class BranchPrinting:
         operands are gathered with ``take`` and results put back by index (NumPy's boolean indexing is
         several times slower).  Elementwise values may have any shape: their points are numbered in the
         flattened array."""
-        dom = masked_level(lv.points_kind, lv.binders, where)
+        points = self._decided(lv, ("mask", where))
         idx = Name(self.fresh("ix"))
-        if dom.outer == "elem":
+        if points.domain.outer == "elem":
             mask = self.call("reshape", mask, FLAT)
         self.emit(Assign(idx, Index(self.call("nonzero", mask), (Lit("0"),))))
-        return Level(lv, "mask", mask=idx, size=length(idx), domain=dom)
+        return self._mirrored(Level(lv, "mask", mask=idx, size=length(idx), domain=points.domain), points)
+
+    def _cond_level(self, lv: Level) -> Level:
+        """The points of ``lv`` inside a scalar ``if``'s arm or ``else`` (the same points: a statement structure)."""
+        return self._mirrored(Level(lv, "cond"), self._decided(lv, "cond"))
 
     def _full_buffer(self, expr, lv: Level, size: lir.Expr) -> lir.Expr:
         """A new float array holding ``expr`` at every point of ``lv`` (written to later)."""
@@ -221,7 +202,7 @@ class BranchPrinting:
         arrays = any(self.deps(x) & varying for x, _ in clauses)     # the value is an array of lv's points
 
         def arm(expr, cond_lv: Level) -> lir.Expr:
-            code = self.value(expr, Level(cond_lv, "cond"))
+            code = self.value(expr, self._cond_level(cond_lv))
             # at an array level an arm may be a plain number (b in `i if p else b`): an array of the
             # level's points either way (later code indexes it by segment or gathers from it)
             if not self._is_array_level(lv):
@@ -241,7 +222,7 @@ class BranchPrinting:
             with self.block() as then:
                 self.emit(Assign(out, arm(expr, cond_lv)))
             with self.block() as orelse:
-                choose(k + 1, Level(cond_lv, "cond"))
+                choose(k + 1, self._cond_level(cond_lv))
             self.emit(lir.If(c, tuple(then), tuple(orelse)))
 
         if clauses[0][1] == sp.true or len(clauses) == 1:
@@ -251,15 +232,14 @@ class BranchPrinting:
 
     def _short_circuit(self, e, lv: Level) -> lir.Expr:
         is_and = isinstance(e, gammas.AndThen)
-        if branch_domains.scalar_short_circuit(e, self.deps, self._is_array_level(lv),
-                                               self._varying_binders(lv) | {ELEM}):
+        if self._decided(lv, ("branch", e)).kind == "cond":
             # one truth value for the whole level (also inside a masked arm): Python's own and/or
             out = Name(self.fresh("b"))
             first = self.value(e.args[0], lv)
             self.emit(Assign(out, Call(Name("bool"), (first,))))
             for a in e.args[1:]:
                 with self.block() as then:
-                    self.emit(Assign(out, Call(Name("bool"), (self.value(a, Level(lv, "cond")),))))
+                    self.emit(Assign(out, Call(Name("bool"), (self.value(a, self._cond_level(lv)),))))
                 self.emit(lir.If(out if is_and else Unary("not", out), tuple(then)))
             return out
         out = Name(self.fresh("b"))

@@ -58,6 +58,7 @@ from coarsen_nb.lower.printing import (
 )
 from coarsen_nb.lower.scan_printing import ScanPrinting
 from coarsen_nb.lower.segment_printing import SegmentPrinting
+from coarsen_nb.lower.soi_levels import LevelWalk
 from coarsen_nb.lower.write_printing import WritePrinting
 from coarsen_nb.phi import forms, gammas
 from coarsen_nb.symbolic.levels import ELEM, Deps
@@ -109,6 +110,10 @@ class Printer(LevelPrinting, OperatorPrinting, NestPrinting, SegmentPrinting, Br
         self._reduced_memo: dict = {}
         self._blocks: list[list] = []     # the bodies open in ``block()``, innermost last
         self.deps = Deps(temps, reads, self._array_leaf, exprs)
+        # the pre-pass that decides the levels of each request before it is printed (LevelPrinting._request)
+        self.walk = LevelWalk(self)
+        self.root.mirror = self.walk.root
+        self._printing = False
         if elem_shape is not None:
             self._ensure_elem(elem_shape, elem_shape_calls)
 
@@ -168,6 +173,9 @@ class Printer(LevelPrinting, OperatorPrinting, NestPrinting, SegmentPrinting, Br
 
     def level_for(self, binders) -> Level:
         """The level varying over ``binders`` (created outer loop first, shared with earlier code)."""
+        return self._request(lambda: self.walk.level_for(binders), lambda: self._level_for(binders))
+
+    def _level_for(self, binders) -> Level:
         if ELEM in binders:
             return self.elem
         lv = self.root
@@ -245,6 +253,7 @@ class Printer(LevelPrinting, OperatorPrinting, NestPrinting, SegmentPrinting, Br
         if self.elem is None:
             self.elem = Level(self.root, "elem", binder=ELEM, size=lir.expr(shape_code),
                               size_calls=(calls, self.helpers) if calls else None)
+            self.elem.mirror = self.walk.elem_points()
         return self.elem
 
     # -- values ----------------------------------------------------------------------------
@@ -254,6 +263,12 @@ class Printer(LevelPrinting, OperatorPrinting, NestPrinting, SegmentPrinting, Br
 
         ``target``: the name the caller assigns the result to; a value that needs a statement of its
         own is computed into it (``theta_3 = theta_2 + dt_omega``, not ``_t3 = ...; theta_3 = _t3``)."""
+        if self._printing:
+            return self._value(e, ctx, target)
+        return self._request(lambda: self.walk.value(e, (ctx or self.root).mirror),
+                             lambda: self._value(e, ctx, target))
+
+    def _value(self, e, ctx: Level | None, target: str | None) -> lir.Expr:
         ctx = ctx or self.root
         e = sp.sympify(e)
         if target is not None and e in self.temps and not any(e in lv.memo for lv in ctx.ancestors()):

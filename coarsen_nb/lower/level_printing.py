@@ -9,12 +9,51 @@ from __future__ import annotations
 import sympy as sp
 
 from coarsen_nb.lower import lir, naming, trivial
-from coarsen_nb.lower.domain import loop_level
 from coarsen_nb.lower.printing import Level, is_int_literal, length, positive, trip_count
+from coarsen_nb.lower.soi_levels import UndecidedLevel
 
 
 class LevelPrinting:
-    """Loop levels and reductions of the :class:`~coarsen_nb.lower.emit.Printer`."""
+    """Loop levels and reductions of the :class:`~coarsen_nb.lower.emit.Printer`.
+
+    The levels are decided before they are printed: each request of a writer (a value at a level, a level,
+    a dense nest's product: ``value``, ``level_for``, ``rect_product`` called from outside the printer) is
+    walked first by the printer's :class:`~coarsen_nb.lower.soi_levels.LevelWalk` (``_request``), which opens
+    every level its printing will open; the printer then takes each level's domain from the walk's
+    :class:`~coarsen_nb.lower.soi_levels.Points` (``_decided``) and checks the level it prints against them
+    (``_mirrored``).  The walk keeps its memo across requests, as the printer keeps its own."""
+
+    def _request(self, decide, print_):
+        """``print_()``, a writer's request, after ``decide()`` has walked it; a request made while printing
+        another (the printer's own recursion) was walked with it."""
+        if self._printing:
+            return print_()
+        decide()
+        self._printing = True
+        try:
+            return print_()
+        finally:
+            self._printing = False
+
+    @staticmethod
+    def _decided(parent: Level, key):
+        """The pre-pass's points of the next level the printer opens under ``parent`` as ``key`` (see
+        ``soi_levels.Points.decided``: a miss raises)."""
+        nth = parent.taken.get(key, 0)
+        parent.taken[key] = nth + 1
+        return parent.mirror.decided(key, nth)
+
+    @staticmethod
+    def _mirrored(level: Level, points) -> Level:
+        """``level``, now printed, checked against the pre-pass's ``points`` it was decided by: the same kind,
+        index, domain and parent (so the same enclosing points)."""
+        parent = None if level.parent is None else level.parent.mirror
+        if (level.kind, level.binder, level.domain) != (points.kind, points.binder, points.domain) \
+                or points.parent is not parent:
+            raise UndecidedLevel(f"printed a {level.kind} level over {level.binders} unlike the pre-pass's "
+                                 f"{points.kind} level over {points.binders}")
+        level.mirror = points
+        return level
 
     def _child(self, lv: Level, k, a, b, s) -> Level:
         key = (k, a, b, s)
@@ -24,7 +63,8 @@ class LevelPrinting:
         kname = self.words.get(k) or naming.kind_word(str(k)) or "k"     # (never the SSA name, k7_2)
         # the trip count of loop i: n_i (not n2 beside a user's n); of a loop the frontend made (a slice's), n
         n_word = naming.clean("n_" + kname) if kname != "k" else "n"
-        dom = loop_level(self.deps, k, (a, b, s), lv.kind if lv.domain is None else lv.domain.kind, lv.binders)
+        points = self._decided(lv, key)
+        dom = points.domain
         new = lambda hint: lir.Name(self.fresh(hint))      # noqa: E731
         if dom.kind == "range":
             idx = new(kname)
@@ -54,7 +94,7 @@ class LevelPrinting:
             self.emit(lir.Assign(idx, lir.BinOp("+", a_here, lir.BinOp("*", lir.Paren(s_c), pos))))
             child = Level(lv, "range", binder=k, seg=seg, size=length(idx), domain=dom)
         child.index_code[k] = idx
-        lv.children[key] = child
+        lv.children[key] = self._mirrored(child, points)
         return child
 
 
@@ -84,15 +124,14 @@ class LevelPrinting:
     def _reduce(self, e, lv: Level) -> lir.Expr | str:
         body, k, a, b, s = e.args
         child = self._child(lv, k, a, b, s)
-        if e.kind == "sum":
-            mv = self.rect_sum(body, child)
+        schedule = child.mirror.schedule(e)        # (decided by the pre-pass: reduction_schedules)
+        if schedule.terms:
+            mv = self.rect_sum(schedule.terms, child)
             if mv is not None:
                 # Σ_j A[i, j]·h[j]·g[i]: a matrix-vector product on the block of A, no flattened copy
                 return mv
-        if e.kind == "sum" and not self._is_array_level(lv):
-            picked = self._at_arg_extremum(body, child, (k, a, b, s))
-            if picked is not None:
-                return picked
+        if schedule.point is not None:
+            return self._at_arg_extremum(schedule.point, child, (k, a, b, s))
         vals = self.value(body, child)
         if e.kind == "sum" and is_int_literal(vals) and not self._is_array_level(lv):
             return trivial.count(vals, child.size)      # Σ_k c over n points: c·n, exactly

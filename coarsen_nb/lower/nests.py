@@ -19,8 +19,8 @@ import sympy as sp
 from coarsen_nb.lower import lir
 from coarsen_nb.lower.lir import Assign, BinOp, Call, Index, Lit, Name, Paren, Slice, Tuple
 from coarsen_nb.lower.printing import Level, chain, int_typed, positive
+from coarsen_nb.lower.reduction_schedules import dense_pair
 from coarsen_nb.phi import forms
-from coarsen_nb.symbolic.levels import ELEM
 
 
 @dataclass(frozen=True)
@@ -80,17 +80,8 @@ class NestPrinting:
         return _expr(m)
 
     def _dense_pair(self, child: Level):
-        """(i, j) when ``child`` is a rectangular unit-step loop j directly inside a top-level unit-step
-        loop i (the points are then the rows i of an (n_i, n_j) block, row by row), else None."""
-        lv = child.parent
-        if (child.kind != "range" or child.domain.kind != "rect" or lv is None or lv.kind != "range"
-                or lv.parent is not self.root or lv.domain.segmented):
-            return None
-        i, j = lv.binder, child.binder
-        ri, rj = self.deps.ranges[i], self.deps.ranges[j]
-        if ri[2] != 1 or rj[2] != 1 or self.deps(rj[0]) or self.deps(rj[1]):
-            return None
-        return i, j
+        """(i, j) when ``child`` is a dense nest's inner level (``soi_levels.dense_pair``), else None."""
+        return dense_pair(self.deps, child)
 
     def rect_product(self, e, child: Level, need_matrix: bool = True):
         """``(M, g, h)`` when ``e`` at the rectangular level ``child`` (loop j, unit step, inside a
@@ -102,26 +93,22 @@ class NestPrinting:
         Then Σ_j is ``(M @ h) * g`` and the adjoint scattered over j
         is ``(g @ M) * h``: BLAS on views instead of flattened gathers, tiles and bincounts
         (``rect_rows``, ``rect_columns``; M is a :class:`Window` when it is one window read alone)."""
-        pair = self._dense_pair(child)
-        if pair is None:
+        return self._request(lambda: self.walk.rect_product(e, child.mirror, need_matrix),
+                             lambda: self._rect_product(child.mirror.product(e, need_matrix), child))
+
+    def _rect_product(self, term, child: Level):
+        """The parts of a dense nest's product as the pre-pass decided it (``term``: a
+        :class:`~coarsen_nb.lower.reduction_schedules.DenseTerm`, None where ``child`` is no dense nest): its
+        blocks, windows and power tables built in its order, even where the product is none after them."""
+        if term is None:
             return None
-        lv, (i, j) = child.parent, pair
+        (i, j), lv = term.pair, child.parent
         rj = self.deps.ranges[j]
-        blocks, fi, fj, general = [], [], [], []
-        for f in self._factors(e):
-            d = self.deps(f) - {ELEM}
-            if d - {i, j}:
-                return None
-            if d == {i, j}:
-                blk = self._block_read(f, i, j) or self._power_table(f, i, j, lv)
-                if blk is None:
-                    general.append(f)
-                else:
-                    blocks.append(blk)
-            elif j in d:
-                fj.append(f)
-            else:
-                fi.append(f)
+        blocks = [self._block_read(f, i, j) if how == "block" else self._power_table(f, i, j, lv)
+                  for f, how in term.blocks]
+        if not term.ok:
+            return None
+        general, fi, fj = term.general, term.fi, term.fj
         if general:
             # the other factors of both indices: their product on the flattened points, one row per i
             prod = sp.Mul(*general)
@@ -129,8 +116,6 @@ class NestPrinting:
             if self._may_be_scalar(prod):
                 code = self._plus_zeros(code, child.size)
             blocks.append(self.call("reshape", code, Tuple((lv.size, child.rect))))
-        if not blocks and need_matrix:
-            return None
         jl = self._child(self.root, j, *rj)
         m = None if not blocks else blocks[0] if len(blocks) == 1 else \
             Matrix(Paren(chain("*", [_expr(b) for b in blocks])), frozenset().union(*(_calls(b) for b in blocks)))
@@ -152,24 +137,17 @@ class NestPrinting:
         """``(code + xp.zeros(n))``: a value that may be one number, as a vector of ``n``."""
         return Paren(BinOp("+", code, self.call("zeros", n)))
 
-    def rect_sum(self, body, child: Level):
-        """Σ_j of ``body`` at the dense level ``child`` as matrix-vector products on blocks and windows,
-        one per term of a sum (a correlation's tangent Σ_j dw_j·x_{i+j} + w_j·dx_{i+j} is two), else None."""
+    def rect_sum(self, terms, child: Level):
+        """Σ_j at the dense level ``child`` as matrix-vector products on blocks and windows, one per term of
+        a sum (a correlation's tangent Σ_j dw_j·x_{i+j} + w_j·dx_{i+j} is two), the ``terms`` the pre-pass
+        decided (``DenseTerm``s), else None (one is no product)."""
         parts = []
-        for term in self._terms(body):
-            rp = self.rect_product(term, child)
+        for term in terms:
+            rp = self._rect_product(term, child)
             if rp is None:
                 return None
             parts.append(self.rect_rows(*rp))
         return parts[0] if len(parts) == 1 else Paren(chain("+", parts))
-
-    def _terms(self, e) -> list:
-        """The terms of a sum, looking through the temps that name its parts."""
-        if isinstance(e, sp.Symbol) and e in self.temps:
-            return self._terms(self.temps[e])
-        if isinstance(e, sp.Add):
-            return [t for a in e.args for t in self._terms(a)]
-        return [e]
 
     def rect_rows(self, m, g, h) -> lir.Expr:
         """Σ_j M[i, j]·h[j]·g[i] of ``rect_product``'s parts (h None: 1): a correlation on windows."""
@@ -240,14 +218,6 @@ class NestPrinting:
         self.emit(lir.If(test, table, (power,)))
         self._tables[key] = out
         return out
-
-    def _factors(self, e) -> list:
-        """The factors of a product, looking through the temps that name its parts."""
-        if isinstance(e, sp.Symbol) and e in self.temps:
-            return self._factors(self.temps[e])
-        if isinstance(e, sp.Mul):
-            return [g for a in e.args for g in self._factors(a)]
-        return [e]
 
     def _block_read(self, f, i, j):
         """``_block(A, lo_i, n_i, lo_j, n_j)`` for a read ``A[i + c, j + c']``, the :class:`Window` of a

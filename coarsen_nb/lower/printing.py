@@ -21,7 +21,47 @@ from coarsen_nb.rules.build import dim, xp_call  # noqa: F401 (named from here b
 from coarsen_nb.rules.build import shape as shape_of  # noqa: F401
 
 
-class Level:
+class Nest:
+    """A node of a tree of points: a printed :class:`Level`, or the pre-pass's ``soi_levels.Points`` it is
+    decided by (``parent``, ``kind``, ``binder``, ``domain``: the same facts on both, so the same answers)."""
+
+    parent: Nest | None
+    kind: str
+    binder: object
+    domain: object
+
+    def ancestors(self):
+        lv = self
+        while lv is not None:
+            yield lv
+            lv = lv.parent
+
+    @property
+    def points(self) -> Nest:
+        """The level whose points these are: a ``cond`` level (code inside an ``if``) has its parent's."""
+        lv = self
+        while lv.kind == "cond" and lv.parent is not None:
+            lv = lv.parent
+        return lv
+
+    @property
+    def points_kind(self) -> str:
+        """The kind of the points these are (:attr:`points`): a level's domain kind, else ``root``/``elem``
+        (what a level opened under them is nested in: ``Domain.outer``)."""
+        lv = self.points
+        return lv.kind if lv.domain is None else lv.domain.kind
+
+    @property
+    def binders(self) -> list:
+        """The indices these points vary over, outermost first (``ELEM``: the elements): ``Domain.over``."""
+        return [a.binder for a in reversed(list(self.ancestors())) if a.binder is not None]
+
+    def array(self) -> bool:
+        """Whether values here are arrays (under a loop level or the elements), not numbers."""
+        return any(a.kind in ("range", "elem") for a in self.ancestors())
+
+
+class Level(Nest):
     """A set of points at which values are arrays of one length (see the module docstring)."""
 
     _ids = itertools.count()
@@ -41,13 +81,11 @@ class Level:
         self.memo: dict = {}
         self.children: dict = {}
         self.rect: Expr | None = None       # a ``rect`` domain's count per parent point
+        # the points of the pre-pass this level prints (``soi_levels.Points``: its domain, the levels opened under
+        # it), and how many of each key the printer has taken from them (``LevelPrinting._decided``)
+        self.mirror = None
+        self.taken: dict = {}
         self.id = next(Level._ids)
-
-    def ancestors(self):
-        lv = self
-        while lv is not None:
-            yield lv
-            lv = lv.parent
 
     @property
     def size(self) -> Expr | None:
@@ -57,26 +95,6 @@ class Level:
             calls, into = self._size_calls
             into |= calls
         return self._size
-
-    @property
-    def points(self) -> Level:
-        """The level whose points these are: a ``cond`` level (code inside an ``if``) has its parent's."""
-        lv = self
-        while lv.kind == "cond" and lv.parent is not None:
-            lv = lv.parent
-        return lv
-
-    @property
-    def points_kind(self) -> str:
-        """The kind of the points these are (:attr:`points`): a level's domain kind, else ``root``/``elem``
-        (what a level opened under them is nested in: ``Domain.outer``)."""
-        lv = self.points
-        return lv.kind if lv.domain is None else lv.domain.kind
-
-    @property
-    def binders(self) -> list:
-        """The indices these points vary over, outermost first (``ELEM``: the elements): ``Domain.over``."""
-        return [a.binder for a in reversed(list(self.ancestors())) if a.binder is not None]
 
     @property
     def depth(self) -> int:

@@ -20,14 +20,6 @@ from coarsen_nb.phi import scans
 class ScanPrinting:
     """Scans and costates of the :class:`~coarsen_nb.lower.emit.Printer`."""
 
-    def scans_first(self, clauses, lv: Level) -> None:
-        """Compute at ``lv`` the scans over its points that the arms of a γ read, before its masked
-        arms: a scan needs all of k's points, and inside an arm only the arm's points exist."""
-        binders = {a.binder for a in lv.ancestors() if a.kind == "range"}
-        found = list(self.arm_nodes(clauses, lambda x: isinstance(x, scans.SCAN_FORMS) and x.args[2] in binders))
-        for x in found:
-            self.value(x, lv)
-
     def _scan_level(self, e, lv: Level) -> Level:
         """The level of k, the scan's index, among ``lv``'s ancestors: a loop directly under the root."""
         k = e.args[2]

@@ -12,11 +12,8 @@ lowered IR (:mod:`coarsen_nb.lower.lir`).
 
 from __future__ import annotations
 
-import sympy as sp
-
 from coarsen_nb.errors import NoSegmentForm
 from coarsen_nb.lower import lir
-from coarsen_nb.lower.domain import arg_point
 from coarsen_nb.lower.lir import Assign, BinOp, Index, Lit, Name, Paren, Slice, Tuple, Unary
 from coarsen_nb.lower.printing import FLAT, Level, is_atom_code, length, positive
 from coarsen_nb.phi import forms
@@ -51,23 +48,11 @@ class SegmentPrinting:
             return name, lv.rect, parent.size, lambda x: self.call("reshape", lir.Attr(x, "T"), FLAT)
         raise NoSegmentForm("segment-away")
 
-    def _at_arg_extremum(self, body, child: Level, rng) -> str | None:
-        """Σ_k [k = argmax_k g]·h(k) (a maximum's adjoint) as h at that one point: the body's other
-        factors are evaluated on a level of at most one point, not on every point and then multiplied
-        by zeros.  None when no factor of the body is that indicator over this range."""
-        factors, todo = [], [body]
-        while todo:
-            f = todo.pop()
-            if isinstance(f, sp.Symbol) and f in self.temps and isinstance(self.temps[f], sp.Mul):
-                todo.append(self.temps[f])
-            elif isinstance(f, sp.Mul):
-                todo.extend(f.args)
-            else:
-                factors.append(f)
-        hot = next((f for f in factors if isinstance(f, forms.ArgOneHot) and tuple(f.args[1:5]) == tuple(rng)),
-                   None)
-        if hot is None:
-            return None
+    def _at_arg_extremum(self, picked, child: Level, rng) -> lir.Expr:
+        """Σ_k [k = argmax_k g]·h(k) (a maximum's adjoint) as h at that one point (``picked``, the pre-pass's
+        :class:`~coarsen_nb.lower.reduction_schedules.ArgPoint`): the body's other factors are evaluated on a
+        level of at most one point, not on every point and then multiplied by zeros."""
+        hot = picked.hot
         key = ("arg-point", hot, child.id)
         if key not in self._tables:
             g = self.value(hot.args[0], child)
@@ -78,14 +63,14 @@ class SegmentPrinting:
             at = self.call(pick, self.call("reshape", g, Tuple((Lit("1"), Lit("-1")))), axis=Lit("1"))
             none = self.call("zeros", Lit("0"), dtype=self.dtype("int64"))
             self.emit(Assign(ix, lir.IfExp(at, positive(child.size), none)))
-            self._tables[key] = Level(child, "mask", mask=ix, size=length(ix),
-                                      domain=arg_point(hot, child.points_kind, child.binders))
+            points = self._decided(child, ("point", hot))
+            self._tables[key] = self._mirrored(Level(child, "mask", mask=ix, size=length(ix), domain=points.domain),
+                                               points)
         point = self._tables[key]
         varying = {rng[0]} | self._varying_binders(child)
         # the factors that vary over k at the one point; the others (the adjoint of the maximum
         # itself, a scale) where the sum is, from what is computed there already
-        at_point = sp.Mul(*(f for f in factors if f is not hot and self.deps(f) & varying))
-        outside = sp.Mul(*(f for f in factors if f is not hot and not self.deps(f) & varying))
+        at_point, outside = picked.at_point, picked.outside
         vals = self.value(at_point, point)
         if not self.deps(at_point) & varying:
             vals = self._each(vals, point.size)

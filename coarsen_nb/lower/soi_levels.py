@@ -1,7 +1,9 @@
-"""The NumPy printer's levels decided before printing: a walk of an SOI's values that opens the same level
-domains (:mod:`coarsen_nb.lower.domain`: ``range``, ``rect``, ``segment``, ``mask``, ``point``) the printer
-opens as it meets reductions and branches, without printing (issue 13, ``notes/lowered-ir.md``: the NumPy
-printer's levels decided before printing, item 1).
+"""The NumPy printer's levels decided before printing: a walk of an SOI's values that opens the level domains
+(:mod:`coarsen_nb.lower.domain`: ``range``, ``rect``, ``segment``, ``mask``, ``point``), chooses the branches'
+schedules and the reductions' (:mod:`~coarsen_nb.lower.reduction_schedules`) that the printer then prints
+(issue 13, ``notes/lowered-ir.md``: "State of step 6").  The printer walks each request of a writer before
+printing it (``LevelPrinting._request``) and takes every level and choice from the :class:`Points` (a miss
+is :class:`UndecidedLevel`, a bug).
 
 Why a walk and not a formula per node: a level is decided by the points its node is computed at, and those
 are the node's *natural* points (``Printer.natural``: up past every loop level whose index the node does not
@@ -12,51 +14,75 @@ reduction's loop opened under its natural points (``domain.loop_level``), a bran
 on every point; masked arms: each on a ``mask`` level, ``domain.masked_level``), an arg-extremum's sum at its
 one ``point`` (``domain.arg_point``).  The points themselves are :class:`Points` (no code, no names).
 
-The dense nests' matrix–vector products (``Printer.rect_sum``) are followed: they open the inner loop
+The dense nests' matrix–vector products (``Printer.rect_sum``) are decided here: they open the inner loop
 again under the root (the vector ``h`` over j) and compute the body's factors at the outer loop or that
-one.  ``tests/level_domains.py --pre-pass`` measures where the walk's levels and the printed ones differ.
+one.  ``tests/level_domains.py --pre-pass`` compares a fresh walk of a printer's requests with what it printed.
 """
 
 from __future__ import annotations
 
+import dataclasses
+
 import sympy as sp
 
 from coarsen_nb.lower import branch_domains
+from coarsen_nb.lower.branch_domains import BranchChoice
 from coarsen_nb.lower.domain import Domain, arg_point, loop_level, loop_nesting, masked_level
+from coarsen_nb.lower.printing import Nest
+from coarsen_nb.lower.reduction_schedules import ArgPoint, DenseTerm, DenseWalk, Schedule, arg_factors
 from coarsen_nb.phi import forms, gammas, logsumexp, scans
 from coarsen_nb.symbolic.levels import ELEM
 
 
-class Points:
+class UndecidedLevel(AssertionError):
+    """The printer asked for a level the walk did not open, or one unlike it: the walk and the printer
+    disagree (a bug)."""
+
+
+class Points(Nest):
     """A level of the walk: the points values are arrays over (as ``printing.Level``, without code)."""
 
     def __init__(self, parent: Points | None, kind: str, binder=None, domain: Domain | None = None):
         self.parent, self.kind, self.binder, self.domain = parent, kind, binder, domain
         self.memo: set = set()          # the nodes computed at these points
         self.children: dict = {}        # (k, a, b, s) -> the loop level opened here
+        # the levels opened here, by what the printer knows them by, in the order they were opened: a loop by
+        # ``(k, a, b, s)``, a masked arm's points by ``("mask", where)``, an arg-extremum's point by
+        # ``("point", hot)``, a scalar branch's arm or ``else`` by ``"cond"``; and the choice of each branch
+        # computed here (a ``branch_domains.BranchChoice``) by ``("branch", clauses)`` (an ``and``/``or``:
+        # ``("branch", e)``)
+        self.opened: dict = {}
+        # what is decided here for the printer to print: a reduction over this loop level -> its Schedule; a
+        # dense nest's product asked for by the adjoint, (expr, need_matrix) -> its DenseTerm (None: no nest)
+        self.schedules: dict = {}
+        self.products: dict = {}
 
-    def ancestors(self):
-        lv = self
-        while lv is not None:
-            yield lv
-            lv = lv.parent
+    def open(self, key, decided):
+        self.opened.setdefault(key, []).append(decided)
+        return decided
 
-    @property
-    def binders(self) -> list:
-        return [a.binder for a in reversed(list(self.ancestors())) if a.binder is not None]
+    def schedule(self, e) -> Schedule:
+        """The schedule decided for the reduction ``e`` over this loop level (a miss raises)."""
+        if e not in self.schedules:
+            raise UndecidedLevel(f"the pre-pass decided no schedule for {e} over {self.binders}")
+        return self.schedules[e]
 
-    @property
-    def points_kind(self) -> str:
-        lv = self
-        while lv.kind == "cond" and lv.parent is not None:
-            lv = lv.parent
-        return lv.kind if lv.domain is None else lv.domain.kind
+    def product(self, e, need_matrix: bool) -> DenseTerm | None:
+        """The dense nest's product ``e`` asked for at this level (``rect_product``; a miss raises)."""
+        if (e, need_matrix) not in self.products:
+            raise UndecidedLevel(f"the pre-pass decided no dense product {e} over {self.binders}")
+        return self.products[(e, need_matrix)]
 
-    def array(self) -> bool:
-        return any(a.kind in ("range", "elem") for a in self.ancestors())
+    def decided(self, key, nth: int = 0) -> Points:
+        """The ``nth`` level (or branch choice) decided here as ``key``: what the printer prints for it.  One the
+        walk did not decide is a bug of the walk (it no longer follows the printer), never one to decide now."""
+        try:
+            return self.opened[key][nth]
+        except (KeyError, IndexError):
+            raise UndecidedLevel(f"the pre-pass opened no level {key!r} (#{nth}) under {self.binders}") from None
 
 
-class LevelWalk:
+class LevelWalk(DenseWalk):
     """The walk over one printer's values.  ``soi``: anything with the SOI's ``deps``, ``temps``, ``reads``,
     ``resolved`` and ``leaf`` (``leaf(s)[1]``: whether an input ``s`` is an array), as the printer has."""
 
@@ -71,13 +97,13 @@ class LevelWalk:
 
     def level_for(self, binders) -> Points:
         if ELEM in binders:
-            return self._ensure_elem()
+            return self.elem_points()
         lv = self.root
         for k in loop_nesting(self.deps, [b for b in binders if b in self.deps.ranges]):
             lv = self.child(lv, k, *self.deps.ranges[k])
         return lv
 
-    def _ensure_elem(self) -> Points:
+    def elem_points(self) -> Points:
         if self.elem is None:
             self.elem = Points(self.root, "elem", binder=ELEM)
         return self.elem
@@ -89,7 +115,7 @@ class LevelWalk:
                 self.value(x, lv)
             dom = loop_level(self.deps, k, (a, b, s), lv.kind if lv.domain is None else lv.domain.kind, lv.binders)
             self.domains.append(dom)
-            lv.children[key] = Points(lv, "range", binder=k, domain=dom)
+            lv.children[key] = lv.open(key, Points(lv, "range", binder=k, domain=dom))
         return lv.children[key]
 
     def natural(self, e, ctx: Points) -> Points:
@@ -115,7 +141,7 @@ class LevelWalk:
         ctx = ctx or self.root
         e = sp.sympify(e)
         if ctx is self.root and ELEM in self.deps(e):
-            ctx = self._ensure_elem()
+            ctx = self.elem_points()
         nat = self.natural(e, ctx)
         d = self.deps(e)
         for lv in nat.ancestors():
@@ -183,123 +209,39 @@ class LevelWalk:
                 self.value(i, lv)
             return None
         if self.soi.leaf(s)[1]:
-            self._ensure_elem()
+            self.elem_points()
         return None
 
     def _reduce(self, e, lv: Points) -> None:
         body, k, a, b, s = e.args
         child = self.child(lv, k, a, b, s)
-        if e.kind == "sum" and self._rect_sum(body, child):
-            return None
-        if e.kind == "sum" and not lv.array() and self._arg_extremum(body, child, (k, a, b, s)):
-            return None
-        return self.value(body, child)
+        terms = self._rect_sum(body, child) if e.kind == "sum" else ()
+        point = None
+        if not (terms and all(t.ok for t in terms)) and e.kind == "sum" and not lv.array():
+            point = self._arg_extremum(body, child, (k, a, b, s))
+        child.schedules[e] = schedule = Schedule(terms, point)
+        if not schedule.dense and point is None:
+            self.value(body, child)
 
-    # -- dense nests, as NestPrinting.rect_sum: a sum over j inside a loop i as matrix-vector products -----
-
-    def _rect_sum(self, body, child: Points) -> bool:
-        pair = self._dense_pair(child)
-        return pair is not None and all(self._rect_product(t, child, *pair) for t in self._split(body, sp.Add))
-
-    def _dense_pair(self, child: Points):
-        lv = child.parent
-        if (child.kind != "range" or child.domain.kind != "rect" or lv is None or lv.kind != "range"
-                or lv.parent is not self.root or lv.domain.segmented):
-            return None
-        i, j = lv.binder, child.binder
-        ri, rj = self.deps.ranges[i], self.deps.ranges[j]
-        if ri[2] != 1 or rj[2] != 1 or self.deps(rj[0]) or self.deps(rj[1]):
-            return None
-        return i, j
-
-    def _split(self, e, op) -> list:
-        if isinstance(e, sp.Symbol) and e in self.temps:
-            return self._split(self.temps[e], op)
-        if isinstance(e, op):
-            return [g for a in e.args for g in self._split(a, op)]
-        return [e]
-
-    def rect_product(self, e, child: Points, need_matrix: bool = True) -> bool:
-        """As ``Printer.rect_product`` (the adjoint of a dense nest calls it for its scatter, ``reverse.py``)."""
-        pair = self._dense_pair(child)
-        return pair is not None and self._rect_product(e, child, *pair, need_matrix=need_matrix)
-
-    def _rect_product(self, e, child: Points, i, j, need_matrix: bool = True) -> bool:
-        lv, rj = child.parent, self.deps.ranges[j]
-        blocks, fi, fj, general = 0, [], [], []
-        for f in self._split(e, sp.Mul):
-            d = self.deps(f) - {ELEM}
-            if d - {i, j}:
-                return False
-            if d == {i, j}:
-                if self._block_read(f, i, j) or self._power_table(f, i, j, lv):
-                    blocks += 1
-                else:
-                    general.append(f)
-            elif j in d:
-                fj.append(f)
-            else:
-                fi.append(f)
-        if general:
-            self.value(sp.Mul(*general), child)
-            blocks += 1
-        if not blocks and need_matrix:
-            return False
-        jl = self.child(self.root, j, *rj)
-        if fi:
-            self.value(sp.Mul(*fi), lv)
-        if fj:
-            self.value(sp.Mul(*fj), jl)
-        return True
-
-    def _block_read(self, f, i, j) -> bool:
-        if not isinstance(f, sp.Symbol) or f not in self.soi.reads:
-            return False
-        idx = self.soi.reads[f][1]
-        if len(idx) == 1:
-            c = sp.sympify(idx[0]) - i - j
-            return not (self.deps(c) or i in c.free_symbols or j in c.free_symbols)
-        if len(idx) == 2:
-            ci, cj = sp.sympify(idx[0]) - i, sp.sympify(idx[1]) - j
-            return not (self.deps(ci) or self.deps(cj) or i in ci.free_symbols or j in cj.free_symbols)
-        return False
-
-    def _power_table(self, f, i, j, lv: Points) -> bool:
-        if not isinstance(f, (sp.Pow, forms.PowInt)):
-            return False
-        base, ex = f.args
-        if not (ex.is_integer and self.deps(base) <= {i} and self.deps(ex) <= {j}):
-            return False
-        jl = self.child(self.root, j, *self.deps.ranges[j])
-        self.value(base, lv)
-        self.value(ex, jl)
-        return True
-
-    def _arg_extremum(self, body, child: Points, rng) -> bool:
-        factors, todo = [], [body]
-        while todo:
-            f = todo.pop()
-            if isinstance(f, sp.Symbol) and f in self.temps and isinstance(self.temps[f], sp.Mul):
-                todo.append(self.temps[f])
-            elif isinstance(f, sp.Mul):
-                todo.extend(f.args)
-            else:
-                factors.append(f)
+    def _arg_extremum(self, body, child: Points, rng) -> ArgPoint | None:
+        factors = arg_factors(body, self.temps)
         hot = next((f for f in factors if isinstance(f, forms.ArgOneHot) and tuple(f.args[1:5]) == tuple(rng)),
                    None)
         if hot is None:
-            return False
+            return None
         key = ("arg-point", hot, id(child))
         if key not in self._masks:
             self.value(hot.args[0], child)
             dom = arg_point(hot, child.points_kind, child.binders)
             self.domains.append(dom)
-            self._masks[key] = Points(child, "mask", domain=dom)
+            self._masks[key] = child.open(("point", hot), Points(child, "mask", domain=dom))
         point = self._masks[key]
         varying = {rng[0]} | self._varying(child)
-        self.value(sp.Mul(*(f for f in factors if f is not hot and self.deps(f) & varying)), point)
-        self.value(sp.Mul(*(f for f in factors if f is not hot and not self.deps(f) & varying)), child.parent)
-        return True
+        picked = ArgPoint(hot, sp.Mul(*(f for f in factors if f is not hot and self.deps(f) & varying)),
+                          sp.Mul(*(f for f in factors if f is not hot and not self.deps(f) & varying)))
+        self.value(picked.at_point, point)
+        self.value(picked.outside, child.parent)
+        return picked
 
     def _scan(self, e, lv: Points) -> None:
         k = e.args[2]
@@ -319,18 +261,22 @@ class LevelWalk:
     def _piecewise(self, clauses, lv: Points) -> None:
         varying = self._varying(lv) | {ELEM}
         if branch_domains.scalar_branch(clauses, self.deps, lv.array(), varying):
+            lv.open(("branch", tuple(clauses)), BranchChoice("cond"))
             return self._scalar_piecewise(clauses, lv)
         for _, cond in clauses[:-1]:
             if cond != sp.true:
                 self.value(cond, lv)
-        for x in self._arm_nodes(clauses, lambda x: isinstance(x, scans.SCAN_FORMS)):
-            if x.args[2] in {a.binder for a in lv.ancestors() if a.kind == "range"}:
-                self.value(x, lv)
-        for x in self._arm_nodes(clauses, lambda x: isinstance(x, (forms.RWrite, forms.Unwritten))):
-            if ELEM in self.deps(x) and not self.deps(x) & (varying - {ELEM}):
-                self.value(x, lv)
+        loops = {a.binder for a in lv.ancestors() if a.kind == "range"}
+        first = tuple(x for x in self._arm_nodes(clauses, lambda x: isinstance(x, scans.SCAN_FORMS))
+                      if x.args[2] in loops)
+        wholes = tuple(x for x in self._arm_nodes(clauses, lambda x: isinstance(x, (forms.RWrite, forms.Unwritten)))
+                       if ELEM in self.deps(x) and not self.deps(x) & (varying - {ELEM}))
+        for x in first + wholes:
+            self.value(x, lv)
         choice = branch_domains.array_choice(clauses, self.soi,
                                              lambda e: any(e in up.memo for up in lv.ancestors()))
+        choice = dataclasses.replace(choice, scans=first, wholes=wholes)
+        lv.open(("branch", tuple(clauses)), choice)
         if choice.kind != "mask":
             last = next((k for k, (_, c) in enumerate(clauses) if c == sp.true), len(clauses) - 1)
             for x, _ in clauses[:last + 1]:
@@ -357,7 +303,7 @@ class LevelWalk:
     def _mask(self, lv: Points, where) -> Points:
         dom = masked_level(lv.points_kind, lv.binders, where)
         self.domains.append(dom)
-        return Points(lv, "mask", domain=dom)
+        return lv.open(("mask", where), Points(lv, "mask", domain=dom))
 
     def _scalar_piecewise(self, clauses, lv: Points) -> None:
         if clauses[0][1] == sp.true or len(clauses) == 1:
@@ -365,18 +311,24 @@ class LevelWalk:
         cond_lv = lv
         for k, (expr, cond) in enumerate(clauses):
             if cond == sp.true or k == len(clauses) - 1:
-                return self.value(expr, Points(cond_lv, "cond"))
+                return self.value(expr, self._cond(cond_lv))
             self.value(cond, cond_lv)
-            self.value(expr, Points(cond_lv, "cond"))
-            cond_lv = Points(cond_lv, "cond")
+            self.value(expr, self._cond(cond_lv))
+            cond_lv = self._cond(cond_lv)
         return None
+
+    @staticmethod
+    def _cond(lv: Points) -> Points:
+        return lv.open("cond", Points(lv, "cond"))
 
     def _short_circuit(self, e, lv: Points) -> None:
         is_and = isinstance(e, gammas.AndThen)
         self.value(e.args[0], lv)
-        if branch_domains.scalar_short_circuit(e, self.deps, lv.array(), self._varying(lv) | {ELEM}):
+        scalar = branch_domains.scalar_short_circuit(e, self.deps, lv.array(), self._varying(lv) | {ELEM})
+        lv.open(("branch", e), BranchChoice("cond" if scalar else "mask"))
+        if scalar:
             for a in e.args[1:]:
-                self.value(a, Points(lv, "cond"))
+                self.value(a, self._cond(lv))
             return None
         for i, a in enumerate(e.args[1:], 1):
             before = e.func(*e.args[:i])
@@ -384,19 +336,7 @@ class LevelWalk:
         return None
 
     def _arm_nodes(self, clauses, found):
-        seen: set = set()
-        todo = [x for x, _ in clauses]
-        while todo:
-            x = todo.pop()
-            if x in seen or not isinstance(x, sp.Basic):
-                continue
-            seen.add(x)
-            if found(x):
-                yield x
-            elif isinstance(x, sp.Symbol) and x in self.temps:
-                todo.append(self.temps[x])
-            else:
-                todo.extend(x.args)
+        return branch_domains.arm_nodes(clauses, self.temps, found)
 
 
 def soi_levels(soi, entries) -> list[Domain]:

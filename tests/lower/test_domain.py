@@ -20,16 +20,8 @@ from corpus import CORPUS
 import coarsen_nb as cn
 from coarsen_nb import numba_loader
 from coarsen_nb.kernels import KERNELS, function
-from coarsen_nb.lower import (
-    branches,
-    fusion,
-    fusion_domain,
-    level_printing,
-    numba_fusion,
-    numba_loops,
-    segment_printing,
-)
 from coarsen_nb.lower import domain as domain_module
+from coarsen_nb.lower import fusion, fusion_domain, numba_fusion, numba_loops, soi_levels
 from coarsen_nb.lower.domain import Domain, Reduce, Target, verify
 from coarsen_nb.lower.fusion_domain import Body, domain
 from coarsen_nb.phi import forms
@@ -242,10 +234,10 @@ def _levels(monkeypatch, name) -> list[tuple[object, Domain]]:
             return dom
         return recorded
 
-    monkeypatch.setattr(level_printing, "loop_level", recorder(domain_module.loop_level))
+    monkeypatch.setattr(soi_levels, "loop_level", recorder(domain_module.loop_level))
     no_deps = lambda e: frozenset()         # noqa: E731 (a mask or a point checks no bounds)
-    monkeypatch.setattr(branches, "masked_level", recorder(domain_module.masked_level, no_deps))
-    monkeypatch.setattr(segment_printing, "arg_point", recorder(domain_module.arg_point, no_deps))
+    monkeypatch.setattr(soi_levels, "masked_level", recorder(domain_module.masked_level, no_deps))
+    monkeypatch.setattr(soi_levels, "arg_point", recorder(domain_module.arg_point, no_deps))
     e = _ENTRIES[name]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -321,7 +313,7 @@ def test_an_elementwise_branch_is_a_mask_of_the_elements(monkeypatch):
         seen.append(domain_module.masked_level(*args))
         return seen[-1]
 
-    monkeypatch.setattr(branches, "masked_level", recorded)
+    monkeypatch.setattr(soi_levels, "masked_level", recorded)
     f = cn.coarsen(_where_log, wrt="x", backend="numpy")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -64,6 +64,20 @@ def test_the_comparison_sees_a_wrong_branch_choice(monkeypatch):
     assert any("points" in x and "where" in x for x in printed), printed
 
 
+@pytest.mark.expects_internal_error
+def test_a_level_the_pre_pass_did_not_open_is_a_compiler_bug(monkeypatch):
+    """The printer takes every level from the pre-pass: where the walk makes a branch's masked points but
+    does not keep them (as if it had not opened them), the printer finds no mask level to print, and
+    compiling fails as an internal error naming it (no level is decided while printing)."""
+    def unkept(walk, lv, where):
+        return soi_levels.Points(lv, "mask", domain=soi_levels.masked_level(lv.points_kind, lv.binders, where))
+    monkeypatch.setattr(soi_levels.LevelWalk, "_mask", unkept)
+    e = _ENTRIES["hmc_like_potential"]
+    with warnings.catch_warnings(), pytest.raises(cn.errors.InternalCompilerError, match="opened no level .'mask'"):
+        warnings.simplefilter("ignore")
+        cn.coarsen(e.fn, wrt=e.wrt or None, backend="numpy")._specialize(e.make_args(np.random.default_rng(0)))
+
+
 def test_branch_choice_follows_the_arms_costs():
     """Cheap total arms are one ``where``; a transcendental arm runs on its own points with the cheap one as
     the buffer; integer numbers are a ``constant_where``; a scalar predicate is a real ``if``."""
