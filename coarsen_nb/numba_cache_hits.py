@@ -11,12 +11,13 @@ types it was compiled for.  The one part of ``refresh`` that loaded code does ne
 allocator and reference counting that ``np.empty`` in the compiled code calls), which
 ``rtsys.initialize`` sets up, cheaply.
 
-:func:`cache_loads_without_refresh` wraps, for one ``dispatcher.compile``, the dispatcher's ``load_overload`` so that the
-``refresh`` it makes is NRT's initialization alone, the context's own method put back as soon as the load
-returns: on a cache miss, the compiler's ``refresh`` (``CompilerBase.__init__``) is the real one, so every
-compilation sees the full registries as before, and a dispatcher without a disk cache never reaches it.
+:func:`cache_loads_without_refresh` wraps, for one ``dispatcher.compile``, the dispatcher's ``load_overload``
+so that the ``refresh`` it makes is NRT's initialization alone, the context's own method put back as soon as
+the load returns: on a cache miss, the compiler's ``refresh`` (``CompilerBase.__init__``) is the real one, so
+every compilation sees the full registries as before, and a dispatcher without a disk cache never reaches it.
 ``Dispatcher.compile`` holds Numba's global compiler lock around ``load_overload``, so no other thread
-compiles while the context's method is replaced.
+compiles while the context's method is replaced.  (``dispatcher._cache`` is Numba's own attribute, read
+here alone.)
 """
 
 from __future__ import annotations

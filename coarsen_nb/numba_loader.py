@@ -59,8 +59,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import CodeType, ModuleType
 
-from coarsen_nb.numba_cache_hits import cache_loads_without_refresh
 from coarsen_nb.module_parts import CARRIED, SHARED_HELPER, Part, joined, lines_of
+from coarsen_nb.numba_cache_hits import cache_loads_without_refresh
 
 
 class NumbaFallbackWarning(UserWarning):
