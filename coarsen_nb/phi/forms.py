@@ -25,8 +25,15 @@ Their ``body`` is usually a temp symbol of a kernel (see :mod:`coarsen_nb.plan`)
 from __future__ import annotations
 
 import sympy as sp
+from sympy.core.cache import cacheit
+from sympy.printing.str import sstr
 
 REDUCTIONS = {}
+
+
+@cacheit
+def _printed(form) -> str:
+    return sstr(form)
 
 
 class Inert(sp.Function):
@@ -36,6 +43,13 @@ class Inert(sp.Function):
     @classmethod
     def eval(cls, *args):
         return None
+
+    def __str__(self):
+        # The lowering sorts forms by their text (``sorted(found, key=str)``: a stable order, the same in
+        # every process), again and again for the same forms; printing one that holds γ's re-sorts every
+        # sum's terms (segment_distance: 50 prints, 0.1 s of a cold build).  The text is a function of the
+        # form, so it is printed once (SymPy's memo, emptied by ``clear_cache``).
+        return _printed(self)
 
 
 class Reduction(Inert):

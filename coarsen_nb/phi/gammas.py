@@ -9,6 +9,8 @@ set and negation-normal-form rules SymPy's Piecewise and ``Not`` ask of them.
 from __future__ import annotations
 
 import sympy as sp
+import sympy.functions.elementary.piecewise as _piecewise_module
+from sympy.core.cache import cacheit
 
 
 def is_boolean(x) -> bool:
@@ -137,6 +139,15 @@ def as_written(cond):
     for e, c in reversed(folded.args[:-1]):
         out = sp.ITE(c, e, out)
     return out
+
+
+# SymPy's piecewise_fold rewrites every ITE condition it meets with ``simplify_logic(c, form="cnf")``, whose
+# ``deep`` step runs ``simplify`` on each relation: ``Relational._eval_simplify`` proves ``lhs - rhs != 0`` by
+# evaluating it at random points and ``nsimplify``-ing floats (0.16-0.3 s a relation).  A γ's condition is folded
+# again in every predicate that reads it (segment_distance's clamp: four times, 0.7 s of its 1.35 s build), and the
+# answer is a pure function of the condition, so piecewise_fold's one call site gets SymPy's own memo
+# (``cacheit``: SymPy's objects are immutable and hashable; ``sympy.core.cache.clear_cache`` empties it too).
+_piecewise_module.simplify_logic = cacheit(_piecewise_module.simplify_logic)
 
 
 def _not_to_nnf(self, simplify=True):
