@@ -22,8 +22,11 @@ why not where it does not hold:
 * that result is ``A + F · Σ_{k in range(0, n)}`` of a summand, ``n`` the first axis's length of the
   records (``min(len(x), len(y))`` too: one length where they share their chunks), F a function of such
   lengths only, A free of the records and their number;
-* the summand reads the records at ``[k, ...]`` only (never at ``k + 1``, never along another axis), the
-  other arrays at indices free of ``k``; it reads neither ``k`` itself nor ``n``.
+* the summand reads the records at ``[k + j, ...]`` only, ``j`` a small integer (``x[k + 1]``: rosenbrock)
+  within the range's ends (``range(a, n - b)`` with ``-a <= j <= b``: a chunk then runs with ``a`` rows of
+  the chunks before and ``b`` after, its *halo*, and owns exactly the terms of its own rows, ``k`` in it;
+  :mod:`coarsen_nb.dask_chunk_halos`), never along another axis; the other arrays at indices free of ``k``;
+  it reads neither ``k`` itself nor ``n``.
 
 Everything else (branches or loops between SOIs, opaque primitives, scans along the records, several sums
 over the records, a maximum) is refused here and runs as the dask module's array statements
@@ -54,6 +57,7 @@ class ChunkSum:
     factor: sp.Expr
     length: sp.Symbol
     offset: bool = False        # a term A(θ) beside the sum: f = A + F(n)·Σ (hmc's prior)
+    halo: tuple[int, int] = (0, 0)  # the sum runs over range(a, n - b): a chunk's rows with a rows before, b after
 
     def weight(self, n: int, n_chunk: int) -> float:
         """w_c = F(n) / F(n_c); NaN where F(n_c) is zero or either is not finite (that chunking is refused)."""
@@ -185,11 +189,16 @@ def _sum_form(e, total, records, reads: dict, arrays: dict, counts: dict, say: _
     # (the records have one length n in every call that runs chunk by chunk: ``range(min(len(x), len(y)))``,
     # zip's bound, is all of them too)
     one_length = {s: n for s in length_syms}
-    if lo != 0 or step != 1 or not sp.sympify(hi).free_symbols <= length_syms \
-            or sp.simplify(sp.sympify(hi).xreplace(one_length) - n) != 0:
+    short = sp.simplify(n - sp.sympify(hi).xreplace(one_length))
+    if step != 1 or not sp.sympify(hi).free_symbols <= length_syms or not _small(lo) or not _small(short):
         return Refusal(f"its sum over the records of {', '.join(records)} runs over "
                        f"range({_spoken(lo, say)}, {_spoken(hi, say)}, {_spoken(step, say)}), "
-                       "not over all of them")
+                       f"not over all of them but at most {_HALO} at either end")
+    halo = (int(lo), int(short))
+    far = _shifts(reads, records, k)
+    if far[0] < -halo[0] or far[1] > halo[1]:
+        return Refusal(f"its sum over range({_spoken(lo, say)}, {_spoken(hi, say)}) reads the records at "
+                       f"[{_spoken(k + far[0], say)}] .. [{_spoken(k + far[1], say)}]: beyond their ends")
     rest, around = e.as_independent(total, as_Add=True)
     factor, held = around.as_independent(total, as_Add=False)
     if held != total or not factor.free_symbols <= length_syms:
@@ -200,7 +209,7 @@ def _sum_form(e, total, records, reads: dict, arrays: dict, counts: dict, say: _
         return Refusal("a term beside its sum over the records reads the records or their number")
     if summand.free_symbols & (length_syms | {k}):
         return Refusal("each record's term reads the number of records or the record's index itself")
-    form = ChunkSum(records, factor.xreplace(one_length), n, offset=rest != 0)
+    form = ChunkSum(records, factor.xreplace(one_length), n, offset=rest != 0, halo=halo)
     if form.offset and math.isnan(form.at(0)):
         return Refusal("a term beside its sum over the records, whose factor is not finite on no records")
     return form
@@ -224,7 +233,7 @@ def _records(reads: dict, arrays: dict, summand, k, params, say: _Said) -> tuple
         if r is None:
             continue
         index_syms = [sp.sympify(i).free_symbols for i in r.index]
-        if index_syms and r.index[0] == k and not any(k in s for s in index_syms[1:]):
+        if index_syms and _shift(r.index[0], k) is not None and not any(k in s for s in index_syms[1:]):
             if r.array not in params:
                 return Refusal(f"it reads {say(r.array)}, computed from its arguments, record by record")
             records.add(r.array)
@@ -233,7 +242,7 @@ def _records(reads: dict, arrays: dict, summand, k, params, say: _Said) -> tuple
     if not records:
         return Refusal(_NO_RECORDS)
     for r in reads.values():    # (a record read at a fixed row would read the chunk's row instead)
-        if r.array in records and (not r.index or r.index[0] != k):
+        if r.array in records and (not r.index or _shift(r.index[0], k) is None):
             return Refusal(_not_own_row(r, k, say))
     return tuple(p for p in params if p in records)
 
@@ -242,3 +251,26 @@ def _not_own_row(read, k, say: _Said) -> str:
     """Why ``read`` (of a record array) is not record ``k``'s own row, in the user's names."""
     at = ", ".join(_spoken(i, say) for i in read.index)
     return f"it reads {say(read.array)} at [{at}]: not record {_spoken(k, say)}'s own row"
+
+
+#: the most rows a chunk reads beyond its own at either end (``x[k + 1]``, ``range(len(x) - 1)``): its halo
+_HALO = 8
+
+
+def _small(e) -> bool:
+    """Whether ``e`` is an integer from 0 to :data:`_HALO`: how far the sum stops short of an end."""
+    e = sp.sympify(e)
+    return e.is_Integer and 0 <= int(e) <= _HALO
+
+
+def _shift(index, k) -> int | None:
+    """``j`` where ``index`` is ``k + j`` for an integer ``j`` of at most :data:`_HALO` (a read of the record
+    ``j`` rows away: x[k + 1] reads the next one), else None."""
+    j = sp.simplify(sp.sympify(index) - k)
+    return int(j) if j.is_Integer and abs(int(j)) <= _HALO else None
+
+
+def _shifts(reads: dict, records, k) -> tuple[int, int]:
+    """The nearest and farthest rows from ``k`` at which the summand reads the records: (min j, max j)."""
+    js = [_shift(r.index[0], k) for r in reads.values() if r.array in records and r.index]
+    return min(js), max(js)

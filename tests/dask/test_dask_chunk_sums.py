@@ -13,14 +13,18 @@ import math
 import dask
 import numpy as np
 import pytest
-from dask_chunks import CHUNKINGS, MEAN_LOSS, SHIFTED, chunked, computed, da
+from dask_chunks import CHUNKINGS, MEAN_LOSS, MIRRORED, chunked, computed, da
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import coarsen_nb as cn
 
 REFUSED = {
-    "shifted": (SHIFTED, "it reads x at [i + 1]: not record i's own row"),
+    "mirrored": (MIRRORED, "it reads x at [-i + n_x - 1]: not record i's own row"),
+    "far": (MIRRORED.replace("range(len(x))", "range(len(x) - 9)").replace("len(x) - 1 - i", "i + 9"),
+            "it reads x at [i + 9]: not record i's own row"),
+    "wraps": (MIRRORED.replace("range(len(x))", "range(len(x) - 1)").replace("len(x) - 1 - i", "i - 1"),
+              "reads the records at [i - 1] .. [i]: beyond their ends"),
     "index": ('''
 def index(x, a):
     s = 0.0
