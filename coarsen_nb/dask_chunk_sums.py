@@ -97,13 +97,15 @@ def chunk_sum(plan, params: tuple[str, ...]) -> tuple[ChunkSum, ...] | Refusal:
     reads: dict = {}
     arrays: dict = {}
     say = _Said(plan.words)             # (a refusal names the user's variables: i, not $k1.2)
+    inputs = _Inputs(params)            # what each plan name is computed from, for the steps before the sum
     for step in plan.steps:
         if isinstance(step, PrimStep):
-            why = _shape_read(step, params, lengths, shapes, say)
-            if why:
-                return Refusal(why)
+            inputs.note(step.name, ir.names_used(step.expr))
+            if _shape_read(step, params, lengths, shapes, say):
+                inputs.opaque.append(step)
         elif isinstance(step, KernelStep):
             k = step.kernel
+            inputs.note_kernel(k)
             symbols.update({name: sym for sym, name in k.scalars.items()})
             reads.update({r.symbol: r for r in k.reads})
             arrays.update(k.arrays)
@@ -118,7 +120,44 @@ def chunk_sum(plan, params: tuple[str, ...]) -> tuple[ChunkSum, ...] | Refusal:
     if result not in values:
         return Refusal("its result is not the value of an SOI over its records")
     counts = {symbols[n]: p for n, p in lengths.items() if n in symbols}      # length symbol -> its parameter
-    return _sum_forms(values[result], reads, arrays, counts, params, say)
+    forms_ = _sum_forms(values[result], reads, arrays, counts, params, say)
+    if isinstance(forms_, Refusal) or not inputs.opaque and not inputs.arrays:
+        return forms_
+    kept = tuple(f for f in forms_ if not inputs.of_records(f.records, say))
+    return kept or Refusal(inputs.of_records(forms_[0].records, say))
+
+
+class _Inputs:
+    """What each plan name is computed from (the parameters, their data or their lengths), for the work a
+    chunk repeats before its sum: an opaque primitive (gmm's ``np.zeros(k)``) or an SOI's array (gmm's
+    ``log_w`` from its ``logits``) on the other arguments is the same in every chunk, so each chunk may compute
+    it again; one computed from the records, or from their number, would be the chunk's own (refused)."""
+
+    def __init__(self, params):
+        self.params = set(params)
+        self.sources: dict[str, set] = {}       # name -> the parameters it is computed from
+        self.opaque: list = []                  # the primitives that are not shape reads
+        self.arrays: set = set()                # the names later SOIs read as arrays
+
+    def note(self, name: str, used) -> None:
+        self.sources[name] = set().union(*({u} & self.params | self.sources.get(u, set()) for u in used))
+
+    def note_kernel(self, k) -> None:
+        used = set(k.scalars.values()) | {r.array for r in k.reads} | set(k.arrays.values())
+        self.arrays |= {r.array for r in k.reads if r.array not in self.params} | set(k.arrays.values())
+        for out in k.exprs():
+            self.note(out, used)
+
+    def of_records(self, records, say: _Said) -> str:
+        """Why the work before the sum reads ``records`` or their number (empty: it does not)."""
+        for step in self.opaque:
+            if self.sources.get(step.name, set()) & set(records):
+                return (f"an operation between its SOIs ({say(step.name)}, line {step.line}) is computed from "
+                        f"its records {', '.join(records)} or their number")
+        for name in sorted(self.arrays):
+            if self.sources.get(name, set()) & set(records):
+                return f"it computes the array {say(name)} from its records {', '.join(records)} before its sum"
+        return ""
 
 
 @dataclass(frozen=True)
