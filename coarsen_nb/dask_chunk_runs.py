@@ -176,6 +176,8 @@ class ChunkSchedule:
         for r in records:
             if r.chunks[0] != first or any(len(c) != 1 for c in r.chunks[1:]):
                 return "its records are not cut into the same chunks along their first axis only"
+        if form.whole and len({r.shape for r in records}) > 1:     # (np.sum(x * y) would broadcast them)
+            return "its records, summed elementwise, have different shapes"
         n = sum(first)
         lengths = Halos.of(first, *form.halo).lengths() if form.halo != (0, 0) else first
         if any(math.isnan(form.weight(n, m)) for m in set(lengths) if m > sum(form.halo)):

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from coarsen_nb import ir
+from coarsen_nb.dask_chunk_before import BeforeTheSum
 from coarsen_nb.lower import naming
 from coarsen_nb.phi import forms
 from coarsen_nb.plan import CondStep, IterStep, KernelStep, PrimStep
@@ -58,6 +59,7 @@ class ChunkSum:
     length: sp.Symbol
     offset: bool = False        # a term A(θ) beside the sum: f = A + F(n)·Σ (hmc's prior)
     halo: tuple[int, int] = (0, 0)  # the sum runs over range(a, n - b): a chunk's rows with a rows before, b after
+    whole: bool = False             # np.sum of an elementwise value of the records: their shapes must be one
 
     def weight(self, n: int, n_chunk: int) -> float:
         """w_c = F(n) / F(n_c); NaN where F(n_c) is zero or either is not finite (that chunking is refused)."""
@@ -97,7 +99,7 @@ def chunk_sum(plan, params: tuple[str, ...]) -> tuple[ChunkSum, ...] | Refusal:
     reads: dict = {}
     arrays: dict = {}
     say = _Said(plan.words)             # (a refusal names the user's variables: i, not $k1.2)
-    inputs = _Inputs(params)            # what each plan name is computed from, for the steps before the sum
+    inputs = BeforeTheSum(params)            # what each plan name is computed from, for the steps before the sum
     for step in plan.steps:
         if isinstance(step, PrimStep):
             inputs.note(step.name, ir.names_used(step.expr))
@@ -125,39 +127,6 @@ def chunk_sum(plan, params: tuple[str, ...]) -> tuple[ChunkSum, ...] | Refusal:
         return forms_
     kept = tuple(f for f in forms_ if not inputs.of_records(f.records, say))
     return kept or Refusal(inputs.of_records(forms_[0].records, say))
-
-
-class _Inputs:
-    """What each plan name is computed from (the parameters, their data or their lengths), for the work a
-    chunk repeats before its sum: an opaque primitive (gmm's ``np.zeros(k)``) or an SOI's array (gmm's
-    ``log_w`` from its ``logits``) on the other arguments is the same in every chunk, so each chunk may compute
-    it again; one computed from the records, or from their number, would be the chunk's own (refused)."""
-
-    def __init__(self, params):
-        self.params = set(params)
-        self.sources: dict[str, set] = {}       # name -> the parameters it is computed from
-        self.opaque: list = []                  # the primitives that are not shape reads
-        self.arrays: set = set()                # the names later SOIs read as arrays
-
-    def note(self, name: str, used) -> None:
-        self.sources[name] = set().union(*({u} & self.params | self.sources.get(u, set()) for u in used))
-
-    def note_kernel(self, k) -> None:
-        used = set(k.scalars.values()) | {r.array for r in k.reads} | set(k.arrays.values())
-        self.arrays |= {r.array for r in k.reads if r.array not in self.params} | set(k.arrays.values())
-        for out in k.exprs():
-            self.note(out, used)
-
-    def of_records(self, records, say: _Said) -> str:
-        """Why the work before the sum reads ``records`` or their number (empty: it does not)."""
-        for step in self.opaque:
-            if self.sources.get(step.name, set()) & set(records):
-                return (f"an operation between its SOIs ({say(step.name)}, line {step.line}) is computed from "
-                        f"its records {', '.join(records)} or their number")
-        for name in sorted(self.arrays):
-            if self.sources.get(name, set()) & set(records):
-                return f"it computes the array {say(name)} from its records {', '.join(records)} before its sum"
-        return ""
 
 
 @dataclass(frozen=True)
@@ -204,51 +173,86 @@ def _shape_read(step: PrimStep, params, lengths: dict, shapes: dict, say: _Said)
 def _sum_forms(e: sp.Expr, reads: dict, arrays: dict, counts: dict, params,
                say: _Said) -> tuple[ChunkSum, ...] | Refusal:
     """The ChunkSums of the result ``e`` (the SOIs' ``reads`` and whole ``arrays`` by symbol; ``counts``: the
-    symbols of the first axes' lengths, by parameter), one for each outermost sum that reads arguments at its
-    index (hmc's prior over q[k] beside its likelihood over X[k], y[k]: which one is over the records is the
-    call's to say, by which arguments are Dask arrays), or why there is none."""
-    sums = [r for r in _outermost(e) if isinstance(r, forms.RSum)]
-    found = [_sum_form(e, total, _records(reads, arrays, total.args[0], total.args[1], params, say), reads, arrays,
-                       counts, say) for total in sums]
-    made = tuple(f for f in found if isinstance(f, ChunkSum))
+    symbols of the first axes' lengths, by parameter), one for each set of records that outermost sums read
+    at their index (hmc's prior over q[k] beside its likelihood over X[k], y[k]: which one is over the
+    records is the call's to say, by which arguments are Dask arrays), or why there is none.  Several sums
+    over the same records (two loops, ``np.sum`` of two elementwise terms) are one form where ``e`` is linear
+    in them with factors that differ by a number: each chunk's module adds its part of each."""
+    groups: dict = {}
+    told = []
+    # (a record read at another outermost sum's index is that sum's own: judged with it, or beside this one)
+    indices = {r.args[1] for r in _outermost(e) if isinstance(r, forms.RSum)}
+    for total in _outermost(e):
+        got = _over_records(total, reads, arrays, counts, params, say, indices)
+        if isinstance(got, Refusal):
+            told.append(got.reason)
+        else:
+            groups.setdefault(got, []).append(total)
+    made = []
+    for (records, halo, whole), group in groups.items():
+        form = _linear_form(e, group, records, halo, whole, reads, arrays, counts, say)
+        (made if isinstance(form, ChunkSum) else told).append(form if isinstance(form, ChunkSum) else form.reason)
     if made:
-        return made
-    told = list(dict.fromkeys(f.reason for f in found if f.reason != _NO_RECORDS))
+        return tuple(made)
+    told = list(dict.fromkeys(r for r in told if r != _NO_RECORDS))
     return Refusal("; or ".join(told) if told else
                    "its result is not a sum over the records (a sum over the first axis of an argument)")
 
 
-def _sum_form(e, total, records, reads: dict, arrays: dict, counts: dict, say: _Said) -> ChunkSum | Refusal:
-    """The ChunkSum of ``e`` whose sum over the records is ``total``, or why not."""
+def _over_records(total, reads: dict, arrays: dict, counts: dict, params, say: _Said, indices: set):
+    """``(records, halo, whole)`` of the reduction ``total`` where it is a sum over records (a loop's sum
+    over their index, or ``np.sum`` of an elementwise value of whole records: ``whole``), or why not."""
+    if isinstance(total, forms.ElemSum):
+        records = _whole_records(reads, arrays, total.args[0], params, say, indices)
+        if isinstance(records, Refusal):
+            return records
+        if total.args[0].free_symbols & {s for s, p in counts.items() if p in records}:
+            return Refusal("each element's term reads the number of records")
+        return records, (0, 0), True
+    if not isinstance(total, forms.RSum):
+        return Refusal(_NO_RECORDS)
     summand, k, lo, hi, step = total.args
+    records = _records(reads, arrays, summand, k, params, say, indices)
     if isinstance(records, Refusal):
         return records
     length_syms = {s for s, p in counts.items() if p in records}
     n = sp.Symbol("n", positive=True, integer=True)
     # (the records have one length n in every call that runs chunk by chunk: ``range(min(len(x), len(y)))``,
     # zip's bound, is all of them too)
-    one_length = {s: n for s in length_syms}
-    short = sp.simplify(n - sp.sympify(hi).xreplace(one_length))
+    short = sp.simplify(n - sp.sympify(hi).xreplace({s: n for s in length_syms}))
     if step != 1 or not sp.sympify(hi).free_symbols <= length_syms or not _small(lo) or not _small(short):
         return Refusal(f"its sum over the records of {', '.join(records)} runs over "
                        f"range({_spoken(lo, say)}, {_spoken(hi, say)}, {_spoken(step, say)}), "
                        f"not over all of them but at most {_HALO} at either end")
-    halo = (int(lo), int(short))
     far = _shifts(reads, records, k)
-    if far[0] < -halo[0] or far[1] > halo[1]:
+    if far[0] < -int(lo) or far[1] > int(short):
         return Refusal(f"its sum over range({_spoken(lo, say)}, {_spoken(hi, say)}) reads the records at "
                        f"[{_spoken(k + far[0], say)}] .. [{_spoken(k + far[1], say)}]: beyond their ends")
-    rest, around = e.as_independent(total, as_Add=True)
-    factor, held = around.as_independent(total, as_Add=False)
-    if held != total or not factor.free_symbols <= length_syms:
+    if summand.free_symbols & (length_syms | {k}):
+        return Refusal("each record's term reads the number of records or the record's index itself")
+    return records, (int(lo), int(short)), False
+
+
+def _linear_form(e, group: list, records, halo, whole, reads: dict, arrays: dict, counts: dict,
+                 say: _Said) -> ChunkSum | Refusal:
+    """The ChunkSum of ``e`` whose sums over ``records`` are ``group``: ``e = A + F · Σ_i r_i S_i`` with F a
+    function of the records' number, the r_i numbers and A free of the records; or why not."""
+    length_syms = {s for s, p in counts.items() if p in records}
+    n = sp.Symbol("n", positive=True, integer=True)
+    held = [sp.Dummy() for _ in group]
+    linear = e.xreplace(dict(zip(group, held, strict=True)))
+    factors = [sp.diff(linear, t) for t in held]
+    if any(f.free_symbols & set(held) or not f.free_symbols <= length_syms or f == 0 for f in factors):
         return Refusal("its result is not the sum over the records times a factor of their number")
+    if any(not sp.simplify(f / factors[0]).is_number for f in factors[1:]):
+        return Refusal("its sums over the records have factors that differ by more than a number")
+    rest = linear.xreplace({t: sp.S.Zero for t in held})
     of_records = length_syms | {s for s, r in reads.items() if r.array in records} \
         | {s for s, a in arrays.items() if a in records}
     if rest.free_symbols & of_records:
         return Refusal("a term beside its sum over the records reads the records or their number")
-    if summand.free_symbols & (length_syms | {k}):
-        return Refusal("each record's term reads the number of records or the record's index itself")
-    form = ChunkSum(records, factor.xreplace(one_length), n, offset=rest != 0, halo=halo)
+    form = ChunkSum(records, factors[0].xreplace({s: n for s in length_syms}), n, offset=rest != 0, halo=halo,
+                    whole=whole)
     if form.offset and math.isnan(form.at(0)):
         return Refusal("a term beside its sum over the records, whose factor is not finite on no records")
     return form
@@ -261,7 +265,7 @@ def _outermost(e: sp.Basic) -> list:
     return [r for a in e.args for r in _outermost(a)]
 
 
-def _records(reads: dict, arrays: dict, summand, k, params, say: _Said) -> tuple[str, ...] | Refusal:
+def _records(reads: dict, arrays: dict, summand, k, params, say: _Said, indices: set) -> tuple[str, ...] | Refusal:
     """The parameters ``summand`` reads at ``[k, ...]`` (in ``params``' order), or why its reads are not
     record k's own: an array read elsewhere along ``k``, an array computed inside, a whole array."""
     records = set()
@@ -281,9 +285,32 @@ def _records(reads: dict, arrays: dict, summand, k, params, say: _Said) -> tuple
     if not records:
         return Refusal(_NO_RECORDS)
     for r in reads.values():    # (a record read at a fixed row would read the chunk's row instead)
-        if r.array in records and (not r.index or _shift(r.index[0], k) is None):
+        if r.array in records and not _at_a_sum(r, indices | {k}):
             return Refusal(_not_own_row(r, k, say))
     return tuple(p for p in params if p in records)
+
+
+def _whole_records(reads: dict, arrays: dict, summand, params, say: _Said, indices: set) -> tuple[str, ...] | Refusal:
+    """The parameters ``np.sum``'s elementwise ``summand`` reads as whole arrays, or why not: an array
+    computed inside (its chunk's part is not the chunk's to compute), a record read at a fixed index."""
+    records = set()
+    for sym in summand.free_symbols:
+        if sym in arrays:
+            if arrays[sym] not in params:
+                return Refusal(f"it sums {say(arrays[sym])}, computed from its arguments, elementwise")
+            records.add(arrays[sym])
+    if not records:
+        return Refusal(_NO_RECORDS)
+    for r in reads.values():
+        if r.array in records and not _at_a_sum(r, indices):
+            return Refusal(f"it reads {say(r.array)} at [{', '.join(_spoken(i, say) for i in r.index)}] "
+                           "beside summing it elementwise")
+    return tuple(p for p in params if p in records)
+
+
+def _at_a_sum(read, indices: set) -> bool:
+    """Whether ``read`` is at ``[i + j, ...]`` for the index ``i`` of one of the outermost sums."""
+    return bool(read.index) and any(_shift(read.index[0], i) is not None for i in indices)
 
 
 def _not_own_row(read, k, say: _Said) -> str:
@@ -312,4 +339,5 @@ def _shift(index, k) -> int | None:
 def _shifts(reads: dict, records, k) -> tuple[int, int]:
     """The nearest and farthest rows from ``k`` at which the summand reads the records: (min j, max j)."""
     js = [_shift(r.index[0], k) for r in reads.values() if r.array in records and r.index]
+    js = [j for j in js if j is not None]       # (the others are another sum's reads)
     return min(js), max(js)

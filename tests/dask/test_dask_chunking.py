@@ -96,7 +96,7 @@ def test_a_refused_call_says_why_in_the_users_names():
     assert not c.chunkwise and c.reason == "it reads x at [-i + n_x - 1]: not record i's own row"
     assert "$" not in str(c) and "because it reads x at [-i + n_x - 1]" in str(c)
     assert c.chunks == len(xd.chunks[0]) == 3 and c.arguments[0].largest_bytes == _largest_block_bytes(xd)
-    assert c.reductions and all(r.blocks >= 3 for r in c.reductions)
+    assert c.reductions and all(r.blocks >= 3 for r in c.reductions if r.name == "sum")
 
 
 def test_the_dask_modules_lazy_array_has_the_tasks_it_says():
