@@ -18,18 +18,22 @@ F(0) is finite: then ``f = Σ_c w_c · f(θ, X_c) + (1 − Σ_c w_c) · f(θ, X[
 :func:`chunk_sum` decides it from the plan (the lifted SOIs), never from generated code, and says in words
 why not where it does not hold:
 
-* the plan is shape reads (``X.shape``, ``len(x)``) and SOIs, whose outputs are inlined into the result;
-* that result is ``A + F · Σ_{k in range(0, n)}`` of a summand, ``n`` the first axis's length of the
-  records (``min(len(x), len(y))`` too: one length where they share their chunks), F a function of such
-  lengths only, A free of the records and their number;
-* the summand reads the records at ``[k + j, ...]`` only, ``j`` a small integer (``x[k + 1]``: rosenbrock)
-  within the range's ends (``range(a, n - b)`` with ``-a <= j <= b``: a chunk then runs with ``a`` rows of
-  the chunks before and ``b`` after, its *halo*, and owns exactly the terms of its own rows, ``k`` in it;
-  :mod:`coarsen_nb.dask_chunk_halos`), never along another axis; the other arrays at indices free of ``k``;
-  it reads neither ``k`` itself nor ``n``.
+* the plan is shape reads (``X.shape``, ``len(x)``) and SOIs, whose outputs are inlined into the result,
+  and work on the other arguments alone (gmm's ``np.zeros(k)`` written from its logits: each chunk computes
+  it again; none computed from the records or their number, :mod:`coarsen_nb.dask_chunk_before`);
+* that result is ``A + F · Σ_i r_i S_i``, each ``S_i`` a sum over the records (a loop's ``Σ_{k in range(a,
+  n - b)}``, or ``np.sum`` of an elementwise value of whole records of one shape), ``n`` the first axis's
+  length of the records (``min(len(x), len(y))`` too: one length where they share their chunks), F a
+  function of such lengths only, the ``r_i`` numbers, A free of the records and their number (several sums
+  over the same records: each chunk's module adds its part of each, and the weight is the same for all);
+* a loop's summand reads the records at ``[k + j, ...]`` only, ``j`` a small integer (``x[k + 1]``:
+  rosenbrock) within the range's ends (``range(a, n - b)`` with ``-a <= j <= b``: a chunk then runs with
+  ``a`` rows of the chunks before and ``b`` after, its *halo*, and owns exactly the terms of its own rows,
+  ``k`` in it; :mod:`coarsen_nb.dask_chunk_halos`), never along another axis; the other arrays at indices
+  free of ``k``; it reads neither ``k`` itself nor ``n``.  The sums of one form share their range's ends.
 
-Everything else (branches or loops between SOIs, opaque primitives, scans along the records, several sums
-over the records, a maximum) is refused here and runs as the dask module's array statements
+Everything else (branches or loops between SOIs, primitives on the records, scans along the records, sums
+combined otherwise than linearly, a maximum) is refused here and runs as the dask module's array statements
 (:mod:`coarsen_nb.dask_arrays`).
 """
 
