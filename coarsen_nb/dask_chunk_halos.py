@@ -21,6 +21,7 @@ gradient's halo rows are added to their owners', which ``map_overlap``'s trimmin
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,15 +41,21 @@ class Halos:
         starts = tuple(int(s) for s in np.cumsum((0, *chunks[:-1])))
         n = sum(chunks)
         spans = tuple((max(0, s - before), min(n, s + m + after)) for s, m in zip(starts, chunks, strict=True))
-        pieces = tuple(tuple((d, max(lo, s) - s, min(hi, s + m) - s)
-                             for d, (s, m) in enumerate(zip(starts, chunks, strict=True))
-                             if max(lo, s) < min(hi, s + m) or (d == c and lo == hi))
+        pieces = tuple(tuple((d, max(lo, starts[d]) - starts[d], min(hi, starts[d] + chunks[d]) - starts[d])
+                             for d in _near(starts, chunks, lo, hi) or (c,))
                        for c, (lo, hi) in enumerate(spans))
         return cls(starts, spans, pieces)
 
     def lengths(self) -> tuple[int, ...]:
         """Each chunk's extended number of rows (what the module sees as the number of records)."""
         return tuple(hi - lo for lo, hi in self.spans)
+
+
+def _near(starts: tuple, chunks: tuple, lo: int, hi: int) -> tuple[int, ...]:
+    """The chunks holding some of the rows ``[lo, hi)`` (none where it is empty)."""
+    first = max(bisect.bisect_right(starts, lo) - 1, 0)
+    return tuple(d for d in range(first, bisect.bisect_left(starts, hi))
+                 if max(lo, starts[d]) < min(hi, starts[d] + chunks[d]))
 
 
 def run_tasks(name: str, halos: Halos, task_key, others, records: list) -> dict:
@@ -74,9 +81,12 @@ def gather_tasks(name: str, per_chunk: str, halos: Halos, chunks: tuple[int, ...
     """Each block of the ``k``-th record gradient (``rest``: its shape past the first axis): the rows of it
     that every chunk's extended gradient holds, added."""
     tasks = {}
+    reach = max((hi - lo for lo, hi in halos.spans), default=0)   # (a chunk's span is at most this far from it)
     for c, (s, m) in enumerate(zip(halos.starts, chunks, strict=True)):
         parts, reads = [], []
-        for d, (lo, hi) in enumerate(halos.spans):
+        for d in range(bisect.bisect_left(halos.starts, s - reach),
+                       bisect.bisect_right(halos.starts, s + m + reach)):
+            lo, hi = halos.spans[d]
             a, b = max(lo, s), min(hi, s + m)
             if a < b:
                 parts.append((a - lo, b - lo, a - s))

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import coarsen_nb as cn
-from coarsen_nb.dask_chunk_halos import Halos
+from coarsen_nb.dask_chunk_halos import Halos, gather_tasks
 from coarsen_nb.kernels import KERNELS, function
 
 #: reads two records back and one ahead, over range(2, n - 1), divided by the number of terms: each chunk
@@ -123,3 +123,7 @@ def test_every_term_is_summed_by_exactly_the_chunk_that_holds_its_row(chunks, be
     for (lo, hi), pieces in zip(halos.spans, halos.pieces, strict=True):     # (the pieces are those rows)
         rows = [r for d, a, b in pieces for r in range(starts[d] + a, starts[d] + b)]
         assert rows == list(range(lo, hi))
+    gathered = gather_tasks("g", "p", halos, tuple(chunks), 0, ())    # (each block reads every span over it)
+    for c, (s, m) in enumerate(zip(starts, chunks, strict=True)):
+        reads = gathered[("g", c)][-1]
+        assert [d for _, d in reads] == [d for d, (lo, hi) in enumerate(halos.spans) if max(lo, s) < min(hi, s + m)]
