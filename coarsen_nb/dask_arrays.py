@@ -18,7 +18,9 @@ The module (``backends.DASK``: the NumPy printer's statements, ``xp`` a namespac
 
 **A sum over records runs chunk by chunk through the in-memory module.**  Where the plan says the function
 is ``F(n) · Σ_k φ(θ, X[k])`` over the records of its Dask arguments (:mod:`coarsen_nb.dask_chunk_sums`:
-logreg_nll, piecewise_sum, black_scholes, hmc), an entry (value, gradient, VJP) is one task per chunk calling the
+logreg_nll, piecewise_sum, black_scholes, hmc, horner_fit, gmm; rosenbrock, whose terms read ``x[k + 1]``,
+with a halo of the next chunk's first row; several such sums, or ``np.sum`` of an elementwise value of the
+records, combined linearly), an entry (value, gradient, VJP) is one task per chunk calling the
 function's own NumPy or numba module (numba's under the default backend) on the chunk's blocks, weighted,
 and a tree sum of the small results (:mod:`coarsen_nb.dask_chunk_runs`): the per-chunk work is compiled
 code, not a graph of array statements.  Where the plan is not of that form, or the call's chunks do not
@@ -43,8 +45,8 @@ Python code runs, again at each evaluation).  These stay eager because Python co
 * the NumPy printer's ``if t2: choice = m_1 else: choice = t`` between two reduced values (logsumexp,
   max_of_generator, running_max): both arms are cheap and safe, so this one could be ``where``; it is left
   to the NumPy printer (``lower/branches.py``), which prints the same statement for every backend;
-* a NumPy argument indexed by an index array the graph builds (gmm's ``mu[k]``: NumPy's indexing computes
-  the Dask index);
+* a NumPy argument indexed by an index array the graph builds (NumPy's indexing computes the Dask index;
+  gmm's ``mu[k]`` did, until gmm ran chunk by chunk);
 * ``int()`` of a reduced value and a masked subset of data-dependent size feeding a shape (``full``,
   ``arange``: refused, ``tests/dask/test_dask_corpus.py``).
 

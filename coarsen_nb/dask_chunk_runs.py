@@ -36,6 +36,7 @@ import numpy as np
 
 from coarsen_nb import backends
 from coarsen_nb.dask_chunk_graph import ChunkGraph, big_block, tree_levels
+from coarsen_nb.dask_chunk_halos import Halos, gather_tasks, run_tasks
 
 if TYPE_CHECKING:       # (a worker unpickling a chunk's task imports this module: no SymPy there)
     from coarsen_nb.dask_chunk_sums import ChunkSum
@@ -135,14 +136,16 @@ class ChunkSchedule:
         records = [primal[self.params.index(p)] for p in form.records]
         chunks = records[0].chunks[0]
         n = sum(chunks)
-        weights = {m: form.weight(n, m) for m in set(chunks) if m}
+        halos = Halos.of(chunks, *form.halo) if form.halo != (0, 0) else None
+        runs = [m for m in (halos.lengths() if halos else chunks) if m > sum(form.halo)]    # (chunks with terms)
+        weights = {m: form.weight(n, m) for m in set(runs)}
         small = [p for p in self.wrt if p not in form.records] if kind != "forward" else []
         shapes = [np.shape(primal[self.params.index(p)]) for p in small]
         big = [p for p in self.wrt if p in form.records] if kind != "forward" else []
         task = _ChunkTask(self.module, self.module.function + _ENTRY[kind], kind,
                           tuple(self.params.index(p) for p in form.records),
                           tuple(self.wrt.index(p) for p in small), tuple(self.wrt.index(p) for p in big),
-                          weights, tuple(self.params.index(p) for p in self.wrt))
+                          weights, tuple(self.params.index(p) for p in self.wrt), sum(form.halo))
         # (the task, with the module's source, is one key of the graph that every chunk's task reads: its
         # name tokenized here, once per chunk structure)
         token = dask.base.tokenize(task)
@@ -156,9 +159,9 @@ class ChunkSchedule:
                 s = shapes[small.index(p)]
                 where.append(("small", at, s))
                 at += int(np.prod(s))
-        total = sum(weights[m] for m in chunks if m)
+        total = sum(weights[m] for m in runs)
         return _Wiring("", form, delayed_task, width, tuple(where), 1.0 - total if form.offset else None,
-                       tuple((r.shape[1:], r.dtype) for r in records), token, tree_levels(len(chunks)))
+                       tuple((r.shape[1:], r.dtype) for r in records), token, tree_levels(len(chunks)), halos)
 
     def _decide(self, args: tuple, is_dask) -> str:
         primal, extra = args[:len(self.params)], args[len(self.params):]
@@ -173,8 +176,11 @@ class ChunkSchedule:
         for r in records:
             if r.chunks[0] != first or any(len(c) != 1 for c in r.chunks[1:]):
                 return "its records are not cut into the same chunks along their first axis only"
+        if form.whole and len({r.shape for r in records}) > 1:     # (np.sum(x * y) would broadcast them)
+            return "its records, summed elementwise, have different shapes"
         n = sum(first)
-        if any(math.isnan(form.weight(n, m)) for m in set(first) if m):
+        lengths = Halos.of(first, *form.halo).lengths() if form.halo != (0, 0) else first
+        if any(math.isnan(form.weight(n, m)) for m in set(lengths) if m > sum(form.halo)):
             return "the factor around its sum is not finite at a chunk's number of records"
         return ""
 
@@ -196,11 +202,19 @@ class ChunkSchedule:
         records = [primal[self.params.index(p)] for p in w.form.records]
         others = _Others(tuple(None if dask.is_dask_collection(a) else a for a in args))
         token = tokenize(w.token, *(r.name for r in records), *others.values)
-        letters = iter("abcdefghjklmnopqrstuvwxyz")
-        pairs = [(r, "i" + "".join(next(letters) for _ in range(r.ndim - 1))) for r in records]
-        per_chunk = da.blockwise(_run, "i", w.task, None, others, None, *(x for pair in pairs for x in pair),
-                                 name=f"{self.module.function}-chunk-{token}", dtype=object,
-                                 meta=np.empty((0,), dtype=object), adjust_chunks={"i": 1})
+        name = f"{self.module.function}-chunk-{token}"
+        if w.halos is not None:         # (each chunk's rows with the halo's: dask_chunk_halos)
+            from dask.highlevelgraph import HighLevelGraph
+
+            layer = run_tasks(name, w.halos, w.task.key, others, records)
+            per_chunk = da.Array(HighLevelGraph.from_collections(name, layer, dependencies=[*records, w.task]),
+                                 name, ((1,) * len(w.halos.spans),), dtype=object, meta=np.empty((0,), dtype=object))
+        else:
+            letters = iter("abcdefghjklmnopqrstuvwxyz")
+            pairs = [(r, "i" + "".join(next(letters) for _ in range(r.ndim - 1))) for r in records]
+            per_chunk = da.blockwise(_run, "i", w.task, None, others, None, *(x for pair in pairs for x in pair),
+                                     name=name, dtype=object, meta=np.empty((0,), dtype=object),
+                                     adjust_chunks={"i": 1})
         graph = ChunkGraph(per_chunk)
         if w.width:
             top = graph.tree(w.levels, token)
@@ -215,8 +229,9 @@ class ChunkSchedule:
             if how == "big":
                 r = records[s]
                 rest = (0,) * (r.ndim - 1)
-                grads.append(graph.array(name, {(name, i, *rest): (big_block, (per_chunk.name, i), at)
-                                                for i in range(per_chunk.numblocks[0])}, [per_chunk.name], r.chunks))
+                tasks = gather_tasks(name, per_chunk.name, w.halos, r.chunks[0], at, r.shape[1:]) if w.halos \
+                    else {(name, i, *rest): (big_block, (per_chunk.name, i), at) for i in range(per_chunk.numblocks[0])}
+                grads.append(graph.array(name, tasks, [per_chunk.name], r.chunks))
             else:
                 grads.append(graph.part(top, alone, w.offset, at, s, name))
         if kind == "forward":
@@ -254,6 +269,7 @@ class _Wiring:
     record_types: tuple = ()
     token: str = ""
     levels: tuple = ()              # the tree sum's groups, level by level (dask_chunk_graph.tree_levels)
+    halos: Halos | None = None      # each chunk's rows and halo (dask_chunk_halos): sums that read x[k + 1]
 
 
 class _Others:
@@ -279,6 +295,7 @@ class _ChunkTask:
     big: tuple[int, ...]            # positions in the gradients of the records'
     weights: dict                   # chunk length -> weight
     wrt_params: tuple[int, ...]     # each gradient's parameter position
+    halo: int = 0                   # the rows of a block beside its chunk's own (x[k + 1]'s): fewer hold no term
 
     def __call__(self, others: tuple, *blocks, weight: float | None = None):
         args = list(others)     # (the call's other arguments, None at the records)
@@ -286,7 +303,7 @@ class _ChunkTask:
             args[k] = np.ascontiguousarray(b)
         m = blocks[0].shape[0]
         out = np.empty(1, dtype=object)
-        if m == 0 and weight is None:       # (an empty chunk adds nothing: it has no weight)
+        if m <= self.halo and weight is None:       # (a chunk with no terms adds nothing: it has no weight)
             out[0] = self._zeros(blocks, args)
             return out
         w = self.weights[m] if weight is None else weight

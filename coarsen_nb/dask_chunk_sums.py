@@ -18,15 +18,22 @@ F(0) is finite: then ``f = Σ_c w_c · f(θ, X_c) + (1 − Σ_c w_c) · f(θ, X[
 :func:`chunk_sum` decides it from the plan (the lifted SOIs), never from generated code, and says in words
 why not where it does not hold:
 
-* the plan is shape reads (``X.shape``, ``len(x)``) and SOIs, whose outputs are inlined into the result;
-* that result is ``A + F · Σ_{k in range(0, n)}`` of a summand, ``n`` the first axis's length of the
-  records (``min(len(x), len(y))`` too: one length where they share their chunks), F a function of such
-  lengths only, A free of the records and their number;
-* the summand reads the records at ``[k, ...]`` only (never at ``k + 1``, never along another axis), the
-  other arrays at indices free of ``k``; it reads neither ``k`` itself nor ``n``.
+* the plan is shape reads (``X.shape``, ``len(x)``) and SOIs, whose outputs are inlined into the result,
+  and work on the other arguments alone (gmm's ``np.zeros(k)`` written from its logits: each chunk computes
+  it again; none computed from the records or their number, :mod:`coarsen_nb.dask_chunk_before`);
+* that result is ``A + F · Σ_i r_i S_i``, each ``S_i`` a sum over the records (a loop's ``Σ_{k in range(a,
+  n - b)}``, or ``np.sum`` of an elementwise value of whole records of one shape), ``n`` the first axis's
+  length of the records (``min(len(x), len(y))`` too: one length where they share their chunks), F a
+  function of such lengths only, the ``r_i`` numbers, A free of the records and their number (several sums
+  over the same records: each chunk's module adds its part of each, and the weight is the same for all);
+* a loop's summand reads the records at ``[k + j, ...]`` only, ``j`` a small integer (``x[k + 1]``:
+  rosenbrock) within the range's ends (``range(a, n - b)`` with ``-a <= j <= b``: a chunk then runs with
+  ``a`` rows of the chunks before and ``b`` after, its *halo*, and owns exactly the terms of its own rows,
+  ``k`` in it; :mod:`coarsen_nb.dask_chunk_halos`), never along another axis; the other arrays at indices
+  free of ``k``; it reads neither ``k`` itself nor ``n``.  The sums of one form share their range's ends.
 
-Everything else (branches or loops between SOIs, opaque primitives, scans along the records, several sums
-over the records, a maximum) is refused here and runs as the dask module's array statements
+Everything else (branches or loops between SOIs, primitives on the records, scans along the records, sums
+combined otherwise than linearly, a maximum) is refused here and runs as the dask module's array statements
 (:mod:`coarsen_nb.dask_arrays`).
 """
 
@@ -38,6 +45,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from coarsen_nb import ir
+from coarsen_nb.dask_chunk_before import BeforeTheSum
 from coarsen_nb.lower import naming
 from coarsen_nb.phi import forms
 from coarsen_nb.plan import CondStep, IterStep, KernelStep, PrimStep
@@ -54,6 +62,8 @@ class ChunkSum:
     factor: sp.Expr
     length: sp.Symbol
     offset: bool = False        # a term A(θ) beside the sum: f = A + F(n)·Σ (hmc's prior)
+    halo: tuple[int, int] = (0, 0)  # the sum runs over range(a, n - b): a chunk's rows with a rows before, b after
+    whole: bool = False             # np.sum of an elementwise value of the records: their shapes must be one
 
     def weight(self, n: int, n_chunk: int) -> float:
         """w_c = F(n) / F(n_c); NaN where F(n_c) is zero or either is not finite (that chunking is refused)."""
@@ -93,13 +103,15 @@ def chunk_sum(plan, params: tuple[str, ...]) -> tuple[ChunkSum, ...] | Refusal:
     reads: dict = {}
     arrays: dict = {}
     say = _Said(plan.words)             # (a refusal names the user's variables: i, not $k1.2)
+    inputs = BeforeTheSum(params)            # what each plan name is computed from, for the steps before the sum
     for step in plan.steps:
         if isinstance(step, PrimStep):
-            why = _shape_read(step, params, lengths, shapes, say)
-            if why:
-                return Refusal(why)
+            inputs.note(step.name, ir.names_used(step.expr))
+            if _shape_read(step, params, lengths, shapes, say):
+                inputs.opaque.append(step)
         elif isinstance(step, KernelStep):
             k = step.kernel
+            inputs.note_kernel(k)
             symbols.update({name: sym for sym, name in k.scalars.items()})
             reads.update({r.symbol: r for r in k.reads})
             arrays.update(k.arrays)
@@ -114,7 +126,11 @@ def chunk_sum(plan, params: tuple[str, ...]) -> tuple[ChunkSum, ...] | Refusal:
     if result not in values:
         return Refusal("its result is not the value of an SOI over its records")
     counts = {symbols[n]: p for n, p in lengths.items() if n in symbols}      # length symbol -> its parameter
-    return _sum_forms(values[result], reads, arrays, counts, params, say)
+    forms_ = _sum_forms(values[result], reads, arrays, counts, params, say)
+    if isinstance(forms_, Refusal) or not inputs.opaque and not inputs.arrays:
+        return forms_
+    kept = tuple(f for f in forms_ if not inputs.of_records(f.records, say))
+    return kept or Refusal(inputs.of_records(forms_[0].records, say))
 
 
 @dataclass(frozen=True)
@@ -161,46 +177,86 @@ def _shape_read(step: PrimStep, params, lengths: dict, shapes: dict, say: _Said)
 def _sum_forms(e: sp.Expr, reads: dict, arrays: dict, counts: dict, params,
                say: _Said) -> tuple[ChunkSum, ...] | Refusal:
     """The ChunkSums of the result ``e`` (the SOIs' ``reads`` and whole ``arrays`` by symbol; ``counts``: the
-    symbols of the first axes' lengths, by parameter), one for each outermost sum that reads arguments at its
-    index (hmc's prior over q[k] beside its likelihood over X[k], y[k]: which one is over the records is the
-    call's to say, by which arguments are Dask arrays), or why there is none."""
-    sums = [r for r in _outermost(e) if isinstance(r, forms.RSum)]
-    found = [_sum_form(e, total, _records(reads, arrays, total.args[0], total.args[1], params, say), reads, arrays,
-                       counts, say) for total in sums]
-    made = tuple(f for f in found if isinstance(f, ChunkSum))
+    symbols of the first axes' lengths, by parameter), one for each set of records that outermost sums read
+    at their index (hmc's prior over q[k] beside its likelihood over X[k], y[k]: which one is over the
+    records is the call's to say, by which arguments are Dask arrays), or why there is none.  Several sums
+    over the same records (two loops, ``np.sum`` of two elementwise terms) are one form where ``e`` is linear
+    in them with factors that differ by a number: each chunk's module adds its part of each."""
+    groups: dict = {}
+    told = []
+    # (a record read at another outermost sum's index is that sum's own: judged with it, or beside this one)
+    indices = {r.args[1] for r in _outermost(e) if isinstance(r, forms.RSum)}
+    for total in _outermost(e):
+        got = _over_records(total, reads, arrays, counts, params, say, indices)
+        if isinstance(got, Refusal):
+            told.append(got.reason)
+        else:
+            groups.setdefault(got, []).append(total)
+    made = []
+    for (records, halo, whole), group in groups.items():
+        form = _linear_form(e, group, records, halo, whole, reads, arrays, counts, say)
+        (made if isinstance(form, ChunkSum) else told).append(form if isinstance(form, ChunkSum) else form.reason)
     if made:
-        return made
-    told = list(dict.fromkeys(f.reason for f in found if f.reason != _NO_RECORDS))
+        return tuple(made)
+    told = list(dict.fromkeys(r for r in told if r != _NO_RECORDS))
     return Refusal("; or ".join(told) if told else
                    "its result is not a sum over the records (a sum over the first axis of an argument)")
 
 
-def _sum_form(e, total, records, reads: dict, arrays: dict, counts: dict, say: _Said) -> ChunkSum | Refusal:
-    """The ChunkSum of ``e`` whose sum over the records is ``total``, or why not."""
+def _over_records(total, reads: dict, arrays: dict, counts: dict, params, say: _Said, indices: set):
+    """``(records, halo, whole)`` of the reduction ``total`` where it is a sum over records (a loop's sum
+    over their index, or ``np.sum`` of an elementwise value of whole records: ``whole``), or why not."""
+    if isinstance(total, forms.ElemSum):
+        records = _whole_records(reads, arrays, total.args[0], params, say, indices)
+        if isinstance(records, Refusal):
+            return records
+        if total.args[0].free_symbols & {s for s, p in counts.items() if p in records}:
+            return Refusal("each element's term reads the number of records")
+        return records, (0, 0), True
+    if not isinstance(total, forms.RSum):
+        return Refusal(_NO_RECORDS)
     summand, k, lo, hi, step = total.args
+    records = _records(reads, arrays, summand, k, params, say, indices)
     if isinstance(records, Refusal):
         return records
     length_syms = {s for s, p in counts.items() if p in records}
     n = sp.Symbol("n", positive=True, integer=True)
     # (the records have one length n in every call that runs chunk by chunk: ``range(min(len(x), len(y)))``,
     # zip's bound, is all of them too)
-    one_length = {s: n for s in length_syms}
-    if lo != 0 or step != 1 or not sp.sympify(hi).free_symbols <= length_syms \
-            or sp.simplify(sp.sympify(hi).xreplace(one_length) - n) != 0:
+    short = sp.simplify(n - sp.sympify(hi).xreplace({s: n for s in length_syms}))
+    if step != 1 or not sp.sympify(hi).free_symbols <= length_syms or not _small(lo) or not _small(short):
         return Refusal(f"its sum over the records of {', '.join(records)} runs over "
                        f"range({_spoken(lo, say)}, {_spoken(hi, say)}, {_spoken(step, say)}), "
-                       "not over all of them")
-    rest, around = e.as_independent(total, as_Add=True)
-    factor, held = around.as_independent(total, as_Add=False)
-    if held != total or not factor.free_symbols <= length_syms:
+                       f"not over all of them but at most {_HALO} at either end")
+    far = _shifts(reads, records, k)
+    if far[0] < -int(lo) or far[1] > int(short):
+        return Refusal(f"its sum over range({_spoken(lo, say)}, {_spoken(hi, say)}) reads the records at "
+                       f"[{_spoken(k + far[0], say)}] .. [{_spoken(k + far[1], say)}]: beyond their ends")
+    if summand.free_symbols & (length_syms | {k}):
+        return Refusal("each record's term reads the number of records or the record's index itself")
+    return records, (int(lo), int(short)), False
+
+
+def _linear_form(e, group: list, records, halo, whole, reads: dict, arrays: dict, counts: dict,
+                 say: _Said) -> ChunkSum | Refusal:
+    """The ChunkSum of ``e`` whose sums over ``records`` are ``group``: ``e = A + F · Σ_i r_i S_i`` with F a
+    function of the records' number, the r_i numbers and A free of the records; or why not."""
+    length_syms = {s for s, p in counts.items() if p in records}
+    n = sp.Symbol("n", positive=True, integer=True)
+    held = [sp.Dummy() for _ in group]
+    linear = e.xreplace(dict(zip(group, held, strict=True)))
+    factors = [sp.diff(linear, t) for t in held]
+    if any(f.free_symbols & set(held) or not f.free_symbols <= length_syms or f == 0 for f in factors):
         return Refusal("its result is not the sum over the records times a factor of their number")
+    if any(not sp.simplify(f / factors[0]).is_number for f in factors[1:]):
+        return Refusal("its sums over the records have factors that differ by more than a number")
+    rest = linear.xreplace({t: sp.S.Zero for t in held})
     of_records = length_syms | {s for s, r in reads.items() if r.array in records} \
         | {s for s, a in arrays.items() if a in records}
     if rest.free_symbols & of_records:
         return Refusal("a term beside its sum over the records reads the records or their number")
-    if summand.free_symbols & (length_syms | {k}):
-        return Refusal("each record's term reads the number of records or the record's index itself")
-    form = ChunkSum(records, factor.xreplace(one_length), n, offset=rest != 0)
+    form = ChunkSum(records, factors[0].xreplace({s: n for s in length_syms}), n, offset=rest != 0, halo=halo,
+                    whole=whole)
     if form.offset and math.isnan(form.at(0)):
         return Refusal("a term beside its sum over the records, whose factor is not finite on no records")
     return form
@@ -213,7 +269,7 @@ def _outermost(e: sp.Basic) -> list:
     return [r for a in e.args for r in _outermost(a)]
 
 
-def _records(reads: dict, arrays: dict, summand, k, params, say: _Said) -> tuple[str, ...] | Refusal:
+def _records(reads: dict, arrays: dict, summand, k, params, say: _Said, indices: set) -> tuple[str, ...] | Refusal:
     """The parameters ``summand`` reads at ``[k, ...]`` (in ``params``' order), or why its reads are not
     record k's own: an array read elsewhere along ``k``, an array computed inside, a whole array."""
     records = set()
@@ -224,7 +280,7 @@ def _records(reads: dict, arrays: dict, summand, k, params, say: _Said) -> tuple
         if r is None:
             continue
         index_syms = [sp.sympify(i).free_symbols for i in r.index]
-        if index_syms and r.index[0] == k and not any(k in s for s in index_syms[1:]):
+        if index_syms and _shift(r.index[0], k) is not None and not any(k in s for s in index_syms[1:]):
             if r.array not in params:
                 return Refusal(f"it reads {say(r.array)}, computed from its arguments, record by record")
             records.add(r.array)
@@ -233,12 +289,59 @@ def _records(reads: dict, arrays: dict, summand, k, params, say: _Said) -> tuple
     if not records:
         return Refusal(_NO_RECORDS)
     for r in reads.values():    # (a record read at a fixed row would read the chunk's row instead)
-        if r.array in records and (not r.index or r.index[0] != k):
+        if r.array in records and not _at_a_sum(r, indices | {k}):
             return Refusal(_not_own_row(r, k, say))
     return tuple(p for p in params if p in records)
+
+
+def _whole_records(reads: dict, arrays: dict, summand, params, say: _Said, indices: set) -> tuple[str, ...] | Refusal:
+    """The parameters ``np.sum``'s elementwise ``summand`` reads as whole arrays, or why not: an array
+    computed inside (its chunk's part is not the chunk's to compute), a record read at a fixed index."""
+    records = set()
+    for sym in summand.free_symbols:
+        if sym in arrays:
+            if arrays[sym] not in params:
+                return Refusal(f"it sums {say(arrays[sym])}, computed from its arguments, elementwise")
+            records.add(arrays[sym])
+    if not records:
+        return Refusal(_NO_RECORDS)
+    for r in reads.values():
+        if r.array in records and not _at_a_sum(r, indices):
+            return Refusal(f"it reads {say(r.array)} at [{', '.join(_spoken(i, say) for i in r.index)}] "
+                           "beside summing it elementwise")
+    return tuple(p for p in params if p in records)
+
+
+def _at_a_sum(read, indices: set) -> bool:
+    """Whether ``read`` is at ``[i + j, ...]`` for the index ``i`` of one of the outermost sums."""
+    return bool(read.index) and any(_shift(read.index[0], i) is not None for i in indices)
 
 
 def _not_own_row(read, k, say: _Said) -> str:
     """Why ``read`` (of a record array) is not record ``k``'s own row, in the user's names."""
     at = ", ".join(_spoken(i, say) for i in read.index)
     return f"it reads {say(read.array)} at [{at}]: not record {_spoken(k, say)}'s own row"
+
+
+#: the most rows a chunk reads beyond its own at either end (``x[k + 1]``, ``range(len(x) - 1)``): its halo
+_HALO = 8
+
+
+def _small(e) -> bool:
+    """Whether ``e`` is an integer from 0 to :data:`_HALO`: how far the sum stops short of an end."""
+    e = sp.sympify(e)
+    return e.is_Integer and 0 <= int(e) <= _HALO
+
+
+def _shift(index, k) -> int | None:
+    """``j`` where ``index`` is ``k + j`` for an integer ``j`` of at most :data:`_HALO` (a read of the record
+    ``j`` rows away: x[k + 1] reads the next one), else None."""
+    j = sp.simplify(sp.sympify(index) - k)
+    return int(j) if j.is_Integer and abs(int(j)) <= _HALO else None
+
+
+def _shifts(reads: dict, records, k) -> tuple[int, int]:
+    """The nearest and farthest rows from ``k`` at which the summand reads the records: (min j, max j)."""
+    js = [_shift(r.index[0], k) for r in reads.values() if r.array in records and r.index]
+    js = [j for j in js if j is not None]       # (the others are another sum's reads)
+    return min(js), max(js)

@@ -29,7 +29,17 @@ def mean_loss(w, b, X, y):
     return s / (n - 1)
 '''
 
-#: a sum that reads the next record (``x[i + 1]``): refused chunk by chunk, run as the dask module
+#: a sum that reads the records from both ends (``x[len(x) - 1 - i]``): no fixed shift from record ``i``, so
+#: refused chunk by chunk (a halo serves ``x[i + 1]`` only), run as the dask module
+MIRRORED = '''
+def mirrored(x, a):
+    s = 0.0
+    for i in range(len(x)):
+        s += a * x[len(x) - 1 - i] * x[i]
+    return s
+'''
+
+#: a sum that reads the next record (``x[i + 1]``): run chunk by chunk, each chunk with the next one's first row
 SHIFTED = '''
 def shifted(x, a):
     s = 0.0

@@ -13,14 +13,19 @@ import math
 import dask
 import numpy as np
 import pytest
-from dask_chunks import CHUNKINGS, MEAN_LOSS, SHIFTED, chunked, computed, da
+from dask_chunks import CHUNKINGS, MEAN_LOSS, MIRRORED, chunked, computed, da
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import coarsen_nb as cn
+from coarsen_nb.kernels import KERNELS, function
 
 REFUSED = {
-    "shifted": (SHIFTED, "it reads x at [i + 1]: not record i's own row"),
+    "mirrored": (MIRRORED, "it reads x at [-i + n_x - 1]: not record i's own row"),
+    "far": (MIRRORED.replace("range(len(x))", "range(len(x) - 9)").replace("len(x) - 1 - i", "i + 9"),
+            "it reads x at [i + 9]: not record i's own row"),
+    "wraps": (MIRRORED.replace("range(len(x))", "range(len(x) - 1)").replace("len(x) - 1 - i", "i - 1"),
+              "reads the records at [i - 1] .. [i]: beyond their ends"),
     "index": ('''
 def index(x, a):
     s = 0.0
@@ -28,6 +33,22 @@ def index(x, a):
         s += a * i * x[i]
     return s
 ''', "the record's index"),
+    "centred": ('''
+def centred(x, a):
+    m = np.mean(x)
+    s = 0.0
+    for i in range(len(x)):
+        s += a * (x[i] - m) ** 2
+    return s
+''', "(mean_x, line 3) is computed from its records x or their number"),
+    "sized": ('''
+def sized(x, a):
+    z = np.zeros(len(x))
+    s = 0.0
+    for i in range(len(x)):
+        s += (x[i] - a) ** 2 + z[0]
+    return s
+''', "(zeros_arr, line 3) is computed from its records x or their number"),
     "around": ('''
 def around(x, a):
     s = 0.0
@@ -117,7 +138,7 @@ def test_records_chunked_differently_run_the_dask_module():
 @pytest.mark.parametrize("name", sorted(REFUSED))
 def test_what_is_not_a_sum_over_records_is_refused_in_words_and_still_right(name):
     source, words = REFUSED[name]
-    f = cn.coarsen(source, namespace={"math": math})
+    f = cn.coarsen(source, namespace={"math": math, "np": np})
     x = np.random.default_rng(4).uniform(0.5, 1.5, 7)
     want = f.value_and_grad(x, 0.3)
     args = (chunked(x, "uneven"), 0.3)
@@ -223,3 +244,39 @@ def test_a_term_beside_a_mean_over_records_is_refused():
     assert "not finite on no records" in _run(f, args).chunk_refusal(args)
     np.testing.assert_allclose(value, want[0], rtol=1e-12)
     np.testing.assert_allclose(grads[0], want[1][0], rtol=1e-12)
+
+
+#: work before the sum on the other arguments (an opaque np.exp, its elements read in every record's term):
+#: the same in every chunk, so each chunk computes it again
+BEFORE = '''
+def before(x, w):
+    v = np.exp(w)
+    s = 0.0
+    for i in range(len(x)):
+        s += (x[i] - v[0]) ** 2 + v[1] * x[i]
+    return s / len(x)
+'''
+
+
+@pytest.mark.parametrize("how", ("uneven", "single"))
+def test_work_on_the_other_arguments_before_the_sum_is_repeated_in_each_chunk(how):
+    f = cn.coarsen(BEFORE, namespace={"np": np})
+    x, w = np.random.default_rng(11).standard_normal(8), np.array([0.3, -0.2])
+    _runs_chunk_by_chunk_and_equals(f, (chunked(x, how), w), f.value_and_grad(x, w))
+
+
+@pytest.mark.parametrize("how", CHUNKINGS)
+def test_gmm_runs_chunk_by_chunk_on_a_cluster(client, how):
+    """gmm's mixture weights (np.zeros(k), written from its logits) are computed in each chunk, then its sum
+    over the records x: the numba module in the workers equals the NumPy backend."""
+    mod = KERNELS["gmm"]
+    args = mod.make_inputs(9, seed=2)
+    want = cn.coarsen(function(mod), wrt=mod.META["wrt"], backend="numpy").value_and_grad(*args)
+    f = cn.coarsen(function(mod), wrt=mod.META["wrt"], backend="numba")
+    dargs = (chunked(args[0], how), *args[1:])
+    with client.as_current():
+        value, grads = f.value_and_grad(*dargs)
+    assert _run(f, dargs).chunk_refusal(dargs) == ""
+    np.testing.assert_allclose(value, want[0], rtol=1e-12)
+    for g, w_ in zip(grads, want[1], strict=True):
+        np.testing.assert_allclose(computed(g), w_, rtol=1e-12, atol=1e-12)

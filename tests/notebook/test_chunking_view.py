@@ -28,11 +28,11 @@ def mean_sq(w, X):
     return s / len(X)
 '''
 
-SHIFTED = '''
-def shifted(x, a):
+MIRRORED = '''
+def mirrored(x, a):
     s = 0.0
-    for i in range(len(x) - 1):
-        s += a * x[i + 1] * x[i]
+    for i in range(len(x)):
+        s += a * x[len(x) - 1 - i] * x[i]
     return s
 '''
 
@@ -61,11 +61,11 @@ def test_the_view_shows_the_chunks_of_the_last_dask_call_and_clears_after_a_nump
 
 
 def test_the_view_says_why_a_call_ran_the_dask_module_in_the_users_names():
-    bound = Bound(coarsen(SHIFTED, backend="numpy"))
+    bound = Bound(coarsen(MIRRORED, backend="numpy"))
     view = CoarsenView(bound)
     x = np.linspace(0.5, 1.5, 8)
     with dask.config.set(scheduler="threads"):
         bound.grad(da.from_array(x, chunks=3), 0.3)
     shown = view.chunking.value
-    assert "dask module" in shown and "it reads x at [i + 1]: not record i&#x27;s own row" in shown
+    assert "dask module" in shown and "it reads x at [-i + n_x - 1]: not record i&#x27;s own row" in shown
     assert "$" not in shown

@@ -1,0 +1,44 @@
+"""The work a chunk repeats before its sum over the records (issue 18's chunk sums).
+
+:mod:`coarsen_nb.dask_chunk_sums` takes a function whose result is a sum over its records; the steps of
+its plan before that sum run again in every chunk (the chunk runs the whole function's module).  That is
+right for what the other arguments alone decide (gmm's mixture weights from its logits), and wrong for
+what the records or their number decide (a mean of the records, an array of their length): each chunk
+would compute its own.  :class:`BeforeTheSum` follows, step by step, which parameters each plan name is
+computed from, and says in words where such a step reads the records.
+"""
+
+from __future__ import annotations
+
+
+class BeforeTheSum:
+    """What each plan name is computed from (the parameters, their data or their lengths), for the work a
+    chunk repeats before its sum: an opaque primitive (gmm's ``np.zeros(k)``) or an SOI's array (gmm's
+    ``log_w`` from its ``logits``) on the other arguments is the same in every chunk, so each chunk may compute
+    it again; one computed from the records, or from their number, would be the chunk's own (refused)."""
+
+    def __init__(self, params):
+        self.params = set(params)
+        self.sources: dict[str, set] = {}       # name -> the parameters it is computed from
+        self.opaque: list = []                  # the primitives that are not shape reads
+        self.arrays: set = set()                # the names later SOIs read as arrays
+
+    def note(self, name: str, used) -> None:
+        self.sources[name] = set().union(*({u} & self.params | self.sources.get(u, set()) for u in used))
+
+    def note_kernel(self, k) -> None:
+        used = set(k.scalars.values()) | {r.array for r in k.reads} | set(k.arrays.values())
+        self.arrays |= {r.array for r in k.reads if r.array not in self.params} | set(k.arrays.values())
+        for out in k.exprs():
+            self.note(out, used)
+
+    def of_records(self, records, say) -> str:
+        """Why the work before the sum reads ``records`` or their number (empty: it does not)."""
+        for step in self.opaque:
+            if self.sources.get(step.name, set()) & set(records):
+                return (f"an operation between its SOIs ({say(step.name)}, line {step.line}) is computed from "
+                        f"its records {', '.join(records)} or their number")
+        for name in sorted(self.arrays):
+            if self.sources.get(name, set()) & set(records):
+                return f"it computes the array {say(name)} from its records {', '.join(records)} before its sum"
+        return ""
