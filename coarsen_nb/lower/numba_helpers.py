@@ -306,11 +306,21 @@ NUMBA_HELPERS = {
 ''',
 }
 
-#: the helpers above compiled otherwise than the backend's ``@_jit``: inlined into their caller, or without
+#: how a helper above is compiled: only generated code calls it, so without Numba's wrappers for Python and C
+#: (``@_jit_helper``: the prologue's ``@_jit`` less those, ``numba_xp.INTERNAL``)
+HELPER_DECORATOR = "@_jit_helper"
+
+#: the helpers above compiled otherwise than ``HELPER_DECORATOR``: inlined into their caller, or without
 #: bounds checks where every index is in bounds by construction
 NUMBA_HELPER_DECORATORS = {"_logsumexp": "@_jit_inline", "_window_matvec": "@_jit_unchecked",
                            "_window_vecmat": "@_jit_unchecked", "_window_outer_add": "@_jit_unchecked"}
 
+
+
+def decorators() -> dict[str, str]:
+    """Each helper above -> the decorator line a numba module prints before it (the module writer's
+    ``helper_decorators``; a copy the writer narrows keeps its original's)."""
+    return {name: NUMBA_HELPER_DECORATORS.get(name, HELPER_DECORATOR) for name in NUMBA_HELPERS}
 
 
 def shared_blocks() -> tuple[str, ...]:
@@ -319,5 +329,4 @@ def shared_blocks() -> tuple[str, ...]:
     module's own file, so that Numba compiles each (and caches it on disk) once per machine and argument
     types, not once per generated module.  None calls a helper of the NumPy backend's table (a test checks),
     so the shared module defines every name they call."""
-    return tuple(f"{NUMBA_HELPER_DECORATORS.get(name, '@_jit')}\n{text}".strip("\n")
-                 for name, text in NUMBA_HELPERS.items())
+    return tuple(f"{decorators()[name]}\n{text}".strip("\n") for name, text in NUMBA_HELPERS.items())
