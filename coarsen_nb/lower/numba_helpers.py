@@ -318,9 +318,12 @@ NUMBA_HELPER_DECORATORS = {"_logsumexp": "@_jit_inline", "_window_matvec": "@_ji
 
 
 def decorators() -> dict[str, str]:
-    """Each helper above -> the decorator line a numba module prints before it (the module writer's
-    ``helper_decorators``; a copy the writer narrows keeps its original's)."""
-    return {name: NUMBA_HELPER_DECORATORS.get(name, HELPER_DECORATOR) for name in NUMBA_HELPERS}
+    """Each helper a numba module may define (the NumPy backend's table, :mod:`coarsen_nb.lower.helpers`, and
+    this one) -> the decorator line it prints before it (the module writer's ``helper_decorators``; a copy
+    the writer narrows keeps its original's).  The entry points keep the backend's ``@_jit``."""
+    from coarsen_nb.lower.helpers import HELPERS
+
+    return {name: NUMBA_HELPER_DECORATORS.get(name, HELPER_DECORATOR) for name in (*HELPERS, *NUMBA_HELPERS)}
 
 
 def shared_blocks() -> tuple[str, ...]:
