@@ -30,8 +30,9 @@ xp.__dict__.update({_k: getattr(_np, _k) for _k in dir(_np) if not _k.startswith
 
 #: Numba's options for a function only compiled code calls (a helper, an implementation): without the
 #: wrappers that let Python (the CPython wrapper) and C (the cfunc wrapper) call it.  Numba lowers and
-#: optimizes both for every function it compiles, argument unboxing and all: 10-20% of a cold compile
-#: (gmm 4.5 -> 3.6 s CPU).  Calling such a function from Python is a TypeError; nothing here does.
+#: optimizes both for every function it compiles, argument unboxing and all (with the other changes of
+#: benchmarks/RESULTS.md's stop 38: a cold compile's CPU time -9%).  Python cannot call such a function;
+#: nothing does.
 INTERNAL = {"no_cpython_wrapper": True, "no_cfunc_wrapper": True}
 
 
