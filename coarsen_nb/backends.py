@@ -120,9 +120,9 @@ def _numba_helpers() -> dict:
 
 
 def _numba_helper_decorators() -> dict:
-    from coarsen_nb.lower.numba_helpers import NUMBA_HELPER_DECORATORS
+    from coarsen_nb.lower.numba_helpers import decorators
 
-    return NUMBA_HELPER_DECORATORS
+    return decorators()
 
 
 @functools.cache
@@ -193,14 +193,18 @@ def _pasted(file: str) -> str:
 _NUMBA_XP = ("numba_xp.py", "numba_xp_broadcast.py", "numba_xp_axes.py", "numba_xp_arrays.py", "numba_xp_reductions.py",
              "numba_xp_special.py")
 _NUMBA_PROLOGUE = ("\n\n\n".join(_pasted(f) for f in _NUMBA_XP)
-                   + "\n\n\n_jit = numba.njit(cache=True, boundscheck=True)"
+                   # (an entry point, called from Python; no cfunc wrapper: nothing calls it from C)
+                   + "\n\n\n_jit = numba.njit(cache=True, boundscheck=True, no_cfunc_wrapper=True)"
+                   # the rest only compiled code calls: without Numba's wrappers (numba_xp.INTERNAL)
+                   # (the numba backend's own helpers: numba_helpers)
+                   + "\n_jit_helper = numba.njit(cache=True, boundscheck=True, **INTERNAL)"
                    # (a helper that passes its constant arguments on: numba_helpers.NUMBA_HELPER_DECORATORS)
-                   + "\n_jit_inline = numba.njit(inline=\"always\")"
+                   + "\n_jit_inline = numba.njit(inline=\"always\", **INTERNAL)"
                    # (a helper whose every index is in bounds by its own tests: numba_helpers; bounds checks
                    # keep LLVM from vectorizing a loop)
-                   + "\n_jit_unchecked = numba.njit(cache=True)"
+                   + "\n_jit_unchecked = numba.njit(cache=True, **INTERNAL)"
                 # the fused loops (lower/numba_fusion.py): NumPy's arithmetic on elements, inf for x / 0
-                + "\n_jit_loop = numba.njit(cache=True, boundscheck=True, error_model=\"numpy\")"
+                + "\n_jit_loop = numba.njit(cache=True, boundscheck=True, error_model=\"numpy\", **INTERNAL)"
                    + "\n\n\n" + numba_bounds.PROLOGUE)
 NUMBA = Backend("numba", "numpy", "NumPy and Numba", prologue=_NUMBA_PROLOGUE, decorator="@_jit",
                 frees_temporaries=False, compiles=True, load_helpers=_numba_helpers,

@@ -1,8 +1,11 @@
 """Loading a generated module for ``backend="numba"``: every function compiled by Numba, cached on disk.
 
-The numba backend prints the same module as the NumPy backend, with each function decorated
-``@_jit`` (``numba.njit(cache=True, boundscheck=True)``) and without the ``del`` lines that free
-temporaries early (Numba's reference counting frees them, and ``del`` is not in its subset).
+The numba backend prints the same module as the NumPy backend, with each entry point decorated
+``@_jit`` (``numba.njit(cache=True, boundscheck=True)``, without the cfunc wrapper), each helper and loop
+function without Numba's wrappers for Python and C too (``@_jit_helper``, ``@_jit_loop``: only compiled
+code calls them, and Numba lowers and optimizes both wrappers for every function it compiles), and
+without the ``del`` lines that free temporaries early (Numba's reference counting frees them, and ``del``
+is not in its subset).
 What this buys is compiled *control flow*: an iterated loop, its tape of states and the scalar
 glue between SOIs run as machine code instead of interpreted Python, and Numba's array-expression
 pass fuses each elementwise statement into one loop.

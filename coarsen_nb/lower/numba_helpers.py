@@ -45,7 +45,8 @@ NUMBA_HELPERS = {
     # 2-3.5x NumPy's time), and its elementwise loops over 'A' arrays are strided.  ascontiguousarray
     # checks at run time: the view itself when it is contiguous (the whole matrix, a row range, a unit
     # step), a C-ordered copy otherwise; the result is typed 'C' in both branches.  (The generated code
-    # never writes through a read.)  Out of bounds a loop, which Numba compiles faster than its fancy
+    # never writes through a read.)  In bounds xp.contiguous_rows (numba_xp.py): x's own slice, typed 'C', where
+    # x is and the step is the constant 1.  Out of bounds a loop, which Numba compiles faster than its fancy
     # indexing (compiled alone, loaded machine: _block 1.34 -> 1.09 s, _take 0.70 -> 0.50 s; 4.6 -> 1.1 s
     # for _block where nothing else in the module compiles arange and fancy indexing first).
     "_take": '''def _take(x, lo, n, step):
@@ -54,7 +55,7 @@ NUMBA_HELPERS = {
     index counts from the end, one past it is an IndexError)."""
     hi = lo + step * (n - 1)
     if n > 0 and step > 0 and 0 <= lo and hi < x.shape[0]:
-        return xp.ascontiguousarray(x[lo:hi + 1:step, ...])
+        return xp.contiguous_rows(x, lo, hi + 1, step)
     out = xp.empty((max(n, 0),) + x.shape[1:], dtype=x.dtype)
     for k in range(n):
         r = lo + step * k
@@ -306,11 +307,24 @@ NUMBA_HELPERS = {
 ''',
 }
 
-#: the helpers above compiled otherwise than the backend's ``@_jit``: inlined into their caller, or without
+#: how a helper above is compiled: only generated code calls it, so without Numba's wrappers for Python and C
+#: (``@_jit_helper``: the prologue's ``@_jit`` less those, ``numba_xp.INTERNAL``)
+HELPER_DECORATOR = "@_jit_helper"
+
+#: the helpers above compiled otherwise than ``HELPER_DECORATOR``: inlined into their caller, or without
 #: bounds checks where every index is in bounds by construction
 NUMBA_HELPER_DECORATORS = {"_logsumexp": "@_jit_inline", "_window_matvec": "@_jit_unchecked",
                            "_window_vecmat": "@_jit_unchecked", "_window_outer_add": "@_jit_unchecked"}
 
+
+
+def decorators() -> dict[str, str]:
+    """Each helper a numba module may define (the NumPy backend's table, :mod:`coarsen_nb.lower.helpers`, and
+    this one) -> the decorator line it prints before it (the module writer's ``helper_decorators``; a copy
+    the writer narrows keeps its original's).  The entry points keep the backend's ``@_jit``."""
+    from coarsen_nb.lower.helpers import HELPERS
+
+    return {name: NUMBA_HELPER_DECORATORS.get(name, HELPER_DECORATOR) for name in (*HELPERS, *NUMBA_HELPERS)}
 
 
 def shared_blocks() -> tuple[str, ...]:
@@ -319,5 +333,4 @@ def shared_blocks() -> tuple[str, ...]:
     module's own file, so that Numba compiles each (and caches it on disk) once per machine and argument
     types, not once per generated module.  None calls a helper of the NumPy backend's table (a test checks),
     so the shared module defines every name they call."""
-    return tuple(f"{NUMBA_HELPER_DECORATORS.get(name, '@_jit')}\n{text}".strip("\n")
-                 for name, text in NUMBA_HELPERS.items())
+    return tuple(f"{decorators()[name]}\n{text}".strip("\n") for name, text in NUMBA_HELPERS.items())

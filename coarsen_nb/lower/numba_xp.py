@@ -28,6 +28,14 @@ xp = _types.ModuleType("xp")
 xp.__dict__.update({_k: getattr(_np, _k) for _k in dir(_np) if not _k.startswith("__")})
 
 
+#: Numba's options for a function only compiled code calls (a helper, an implementation): without the
+#: wrappers that let Python (the CPython wrapper) and C (the cfunc wrapper) call it.  Numba lowers and
+#: optimizes both for every function it compiles, argument unboxing and all (with the other changes of
+#: benchmarks/RESULTS.md's stop 38: a cold compile's CPU time -9%).  Python cannot call such a function;
+#: nothing does.
+INTERNAL = {"no_cpython_wrapper": True, "no_cfunc_wrapper": True}
+
+
 def _omitted(arg):
     """The keyword was not passed (or passed as None)."""
     return arg is None or isinstance(arg, (_nt.NoneType, _nt.Omitted))
@@ -45,7 +53,7 @@ def _constant_flag(arg):
 def _keeping_axis(along):
     """The implementation ``along(x, axis)`` of a 2-D reduction over one axis, with that axis kept (of length 1).
     (Numba matches an implementation's parameter names to its typing function's: both say ``x``.)"""
-    along_compiled = numba.njit(along)
+    along_compiled = numba.njit(**INTERNAL)(along)
 
     def kept(x, axis=None, keepdims=False):
         out = along_compiled(x, axis)
@@ -76,7 +84,8 @@ def _implements(name, holder=None, cache=True, **options):
     file to cache beside, and Numba refuses to compile it with ``cache=True``."""
     def register(typing):
         stub = _stub(name)
-        numba.extending.overload(stub, jit_options={"cache": cache}, **options)(typing)
+        # (an implementation has no CPython wrapper anyway: Numba's default for overloads)
+        numba.extending.overload(stub, jit_options={"cache": cache, **INTERNAL}, **options)(typing)
         setattr(xp if holder is None else holder, name, stub)
         return typing
 
@@ -294,3 +303,22 @@ def _reshape(x, shape):
             return _np.ascontiguousarray(x).reshape(shape)
         return reshape
     return None
+
+
+@_implements("contiguous_rows", prefer_literal=True)
+def _contiguous_rows(x, lo, hi, step):
+    """``contiguous_rows(x, lo, hi, step)``: ``x[lo:hi:step]`` (elements, or rows of a matrix) typed 'C': the view
+    where it is contiguous, else a C-ordered copy, as ``ascontiguousarray`` gives (the numba helper ``_take``).
+    For x typed 'C' and the constant step 1 (what the generated code passes) the slice itself, which Numba
+    types 'C': its ``ascontiguousarray`` of the strided slice, typed 'A', compiles a run-time contiguity
+    check and a copy (~0.15 s of a cold start) for a view that is always contiguous there."""
+    if not isinstance(x, _nt.Array) or x.ndim == 0:
+        return None
+    if x.layout == "C" and isinstance(step, _nt.IntegerLiteral) and step.literal_value == 1:
+        def unit_step(x, lo, hi, step):
+            return x[lo:hi]
+        return unit_step
+
+    def strided(x, lo, hi, step):
+        return _np.ascontiguousarray(x[lo:hi:step, ...])
+    return strided

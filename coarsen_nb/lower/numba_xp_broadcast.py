@@ -166,6 +166,8 @@ def _scatter_add(b, lo, n, step, v):
     if rank > 1:        # (the NumPy helper's bincount takes 1-D weights only: its error, repeated there)
         lines += ["    else:", "        raise ValueError('a scatter of rows out of bounds')"]
     else:
+        # (the sums added element by element: ``b += sums`` compiled Numba's array operator, ~0.2 s)
         lines += ["    else:", "        sums = _np.zeros(m)", "        for i0 in range(n):",
-                  f"            sums[(lo + step * i0) % m] += {value}", "        b += sums"]
+                  f"            sums[(lo + step * i0) % m] += {value}", "        for i0 in range(m):",
+                  "            b[i0] += sums[i0]"]
     return _compiled(lines, "scatter_add")

@@ -37,6 +37,7 @@ from coarsen_nb.lower import numba_xp_axes  # noqa: E402, F401 (its argmax, max,
 
 _implements, _omitted, _constant_flag, _np, _nt, xp = (_base._implements, _base._omitted, _base._constant_flag,
                                                        _base._np, _base._nt, _base.xp)
+INTERNAL = _base.INTERNAL
 # </own-module>
 
 # row reducers: statements over a 1-D contiguous ``row`` of ``n`` elements leaving ``r``
@@ -69,7 +70,7 @@ _ROW_PAIRWISE = {"sum": "r = _pairwise_sum(row, 0, n)",
                  "mean": "r = _pairwise_sum(row, 0, n)\nr = r / n if n > 0 else _np.nan"}
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, **INTERNAL)
 def _pairwise_sum(row, lo, n):
     """row[lo:lo + n] summed as NumPy sums a contiguous float array (``pairwise_sum`` in its loops): a
     block of up to 128 elements below 8 in order, else in eight interleaved partial sums added pairwise,
@@ -280,7 +281,7 @@ for _name in ("sum", "prod", "mean", "var", "std", "max", "min", "norm", "logsum
     _make_reduction(_name)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, **INTERNAL)
 def _is_reduced(d, axes):
     for a in axes:
         if a == d:
@@ -288,7 +289,7 @@ def _is_reduced(d, axes):
     return False
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, **INTERNAL)
 def _group_of(idx, shape, axes):
     """The element ``idx``'s group (its index over the kept axes) and place in it (its index over
     ``axes``), both in C order: the row and column of the (kept) × (reduced) view."""
@@ -302,7 +303,7 @@ def _group_of(idx, shape, axes):
     return group, place
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, **INTERNAL)
 def _group_sizes(shape, axes):
     groups = 1
     size = 1
@@ -314,7 +315,7 @@ def _group_sizes(shape, axes):
     return groups, size
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, **INTERNAL)
 def _grouped(a, axes):
     """a as a (groups) × (group size) matrix: the axes not in ``axes`` pick the row, ``axes`` the column."""
     groups, size = _group_sizes(a.shape, axes)
@@ -325,7 +326,7 @@ def _grouped(a, axes):
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, **INTERNAL)
 def _ungrouped(m, a, axes):
     """The inverse of ``_grouped``: m's entries at the elements of an array shaped like ``a``."""
     out = _np.empty(a.shape, dtype=m.dtype)

@@ -28,7 +28,7 @@ import numba
 # <own-module>
 from coarsen_nb.lower import numba_xp as _base  # noqa: E402, I001
 
-xp = _base.xp
+xp, INTERNAL = _base.xp, _base.INTERNAL
 # </own-module>
 
 # B_2k / (2k) for k = 1..7: the asymptotic series of digamma
@@ -40,7 +40,7 @@ def _gammaln(x):
     return _math.lgamma(x)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, **INTERNAL)
 def _digamma_positive(x):
     shift = 0.0
     while x < 6.0:

@@ -79,6 +79,13 @@ def test_broadcast_to_of_the_same_rank(n, column, seed):
 
 
 _READS = {name: (_numba_helper(name), _numpy_helper(name)) for name in ("_take", "_block")}
+_take = _READS["_take"][0]
+
+
+@numba.njit
+def _take_unit_step(x, lo, n):
+    """``_take`` as generated code calls it: the step the constant 1 (its literal type reaches the helper)."""
+    return _take(x, lo, n, 1)
 
 
 @settings(deadline=None, max_examples=60)
@@ -98,6 +105,11 @@ def test_contiguous_reads_are_the_numpy_helpers(m, lo, n, step, lo1, n1):
             continue
         got = take(x, lo, n, step)
         assert np.array_equal(got, want) and got.flags.c_contiguous
+        if step == 1:       # (x's own rows where the range is in bounds and they are contiguous, else a copy)
+            got = _take_unit_step(x, lo, n)
+            assert np.array_equal(got, want) and got.flags.c_contiguous
+            view = n > 0 and 0 <= lo and lo + n <= x.shape[0] and x[lo:lo + n].flags.c_contiguous
+            assert np.shares_memory(got, x) == view
     try:
         want = block_np(m, lo, n, lo1, n1)
     except IndexError:

@@ -365,9 +365,10 @@ def test_einsum_of_disagreeing_lengths_is_a_value_error():
 
 
 def _numba_helper(name):
-    """The numba backend's own helper ``name`` (lower/numba_helpers.py), compiled as the backend does."""
+    """The numba backend's own helper ``name`` (lower/numba_helpers.py), compiled as the backend does (with the
+    numba namespace as ``xp``: ``_take`` calls its ``contiguous_rows``)."""
     from coarsen_nb.lower.numba_helpers import NUMBA_HELPERS
-    namespace = {"xp": np}
+    namespace = {"xp": xp}
     exec(NUMBA_HELPERS[name], namespace)
     return numba.njit(boundscheck=True)(namespace[name])
 
