@@ -84,9 +84,7 @@ class IteratedLoops(InPlaceWriting):
         in_place = self._in_place_loop(s)
         self.assign_state([self.py(n) for n, _, _ in s.mus], self._initial_values(s, in_place))
         own = self.own_tape(s, in_place) if tape else None
-        if own is not None:
-            self.emit_all(own.start())
-        elif tape and not tape_started:
+        if own is None and tape and not tape_started:
             self.emit(lir.Assign(lir.Name(self.tape_name(s)), lir.List(())))
         if tape:
             if in_place:
@@ -94,16 +92,28 @@ class IteratedLoops(InPlaceWriting):
         with self.block() as body:
             self.steps(s.header, tape=False)
             self.emit(lir.If(lir.Unary("not", self._name(s.cond)), (lir.Break(),)))
-            if own is not None:
-                self.emit_all(own.push())
-            elif tape:
+            pushed = own.push() if own is not None else []
+            self.emit_all(pushed)
+            if own is None and tape:
                 self.emit(append(lir.Name(self.tape_name(s)), self._state(s, in_place)))
             if tape and in_place:
                 self._start_records(s, in_place)
+            printed = dict(self._printers)
             self.steps(s.body, tape)
+            if own is not None:
+                # the costly values the replay would compute again, stored at the entry's index: the
+                # count goes up after them
+                fresh = {i: pr for i, pr in self._printers.items() if printed.get(i) is not pr}
+                kept = self._kept_values[s.label] = self.backend.tape.kept_values(self, s, fresh)
+                allocate, store = own.keep(kept)
+                if store:
+                    body.remove(pushed[-1])
+                    self.emit_all(store + pushed[-1:])
             if tape and in_place:
                 self._record_writes(s, in_place)
             self.assign_state([self.py(n) for n, _, _ in s.mus], [self.expr(x) for _, _, x in s.mus])
+        if own is not None:
+            self.emit_all(own.start() + allocate)
         self.emit(lir.While(TRUE, tuple(body)))
         for out, mu in s.etas:
             # (the reverse sweep restores the array it wrote in place: what comes after keeps a copy)
@@ -142,6 +152,11 @@ class IteratedLoops(InPlaceWriting):
         with self.block() as body:
             if own is not None:
                 self.emit_all(own.read(lir.Name(k)))
+                for v in self._kept_values.get(s.label, ()):
+                    # the replay reads the value the forward sweep kept instead of computing it
+                    load = self.names.fresh(v.name)
+                    self.emit(lir.Assign(lir.Name(load), lir.Index(lir.Name(v.array), (lir.Name(k),))))
+                    self._known_values.setdefault(v.kernel, {})[v.expr] = lir.Name(load)
             elif len(s.mus) > len(in_place):
                 state = lir.Tuple(self._state(s, in_place).elts, bare=True)
                 self.emit(lir.Assign(state, lir.Index(lir.Name(tape), (lir.Name(k),))))
@@ -152,6 +167,8 @@ class IteratedLoops(InPlaceWriting):
             self._recorders[s.label] = None          # the replay writes again, and records nothing
             self.steps(s.header, tape=False)
             self.steps(s.body, tape=True)
+            for v in self._kept_values.get(s.label, ()) if own is not None else ():
+                self._known_values.pop(v.kernel, None)      # (a kernel the fuser printed took none)
             for undo in restore:
                 self.emit(undo)
             carried = []
