@@ -18,7 +18,7 @@ from coarsen_nb import ir
 from coarsen_nb.lower import lir, naming
 from coarsen_nb.lower.in_place import InPlaceWriting, append, in_place_states
 from coarsen_nb.lower.printing import FLOAT64, TRUE, xp_call
-from coarsen_nb.plan import IterStep
+from coarsen_nb.plan import IterStep, KernelStep
 
 
 class IteratedLoops(InPlaceWriting):
@@ -98,17 +98,10 @@ class IteratedLoops(InPlaceWriting):
                 self.emit(append(lir.Name(self.tape_name(s)), self._state(s, in_place)))
             if tape and in_place:
                 self._start_records(s, in_place)
-            printed = dict(self._printers)
-            self.steps(s.body, tape)
-            if own is not None:
-                # the costly values the replay would compute again, stored at the entry's index: the
-                # count goes up after them
-                fresh = {i: pr for i, pr in self._printers.items() if printed.get(i) is not pr}
-                kept = self._kept_values[s.label] = self.backend.tape.kept_values(self, s, fresh)
-                allocate, store = own.keep(kept)
-                if store:
-                    body.remove(pushed[-1])
-                    self.emit_all(store + pushed[-1:])
+            if own is None:
+                self.steps(s.body, tape)
+            else:
+                allocate = self._keep_values(s, own, body, pushed[-1])
             if tape and in_place:
                 self._record_writes(s, in_place)
             self.assign_state([self.py(n) for n, _, _ in s.mus], [self.expr(x) for _, _, x in s.mus])
@@ -120,6 +113,26 @@ class IteratedLoops(InPlaceWriting):
             mu_ = self._name(mu)
             self.emit(lir.Assign(self._name(out), xp_call("asarray", mu_, copy=TRUE) if tape and mu in in_place
                                  else mu_))
+
+    def _keep_values(self, s: IterStep, own, body: list, count_up) -> list[lir.Stmt]:
+        """Loop ``s``'s body for its backend's own tape, each costly value a kernel computes stored right
+        after it (:func:`~coarsen_nb.lower.numba_tape.kept_values`: the replay reads it instead of
+        computing it again), at the entry's index: the count, ``count_up``, moves after them to the end
+        of ``body``.  Returns the statements that allocate their arrays, before the loop."""
+        kept = []
+        for st in s.body:
+            before = self._printers.get(id(st.kernel)) if isinstance(st, KernelStep) else None
+            self.steps([st], tape=True)
+            pr = self._printers.get(id(st.kernel)) if isinstance(st, KernelStep) else None
+            if pr is not None and pr is not before:
+                new = self.backend.tape.kept_values(self, s, st.kernel, pr)
+                self.emit_all(own.store(new))
+                kept += new
+        self._kept_values[s.label] = tuple(kept)
+        if kept:
+            body[:] = [x for x in body if x is not count_up]
+            self.emit(count_up)
+        return own.allocate(kept)
 
     def iterate_reverse(self, s: IterStep) -> None:
         inter = self.interchanged(s, True)

@@ -94,14 +94,15 @@ class ArrayTape:
         out.append(lir.AugAssign(lir.Name(self.count), "+", lir.Lit("1")))
         return out
 
-    def keep(self, kept: tuple[KeptValue, ...]) -> tuple[list[lir.Stmt], list[lir.Stmt]]:
-        """(before the loop, after the body) for the values ``kept``: each array allocated for every
-        iteration; each value stored at the iteration's entry."""
-        alloc = [lir.Assign(lir.Name(v.array), xp_call("empty", self.capacity, dtype=lir.Attr(lir.Name("xp"),
-                                                                                            "float64")))
-                 for v in kept]
-        at = (lir.Name(self.count),)
-        return alloc, [lir.Assign(lir.Index(lir.Name(v.array), at), lir.Name(v.name)) for v in kept]
+    def allocate(self, kept: tuple[KeptValue, ...]) -> list[lir.Stmt]:
+        """Before the loop: an array for each value ``kept``, for every iteration."""
+        return [lir.Assign(lir.Name(v.array), xp_call("empty", self.capacity, dtype=lir.Attr(lir.Name("xp"),
+                                                                                           "float64")))
+                for v in kept]
+
+    def store(self, kept: tuple[KeptValue, ...]) -> list[lir.Stmt]:
+        """The values ``kept``, stored at the entry's index (the count goes up at the end of the body)."""
+        return [lir.Assign(lir.Index(lir.Name(v.array), (lir.Name(self.count),)), lir.Name(v.name)) for v in kept]
 
     def length(self) -> lir.Expr:
         return lir.Name(self.count)
@@ -137,22 +138,15 @@ def tape_for(writer, s: IterStep, in_place) -> ArrayTape | None:
                      (writer.py(counter), start))
 
 
-def kept_values(writer, s: IterStep, printers: dict) -> tuple[KeptValue, ...]:
-    """The costly values (:data:`_COSTLY`) loop ``s``'s forward body computed at the top of its kernels:
-    ``printers`` holds the printer of each kernel of the body printed just now, by id.  A value computed
-    inside a branch of the kernel's code is not kept (not every iteration computes it), nor one of a
-    kernel inside a branch of the body, nor one whose operands are not real numbers."""
-    out = []
+def kept_values(writer, s: IterStep, kernel, pr) -> tuple[KeptValue, ...]:
+    """The costly values (:data:`_COSTLY`) that ``pr``, the printer of ``kernel``, one of loop ``s``'s
+    body, computed at the top of its code just now.  A value computed inside a branch of the kernel's
+    code is not kept (not every iteration computes it), nor one whose operands are not real numbers;
+    the writer asks for the kernels at the top of the body only, not in a branch of it."""
+    top = {x.target.id for x in pr.body if isinstance(x, lir.Assign) and isinstance(x.target, lir.Name)}
     tape = writer.tape_name(s)
-    for st in s.body:
-        pr = printers.get(id(st.kernel)) if isinstance(st, KernelStep) else None
-        if pr is None:
-            continue
-        top = {x.target.id for x in pr.body if isinstance(x, lir.Assign) and isinstance(x.target, lir.Name)}
-        for e, code in pr.root.memo.items():
-            if isinstance(code, lir.Name) and code.id in top and _costly(e) and _real(writer, st.kernel, e):
-                out.append(KeptValue(id(st.kernel), e, code.id, f"{tape}_s_{code.id}"))
-    return tuple(out)
+    return tuple(KeptValue(id(kernel), e, code.id, f"{tape}_s_{code.id}") for e, code in pr.root.memo.items()
+                 if isinstance(code, lir.Name) and code.id in top and _costly(e) and _real(writer, kernel, e))
 
 
 def _costly(e) -> bool:
