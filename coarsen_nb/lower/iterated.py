@@ -86,9 +86,6 @@ class IteratedLoops(InPlaceWriting):
         own = self.own_tape(s, in_place) if tape else None
         if own is None and tape and not tape_started:
             self.emit(lir.Assign(lir.Name(self.tape_name(s)), lir.List(())))
-        if tape:
-            if in_place:
-                self.emit(lir.Assign(lir.Name(self.tape_name(s) + "_w"), lir.List(())))
         with self.block() as body:
             self.steps(s.header, tape=False)
             self.emit(lir.If(lir.Unary("not", self._name(s.cond)), (lir.Break(),)))
@@ -105,8 +102,10 @@ class IteratedLoops(InPlaceWriting):
             if tape and in_place:
                 self._record_writes(s, in_place)
             self.assign_state([self.py(n) for n, _, _ in s.mus], [self.expr(x) for _, _, x in s.mus])
-        if own is not None:
+        if own is not None:     # (after the body: the values it keeps have their arrays)
             self.emit_all(own.start() + allocate)
+        if tape and in_place:
+            self.emit(lir.Assign(lir.Name(self.tape_name(s) + "_w"), lir.List(())))
         self.emit(lir.While(TRUE, tuple(body)))
         for out, mu in s.etas:
             # (the reverse sweep restores the array it wrote in place: what comes after keeps a copy)
