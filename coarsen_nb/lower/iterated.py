@@ -9,7 +9,10 @@ sweep undoes the writes as it walks back.
 
 The tape printed here is a list of state tuples; a backend may print its own form of it
 (``Backend.load_tape``: numba's preallocated arrays, :mod:`coarsen_nb.lower.numba_tape`), asked through
-:meth:`IteratedLoops.own_tape` by the forward and the reverse sweep alike.
+:meth:`IteratedLoops.own_tape` by the forward and the reverse sweep alike.  Such a tape may keep more than
+the state: the costly values a step computes (``exp``), stored going forward and read by the replay instead
+of computed again (``numba_tape.kept_values``; the replay's kernel printer finds them in its memo,
+``_known_values``).
 """
 
 from __future__ import annotations

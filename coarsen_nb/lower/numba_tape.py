@@ -150,7 +150,9 @@ def kept_values(writer, s: IterStep, kernel, pr) -> tuple[KeptValue, ...]:
 
 
 def _costly(e) -> bool:
-    return isinstance(e, _COSTLY) or isinstance(e, sp.Pow) and not e.exp.is_Integer
+    """A call of :data:`_COSTLY`, or a power to a number that is no integer (``x**0.5``: ``pow``); never a
+    power to a symbol, which may be an int's to an int (an int, not a float64)."""
+    return isinstance(e, _COSTLY) or isinstance(e, sp.Pow) and e.exp.is_Number and not e.exp.is_Integer
 
 
 def _real(writer, kernel, e) -> bool:
