@@ -9,7 +9,10 @@ sweep undoes the writes as it walks back.
 
 The tape printed here is a list of state tuples; a backend may print its own form of it
 (``Backend.load_tape``: numba's preallocated arrays, :mod:`coarsen_nb.lower.numba_tape`), asked through
-:meth:`IteratedLoops.own_tape` by the forward and the reverse sweep alike.
+:meth:`IteratedLoops.own_tape` by the forward and the reverse sweep alike.  Such a tape may keep more than
+the state: the costly values a step computes (``exp``), stored going forward and read by the replay instead
+of computed again (``numba_tape.kept_values``; the replay's kernel printer finds them in its memo,
+``_known_values``).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from coarsen_nb import ir
 from coarsen_nb.lower import lir, naming
 from coarsen_nb.lower.in_place import InPlaceWriting, append, in_place_states
 from coarsen_nb.lower.printing import FLOAT64, TRUE, xp_call
-from coarsen_nb.plan import IterStep
+from coarsen_nb.plan import IterStep, KernelStep
 
 
 class IteratedLoops(InPlaceWriting):
@@ -84,32 +87,54 @@ class IteratedLoops(InPlaceWriting):
         in_place = self._in_place_loop(s)
         self.assign_state([self.py(n) for n, _, _ in s.mus], self._initial_values(s, in_place))
         own = self.own_tape(s, in_place) if tape else None
-        if own is not None:
-            self.emit_all(own.start())
-        elif tape and not tape_started:
+        if own is None and tape and not tape_started:
             self.emit(lir.Assign(lir.Name(self.tape_name(s)), lir.List(())))
-        if tape:
-            if in_place:
-                self.emit(lir.Assign(lir.Name(self.tape_name(s) + "_w"), lir.List(())))
         with self.block() as body:
             self.steps(s.header, tape=False)
             self.emit(lir.If(lir.Unary("not", self._name(s.cond)), (lir.Break(),)))
-            if own is not None:
-                self.emit_all(own.push())
-            elif tape:
+            pushed = own.push() if own is not None else []
+            self.emit_all(pushed)
+            if own is None and tape:
                 self.emit(append(lir.Name(self.tape_name(s)), self._state(s, in_place)))
             if tape and in_place:
                 self._start_records(s, in_place)
-            self.steps(s.body, tape)
+            if own is None:
+                self.steps(s.body, tape)
+            else:
+                allocate = self._keep_values(s, own, body, pushed[-1])
             if tape and in_place:
                 self._record_writes(s, in_place)
             self.assign_state([self.py(n) for n, _, _ in s.mus], [self.expr(x) for _, _, x in s.mus])
+        if own is not None:     # (after the body: the values it keeps have their arrays)
+            self.emit_all(own.start() + allocate)
+        if tape and in_place:
+            self.emit(lir.Assign(lir.Name(self.tape_name(s) + "_w"), lir.List(())))
         self.emit(lir.While(TRUE, tuple(body)))
         for out, mu in s.etas:
             # (the reverse sweep restores the array it wrote in place: what comes after keeps a copy)
             mu_ = self._name(mu)
             self.emit(lir.Assign(self._name(out), xp_call("asarray", mu_, copy=TRUE) if tape and mu in in_place
                                  else mu_))
+
+    def _keep_values(self, s: IterStep, own, body: list, count_up) -> list[lir.Stmt]:
+        """Loop ``s``'s body for its backend's own tape, each costly value a kernel computes stored right
+        after it (:func:`~coarsen_nb.lower.numba_tape.kept_values`: the replay reads it instead of
+        computing it again), at the entry's index: the count, ``count_up``, moves after them to the end
+        of ``body``.  Returns the statements that allocate their arrays, before the loop."""
+        kept = []
+        for st in s.body:
+            before = self._printers.get(id(st.kernel)) if isinstance(st, KernelStep) else None
+            self.steps([st], tape=True)
+            pr = self._printers.get(id(st.kernel)) if isinstance(st, KernelStep) else None
+            if pr is not None and pr is not before:
+                new = self.backend.tape.kept_values(self, s, st.kernel, pr)
+                self.emit_all(own.store(new))
+                kept += new
+        self._kept_values[s.label] = tuple(kept)
+        if kept:
+            body[:] = [x for x in body if x is not count_up]
+            self.emit(count_up)
+        return own.allocate(kept)
 
     def iterate_reverse(self, s: IterStep) -> None:
         inter = self.interchanged(s, True)
@@ -142,6 +167,11 @@ class IteratedLoops(InPlaceWriting):
         with self.block() as body:
             if own is not None:
                 self.emit_all(own.read(lir.Name(k)))
+                for v in self._kept_values.get(s.label, ()):
+                    # the replay reads the value the forward sweep kept instead of computing it
+                    load = self.names.fresh(v.name)
+                    self.emit(lir.Assign(lir.Name(load), lir.Index(lir.Name(v.array), (lir.Name(k),))))
+                    self._known_values.setdefault(v.kernel, {})[v.expr] = lir.Name(load)
             elif len(s.mus) > len(in_place):
                 state = lir.Tuple(self._state(s, in_place).elts, bare=True)
                 self.emit(lir.Assign(state, lir.Index(lir.Name(tape), (lir.Name(k),))))
@@ -152,6 +182,8 @@ class IteratedLoops(InPlaceWriting):
             self._recorders[s.label] = None          # the replay writes again, and records nothing
             self.steps(s.header, tape=False)
             self.steps(s.body, tape=True)
+            for v in self._kept_values.get(s.label, ()) if own is not None else ():
+                self._known_values.pop(v.kernel, None)      # (a kernel the fuser printed took none)
             for undo in restore:
                 self.emit(undo)
             carried = []

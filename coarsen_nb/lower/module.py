@@ -115,6 +115,10 @@ class ModuleWriter(ReverseSweep, IteratedLoops, WriterRecords):
         self.indent = 1
         self._blocks: list = []             # the open blocks' statements, innermost last
         self._printers: dict = {}
+        # id(kernel) -> {subexpression: name}: values a loop's reverse sweep loaded from its tape, which the
+        # replay of that kernel reads instead of computing them (lower/iterated.py, lower/numba_tape.py)
+        self._known_values: dict = {}
+        self._kept_values: dict = {}        # loop label -> the values its tape keeps besides the state
         self._grad_only = False
         self._unit_bars: set[str] = set()
         self._needed: set | None = None    # in NAME_grad: the values some later step reads
@@ -297,6 +301,10 @@ class ModuleWriter(ReverseSweep, IteratedLoops, WriterRecords):
                 self.emit_all(fused)
                 return
         pr = self.printer(k)
+        known = self._known_values.pop(id(k), None)
+        if known:
+            pr.root.memo.update(known)
+            pr.wordless |= {str(code) for code in known.values()}
         if tape and self._in_place:
             self._name_element_reads(k, pr)
         for o in k.outputs:

@@ -21,6 +21,16 @@ The counter itself is not stored: entry k's is ``start + k``.  Only scalar state
 or bool are stored so (the types are exact per signature, :mod:`coarsen_nb.phi.types`); a loop with an
 array state keeps the list.  An array the loop writes in place is not in the state (its overwritten
 elements have their own list, ``_tape_L_w``).
+
+**Kept values.**  The reverse sweep replays each iteration from its entry before its adjoint, so a
+costly function of the step (a libm call: ``exp``, ``log``, ``sin``, ...) is computed twice per step,
+once going forward and once in the replay, where the adjoint reads it too (``d exp(u) = exp(u) du``:
+barrier_option's price step).  The numba hand loop computes it once.  So the forward sweep also stores
+each such value its body computes at the top of a kernel (:func:`kept_values`) in an array of its own,
+``_tape_L_s_t3``, and the reverse sweep loads it for the replay's printer, which then reads the load
+instead of calling the function again: a store and a load for a call.  A value neither the replay nor
+the adjoint reads leaves a dead load, and its array is then dropped like a state's (:func:`drop_unread`).
+The values are the same numbers: the replay computes the same kernel on the same state.
 """
 
 from __future__ import annotations
@@ -38,6 +48,21 @@ from coarsen_nb.plan import IterStep, KernelStep
 
 # the dtype of each kind of scalar state's array
 _DTYPES = {"float": "float64", "int": "int64", "bool": "bool_"}
+
+# the functions worth a store and a load to compute once a step: each a libm call of tens of cycles
+_COSTLY = (sp.exp, sp.log, sp.sin, sp.cos, sp.tan, sp.asin, sp.acos, sp.atan, sp.atan2, sp.sinh, sp.cosh,
+           sp.tanh, sp.asinh, sp.acosh, sp.atanh, sp.erf, sp.erfc)
+
+
+@dataclass(frozen=True)
+class KeptValue:
+    """A costly value an iteration's body computes, kept on the tape for the replay: ``expr`` of the
+    kernel ``kernel`` (its id), computed into ``name`` going forward, stored in ``array``."""
+
+    kernel: int
+    expr: sp.Expr
+    name: str
+    array: str
 
 
 @dataclass(frozen=True)
@@ -68,6 +93,16 @@ class ArrayTape:
                                for (name, _), arr in zip(self.states, self.arrays, strict=True)]
         out.append(lir.AugAssign(lir.Name(self.count), "+", lir.Lit("1")))
         return out
+
+    def allocate(self, kept: tuple[KeptValue, ...]) -> list[lir.Stmt]:
+        """Before the loop: an array for each value ``kept``, for every iteration."""
+        return [lir.Assign(lir.Name(v.array), xp_call("empty", self.capacity, dtype=lir.Attr(lir.Name("xp"),
+                                                                                           "float64")))
+                for v in kept]
+
+    def store(self, kept: tuple[KeptValue, ...]) -> list[lir.Stmt]:
+        """The values ``kept``, stored at the entry's index (the count goes up at the end of the body)."""
+        return [lir.Assign(lir.Index(lir.Name(v.array), (lir.Name(self.count),)), lir.Name(v.name)) for v in kept]
 
     def length(self) -> lir.Expr:
         return lir.Name(self.count)
@@ -101,6 +136,44 @@ def tape_for(writer, s: IterStep, in_place) -> ArrayTape | None:
     tape = writer.tape_name(s)
     return ArrayTape(f"{tape}_len", tuple(states), tuple(f"{tape}_s_{name}" for name, _ in states), capacity,
                      (writer.py(counter), start))
+
+
+def kept_values(writer, s: IterStep, kernel, pr) -> tuple[KeptValue, ...]:
+    """The costly values (:data:`_COSTLY`) that ``pr``, the printer of ``kernel``, one of loop ``s``'s
+    body, computed at the top of its code just now.  A value computed inside a branch of the kernel's
+    code is not kept (not every iteration computes it), nor one whose operands are not real numbers;
+    the writer asks for the kernels at the top of the body only, not in a branch of it."""
+    top = {x.target.id for x in pr.body if isinstance(x, lir.Assign) and isinstance(x.target, lir.Name)}
+    tape = writer.tape_name(s)
+    return tuple(KeptValue(id(kernel), e, code.id, f"{tape}_s_{code.id}") for e, code in pr.root.memo.items()
+                 if isinstance(code, lir.Name) and code.id in top and _costly(e) and _real(writer, kernel, e))
+
+
+def _costly(e) -> bool:
+    """A call of :data:`_COSTLY`, or a power to a number that is no integer (``x**0.5``: ``pow``); never a
+    power to a symbol, which may be an int's to an int (an int, not a float64)."""
+    return isinstance(e, _COSTLY) or isinstance(e, sp.Pow) and e.exp.is_Number and not e.exp.is_Integer
+
+
+def _real(writer, kernel, e) -> bool:
+    """Whether ``e``'s operands are all real numbers (float, int or bool scalars, or elements of such
+    arrays): its value is a float64."""
+    reads = {r.symbol: r.array for r in kernel.reads}
+    temps = dict(kernel.body)
+    seen, todo = set(), list(e.free_symbols)
+    while todo:
+        sym = todo.pop()
+        if sym in seen:
+            continue
+        seen.add(sym)
+        if sym in temps:
+            todo.extend(sp.sympify(temps[sym]).free_symbols)
+            continue
+        name = kernel.scalars.get(sym) or reads.get(sym)
+        t = writer.plan.types.get(name) if name is not None else None
+        if t is None or t.kind not in _DTYPES or (sym not in reads and t.ndim):
+            return False
+    return True
 
 
 def trip_bound(writer, s: IterStep) -> tuple[lir.Expr, str, lir.Expr] | None:
