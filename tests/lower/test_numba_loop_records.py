@@ -15,7 +15,7 @@ from corpus import CORPUS
 import coarsen_nb as cn
 from coarsen_nb import module_parts, numba_loader
 from coarsen_nb.kernels import KERNELS, function
-from coarsen_nb.lower import lir, numba_loops
+from coarsen_nb.lower import lir, numba_bounds, numba_loops
 
 _ENTRIES = {e.name: e for e in CORPUS}
 
@@ -38,6 +38,10 @@ def test_a_function_definition_prints_whole():
     assert namespace["total"](3, [1.0, 2.0, 4.0, 8.0]) == 7.0
 
 
+#: the decorator the module writer prints above each loop function recorded (an in-bounds copy is unchecked)
+DECORATORS: dict[str, str] = {}
+
+
 def _loops(monkeypatch, fn, wrt, args) -> tuple[list[lir.FunctionDef], str]:
     """The loop functions built while ``fn`` compiles under numba (as records) and the module's source."""
     made, sources = [], []
@@ -47,6 +51,7 @@ def _loops(monkeypatch, fn, wrt, args) -> tuple[list[lir.FunctionDef], str]:
         calls = build(self)
         if calls is not None:
             made.append(self.function)
+            DECORATORS[self.function.name] = self.writer.helper_decorators[self.function.name]
         return calls
 
     def written(parts, *rest, **kwargs):
@@ -78,11 +83,14 @@ def test_loop_functions_are_records_the_module_prints(monkeypatch, source, name)
         mod = KERNELS[name]
         made, module = _loops(monkeypatch, function(mod), mod.META["wrt"], mod.make_inputs(mod.META["test_size"], 0))
     # names a loop function may read besides its own: the helpers and modules of the numba module
-    ambient = {"math", "xp", "_flat_as", "_broadcast_shape"} | set(dir(builtins))
+    # (and the prologue's flag and signal an in-bounds copy reads: numba_bounds)
+    ambient = {"math", "xp", "_flat_as", "_broadcast_shape", numba_bounds.TWINS_FLAG, numba_bounds.BOUNDS_SIGNAL} \
+        | set(dir(builtins))
     for f in made:
         lir.verify(f.body, structured=True)         # no text: every read known
         assert f.docstring.startswith("SOI ") and not f.decorator      # (the module writer decorates it)
-        assert "\n".join([numba_loops.DECORATOR, *lir.print_body((f,), 0)]) + "\n" in module + "\n"
+        assert DECORATORS[f.name] in (numba_loops.DECORATOR, numba_bounds.UNCHECKED)
+        assert "\n".join([DECORATORS[f.name], *lir.print_body((f,), 0)]) + "\n" in module + "\n"
         assert isinstance(f.body[-1], (lir.Return, lir.For))
         assert any(isinstance(s, lir.For) for s in f.body)
         reads = {n for s in lir.statements(f.body) for n in lir.reads(s)}
