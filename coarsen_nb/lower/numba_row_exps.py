@@ -50,11 +50,17 @@ class RowExps:
         self.keys: list = []
         #: each key's x: the node to print (a temporary's name where the row has one)
         self.shown: dict = {}
+        #: the calls of exp itself, each with its key: the tile's last loop knows them as computed
+        self.exps: dict = {}
         for n in self._calls(exprs, j_sym):
             key = self.key(n)
-            if key is not None and key[1] in always and key not in self.keys:
+            if not self._ahead(key[1], always):
+                continue
+            if key not in self.keys:
                 self.keys.append(key)
-                self.shown.setdefault(key[1], always[key[1]])
+                self.shown.setdefault(key[1], always.get(key[1], key[1]))
+            if isinstance(n, sp.exp):
+                self.exps[n] = key
 
     def resolve(self, e):
         e = sp.sympify(e)
@@ -73,6 +79,15 @@ class RowExps:
                 arg = self.resolve(arg.args[0])
             return ("abs", arg)
         return (sign, arg)
+
+    def _ahead(self, x, always) -> bool:
+        """Whether ``x`` may be computed ahead at every row: the row computes it anyway, or it is arithmetic
+        (+, *, abs) of what the row computes anyway, of numbers and of the function's parameters."""
+        if x in always or x.is_Number:
+            return True
+        if isinstance(x, sp.Symbol):
+            return x not in self.body.temps and x not in self.body.reads
+        return isinstance(x, (sp.Add, sp.Mul, sp.Abs)) and all(self._ahead(self.resolve(a), always) for a in x.args)
 
     def _calls(self, exprs, j_sym):
         """The calls of sigmoid, softplus and exp in the row (in branches' arms too), not varying over j."""
@@ -130,8 +145,9 @@ def exp_value(key, arg: lir.Expr, exp_helper: str) -> lir.Expr:
 
 
 def hook(exps: RowExps, e_names: dict, then):
-    """The row printer's hook (``Printer.scalar_call``) of the tile's last loop: sigmoid, softplus and exp
-    of a value whose exponential the tile computed, from it; ``then`` the hook before (or None)."""
+    """The row printer's hook (``Printer.scalar_call``) of the tile's last loop: sigmoid and softplus of a
+    value whose exponential the tile computed, from it; ``then`` the hook before (or None).  (A call of exp
+    itself is known to that printer as computed: ``RowExps.exps``.)"""
     def call(pr, e, a):
         if isinstance(e, (*_OF_ABS, sp.exp)):
             key = exps.key(e)

@@ -133,6 +133,9 @@ class RowLoopFunction(LoopFunction):
                 loads.append(lir.Assign(ex, lir.Index(buf, (at,))))
                 e_names[key] = ex
             rest.scalar_call = hook(exps, e_names, rest.scalar_call)
+            for n, key in exps.exps.items():
+                for name in exps.names_of(n):
+                    rest.root.memo[name] = e_names[key]
             rest.body = list(loads)
         for (_, red), acc in zip(row_sums, accs, strict=True):
             rest.emit(lir.AugAssign(acc, "+", rest.value(red.operand)))
