@@ -44,7 +44,7 @@ class RowExps:
     """The exponentials of one row contraction's row that a tile computes ahead: each is keyed by the row's
     value ``x`` whose exponential it is, ``("abs", x)`` for exp(-|x|), ``(+-1, x)`` for exp(+-x)."""
 
-    def __init__(self, body, exprs, i_sym, j_sym):
+    def __init__(self, body, exprs, j_sym):
         self.body = body
         always = self._unconditional(exprs, j_sym)
         self.keys: list = []

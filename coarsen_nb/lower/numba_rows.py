@@ -25,7 +25,8 @@ taken) and at a sum over the loop's index (the inner loops compute those).  Each
 printer at its root level with the loop indices as scalars (``scalar_points``), as in
 :mod:`coarsen_nb.lower.numba_fusion`, and :class:`~coarsen_nb.lower.numba_loops.LoopFunction` is what this
 extends (parameters, registration, the error model).  The sums are sequential, where the array code's ``@``
-and ``sum`` are BLAS's and pairwise: they agree to rounding.
+and ``sum`` are BLAS's and pairwise: they agree to rounding.  A row that calls exp (sigmoid, softplus, exp) runs
+its rows in tiles, the exponentials of a tile in one vectorized loop: :mod:`coarsen_nb.lower.numba_row_exps`.
 """
 
 from __future__ import annotations
@@ -96,7 +97,7 @@ class RowLoopFunction(LoopFunction):
             row.root.memo[r] = acc
             self._powers_after(row, [red.operand for _, red in row_sums] + [t.expr for t in scatters], j_sym)
         # a row that calls exp: its rows in tiles, the exponentials of a tile in one loop (numba_row_exps)
-        exps = RowExps(self.body, [red.operand for _, red in row_sums] + [t.expr for t in scatters], i_sym, j_sym)
+        exps = RowExps(self.body, [red.operand for _, red in row_sums] + [t.expr for t in scatters], j_sym)
         tiled = bool(exps.keys and inner_sums and str(s) == "1" and not self.ends)
         rest = row
         if tiled:
