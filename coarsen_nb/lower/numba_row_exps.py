@@ -44,8 +44,9 @@ class RowExps:
     """The exponentials of one row contraction's row that a tile computes ahead: each is keyed by the row's
     value ``x`` whose exponential it is, ``("abs", x)`` for exp(-|x|), ``(+-1, x)`` for exp(+-x)."""
 
-    def __init__(self, body, exprs, j_sym):
+    def __init__(self, body, exprs, i_sym, j_sym):
         self.body = body
+        self.i_sym = i_sym
         always = self._unconditional(exprs, j_sym)
         self.keys: list = []
         #: each key's x: the node to print (a temporary's name where the row has one)
@@ -54,7 +55,8 @@ class RowExps:
         self.exps: dict = {}
         for n in self._calls(exprs, j_sym):
             key = self.key(n)
-            if not self._ahead(key[1], always):
+            # (a float that varies over the rows: the tile's numbers are float64)
+            if not self._ahead(key[1], always) or self.body.expand(key[1]).is_integer:
                 continue
             if key not in self.keys:
                 self.keys.append(key)
@@ -90,7 +92,8 @@ class RowExps:
         return isinstance(x, (sp.Add, sp.Mul, sp.Abs)) and all(self._ahead(self.resolve(a), always) for a in x.args)
 
     def _calls(self, exprs, j_sym):
-        """The calls of sigmoid, softplus and exp in the row (in branches' arms too), not varying over j."""
+        """The calls of sigmoid, softplus and exp in the row (in branches' arms too), varying over the rows
+        (one that does not is computed once, before the loop), not over j."""
         seen, stack, found = set(), [sp.sympify(e) for e in exprs], []
         while stack:
             n = stack.pop()
@@ -103,7 +106,8 @@ class RowExps:
                 continue
             if isinstance(n, forms.Reduction):
                 continue
-            if isinstance(n, (*_OF_ABS, sp.exp)) and j_sym not in self.body.deps(n):
+            if isinstance(n, (*_OF_ABS, sp.exp)) and self.i_sym in self.body.deps(n) - {j_sym} and \
+                    j_sym not in self.body.deps(n):
                 found.append(n)
             stack.extend(n.args)
         return found

@@ -97,8 +97,10 @@ class RowLoopFunction(LoopFunction):
             row.root.memo[r] = acc
             self._powers_after(row, [red.operand for _, red in row_sums] + [t.expr for t in scatters], j_sym)
         # a row that calls exp: its rows in tiles, the exponentials of a tile in one loop (numba_row_exps)
-        exps = RowExps(self.body, [red.operand for _, red in row_sums] + [t.expr for t in scatters], j_sym)
-        tiled = bool(exps.keys and inner_sums and str(s) == "1" and not self.ends)
+        exps = RowExps(self.body, [red.operand for _, red in row_sums] + [t.expr for t in scatters], i_sym,
+                       j_sym)
+        tiled = bool(exps.keys and inner_sums and str(s) == "1" and not self.ends and
+                     not any(self.body.expand(r.args[0]).is_integer for r in inner_sums))
         rest = row
         if tiled:
             tile = lir.Name(self.fresh("tile"))
