@@ -170,9 +170,9 @@ class RowLoopFunction(LoopFunction):
             # for tile in range(a, b, TILE): the tile's rows three times (the module docstring of numba_row_exps)
             rows = lir.Call(lir.Name("range"), (tile, lir.Call(lir.Name("min"), (
                 lir.BinOp("+", tile, lir.Lit(str(TILE))), b))))
-            loop = lir.For(tile, lir.Call(lir.Name("range"), (a, b, lir.Lit(str(TILE)))), (
-                lir.For(i, rows, tuple(first.body + stores)), lir.For(i, rows, tuple(exp_loop)),
-                lir.For(i, rows, tuple(rest.body))))
+            loops = [lir.For(i, rows, tuple(first.body + stores)), lir.For(i, rows, tuple(exp_loop))]
+            loops += [lir.For(i, rows, tuple(x)) for x in self._last_loops(rest.body, accs, at, head, own)]
+            loop = lir.For(tile, lir.Call(lir.Name("range"), (a, b, lir.Lit(str(TILE)))), tuple(loops))
         else:
             loop = lir.For(i, lir.Call(lir.Name("range"), (a, b) if str(s) == "1" else (a, b, s)), tuple(row.body))
         returns = []
@@ -197,6 +197,31 @@ class RowLoopFunction(LoopFunction):
         at = len(head)
         unchecked = [*body[:at], *(lir.If(test, checked) for test in tests), *body[at:]]
         return self.register(params, unchecked, loads | {name}, "rows_in_bounds", UNCHECKED), params
+
+    def _last_loops(self, body, accs, at, head, own) -> list[list]:
+        """The tile's last loop ``body`` as two where it can be: the row's numbers first (no sum over the rows
+        in it, so that LLVM can vectorize it over the tile), stored in tiles of float64; then the sums over the
+        rows and the scatters, in row order, reading them back.  One loop where a row sum is not a float's, or
+        a scatter's bounds read a number of the row."""
+        sums = {a.id for a in accs}
+        tail = [x for x in body if isinstance(x, lir.For) or (isinstance(x, lir.AugAssign) and
+                                                               isinstance(x.target, lir.Name) and x.target.id in sums)]
+        numbers = [x for x in body if not any(x is y for y in tail)]
+        if not tail or not numbers or any(str(x.value) == "0" for x in head if isinstance(x, lir.Assign)
+                                           and isinstance(x.target, lir.Name) and x.target.id in sums):
+            return [body]
+        made = {n for x in numbers for n in _targets(x)}
+        crossing = sorted(made & _names(tail))
+        if any(made & {n for e in (x.iter,) for n in lir.names_in(e)} for x in tail if isinstance(x, lir.For)):
+            return [body]
+        stores, loads = [], []
+        for n in crossing:
+            buf = lir.Name(self.fresh(f"{n}_t"))
+            head.append(lir.Assign(buf, lir.Call(lir.Attr(lir.Name("xp"), "empty"), (lir.Lit(str(TILE)),))))
+            own.append(buf.id)
+            stores.append(lir.Assign(lir.Index(buf, (at,)), lir.Name(n)))
+            loads.append(lir.Assign(lir.Name(n), lir.Index(buf, (at,))))
+        return [numbers + stores, loads + tail]
 
     def _row_sum(self, t) -> Reduce:
         """The one sum over the rows that the non-scatter target ``t`` holds."""
@@ -351,3 +376,13 @@ class RowLoopFunction(LoopFunction):
 def _names(stmts) -> set[str]:
     """The names that the statements ``stmts`` read or write."""
     return {n for st in lir.statements(stmts) for e in st.exprs() for n in lir.names_in(e)}
+
+
+def _targets(stmt) -> set[str]:
+    """The names the statement ``stmt`` (and the statements in it) assigns."""
+    out = set()
+    for st in lir.statements([stmt]):
+        target = getattr(st, "target", None)
+        if isinstance(target, lir.Name):
+            out.add(target.id)
+    return out
