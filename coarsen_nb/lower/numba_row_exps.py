@@ -5,7 +5,7 @@ them, and adds the result.  Where that function calls ``exp`` (a logistic regres
 ``softplus``, or ``exp`` itself), Numba calls libm's ``exp`` once per row, which LLVM cannot vectorize (the
 helpers ``_sigmoid``/``_softplus`` hide it behind a branch too), and the row loop runs one row at a time.
 JAX's jit computes the exponentials of all rows as one vector operation.  Here the loop over the rows takes a
-tile (``numba_tiles.TILE``) of rows at a time, in three loops over the tile::
+tile (``numba_tiles.TILE``) of rows at a time, in four loops over the tile::
 
     for tile in range(a, b, 16):
         for i in range(tile, min(tile + 16, b)):     # the dot products, and each exponential's argument
@@ -14,13 +14,20 @@ tile (``numba_tiles.TILE``) of rows at a time, in three loops over the tile::
             m_t[i - tile] = m
         for i in range(tile, min(tile + 16, b)):     # the exponentials: _exp, arithmetic LLVM vectorizes
             e_t[i - tile] = _exp(-abs(m_t[i - tile]))
-        for i in range(tile, min(tile + 16, b)):     # the rest of the row, reading them back
-            acc = acc_t[i - tile]
+        for i in range(tile, min(tile + 16, b)):     # the row's numbers, reading them back
             m = m_t[i - tile]
             e = e_t[i - tile]
             ...                                      # sigmoid(+-m) is (1.0 if z >= 0 else e) / (1.0 + e)
+            g_t[i - tile] = g
+        for i in range(tile, min(tile + 16, b)):     # the sums over the rows and the scatters, in row order
+            g = g_t[i - tile]
+            acc += g
+            for j in ...:
+                b_w[j] += X[i, j] * g
 
-``sigmoid(z)`` and ``softplus(z)`` need ``exp(-|z|)`` alone (the helpers' two arms are written with it:
+The row's numbers are a loop of their own (``numba_rows``' ``_last_loops``) because a sum over the rows in a
+loop keeps LLVM from vectorizing it (a float sum's order); without one, the divisions and selects of the
+sigmoid are vectorized too.  ``sigmoid(z)`` and ``softplus(z)`` need ``exp(-|z|)`` alone (the helpers' two arms are written with it:
 ``_sigmoid``'s ``1 / (1 + exp(-z))`` for z >= 0, ``exp(z) / (1 + exp(z))`` below; ``_softplus``'s
 ``z + log1p(exp(-z))`` above 0, ``log1p(exp(z))`` below), so both arms of a branch on the sign share one
 exponential.  ``_exp`` is within 1 ulp of ``math.exp`` (``numba_helpers``), and NaN and +-inf give what the
