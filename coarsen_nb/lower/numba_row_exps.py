@@ -27,13 +27,14 @@ tile (``numba_tiles.TILE``) of rows at a time, in four loops over the tile::
 
 The row's numbers are a loop of their own (``numba_rows``' ``_last_loops``) because a sum over the rows in a
 loop keeps LLVM from vectorizing it (a float sum's order); without one, the divisions and selects of the
-sigmoid are vectorized too.  ``sigmoid(z)`` and ``softplus(z)`` need ``exp(-|z|)`` alone (the helpers' two arms are written with it:
-``_sigmoid``'s ``1 / (1 + exp(-z))`` for z >= 0, ``exp(z) / (1 + exp(z))`` below; ``_softplus``'s
-``z + log1p(exp(-z))`` above 0, ``log1p(exp(z))`` below), so both arms of a branch on the sign share one
-exponential.  ``_exp`` is within 1 ulp of ``math.exp`` (``numba_helpers``), and NaN and +-inf give what the
-helpers give.  An argument is computed ahead only where the row computes it anyway, outside any branch's
-arm (a logistic regression's margin is its branch's test): nothing an arm guards is computed ahead.  The
-sums are those of the loop over the rows, in the same order.
+sigmoid are vectorized too.  ``sigmoid(z)`` and ``softplus(z)`` need ``exp(-|z|)`` alone (the helpers' two
+arms are written with it: ``_sigmoid``'s ``1 / (1 + exp(-z))`` for z >= 0, ``exp(z) / (1 + exp(z))`` below;
+``_softplus``'s ``z + log1p(exp(-z))`` above 0, ``log1p(exp(z))`` below), so both arms of a branch on the sign
+share one exponential.  ``_exp`` is within 1 ulp of ``math.exp`` (``numba_helpers``), and NaN and +-inf give
+what the helpers give.  An argument is computed ahead only where the row computes it anyway, outside any
+branch's arm (a logistic regression's margin is its branch's test), or is ``+``/``*``/``abs`` of such values
+and parameters: nothing an arm guards is computed ahead.  It varies over the rows and is a float (the tiles
+are float64).  The sums are those of the loop over the rows, in the same order.
 """
 
 from __future__ import annotations
