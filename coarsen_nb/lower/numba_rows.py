@@ -25,7 +25,8 @@ taken) and at a sum over the loop's index (the inner loops compute those).  Each
 printer at its root level with the loop indices as scalars (``scalar_points``), as in
 :mod:`coarsen_nb.lower.numba_fusion`, and :class:`~coarsen_nb.lower.numba_loops.LoopFunction` is what this
 extends (parameters, registration, the error model).  The sums are sequential, where the array code's ``@``
-and ``sum`` are BLAS's and pairwise: they agree to rounding.
+and ``sum`` are BLAS's and pairwise: they agree to rounding.  A row that calls exp (sigmoid, softplus, exp) runs
+its rows in tiles, the exponentials of a tile in one vectorized loop: :mod:`coarsen_nb.lower.numba_row_exps`.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ from coarsen_nb.lower.domain import Reduce
 from coarsen_nb.lower.emit import Printer
 from coarsen_nb.lower.numba_bounds import UNCHECKED, checked_call, out_of_bounds
 from coarsen_nb.lower.numba_loops import LoopFunction, accumulator_start, integer_index
+from coarsen_nb.lower.numba_row_exps import RowExps, exp_value, hook
+from coarsen_nb.lower.numba_tiles import TILE
 from coarsen_nb.phi import forms, gammas
 
 # nodes whose parts are not computed ahead of them: the arms of a branch, short-circuit operands
@@ -69,6 +72,7 @@ class RowLoopFunction(LoopFunction):
                      *(sp.sympify(x) for t in scatters for x in t.index)]
         for e in row_exprs:
             self._hoist(e, outer, row, set())
+        invariants = dict(row.root.memo)
         a, b, s = (outer.value(x) for x in self.dom.bounds)
         # each loop variable's (start, stop, step) codes, where they are known before the loop over the rows
         self.spans: dict = {i.id: [(a, b, s)]}
@@ -92,23 +96,85 @@ class RowLoopFunction(LoopFunction):
             row.emit(lir.For(j, loop_range, tuple(inner.body + [step] + steps)))
             row.root.memo[r] = acc
             self._powers_after(row, [red.operand for _, red in row_sums] + [t.expr for t in scatters], j_sym)
+        # a row that calls exp: its rows in tiles, the exponentials of a tile in one loop (numba_row_exps)
+        exps = RowExps(self.body, [red.operand for _, red in row_sums] + [t.expr for t in scatters], i_sym,
+                       j_sym)
+        tiled = bool(exps.keys and inner_sums and str(s) == "1" and not self.ends and
+                     not any(self.body.expand(r.args[0]).is_integer for r in inner_sums))
+        rest = row
+        if tiled:
+            tile = lir.Name(self.fresh("tile"))
+            first, rest = row, self._loop_printer(codes, reads_map, {i_sym: i.id})
+            printers.append(rest)
+            rest.root.memo.update(invariants)
+            at = lir.BinOp("-", i, tile)
+            own, stores, loads = [], [], []
+
+            def buffer(code: lir.Expr, node) -> lir.Name:
+                # a number of each row of the tile: stored by the first loop, read back by the last
+                buf = lir.Name(self.fresh(f"{code.id if isinstance(code, lir.Name) else 'z'}_t"))
+                own.append(buf.id)
+                stores.append(lir.Assign(lir.Index(buf, (at,)), code))
+                name = code if isinstance(code, lir.Name) else lir.Name(self.fresh("z"))
+                loads.append(lir.Assign(name, lir.Index(buf, (at,))))
+                for n in node:
+                    rest.root.memo[n] = name
+                return buf
+
+            for r in inner_sums:
+                buffer(lir.expr(first.root.memo[r]), [r])
+            args = {}
+            for x in dict.fromkeys(k[1] for k in exps.keys):
+                args[x] = buffer(first.value(exps.shown[x]), exps.names_of(x))
+            exp_loop, e_names = [], {}
+            for key in exps.keys:
+                ex = lir.Name(self.fresh("e"))
+                buf = lir.Name(self.fresh("e_t"))
+                own.append(buf.id)
+                exp_loop.append(lir.Assign(lir.Index(buf, (at,)),
+                                           exp_value(key, lir.Index(args[key[1]], (at,)), first.helper("_exp"))))
+                loads.append(lir.Assign(ex, lir.Index(buf, (at,))))
+                e_names[key] = ex
+            rest.scalar_call = hook(exps, e_names, rest.scalar_call)
+            for n, key in exps.exps.items():
+                for name in exps.names_of(n):
+                    rest.root.memo[name] = e_names[key]
+            rest.body = list(loads)
         for (_, red), acc in zip(row_sums, accs, strict=True):
-            row.emit(lir.AugAssign(acc, "+", row.value(red.operand)))
+            rest.emit(lir.AugAssign(acc, "+", rest.value(red.operand)))
         if scatters:
             inner = self._loop_printer(codes, reads_map, {i_sym: i.id, j_sym: j.id})
             printers.append(inner)
             for t in scatters:
-                self._hoist(t.expr, row, inner, {j_sym})
+                self._hoist(t.expr, rest, inner, {j_sym})
                 for x in t.index:
-                    self._hoist(sp.sympify(x), row, inner, {j_sym})
-            loop_range, steps = self._powers([t.expr for t in scatters], row, inner, j_sym, j.id, j_bounds)
+                    self._hoist(sp.sympify(x), rest, inner, {j_sym})
+            loop_range, steps = self._powers([t.expr for t in scatters], rest, inner, j_sym, j.id, j_bounds)
             adds = []
             for t in scatters:
                 val = inner.value(t.expr)
                 index = tuple(integer_index(inner.value(sp.sympify(x))) for x in t.index)
                 adds.append(lir.AugAssign(lir.Index(lir.Name(t.target), index), "+", val))
-            row.emit(lir.For(j, loop_range, tuple(inner.body + adds + steps)))
-        loop = lir.For(i, lir.Call(lir.Name("range"), (a, b) if str(s) == "1" else (a, b, s)), tuple(row.body))
+            rest.emit(lir.For(j, loop_range, tuple(inner.body + adds + steps)))
+        if tiled:
+            # (a number the last loop does not read is not read back; one nothing reads back is not stored)
+            code = rest.body[len(loads):]
+            read = _names(code)
+            loads = [x for x in loads if x.target.id in read]
+            read |= _names(loads) | _names(exp_loop)
+            stores = [x for x in stores if x.target.value.id in read]
+            own = [b for b in own if b in read]
+            head.extend(lir.Assign(lir.Name(b), lir.Call(lir.Attr(lir.Name("xp"), "empty"), (lir.Lit(str(TILE)),)))
+                        for b in own)
+            rest.body = loads + code
+            # for tile in range(a, b, TILE): the tile's rows three times (the module docstring of numba_row_exps)
+            rows = lir.Call(lir.Name("range"), (tile, lir.Call(lir.Name("min"), (
+                lir.BinOp("+", tile, lir.Lit(str(TILE))), b))))
+            loops = [lir.For(i, rows, tuple(first.body + stores)), lir.For(i, rows, tuple(exp_loop))]
+            loops += [lir.For(i, rows, tuple(x)) for x in self._last_loops(rest.body, accs, at, head, own)]
+            loop = lir.For(tile, lir.Call(lir.Name("range"), (a, b, lir.Lit(str(TILE)))), tuple(loops))
+        else:
+            loop = lir.For(i, lir.Call(lir.Name("range"), (a, b) if str(s) == "1" else (a, b, s)), tuple(row.body))
         returns = []
         for (t, red), acc in zip(row_sums, accs, strict=True):
             outer.root.memo[red.node] = acc.id
@@ -122,7 +188,7 @@ class RowLoopFunction(LoopFunction):
         if any(red.identity in (sp.oo, -sp.oo) for _, red in row_sums):
             loads.add("math")
         name = self.register(params, body, loads)
-        tests = out_of_bounds(body, set(params), self.spans)
+        tests = out_of_bounds(body, set(params), self.spans, frozenset(own) if tiled else frozenset())
         if tests is None:
             return name, params
         # the same loop without Numba's bounds checks (which keep LLVM from vectorizing the inner loops)
@@ -131,6 +197,31 @@ class RowLoopFunction(LoopFunction):
         at = len(head)
         unchecked = [*body[:at], *(lir.If(test, checked) for test in tests), *body[at:]]
         return self.register(params, unchecked, loads | {name}, "rows_in_bounds", UNCHECKED), params
+
+    def _last_loops(self, body, accs, at, head, own) -> list[list]:
+        """The tile's last loop ``body`` as two where it can be: the row's numbers first (no sum over the rows
+        in it, so that LLVM can vectorize it over the tile), stored in tiles of float64; then the sums over the
+        rows and the scatters, in row order, reading them back.  One loop where a row sum is not a float's, or
+        a scatter's bounds read a number of the row."""
+        sums = {a.id for a in accs}
+        tail = [x for x in body if isinstance(x, lir.For) or (isinstance(x, lir.AugAssign) and
+                                                               isinstance(x.target, lir.Name) and x.target.id in sums)]
+        numbers = [x for x in body if not any(x is y for y in tail)]
+        if not tail or not numbers or any(str(x.value) == "0" for x in head if isinstance(x, lir.Assign)
+                                           and isinstance(x.target, lir.Name) and x.target.id in sums):
+            return [body]
+        made = {n for x in numbers for n in _targets(x)}
+        crossing = sorted(made & _names(tail))
+        if any(made & {n for e in (x.iter,) for n in lir.names_in(e)} for x in tail if isinstance(x, lir.For)):
+            return [body]
+        stores, loads = [], []
+        for n in crossing:
+            buf = lir.Name(self.fresh(f"{n}_t"))
+            head.append(lir.Assign(buf, lir.Call(lir.Attr(lir.Name("xp"), "empty"), (lir.Lit(str(TILE)),))))
+            own.append(buf.id)
+            stores.append(lir.Assign(lir.Index(buf, (at,)), lir.Name(n)))
+            loads.append(lir.Assign(lir.Name(n), lir.Index(buf, (at,))))
+        return [numbers + stores, loads + tail]
 
     def _row_sum(self, t) -> Reduce:
         """The one sum over the rows that the non-scatter target ``t`` holds."""
@@ -280,3 +371,18 @@ class RowLoopFunction(LoopFunction):
 
     def _what(self) -> str:
         return f"{'adjoint' if self.tag == 'vjp' else 'forward'}, a row contraction"
+
+
+def _names(stmts) -> set[str]:
+    """The names that the statements ``stmts`` read or write."""
+    return {n for st in lir.statements(stmts) for e in st.exprs() for n in lir.names_in(e)}
+
+
+def _targets(stmt) -> set[str]:
+    """The names the statement ``stmt`` (and the statements in it) assigns."""
+    out = set()
+    for st in lir.statements([stmt]):
+        target = getattr(st, "target", None)
+        if isinstance(target, lir.Name):
+            out.add(target.id)
+    return out

@@ -118,4 +118,5 @@ def _logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
 
 
 #: the helpers of this module, in the order the registry (:mod:`coarsen_nb.lower.helpers`) lists them
-HELPER_FUNCTIONS = (_erf, _erfc_ratio, _erfc, _exp_minus_square, _expit, _special, _gammaln, _digamma, _xlogy, _logsumexp)
+HELPER_FUNCTIONS = (_erf, _erfc_ratio, _erfc, _exp_minus_square, _expit, _special, _gammaln, _digamma, _xlogy,
+                    _logsumexp)

@@ -291,7 +291,7 @@ def test_expit_is_the_scalar_sigmoid_elementwise(xs):
     x = np.asarray(xs, dtype=np.float64)
     got = H["_expit"](x)
     assert got.shape == x.shape
-    for g, v in zip(got, x):
+    for g, v in zip(got, x, strict=True):
         if math.isnan(v):
             assert math.isnan(g)
         else:
