@@ -28,7 +28,7 @@ import sympy as sp
 from coarsen_nb.lower import branch_domains
 from coarsen_nb.lower.branch_domains import BranchChoice
 from coarsen_nb.lower.domain import Domain, arg_point, loop_level, loop_nesting, masked_level
-from coarsen_nb.lower.printing import Nest
+from coarsen_nb.lower.printing import Nest, int_typed
 from coarsen_nb.lower.reduction_schedules import ArgPoint, DenseTerm, DenseWalk, Schedule, arg_factors
 from coarsen_nb.phi import forms, gammas, logsumexp, scans
 from coarsen_nb.symbolic.levels import ELEM
@@ -194,6 +194,11 @@ class LevelWalk(DenseWalk):
             return self._piecewise(list(e.args), lv)
         if isinstance(e, (gammas.AndThen, gammas.OrElse)):
             return self._short_circuit(e, lv)
+        if isinstance(e, sp.Mul) and e.args[0].is_Float and abs(float(e.args[0])) == 1.0 \
+                and not int_typed(rest := sp.Mul(*e.args[1:])):
+            # as Printer._print_Mul: 1.0 * x is x computed here, not x's value (not memoized: a branch in x
+            # printed elsewhere too is decided twice)
+            return self._compute(rest if e.args[0] > 0 else -rest, lv)
         for a in e.args:
             if isinstance(a, sp.Basic):
                 self.value(a, lv)

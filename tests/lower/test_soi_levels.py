@@ -105,3 +105,30 @@ class _Soi:
     @staticmethod
     def resolved(e):
         return e
+
+
+def test_a_branch_printed_again_under_one_times_is_decided_twice():
+    """``1.0 * x`` prints as x computed in place (not x's memoized value), so a branch in x that is also printed
+    elsewhere is asked for twice at the same level: the pre-pass decides it twice (a random program's JVP raised
+    UndecidedLevel).  Reference: the plain function and central differences."""
+    import math
+
+    source = ("def main(a, b, x):\n"
+              "    v = 0.0\n"
+              "    for i in range(len(x)):\n"
+              "        if a < x[i]:\n"
+              "            t = 2.0\n"
+              "        else:\n"
+              "            t = (1.0 * b) * (0.1 if (x[i] * (i * 0.25)) > (x[i] / (1.0 + b * b)) else x[i])\n"
+              "        v = v + math.tanh(t)\n"
+              "    return v\n")
+    namespace: dict = {"math": math}
+    exec(source, namespace)
+    plain = namespace["main"]
+    f = cn.coarsen(source, backend="numpy", reuse=1)
+    x = np.array([0.3, -0.7, 1.1, 2.0])
+    h = 1e-6
+    for a, b in ((0.0, 0.4), (0.5, -1.3), (-2.0, 0.0)):
+        value, tangent = f.jvp((a, b, x), (0.0, 1.0, np.zeros_like(x)))
+        assert value == pytest.approx(plain(a, b, x), rel=1e-12)
+        assert tangent == pytest.approx((plain(a, b + h, x) - plain(a, b - h, x)) / (2 * h), rel=1e-6, abs=1e-9)
