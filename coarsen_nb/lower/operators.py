@@ -115,7 +115,9 @@ class OperatorPrinting:
             return Call(Name(self.helper('_softplus')), (a[0],))
         if isinstance(e, elementary.Sigmoid):
             if array:
-                return Call(Name(self.helper('_expit')), (a[0],))
+                # (an argument SymPy knows is <= 0, -|z|: one exp and a division, no select)
+                helper = '_expit_nonpositive' if e.args[0].is_nonpositive else '_expit'
+                return Call(Name(self.helper(helper)), (a[0],))
             return Call(Name(self.helper('_sigmoid')), (a[0],))
         if isinstance(e, forms.PowInt):
             if array:

@@ -228,8 +228,8 @@ class ShapeFacts:
         if f in ("arange", "repeat", "searchsorted", "argsort", "argmax", "argmin", "count_nonzero"):
             return "i"
         if f in ("zeros", "ones", "empty", "full", "_segment_sum", "_segment_prod", "_segment_max",
-                 "_segment_min", "_scatter_sum", "_erf", "_expit", "_prod_except", "_sum_scan", "_prod_scan",
-                 "_lin_scan") or f in _MATH:
+                 "_segment_min", "_scatter_sum", "_erf", "_expit", "_expit_nonpositive", "_prod_except", "_sum_scan",
+                 "_prod_scan", "_lin_scan") or f in _MATH:
             return "f"
         if f in _SAME_SHAPE or f in ("tile", "take", "cumulative_sum", "cumulative_prod", "sum", "prod",
                                      "max", "min") and e.args:

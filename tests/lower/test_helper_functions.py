@@ -297,3 +297,11 @@ def test_expit_is_the_scalar_sigmoid_elementwise(xs):
         else:
             assert g == pytest.approx(H["_sigmoid"](v), rel=4e-16, abs=1e-300)
     assert H["_expit"](np.array([-np.inf, np.inf, -800.0, 800.0])).tolist() == [0.0, 1.0, math.exp(-800.0), 1.0]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(max_value=0.0, allow_nan=False, allow_infinity=True, width=64), min_size=0, max_size=9))
+def test_expit_of_nonpositive_arguments_is_expit(xs):
+    """The logistic the printer uses where SymPy knows the argument is <= 0 (-|z|): the general one's values."""
+    x = np.asarray(xs, dtype=np.float64)
+    np.testing.assert_allclose(H["_expit_nonpositive"](x), H["_expit"](x), rtol=4e-16, atol=1e-300)
