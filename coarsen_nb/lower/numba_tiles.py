@@ -33,9 +33,15 @@ import dataclasses
 
 from coarsen_nb.lower import lir
 
-# the points of a tile: a (K, TILE) row of eight components and its per-point numbers stay in the
-# first-level cache; 16 doubles are two AVX-512 or four AVX2 vectors (a hand loop measured 16 best)
+# the points of a tile of the rows' passes (numba_rows, numba_row_exps): 16 doubles are two AVX-512 or
+# four AVX2 vectors (a hand loop measured 16 best)
 TILE = 16
+# the points of a nest's tile: LLVM vectorizes a loop over the tile only where it runs 20 times or more
+# (below, its runtime tests that the tables do not overlap cost more than they save: every scatter of
+# gmm's tile of 16 ran scalar); a (K, 64) row and the scatters' (K, 64) lanes of eight components stay in
+# the first-level cache (gmm 10^5, the hand experiment of stop 39: 16 points 4.06 ms, 32 2.54, 64 2.42,
+# 128 2.30)
+NEST_TILE = 64
 
 
 def tiled(body, rows: set[str], fresh) -> list[lir.Stmt] | None:
@@ -62,6 +68,7 @@ def _plain_range(it) -> bool:
 
 def _tile(before, loop, after, rows, fresh):
     i = loop.target.id
+    loop = dataclasses.replace(loop, body=_sunk(loop.body, _names(before) | _names(after) | {i}))
     mine = rows & _names(loop.body)
     # (a row is per point: allocated before, read and written in this loop alone)
     if any(mine & _names([s]) for s in after) or \
@@ -116,23 +123,29 @@ def _tile(before, loop, after, rows, fresh):
     expanded = sorted(n for n in assigned - carried if len(uses.get(n, ())) > 1 or n in top_level)
     tile, stop = (lir.Name(fresh(w)) for w in ("tile", "stop"))
     offset = lir.BinOp("-", lir.Name(i), tile)
-    size = lir.Lit(str(TILE))
+    size = lir.Lit(str(NEST_TILE))
     change = {n: lir.Index(lir.Name(n), (offset,)) for n in expanded}
     points = lir.Call(lir.Name("range"), (tile, stop))
-    out = []
+    lo, hi = loop.iter.args
+    views = _viewed(rest, i, lo, mine | set(written) | _assigned(loop.body), fresh)
+    out, lanes, totals = [], [], []
     for kind, stmts in groups:
         stmts = _rewrite(tuple(stmts), change, mine, offset)
+        stmts = _views(stmts, i, views, offset)
         if kind == "points":
             out.append(lir.For(loop.target, points, stmts))
             continue
         (inner,) = stmts
-        out.append(lir.For(inner.target, inner.iter, _scatters(inner.body, loop.target, points, offset, fresh)))
-    lo, hi = loop.iter.args
+        fill, made_lanes, added = _scatters(inner, loop.target, points, offset, fresh, size)
+        out.append(fill)
+        lanes.extend(made_lanes)
+        totals.extend(added)
+    cut = [lir.Assign(view, lir.Index(lir.Name(a), (lir.Slice(tile, stop),))) for a, view in views.items()]
     chunks = lir.For(tile, lir.Call(lir.Name("range"), (lo, hi, size)),
-                     (lir.Assign(stop, lir.Call(lir.Name("min"), (lir.BinOp("+", tile, size), hi))), *out))
+                     (lir.Assign(stop, lir.Call(lir.Name("min"), (lir.BinOp("+", tile, size), hi))), *cut, *out))
     made = [lir.Assign(lir.Name(n), _empty(size)) for n in expanded]
     before = [_widened(s, mine, size) for s in before]
-    return [*before, *hoisted, *made, chunks, *after]
+    return [*before, *hoisted, *made, *lanes, chunks, *totals, *after]
 
 
 def _pure(e) -> bool:
@@ -169,32 +182,134 @@ def _groups(stmts, i, assigned):
     return groups
 
 
-def _scatters(body, i, points, offset, fresh) -> tuple:
-    """A loop over the components' body, around a loop over the tile; each scatter ``b[k] += v`` (an index
-    that reads neither the point nor the body) summed in a number: ``acc = b[k]``, ``acc += v`` at each
-    point, ``b[k] = acc`` after: the same additions in the same order, without a store and a load of
-    ``b[k]`` at each point (measured: 0.9 ms of gmm's 5.3 less than the per-point ``+=``; a buffer of the
-    tile's terms added after it measured slower than both)."""
-    fill, before, after = [], [], []
+def _scatters(inner, i, points, offset, fresh, size):
+    """A loop over the components (``inner``) around a loop over the tile; each scatter ``b[k] += v`` (an
+    index that reads neither the point nor the body, one index per array) added into a lane of its own table,
+    ``lanes[k - lo, i - tile] += v``, allocated before the tiles and zero; after the tiles each element adds
+    its lanes in order: ``b[k] += lanes[k - lo, j]``.  Returns the loop, the tables' allocations and the
+    loops that add them.
+
+    The tile's points then add elementwise, no longer in one chain that LLVM may not reorder (an ordered
+    float sum never vectorizes): measured on gmm 10^5, 2.8 ms where a number per element (``acc = b[k]``,
+    ``acc += v``, ``b[k] = acc``) took 4.1.  Each element receives the same terms, added in another order
+    (a lane per point of the tile, then the lanes): equal to the loop over the points to rounding, its
+    order of additions that of a sum by blocks.  Where the loop's range is not ``range(lo, hi)`` the
+    scatters add in a number per element, in point order."""
+    body = inner.body
+    fill, before, after, made, totals = [], [], [], [], []
     sums: dict = {}
     # (an array added to at two indices keeps its ``+=``: the two may be one element)
     at: dict = {}
     for s in body:
         for array in _array_targets(s):
             at.setdefault(array, set()).add(str(s.target))
+    laned = _plain_range(inner.iter)
+    lo, hi = inner.iter.args if laned else (None, None)
+    k = inner.target
+    lane = lir.Name(fresh("lane")) if laned else None
     for s in body:
         if isinstance(s, lir.AugAssign) and isinstance(s.target, lir.Index) and \
                 len(at[s.target.value.id]) == 1 and \
                 not (set(n for x in s.target.items for n in lir.names_in(x)) & (_assigned(body) | {i.id})):
             key = str(s.target)
             if key not in sums:
-                sums[key] = lir.Name(fresh("acc"))
-                before.append(lir.Assign(sums[key], s.target))
-                after.append(lir.Assign(s.target, sums[key]))
-            fill.append(lir.AugAssign(sums[key], s.op, s.value))
+                sums[key] = lir.Name(fresh("lanes" if laned else "acc"))
+                if laned:
+                    made.append(lir.Assign(sums[key], lir.Call(lir.Attr(lir.Name("xp"), "zeros"), (lir.Tuple((
+                        lir.Call(lir.Name("max"), (lir.Lit("0"), _minus(hi, lo))), size)),))))
+                    totals.append(lir.AugAssign(s.target, s.op, lir.Index(sums[key], (_minus(k, lo), lane))))
+                else:
+                    before.append(lir.Assign(sums[key], s.target))
+                    after.append(lir.Assign(s.target, sums[key]))
+            into = lir.Index(sums[key], (_minus(k, lo), offset)) if laned else sums[key]
+            fill.append(lir.AugAssign(into, s.op, s.value))
         else:
             fill.append(s)
-    return (*before, lir.For(i, points, tuple(fill)), *after)
+    loop = lir.For(k, inner.iter, (*before, lir.For(i, points, tuple(fill)), *after))
+    if totals:
+        totals = [lir.For(k, inner.iter, (lir.For(lane, lir.Call(lir.Name("range"), (lir.Lit("0"), size)),
+                                                  tuple(totals)),))]
+    return loop, made, totals
+
+
+def _minus(a, b):
+    """``a - b``, ``a`` where ``b`` is the literal 0."""
+    if isinstance(b, lir.Lit) and b.code == "0":
+        return a
+    return lir.BinOp("-", a, lir.Paren(b) if isinstance(b, lir.BinOp) else b)
+
+
+def _viewed(stmts, i, lo, written, fresh) -> dict:
+    """The arrays the tile reads at the point, ``a[i, ...]`` (or ``a[int(i), ...]``), that it does not write:
+    each gets a view of the tile's rows, ``a_tile = a[tile:stop]``, read at ``a_tile[i - tile, ...]``.
+    Numba wraps a negative index around, so at ``a[i]`` (``i`` not known to be >= 0) LLVM gathers the
+    tile's elements one by one; at ``i - tile`` (from 0) it loads them as a vector (gmm 10^5: 0.4 ms of
+    2.8).  Only where the points start at a literal >= 0: the nest's bounds are proved (the unchecked
+    twin), so the view holds exactly the rows the points read."""
+    if not (isinstance(lo, lir.Lit) and lo.code.isdigit()):
+        return {}
+    found: dict = {}
+    for s in lir.statements(stmts):
+        for x in s.exprs():
+            for e in lir.walk(x):
+                if isinstance(e, lir.Index) and isinstance(e.value, lir.Name) and e.value.id not in written \
+                        and _is_point(e.items[0], i) and e.value.id not in found:
+                    found[e.value.id] = lir.Name(fresh(f"{e.value.id}_tile"))
+    return found
+
+
+def _is_point(e, i) -> bool:
+    if isinstance(e, lir.Call) and str(e.func) == "int" and len(e.args) == 1:
+        e = e.args[0]
+    return isinstance(e, lir.Name) and e.id == i
+
+
+def _views(node, i, views, offset):
+    """``node`` with each read ``a[i, ...]`` of an array with a view as ``a_tile[i - tile, ...]``."""
+    if not views:
+        return node
+    if isinstance(node, tuple):
+        return tuple(_views(x, i, views, offset) for x in node)
+    if isinstance(node, lir.Index) and isinstance(node.value, lir.Name) and node.value.id in views and \
+            _is_point(node.items[0], i):
+        return lir.Index(views[node.value.id], (offset, *_views(tuple(node.items[1:]), i, views, offset)))
+    if not isinstance(node, (lir.Stmt, lir.Expr)) or not dataclasses.is_dataclass(node):
+        return node
+    return dataclasses.replace(node, **{f.name: _views(getattr(node, f.name), i, views, offset)
+                                        for f in dataclasses.fields(node)})
+
+
+def _sunk(body, keep: set) -> tuple:
+    """``body`` with a number computed at each point but read in one arm of one later ``if`` alone computed
+    at the top of that arm: the gradient's log-sum-exp reads its logarithm only where it refills a row whose
+    sum is not positive, and computed it at every point (gmm 10^5: 0.4 ms of 2.8).  Only an assignment of
+    no array read and no call but ``math``'s (nothing it reads is written between, nothing is skipped that
+    could raise), of a name assigned once and not in ``keep`` (read before or after the loop)."""
+    body = list(body)
+    for at, s in enumerate(body):
+        if not (isinstance(s, lir.Assign) and isinstance(s.target, lir.Name) and s.target.id not in keep
+                and _pure(s.value)):
+            continue
+        n = s.target.id
+        readers = [j for j, t in enumerate(body) if j != at and n in _names([t])]
+        if len(readers) != 1 or readers[0] < at or not isinstance(body[readers[0]], lir.If):
+            continue
+        j = readers[0]
+        branch = body[j]
+        reads = set(lir.names_in(s.value))
+        if n in lir.names_in(branch.test) or any(_assigned([u]) & reads for u in body[at + 1:j]) or \
+                sum(1 for t in lir.statements(body) if n in _targets(t)) != 1:
+            continue
+        arms = (n in _names(branch.body), n in _names(branch.orelse))
+        if arms == (True, False):
+            body[j] = dataclasses.replace(branch, body=(s, *branch.body))
+        elif arms == (False, True):
+            body[j] = dataclasses.replace(branch, orelse=(s, *branch.orelse))
+        else:
+            continue
+        del body[at]
+        return _sunk(body, keep)
+    return tuple(body)
 
 
 def _empty(size):

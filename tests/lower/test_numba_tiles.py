@@ -1,10 +1,12 @@
 """``backend="numba"``: a nest's loop over points with a per-point row, in tiles of points (``lower/numba_tiles.py``).
 
-The tiled nest must compute every value and sum as the loop over the points does, in the same order: its
-values and gradients are checked bit for bit against the same module built without tiles
-(``numba_nests.tiled`` answering None), and against the NumPy backend (1e-10, an independent computation) for
-lengths on both sides of the tile boundaries, NaN points, components of weight zero, a constant term of any
-sign (the refill of the row where the sum is not positive).  The shapes the pass must refuse (a number carried
+The tiled nest must compute every value as the loop over the points does, in the same order: its values are
+checked bit for bit against the same module built without tiles (``numba_nests.tiled`` answering None); its
+gradients add each scatter's terms by lanes of the tile (``numba_tiles._scatters``), the same terms in another
+order: equal to the untiled module's to 1e-12.  Both are checked against the NumPy backend (1e-10, an
+independent computation), the value against the plain function, for lengths on both sides of the tile
+boundaries, NaN points, components of weight zero, a constant term of any sign (the refill of the row where
+the sum is not positive, the only place its logarithm is read in the gradient).  The shapes the pass must refuse (a number carried
 over the points inside a loop over the components) are refused.
 """
 
@@ -21,7 +23,7 @@ from numba_pairs import as_tuple
 
 import coarsen_nb as cn
 from coarsen_nb.lower import lir, numba_nests, numba_tiles
-from coarsen_nb.lower.numba_tiles import TILE
+from coarsen_nb.lower.numba_tiles import NEST_TILE as TILE
 
 pytestmark = pytest.mark.usefixtures("private_numba_cache")     # (tests/lower/conftest.py)
 
@@ -60,7 +62,8 @@ def _args(name, n, k, seed, c):
 
 
 def _same(name, args):
-    """Tiled = untiled bit for bit (value, vjp, grad); both = the NumPy backend's to 1e-10, NaN where it is."""
+    """Tiled = untiled: the value bit for bit, the gradients (value_and_grad's, grad's) to 1e-12; both = the
+    NumPy backend's to 1e-10, NaN where it is; the value = the plain function's."""
     tiled, plain = _compiled(name, True), _compiled(name, False)
     assert "for tile" in tiled.source and "for tile" not in plain.source
     value, grad = tiled.value_and_grad(*args)
@@ -68,9 +71,15 @@ def _same(name, args):
     np.testing.assert_array_equal(value, want_value)
     for got in (grad, tiled.grad(*args)):
         for g, w in zip(as_tuple(got), as_tuple(want_grad), strict=True):
-            np.testing.assert_array_equal(g, w)
+            assert_close(g, w, rtol=1e-12, atol=1e-12, what=f"{name} tiled gradient")
     with np.errstate(all="ignore"):
         np_value, np_grad = _numpy(name).value_and_grad(*args)
+    try:
+        plain_value = PROGRAMS[name][0](*args)
+    except (ValueError, OverflowError):
+        plain_value = None      # (math.log of 0 or less: Python raises where the compiled code is IEEE's)
+    if plain_value is not None:
+        assert_close(value, plain_value, rtol=1e-10, atol=1e-12, what=f"{name} value, plain function")
     assert_close(value, np_value, rtol=1e-10, atol=1e-12, what=f"{name} value")
     for g, w in zip(as_tuple(grad), as_tuple(np_grad), strict=True):
         assert_close(g, w, rtol=1e-10, atol=1e-12, what=f"{name} gradient")
@@ -90,10 +99,43 @@ def test_tiles_equal_the_loop_over_points_and_numpy(name, n, k, seed, c, nans, z
     _same(name, (x, mu, third))
 
 
-@pytest.mark.parametrize("n", [TILE - 1, TILE, TILE + 1, 2 * TILE + 5])
+@pytest.mark.parametrize("n", [0, 1, TILE - 1, TILE, TILE + 1, 2 * TILE + 5])
 def test_tile_edges(n):
     _same("mixture", _args("mixture", n, 8, n, 0.0))
     _same("with_constant", _args("with_constant", n, 3, n, -0.3))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tiles=st.integers(0, 3), edge=st.sampled_from([0, 1, 15, 16, 17, TILE - 1]), k=st.integers(1, 9),
+       seed=st.integers(0, 2**16), scale=st.sampled_from([1.0, 1e-150, 1e150, 30.0]),
+       nan=st.booleans(), c=st.sampled_from([2.5, -0.3, -1e300]))
+def test_lanes_over_many_tiles_equal_the_loop_and_numpy(tiles, edge, k, seed, scale, nan, c):
+    """Point counts around the tile (0, 1, 15, 16, 17 past a multiple of it), 1 to 9 components, points far
+    out (terms whose exponential underflows to 0 but at the maximum), tiny and huge, NaN points."""
+    n = tiles * TILE + edge
+    for name in PROGRAMS:
+        x, mu, third = _args(name, n, k, seed, c)
+        x *= scale
+        if nan and n:
+            x[seed % n] = np.nan
+        _same(name, (x, mu, third))
+
+
+def test_the_tiled_gradient_reads_its_points_through_views_and_adds_by_lanes():
+    """The generated tile: the points' array read at ``i - tile`` of its view (a vector load, where ``x[i]``
+    gathers), each scatter added into lanes (a vector add, where one number per element is an ordered
+    chain), the logarithm that only the refill reads computed in the refill's branch."""
+    f = _compiled("with_constant", True)
+    text = f.source
+    unchecked = text[text.index("def _soi"):]
+    assert "x_tile = x[tile" in unchecked and "x_tile[i - tile" in unchecked
+    assert "lanes[k" in unchecked and "b_mu[int(k" in unchecked
+    grad_nest = [part for part in text.split("\n@") if "in_bounds" in part and "b_mu" in part and "tile" in part]
+    assert grad_nest
+    for part in grad_nest:
+        refill = part[part.index("if not ("):]
+        # (each math.log of the adjoint's nest is inside the refill's branch)
+        assert part.count("math.log(total") == refill.count("math.log(total") >= 1
 
 
 def test_a_number_carried_inside_the_components_loop_is_not_tiled():
