@@ -6,8 +6,8 @@ gradients add each scatter's terms by lanes of the tile (``numba_tiles._scatters
 order: equal to the untiled module's to 1e-12.  Both are checked against the NumPy backend (1e-10, an
 independent computation), the value against the plain function, for lengths on both sides of the tile
 boundaries, NaN points, components of weight zero, a constant term of any sign (the refill of the row where
-the sum is not positive, the only place its logarithm is read in the gradient).  The shapes the pass must refuse (a number carried
-over the points inside a loop over the components) are refused.
+the sum is not positive, the only place its logarithm is read in the gradient).  The shapes the pass must
+refuse (a number carried over the points inside a loop over the components) are refused.
 """
 
 from __future__ import annotations
