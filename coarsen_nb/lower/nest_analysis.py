@@ -149,7 +149,8 @@ def reduction_depth(body: Body, node, level: frozenset) -> int | None:
 def costly_inner_values(body: Body, e, binders: set) -> list:
     """The largest parts of ``e`` outside any branch that vary over exactly one loop ``k`` of ``binders`` (not
     the outermost: a table of the outermost loop saves nothing), whose range is fixed (step 1), and that
-    call a function (``exp``, ``log``, a power that is not a square)."""
+    call a function (``exp``, ``log``, a power that is not a square); the terms of a reduction or a
+    log-sum-exp too (each point of its range computes them)."""
     if len(binders) < 2:
         return []
     outermost = nest_order(body, frozenset(binders))
@@ -171,8 +172,16 @@ def costly_inner_values(body: Body, e, binders: set) -> list:
         if len(d) == 1 and next(iter(d)) in fixed and calls_a_function(x):
             out.append(x)
             continue
-        if isinstance(x, (sp.Piecewise, sp.ITE, forms.Reduction, forms.LogSumExp)) or x.is_Boolean:
-            continue        # (a branch's arms, and what a reduction binds, are not every point's)
+        if isinstance(x, (sp.Piecewise, sp.ITE)) or x.is_Boolean:
+            continue        # (a branch's arms are not every point's)
+        if isinstance(x, forms.Reduction):
+            # (a reduction's terms are every point's of its range: gmm's forward, exp(-2*log_sigma[k]) inside
+            # the log-sum-exp over k, was a libm exp at each point of the nest, 8 per data point)
+            stack.append(x.args[0])
+            continue
+        if isinstance(x, forms.LogSumExp):
+            stack.extend(x.args[:2])
+            continue
         stack.extend(x.args)
     return out
 

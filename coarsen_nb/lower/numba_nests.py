@@ -142,6 +142,7 @@ class NestLoops(RowLogSumExp, LoopFunction):
         branch: a branch not taken may guard a read out of bounds) of a loop whose range is fixed."""
         binders = {k for e in exprs for k in self.body.deps(e)}
         binders |= {n.args[1] for e in exprs for n in self.body.nodes(e) if isinstance(n, forms.Reduction)}
+        binders |= {n.args[2] for e in exprs for n in self.body.nodes(e) if isinstance(n, forms.LogSumExp)}
         found: dict = {}
         for e in exprs:
             for n in costly_inner_values(self.body, e, binders):
