@@ -4,24 +4,28 @@ A Gaussian mixture's adjoint nest (``for i: for k:``, :mod:`coarsen_nb.lower.num
 each point, a row of K terms, their maximum, their exponentials, their sum, a logarithm, then the scatters
 ``b_x[k] += ...``: each a loop over K (8) components, too short for LLVM's vectors and, for the maximum, the
 sum and the scatters (ordered float reductions), not vectorizable at all.  XLA computes the same over the
-points instead.  Here the loop over the points is taken a tile (``TILE``) of points at a time, and each
+points instead.  Here the loop over the points is taken a tile (``NEST_TILE``) of points at a time, and each
 statement of its body becomes a loop over the tile (scalar expansion, then loop distribution):
 
 * a number the body computes at each point (``top``, ``s``, ``lse``, ``inv``) is a tile of numbers,
-  ``top[i - tile]``; the row is a (K, TILE) table, ``row[k, i - tile]``;
+  ``top[i - tile]``; the row is a (K, NEST_TILE) table, ``row[k, i - tile]``;
 * the body's loops over the components run around a loop over the tile (interchanged): ``for k: for i:``,
   each point's maximum and sum taken over k in the same order as before, the loop over the tile one
   elementwise operation on every point (vectorized);
-* a scatter ``b_x[k] += v`` of such a loop is summed over the tile's points in a number (``acc = b_x[k]``,
-  ``acc += v``, ``b_x[k] = acc``): each element receives the same terms in the same order as from the loop
-  over the points;
+* a scatter ``b_x[k] += v`` of such a loop adds into a lane of a table per point of the tile,
+  ``lanes[k, i - tile] += v`` (elementwise: vectorized), and after the tiles each element adds its lanes;
+* an array read at the point, ``x[i]``, is read through the tile's view, ``x_tile[i - tile]`` (a vector load
+  where ``x[i]``, whose index Numba may wrap around, is a gather); a number the body computes at each point
+  but only one arm of a later branch reads is computed in that arm (the gradient's logarithm of a row's
+  sum, which only the refill reads);
 * the other statements (a branch at one point, the refill of the row where its sum is not positive, an
   accumulator over the points ``acc += lse``) run in a loop over the tile in point order; a value the body
   computes that reads nothing of the point (a test of the shift's sign) is computed once, before.
 
-Every value and every sum is the one the loop over the points computes, in the same order: bit for bit.
-It applies where this is so by construction: the loops over the components have bounds that read nothing
-of the point and hold no loop themselves; every array the body writes but its rows is written by ``+=``
+Every value and every sum but the scatters' is the one the loop over the points computes, in the same order:
+bit for bit; each scatter's element receives the same terms in another order (by lanes, then the lanes): to
+rounding.  It applies where this is so by construction: the loops over the components have bounds that read
+nothing of the point and hold no loop themselves; every array the body writes but its rows is written by ``+=``
 alone, at indices of one loop's variables, in one statement group, and read nowhere else; a number
 carried from one point to the next (the accumulator) lives in one group; nothing the body computes is read
 after the loop.  Otherwise :func:`tiled` answers None and the nest runs as before.
