@@ -167,3 +167,16 @@ def test_a_scatter_at_a_number_of_the_point_is_not_tiled():
     inner2 = lir.For(k, inner.iter, (inner.body[0], lir.AugAssign(lir.Index(b, (k,)), "+", lir.Index(row, (k,)))))
     body[1] = lir.For(i, body[1].iter, (body[1].body[0], inner2))
     assert numba_tiles.tiled(body, {"row"}, lambda w: w + "2") is not None
+
+
+def test_the_forward_reads_the_log_sum_exps_costly_terms_from_a_table():
+    """``math.exp(-w[k])`` inside the log-sum-exp over k varies over k alone: the forward nest computes it once
+    per component before the points (``nest_analysis.costly_inner_values``), not at each point-component;
+    its values are the loop's (the tests above, against NumPy and the plain function)."""
+    text = _compiled("mixture", True).source
+    for twin in ("def _soi3_fwd_nest(", "def _soi3_fwd_nest_in_bounds("):
+        fwd = text[text.index(twin):]
+        fwd = fwd[:fwd.index("\n@")]
+        points = fwd[fwd.index("for i in range(") if "for tile" not in fwd else fwd.index("for tile"):]
+        assert "table[" in points and "math.exp(w" not in points and "math.exp(-w" not in points
+        assert "math.exp(w_k_scaled)" in fwd[:fwd.index("for i in range(")]
