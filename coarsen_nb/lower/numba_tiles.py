@@ -179,11 +179,18 @@ def _groups(stmts, i, assigned):
                     if (i in names and s.target.id in names) or names & (assigned - {i, s.target.id}):
                         return None
             groups.append(("components", [s]))
-        elif groups and groups[-1][0] == "points":
+        elif groups and groups[-1][0] == "points" and not _holds_a_loop(s):
             groups[-1][1].append(s)
         else:
             groups.append(("points", [s]))
     return groups
+
+
+def _holds_a_loop(s) -> bool:
+    """A branch with a loop inside (the refill of a row whose sum is not positive, at few points if any)
+    starts a loop over the tile of its own: the statements before it then run in a loop without it, which
+    LLVM can vectorize (gmm 10^5, hand experiment: 2.42 -> 2.31 ms)."""
+    return isinstance(s, lir.If) and any(isinstance(t, (lir.For, lir.While)) for t in lir.statements([s]))
 
 
 def _scatters(inner, i, points, offset, fresh, size):
