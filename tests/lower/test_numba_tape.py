@@ -116,6 +116,29 @@ def indexed(a, x, lo):
     return s
 
 
+def biquad(b0, a1, a2, x):
+    """A filter with three float states (``x1``, ``y1``, ``y2``) and a kept ``sin``: one block of four rows."""
+    y1, y2, x1 = 0.0, 0.0, 0.0
+    energy = 0.0
+    for i in range(x.shape[0]):
+        y = b0 * x[i] + 0.1 * x1 - a1 * y1 - a2 * y2 + 0.01 * math.sin(y1)
+        x1 = x[i]
+        y2 = y1
+        y1 = y
+        energy += y * y
+    return energy / max(x.shape[0], 1)
+
+
+def two_of_each(a, n):
+    """Two float and two int states: a block for each dtype."""
+    x, y, k, j = a, 1.0 - a, 0, 1
+    for i in range(n):  # noqa: B007
+        x, y = math.sin(x + 0.1 * k) * 0.9 + y * 0.1, math.cos(y) * 0.5 + x * 0.01 * j
+        k = (k + 3) % 5
+        j = (j * 2) % 7
+    return x * y
+
+
 def _central(fn, args, i, eps=1e-6):
     h = eps * max(1.0, abs(args[i]))
     up, down = list(args), list(args)
@@ -202,6 +225,31 @@ def test_nested_loops(m, n):
 
 
 # -- structure ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 300])
+def test_the_arrays_of_one_loop_and_dtype_are_one_block(n):
+    """One allocation per loop and dtype, each state a row of it (``numba_tape.packed``: freed together,
+    the heap keeps the pages between calls)."""
+    x = np.sin(np.linspace(0.0, 9.0, n))
+    f = _check(biquad, ("b0", "a1", "a2"), (0.2, -1.2, 0.5, x))
+    g = _grad_source(f, "biquad")
+    assert len(re.findall(r"xp\.empty\(", g)) == 1, g
+    block = re.search(r"(_tape_\w+_float64) = xp\.empty\(\(4, max\(0, ", g)
+    assert block, g
+    rows = re.findall(rf"(_tape_\w+_s_\w+) = {block.group(1)}\[(\d)\]", g)
+    assert sorted(i for _, i in rows) == ["0", "1", "2", "3"], g
+    # the loops store into and load from the rows by their names, as they did the arrays
+    assert {a for a, _ in re.findall(r"(_tape_\w+_s_\w+)\[_tape_\w+_len\] = (\w+)", g)} == {a for a, _ in rows}, g
+
+
+@pytest.mark.parametrize("n", [0, 1, 40])
+def test_a_block_for_each_dtype(n):
+    f = _check(two_of_each, ("a",), (0.3, n))
+    g = _grad_source(f, "two_of_each")
+    assert re.search(r"_tape_\w+_float64 = xp\.empty\(\(2, ", g), g
+    assert re.search(r"_tape_\w+_int64 = xp\.empty\(\(2, ", g), g
+
 
 
 def test_the_tape_is_arrays_not_a_list():
