@@ -213,7 +213,7 @@ class ModuleWriter(ReverseSweep, IteratedLoops, WriterRecords):
             if original in self.helper_decorators:
                 self.helper_decorators[name] = self.helper_decorators[original]
         if self.backend.tape is not None:
-            body = self.backend.tape.drop_unread(body)     # the backend's own tape: entries nothing reads
+            body = self.backend.tape.finished(body)     # the backend's own tape: unread entries, one block
         if self.backend.frees_temporaries if frees is None else frees:
             body = lir_passes.free_dead_names(body, keep=keep)
         lir.verify(body, structured=True)

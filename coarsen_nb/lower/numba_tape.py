@@ -69,7 +69,14 @@ class KeptValue:
 class ArrayTape:
     """A loop's tape as arrays: ``count`` entries so far, ``arrays[j]`` holding ``states[j]``'s values.
     Each method returns the records to print; the names are the tape's name plus a suffix, so that the
-    forward and the reverse sweep, which ask for the tape separately, name the same arrays."""
+    forward and the reverse sweep, which ask for the tape separately, name the same arrays.
+
+    A **follower** is a state whose next value is another state's current value: ``y2 = y1`` in a
+    filter, ``x_prev, x = x, x_new`` in a two-step integrator.  Its value at entry k is its leader's at
+    entry k - 1 (at entry 0, its own start), so it has no array: the leader's array is ``lag`` entries
+    longer, entry k at ``lag + k``, and the follower ``d`` steps behind reads ``lag + k - d``, the slot
+    ``lag - d`` holding its value at entry 0 (written before the loop).  A chain (``z = y``, ``y = x``)
+    follows at depths 1, 2, ..."""
 
     count: str                              # ``_tape_L_len``: the entries pushed
     states: tuple[tuple[str, str], ...]     # (Python name of the state, dtype attribute of xp)
@@ -77,31 +84,45 @@ class ArrayTape:
     capacity: lir.Expr                      # the bound on the number of iterations
     # the loop counter (Python name, start): not stored, entry k's is ``start + k``
     counter: tuple[str, lir.Expr] | None = None
+    # (Python name of the follower, its leader's array, how many entries behind it is)
+    followers: tuple[tuple[str, str, int], ...] = ()
+    lag: int = 0                            # the most entries any follower is behind
+
+    def _slots(self) -> lir.Expr:
+        return self.capacity if not self.lag else lir.BinOp("+", self.capacity, lir.Lit(str(self.lag)))
+
+    def _at(self, k: lir.Expr, offset: int) -> tuple[lir.Expr]:
+        return (k if not offset else lir.BinOp("+", k, lir.Lit(str(offset))),)
 
     def start(self) -> list[lir.Stmt]:
-        """Before the loop: the count at zero, each array allocated for every iteration."""
+        """Before the loop (after the state's start): the count at zero, each array allocated for every
+        iteration, each follower's value at entry 0 in its slot."""
         out: list[lir.Stmt] = [lir.Assign(lir.Name(self.count), lir.Lit("0"))]
         for (_, dtype), arr in zip(self.states, self.arrays, strict=True):
-            out.append(lir.Assign(lir.Name(arr), xp_call("empty", self.capacity,
+            out.append(lir.Assign(lir.Name(arr), xp_call("empty", self._slots(),
                                                           dtype=lir.Attr(lir.Name("xp"), dtype))))
+        out += [lir.Assign(lir.Index(lir.Name(arr), (lir.Lit(str(self.lag - d)),)), lir.Name(name))
+                for name, arr, d in self.followers]
         return out
 
     def push(self) -> list[lir.Stmt]:
         """One iteration's entry, the state at its start: ``_tape_L_s_x[_tape_L_len] = x``, ..."""
-        at = (lir.Name(self.count),)
+        at = self._at(lir.Name(self.count), self.lag)
         out: list[lir.Stmt] = [lir.Assign(lir.Index(lir.Name(arr), at), lir.Name(name))
                                for (name, _), arr in zip(self.states, self.arrays, strict=True)]
         out.append(lir.AugAssign(lir.Name(self.count), "+", lir.Lit("1")))
         return out
 
     def allocate(self, kept: tuple[KeptValue, ...]) -> list[lir.Stmt]:
-        """Before the loop: an array for each value ``kept``, for every iteration."""
-        return [lir.Assign(lir.Name(v.array), xp_call("empty", self.capacity, dtype=lir.Attr(lir.Name("xp"),
+        """Before the loop: an array for each value ``kept``, for every iteration (as long as the states'
+        arrays: one block with them, :func:`packed`)."""
+        return [lir.Assign(lir.Name(v.array), xp_call("empty", self._slots(), dtype=lir.Attr(lir.Name("xp"),
                                                                                            "float64")))
                 for v in kept]
 
     def store(self, kept: tuple[KeptValue, ...]) -> list[lir.Stmt]:
-        """The values ``kept``, stored at the entry's index (the count goes up at the end of the body)."""
+        """The values ``kept``, stored at the entry's index (the count goes up at the end of the body; the
+        reverse sweep reads entry k at k: no follower reads them, so no lag)."""
         return [lir.Assign(lir.Index(lir.Name(v.array), (lir.Name(self.count),)), lir.Name(v.name)) for v in kept]
 
     def length(self) -> lir.Expr:
@@ -114,8 +135,10 @@ class ArrayTape:
         if self.counter is not None:
             name, start = self.counter
             out.append(lir.Assign(lir.Name(name), lir.BinOp("+", start, k)))
-        return out + [lir.Assign(lir.Name(name), lir.Index(lir.Name(arr), (k,)))
-                      for (name, _), arr in zip(self.states, self.arrays, strict=True)]
+        out += [lir.Assign(lir.Name(name), lir.Index(lir.Name(arr), self._at(k, self.lag)))
+                for (name, _), arr in zip(self.states, self.arrays, strict=True)]
+        return out + [lir.Assign(lir.Name(name), lir.Index(lir.Name(arr), self._at(k, self.lag - d)))
+                      for name, arr, d in self.followers]
 
 
 def tape_for(writer, s: IterStep, in_place) -> ArrayTape | None:
@@ -125,17 +148,45 @@ def tape_for(writer, s: IterStep, in_place) -> ArrayTape | None:
     if bound is None:
         return None
     capacity, counter, start = bound
-    states = []
+    kinds = {}
     for n, _, _ in s.mus:
         if n in in_place or n == counter:
             continue
         t = writer.plan.types.get(n)
         if t is None or t.ndim or t.kind not in _DTYPES:
             return None
-        states.append((writer.py(n), _DTYPES[t.kind]))
+        kinds[n] = t.kind
+    depth = _follower_depths(s, kinds)
     tape = writer.tape_name(s)
+    states = [(writer.py(n), _DTYPES[kind]) for n, kind in kinds.items() if n not in depth]
+    followers = tuple((writer.py(n), f"{tape}_s_{writer.py(leader)}", d) for n, (leader, d) in depth.items())
     return ArrayTape(f"{tape}_len", tuple(states), tuple(f"{tape}_s_{name}" for name, _ in states), capacity,
-                     (writer.py(counter), start))
+                     (writer.py(counter), start), followers, max((d for _, _, d in followers), default=0))
+
+
+def _follower_depths(s: IterStep, kinds: dict[str, str]) -> dict[str, tuple[str, int]]:
+    """{follower: (its leader, how many entries behind)} among the stored states ``kinds`` of loop
+    ``s`` (:class:`ArrayTape`): a state whose next value is another's current value, of the same kind,
+    followed back to a state that follows none (a swap, ``x, y = y, x``, has none: neither follows)."""
+    follows = {}
+    for n, _, nxt in s.mus:
+        if n not in kinds or not isinstance(nxt, ir.Name):
+            continue
+        source = nxt.id
+        found = _kernel_expr(s.body, nxt.id)
+        if found is not None:
+            kernel, expr = found
+            source = kernel.scalars.get(expr) if isinstance(expr, sp.Symbol) else None
+        if source in kinds and source != n and kinds[source] == kinds[n]:
+            follows[n] = source
+    depth = {}
+    for n in follows:
+        leader, d = n, 0
+        while leader in follows and d <= len(follows):
+            leader, d = follows[leader], d + 1
+        if leader not in follows:
+            depth[n] = (leader, d)
+    return depth
 
 
 def kept_values(writer, s: IterStep, kernel, pr) -> tuple[KeptValue, ...]:
@@ -273,6 +324,75 @@ def drop_unread(body: tuple) -> tuple:
             and (_tape_array(s.target) and s.target.id in unread
                  or isinstance(s.target, lir.Index) and _tape_array(s.target.value) and s.target.value.id in unread)}
     return lir_passes.without(body, dead)     # (the dead-assignment pass's own removal)
+
+
+def finished(body: tuple) -> tuple:
+    """A function's body with its tapes final: the arrays nothing reads dropped (:func:`drop_unread`),
+    the rest packed one block per loop and dtype (:func:`packed`)."""
+    return packed(drop_unread(body))
+
+
+def packed(body: tuple) -> tuple:
+    """``body`` with each loop's tape arrays of one dtype allocated as one block, each array a row of it.
+
+    Why: memory.  Each array is a fresh allocation of a few hundred kB per call (10⁵ iterations), freed
+    at the end of the call.  glibc's ``malloc`` serves the first from ``mmap``, then raises its threshold
+    to that size, so later ones come from the heap — but a ``free`` trims the heap's top back to the
+    system once more than twice that threshold is free.  Three arrays of 800 kB free 2.4 MB against a
+    1.6 MB trim threshold: every call gets its pages from the kernel again (554 page faults a call on
+    the IIR filter of ``benchmarks/scalar_loops``, most of its gradient's time).  One block of 2.4 MB
+    raises the thresholds to its own size, and the heap keeps its pages between calls.  The rows keep
+    the arrays' names and their contiguous layout, so the loops that store and load them are unchanged:
+    ``_tape_line96_float64 = xp.empty((3, n), dtype=xp.float64)``, ``_tape_line96_s_y1 =
+    _tape_line96_float64[1]``.  Arrays allocated in one statement list (a loop's :meth:`ArrayTape.start`
+    and its kept values) are packed together; a lone array stays as it was."""
+    allocations: dict[tuple, list] = {}
+    for s in body:
+        key = _allocation(s)
+        if key is not None:
+            allocations.setdefault(key, []).append(s)
+    blocks = {id(group[0]): (key, group) for key, group in allocations.items() if len(group) > 1}
+    merged = {id(s) for _, group in blocks.values() for s in group[1:]}
+    out: list[lir.Stmt] = []
+    for s in body:
+        if id(s) in blocks:
+            out.extend(_block(*blocks[id(s)]))
+        elif id(s) in merged:
+            continue
+        elif isinstance(s, lir.If):
+            out.append(lir.If(s.test, packed(s.body), packed(s.orelse)))
+        elif isinstance(s, lir.For):
+            out.append(lir.For(s.target, s.iter, packed(s.body)))
+        elif isinstance(s, lir.While):
+            out.append(lir.While(s.test, packed(s.body)))
+        else:
+            out.append(s)
+    return tuple(out)
+
+
+def _allocation(s: lir.Stmt) -> tuple | None:
+    """(the loop's tape name, the dtype, the capacity's text) where ``s`` allocates one of its arrays,
+    ``_tape_L_s_x = xp.empty(capacity, dtype=xp.float64)``; else None."""
+    if not (isinstance(s, lir.Assign) and _tape_array(s.target) and isinstance(s.value, lir.Call)):
+        return None
+    call = s.value
+    if str(call.func) != "xp.empty" or len(call.args) != 1 or [k for k, _ in call.kwargs] != ["dtype"]:
+        return None
+    dtype = call.kwargs[0][1]
+    if not isinstance(dtype, lir.Attr):
+        return None
+    return s.target.id[:s.target.id.index("_s_")], dtype.attr, str(call.args[0])
+
+
+def _block(key: tuple, group: list) -> list[lir.Stmt]:
+    """The block of ``group``'s arrays (one row each) and each array bound to its row."""
+    tape, dtype, _ = key
+    block = lir.Name(f"{tape}_{dtype}")
+    first = group[0].value
+    shape = lir.Tuple((lir.Lit(str(len(group))), first.args[0]))
+    out: list[lir.Stmt] = [lir.Assign(block, lir.Call(first.func, (shape,), first.kwargs))]
+    out += [lir.Assign(s.target, lir.Index(block, (lir.Lit(str(j)),))) for j, s in enumerate(group)]
+    return out
 
 
 def _tape_array(e: lir.Expr) -> bool:

@@ -116,6 +116,55 @@ def indexed(a, x, lo):
     return s
 
 
+def biquad(b0, a1, a2, x):
+    """A filter with float states ``x1``, ``y1`` and ``y2`` (which follows ``y1``, no array of its own) and
+    a kept ``sin``: one block of three rows."""
+    y1, y2, x1 = 0.0, 0.0, 0.0
+    energy = 0.0
+    for i in range(x.shape[0]):
+        y = b0 * x[i] + 0.1 * x1 - a1 * y1 - a2 * y2 + 0.01 * math.sin(y1)
+        x1 = x[i]
+        y2 = y1
+        y1 = y
+        energy += y * y
+    return energy / max(x.shape[0], 1)
+
+
+def two_of_each(a, n):
+    """Two float and two int states: a block for each dtype."""
+    x, y, k, j = a, 1.0 - a, 0, 1
+    for i in range(n):  # noqa: B007
+        x, y = math.sin(x + 0.1 * k) * 0.9 + y * 0.1, math.cos(y) * 0.5 + x * 0.01 * j
+        k = (k + 3) % 5
+        j = (j * 2) % 7
+    return x * y
+
+
+def two_step(a, h, n):
+    """A two-step recurrence as users write it, ``x_prev, x = x, x_new``: ``x_prev`` follows ``x``."""
+    x_prev, x = a, a + h
+    for i in range(n):  # noqa: B007
+        x_prev, x = x, 2.0 * x - x_prev - h * h * math.sin(x) - 0.01 * x_prev * x
+    return x * x_prev
+
+
+def chain(a, n):
+    """``w`` follows ``v``, which follows ``u``: depths 1 and 2 behind ``u``, each with its own start."""
+    u, v, w = a, 0.5, -0.25
+    for i in range(n):  # noqa: B007
+        u, v, w = math.cos(u) + 0.3 * v - 0.2 * w * w + a, u, v
+    return u + v * w
+
+
+def swap(a, n):
+    """``x, y = y, x``: each follows the other, so neither is a follower (``z`` reads them)."""
+    x, y, z = a, 1.0, 0.5
+    for i in range(n):  # noqa: B007
+        x, y = y, x
+        z = z * math.sin(x) + a * y
+    return x * y + z
+
+
 def _central(fn, args, i, eps=1e-6):
     h = eps * max(1.0, abs(args[i]))
     up, down = list(args), list(args)
@@ -202,6 +251,57 @@ def test_nested_loops(m, n):
 
 
 # -- structure ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 300])
+def test_the_arrays_of_one_loop_and_dtype_are_one_block(n):
+    """One allocation per loop and dtype, each state a row of it (``numba_tape.packed``: freed together,
+    the heap keeps the pages between calls)."""
+    x = np.sin(np.linspace(0.0, 9.0, n))
+    f = _check(biquad, ("b0", "a1", "a2"), (0.2, -1.2, 0.5, x), fd_rtol=1e-4)
+    g = _grad_source(f, "biquad")
+    assert len(re.findall(r"xp\.empty\(", g)) == 1, g
+    block = re.search(r"(_tape_\w+_float64) = xp\.empty\(\(3, max\(0, ", g)
+    assert block, g
+    rows = re.findall(rf"(_tape_\w+_s_\w+) = {block.group(1)}\[(\d)\]", g)
+    assert sorted(i for _, i in rows) == ["0", "1", "2"], g
+    # the loops store into and load from the rows by their names, as they did the arrays
+    stores = re.findall(r"(_tape_\w+_s_\w+)\[_tape_\w+_len(?: \+ 1)?\] = (\w+)", g)
+    assert {a for a, _ in stores} == {a for a, _ in rows}, g
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 40])
+def test_a_state_that_follows_another_reads_its_array(n):
+    """``x_prev`` is ``x`` one entry back: no array of its own, its start in the slot before."""
+    f = _check(two_step, ("a", "h"), (0.4, 0.1, n))
+    g = _grad_source(f, "two_step")
+    assert "_s_x_prev" not in g, g
+    assert re.search(r"(_tape_\w+_s_x)\[0\] = x_prev\n", g), g
+    assert re.search(r"x_prev = _tape_\w+_s_x\[k\]\n", g) and re.search(r" x = _tape_\w+_s_x\[k \+ 1\]\n", g), g
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 60])
+def test_a_chain_of_followers(n):
+    f = _check(chain, ("a",), (0.3, n))
+    g = _grad_source(f, "chain")
+    assert "_s_v" not in g and "_s_w" not in g, g
+    assert re.search(r"_tape_\w+_s_u\[1\] = v\n", g) and re.search(r"_tape_\w+_s_u\[0\] = w\n", g), g
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 50])
+def test_a_swap_has_no_follower(n):
+    f = _check(swap, ("a",), (0.3, n))
+    g = _grad_source(f, "swap")
+    assert "_s_x" in g and "_s_y" in g, g
+
+
+@pytest.mark.parametrize("n", [0, 1, 40])
+def test_a_block_for_each_dtype(n):
+    f = _check(two_of_each, ("a",), (0.3, n))
+    g = _grad_source(f, "two_of_each")
+    assert re.search(r"_tape_\w+_float64 = xp\.empty\(\(2, ", g), g
+    assert re.search(r"_tape_\w+_int64 = xp\.empty\(\(2, ", g), g
+
 
 
 def test_the_tape_is_arrays_not_a_list():
