@@ -116,7 +116,8 @@ def _chunkwise(f: Request, sig: tuple, c: Compiled, cache: dict):
     from coarsen_nb.dask_chunk_runs import ChunkModule, ChunkSchedule
     from coarsen_nb.dask_chunk_sums import Refusal, chunk_sum
 
-    forms = chunk_sum(c.plan, f.params)
+    source = f.front_source.text            # (a refusal spells an index as the user wrote it)
+    forms = chunk_sum(c.plan, f.params, source)
     if isinstance(forms, Refusal):
         return forms
     own = f.backend in (backends.NUMPY.name, backends.NUMBA.name)
@@ -129,7 +130,7 @@ def _chunkwise(f: Request, sig: tuple, c: Compiled, cache: dict):
             cache[sig] = memory
     if memory.missing is not None:
         return Refusal(f"its {name} module cannot be loaded here ({memory.missing})")
-    forms = chunk_sum(memory.plan, f.params)         # (the plan of the code each chunk runs)
+    forms = chunk_sum(memory.plan, f.params, source)     # (the plan of the code each chunk runs)
     if isinstance(forms, Refusal):
         return forms
     module = ChunkModule(name, memory.parts, f"coarsen_nb_generated_{f.name}", f.name)
