@@ -247,8 +247,12 @@ def _over_records(total, reads: dict, arrays: dict, counts: dict, params, say: _
     if far[0] < -int(lo) or far[1] > int(short):
         return Refusal(f"its sum over range({_spoken(lo, say)}, {_spoken(hi, say)}) reads the records at "
                        f"[{_spoken(k + far[0], say)}] .. [{_spoken(k + far[1], say)}]: beyond their ends")
-    if summand.free_symbols & (length_syms | {k}):
-        return Refusal("each record's term reads the number of records or the record's index itself")
+    if k in summand.free_symbols:
+        # (a chunk's module counts its records from 0: the term would need the chunk's first global index)
+        return Refusal(f"each record's term reads the record's index {_spoken(k, say)} itself, not only at "
+                       f"[{_spoken(k, say)}] (a chunk's module numbers its records from 0)")
+    if summand.free_symbols & length_syms:
+        return Refusal("each record's term reads the number of records (a chunk's module sees its own)")
     return records, (int(lo), int(short)), False
 
 

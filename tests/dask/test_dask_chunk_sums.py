@@ -34,7 +34,7 @@ def index(x, a):
     for i in range(len(x)):
         s += a * i * x[i]
     return s
-''', "the record's index"),
+''', "each record's term reads the record's index i itself, not only at [i]"),
     "centred": ('''
 def centred(x, a):
     m = np.mean(x)
