@@ -17,6 +17,7 @@ from coarsen_nb.lower.emit import Printer
 from coarsen_nb.lower.fusion_domain import Body
 from coarsen_nb.lower.helpers import Helper
 from coarsen_nb.lower.numba_bounds import UNCHECKED, checked_call, loop_spans, out_of_bounds
+from coarsen_nb.lower.numba_peel import first_iteration
 from coarsen_nb.lower.numba_threads import THREADED, threadable, threaded
 from coarsen_nb.lower.numba_trig import KINDS as TRIG_KINDS
 from coarsen_nb.lower.numba_trig import FastTrig
@@ -116,20 +117,31 @@ class LoopFunction:
         returns: list[lir.Expr] = []
         accs: dict = {}
         decorator = DECORATOR
-        if self.dom.reduce is not None or self.kind == "loop":
-            reduces = self.dom.reduces if self.kind == "loop" else (self.dom.reduce,)
+        reduces = self.dom.reduces if self.kind == "loop" else (self.dom.reduce,)
+
+        def steps(pr: Printer, settle=lambda e: e) -> list[lir.Stmt]:
+            """One iteration's scatters and accumulations, printed by ``pr`` (its body: the values they read)."""
+            made: list[lir.Stmt] = []
+            done: set = set()
             for t, red in zip(self.targets, reduces, strict=True):
                 if red is None:         # (a scatter of a loop domain, added in place at its index)
-                    index = tuple(integer_index(inner.value(sp.sympify(x))) for x in t.index)
-                    out.append(lir.AugAssign(lir.Index(lir.Name(t.target), index), "+", inner.value(t.expr)))
+                    index = tuple(integer_index(pr.value(sp.sympify(x))) for x in t.index)
+                    made.append(lir.AugAssign(lir.Index(lir.Name(t.target), index), "+", pr.value(settle(t.expr))))
                     continue
+                if red.node in done:
+                    continue
+                done.add(red.node)
                 if red.node not in accs:
                     acc = accs[red.node] = lir.Name(self.fresh("acc"))
                     head.append(lir.Assign(acc, accumulator_start(red)))
                     if red.kind in ("max", "min"):
                         loads.add("math")       # (the identity is math's infinity)
-                    out += self._accumulate(acc, inner.value(red.operand), red.kind)
-                    outer.root.memo[red.node] = acc.id
+                made += self._accumulate(accs[red.node], pr.value(settle(red.operand)), red.kind)
+                outer.root.memo[red.node] = accs[red.node].id
+            return made
+
+        if self.dom.reduce is not None or self.kind == "loop":
+            out = steps(inner)
             returns += [outer.value(t.expr) for t, red in zip(self.targets, reduces, strict=True) if red is not None]
         else:
             for t in self.targets:
@@ -162,7 +174,23 @@ class LoopFunction:
             loads.add("math")           # (libm's cos and sin for the far elements)
         else:
             loops = [lir.For(i, iterable, tuple(inner.body + out))]
-            if self.writer.backend.parallel and len(loop_range) <= 2 and \
+            peel = None if elementwise or self.writer.backend.parallel else first_iteration(self, loop_range)
+            if peel is not None:
+                # the branches on `k == first` decided in the other iterations: their loop without them
+                settle, first, rest = peel
+                later = self.printer(loop_leaves, reads_map, 2, {self.dom.index: i.id}, settle)
+                later.scalar_points = True
+                if self.dom.reduce is not None or self.kind == "loop":
+                    made = steps(later, settle)
+                else:
+                    made = [lir.AugAssign(lir.Index(lir.Name(t.target),
+                                                    tuple(integer_index(later.value(sp.sympify(x))) for x in t.index)),
+                                          "+", later.value(settle(t.expr))) for t in self.targets]
+                loops = [lir.For(i, lir.Call(lir.Name("range"), first), tuple(inner.body + out)),
+                         lir.For(i, lir.Call(lir.Name("range"), rest), tuple(later.body + made))]
+                inner.helpers |= later.helpers
+                inner.uses_math = inner.uses_math or later.uses_math
+            if peel is None and self.writer.backend.parallel and len(loop_range) <= 2 and \
                     threadable(loops[0], {acc.id for acc in accs.values()}, after=outer.body):
                 trips = loop_range[0] if len(loop_range) == 1 else minus(*reversed(loop_range))
                 loops = [threaded(loops[0], trips)]
@@ -279,18 +307,24 @@ class LoopFunction:
         self.writer.helper_decorators[name] = decorator
         return name
 
-    def printer(self, leaves: dict, reads: dict, indent: int, index: dict) -> Printer:
+    def printer(self, leaves: dict, reads: dict, indent: int, index: dict, settle=None) -> Printer:
+        """A printer of the loop's code; ``settle`` (:func:`~coarsen_nb.lower.numba_peel.settled`'s
+        rewrite) decides the branches its points know the answer of (the iterations after a peeled first)."""
         arrays = {s for s in self.body.leaves if self.body.leaves[s][2]}
 
         def leaf(s):
             code = leaves[s]
             return code, s in arrays and isinstance(code, str) and code == self.body.leaves[s][0]
 
-        pr = Printer("xp", leaf, reads, dict(self.body.temps), indent=indent, names=self.writer.names,
-                     exprs=[t.expr for t in self.targets])
+        temps, exprs = dict(self.body.temps), [t.expr for t in self.targets]
+        if settle is not None:
+            temps, exprs = {k: settle(v) for k, v in temps.items()}, [settle(e) for e in exprs]
+        pr = Printer("xp", leaf, reads, temps, indent=indent, names=self.writer.names, exprs=exprs)
         # NumPy's error model (``_jit_loop``) already divides and raises to powers as IEEE 754 does
         pr.ieee = False
         pr.words = naming.kernel_words(self.kernel, self.writer.plan.words, pr.deps.ranges)
+        if settle is not None:          # (the user's names for the values the settled branches leave)
+            pr.words = {**{settle(e): w for e, w in pr.words.items()}, **pr.words}
         for k, code in index.items():
             pr.root.index_code[k] = lir.Name(code)      # (the loop's index variable)
         return pr
