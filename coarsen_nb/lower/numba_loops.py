@@ -18,6 +18,7 @@ from coarsen_nb.lower.fusion_domain import Body
 from coarsen_nb.lower.helpers import Helper
 from coarsen_nb.lower.numba_bounds import UNCHECKED, checked_call, loop_spans, out_of_bounds
 from coarsen_nb.lower.numba_peel import first_iteration
+from coarsen_nb.lower.numba_reciprocals import shared_reciprocals
 from coarsen_nb.lower.numba_threads import THREADED, threadable, threaded
 from coarsen_nb.lower.numba_trig import KINDS as TRIG_KINDS
 from coarsen_nb.lower.numba_trig import FastTrig
@@ -103,7 +104,10 @@ class LoopFunction:
             a, b, s = (outer.value(x) for x in self.dom.bounds)
             i = lir.Name(self.fresh(naming.user_word(str(self.dom.index)) or "k"))
             loop_range = (a, b) if str(s) == "1" else (a, b, s)
-        inner = self.printer(loop_leaves, reads_map, 2, {} if elementwise else {self.dom.index: i.id})
+        powers, inverses = shared_reciprocals(self.body, [t.expr for t in self.targets])
+        divide = (lambda e: e.xreplace(powers) if isinstance(e, sp.Basic) else e) if powers else (lambda e: e)
+        inner = self.printer(loop_leaves, reads_map, 2, {} if elementwise else {self.dom.index: i.id},
+                             divide if powers else None, inverses)
         inner.scalar_points = True
         # a loop that only stores, or one float sum over a range of step 1: cos and sin vectorized (numba_trig)
         summed = self.kind == "reduce" and self.dom.reduce.kind == "sum" and \
@@ -141,11 +145,11 @@ class LoopFunction:
             return made
 
         if self.dom.reduce is not None or self.kind == "loop":
-            out = steps(inner)
+            out = steps(inner, divide)
             returns += [outer.value(t.expr) for t, red in zip(self.targets, reduces, strict=True) if red is not None]
         else:
             for t in self.targets:
-                val = inner.value(t.expr)
+                val = inner.value(divide(t.expr))
                 if t.mode == "scatter":
                     index = tuple(integer_index(inner.value(sp.sympify(x))) for x in t.index)
                     out.append(lir.AugAssign(lir.Index(lir.Name(t.target), index), "+", val))
@@ -177,8 +181,12 @@ class LoopFunction:
             peel = None if elementwise or self.writer.backend.parallel else first_iteration(self, loop_range)
             if peel is not None:
                 # the branches on `k == first` decided in the other iterations: their loop without them
-                settle, first, rest = peel
-                later = self.printer(loop_leaves, reads_map, 2, {self.dom.index: i.id}, settle)
+                decide, first, rest = peel
+
+                def settle(e):
+                    return divide(decide(e))
+
+                later = self.printer(loop_leaves, reads_map, 2, {self.dom.index: i.id}, settle, inverses)
                 later.scalar_points = True
                 if self.dom.reduce is not None or self.kind == "loop":
                     made = steps(later, settle)
@@ -307,9 +315,10 @@ class LoopFunction:
         self.writer.helper_decorators[name] = decorator
         return name
 
-    def printer(self, leaves: dict, reads: dict, indent: int, index: dict, settle=None) -> Printer:
-        """A printer of the loop's code; ``settle`` (:func:`~coarsen_nb.lower.numba_peel.settled`'s
-        rewrite) decides the branches its points know the answer of (the iterations after a peeled first)."""
+    def printer(self, leaves: dict, reads: dict, indent: int, index: dict, settle=None, extra=None) -> Printer:
+        """A printer of the loop's code; ``settle`` rewrites what it prints (the branches the iterations after a
+        peeled first know the answer of: :mod:`~coarsen_nb.lower.numba_peel`; the shared divisors as powers of
+        their reciprocals: :mod:`~coarsen_nb.lower.numba_reciprocals`), ``extra`` the temporaries it adds."""
         arrays = {s for s in self.body.leaves if self.body.leaves[s][2]}
 
         def leaf(s):
@@ -319,6 +328,7 @@ class LoopFunction:
         temps, exprs = dict(self.body.temps), [t.expr for t in self.targets]
         if settle is not None:
             temps, exprs = {k: settle(v) for k, v in temps.items()}, [settle(e) for e in exprs]
+        temps.update(extra or {})
         pr = Printer("xp", leaf, reads, temps, indent=indent, names=self.writer.names, exprs=exprs)
         # NumPy's error model (``_jit_loop``) already divides and raises to powers as IEEE 754 does
         pr.ieee = False
