@@ -104,7 +104,7 @@ class LoopFunction:
             a, b, s = (outer.value(x) for x in self.dom.bounds)
             i = lir.Name(self.fresh(naming.user_word(str(self.dom.index)) or "k"))
             loop_range = (a, b) if str(s) == "1" else (a, b, s)
-        powers, inverses = shared_reciprocals(self.body, [t.expr for t in self.targets])
+        powers, inverses = shared_reciprocals([t.expr for t in self.targets], self.body.temps)
         divide = (lambda e: e.xreplace(powers) if isinstance(e, sp.Basic) else e) if powers else (lambda e: e)
         inner = self.printer(loop_leaves, reads_map, 2, {} if elementwise else {self.dom.index: i.id},
                              divide if powers else None, inverses)
@@ -182,11 +182,15 @@ class LoopFunction:
             if peel is not None:
                 # the branches on `k == first` decided in the other iterations: their loop without them
                 decide, first, rest = peel
+                # (its own reciprocals: the settled divisors are other expressions)
+                later_powers, later_inverses = shared_reciprocals(
+                    [decide(t.expr) for t in self.targets], {k: decide(v) for k, v in self.body.temps.items()})
 
                 def settle(e):
-                    return divide(decide(e))
+                    e = decide(e)
+                    return e.xreplace(later_powers) if later_powers and isinstance(e, sp.Basic) else e
 
-                later = self.printer(loop_leaves, reads_map, 2, {self.dom.index: i.id}, settle, inverses)
+                later = self.printer(loop_leaves, reads_map, 2, {self.dom.index: i.id}, settle, later_inverses)
                 later.scalar_points = True
                 if self.dom.reduce is not None or self.kind == "loop":
                     made = steps(later, settle)

@@ -24,36 +24,39 @@ from coarsen_nb.lower.numba_reciprocals import shared_reciprocals
 pytestmark = pytest.mark.usefixtures("private_numba_cache")     # (tests/lower/conftest.py)
 
 
-class _Tree:
-    """A stand-in for the fused kernel's body: its nodes are the expression's own."""
-
-    @staticmethod
-    def nodes(e):
-        return list(sp.preorder_traversal(e))
-
-
 a, b, t, x, y = sp.symbols("a b t x y")
 
 
 def test_a_divisor_read_twice_becomes_one_reciprocal():
-    powers, temps = shared_reciprocals(_Tree, [x / (a * b) + y / a**2])
+    powers, temps = shared_reciprocals([x / a + y / a**2 + x * y / (a * b)], {})
     ((inv, value),) = temps.items()
     assert value == 1 / a and powers == {1 / a: inv, a**-2: inv**2}
 
 
+def test_a_divisor_read_through_a_temporary_counts():
+    u = sp.Symbol("u")
+    powers, temps = shared_reciprocals([x / a + u], {u: y / a**2})
+    assert set(powers) == {1 / a, a**-2}
+
+
+def test_no_reciprocal_where_the_products_divide_anyway():
+    """(brachistochrone's adjoint: ``(v' + v)`` shared, but each product also divides by its own ``s``, ``y``)"""
+    assert shared_reciprocals([x / (b * a) + y / (t * a**2)], {}) == ({}, {})
+
+
 def test_a_root_and_its_square_share_the_roots_reciprocal():
-    powers, temps = shared_reciprocals(_Tree, [x / sp.sqrt(t) + y / t])
+    powers, temps = shared_reciprocals([x / sp.sqrt(t) + y / t], {})
     ((inv, value),) = temps.items()
     assert value == sp.Pow(sp.sqrt(t), -1, evaluate=False) and powers == {t**sp.Rational(-1, 2): inv, 1 / t: inv**2}
 
 
 def test_one_division_or_exponents_of_no_common_unit_stay():
-    assert shared_reciprocals(_Tree, [x / a + y * b]) == ({}, {})
-    assert shared_reciprocals(_Tree, [x * a**sp.Rational(-1, 2) + y * a**sp.Rational(-1, 3)]) == ({}, {})
+    assert shared_reciprocals([x / a + y * b], {}) == ({}, {})
+    assert shared_reciprocals([x * a**sp.Rational(-1, 2) + y * a**sp.Rational(-1, 3)], {}) == ({}, {})
 
 
 def test_a_constant_root_is_shared_but_a_number_is_not():
-    powers, temps = shared_reciprocals(_Tree, [x / sp.sqrt(sp.pi) + y / (a * sp.sqrt(sp.pi)) + x / 3 + y / 3])
+    powers, temps = shared_reciprocals([x / sp.sqrt(sp.pi) + y / (a * sp.sqrt(sp.pi)) + x / 3 + y / 3], {})
     assert set(temps.values()) == {sp.Pow(sp.sqrt(sp.pi), -1, evaluate=False)}
 
 
