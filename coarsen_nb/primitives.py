@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import math
+import types
 
 import numpy as np
 
@@ -88,7 +89,15 @@ def of_object(obj) -> Primitive | None:
         return lookup("math", name)
     if getattr(np, name, None) is obj and name not in OPERATOR_UFUNCS:
         return lookup("np", name)
+    if isinstance(obj, types.FunctionType) and str(getattr(obj, "__module__", "")).split(".")[0] not in _LIBRARIES:
+        # a Python function of the user's own (hookean_spring's ``_spring``, a helper to inline): none of
+        # NumPy's or SciPy's, whose identity test below imports SciPy (0.17 s of a cold build)
+        return None
     return next((p for known, p in _objects() if known is obj), None)
+
+
+#: the packages whose Python functions may be primitives (``np.linalg.norm``, ``scipy.special.logsumexp``)
+_LIBRARIES = ("numpy", "scipy")
 
 
 @functools.cache

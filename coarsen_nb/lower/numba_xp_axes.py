@@ -82,7 +82,8 @@ def _sum_to(g, shape):
     # its sum adds in), each point of g added at its point of ``shape``: scalar code, which Numba compiles
     # in milliseconds (its broadcast_shapes, broadcast_to and ndindex took 1-2 s in a fresh process)
     lines = ["def reduce(g, shape):"] + _broadcast_lines([("g.shape", g.ndim), ("shape", k)], rank)
-    lines += ["    out = _np.zeros(shape)", "    flat = out.reshape(-1)"]
+    # (a 1-D ``out`` is its own flat view: Numba's ``reshape(-1)`` is compiled only where it reshapes)
+    lines += ["    out = _np.zeros(shape)", "    flat = out.reshape(-1)" if k != 1 else "    flat = out"]
     lines += _step_lines("g", g.ndim, "s") + _step_lines("out", k, "t")
     loops, inner = _loops(rank)
     at = "0"

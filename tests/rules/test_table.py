@@ -147,3 +147,19 @@ def test_a_form_without_a_derivative_rule_is_named_not_a_printer_error(monkeypat
             f.grad(0.3)
     finally:
         table.printed.cache_clear()
+
+
+def test_a_users_own_function_is_no_primitive_and_imports_no_scipy():
+    """A helper the user's code calls (``_spring``) is inlined, not a primitive, decided without importing
+    SciPy (whose functions are compared by identity); NumPy's and SciPy's Python functions still are."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom coarsen_nb import primitives\n"
+            "def spring(d):\n    return d * d\n"
+            "assert primitives.of_object(spring) is None\n"
+            "assert 'scipy.special' not in sys.modules, 'SciPy imported'\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert primitives.of_object(np.linalg.norm).numpy == "linalg.norm"
+    assert primitives.of_object(scipy.special.logsumexp).name == "logsumexp"
