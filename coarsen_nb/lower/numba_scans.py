@@ -141,6 +141,9 @@ class ScanLoops(LoopFunction):
         reads_map = {s: (self.body.names(arr), idx) for s, (arr, idx) in self.body.reads.items()}
         k = self.dom.index
         outer = self.printer(codes, reads_map, 1, {})
+        # (every target but a scatter varies over no index, and the sums are float accumulators: the values
+        # around the passes are Python numbers, as in them, with no 0-d array to cast an integer one to float)
+        outer.scalar_points = True
         lo, hi, _ = (outer.value(x) for x in self.dom.bounds)
         states = self._states()
         scans = [n for n in states if isinstance(n, LinScan)]
@@ -314,6 +317,7 @@ class ScanLoops(LoopFunction):
         pass reads at every step (in ``exprs``) but that varies over no step (a branch on the forward sums,
         asian_option's payoff in the money), each once; ``backward``'s printer then reads their names."""
         between = self.printer(codes, reads_map, 1, {})
+        between.scalar_points = True
         for n, acc in ahead.items():
             between.root.memo[n] = acc
         for e in exprs:
