@@ -18,10 +18,13 @@ sums and scatters of its adjoint) is computed in one pass over k, each state car
   A costly value of a step that the reverse pass reads again (an ``exp``) is stored beside the states; an
   exponential of the step's data alone (``exp(sigma*z[p, k])``, no state) is computed ahead of the forward
   pass, in a loop that only stores it, with the helper ``_exp`` (LLVM vectorizes it, not libm's ``math.exp``),
-  and both passes read it back.  The stored rows are one allocation (the function runs once per path of a
-  Monte Carlo loop), and where tests before the passes prove every subscript in bounds (a number parameter
-  may be one: the path p) the adjoint runs without Numba's bounds checks (:mod:`coarsen_nb.lower.numba_bounds`).
-  asian_option's gradient at 10⁴ paths: 3.7 → 2.8 ms (RESULTS.md, stop 38).
+  and both passes read it back.  The stored rows are one array (the function runs once per path of a
+  Monte Carlo loop), handed over by the caller where its length reads the parameters alone, which a reverse
+  sweep then allocates once before its loop (:mod:`coarsen_nb.lower.scratch`); the values around the passes
+  are Python numbers, no 0-d arrays.  Where tests before the passes prove every subscript in bounds (a number
+  parameter may be one: the path p) the adjoint runs without Numba's bounds checks
+  (:mod:`coarsen_nb.lower.numba_bounds`).  asian_option's gradient at 10⁴ paths: 3.7 → 2.8 ms (RESULTS.md,
+  stop 38), 3.2 → 2.8 ms on a loaded machine (stop 39).
 
 The new states of a step are all computed before any is stored, so a scan that reads another scan (or a
 costate that reads another costate) reads the values of the same step.  What this does not take (the
