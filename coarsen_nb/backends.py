@@ -70,6 +70,10 @@ class Backend:
     # ``parallel=True``: the fused loops whose iterations are independent run on threads (numba's prange:
     # lower/numba_threads.py); a backend that can: :data:`PARALLEL_BACKENDS`
     parallel: bool = False
+    # a choice between two names or numbers on one truth value (``if t2: choice = a else: choice = b``) is
+    # printed ``choice = xp.where(t2, a, b)`` (lower/branches.py): dask's, where a Python ``if`` on a reduced
+    # value would compute it while the graph is built
+    where_choices: bool = False
 
     @property
     def tape(self) -> ModuleType | None:
@@ -231,7 +235,7 @@ def _dask_helpers() -> dict:
 # pasted after the imports as numba's namespace is): every statement builds a lazy graph.  A Dask argument
 # selects it whatever backend= says (coarsen_nb/dask_arrays.py).
 DASK = Backend("dask", "dask.array", "Dask (dask.array) and NumPy", prologue=_pasted("dask_xp.py"),
-               load_helpers=_dask_helpers, array_type="Array",
+               load_helpers=_dask_helpers, array_type="Array", where_choices=True,
                install_hint="install Dask (pip install coarsen-nb[dask]); the generated code is in .source")
 
 #: The ``backend=`` options, in the order the docs list them.

@@ -33,7 +33,9 @@ What cannot be chunked is refused before anything runs, with a :class:`CoarsenEr
 dask namespace's ``math`` and ``float`` (``math.log(total)``, ``math.tanh(s)``, ``float(s)`` in an array
 literal give 0-d Dask arrays, :mod:`coarsen_nb.lower.dask_xp`), and the helpers that branch on data are
 ``where`` of both arms (``_softplus``, ``_sigmoid``, ``_ieee_div``, ``_erfc``; ``_lin_scan`` keeps a number a
-number: :mod:`coarsen_nb.lower.dask_helpers`).
+number: :mod:`coarsen_nb.lower.dask_helpers`), and a scalar choice between two names or numbers, which the
+NumPy printer writes ``if t2: choice = m_1 else: choice = t``, is ``choice = xp.where(t2, m_1, t)`` in the
+dask module (``Backend.where_choices``, ``lower/branches.py``: logsumexp, max_of_generator, running_max).
 
 Not refused, and not lazy (the answer is the same; the cost is the graph up to that point computed where the
 Python code runs, again at each evaluation).  These stay eager because Python code decides on the value:
@@ -42,9 +44,6 @@ Python code runs, again at each evaluation).  These stay eager because Python co
   one chunk; chunked, such loops are refused);
 * a ``while`` loop whose exit the data decides (bgd_hyperopt's ``if abs(w) > 1e6: break``), or
   ``_lin_scan``'s doubling loop on a coefficient that is itself a Dask array: a trip count that is a value;
-* the NumPy printer's ``if t2: choice = m_1 else: choice = t`` between two reduced values (logsumexp,
-  max_of_generator, running_max): both arms are cheap and safe, so this one could be ``where``; it is left
-  to the NumPy printer (``lower/branches.py``), which prints the same statement for every backend;
 * a NumPy argument indexed by an index array the graph builds (NumPy's indexing computes the Dask index;
   gmm's ``mu[k]`` did, until gmm ran chunk by chunk);
 * ``int()`` of a reduced value and a masked subset of data-dependent size feeding a shape (``full``,
@@ -117,7 +116,8 @@ def _chunkwise(f: Request, sig: tuple, c: Compiled, cache: dict):
     from coarsen_nb.dask_chunk_runs import ChunkModule, ChunkSchedule
     from coarsen_nb.dask_chunk_sums import Refusal, chunk_sum
 
-    forms = chunk_sum(c.plan, f.params)
+    source = f.front_source.text            # (a refusal spells an index as the user wrote it)
+    forms = chunk_sum(c.plan, f.params, source)
     if isinstance(forms, Refusal):
         return forms
     own = f.backend in (backends.NUMPY.name, backends.NUMBA.name)
@@ -130,7 +130,7 @@ def _chunkwise(f: Request, sig: tuple, c: Compiled, cache: dict):
             cache[sig] = memory
     if memory.missing is not None:
         return Refusal(f"its {name} module cannot be loaded here ({memory.missing})")
-    forms = chunk_sum(memory.plan, f.params)         # (the plan of the code each chunk runs)
+    forms = chunk_sum(memory.plan, f.params, source)     # (the plan of the code each chunk runs)
     if isinstance(forms, Refusal):
         return forms
     module = ChunkModule(name, memory.parts, f"coarsen_nb_generated_{f.name}", f.name)

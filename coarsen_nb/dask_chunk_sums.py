@@ -46,6 +46,7 @@ import sympy as sp
 
 from coarsen_nb import ir
 from coarsen_nb.dask_chunk_before import BeforeTheSum
+from coarsen_nb.dask_chunk_words import Spellings
 from coarsen_nb.lower import naming
 from coarsen_nb.phi import forms
 from coarsen_nb.plan import CondStep, IterStep, KernelStep, PrimStep
@@ -89,9 +90,10 @@ class Refusal:
         return self.reason
 
 
-def chunk_sum(plan, params: tuple[str, ...]) -> tuple[ChunkSum, ...] | Refusal:
+def chunk_sum(plan, params: tuple[str, ...], source: str | None = None) -> tuple[ChunkSum, ...] | Refusal:
     """The :class:`ChunkSum` s of ``plan`` (a function of the parameters ``params``; one per sum that may be
-    over the records), or why it is not one.
+    over the records), or why it is not one (an index it names spelled as the function's ``source`` text
+    writes it, where that has it: :mod:`coarsen_nb.dask_chunk_words`).
 
     The SOIs' outputs are inlined into the result, in plan order (``s / len(x)`` of an SOI after the sum's
     is the sum's value over the length), so the result is one expression over the parameters, the shape
@@ -102,7 +104,7 @@ def chunk_sum(plan, params: tuple[str, ...]) -> tuple[ChunkSum, ...] | Refusal:
     symbols: dict[str, sp.Symbol] = {}   # a name the SOIs read -> its symbol
     reads: dict = {}
     arrays: dict = {}
-    say = _Said(plan.words)             # (a refusal names the user's variables: i, not $k1.2)
+    say = _Said(plan.words, Spellings(source))   # (a refusal names the user's variables: i, not $k1.2)
     inputs = BeforeTheSum(params)            # what each plan name is computed from, for the steps before the sum
     for step in plan.steps:
         if isinstance(step, PrimStep):
@@ -140,17 +142,30 @@ class _Said:
     module's names (:class:`~coarsen_nb.lower.names.Names`): a sentence needs no unique identifiers."""
 
     words: dict
+    spellings: Spellings = Spellings("")      # (the function's source: an index as the user wrote it)
 
     def __call__(self, name: str) -> str:
         return self.words.get(name.split(".")[0]) or naming.user_word(name) or naming.kind_word(name) or "a value"
+
+    def index(self, read) -> str:
+        """The index of ``read`` as the source writes it (``len(x) - 1 - i``), else in the user's names
+        (``-i + n_x - 1``)."""
+        array = self(read.array)
+        return self.spellings.index(array, tuple(_in_words(i, self) for i in read.index)) \
+            or ", ".join(_spoken(i, self) for i in read.index)
 
 
 def _spoken(e, say: _Said) -> str:
     """The expression ``e`` (a SymPy index, or a plan name) as the user's names print it."""
     if isinstance(e, str):
         return say(e)
+    return str(_in_words(e, say))
+
+
+def _in_words(e, say: _Said) -> sp.Expr:
+    """The SymPy expression ``e`` over symbols named as the user's names (plain symbols: ``i``, ``n_x``)."""
     e = sp.sympify(e)
-    return str(e.xreplace({s: sp.Symbol(say(s.name)) for s in e.free_symbols}))
+    return e.xreplace({s: sp.Symbol(say(s.name)) for s in e.free_symbols})
 
 
 def _shape_read(step: PrimStep, params, lengths: dict, shapes: dict, say: _Said) -> str:
@@ -232,8 +247,12 @@ def _over_records(total, reads: dict, arrays: dict, counts: dict, params, say: _
     if far[0] < -int(lo) or far[1] > int(short):
         return Refusal(f"its sum over range({_spoken(lo, say)}, {_spoken(hi, say)}) reads the records at "
                        f"[{_spoken(k + far[0], say)}] .. [{_spoken(k + far[1], say)}]: beyond their ends")
-    if summand.free_symbols & (length_syms | {k}):
-        return Refusal("each record's term reads the number of records or the record's index itself")
+    if k in summand.free_symbols:
+        # (a chunk's module counts its records from 0: the term would need the chunk's first global index)
+        return Refusal(f"each record's term reads the record's index {_spoken(k, say)} itself, not only at "
+                       f"[{_spoken(k, say)}] (a chunk's module numbers its records from 0)")
+    if summand.free_symbols & length_syms:
+        return Refusal("each record's term reads the number of records (a chunk's module sees its own)")
     return records, (int(lo), int(short)), False
 
 
@@ -307,7 +326,7 @@ def _whole_records(reads: dict, arrays: dict, summand, params, say: _Said, indic
         return Refusal(_NO_RECORDS)
     for r in reads.values():
         if r.array in records and not _at_a_sum(r, indices):
-            return Refusal(f"it reads {say(r.array)} at [{', '.join(_spoken(i, say) for i in r.index)}] "
+            return Refusal(f"it reads {say(r.array)} at [{say.index(r)}] "
                            "beside summing it elementwise")
     return tuple(p for p in params if p in records)
 
@@ -319,8 +338,7 @@ def _at_a_sum(read, indices: set) -> bool:
 
 def _not_own_row(read, k, say: _Said) -> str:
     """Why ``read`` (of a record array) is not record ``k``'s own row, in the user's names."""
-    at = ", ".join(_spoken(i, say) for i in read.index)
-    return f"it reads {say(read.array)} at [{at}]: not record {_spoken(k, say)}'s own row"
+    return f"it reads {say(read.array)} at [{say.index(read)}]: not record {_spoken(k, say)}'s own row"
 
 
 #: the most rows a chunk reads beyond its own at either end (``x[k + 1]``, ``range(len(x) - 1)``): its halo

@@ -18,8 +18,9 @@ import dataclasses
 import math
 import os
 
-from coarsen_nb import backends, checks, cupy_arrays, dask_arrays, front_cache
-from coarsen_nb.errors import CoarsenError, InternalCompilerError
+from coarsen_nb import backends, checks, cupy_arrays, dask_arrays, front_cache, run_errors
+from coarsen_nb.call_keys import SEEN_MAX, Seen, shapes, type_key
+from coarsen_nb.errors import CoarsenError
 from coarsen_nb.frontend import reads
 from coarsen_nb.phi.arg_types import T, signature_of
 from coarsen_nb.specialize import Compiled, compile_signature
@@ -91,9 +92,10 @@ class Coarsened:
         self.per_block = bool(per_block)
         self.parallel = bool(parallel)
         self._cache: dict = {}          # signature -> Compiled
-        self._seen: dict = {}           # _type_key of the arguments -> (Compiled, positions of int scalars)
+        self._seen: dict = {}           # type_key of the arguments -> Seen (call_keys)
+        self._arity = len(self.params)
         self._last: Compiled | None = None
-        self._last_key: tuple = ()     # the last call's _type_key: its arguments' shapes, for f.cost
+        self._last_key: tuple = ()     # the last call's type_key: its arguments' shapes, for f.cost
         self._last_ints: dict = {}
         self.__doc__ = fn_or_source.__doc__ if callable(fn_or_source) else None   # not str's docstring
         self.__name__ = self.name
@@ -170,7 +172,7 @@ class Coarsened:
     def _bind(self, args: tuple, kwargs: dict) -> tuple:
         """One value per parameter (``checks.bind``); every parameter given in order is that already, without
         binding's cost per call (a few µs, a tenth of a small compiled gradient)."""
-        if not kwargs and len(args) == len(self.params):
+        if not kwargs and len(args) == self._arity:
             return args
         return checks.bind(self.name, self.__signature__, args, kwargs)
 
@@ -179,39 +181,42 @@ class Coarsened:
     def _specialize(self, args) -> Compiled:
         """The specialization for ``args`` (one per parameter), compiled on the first call with its signature.
 
-        A call whose arguments have the types and shapes of an earlier call's (each one's Python type, and an
-        array's dtype and shape: :func:`_type_key`) takes the fast path, a dictionary lookup: the argument
-        checks and the signature depend on nothing else (the shape not even: it is in the key because the key
-        is then also what ``f.cost`` reads, so no second pass over the arguments), so they would pass and give
-        the same as then.  That is what keeps a small compiled gradient's call cheap (its own run takes a few
-        µs).  A call on Dask arrays never does: its chunks are checked on every call
-        (:mod:`coarsen_nb.dask_arrays`)."""
-        key = _type_key(args)
+        A call whose arguments have the types and shapes of an earlier call's (:func:`~coarsen_nb.call_keys.
+        type_key`) takes the fast path, a dictionary lookup: the argument checks and the signature depend on
+        nothing else (the shape not even: it is in the key because the key is then also what ``f.cost`` reads,
+        so no second pass over the arguments), so they would pass and give the same as then.  A call on Dask
+        arrays never does: its chunks are checked on every call (:mod:`coarsen_nb.dask_arrays`)."""
+        key = type_key(args)
         seen = self._seen.get(key)
-        if seen is None:
-            if len(self._seen) >= _SEEN_MAX:        # (a new shape each call: the checks run again, not memory)
+        if seen is None:        # (inline: a fallback's warning counts the frames up to the user's call)
+            if len(self._seen) >= SEEN_MAX:        # (a new shape each call: the checks run again, not memory)
                 self._seen.clear()
             checks.arguments(self.params, args)
             sig = signature_of(args)
             ints = tuple(k for k, t in enumerate(sig) if t.kind == "int" and t.ndim == 0)
-            if dask_arrays.wanted(self.backend, args):      # a Dask argument: the dask module
-                seen = (dask_arrays.specialize(self, sig, args, self._cache), ints)
+            if dask_arrays.wanted(self.backend, args):      # a Dask argument: the dask module, never kept by key
+                seen = Seen(dask_arrays.specialize(self, sig, args, self._cache), ints)
             elif cupy_arrays.wanted(self.backend, args):    # a CuPy argument: the cupy module
-                seen = self._seen[key] = (cupy_arrays.specialize(self, sig, self._cache), ints)
+                seen = self._seen[key] = Seen(cupy_arrays.specialize(self, sig, self._cache), ints)
             else:
                 hit = self._cache.get(sig)
                 if hit is None:
                     hit = self._compile(sig)
                     self._cache[sig] = hit
-                seen = self._seen[key] = (hit, ints)
-        hit, ints = seen
-        # set together, after a compile that succeeded: f.cost reads the plan with these shapes
-        self._last, self._last_key = hit, key
-        self._last_ints = {self.params[k]: int(args[k]) for k in ints} if ints else {}
+                seen = self._seen[key] = Seen(hit, ints)
+        self._note(seen, key, args)
+        hit = seen.compiled
         if hit.missing:
             raise CoarsenError(self.backend, message=f"the {self.backend} module cannot be loaded here ({hit.missing})",
                                hint=backends.get(self.backend).install_hint)
         return hit
+
+    def _note(self, seen: Seen, key: tuple, args: tuple) -> None:
+        """Remember the call for ``f.cost``; set together, after a compile that succeeded (the plan is read
+        with these shapes)."""
+        self._last, self._last_key = seen.compiled, key
+        if seen.ints or self._last_ints:
+            self._last_ints = seen.int_values(self.params, args)
 
     def _compile(self, sig: tuple[T, ...]) -> Compiled:
         return compile_signature(self, sig)
@@ -238,23 +243,7 @@ class Coarsened:
         try:
             return fn(*args, *extra)
         except Exception as exc:
-            from coarsen_nb.frontend.unbound import UNBOUND_MARK
-
-            # The user's subset has no attributes, dicts or free names that these could come from: a bug in the
-            # generated code -- except the UnboundLocalError a possibly-unbound read raises on purpose.
-            if isinstance(exc, (AttributeError, KeyError, NameError)) and not (
-                    isinstance(exc, UnboundLocalError) and UNBOUND_MARK in str(exc)):
-                raise InternalCompilerError(self.name, "running the generated code", exc) from exc
-            # (an error inside compiled code was repeated on the NumPy module, which says where: numba_loader)
-            from coarsen_nb import call_errors  # (imports SymPy: only when something went wrong)
-
-            _, filename, table = getattr(exc, "generated_module", (c.source, c.filename, c.line_table))
-            err = call_errors.from_generated(exc, filename=filename, line_table=table, fname=self.name,
-                                             params=self.params, primal=args, user_source=self._ssa.source,
-                                             plan=c.plan)
-            if err is None:
-                raise
-            raise err from exc
+            run_errors.reraise(self, c, exc, args)
 
     def __call__(self, *args, **kwargs):
         args = self._bind(args, kwargs)
@@ -273,11 +262,24 @@ class Coarsened:
 
     def grad(self, *args, **kwargs):
         """The gradient with respect to ``wrt`` (in wrt order)."""
-        args = self._bind(args, kwargs)
-        c = self._specialize(args)
-        if c.grad is None or not c.scalar_result:
-            return self.value_and_grad(*args)[1]
-        grads = self._run(c, c.grad, args)
+        if kwargs or len(args) != self._arity:
+            args = checks.bind(self.name, self.__signature__, args, kwargs)
+        # a repeated call (call_keys): _specialize and _run inlined, the gradient-only entry found once
+        key = type_key(args)
+        seen = self._seen.get(key)
+        if seen is None or seen.grad is None:
+            c = self._specialize(args)
+            if c.grad is None or not c.scalar_result:
+                return self.value_and_grad(*args)[1]
+            seen = self._seen.get(key) or Seen(c, ())       # (a Dask call is not kept by key)
+        else:
+            self._last, self._last_key = seen.compiled, key      # (self._note, inline)
+            if seen.ints or self._last_ints:
+                self._last_ints = seen.int_values(self.params, args)
+        try:
+            grads = seen.grad(*args)
+        except Exception as exc:
+            run_errors.reraise(self, seen.compiled, exc, args)
         return grads[0] if len(grads) == 1 else grads
 
     def vjp(self, *args, **kwargs):
@@ -369,10 +371,10 @@ class Coarsened:
         from coarsen_nb.lower.cost import estimate
 
         c = self._compiled()
-        shapes = _shapes(self._last_key)
-        key = (shapes, tuple(sorted(self._last_ints.items())))
+        shapes_ = shapes(self._last_key)
+        key = (shapes_, tuple(sorted(self._last_ints.items())))
         if key not in c.costs:
-            c.costs[key] = estimate(c.plan, c.wrt, shapes, ints=self._last_ints)
+            c.costs[key] = estimate(c.plan, c.wrt, shapes_, ints=self._last_ints)
         return copy.deepcopy(c.costs[key])    # (the caller's to change)
 
     @property
@@ -421,18 +423,3 @@ class Coarsened:
     def __repr__(self) -> str:
         threads = " parallel" if self.parallel else ""
         return f"<Coarsened {self.name}({', '.join(self.params)}) backend={self.backend}{threads} mode={self.mode}>"
-
-
-#: the argument keys a function remembers before it starts again (a caller giving a new shape on every call)
-_SEEN_MAX = 256
-
-
-def _type_key(args: tuple) -> tuple:
-    """What the argument checks and the signature of ``args`` depend on, and the shapes ``f.cost`` reads: each
-    one's type, and for an array (anything with a dtype) its dtype and shape."""
-    return tuple([(type(a), a.dtype, a.shape) if hasattr(a, "dtype") else type(a) for a in args])
-
-
-def _shapes(key: tuple) -> tuple:
-    """Each argument's shape, from its :func:`_type_key` (``()`` for a number)."""
-    return tuple([k[2] if isinstance(k, tuple) else () for k in key])

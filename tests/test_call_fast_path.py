@@ -100,15 +100,50 @@ def test_cost_follows_the_last_calls_shapes_and_ints():
 def test_a_new_shape_on_every_call_stays_right_and_bounded():
     """The fast path's key holds the shapes (what f.cost reads): a caller giving a new length on every call
     gets the plain function's gradient each time, one compilation, and a bounded table of keys."""
-    from coarsen_nb import runtime
+    from coarsen_nb import call_keys
 
     f = _compiled()
-    for m in range(1, runtime._SEEN_MAX + 40):
+    for m in range(1, call_keys.SEEN_MAX + 40):
         x = np.linspace(0.5, 2.0, m)
         got = f.grad(x, 1.5, m)
         np.testing.assert_allclose(got[0], 2 * 1.5 * x, rtol=1e-12)
         assert got[1] == pytest.approx(float(np.sum(x * x)), rel=1e-12)
-    assert len(f._cache) == 1 and len(f._seen) <= runtime._SEEN_MAX
+    assert len(f._cache) == 1 and len(f._seen) <= call_keys.SEEN_MAX
     fresh = _compiled()
     fresh.grad(x, 1.5, m)
     assert f.cost == fresh.cost
+
+
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+@pytest.mark.parametrize("method", ["grad", "value_and_grad", "call"])
+def test_an_error_inside_the_generated_code_on_a_repeated_call_is_the_users(backend, method):
+    """The same argument types as a good call (the fast path), but ``n`` past the array's end: the generated
+    code's IndexError is reported at the user's line, as a fresh compiled function reports it."""
+    def run(f, *args):
+        return f(*args) if method == "call" else getattr(f, method)(*args)
+
+    warmed = _compiled(backend)
+    for _ in range(2):
+        run(warmed, X, 1.5, 4)
+    fresh = _message(lambda: run(_compiled(backend), X, 1.5, 10))
+    assert "line" in fresh and "IndexError" in fresh
+    assert _message(lambda: run(warmed, X, 1.5, 10)) == fresh
+    np.testing.assert_allclose(warmed.grad(X, 1.5, 4)[0], 2 * 1.5 * X * (np.arange(6) < 4))    # and it goes on
+
+
+def test_a_strided_array_after_a_contiguous_one_of_the_same_key():
+    """Numba types a strided array apart from a contiguous one (its layout is not in the key): the same
+    key's entry gives the plain function's gradient for both, in either order."""
+    f = _compiled("numba")
+    wide = np.linspace(0.5, 2.0, 12)
+    for x in (wide[::2].copy(), wide[::2], wide[1::2], wide[::2].copy()):
+        got = f.grad(x, 1.5, 5)
+        np.testing.assert_allclose(got[0], 2 * 1.5 * x * (np.arange(6) < 5), rtol=1e-12)
+        assert got[1] == pytest.approx(float(x[:5] @ x[:5]), rel=1e-12)
+    assert len(f._seen) == 1
+
+
+def test_grad_of_a_function_without_a_scalar_result_says_so_on_every_call():
+    f = cn.coarsen("def double(x):\n    return 2.0 * x\n", backend="numba")
+    for _ in range(3):
+        assert "does not return a scalar" in _message(lambda: f.grad(X))

@@ -23,6 +23,11 @@ from coarsen_nb.symbolic.levels import ELEM
 class BranchPrinting:
     """Branches of the :class:`~coarsen_nb.lower.emit.Printer`."""
 
+    #: a scalar choice between two atoms (names or numbers) is printed ``choice = xp.where(t2, a, b)``, not as
+    #: an ``if``: set by the module writer from ``Backend.where_choices`` (the dask backend: a Python ``if``
+    #: on a reduced value computes it while the graph is being built; ``where`` of both arms keeps it lazy)
+    where_choices = False
+
     def _piecewise(self, e: sp.Piecewise, lv: Level) -> lir.Expr:
         clauses = list(e.args)
         # the choice the pre-pass made (branch_domains: from the SOI and what is computed before the branch)
@@ -227,7 +232,16 @@ class BranchPrinting:
 
         if clauses[0][1] == sp.true or len(clauses) == 1:
             return self.value(clauses[0][0], lv)
-        choose(0, lv)
+        if not self.where_choices:
+            choose(0, lv)
+            return out
+        with self.block() as body:
+            choose(0, lv)
+        chain = _where_chain(body[-1], out, self.call) if body and isinstance(body[-1], lir.If) else None
+        for s in body if chain is None else body[:-1]:      # (the first predicate's statements, either way)
+            self.emit(s)
+        if chain is not None:
+            self.emit(Assign(out, chain))
         return out
 
     def _short_circuit(self, e, lv: Level) -> lir.Expr:
@@ -254,3 +268,24 @@ class BranchPrinting:
             before = e.func(*e.args[:i])
             self._masked_assign(out, a, self._point_level(lv, sel, before if is_and else sp.Not(before)))
         return out
+
+
+def _where_chain(stmt: lir.If, out: Name, call) -> lir.Expr | None:
+    """``where(t2, a, where(t3, b, c))`` for the ``if`` that :meth:`BranchPrinting._scalar_piecewise`
+    printed, where each arm is one assignment of an atom to ``out`` and each ``else`` is that or another such
+    ``if`` alone (a later predicate computed by statements of its own is left to the ``if``: it runs only
+    where Python would run it); None where the ``if`` is not of that form.  Evaluating an atom cannot fail,
+    so evaluating both arms is safe."""
+    def atom(block) -> lir.Expr | None:
+        if len(block) == 1 and isinstance(block[0], Assign) and block[0].target == out \
+                and is_atom_code(block[0].value):
+            return block[0].value
+        return None
+
+    then = atom(stmt.body)
+    if then is None:
+        return None
+    orelse = atom(stmt.orelse)
+    if orelse is None and len(stmt.orelse) == 1 and isinstance(stmt.orelse[0], lir.If):
+        orelse = _where_chain(stmt.orelse[0], out, call)
+    return None if orelse is None else call("where", stmt.test, then, orelse)

@@ -22,8 +22,10 @@ module object holding ``dask.array``'s attributes, with
   Dask array whose task is Python's function of its value (the same value, the same domain errors, raised
   when it is computed), and Python's ``math`` function of anything else; and ``float`` to a function
   that casts a 0-d Dask array lazily (``xp.asarray([float(a), float(b)])``, an array literal of reduced
-  values, is ``stack``ed by ``asarray``).  What stays eager is named in
-  :mod:`coarsen_nb.dask_arrays`: a Python ``if`` or ``while`` on a reduced value, ``int()`` of one.
+  values, is ``stack``ed by ``asarray``); and ``where`` of a scalar choice (``choice = xp.where(t2, a, b)``,
+  printed for this backend where NumPy's module has ``if t2: choice = a else: choice = b`` between two
+  names or numbers) lazy on a reduced ``t2``, Python's choice on a plain truth value.  What stays eager is
+  named in :mod:`coarsen_nb.dask_arrays`: a Python ``if`` or ``while`` on a reduced value, ``int()`` of one.
 
 Anything else the namespace has no lazy form for (``convolve``, ``argsort``, ``linalg.slogdet``) raises a
 ``NotImplementedError`` naming it, which the runtime reports at the user's line: never an eager NumPy call,
@@ -110,6 +112,17 @@ def _cumulative(scan, identity):
     return cumulative
 
 
+def _where(condition, a, b):
+    """``where``; of a Python (or NumPy) truth value choosing between two numbers or 0-d arrays, that one, as
+    Python's ``if`` chooses.  The printer writes a scalar choice between two names as ``choice =
+    xp.where(t2, a, b)`` for this backend (``lower/branches.py``): lazy where ``t2`` is a reduced value (a
+    0-d Dask array), and where it is a plain truth value the choice stays the plain number it was (a size
+    computed from argument shapes must stay a Python int: ``arange``, ``full`` and slices take it)."""
+    if isinstance(condition, (_builtins.bool, _np.bool_)) and _np.ndim(a) == 0 and _np.ndim(b) == 0:
+        return a if condition else b
+    return _da.where(condition, a, b)
+
+
 def _reshape(x, shape):
     return _da.reshape(_da.asarray(x), shape)
 
@@ -164,6 +177,7 @@ xp.cumulative_sum = _cumulative(_da.cumsum, 0)
 xp.cumulative_prod = _cumulative(_da.cumprod, 1)
 xp.concat = _concat
 xp.reshape = _reshape
+xp.where = _where
 xp.isdtype = _isdtype
 
 

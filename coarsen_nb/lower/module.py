@@ -265,6 +265,7 @@ class ModuleWriter(ReverseSweep, IteratedLoops, WriterRecords):
                      elem_shape_calls=frozenset({"_broadcast_shape"}) if len(arrays) > 1 else frozenset())
         pr.leaf_map, pr.words = leaves, naming.kernel_words(kernel, self.plan.words, pr.deps.ranges)
         pr.whole_fills = trivial.whole_fills(self, kernel)
+        pr.where_choices = self.backend.where_choices
         lanes = self._lanes()
         pr.lane_rows = {s: lanes[n] for s, n in list(kernel.scalars.items()) + list(kernel.arrays.items())
                         if n in lanes}

@@ -17,6 +17,8 @@ from coarsen_nb.lower.emit import Printer
 from coarsen_nb.lower.fusion_domain import Body
 from coarsen_nb.lower.helpers import Helper
 from coarsen_nb.lower.numba_bounds import UNCHECKED, checked_call, loop_spans, out_of_bounds
+from coarsen_nb.lower.numba_peel import first_iteration
+from coarsen_nb.lower.numba_reciprocals import shared_reciprocals
 from coarsen_nb.lower.numba_threads import THREADED, threadable, threaded
 from coarsen_nb.lower.numba_trig import KINDS as TRIG_KINDS
 from coarsen_nb.lower.numba_trig import FastTrig
@@ -102,7 +104,10 @@ class LoopFunction:
             a, b, s = (outer.value(x) for x in self.dom.bounds)
             i = lir.Name(self.fresh(naming.user_word(str(self.dom.index)) or "k"))
             loop_range = (a, b) if str(s) == "1" else (a, b, s)
-        inner = self.printer(loop_leaves, reads_map, 2, {} if elementwise else {self.dom.index: i.id})
+        powers, inverses = shared_reciprocals([t.expr for t in self.targets], self.body.temps)
+        divide = (lambda e: e.xreplace(powers) if isinstance(e, sp.Basic) else e) if powers else (lambda e: e)
+        inner = self.printer(loop_leaves, reads_map, 2, {} if elementwise else {self.dom.index: i.id},
+                             divide if powers else None, inverses)
         inner.scalar_points = True
         # a loop that only stores, or one float sum over a range of step 1: cos and sin vectorized (numba_trig)
         summed = self.kind == "reduce" and self.dom.reduce.kind == "sum" and \
@@ -116,24 +121,35 @@ class LoopFunction:
         returns: list[lir.Expr] = []
         accs: dict = {}
         decorator = DECORATOR
-        if self.dom.reduce is not None or self.kind == "loop":
-            reduces = self.dom.reduces if self.kind == "loop" else (self.dom.reduce,)
+        reduces = self.dom.reduces if self.kind == "loop" else (self.dom.reduce,)
+
+        def steps(pr: Printer, settle=lambda e: e) -> list[lir.Stmt]:
+            """One iteration's scatters and accumulations, printed by ``pr`` (its body: the values they read)."""
+            made: list[lir.Stmt] = []
+            done: set = set()
             for t, red in zip(self.targets, reduces, strict=True):
                 if red is None:         # (a scatter of a loop domain, added in place at its index)
-                    index = tuple(integer_index(inner.value(sp.sympify(x))) for x in t.index)
-                    out.append(lir.AugAssign(lir.Index(lir.Name(t.target), index), "+", inner.value(t.expr)))
+                    index = tuple(integer_index(pr.value(sp.sympify(x))) for x in t.index)
+                    made.append(lir.AugAssign(lir.Index(lir.Name(t.target), index), "+", pr.value(settle(t.expr))))
                     continue
+                if red.node in done:
+                    continue
+                done.add(red.node)
                 if red.node not in accs:
                     acc = accs[red.node] = lir.Name(self.fresh("acc"))
                     head.append(lir.Assign(acc, accumulator_start(red)))
                     if red.kind in ("max", "min"):
                         loads.add("math")       # (the identity is math's infinity)
-                    out += self._accumulate(acc, inner.value(red.operand), red.kind)
-                    outer.root.memo[red.node] = acc.id
+                made += self._accumulate(accs[red.node], pr.value(settle(red.operand)), red.kind)
+                outer.root.memo[red.node] = accs[red.node].id
+            return made
+
+        if self.dom.reduce is not None or self.kind == "loop":
+            out = steps(inner, divide)
             returns += [outer.value(t.expr) for t, red in zip(self.targets, reduces, strict=True) if red is not None]
         else:
             for t in self.targets:
-                val = inner.value(t.expr)
+                val = inner.value(divide(t.expr))
                 if t.mode == "scatter":
                     index = tuple(integer_index(inner.value(sp.sympify(x))) for x in t.index)
                     out.append(lir.AugAssign(lir.Index(lir.Name(t.target), index), "+", val))
@@ -162,7 +178,31 @@ class LoopFunction:
             loads.add("math")           # (libm's cos and sin for the far elements)
         else:
             loops = [lir.For(i, iterable, tuple(inner.body + out))]
-            if self.writer.backend.parallel and len(loop_range) <= 2 and \
+            peel = None if elementwise or self.writer.backend.parallel else first_iteration(self, loop_range)
+            if peel is not None:
+                # the branches on `k == first` decided in the other iterations: their loop without them
+                decide, first, rest = peel
+                # (its own reciprocals: the settled divisors are other expressions)
+                later_powers, later_inverses = shared_reciprocals(
+                    [decide(t.expr) for t in self.targets], {k: decide(v) for k, v in self.body.temps.items()})
+
+                def settle(e):
+                    e = decide(e)
+                    return e.xreplace(later_powers) if later_powers and isinstance(e, sp.Basic) else e
+
+                later = self.printer(loop_leaves, reads_map, 2, {self.dom.index: i.id}, settle, later_inverses)
+                later.scalar_points = True
+                if self.dom.reduce is not None or self.kind == "loop":
+                    made = steps(later, settle)
+                else:
+                    made = [lir.AugAssign(lir.Index(lir.Name(t.target),
+                                                    tuple(integer_index(later.value(sp.sympify(x))) for x in t.index)),
+                                          "+", later.value(settle(t.expr))) for t in self.targets]
+                loops = [lir.For(i, lir.Call(lir.Name("range"), first), tuple(inner.body + out)),
+                         lir.For(i, lir.Call(lir.Name("range"), rest), tuple(later.body + made))]
+                inner.helpers |= later.helpers
+                inner.uses_math = inner.uses_math or later.uses_math
+            if peel is None and self.writer.backend.parallel and len(loop_range) <= 2 and \
                     threadable(loops[0], {acc.id for acc in accs.values()}, after=outer.body):
                 trips = loop_range[0] if len(loop_range) == 1 else minus(*reversed(loop_range))
                 loops = [threaded(loops[0], trips)]
@@ -279,18 +319,26 @@ class LoopFunction:
         self.writer.helper_decorators[name] = decorator
         return name
 
-    def printer(self, leaves: dict, reads: dict, indent: int, index: dict) -> Printer:
+    def printer(self, leaves: dict, reads: dict, indent: int, index: dict, settle=None, extra=None) -> Printer:
+        """A printer of the loop's code; ``settle`` rewrites what it prints (the branches the iterations after a
+        peeled first know the answer of: :mod:`~coarsen_nb.lower.numba_peel`; the shared divisors as powers of
+        their reciprocals: :mod:`~coarsen_nb.lower.numba_reciprocals`), ``extra`` the temporaries it adds."""
         arrays = {s for s in self.body.leaves if self.body.leaves[s][2]}
 
         def leaf(s):
             code = leaves[s]
             return code, s in arrays and isinstance(code, str) and code == self.body.leaves[s][0]
 
-        pr = Printer("xp", leaf, reads, dict(self.body.temps), indent=indent, names=self.writer.names,
-                     exprs=[t.expr for t in self.targets])
+        temps, exprs = dict(self.body.temps), [t.expr for t in self.targets]
+        if settle is not None:
+            temps, exprs = {k: settle(v) for k, v in temps.items()}, [settle(e) for e in exprs]
+        temps.update(extra or {})
+        pr = Printer("xp", leaf, reads, temps, indent=indent, names=self.writer.names, exprs=exprs)
         # NumPy's error model (``_jit_loop``) already divides and raises to powers as IEEE 754 does
         pr.ieee = False
         pr.words = naming.kernel_words(self.kernel, self.writer.plan.words, pr.deps.ranges)
+        if settle is not None:          # (the user's names for the values the settled branches leave)
+            pr.words = {**{settle(e): w for e, w in pr.words.items()}, **pr.words}
         for k, code in index.items():
             pr.root.index_code[k] = lir.Name(code)      # (the loop's index variable)
         return pr

@@ -191,7 +191,9 @@ class ReverseSweep:
             codes = [c if pr.deps(sp.sympify(i)) else wide(c) for c, i in zip(codes, idx, strict=True)]
         shape = lambda d: Index(lir.Attr(b, "shape"), (lir.Lit(str(d)),))     # noqa: E731
         if lv.kind == "root":
-            pr.emit(AugAssign(at_int(codes), "+", val))
+            add = AugAssign(at_int(codes), "+", val)
+            guard = _nonzero_only_if(pr.temps.get(e, e))
+            pr.emit(add if guard is None else lir.If(pr.value(guard), (add,)))
         elif len(codes) == 1:
             n = length(b)
             pr.emit(AugAssign(b, "+", Call(Name(pr.helper('_scatter_sum')), (BinOp("%", codes[0], n), val, n))))
@@ -389,4 +391,18 @@ def _truth_values_added(e: ir.Expr):
             todo += list(x.args)
         elif isinstance(x, ir.UnaryOp):
             todo.append(x.operand)
+    return None
+
+
+def _nonzero_only_if(e):
+    """The condition outside which ``e`` is 0, where ``e`` folds to ``Piecewise((a, c), (0, True))``; else None.
+
+    An element read under a branch (``y[n - 1]`` where the loop ran, the last value of its state) has
+    its adjoint at that element zero where the branch is not taken — where the index may not exist
+    (``n = 0``: ``b_y[-1]`` of an empty array).  Adding under the same condition adds the same numbers
+    and never indexes out of bounds where the forward did not read."""
+    folded = sp.piecewise_fold(e)
+    if isinstance(folded, sp.Piecewise) and len(folded.args) == 2 and folded.args[1].cond == sp.true \
+            and folded.args[1].expr == 0 and folded.args[0].cond != sp.true:
+        return folded.args[0].cond
     return None

@@ -21,7 +21,9 @@ import coarsen_nb as cn
 from coarsen_nb.kernels import KERNELS, function
 
 REFUSED = {
-    "mirrored": (MIRRORED, "it reads x at [-i + n_x - 1]: not record i's own row"),
+    "mirrored": (MIRRORED, "it reads x at [len(x) - 1 - i]: not record i's own row"),
+    "mirrored_paren": (MIRRORED.replace("len(x) - 1 - i", "len(x) - (i + 1)"),
+                       "it reads x at [len(x) - (i + 1)]: not record i's own row"),    # (as the user wrote it)
     "far": (MIRRORED.replace("range(len(x))", "range(len(x) - 9)").replace("len(x) - 1 - i", "i + 9"),
             "it reads x at [i + 9]: not record i's own row"),
     "wraps": (MIRRORED.replace("range(len(x))", "range(len(x) - 1)").replace("len(x) - 1 - i", "i - 1"),
@@ -32,7 +34,7 @@ def index(x, a):
     for i in range(len(x)):
         s += a * i * x[i]
     return s
-''', "the record's index"),
+''', "each record's term reads the record's index i itself, not only at [i]"),
     "centred": ('''
 def centred(x, a):
     m = np.mean(x)

@@ -81,9 +81,6 @@ NO_LAZY_FORM = {
 #: entry's graph is built without computing anything (the runtime's one ``dask.compute`` at return)
 EAGER = {
     "bgd_hyperopt": (EVERY, "a while loop the data ends (if abs(w) > 1e6: break)"),
-    "logsumexp": (EVERY, "the NumPy printer's `if t2: choice = m_1 else: choice = t` on a reduced value"),
-    "max_of_generator": (EVERY, "the NumPy printer's `if t2:` choosing between two reduced values"),
-    "running_max": (EVERY, "the NumPy printer's `if t2:` choosing between two reduced values"),
     # loops run iteration by iteration (refused where chunked, ITERATED), a Python if on an element's value
     **{name: (("one",), "a Python if on an element of a loop run iteration by iteration") for name in (
         "break_first_negative", "copy_then_write", "early_return_in_loop", "extremum_filter_default",

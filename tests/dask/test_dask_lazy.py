@@ -5,11 +5,13 @@ Each ran part of its graph while building it before the dask namespace kept that
 ``math.sqrt`` of a reduced value (``lower/dask_xp.py``'s ``math``), ``float()`` of one in an array literal
 (its ``float`` and ``asarray``), the scalar helpers' ``if`` on their argument and ``_erfc``'s ``if xp.any``
 (``where`` of both arms, ``lower/dask_helpers.py``), ``_lin_scan``'s loop test on a number made a 0-d Dask
-array.  Here each runs under a scheduler that fails at the first compute other than the runtime's one at
-return, on Dask's synchronous scheduler (the laziness is the graph's, not the cluster's: the kernels' own
-file runs them on the LocalCluster), and the result, computed afterwards, equals the NumPy backend's on the
-same NumPy arrays to 1e-12.  The entries still eager are listed, with why, in test_dask_corpus.py (EAGER)
-and test_dask_kernels.py (LAZY and its complement); those tests fail if that list is not exact.
+array, the NumPy printer's ``if t2: choice = a else: choice = b`` between two names or numbers (printed
+``choice = xp.where(t2, a, b)`` for the dask backend: ``lower/branches.py``).  Here each runs under a
+scheduler that fails at the first compute other than the runtime's one at return, on Dask's synchronous
+scheduler (the laziness is the graph's, not the cluster's: the kernels' own file runs them on the
+LocalCluster), and the result, computed afterwards, equals the NumPy backend's on the same NumPy arrays to
+1e-12.  The entries still eager are listed, with why, in test_dask_corpus.py (EAGER) and
+test_dask_kernels.py (LAZY and its complement); those tests fail if that list is not exact.
 """
 
 from __future__ import annotations
@@ -28,6 +30,9 @@ CORPUS_LAZY = {
     "row_weights": corpus.EVERY, "rows_of_matrix": corpus.EVERY, "streaming_logsumexp": corpus.EVERY,
     "helper_keywords_in_loop": ("one",), "list_in_loop": ("one",),
     "far_tail": corpus.EVERY,     # (refused before: _erfc's masked lanes; its where form runs, lazily)
+    # a choice between two reduced values, and its indicator adjoint, printed `xp.where(t2, m_1, t)` for the
+    # dask backend (Backend.where_choices, lower/branches.py): the NumPy printer's `if t2:` computed t2
+    "logsumexp": corpus.EVERY, "max_of_generator": corpus.EVERY, "running_max": corpus.EVERY,
 }
 
 #: kernels made lazy (math.sqrt and _ieee_div in brachistochrone's gradient, _lin_scan's loop in the others)
@@ -62,3 +67,19 @@ def test_a_kernel_made_lazy_computes_nothing_until_its_result_is(name, how):
 def test_the_lists_name_entries_that_were_eager_and_are_not_listed_eager_now():
     assert set(CORPUS_LAZY) <= set(corpus.ENTRIES) and not set(CORPUS_LAZY) & set(corpus.EAGER)
     assert set(KERNELS_LAZY) <= set(kernels.LAZY)
+
+
+def test_a_scalar_choice_between_names_is_where_in_the_dask_module_and_an_if_in_numpys():
+    """logsumexp's maximum ``m = max(m, v)`` chooses between two reduced values: the NumPy module's ``if t2:``
+    (Python's choice on a number, the arm not taken never read) is ``xp.where`` in the dask module only."""
+    import coarsen_nb as cn
+
+    e = corpus.ENTRIES["logsumexp"]
+    (x,) = e.make_args(np.random.default_rng(0))
+    numpy_f = cn.coarsen(e.fn, wrt=e.wrt, backend="numpy")
+    dask_f = cn.coarsen(e.fn, wrt=e.wrt, backend="dask")
+    numpy_f.value_and_grad(x)
+    dask_f.value_and_grad(x)
+    # (the dask module's prologue, lower/dask_xp.py's text, quotes the NumPy form in its docstring: statements only)
+    assert "    choice = xp.where(t2, m_1, t)\n" in dask_f.source and "    if t2:\n" not in dask_f.source
+    assert "if t2:\n        choice = m_1" in numpy_f.source and "xp.where(t2" not in numpy_f.source

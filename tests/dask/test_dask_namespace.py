@@ -136,3 +136,24 @@ def test_a_function_without_a_lazy_form_says_so():
         _ = xp.convolve
     with pytest.raises(NotImplementedError, match="linalg.slogdet has no lazy form"):
         _ = xp.linalg.slogdet
+
+
+@pytest.mark.parametrize("t", [True, False, np.True_, np.False_])
+def test_where_of_a_plain_truth_value_between_numbers_is_pythons_choice(t):
+    """``choice = xp.where(t2, a, b)`` (a scalar choice, lower/branches.py) keeps a Python int a Python int
+    where ``t2`` is a plain truth value: a size chosen so is still a size (``arange``, slices)."""
+    got = xp.where(t, 3, 5)
+    assert got == (3 if t else 5) and type(got) is int
+    assert isinstance(xp.where(t, chunked(np.arange(4.0), "uneven"), 0.0), xp.Array)  # (an array arm: dask's)
+
+
+@pytest.mark.parametrize("t", [True, False])
+def test_where_of_a_reduced_truth_value_is_lazy_and_numpys_choice(t):
+    x = np.array([0.5, -2.0, 3.0, 1.0])
+    total = xp.sum(chunked(x, "uneven"))
+    cond = total > 0 if t else total < 0
+    for a, b in ((total, -math.inf), (1, 0), (0, total)):
+        got = xp.where(cond, a, b)
+        assert isinstance(got, xp.Array) and got.ndim == 0
+        want = np.where(x.sum() > 0 if t else x.sum() < 0, x.sum() if a is total else a, x.sum() if b is total else b)
+        assert got.compute() == want
