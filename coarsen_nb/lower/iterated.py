@@ -21,11 +21,19 @@ from coarsen_nb import ir
 from coarsen_nb.lower import lir, naming
 from coarsen_nb.lower.in_place import InPlaceWriting, append, in_place_states
 from coarsen_nb.lower.printing import FLOAT64, TRUE, xp_call
+from coarsen_nb.lower.scratch import hoist_scratch
 from coarsen_nb.plan import IterStep, KernelStep
 
 
 class IteratedLoops(InPlaceWriting):
     """Printing of :class:`~coarsen_nb.plan.IterStep`: forward, taped, and reverse."""
+
+    _scratch_names: frozenset | set = frozenset()
+
+    def note_scratch(self, name: str) -> None:
+        """Note ``name`` as a scratch array a call allocates for the loop function it calls
+        (:mod:`coarsen_nb.lower.scratch`): a reverse sweep around the call allocates it once, before its loop."""
+        self._scratch_names = set(self._scratch_names) | {name}
 
     def _state(self, s: IterStep, in_place=()) -> lir.Tuple:
         """The loop state as a tuple, the form of one tape entry: ``(x_2,)`` for one μ, ``()`` for none;
@@ -220,6 +228,8 @@ class IteratedLoops(InPlaceWriting):
             self.reverse(s.body)
             self.reverse(s.header)
         length = own.length() if own is not None else lir.Call(lir.Name("len"), (lir.Name(tape),))
+        once, body = hoist_scratch(body, self._scratch_names, k)
+        self.emit_all(once)
         backwards = lir.Call(lir.Name("range"), (lir.BinOp("-", length, lir.Lit("1")), lir.Lit("-1"), lir.Lit("-1")))
         self.emit(lir.For(lir.Name(k), backwards, tuple(body)))
         for n, init, _ in active_mus:

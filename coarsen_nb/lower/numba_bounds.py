@@ -91,6 +91,8 @@ def out_of_bounds(body, arrays: set[str], spans: dict, own: frozenset = frozense
             for node in lir_exprs.walk(e):
                 if not isinstance(node, lir.Index) or (isinstance(node.value, lir.Name) and node.value.id in own):
                     continue
+                if isinstance(node.value, lir.Attr) and node.value.attr == "shape":
+                    continue                    # (a shape's entry: its index a literal, which Numba checks)
                 if not (isinstance(node.value, lir.Name) and node.value.id in arrays):
                     return None
                 for axis, item in enumerate(node.items):

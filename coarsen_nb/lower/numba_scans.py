@@ -18,10 +18,13 @@ sums and scatters of its adjoint) is computed in one pass over k, each state car
   A costly value of a step that the reverse pass reads again (an ``exp``) is stored beside the states; an
   exponential of the step's data alone (``exp(sigma*z[p, k])``, no state) is computed ahead of the forward
   pass, in a loop that only stores it, with the helper ``_exp`` (LLVM vectorizes it, not libm's ``math.exp``),
-  and both passes read it back.  The stored rows are one allocation (the function runs once per path of a
-  Monte Carlo loop), and where tests before the passes prove every subscript in bounds (a number parameter
-  may be one: the path p) the adjoint runs without Numba's bounds checks (:mod:`coarsen_nb.lower.numba_bounds`).
-  asian_option's gradient at 10⁴ paths: 3.7 → 2.8 ms (RESULTS.md, stop 38).
+  and both passes read it back.  The stored rows are one array (the function runs once per path of a
+  Monte Carlo loop), handed over by the caller where its length reads the parameters alone, which a reverse
+  sweep then allocates once before its loop (:mod:`coarsen_nb.lower.scratch`); the values around the passes
+  are Python numbers, no 0-d arrays.  Where tests before the passes prove every subscript in bounds (a number
+  parameter may be one: the path p) the adjoint runs without Numba's bounds checks
+  (:mod:`coarsen_nb.lower.numba_bounds`).  asian_option's gradient at 10⁴ paths: 3.7 → 2.8 ms (RESULTS.md,
+  stop 38), 3.2 → 2.8 ms on a loaded machine (stop 39).
 
 The new states of a step are all computed before any is stored, so a scan that reads another scan (or a
 costate that reads another costate) reads the values of the same step.  What this does not take (the
@@ -42,6 +45,7 @@ from coarsen_nb.lower.nest_analysis import loop_invariants, nodes_outside_reduct
 from coarsen_nb.lower.numba_bounds import UNCHECKED, checked_call, out_of_bounds
 from coarsen_nb.lower.numba_loops import LoopFunction, integer_index, minus, paren
 from coarsen_nb.lower.printing import is_atom_code
+from coarsen_nb.lower.scratch import scratch_allocation
 from coarsen_nb.phi import forms
 from coarsen_nb.phi.scans import LinCostate, LinScan
 
@@ -116,8 +120,19 @@ def forward_sum(body: Body, n) -> bool:
 class ScanLoops(LoopFunction):
     """The loop function of one ``scan`` domain (see the module docstring)."""
 
+    _scratch = None                 # (the parameter, rows, count) of the scratch array the caller hands over
+
     def _call(self, name: str, params: list[str]) -> list[lir.Stmt]:
-        return self.results_call(name, params)
+        if self._scratch is None:
+            return self.results_call(name, params)
+        given, rows, count = self._scratch
+        # the caller's own name for it, noted so that a loop around the call may allocate it once
+        mine = self.fresh("scratch")
+        note = getattr(self.writer, "note_scratch", None)
+        if note is not None:
+            note(mine)
+        return [scratch_allocation(mine, rows, count),
+                *self.results_call(name, [mine if p == given else p for p in params])]
 
     def _function(self) -> tuple[str, list[str]] | None:
         leaves, reads = self.used()
@@ -129,6 +144,9 @@ class ScanLoops(LoopFunction):
         reads_map = {s: (self.body.names(arr), idx) for s, (arr, idx) in self.body.reads.items()}
         k = self.dom.index
         outer = self.printer(codes, reads_map, 1, {})
+        # (every target but a scatter varies over no index, and the sums are float accumulators: the values
+        # around the passes are Python numbers, as in them, with no 0-d array to cast an integer one to float)
+        outer.scalar_points = True
         lo, hi, _ = (outer.value(x) for x in self.dom.bounds)
         states = self._states()
         scans = [n for n in states if isinstance(n, LinScan)]
@@ -159,7 +177,7 @@ class ScanLoops(LoopFunction):
                              [t.expr for t in self.targets if t.mode == "scatter"])
             kept = self._kept(forward, reverse_exprs, set(states) | set(accs))
             kept_at = {e: lir.Name(self.fresh(f"{name.id}_at")) for e, name in kept.items()}
-            head += self._tape(count, [*stored.values(), *kept_at.values()])
+            head += self._tape(count, [*stored.values(), *kept_at.values()], params)
             early = [e for e in kept if self._early(e, set(states) | set(accs))]
             if early:
                 loops.append(self._early_loop(codes, reads_map, i, lo, hi, early, kept_at))
@@ -219,11 +237,24 @@ class ScanLoops(LoopFunction):
     _early_printers: tuple = ()
     _own: set = frozenset()         # the arrays the function allocates itself (the forward pass's stored rows)
 
-    def _tape(self, count: lir.Expr, rows: list[lir.Name]) -> list[lir.Stmt]:
-        """The arrays the forward pass stores each step's values in, ``count`` each: one allocation of a row
-        per array where there are several (``tape = xp.empty((2, n))``, ``s_at = tape[0]``): the function runs
-        once per path of a Monte Carlo loop, where each allocation cost more than a step."""
+    def _tape(self, count: lir.Expr, rows: list[lir.Name], params: list[str]) -> list[lir.Stmt]:
+        """The arrays the forward pass stores each step's values in, ``count`` each: the rows of one array
+        (``tape = xp.empty((2, n))``, ``s_at = tape[0]``), since the function runs once per path of a Monte
+        Carlo loop, where each allocation cost more than a step.  Where ``count`` reads the parameters alone,
+        the array is a parameter too, a scratch array its caller allocates (:mod:`coarsen_nb.lower.scratch`:
+        a loop of calls shares one), and the function allocates its own only where that one is too short."""
         self._own = {row.id for row in rows}
+        self._scratch = None
+        if set(lir_exprs.names_in(count)) <= set(params) | _BUILTINS:
+            given = self.fresh("scratch")
+            self._scratch = (given, len(rows), count)
+            params.append(given)
+            tape = lir.Name(self.fresh("tape"))
+            self._own.add(tape.id)
+            fits = lir.Compare(">=", lir.Index(lir.Attr(lir.Name(given), "shape"), (lir.Lit("1"),)), count)
+            own = scratch_allocation(tape.id, len(rows), count).value
+            return [lir.Assign(tape, lir.IfExp(lir.Name(given), fits, own)),
+                    *(lir.Assign(row, lir.Index(tape, (lir.Lit(str(j)),))) for j, row in enumerate(rows))]
         if len(rows) == 1:
             return [lir.Assign(rows[0], lir.Call(lir.Attr(lir.Name("xp"), "empty"), (count,)))]
         tape = lir.Name(self.fresh("tape"))
@@ -289,6 +320,7 @@ class ScanLoops(LoopFunction):
         pass reads at every step (in ``exprs``) but that varies over no step (a branch on the forward sums,
         asian_option's payoff in the money), each once; ``backward``'s printer then reads their names."""
         between = self.printer(codes, reads_map, 1, {})
+        between.scalar_points = True
         for n, acc in ahead.items():
             between.root.memo[n] = acc
         for e in exprs:
