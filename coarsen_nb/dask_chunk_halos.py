@@ -58,23 +58,25 @@ def _near(starts: tuple, chunks: tuple, lo: int, hi: int) -> tuple[int, ...]:
                  if max(lo, starts[d]) < min(hi, starts[d] + chunks[d]))
 
 
-def run_tasks(name: str, halos: Halos, task_key, others, records: list) -> dict:
+def run_tasks(name: str, halos: Halos, task_key, others, records: list, told: bool = False) -> dict:
     """One task per chunk: the chunk's task (``task_key``, a :class:`~coarsen_nb.dask_chunk_runs._ChunkTask`)
     on each record's extended block, cut from the blocks ``halos`` names (a record's other axes are one
-    chunk each: its block ``(name, d, 0, ...)``)."""
+    chunk each: its block ``(name, d, 0, ...)``); ``told``: the task is told the global index of the
+    block's first row (:mod:`coarsen_nb.dask_chunk_index`)."""
     tasks = {}
     for c, pieces in enumerate(halos.pieces):
         cuts = tuple((lo, hi) for _, lo, hi in pieces)
         blocks = [[(r.name, d, *(0,) * (r.ndim - 1)) for d, _, _ in pieces] for r in records]
-        tasks[(name, c)] = (run_extended, task_key, others, cuts, *blocks)
+        tasks[(name, c)] = (run_extended, task_key, others, cuts, halos.spans[c][0] if told else 0, *blocks)
     return tasks
 
 
-def run_extended(task, others, cuts: tuple, *blocks: list):
-    """The chunk task on each record's rows cut from its blocks and joined (the chunk's rows and halo)."""
+def run_extended(task, others, cuts: tuple, start: int, *blocks: list):
+    """The chunk task on each record's rows cut from its blocks and joined (the chunk's rows and halo), told
+    the global index ``start`` of their first row."""
     joined = [bs[0][cuts[0][0]:cuts[0][1]] if len(bs) == 1 else
               np.concatenate([b[lo:hi] for b, (lo, hi) in zip(bs, cuts, strict=True)], axis=0) for bs in blocks]
-    return task(others.values, *joined)
+    return task(others.values, *joined, start=start)
 
 
 def gather_tasks(name: str, per_chunk: str, halos: Halos, chunks: tuple[int, ...], k: int, rest: tuple) -> dict:

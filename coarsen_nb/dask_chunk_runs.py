@@ -96,6 +96,7 @@ class ChunkSchedule:
     params: tuple[str, ...]
     wrt: tuple[str, ...]
     module: ChunkModule
+    told: tuple = ()        # per form: the module told its block's first index (dask_chunk_index), or None
     _wired: dict = field(default_factory=dict, compare=False, repr=False)
     _counts: dict = field(default_factory=lambda: {"hits": 0, "builds": 0}, compare=False, repr=False)
 
@@ -136,16 +137,20 @@ class ChunkSchedule:
         records = [primal[self.params.index(p)] for p in form.records]
         chunks = records[0].chunks[0]
         n = sum(chunks)
-        halos = Halos.of(chunks, *form.halo) if form.halo != (0, 0) else None
+        told = self.told[self.forms.index(form)] if self.told else None
+        # (a module told its first index runs on tasks of its own, as a halo's: no halo, its own rows)
+        halos = Halos.of(chunks, *form.halo) if form.halo != (0, 0) or told else None
         runs = [m for m in (halos.lengths() if halos else chunks) if m > sum(form.halo)]    # (chunks with terms)
         weights = {m: form.weight(n, m) for m in set(runs)}
         small = [p for p in self.wrt if p not in form.records] if kind != "forward" else []
         shapes = [np.shape(primal[self.params.index(p)]) for p in small]
         big = [p for p in self.wrt if p in form.records] if kind != "forward" else []
-        task = _ChunkTask(self.module, self.module.function + _ENTRY[kind], kind,
+        module = told or self.module
+        task = _ChunkTask(module, module.function + _ENTRY[kind], kind,
                           tuple(self.params.index(p) for p in form.records),
                           tuple(self.wrt.index(p) for p in small), tuple(self.wrt.index(p) for p in big),
-                          weights, tuple(self.params.index(p) for p in self.wrt), sum(form.halo))
+                          weights, tuple(self.params.index(p) for p in self.wrt), sum(form.halo),
+                          len(self.params) if told else None)
         # (the task, with the module's source, is one key of the graph that every chunk's task reads: its
         # name tokenized here, once per chunk structure)
         token = dask.base.tokenize(task)
@@ -161,7 +166,8 @@ class ChunkSchedule:
                 at += int(np.prod(s))
         total = sum(weights[m] for m in runs)
         return _Wiring("", form, delayed_task, width, tuple(where), 1.0 - total if form.offset else None,
-                       tuple((r.shape[1:], r.dtype) for r in records), token, tree_levels(len(chunks)), halos)
+                       tuple((r.shape[1:], r.dtype) for r in records), token, tree_levels(len(chunks)), halos,
+                       told is not None)
 
     def _decide(self, args: tuple, is_dask) -> str:
         primal, extra = args[:len(self.params)], args[len(self.params):]
@@ -206,7 +212,7 @@ class ChunkSchedule:
         if w.halos is not None:         # (each chunk's rows with the halo's: dask_chunk_halos)
             from dask.highlevelgraph import HighLevelGraph
 
-            layer = run_tasks(name, w.halos, w.task.key, others, records)
+            layer = run_tasks(name, w.halos, w.task.key, others, records, told=w.told)
             per_chunk = da.Array(HighLevelGraph.from_collections(name, layer, dependencies=[*records, w.task]),
                                  name, ((1,) * len(w.halos.spans),), dtype=object, meta=np.empty((0,), dtype=object))
         else:
@@ -270,6 +276,7 @@ class _Wiring:
     token: str = ""
     levels: tuple = ()              # the tree sum's groups, level by level (dask_chunk_graph.tree_levels)
     halos: Halos | None = None      # each chunk's rows and halo (dask_chunk_halos): sums that read x[k + 1]
+    told: bool = False              # each chunk's task is told its block's first index (dask_chunk_index)
 
 
 class _Others:
@@ -296,11 +303,14 @@ class _ChunkTask:
     weights: dict                   # chunk length -> weight
     wrt_params: tuple[int, ...]     # each gradient's parameter position
     halo: int = 0                   # the rows of a block beside its chunk's own (x[k + 1]'s): fewer hold no term
+    start_at: int | None = None     # where the block's first global index goes among the arguments (or none)
 
-    def __call__(self, others: tuple, *blocks, weight: float | None = None):
+    def __call__(self, others: tuple, *blocks, weight: float | None = None, start: int = 0):
         args = list(others)     # (the call's other arguments, None at the records)
         for k, b in zip(self.positions, blocks, strict=True):
             args[k] = np.ascontiguousarray(b)
+        if self.start_at is not None:       # (the module's own last parameter: dask_chunk_index)
+            args.insert(self.start_at, start)
         m = blocks[0].shape[0]
         out = np.empty(1, dtype=object)
         if m <= self.halo and weight is None:       # (a chunk with no terms adds nothing: it has no weight)
@@ -318,6 +328,7 @@ class _ChunkTask:
     def _zeros(self, blocks, args):
         """An empty chunk adds nothing: zeros of the small vector's width and of the blocks' shapes."""
         width = (self.kind != "grad") + sum(int(np.size(args[self.wrt_params[k]])) for k in self.small)
+        # (wrt_params are positions among the user's parameters: before the inserted start, if any)
         bigs = tuple(np.zeros(blocks[self.positions.index(self.wrt_params[k])].shape) for k in self.big)
         return np.zeros(width), bigs
 

@@ -30,7 +30,9 @@ why not where it does not hold:
   rosenbrock) within the range's ends (``range(a, n - b)`` with ``-a <= j <= b``: a chunk then runs with
   ``a`` rows of the chunks before and ``b`` after, its *halo*, and owns exactly the terms of its own rows,
   ``k`` in it; :mod:`coarsen_nb.dask_chunk_halos`), never along another axis; the other arrays at indices
-  free of ``k``; it reads neither ``k`` itself nor ``n``.  The sums of one form share their range's ends.
+  free of ``k``; it does not read ``n``.  It may read ``k`` itself as a number (``γ ** k``, ``t = k * dt``):
+  each chunk's module is then one whose sums read ``k + start``, ``start`` the global index of the block's
+  first row (:mod:`coarsen_nb.dask_chunk_index`).  The sums of one form share their range's ends.
 
 Everything else (branches or loops between SOIs, primitives on the records, scans along the records, sums
 combined otherwise than linearly, a maximum) is refused here and runs as the dask module's array statements
@@ -39,6 +41,7 @@ combined otherwise than linearly, a maximum) is refused here and runs as the das
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -65,6 +68,8 @@ class ChunkSum:
     offset: bool = False        # a term A(θ) beside the sum: f = A + F(n)·Σ (hmc's prior)
     halo: tuple[int, int] = (0, 0)  # the sum runs over range(a, n - b): a chunk's rows with a rows before, b after
     whole: bool = False             # np.sum of an elementwise value of the records: their shapes must be one
+    indices: tuple = ()             # the indices of its sums whose terms read them as numbers (γ ** i: each
+                                    # chunk's module is told its first record's index, dask_chunk_index)
 
     def weight(self, n: int, n_chunk: int) -> float:
         """w_c = F(n) / F(n_c); NaN where F(n_c) is zero or either is not finite (that chunking is refused)."""
@@ -210,6 +215,10 @@ def _sum_forms(e: sp.Expr, reads: dict, arrays: dict, counts: dict, params,
     made = []
     for (records, halo, whole), group in groups.items():
         form = _linear_form(e, group, records, halo, whole, reads, arrays, counts, say)
+        if isinstance(form, ChunkSum):     # (the sums whose terms read their own index as a number)
+            own = tuple(t.args[1] for t in group
+                        if isinstance(t, forms.RSum) and t.args[1] in t.args[0].free_symbols)
+            form = dataclasses.replace(form, indices=own)
         (made if isinstance(form, ChunkSum) else told).append(form if isinstance(form, ChunkSum) else form.reason)
     if made:
         return tuple(made)
@@ -247,10 +256,7 @@ def _over_records(total, reads: dict, arrays: dict, counts: dict, params, say: _
     if far[0] < -int(lo) or far[1] > int(short):
         return Refusal(f"its sum over range({_spoken(lo, say)}, {_spoken(hi, say)}) reads the records at "
                        f"[{_spoken(k + far[0], say)}] .. [{_spoken(k + far[1], say)}]: beyond their ends")
-    if k in summand.free_symbols:
-        # (a chunk's module counts its records from 0: the term would need the chunk's first global index)
-        return Refusal(f"each record's term reads the record's index {_spoken(k, say)} itself, not only at "
-                       f"[{_spoken(k, say)}] (a chunk's module numbers its records from 0)")
+    # (a term reading k itself, γ ** k, is the chunk's module's told where its records start: dask_chunk_index)
     if summand.free_symbols & length_syms:
         return Refusal("each record's term reads the number of records (a chunk's module sees its own)")
     return records, (int(lo), int(short)), False
