@@ -28,13 +28,20 @@ REFUSED = {
             "it reads x at [i + 9]: not record i's own row"),
     "wraps": (MIRRORED.replace("range(len(x))", "range(len(x) - 1)").replace("len(x) - 1 - i", "i - 1"),
               "reads the records at [i - 1] .. [i]: beyond their ends"),
-    "index": ('''
-def index(x, a):
+    "fraction": ('''
+def fraction(x, a):
     s = 0.0
     for i in range(len(x)):
-        s += a * i * x[i]
+        s += a * (i / len(x)) * x[i]
     return s
-''', "each record's term reads the record's index i itself, not only at [i]"),
+''', "each record's term reads the number of records"),      # (i alone is told: test_dask_chunk_index.py)
+    "halved": ('''
+def halved(x, a):
+    s = 0.0
+    for i in range(len(x)):
+        s += a * i * x[i // 2]
+    return s
+''', "it reads x at [i // 2]: not record i's own row"),       # (i read as an index other than [i])
     "centred": ('''
 def centred(x, a):
     m = np.mean(x)
