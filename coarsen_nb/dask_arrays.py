@@ -16,15 +16,17 @@ The module (``backends.DASK``: the NumPy printer's statements, ``xp`` a namespac
   ``dask.distributed`` client where there is one (Dask's default), else on Dask's local scheduler;
 * an array value (a function that returns an array) is a lazy Dask array.
 
-**A sum over records runs chunk by chunk through the in-memory module.**  Where the plan says the function
-is ``F(n) · Σ_k φ(θ, X[k])`` over the records of its Dask arguments (:mod:`coarsen_nb.dask_chunk_sums`:
+**A sum over records runs chunk by chunk through the in-memory module.** Where the plan says the function is
+``F(n) · Σ_k φ(θ, X[k])`` over the records of its Dask arguments (:mod:`coarsen_nb.dask_chunk_sums`:
 logreg_nll, piecewise_sum, black_scholes, hmc, horner_fit, gmm; rosenbrock, whose terms read ``x[k + 1]``,
 with a halo of the next chunk's first row; several such sums, or ``np.sum`` of an elementwise value of the
-records, combined linearly), an entry (value, gradient, VJP) is one task per chunk calling the
-function's own NumPy or numba module (numba's under the default backend) on the chunk's blocks, weighted,
-and a tree sum of the small results (:mod:`coarsen_nb.dask_chunk_runs`): the per-chunk work is compiled
-code, not a graph of array statements.  Where the plan is not of that form, or the call's chunks do not
-fit it (``_Run.chunk_refusal`` says why, in words), the dask module below runs, with the same answer.
+records, combined linearly; terms reading their index ``k`` as a number, ``g ** k``, through a variant of the
+module told each block's first index, :mod:`coarsen_nb.dask_chunk_index`), an entry (value, gradient, VJP) is
+one task per chunk calling the function's own NumPy or numba module (numba's under the default backend) on the
+chunk's blocks, weighted, and a tree sum of the small results (:mod:`coarsen_nb.dask_chunk_runs`): the
+per-chunk work is compiled code, not a graph of array statements. Where the plan is not of that form, or the
+call's chunks do not fit it (``_Run.chunk_refusal`` says why, in words), the dask module below runs, with the
+same answer.
 
 What cannot be chunked is refused before anything runs, with a :class:`CoarsenError` naming the loop
 (:mod:`coarsen_nb.dask_limits`): a loop run iteration by iteration along an axis split into chunks.

@@ -322,7 +322,10 @@ class _ChunkTask:
         row = [] if value is None else [float(value) * w]
         for k in self.small:
             row.extend(np.ravel(np.asarray(grads[k], dtype=float)) * w)
-        out[0] = (np.asarray(row, dtype=float), tuple(np.asarray(grads[k], dtype=float) * w for k in self.big))
+        # (a weight of 1, F = 1, copies no block of a record's gradient)
+        out[0] = (np.asarray(row, dtype=float),
+                  tuple(np.asarray(grads[k], dtype=float) * w if w != 1.0 else np.asarray(grads[k], dtype=float)
+                        for k in self.big))
         return out
 
     def _zeros(self, blocks, args):

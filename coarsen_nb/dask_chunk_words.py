@@ -18,7 +18,8 @@ import textwrap
 
 import sympy as sp
 
-_OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul}
+_OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+              ast.FloorDiv: lambda a, b: sp.floor(a / b)}      # (``x[i // 2]``: how the plan reads it)
 
 
 class Spellings:
