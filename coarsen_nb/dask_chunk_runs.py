@@ -235,8 +235,12 @@ class ChunkSchedule:
             if how == "big":
                 r = records[s]
                 rest = (0,) * (r.ndim - 1)
-                tasks = gather_tasks(name, per_chunk.name, w.halos, r.chunks[0], at, r.shape[1:]) if w.halos \
-                    else {(name, i, *rest): (big_block, (per_chunk.name, i), at) for i in range(per_chunk.numblocks[0])}
+                # (a chunk told its first index but with no halo owns its block's rows: nothing to gather)
+                if w.halos and w.form.halo != (0, 0):
+                    tasks = gather_tasks(name, per_chunk.name, w.halos, r.chunks[0], at, r.shape[1:])
+                else:
+                    tasks = {(name, i, *rest): (big_block, (per_chunk.name, i), at)
+                             for i in range(per_chunk.numblocks[0])}
                 grads.append(graph.array(name, tasks, [per_chunk.name], r.chunks))
             else:
                 grads.append(graph.part(top, alone, w.offset, at, s, name))
