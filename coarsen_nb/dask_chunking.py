@@ -79,11 +79,13 @@ class Chunking:
     tasks: int
     added: tuple[str, ...]
     reductions: tuple[TreeReduction, ...]
+    told: bool = False      # each chunk's module told its first record's index (terms read it: dask_chunk_index)
 
     def lines(self) -> list[str]:
         """What it says, a headline (which way it ran, and why) and then one line per figure."""
         if self.chunkwise:
-            how = f"chunk by chunk through its {self.module} module, {self.chunks} chunk tasks"
+            told = " (told each chunk's first record's index)" if self.told else ""
+            how = f"chunk by chunk through its {self.module} module{told}, {self.chunks} chunk tasks"
         else:
             how = f"as the dask module's array statements, because {self.reason}"
         lines = [f"{self.entry} on Dask arrays ran {how}; the graph has {self.tasks} tasks",
@@ -116,16 +118,18 @@ def describe(kind: str, params: tuple[str, ...], args: tuple, outputs: list, sch
     chunkwise = not reason
     added: tuple[str, ...] = ()
     chunks = max((a.blocks for a in arguments), default=0)
+    told = False
     if chunkwise:
         form = schedule.form_of(args, is_dask)
         records = [args[params.index(p)] for p in form.records]
         chunks = len(records[0].chunks[0])
+        told = bool(form.indices)
         small = [p for p in schedule.wrt if p not in form.records] if kind in ("grad", "vjp") else []
         added = (("the value",) if kind != "grad" else ()) + tuple(f"the gradient with respect to {p}"
                                                                     for p in small)
     return Chunking(_ENTRY.get(kind, kind), chunkwise, schedule.module.backend if chunkwise else "dask",
                     reason, arguments, chunks, sum(len(v) for v in layers.values()), added,
-                    _reductions(layers, deps))
+                    _reductions(layers, deps), told)
 
 
 def _argument(name: str, a) -> ArgumentChunks:

@@ -126,6 +126,7 @@ def test_any_chunking_numbers_the_records_as_one_array(name, sizes, seed):
         for g, w_ in zip(pullback(1.5), want_vjp, strict=True):
             np.testing.assert_allclose(computed(g), w_, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(f(*dargs), want[0], rtol=1e-12, atol=1e-12)
+    assert "module (told each chunk's first record's index)" in str(f.chunking)
 
 
 def test_the_chunks_module_is_told_its_start_and_the_in_memory_one_is_not():
