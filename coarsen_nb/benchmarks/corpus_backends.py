@@ -34,7 +34,7 @@ import numpy as np
 def _corpus():
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path.insert(0, os.path.join(here, "..", "..", "tests"))
-    from corpus import CORPUS        # (tests/corpus.py: the plain functions and their argument makers)
+    from corpus import CORPUS  # (tests/corpus.py: the plain functions and their argument makers)
     return CORPUS
 
 
@@ -62,7 +62,7 @@ def _finite(value):
 def _close(a, b, tol=1e-10):
     if isinstance(a, tuple) or isinstance(b, tuple):
         return isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b) and \
-            all(_close(x, y, tol) for x, y in zip(a, b))
+            all(_close(x, y, tol) for x, y in zip(a, b, strict=True))
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     return a.shape == b.shape and bool(np.allclose(a, b, rtol=tol, atol=tol))
 
