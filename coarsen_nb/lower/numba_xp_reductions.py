@@ -34,6 +34,7 @@ import numba.extending
 # <own-module>
 from coarsen_nb.lower import numba_xp as _base  # noqa: E402, I001
 from coarsen_nb.lower import numba_xp_axes  # noqa: E402, F401 (its argmax, max, min: stubs this file adds to)
+from coarsen_nb.lower.numba_xp_axes import _row_argmax, _row_argmin, _row_max, _row_min  # noqa: E402
 
 _implements, _omitted, _constant_flag, _np, _nt, xp = (_base._implements, _base._omitted, _base._constant_flag,
                                                        _base._np, _base._nt, _base.xp)
@@ -68,6 +69,12 @@ _ROW["logsumexp"] = ("m = -_np.inf\nfor i in range(n):\n    if row[i] > m:\n    
 # rows in order, as the sequential loop does
 _ROW_PAIRWISE = {"sum": "r = _pairwise_sum(row, 0, n)",
                  "mean": "r = _pairwise_sum(row, 0, n)\nr = r / n if n > 0 else _np.nan"}
+
+# a float row's extremum and its first index: numba_xp_axes's branch-free loops (vector instructions), the
+# same values as the loops above (NaN first, NumPy's errors where the row is empty)
+_ROW_FAST = {"max": "r = _row_max(row)", "min": "r = _row_min(row)", "argmax": "r = _row_argmax(row)",
+             "argmin": "r = _row_argmin(row)"}
+_FAST_ENV = {"_row_max": _row_max, "_row_min": _row_min, "_row_argmax": _row_argmax, "_row_argmin": _row_argmin}
 
 
 @numba.njit(cache=True, **INTERNAL)
@@ -229,6 +236,8 @@ def _make_reduction(name):
         lines += ["out = _np.empty(outer, dtype=DT)", "for o in range(outer):", "    row = view[o]", "    n = inner"]
         trailing = perm == tuple(range(x.ndim))
         code = _ROW_PAIRWISE[name] if name in _ROW_PAIRWISE and x.dtype == _nt.float64 and trailing else row
+        if name in _ROW_FAST and x.dtype == _nt.float64:
+            code = _ROW_FAST[name]
         lines += ["    " + ln for ln in code.replace("ZERO", "DT(0)").replace("ONE", "DT(1)").splitlines()]
         lines.append("    out[o] = r")
         if keep:
@@ -239,7 +248,8 @@ def _make_reduction(name):
         else:
             lines.append("return out[0]")
         source = f"def impl(x, {params}):\n" + "\n".join("    " + ln for ln in lines) + "\n"
-        return _compile(source, "impl", {"_np": _np, "DT": _np.dtype(str(dtype)).type, "_pairwise_sum": _pairwise_sum})
+        return _compile(source, "impl", {"_np": _np, "DT": _np.dtype(str(dtype)).type, "_pairwise_sum": _pairwise_sum,
+                                         **_FAST_ENV})
 
     typing.__name__ = f"_{name}_typing"
     _register(name, params, typing)
@@ -349,13 +359,20 @@ def _first_extremum(a, axes, arg):
     label = getattr(getattr(arg, "typing_key", None), "__name__", "")
     if not (isinstance(a, _nt.Array) and _axes_tuple(axes) and label in ("argmax", "argmin")):
         return None
-    # each group's pick is argmax's (argmin's) row code; an empty group picks nothing
-    lines = ["m = _grouped(a, axes)", "hit = _np.zeros(m.shape)", "for g in range(m.shape[0]):", "    row = m[g]",
+    # each group's pick is argmax's (argmin's) row code; an empty group picks nothing.  A float matrix over its
+    # last axis (the segment printer's one-hot: one row per segment) is its own groups: one store per row
+    lines = []
+    if a.ndim == 2 and a.dtype == _nt.float64 and len(axes) == 1:
+        lines = ["if axes[0] == 1 or axes[0] == -1:", "    hit = _np.zeros(a.shape)",
+                 "    if a.shape[1] > 0:", "        for g in range(a.shape[0]):",
+                 f"            hit[g, {'_row_argmax' if label == 'argmax' else '_row_argmin'}(a[g])] = 1.0",
+                 "    return hit"]
+    lines += ["m = _grouped(a, axes)", "hit = _np.zeros(m.shape)", "for g in range(m.shape[0]):", "    row = m[g]",
              "    n = m.shape[1]", "    if n > 0:"]
     lines += ["        " + ln for ln in _ROW[label].splitlines()] + ["        hit[g, r] = 1.0",
                                                                     "return _ungrouped(hit, a, axes)"]
     source = "def pick(a, axes, arg):\n" + "\n".join("    " + ln for ln in lines) + "\n"
-    return _compile(source, "pick", {"_np": _np, "_grouped": _grouped, "_ungrouped": _ungrouped})
+    return _compile(source, "pick", {"_np": _np, "_grouped": _grouped, "_ungrouped": _ungrouped, **_FAST_ENV})
 
 
 @_implements("prod_except_axes")
