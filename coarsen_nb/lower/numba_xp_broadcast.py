@@ -169,8 +169,8 @@ def _scatter_add(b, lo, n, step, v):
     else:
         # (the sums added element by element: ``b += sums`` compiled Numba's array operator, ~0.2 s; ``sums``
         # zeroed by a loop: Numba's ``zeros`` compiles its own implementation and a fill, ~0.1 s more)
-        lines += ["    else:", "        sums = _np.empty(m)", "        for i0 in range(m):", "            sums[i0] = 0.0",
-                  "        for i0 in range(n):",
+        lines += ["    else:", "        sums = _np.empty(m)", "        for i0 in range(m):",
+                  "            sums[i0] = 0.0", "        for i0 in range(n):",
                   f"            sums[(lo + step * i0) % m] += {value}", "        for i0 in range(m):",
                   "            b[i0] += sums[i0]"]
     return _compiled(lines, "scatter_add")
