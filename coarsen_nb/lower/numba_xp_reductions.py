@@ -359,20 +359,13 @@ def _first_extremum(a, axes, arg):
     label = getattr(getattr(arg, "typing_key", None), "__name__", "")
     if not (isinstance(a, _nt.Array) and _axes_tuple(axes) and label in ("argmax", "argmin")):
         return None
-    # each group's pick is argmax's (argmin's) row code; an empty group picks nothing.  A float matrix over its
-    # last axis (the segment printer's one-hot: one row per segment) is its own groups: one store per row
-    lines = []
-    if a.ndim == 2 and a.dtype == _nt.float64 and len(axes) == 1:
-        lines = ["if axes[0] == 1 or axes[0] == -1:", "    hit = _np.zeros(a.shape)",
-                 "    if a.shape[1] > 0:", "        for g in range(a.shape[0]):",
-                 f"            hit[g, {'_row_argmax' if label == 'argmax' else '_row_argmin'}(a[g])] = 1.0",
-                 "    return hit"]
-    lines += ["m = _grouped(a, axes)", "hit = _np.zeros(m.shape)", "for g in range(m.shape[0]):", "    row = m[g]",
+    # each group's pick is argmax's (argmin's) row code; an empty group picks nothing
+    lines = ["m = _grouped(a, axes)", "hit = _np.zeros(m.shape)", "for g in range(m.shape[0]):", "    row = m[g]",
              "    n = m.shape[1]", "    if n > 0:"]
     lines += ["        " + ln for ln in _ROW[label].splitlines()] + ["        hit[g, r] = 1.0",
                                                                     "return _ungrouped(hit, a, axes)"]
     source = "def pick(a, axes, arg):\n" + "\n".join("    " + ln for ln in lines) + "\n"
-    return _compile(source, "pick", {"_np": _np, "_grouped": _grouped, "_ungrouped": _ungrouped, **_FAST_ENV})
+    return _compile(source, "pick", {"_np": _np, "_grouped": _grouped, "_ungrouped": _ungrouped})
 
 
 @_implements("prod_except_axes")

@@ -107,12 +107,10 @@ class SegmentPrinting:
             suf = exclusive(self.call("flip", vv, **axis))
             self.emit(Assign(out, flat(Paren(BinOp("*", pre, self.call("flip", suf, **axis))))))
             return out
-        # the one-hot of each row's first arg-extremum: the helper (NumPy: arange == argmax, as before; numba:
-        # one store per row, not an index array, a boolean array and its float copy); argmax of an empty row
-        # is an error, so an empty table is zeros
-        pick = lir.Attr(Name(self.xp), "argmax" if e.args[5] > 0 else "argmin")
-        hot = lir.Call(Name(self.helper('_first_extremum')), (vv, Tuple((Lit("1"),)), pick))
-        self.emit(lir.If(positive(cols), (Assign(out, hot),), (Assign(out, self.call("zeros", Tuple((rows, cols)))),)))
+        pick = "argmax" if e.args[5] > 0 else "argmin"
+        self.emit(Assign(out, self.call("zeros", Tuple((rows, cols)))))
+        hot = lir.Compare("==", self.call("arange", cols), self.call(pick, vv, axis=Lit("1"), keepdims=Lit("True")))
+        self.emit(lir.If(positive(cols), (Assign(out, self.call("asarray", hot, dtype=self.dtype("float64"))),)))
         self.emit(Assign(out, flat(out)))
         return out
 
