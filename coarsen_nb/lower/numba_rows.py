@@ -39,7 +39,8 @@ from coarsen_nb.lower.emit import Printer
 from coarsen_nb.lower.numba_bounds import UNCHECKED, checked_call, out_of_bounds
 from coarsen_nb.lower.numba_loops import LoopFunction, accumulator_start, integer_index
 from coarsen_nb.lower.numba_row_exps import RowExps, exp_value, hook
-from coarsen_nb.lower.numba_tiles import TILE, tiled_rows
+from coarsen_nb.lower.numba_row_tiles import tiled_rows
+from coarsen_nb.lower.numba_tiles import TILE
 from coarsen_nb.phi import forms, gammas
 
 # nodes whose parts are not computed ahead of them: the arms of a branch, short-circuit operands

@@ -55,37 +55,10 @@ def tiled(body, rows: set[str], fresh) -> list[lir.Stmt] | None:
     body = list(body)
     for at, loop in enumerate(body):
         if _points_loop(loop, rows):
-            made = _tile(body[:at], loop, body[at + 1:], rows, fresh)
+            made = tile(body[:at], loop, body[at + 1:], rows, fresh)
             if made is not None:
                 return made
     return None
-
-
-def tiled_rows(body, fresh) -> list[lir.Stmt] | None:
-    """``body`` (a row contraction's loop function, :mod:`coarsen_nb.lower.numba_rows`) with its loop over the
-    rows in tiles, as :func:`tiled` does a nest's: the row's numbers (its running powers, its dot products'
-    accumulators) become tiles of numbers, its loops over the columns run around a loop over the tile, each
-    an elementwise operation on the tile's rows that LLVM vectorizes, and its scatters add into lanes.  A
-    Horner polynomial's row, ``for j: acc += c[j] * pw; pw *= x_i``, is a chain of dependent multiplies and
-    adds at each row, nine long, one row at a time; over the tile it is a vector of rows at each step
-    (horner_fit 10^5, benchmarks/RESULTS.md stop 40).  None where the loop is not of the shape :func:`tiled`
-    takes, and where the row reads a matrix's row ``X[i, j]``: over the tile that is a strided read of a
-    column, where the row's dot product read it contiguously (a logistic potential's gradient, 10^5 x 10,
-    measured 2.3 -> 3.1 ms tiled)."""
-    body = list(body)
-    for at, loop in enumerate(body):
-        if isinstance(loop, lir.For) and isinstance(loop.target, lir.Name) and _plain_range(loop.iter) and \
-                any(isinstance(x, lir.For) for x in loop.body) and not _reads_rows(loop.body, loop.target.id):
-            made = _tile(body[:at], loop, body[at + 1:], set(), fresh, scalars=True)
-            if made is not None:
-                return made
-    return None
-
-
-def _reads_rows(stmts, i) -> bool:
-    """``stmts`` read an array of two or more dimensions at the point ``i``: ``X[i, j]``."""
-    return any(isinstance(e, lir.Index) and len(e.items) > 1 and _is_point(e.items[0], i)
-               for s in lir.statements(stmts) for x in s.exprs() for e in lir.walk(x))
 
 
 def _points_loop(s, rows) -> bool:
@@ -97,7 +70,10 @@ def _plain_range(it) -> bool:
     return isinstance(it, lir.Call) and str(it.func) == "range" and len(it.args) == 2
 
 
-def _tile(before, loop, after, rows, fresh, scalars=False):
+def tile(before, loop, after, rows, fresh, scalars=False):
+    """The loop ``loop`` between ``before`` and ``after`` in tiles (:func:`tiled`), or None; ``rows``: its per-point
+    rows.  ``scalars`` (a row contraction's loop, :mod:`coarsen_nb.lower.numba_row_tiles`): a number the
+    body uses in one loop over the tile alone stays a number of that loop (not a tile of numbers)."""
     i = loop.target.id
     loop = dataclasses.replace(loop, body=_sunk(loop.body, _names(before) | _names(after) | {i}))
     mine = rows & _names(loop.body)
@@ -105,8 +81,6 @@ def _tile(before, loop, after, rows, fresh, scalars=False):
     if any(mine & _names([s]) for s in after) or \
             any(mine & _names([s]) for s in before if not _allocation(s, mine)):
         return None
-    if scalars and isinstance(loop.iter.args[0], lir.Lit) and loop.iter.args[0].code.isdigit():
-        loop = dataclasses.replace(loop, body=_read_through(loop.body, i, _names(before) | _names(after)))
     assigned = _assigned(loop.body)
     earlier = _assigned(before)
     carried = assigned & earlier
@@ -191,25 +165,6 @@ def _loop_variables(stmts) -> set[str]:
         if not (isinstance(s, lir.For) and isinstance(s.target, lir.Name)):
             bound -= _names([s])
     return bound
-
-
-def _read_through(body, i, keep) -> tuple:
-    """``body`` without its copies of an element at the point, ``x_i = x[i]`` of an array it does not write:
-    each read of ``x_i`` reads ``x[i]`` (then the tile's view, :func:`_viewed`), where the copy would be a
-    tile of numbers stored and loaded again.  Only a name assigned once and not in ``keep``."""
-    written = {a for t in lir.statements(body) for a in _array_targets(t)}
-    change = {}
-    for s in body:
-        if isinstance(s, lir.Assign) and isinstance(s.target, lir.Name) and isinstance(s.value, lir.Index) and \
-                isinstance(s.value.value, lir.Name) and s.value.value.id not in written and \
-                len(s.value.items) == 1 and _is_point(s.value.items[0], i) and s.target.id not in keep and \
-                sum(1 for t in lir.statements(body) if s.target.id in _targets(t)) == 1:
-            change[s.target.id] = s.value
-    if not change:
-        return tuple(body)
-    kept = tuple(s for s in body if not (isinstance(s, lir.Assign) and isinstance(s.target, lir.Name)
-                                         and s.target.id in change))
-    return _rewrite(kept, change, set(), None)
 
 
 def _pure(e) -> bool:

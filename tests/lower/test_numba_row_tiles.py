@@ -1,4 +1,4 @@
-"""``backend="numba"``: a row contraction's loop over the rows in tiles (``numba_tiles.tiled_rows``).
+"""``backend="numba"``: a row contraction's loop over the rows in tiles (``lower/numba_row_tiles.py``).
 
 A Horner polynomial's row (``for k: p = p*x[i] + c[k]``, lifted to a running power over k) runs a tile of rows
 at a time: its numbers are tiles, its loops over the coefficients run around a loop over the tile, its
@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from numba_pairs import as_tuple
 
 import coarsen_nb as cn
-from coarsen_nb.lower import lir, numba_rows, numba_tiles
+from coarsen_nb.lower import lir, numba_row_tiles, numba_rows
 from coarsen_nb.lower.numba_tiles import NEST_TILE as TILE
 
 pytestmark = pytest.mark.usefixtures("private_numba_cache")     # (tests/lower/conftest.py)
@@ -190,6 +190,6 @@ def test_a_backwards_loop_over_the_coefficients_adds_by_lanes():
     inner = lir.For(j, back, (lir.AugAssign(lir.Index(b, (j,)), "+", pw), lir.AugAssign(pw, "*", lir.Lit("2.0"))))
     body = [lir.For(i, lir.Call(lir.Name("range"), (lir.Lit("0"), lir.Name("m"))), (
         lir.Assign(pw, lir.Index(lir.Name("x"), (i,))), inner))]
-    made = numba_tiles.tiled_rows(body, lambda w: w + "2")
+    made = numba_row_tiles.tiled_rows(body, lambda w: w + "2")
     text = "\n".join(lir.print_body(made))
     assert "xp.zeros((max(0, n), 64))" in text and "lanes2[j, i - tile2] += pw[i - tile2]" in text
