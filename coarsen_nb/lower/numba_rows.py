@@ -39,6 +39,7 @@ from coarsen_nb.lower.emit import Printer
 from coarsen_nb.lower.numba_bounds import UNCHECKED, checked_call, out_of_bounds
 from coarsen_nb.lower.numba_loops import LoopFunction, accumulator_start, integer_index
 from coarsen_nb.lower.numba_row_exps import RowExps, exp_value, hook
+from coarsen_nb.lower.numba_row_tiles import tiled_rows
 from coarsen_nb.lower.numba_tiles import TILE
 from coarsen_nb.phi import forms, gammas
 
@@ -195,6 +196,9 @@ class RowLoopFunction(LoopFunction):
         # where every index is in bounds; elsewhere the checked loop, which raises Python's IndexError
         checked = checked_call(name, params)
         at = len(head)
+        if not tiled:
+            # (and, there, the rows in tiles, the row's loops over the columns vectorized over the tile's rows)
+            body = tiled_rows(body, self.fresh) or body
         unchecked = [*body[:at], *(lir.If(test, checked) for test in tests), *body[at:]]
         return self.register(params, unchecked, loads | {name}, "rows_in_bounds", UNCHECKED), params
 

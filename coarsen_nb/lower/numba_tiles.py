@@ -55,7 +55,7 @@ def tiled(body, rows: set[str], fresh) -> list[lir.Stmt] | None:
     body = list(body)
     for at, loop in enumerate(body):
         if _points_loop(loop, rows):
-            made = _tile(body[:at], loop, body[at + 1:], rows, fresh)
+            made = tile(body[:at], loop, body[at + 1:], rows, fresh)
             if made is not None:
                 return made
     return None
@@ -70,7 +70,10 @@ def _plain_range(it) -> bool:
     return isinstance(it, lir.Call) and str(it.func) == "range" and len(it.args) == 2
 
 
-def _tile(before, loop, after, rows, fresh):
+def tile(before, loop, after, rows, fresh, scalars=False):
+    """The loop ``loop`` between ``before`` and ``after`` in tiles (:func:`tiled`), or None; ``rows``: its per-point
+    rows.  ``scalars`` (a row contraction's loop, :mod:`coarsen_nb.lower.numba_row_tiles`): a number the
+    body uses in one loop over the tile alone stays a number of that loop (not a tile of numbers)."""
     i = loop.target.id
     loop = dataclasses.replace(loop, body=_sunk(loop.body, _names(before) | _names(after) | {i}))
     mine = rows & _names(loop.body)
@@ -85,15 +88,16 @@ def _tile(before, loop, after, rows, fresh):
         return None
     # (invariants: assigned at the loop's top level once, reading nothing the loop assigns, no array, calling
     # nothing but math's functions: computed once before the loop, also where it runs no point, harmlessly)
+    # (in order, so that one reading only invariants hoisted before it is hoisted too: ``t2 = max(0, t - n)``)
     hoisted, rest = [], []
     for s in loop.body:
         if isinstance(s, lir.Assign) and isinstance(s.target, lir.Name) and s.target.id not in earlier and \
                 sum(1 for t in lir.statements(loop.body) if s.target.id in _targets(t)) == 1 and \
                 not (set(lir.names_in(s.value)) & (assigned | {i})) and _pure(s.value):
             hoisted.append(s)
+            assigned -= {s.target.id}
         else:
             rest.append(s)
-    assigned -= {s.target.id for s in hoisted}
     groups = _groups(rest, i, assigned | {i})
     if groups is None:
         return None
@@ -124,7 +128,8 @@ def _tile(before, loop, after, rows, fresh):
                 return None
     # the numbers of each point: those assigned in the loop, of more than one group or at the top level
     top_level = {n for s in rest if not isinstance(s, lir.For) for n in _targets(s)}
-    expanded = sorted(n for n in assigned - carried if len(uses.get(n, ())) > 1 or n in top_level)
+    expanded = sorted(n for n in assigned - carried - _loop_variables(rest)
+                      if len(uses.get(n, ())) > 1 or (n in top_level and not scalars))
     tile, stop = (lir.Name(fresh(w)) for w in ("tile", "stop"))
     offset = lir.BinOp("-", lir.Name(i), tile)
     size = lir.Lit(str(NEST_TILE))
@@ -150,6 +155,16 @@ def _tile(before, loop, after, rows, fresh):
     made = [lir.Assign(lir.Name(n), _empty(size)) for n in expanded]
     before = [_widened(s, mine, size) for s in before]
     return [*before, *hoisted, *made, *lanes, chunks, *totals, *after]
+
+
+def _loop_variables(stmts) -> set[str]:
+    """The variables of the loops at the top level of ``stmts`` that nothing else there reads or assigns: each
+    loop's own (a row contraction's loops over the columns all count with ``j``), not a number of the point."""
+    bound = {s.target.id for s in stmts if isinstance(s, lir.For) and isinstance(s.target, lir.Name)}
+    for s in stmts:
+        if not (isinstance(s, lir.For) and isinstance(s.target, lir.Name)):
+            bound -= _names([s])
+    return bound
 
 
 def _pure(e) -> bool:
@@ -204,7 +219,7 @@ def _scatters(inner, i, points, offset, fresh, size):
     float sum never vectorizes): measured on gmm 10^5, 2.8 ms where a number per element (``acc = b[k]``,
     ``acc += v``, ``b[k] = acc``) took 4.1.  Each element receives the same terms, added in another order
     (a lane per point of the tile, then the lanes): equal to the loop over the points to rounding, its
-    order of additions that of a sum by blocks.  Where the loop's range is not ``range(lo, hi)`` the
+    order of additions that of a sum by blocks.  Where the loop's range is not ``range(lo, hi)`` (or it backwards) the
     scatters add in a number per element, in point order."""
     body = inner.body
     fill, before, after, made, totals = [], [], [], [], []
@@ -214,8 +229,8 @@ def _scatters(inner, i, points, offset, fresh, size):
     for s in body:
         for array in _array_targets(s):
             at.setdefault(array, set()).add(str(s.target))
-    laned = _plain_range(inner.iter)
-    lo, hi = inner.iter.args if laned else (None, None)
+    lo, hi = _span(inner.iter)
+    laned = lo is not None
     k = inner.target
     lane = lir.Name(fresh("lane")) if laned else None
     for s in body:
@@ -241,6 +256,25 @@ def _scatters(inner, i, points, offset, fresh, size):
         totals = [lir.For(k, inner.iter, (lir.For(lane, lir.Call(lir.Name("range"), (lir.Lit("0"), size)),
                                                   tuple(totals)),))]
     return loop, made, totals
+
+
+def _span(it):
+    """``(lo, hi)`` of a loop over ``range(lo, hi)`` or over ``range(hi - 1, lo - 1, -1)`` (the order a running
+    power's exponent grows in, :mod:`coarsen_nb.lower.numba_rows`), else ``(None, None)``."""
+    if _plain_range(it):
+        return it.args
+    if isinstance(it, lir.Call) and str(it.func) == "range" and len(it.args) == 3 and str(it.args[2]) == "-1":
+        return _plus_one(it.args[1]), _plus_one(it.args[0])
+    return None, None
+
+
+def _plus_one(e):
+    """``e + 1``: a literal's successor, ``x`` for ``x - 1``."""
+    if isinstance(e, lir.Lit) and e.code.lstrip("-").isdigit():
+        return lir.Lit(str(int(e.code) + 1))
+    if isinstance(e, lir.BinOp) and e.op == "-" and isinstance(e.right, lir.Lit) and e.right.code == "1":
+        return e.left
+    return lir.BinOp("+", e, lir.Lit("1"))
 
 
 def _minus(a, b):

@@ -1,0 +1,68 @@
+"""A row contraction's loop over the rows in tiles: :mod:`coarsen_nb.lower.numba_tiles`' pass on the rows.
+
+A row contraction (:mod:`coarsen_nb.lower.numba_rows`) computes at each row its sums over the columns (inner
+loops), a function of them, and its scatters over the columns.  Where the inner loops are short and each step
+depends on the last (a Horner polynomial's ``for j: acc += c[j] * pw; pw *= x_i``, nine steps), the row loop
+runs one dependent chain at a time and nothing vectorizes (the scatters ``b_c[j] += ...`` are ordered sums).
+Over a tile of rows the same steps are elementwise operations on the tile (:func:`numba_tiles.tile`: the row's
+numbers as tiles, each loop over the columns around a loop over the tile, the scatters by lanes): horner_fit
+10^5, 0.98 -> 0.52 ms a gradient (benchmarks/RESULTS.md, stop 40).  The value's sums over the rows keep their
+order (bit for bit); the scatters add the same terms by lanes (to rounding).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from coarsen_nb.lower import lir
+from coarsen_nb.lower.numba_tiles import _array_targets, _is_point, _names, _plain_range, _rewrite, _targets, tile
+
+
+def tiled_rows(body, fresh) -> list[lir.Stmt] | None:
+    """``body`` (a row contraction's loop function, :mod:`coarsen_nb.lower.numba_rows`) with its loop over the
+    rows in tiles, as :func:`numba_tiles.tiled` does a nest's: the row's numbers (its running powers, its dot
+    products' accumulators) become tiles of numbers, its loops over the columns run around a loop over the tile, each
+    an elementwise operation on the tile's rows that LLVM vectorizes, and its scatters add into lanes.  A
+    Horner polynomial's row, ``for j: acc += c[j] * pw; pw *= x_i``, is a chain of dependent multiplies and
+    adds at each row, nine long, one row at a time; over the tile it is a vector of rows at each step
+    (horner_fit 10^5, benchmarks/RESULTS.md stop 40).  None where the loop is not of the shape
+    :func:`numba_tiles.tiled` takes, and where the row reads a matrix's row ``X[i, j]``: over the tile that
+    is a strided read of a column, where the row's dot product read it contiguously (a logistic potential's
+    gradient, 10^5 x 10, measured 2.3 -> 3.1 ms tiled)."""
+    body = list(body)
+    for at, loop in enumerate(body):
+        if isinstance(loop, lir.For) and isinstance(loop.target, lir.Name) and _plain_range(loop.iter) and \
+                any(isinstance(x, lir.For) for x in loop.body) and not _reads_rows(loop.body, loop.target.id):
+            start = loop.iter.args[0]
+            if isinstance(start, lir.Lit) and start.code.isdigit():     # (the views read the copies' elements)
+                loop = dataclasses.replace(loop, body=_read_through(loop.body, loop.target.id,
+                                                                    _names(body[:at]) | _names(body[at + 1:])))
+            made = tile(body[:at], loop, body[at + 1:], set(), fresh, scalars=True)
+            if made is not None:
+                return made
+    return None
+
+
+def _reads_rows(stmts, i) -> bool:
+    """``stmts`` read an array of two or more dimensions at the point ``i``: ``X[i, j]``."""
+    return any(isinstance(e, lir.Index) and len(e.items) > 1 and _is_point(e.items[0], i)
+               for s in lir.statements(stmts) for x in s.exprs() for e in lir.walk(x))
+
+
+def _read_through(body, i, keep) -> tuple:
+    """``body`` without its copies of an element at the point, ``x_i = x[i]`` of an array it does not write:
+    each read of ``x_i`` reads ``x[i]`` (then the tile's view, ``numba_tiles._viewed``), where the copy would
+    be a tile of numbers stored and loaded again.  Only a name assigned once and not in ``keep``."""
+    written = {a for t in lir.statements(body) for a in _array_targets(t)}
+    change = {}
+    for s in body:
+        if isinstance(s, lir.Assign) and isinstance(s.target, lir.Name) and isinstance(s.value, lir.Index) and \
+                isinstance(s.value.value, lir.Name) and s.value.value.id not in written and \
+                len(s.value.items) == 1 and _is_point(s.value.items[0], i) and s.target.id not in keep and \
+                sum(1 for t in lir.statements(body) if s.target.id in _targets(t)) == 1:
+            change[s.target.id] = s.value
+    if not change:
+        return tuple(body)
+    kept = tuple(s for s in body if not (isinstance(s, lir.Assign) and isinstance(s.target, lir.Name)
+                                         and s.target.id in change))
+    return _rewrite(kept, change, set(), None)
