@@ -63,6 +63,7 @@ from pathlib import Path
 from types import CodeType, ModuleType
 
 from coarsen_nb.module_parts import CARRIED, SHARED_HELPER, Part, joined, lines_of
+from coarsen_nb.numba_blas_probe import deferred_blas_import
 from coarsen_nb.numba_cache_hits import cache_loads_without_refresh
 
 
@@ -346,7 +347,9 @@ class JitFunction:
         start = time.perf_counter()
         self.dispatcher.disable_compile(False)
         try:
-            with cache_loads_without_refresh(self.dispatcher):     # (a warm process: 0.3 s less, that module)
+            # (a warm process: 0.3 s less, numba_cache_hits; a cold one: no scipy.linalg where no BLAS is called)
+            with (cache_loads_without_refresh(self.dispatcher),
+                  deferred_blas_import(self.dispatcher.targetdescr.target_context)):
                 self.dispatcher.compile(key)
         except Exception as exc:
             return self._give_up(exc)

@@ -25,7 +25,19 @@ from numba.core import types as _nt
 from numba.np.numpy_support import as_dtype
 
 xp = _types.ModuleType("xp")
-xp.__dict__.update({_k: getattr(_np, _k) for _k in dir(_np) if not _k.startswith("__")})
+# NumPy's attributes as they are, its lazily imported submodules (``fft``, ``testing``, ``f2py``, ``ma``, ...)
+# looked up when first named: reading every name of ``dir(numpy)`` imported them all, 165 modules and
+# ~0.07 s of CPU in every process that loads a numba module (benchmarks/RESULTS.md, stop 40)
+xp.__dict__.update({_k: _v for _k, _v in vars(_np).items() if not _k.startswith("__")})
+
+
+def _numpy_attribute(name):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    return getattr(_np, name)
+
+
+xp.__getattr__ = _numpy_attribute
 
 
 #: Numba's options for a function only compiled code calls (a helper, an implementation): without the
