@@ -24,15 +24,19 @@ why not where it does not hold:
 * that result is ``A + F · Σ_i r_i S_i``, each ``S_i`` a sum over the records (a loop's ``Σ_{k in range(a,
   n - b)}``, or ``np.sum`` of an elementwise value of whole records of one shape), ``n`` the first axis's
   length of the records (``min(len(x), len(y))`` too: one length where they share their chunks), F a
-  function of such lengths only, the ``r_i`` numbers, A free of the records and their number (several sums
+  function of such lengths only, the ``r_i`` numbers, A free of the records (several sums
   over the same records: each chunk's module adds its part of each, and the weight is the same for all);
 * a loop's summand reads the records at ``[k + j, ...]`` only, ``j`` a small integer (``x[k + 1]``:
   rosenbrock) within the range's ends (``range(a, n - b)`` with ``-a <= j <= b``: a chunk then runs with
   ``a`` rows of the chunks before and ``b`` after, its *halo*, and owns exactly the terms of its own rows,
   ``k`` in it; :mod:`coarsen_nb.dask_chunk_halos`), never along another axis; the other arrays at indices
-  free of ``k``; it does not read ``n``.  It may read ``k`` itself as a number (``γ ** k``, ``t = k * dt``):
-  each chunk's module is then one whose sums read ``k + start``, ``start`` the global index of the block's
-  first row (:mod:`coarsen_nb.dask_chunk_index`).  The sums of one form share their range's ends.
+  free of ``k``.  It may read ``k`` itself as a number (``γ ** k``, ``t = k * dt``): each chunk's module is
+  then one whose sums read ``k + start``, ``start`` the global index of the block's first row
+  (:mod:`coarsen_nb.dask_chunk_index`).  The sums of one form share their range's ends;
+* the terms, or A, may read ``n`` (horner's ``c[k] * t ** (n - 1 - k)``, ``k / n``, a linear recurrence's
+  ``a ** n * v0`` beside its sum): each chunk's module is then told the call's ``n`` as well, read
+  everywhere but in the bounds of the sums over the records, and computes ``A(θ, n) + F(n) · Σ_{k in c} φ``
+  itself, so its weight is 1 (:attr:`ChunkSum.counted`; F(n) must be finite).
 
 Everything else (branches or loops between SOIs, primitives on the records, scans along the records, sums
 combined otherwise than linearly, a maximum) is refused here and runs as the dask module's array statements
@@ -70,10 +74,16 @@ class ChunkSum:
     whole: bool = False             # np.sum of an elementwise value of the records: their shapes must be one
     indices: tuple = ()             # the indices of its sums whose terms read them as numbers (γ ** i: each
                                     # chunk's module is told its first record's index, dask_chunk_index)
+    counted: tuple = ()             # the plan's lengths of the records, where its terms or the term beside its
+                                    # sums read them: each chunk's module is told their number (weight 1)
+    sums: tuple = ()                # the indices of its sums over the records (their bounds: a block's rows)
 
     def weight(self, n: int, n_chunk: int) -> float:
-        """w_c = F(n) / F(n_c); NaN where F(n_c) is zero or either is not finite (that chunking is refused)."""
+        """w_c = F(n) / F(n_c); NaN where F(n_c) is zero or either is not finite (that chunking is refused).
+        1 where the chunks' module is told the number of records (it computes F(n) itself), F(n) finite."""
         whole, part = self.at(n), self.at(n_chunk)
+        if self.counted:
+            return float("nan") if math.isnan(whole) else 1.0
         return float("nan") if part == 0 else whole / part
 
     def at(self, n: int) -> float:
@@ -134,6 +144,9 @@ def chunk_sum(plan, params: tuple[str, ...], source: str | None = None) -> tuple
         return Refusal("its result is not the value of an SOI over its records")
     counts = {symbols[n]: p for n, p in lengths.items() if n in symbols}      # length symbol -> its parameter
     forms_ = _sum_forms(values[result], reads, arrays, counts, params, say)
+    if not isinstance(forms_, Refusal):   # (the told lengths: every plan name of the records' lengths)
+        forms_ = tuple(dataclasses.replace(f, counted=tuple(n for n, p in lengths.items() if p in f.records))
+                       if f.counted else f for f in forms_)
     if isinstance(forms_, Refusal) or not inputs.opaque and not inputs.arrays:
         return forms_
     kept = tuple(f for f in forms_ if not inputs.of_records(f.records, say))
@@ -218,7 +231,10 @@ def _sum_forms(e: sp.Expr, reads: dict, arrays: dict, counts: dict, params,
         if isinstance(form, ChunkSum):     # (the sums whose terms read their own index as a number)
             own = tuple(t.args[1] for t in group
                         if isinstance(t, forms.RSum) and t.args[1] in t.args[0].free_symbols)
-            form = dataclasses.replace(form, indices=own)
+            length_syms = {s for s, p in counts.items() if p in records}
+            counted = form.counted or any(t.args[0].free_symbols & length_syms for t in group)
+            form = dataclasses.replace(form, indices=own, counted=(True,) if counted else (),
+                                       sums=tuple(t.args[1] for t in group if isinstance(t, forms.RSum)))
         (made if isinstance(form, ChunkSum) else told).append(form if isinstance(form, ChunkSum) else form.reason)
     if made:
         return tuple(made)
@@ -234,8 +250,9 @@ def _over_records(total, reads: dict, arrays: dict, counts: dict, params, say: _
         records = _whole_records(reads, arrays, total.args[0], params, say, indices)
         if isinstance(records, Refusal):
             return records
-        if total.args[0].free_symbols & {s for s, p in counts.items() if p in records}:
-            return Refusal("each element's term reads the number of records")
+        # (an element's term reading the number of records: each chunk's module is told it, dask_chunk_index)
+        if _loops_to(total.args[0], {s for s, p in counts.items() if p in records}):
+            return Refusal(_OWN_LOOP)
         return records, (0, 0), True
     if not isinstance(total, forms.RSum):
         return Refusal(_NO_RECORDS)
@@ -256,10 +273,24 @@ def _over_records(total, reads: dict, arrays: dict, counts: dict, params, say: _
     if far[0] < -int(lo) or far[1] > int(short):
         return Refusal(f"its sum over range({_spoken(lo, say)}, {_spoken(hi, say)}) reads the records at "
                        f"[{_spoken(k + far[0], say)}] .. [{_spoken(k + far[1], say)}]: beyond their ends")
-    # (a term reading k itself, γ ** k, is the chunk's module's told where its records start: dask_chunk_index)
-    if summand.free_symbols & length_syms:
-        return Refusal("each record's term reads the number of records (a chunk's module sees its own)")
+    # (a term reading k itself, γ ** k, is the chunk's module's told where its records start, and one reading
+    # their number n, t ** (n - 1 - k), told n: dask_chunk_index)
+    if _loops_to(summand, length_syms):
+        return Refusal(_OWN_LOOP)
     return records, (int(lo), int(short)), False
+
+
+#: why a term that loops up to the number of records is not one record's own
+_OWN_LOOP = "each record's term runs a loop of its own up to the number of records (a scan along them)"
+
+
+def _loops_to(summand, length_syms: set) -> bool:
+    """Whether ``summand`` reads the number of records inside a form of its own (a sum, a scan: iir_filter's
+    state ``scan(v <- a·v + g·x[k], k in range(n))`` in every term), which would run over the chunk's rows or
+    the told number of them, never the records before the term's: a number in arithmetic (``t ** (n - 1 -
+    k)``, ``k / n``) is the module's told ``n``, a loop bound is not."""
+    return any(isinstance(node, forms.Inert) and node.free_symbols & length_syms
+               for node in sp.preorder_traversal(summand))
 
 
 def _linear_form(e, group: list, records, halo, whole, reads: dict, arrays: dict, counts: dict,
@@ -278,11 +309,12 @@ def _linear_form(e, group: list, records, halo, whole, reads: dict, arrays: dict
     rest = linear.xreplace({t: sp.S.Zero for t in held})
     of_records = length_syms | {s for s, r in reads.items() if r.array in records} \
         | {s for s, a in arrays.items() if a in records}
-    if rest.free_symbols & of_records:
-        return Refusal("a term beside its sum over the records reads the records or their number")
+    if rest.free_symbols & (of_records - length_syms):
+        return Refusal("a term beside its sum over the records reads the records")
+    # (a term beside the sum reading the records' number, a ** n * v0: each chunk's module is told it)
     form = ChunkSum(records, factors[0].xreplace({s: n for s in length_syms}), n, offset=rest != 0, halo=halo,
-                    whole=whole)
-    if form.offset and math.isnan(form.at(0)):
+                    whole=whole, counted=(True,) if rest.free_symbols & length_syms else ())
+    if form.offset and not form.counted and math.isnan(form.at(0)):
         return Refusal("a term beside its sum over the records, whose factor is not finite on no records")
     return form
 
@@ -298,7 +330,7 @@ def _records(reads: dict, arrays: dict, summand, k, params, say: _Said, indices:
     """The parameters ``summand`` reads at ``[k, ...]`` (in ``params``' order), or why its reads are not
     record k's own: an array read elsewhere along ``k``, an array computed inside, a whole array."""
     records = set()
-    for sym in summand.free_symbols:
+    for sym in sorted(summand.free_symbols, key=str):     # (a refusal names the same array each run)
         if sym in arrays:
             return Refusal(f"it reads {say(arrays[sym])} elementwise as a whole array")
         r = reads.get(sym)
@@ -323,7 +355,7 @@ def _whole_records(reads: dict, arrays: dict, summand, params, say: _Said, indic
     """The parameters ``np.sum``'s elementwise ``summand`` reads as whole arrays, or why not: an array
     computed inside (its chunk's part is not the chunk's to compute), a record read at a fixed index."""
     records = set()
-    for sym in summand.free_symbols:
+    for sym in sorted(summand.free_symbols, key=str):
         if sym in arrays:
             if arrays[sym] not in params:
                 return Refusal(f"it sums {say(arrays[sym])}, computed from its arguments, elementwise")

@@ -28,13 +28,16 @@ REFUSED = {
             "it reads x at [i + 9]: not record i's own row"),
     "wraps": (MIRRORED.replace("range(len(x))", "range(len(x) - 1)").replace("len(x) - 1 - i", "i - 1"),
               "reads the records at [i - 1] .. [i]: beyond their ends"),
-    "fraction": ('''
-def fraction(x, a):
+    # (terms reading i, or the number of records, are told them: test_dask_chunk_index.py, _counts.py)
+    "smoothed": ('''
+def smoothed(x, a):
     s = 0.0
+    loss = 0.0
     for i in range(len(x)):
-        s += a * (i / len(x)) * x[i]
-    return s
-''', "each record's term reads the number of records"),      # (i alone is told: test_dask_chunk_index.py)
+        s = a * s + x[i]
+        loss += (s - 2.0 * x[i]) ** 2
+    return loss
+''', "each record's term runs a loop of its own up to the number of records"),   # (iir_filter's state)
     "halved": ('''
 def halved(x, a):
     s = 0.0
