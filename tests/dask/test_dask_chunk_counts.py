@@ -184,3 +184,19 @@ def spread(x, a):
         ran = f._specialize(dargs).forward.chunk_refusal(dargs)
         assert ran == ("the factor around its sum is not finite at a chunk's number of records" if refused else "")
         np.testing.assert_allclose(got, want, rtol=1e-12, equal_nan=True)
+
+
+def test_the_told_number_is_wired_with_the_chunk_structure():
+    """Two calls on new arrays of the same chunks find their wiring (one build); a call on more records in chunks
+    of the same size wires its own, told its own ``n``: each equals the NumPy backend on its data."""
+    f = _f("polynomial", "numpy")
+    rng = np.random.default_rng(3)
+    calls = [(rng.standard_normal(9), 0.8, 3), (rng.standard_normal(9), 0.7, 3), (rng.standard_normal(12), 0.7, 3)]
+    schedule = None
+    for c, t, size in calls:
+        dargs = (da.from_array(c, chunks=size), t)
+        with dask.config.set(scheduler="threads"):
+            value, grads = f.value_and_grad(*dargs)
+        _equal(value, grads, f.value_and_grad(c, t))
+        schedule = f._specialize(dargs).vjp.chunkwise
+    assert schedule.cache_info().builds == 2      # (the first structure once, the longer array its own)
