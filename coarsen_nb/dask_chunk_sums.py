@@ -233,6 +233,7 @@ def _sum_forms(e: sp.Expr, reads: dict, arrays: dict, counts: dict, params,
                         if isinstance(t, forms.RSum) and t.args[1] in t.args[0].free_symbols)
             length_syms = {s for s, p in counts.items() if p in records}
             counted = form.counted or any(t.args[0].free_symbols & length_syms for t in group)
+            # (a mark here: chunk_sum names the plan's lengths of the records in its place)
             form = dataclasses.replace(form, indices=own, counted=(True,) if counted else (),
                                        sums=tuple(t.args[1] for t in group if isinstance(t, forms.RSum)))
         (made if isinstance(form, ChunkSum) else told).append(form if isinstance(form, ChunkSum) else form.reason)
