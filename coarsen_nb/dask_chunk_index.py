@@ -55,70 +55,80 @@ def shifted_plan(plan: Plan, indices: tuple, counted: tuple = (), sums: tuple = 
     ``indices`` (SymPy symbols: the sums over the records whose terms read their index) wherever the sums'
     terms read it as a number; and where ``counted`` names the plan's lengths of the records (the module is
     told their number), a second one read in place of those lengths, except in the bounds of the sums over
-    the indices ``sums`` (the block's own rows)."""
+    the indices ``sums`` (the block's own rows: written out over the lengths, :class:`_Bounds`)."""
     name = start_name(plan)
     told = start_name(plan, RECORDS) if counted else None
+    bounds = _Bounds()
     steps = []
     for step in plan.steps:
-        if isinstance(step, KernelStep) and (
-                any(_reads(e, k) for _, e in step.kernel.body for k in indices)
-                or told and set(step.kernel.scalars.values()) & set(counted)):
-            step = KernelStep(_shifted_kernel(step.kernel, indices, name, counted, told, sums))
+        if isinstance(step, KernelStep):
+            k = step.kernel
+            if any(_reads(e, i) for _, e in k.body for i in indices) or told and (
+                    set(k.scalars.values()) & set(counted) or _sums(k, set(sums))):
+                step = KernelStep(_shifted_kernel(k, indices, name, counted, told, sums, bounds))
+            bounds.note(k)
         steps.append(step)
     added = (name, told) if told else (name,)
     types = {**plan.types, **{p: T("int", 0) for p in added}}
     return dataclasses.replace(plan, params=(*plan.params, *added), steps=tuple(steps), types=types)
 
 
+class _Bounds:
+    """The kernels' outputs so far, each as an expression over the plan's own names (the lengths its shape
+    reads give, the parameters): a sum's bound read from an earlier kernel (zip's ``min(len(x), len(y))``,
+    computed in its own SOI) is written out so, and reads the block's lengths, whatever the told module
+    makes of that earlier kernel's output (the told ``n``: its other readers mean the whole call's)."""
+
+    def __init__(self):
+        self.values: dict = {}      # kernel output's plan name -> its value over the plan's names
+        self.names: dict = {}       # a kernel input's symbol -> its plan name
+
+    def note(self, kernel: Kernel) -> None:
+        self.names.update(kernel.scalars)
+        inlined = {sym: self.values[n] for sym, n in kernel.scalars.items() if n in self.values}
+        self.values.update({out: sp.sympify(e).xreplace(inlined) for out, e in kernel.exprs().items()})
+
+    def written_out(self, bound, kernel: Kernel, local: dict) -> sp.Expr:
+        """``bound`` (an expression of ``kernel``'s body) over the plan's names."""
+        inlined = {sym: self.values[n] for sym, n in kernel.scalars.items() if n in self.values}
+        return sp.sympify(bound).xreplace(local).xreplace(inlined)
+
+
+def _sums(kernel: Kernel, sums: set) -> bool:
+    """Whether ``kernel`` computes one of the sums over the records (their indices ``sums``)."""
+    return any(isinstance(n, forms.Reduction) and n.args[1] in sums
+               for _, e in kernel.body for n in sp.preorder_traversal(e))
+
+
 def _shifted_kernel(kernel: Kernel, indices: tuple, name: str, counted: tuple, told: str | None,
-                    sums: tuple) -> Kernel:
+                    sums: tuple, bounds: _Bounds) -> Kernel:
     start = sp.Symbol(name, integer=True, nonnegative=True)
     lengths = {s for s, n in kernel.scalars.items() if n in counted}
-    records = sp.Symbol(told, integer=True, positive=True) if told and lengths else None
-    body, local = [], {}
+    records = sp.Symbol(told, integer=True, positive=True) if told else None
+    body, local, ends = [], {}, set()
     for sym, e in kernel.body:
         local[sym] = e.xreplace(local)      # (its value over the kernel's inputs: a bound read as the block's)
         for k in indices:
             e = _shift(e, k, k + start)
         if records is not None:
-            e = _told_length(e, lengths, records, set(sums), local)
+            e = _told_length(e, lengths, records, set(sums), lambda b: _noted(bounds.written_out(b, kernel, local),
+                                                                              ends))
         body.append((sym, e))
     if records is not None:
         body = _read(body, {o.symbol for o in kernel.outputs})
     scalars, types = dict(kernel.scalars), dict(kernel.types)
     if any(_reads(e, k) for _, e in kernel.body for k in indices):
         scalars[start], types[name] = name, T("int", 0)
-    if records is not None:
+    if records is not None and any(_reads(e, records) for _, e in body):
         scalars[records], types[told] = told, T("int", 0)
+    # (a bound written out reads the lengths an earlier kernel read: inputs of this one too)
+    scalars.update({sym: bounds.names[sym] for sym in ends if sym not in scalars and sym in bounds.names})
     return dataclasses.replace(kernel, body=body, scalars=scalars, types=types)
 
 
-def _told_length(e: sp.Basic, lengths: set, records: sp.Symbol, sums: set, local: dict) -> sp.Basic:
-    """``e`` with each symbol of ``lengths`` read as ``records`` (the whole call's number of records), except
-    in the bounds of a sum over an index of ``sums`` (a sum over the records: the block's own rows), which
-    are written out over the kernel's inputs (``local``: each body symbol's value; ``range(0, n - 1)``'s
-    bound is a body symbol ``stop = n - 1`` that the terms may read too, as the told ``n - 1``)."""
-    if e in lengths:
-        return records
-    if not e.args:
-        return e
-    if isinstance(e, forms.Reduction) and e.args[1] in sums:
-        summand, k, *bounds = e.args
-        return e.func(_told_length(summand, lengths, records, sums, local), k,
-                      *(sp.sympify(b).xreplace(local) for b in bounds))
-    args = [_told_length(a, lengths, records, sums, local) for a in e.args]
-    return e.func(*args) if any(a is not b for a, b in zip(args, e.args, strict=True)) else e
-
-
-def _read(body: list, outputs: set) -> list:
-    """The assignments of ``body`` that the ``outputs`` read, directly or through others (a bound's symbol
-    written out in its sum is read no more: it is not printed)."""
-    wanted, kept = set(outputs), []
-    for sym, e in reversed(body):
-        if sym in wanted:
-            kept.append((sym, e))
-            wanted |= e.free_symbols
-    return kept[::-1]
+def _noted(bound: sp.Expr, ends: set) -> sp.Expr:
+    ends |= bound.free_symbols
+    return bound
 
 
 def _reads(e: sp.Basic, k: sp.Symbol) -> bool:
@@ -136,3 +146,31 @@ def _shift(e: sp.Basic, k: sp.Symbol, to: sp.Expr) -> sp.Basic:
         return e.func(_shift(e.args[0], k, to), *e.args[1:])
     args = [_shift(a, k, to) for a in e.args]
     return e.func(*args) if any(a is not b for a, b in zip(args, e.args, strict=True)) else e
+
+
+def _told_length(e: sp.Basic, lengths: set, records: sp.Symbol, sums: set, written_out) -> sp.Basic:
+    """``e`` with each symbol of ``lengths`` read as ``records`` (the whole call's number of records), except
+    in the bounds of a sum over an index of ``sums`` (a sum over the records: the block's own rows), which
+    are ``written_out`` over the plan's lengths (``range(0, n - 1)``'s bound is a body symbol ``stop = n -
+    1`` that the terms may read too, as the told ``n - 1``; zip's bound an earlier kernel's output)."""
+    if e in lengths:
+        return records
+    if not e.args:
+        return e
+    if isinstance(e, forms.Reduction) and e.args[1] in sums:
+        summand, k, *ends = e.args
+        return e.func(_told_length(summand, lengths, records, sums, written_out), k,
+                      *(written_out(b) for b in ends))
+    args = [_told_length(a, lengths, records, sums, written_out) for a in e.args]
+    return e.func(*args) if any(a is not b for a, b in zip(args, e.args, strict=True)) else e
+
+
+def _read(body: list, outputs: set) -> list:
+    """The assignments of ``body`` that the ``outputs`` read, directly or through others (a bound's symbol
+    written out in its sum is read no more: it is not printed)."""
+    wanted, kept = set(outputs), []
+    for sym, e in reversed(body):
+        if sym in wanted:
+            kept.append((sym, e))
+            wanted |= e.free_symbols
+    return kept[::-1]

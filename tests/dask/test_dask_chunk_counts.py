@@ -71,6 +71,24 @@ def tapered_steps(x, c):
 def elementwise_shift(x, y, a):
     return np.sum((x - a * y / len(x)) ** 2)
 ''', ("x", "y", "a"), lambda rng, n: (rng.standard_normal(n), rng.standard_normal(n), 1.1)),
+    # zip's bound min(len(x), len(y)), computed in an SOI of its own, and len(x) in each term: the bound read
+    # as the block's rows, the term's len(x) as the call's n
+    "zipped_count": ('''
+def zipped_count(x, y, a):
+    s = 0.0
+    for u, v in zip(x, y):
+        s += (u - a * v) ** 2 * len(x)
+    return s
+''', ("x", "y", "a"), lambda rng, n: (rng.standard_normal(n), rng.standard_normal(n), 0.6)),
+    # enumerate, a phase centred on n / 2, and a term beside the sum reading n (a * n)
+    "centred_phase": ('''
+def centred_phase(x, a):
+    s = 0.0
+    n = len(x)
+    for i, v in enumerate(x):
+        s += math.cos(a * (i - n / 2)) * v
+    return s / n + a * n
+''', ("x", "a"), lambda rng, n: (rng.standard_normal(n), 0.3)),
     # matrix rows, a prior beside the sum, and the last rows counting most: (i + 1) / n
     "ramped_rows": ('''
 def ramped_rows(X, w):
