@@ -77,13 +77,15 @@ class ChunkSum:
     counted: tuple = ()             # the plan's lengths of the records, where its terms or the term beside its
                                     # sums read them: each chunk's module is told their number (weight 1)
     sums: tuple = ()                # the indices of its sums over the records (their bounds: a block's rows)
+    own_factor: bool = False        # its factors read other arguments or differ by more than a number: each
+                                    # chunk's module computes them (told n where they read it), weight 1
 
     def weight(self, n: int, n_chunk: int) -> float:
         """w_c = F(n) / F(n_c); NaN where F(n_c) is zero or either is not finite (that chunking is refused).
         1 where the chunks' module is told the number of records (it computes F(n) itself), F(n) finite."""
         whole, part = self.at(n), self.at(n_chunk)
-        if self.counted:
-            return float("nan") if math.isnan(whole) else 1.0
+        if self.counted or self.own_factor:     # (a factor of n alone must be finite at n; others are θ's)
+            return float("nan") if math.isnan(whole) and self.factor.free_symbols <= {self.length} else 1.0
         return float("nan") if part == 0 else whole / part
 
     def at(self, n: int) -> float:
@@ -303,20 +305,23 @@ def _linear_form(e, group: list, records, halo, whole, reads: dict, arrays: dict
     held = [sp.Dummy() for _ in group]
     linear = e.xreplace(dict(zip(group, held, strict=True)))
     factors = [sp.diff(linear, t) for t in held]
-    if any(f.free_symbols & set(held) or not f.free_symbols <= length_syms or f == 0 for f in factors):
-        return Refusal("its result is not the sum over the records times a factor of their number")
-    if any(not sp.simplify(f / factors[0]).is_number for f in factors[1:]):
-        return Refusal("its sums over the records have factors that differ by more than a number")
+    of_records = {s for s, r in reads.items() if r.array in records} | {s for s, a in arrays.items() if a in records}
+    if any(f.free_symbols & (set(held) | of_records) or f == 0 for f in factors):
+        return Refusal("its result is not the sum over the records times a factor free of them")
+    # (factors that read other arguments, a * Σ, or differ by more than a number, a * S1 + b * S2: each
+    # chunk's module computes them itself, weight 1, told n where they read it)
+    own = any(not f.free_symbols <= length_syms for f in factors) \
+        or any(not sp.simplify(f / factors[0]).is_number for f in factors[1:])
     rest = linear.xreplace({t: sp.S.Zero for t in held})
-    of_records = length_syms | {s for s, r in reads.items() if r.array in records} \
-        | {s for s, a in arrays.items() if a in records}
-    if rest.free_symbols & (of_records - length_syms):
+    if rest.free_symbols & of_records:
         return Refusal("a term beside its sum over the records reads the records")
     # (a term beside the sum reading the records' number, a ** n * v0: each chunk's module is told it)
+    counted = rest.free_symbols & length_syms or own and any(f.free_symbols & length_syms for f in factors)
     form = ChunkSum(records, factors[0].xreplace({s: n for s in length_syms}), n, offset=rest != 0, halo=halo,
-                    whole=whole, counted=(True,) if rest.free_symbols & length_syms else ())
-    if form.offset and not form.counted and math.isnan(form.at(0)):
-        return Refusal("a term beside its sum over the records, whose factor is not finite on no records")
+                    whole=whole, counted=(True,) if counted else (), own_factor=own)
+    if form.offset and not form.counted and not own and math.isnan(form.at(0)):
+        # (the term beside the sum is the module on no records, where F(0) = 1/0: told n, F(n) it is)
+        form = dataclasses.replace(form, counted=(True,))
     return form
 
 
