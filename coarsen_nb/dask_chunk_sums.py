@@ -26,6 +26,10 @@ why not where it does not hold:
   length of the records (``min(len(x), len(y))`` too: one length where they share their chunks), F a
   function of such lengths only, the ``r_i`` numbers, A free of the records (several sums
   over the same records: each chunk's module adds its part of each, and the weight is the same for all);
+  or, more generally, ``A + Σ_i G_i S_i`` with factors ``G_i`` free of the records that read other arguments
+  (``a * s``) or differ by more than a number (``s / n + u``): each chunk's module computes them itself,
+  told ``n`` where they read it, with weight 1 (:attr:`ChunkSum.own_factor`), as where A sits beside a mean
+  (F(0) = 1/0 on no records: the module on no records told ``n``);
 * a loop's summand reads the records at ``[k + j, ...]`` only, ``j`` a small integer (``x[k + 1]``:
   rosenbrock) within the range's ends (``range(a, n - b)`` with ``-a <= j <= b``: a chunk then runs with
   ``a`` rows of the chunks before and ``b`` after, its *halo*, and owns exactly the terms of its own rows,
@@ -53,8 +57,7 @@ import sympy as sp
 
 from coarsen_nb import ir
 from coarsen_nb.dask_chunk_before import BeforeTheSum
-from coarsen_nb.dask_chunk_words import Spellings
-from coarsen_nb.lower import naming
+from coarsen_nb.dask_chunk_words import Said, Spellings, spoken
 from coarsen_nb.phi import forms
 from coarsen_nb.plan import CondStep, IterStep, KernelStep, PrimStep
 
@@ -121,7 +124,7 @@ def chunk_sum(plan, params: tuple[str, ...], source: str | None = None) -> tuple
     symbols: dict[str, sp.Symbol] = {}   # a name the SOIs read -> its symbol
     reads: dict = {}
     arrays: dict = {}
-    say = _Said(plan.words, Spellings(source))   # (a refusal names the user's variables: i, not $k1.2)
+    say = Said(plan.words, Spellings(source))   # (a refusal names the user's variables: i, not $k1.2)
     inputs = BeforeTheSum(params)            # what each plan name is computed from, for the steps before the sum
     for step in plan.steps:
         if isinstance(step, PrimStep):
@@ -155,40 +158,7 @@ def chunk_sum(plan, params: tuple[str, ...], source: str | None = None) -> tuple
     return kept or Refusal(inputs.of_records(forms_[0].records, say))
 
 
-@dataclass(frozen=True)
-class _Said:
-    """A plan name as a refusal says it: the user's variable (``x.2`` -> ``x``, the loop counter ``$k1.2`` ->
-    ``i``, ``len(x)``'s ``$p2.1`` -> ``n_x``: the frontend's words), never a compiler name.  Not the generated
-    module's names (:class:`~coarsen_nb.lower.names.Names`): a sentence needs no unique identifiers."""
-
-    words: dict
-    spellings: Spellings = Spellings("")      # (the function's source: an index as the user wrote it)
-
-    def __call__(self, name: str) -> str:
-        return self.words.get(name.split(".")[0]) or naming.user_word(name) or naming.kind_word(name) or "a value"
-
-    def index(self, read) -> str:
-        """The index of ``read`` as the source writes it (``len(x) - 1 - i``), else in the user's names
-        (``-i + n_x - 1``)."""
-        array = self(read.array)
-        return self.spellings.index(array, tuple(_in_words(i, self) for i in read.index)) \
-            or ", ".join(_spoken(i, self) for i in read.index)
-
-
-def _spoken(e, say: _Said) -> str:
-    """The expression ``e`` (a SymPy index, or a plan name) as the user's names print it."""
-    if isinstance(e, str):
-        return say(e)
-    return str(_in_words(e, say))
-
-
-def _in_words(e, say: _Said) -> sp.Expr:
-    """The SymPy expression ``e`` over symbols named as the user's names (plain symbols: ``i``, ``n_x``)."""
-    e = sp.sympify(e)
-    return e.xreplace({s: sp.Symbol(say(s.name)) for s in e.free_symbols})
-
-
-def _shape_read(step: PrimStep, params, lengths: dict, shapes: dict, say: _Said) -> str:
+def _shape_read(step: PrimStep, params, lengths: dict, shapes: dict, say: Said) -> str:
     """Note what the shape read ``step`` gives (a length of a first axis, a shape); a refusal otherwise."""
     e = step.expr
     if isinstance(e, ir.Attr) and e.attr == "shape" and isinstance(e.value, ir.Name) and e.value.id in params:
@@ -210,7 +180,7 @@ def _shape_read(step: PrimStep, params, lengths: dict, shapes: dict, say: _Said)
 
 
 def _sum_forms(e: sp.Expr, reads: dict, arrays: dict, counts: dict, params,
-               say: _Said) -> tuple[ChunkSum, ...] | Refusal:
+               say: Said) -> tuple[ChunkSum, ...] | Refusal:
     """The ChunkSums of the result ``e`` (the SOIs' ``reads`` and whole ``arrays`` by symbol; ``counts``: the
     symbols of the first axes' lengths, by parameter), one for each set of records that outermost sums read
     at their index (hmc's prior over q[k] beside its likelihood over X[k], y[k]: which one is over the
@@ -246,7 +216,7 @@ def _sum_forms(e: sp.Expr, reads: dict, arrays: dict, counts: dict, params,
                    "its result is not a sum over the records (a sum over the first axis of an argument)")
 
 
-def _over_records(total, reads: dict, arrays: dict, counts: dict, params, say: _Said, indices: set):
+def _over_records(total, reads: dict, arrays: dict, counts: dict, params, say: Said, indices: set):
     """``(records, halo, whole)`` of the reduction ``total`` where it is a sum over records (a loop's sum
     over their index, or ``np.sum`` of an elementwise value of whole records: ``whole``), or why not."""
     if isinstance(total, forms.ElemSum):
@@ -270,12 +240,12 @@ def _over_records(total, reads: dict, arrays: dict, counts: dict, params, say: _
     short = sp.simplify(n - sp.sympify(hi).xreplace({s: n for s in length_syms}))
     if step != 1 or not sp.sympify(hi).free_symbols <= length_syms or not _small(lo) or not _small(short):
         return Refusal(f"its sum over the records of {', '.join(records)} runs over "
-                       f"range({_spoken(lo, say)}, {_spoken(hi, say)}, {_spoken(step, say)}), "
+                       f"range({spoken(lo, say)}, {spoken(hi, say)}, {spoken(step, say)}), "
                        f"not over all of them but at most {_HALO} at either end")
     far = _shifts(reads, records, k)
     if far[0] < -int(lo) or far[1] > int(short):
-        return Refusal(f"its sum over range({_spoken(lo, say)}, {_spoken(hi, say)}) reads the records at "
-                       f"[{_spoken(k + far[0], say)}] .. [{_spoken(k + far[1], say)}]: beyond their ends")
+        return Refusal(f"its sum over range({spoken(lo, say)}, {spoken(hi, say)}) reads the records at "
+                       f"[{spoken(k + far[0], say)}] .. [{spoken(k + far[1], say)}]: beyond their ends")
     # (a term reading k itself, γ ** k, is the chunk's module's told where its records start, and one reading
     # their number n, t ** (n - 1 - k), told n: dask_chunk_index)
     if _loops_to(summand, length_syms):
@@ -297,7 +267,7 @@ def _loops_to(summand, length_syms: set) -> bool:
 
 
 def _linear_form(e, group: list, records, halo, whole, reads: dict, arrays: dict, counts: dict,
-                 say: _Said) -> ChunkSum | Refusal:
+                 say: Said) -> ChunkSum | Refusal:
     """The ChunkSum of ``e`` whose sums over ``records`` are ``group``: ``e = A + F · Σ_i r_i S_i`` with F a
     function of the records' number, the r_i numbers and A free of the records; or why not."""
     length_syms = {s for s, p in counts.items() if p in records}
@@ -332,7 +302,7 @@ def _outermost(e: sp.Basic) -> list:
     return [r for a in e.args for r in _outermost(a)]
 
 
-def _records(reads: dict, arrays: dict, summand, k, params, say: _Said, indices: set) -> tuple[str, ...] | Refusal:
+def _records(reads: dict, arrays: dict, summand, k, params, say: Said, indices: set) -> tuple[str, ...] | Refusal:
     """The parameters ``summand`` reads at ``[k, ...]`` (in ``params``' order), or why its reads are not
     record k's own: an array read elsewhere along ``k``, an array computed inside, a whole array."""
     records = set()
@@ -357,7 +327,7 @@ def _records(reads: dict, arrays: dict, summand, k, params, say: _Said, indices:
     return tuple(p for p in params if p in records)
 
 
-def _whole_records(reads: dict, arrays: dict, summand, params, say: _Said, indices: set) -> tuple[str, ...] | Refusal:
+def _whole_records(reads: dict, arrays: dict, summand, params, say: Said, indices: set) -> tuple[str, ...] | Refusal:
     """The parameters ``np.sum``'s elementwise ``summand`` reads as whole arrays, or why not: an array
     computed inside (its chunk's part is not the chunk's to compute), a record read at a fixed index."""
     records = set()
@@ -380,9 +350,9 @@ def _at_a_sum(read, indices: set) -> bool:
     return bool(read.index) and any(_shift(read.index[0], i) is not None for i in indices)
 
 
-def _not_own_row(read, k, say: _Said) -> str:
+def _not_own_row(read, k, say: Said) -> str:
     """Why ``read`` (of a record array) is not record ``k``'s own row, in the user's names."""
-    return f"it reads {say(read.array)} at [{say.index(read)}]: not record {_spoken(k, say)}'s own row"
+    return f"it reads {say(read.array)} at [{say.index(read)}]: not record {spoken(k, say)}'s own row"
 
 
 #: the most rows a chunk reads beyond its own at either end (``x[k + 1]``, ``range(len(x) - 1)``): its halo
