@@ -150,7 +150,7 @@ class ChunkSchedule:
                           tuple(self.params.index(p) for p in form.records),
                           tuple(self.wrt.index(p) for p in small), tuple(self.wrt.index(p) for p in big),
                           weights, tuple(self.params.index(p) for p in self.wrt), sum(form.halo),
-                          len(self.params) if told else None)
+                          len(self.params) if told else None, n if told and form.counted else None)
         # (the task, with the module's source, is one key of the graph that every chunk's task reads: its
         # name tokenized here, once per chunk structure)
         token = dask.base.tokenize(task)
@@ -308,13 +308,16 @@ class _ChunkTask:
     wrt_params: tuple[int, ...]     # each gradient's parameter position
     halo: int = 0                   # the rows of a block beside its chunk's own (x[k + 1]'s): fewer hold no term
     start_at: int | None = None     # where the block's first global index goes among the arguments (or none)
+    records: int | None = None      # the call's number of records, told after it (dask_chunk_index), or none
 
     def __call__(self, others: tuple, *blocks, weight: float | None = None, start: int = 0):
         args = list(others)     # (the call's other arguments, None at the records)
         for k, b in zip(self.positions, blocks, strict=True):
             args[k] = np.ascontiguousarray(b)
-        if self.start_at is not None:       # (the module's own last parameter: dask_chunk_index)
+        if self.start_at is not None:       # (the module's own last parameters: dask_chunk_index)
             args.insert(self.start_at, start)
+            if self.records is not None:
+                args.insert(self.start_at + 1, self.records)
         m = blocks[0].shape[0]
         out = np.empty(1, dtype=object)
         if m <= self.halo and weight is None:       # (a chunk with no terms adds nothing: it has no weight)

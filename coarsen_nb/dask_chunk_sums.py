@@ -24,15 +24,23 @@ why not where it does not hold:
 * that result is ``A + F · Σ_i r_i S_i``, each ``S_i`` a sum over the records (a loop's ``Σ_{k in range(a,
   n - b)}``, or ``np.sum`` of an elementwise value of whole records of one shape), ``n`` the first axis's
   length of the records (``min(len(x), len(y))`` too: one length where they share their chunks), F a
-  function of such lengths only, the ``r_i`` numbers, A free of the records and their number (several sums
+  function of such lengths only, the ``r_i`` numbers, A free of the records (several sums
   over the same records: each chunk's module adds its part of each, and the weight is the same for all);
+  or, more generally, ``A + Σ_i G_i S_i`` with factors ``G_i`` free of the records that read other arguments
+  (``a * s``) or differ by more than a number (``s / n + u``): each chunk's module computes them itself,
+  told ``n`` where they read it, with weight 1 (:attr:`ChunkSum.own_factor`), as where A sits beside a mean
+  (F(0) = 1/0 on no records: the module on no records told ``n``);
 * a loop's summand reads the records at ``[k + j, ...]`` only, ``j`` a small integer (``x[k + 1]``:
   rosenbrock) within the range's ends (``range(a, n - b)`` with ``-a <= j <= b``: a chunk then runs with
   ``a`` rows of the chunks before and ``b`` after, its *halo*, and owns exactly the terms of its own rows,
   ``k`` in it; :mod:`coarsen_nb.dask_chunk_halos`), never along another axis; the other arrays at indices
-  free of ``k``; it does not read ``n``.  It may read ``k`` itself as a number (``γ ** k``, ``t = k * dt``):
-  each chunk's module is then one whose sums read ``k + start``, ``start`` the global index of the block's
-  first row (:mod:`coarsen_nb.dask_chunk_index`).  The sums of one form share their range's ends.
+  free of ``k``.  It may read ``k`` itself as a number (``γ ** k``, ``t = k * dt``): each chunk's module is
+  then one whose sums read ``k + start``, ``start`` the global index of the block's first row
+  (:mod:`coarsen_nb.dask_chunk_index`).  The sums of one form share their range's ends;
+* the terms, or A, may read ``n`` (horner's ``c[k] * t ** (n - 1 - k)``, ``k / n``, a linear recurrence's
+  ``a ** n * v0`` beside its sum): each chunk's module is then told the call's ``n`` as well, read
+  everywhere but in the bounds of the sums over the records, and computes ``A(θ, n) + F(n) · Σ_{k in c} φ``
+  itself, so its weight is 1 (:attr:`ChunkSum.counted`; F(n) must be finite).
 
 Everything else (branches or loops between SOIs, primitives on the records, scans along the records, sums
 combined otherwise than linearly, a maximum) is refused here and runs as the dask module's array statements
@@ -49,8 +57,7 @@ import sympy as sp
 
 from coarsen_nb import ir
 from coarsen_nb.dask_chunk_before import BeforeTheSum
-from coarsen_nb.dask_chunk_words import Spellings
-from coarsen_nb.lower import naming
+from coarsen_nb.dask_chunk_words import Said, Spellings, spoken
 from coarsen_nb.phi import forms
 from coarsen_nb.plan import CondStep, IterStep, KernelStep, PrimStep
 
@@ -70,10 +77,18 @@ class ChunkSum:
     whole: bool = False             # np.sum of an elementwise value of the records: their shapes must be one
     indices: tuple = ()             # the indices of its sums whose terms read them as numbers (γ ** i: each
                                     # chunk's module is told its first record's index, dask_chunk_index)
+    counted: tuple = ()             # the plan's lengths of the records, where its terms or the term beside its
+                                    # sums read them: each chunk's module is told their number (weight 1)
+    sums: tuple = ()                # the indices of its sums over the records (their bounds: a block's rows)
+    own_factor: bool = False        # its factors read other arguments or differ by more than a number: each
+                                    # chunk's module computes them (told n where they read it), weight 1
 
     def weight(self, n: int, n_chunk: int) -> float:
-        """w_c = F(n) / F(n_c); NaN where F(n_c) is zero or either is not finite (that chunking is refused)."""
+        """w_c = F(n) / F(n_c); NaN where F(n_c) is zero or either is not finite (that chunking is refused).
+        1 where the chunks' module is told the number of records (it computes F(n) itself), F(n) finite."""
         whole, part = self.at(n), self.at(n_chunk)
+        if self.counted or self.own_factor:     # (a factor of n alone must be finite at n; others are θ's)
+            return float("nan") if math.isnan(whole) and self.factor.free_symbols <= {self.length} else 1.0
         return float("nan") if part == 0 else whole / part
 
     def at(self, n: int) -> float:
@@ -109,7 +124,7 @@ def chunk_sum(plan, params: tuple[str, ...], source: str | None = None) -> tuple
     symbols: dict[str, sp.Symbol] = {}   # a name the SOIs read -> its symbol
     reads: dict = {}
     arrays: dict = {}
-    say = _Said(plan.words, Spellings(source))   # (a refusal names the user's variables: i, not $k1.2)
+    say = Said(plan.words, Spellings(source))   # (a refusal names the user's variables: i, not $k1.2)
     inputs = BeforeTheSum(params)            # what each plan name is computed from, for the steps before the sum
     for step in plan.steps:
         if isinstance(step, PrimStep):
@@ -134,46 +149,16 @@ def chunk_sum(plan, params: tuple[str, ...], source: str | None = None) -> tuple
         return Refusal("its result is not the value of an SOI over its records")
     counts = {symbols[n]: p for n, p in lengths.items() if n in symbols}      # length symbol -> its parameter
     forms_ = _sum_forms(values[result], reads, arrays, counts, params, say)
+    if not isinstance(forms_, Refusal):   # (the told lengths: every plan name of the records' lengths)
+        forms_ = tuple(dataclasses.replace(f, counted=tuple(n for n, p in lengths.items() if p in f.records))
+                       if f.counted else f for f in forms_)
     if isinstance(forms_, Refusal) or not inputs.opaque and not inputs.arrays:
         return forms_
     kept = tuple(f for f in forms_ if not inputs.of_records(f.records, say))
     return kept or Refusal(inputs.of_records(forms_[0].records, say))
 
 
-@dataclass(frozen=True)
-class _Said:
-    """A plan name as a refusal says it: the user's variable (``x.2`` -> ``x``, the loop counter ``$k1.2`` ->
-    ``i``, ``len(x)``'s ``$p2.1`` -> ``n_x``: the frontend's words), never a compiler name.  Not the generated
-    module's names (:class:`~coarsen_nb.lower.names.Names`): a sentence needs no unique identifiers."""
-
-    words: dict
-    spellings: Spellings = Spellings("")      # (the function's source: an index as the user wrote it)
-
-    def __call__(self, name: str) -> str:
-        return self.words.get(name.split(".")[0]) or naming.user_word(name) or naming.kind_word(name) or "a value"
-
-    def index(self, read) -> str:
-        """The index of ``read`` as the source writes it (``len(x) - 1 - i``), else in the user's names
-        (``-i + n_x - 1``)."""
-        array = self(read.array)
-        return self.spellings.index(array, tuple(_in_words(i, self) for i in read.index)) \
-            or ", ".join(_spoken(i, self) for i in read.index)
-
-
-def _spoken(e, say: _Said) -> str:
-    """The expression ``e`` (a SymPy index, or a plan name) as the user's names print it."""
-    if isinstance(e, str):
-        return say(e)
-    return str(_in_words(e, say))
-
-
-def _in_words(e, say: _Said) -> sp.Expr:
-    """The SymPy expression ``e`` over symbols named as the user's names (plain symbols: ``i``, ``n_x``)."""
-    e = sp.sympify(e)
-    return e.xreplace({s: sp.Symbol(say(s.name)) for s in e.free_symbols})
-
-
-def _shape_read(step: PrimStep, params, lengths: dict, shapes: dict, say: _Said) -> str:
+def _shape_read(step: PrimStep, params, lengths: dict, shapes: dict, say: Said) -> str:
     """Note what the shape read ``step`` gives (a length of a first axis, a shape); a refusal otherwise."""
     e = step.expr
     if isinstance(e, ir.Attr) and e.attr == "shape" and isinstance(e.value, ir.Name) and e.value.id in params:
@@ -195,7 +180,7 @@ def _shape_read(step: PrimStep, params, lengths: dict, shapes: dict, say: _Said)
 
 
 def _sum_forms(e: sp.Expr, reads: dict, arrays: dict, counts: dict, params,
-               say: _Said) -> tuple[ChunkSum, ...] | Refusal:
+               say: Said) -> tuple[ChunkSum, ...] | Refusal:
     """The ChunkSums of the result ``e`` (the SOIs' ``reads`` and whole ``arrays`` by symbol; ``counts``: the
     symbols of the first axes' lengths, by parameter), one for each set of records that outermost sums read
     at their index (hmc's prior over q[k] beside its likelihood over X[k], y[k]: which one is over the
@@ -218,7 +203,11 @@ def _sum_forms(e: sp.Expr, reads: dict, arrays: dict, counts: dict, params,
         if isinstance(form, ChunkSum):     # (the sums whose terms read their own index as a number)
             own = tuple(t.args[1] for t in group
                         if isinstance(t, forms.RSum) and t.args[1] in t.args[0].free_symbols)
-            form = dataclasses.replace(form, indices=own)
+            length_syms = {s for s, p in counts.items() if p in records}
+            counted = form.counted or any(t.args[0].free_symbols & length_syms for t in group)
+            # (a mark here: chunk_sum names the plan's lengths of the records in its place)
+            form = dataclasses.replace(form, indices=own, counted=(True,) if counted else (),
+                                       sums=tuple(t.args[1] for t in group if isinstance(t, forms.RSum)))
         (made if isinstance(form, ChunkSum) else told).append(form if isinstance(form, ChunkSum) else form.reason)
     if made:
         return tuple(made)
@@ -227,15 +216,16 @@ def _sum_forms(e: sp.Expr, reads: dict, arrays: dict, counts: dict, params,
                    "its result is not a sum over the records (a sum over the first axis of an argument)")
 
 
-def _over_records(total, reads: dict, arrays: dict, counts: dict, params, say: _Said, indices: set):
+def _over_records(total, reads: dict, arrays: dict, counts: dict, params, say: Said, indices: set):
     """``(records, halo, whole)`` of the reduction ``total`` where it is a sum over records (a loop's sum
     over their index, or ``np.sum`` of an elementwise value of whole records: ``whole``), or why not."""
     if isinstance(total, forms.ElemSum):
         records = _whole_records(reads, arrays, total.args[0], params, say, indices)
         if isinstance(records, Refusal):
             return records
-        if total.args[0].free_symbols & {s for s, p in counts.items() if p in records}:
-            return Refusal("each element's term reads the number of records")
+        # (an element's term reading the number of records: each chunk's module is told it, dask_chunk_index)
+        if _loops_to(total.args[0], {s for s, p in counts.items() if p in records}):
+            return Refusal(_OWN_LOOP)
         return records, (0, 0), True
     if not isinstance(total, forms.RSum):
         return Refusal(_NO_RECORDS)
@@ -250,20 +240,34 @@ def _over_records(total, reads: dict, arrays: dict, counts: dict, params, say: _
     short = sp.simplify(n - sp.sympify(hi).xreplace({s: n for s in length_syms}))
     if step != 1 or not sp.sympify(hi).free_symbols <= length_syms or not _small(lo) or not _small(short):
         return Refusal(f"its sum over the records of {', '.join(records)} runs over "
-                       f"range({_spoken(lo, say)}, {_spoken(hi, say)}, {_spoken(step, say)}), "
+                       f"range({spoken(lo, say)}, {spoken(hi, say)}, {spoken(step, say)}), "
                        f"not over all of them but at most {_HALO} at either end")
     far = _shifts(reads, records, k)
     if far[0] < -int(lo) or far[1] > int(short):
-        return Refusal(f"its sum over range({_spoken(lo, say)}, {_spoken(hi, say)}) reads the records at "
-                       f"[{_spoken(k + far[0], say)}] .. [{_spoken(k + far[1], say)}]: beyond their ends")
-    # (a term reading k itself, γ ** k, is the chunk's module's told where its records start: dask_chunk_index)
-    if summand.free_symbols & length_syms:
-        return Refusal("each record's term reads the number of records (a chunk's module sees its own)")
+        return Refusal(f"its sum over range({spoken(lo, say)}, {spoken(hi, say)}) reads the records at "
+                       f"[{spoken(k + far[0], say)}] .. [{spoken(k + far[1], say)}]: beyond their ends")
+    # (a term reading k itself, γ ** k, is the chunk's module's told where its records start, and one reading
+    # their number n, t ** (n - 1 - k), told n: dask_chunk_index)
+    if _loops_to(summand, length_syms):
+        return Refusal(_OWN_LOOP)
     return records, (int(lo), int(short)), False
 
 
+#: why a term that loops up to the number of records is not one record's own
+_OWN_LOOP = "each record's term runs a loop of its own up to the number of records (a scan along them)"
+
+
+def _loops_to(summand, length_syms: set) -> bool:
+    """Whether ``summand`` reads the number of records inside a form of its own (a sum, a scan: iir_filter's
+    state ``scan(v <- a·v + g·x[k], k in range(n))`` in every term), which would run over the chunk's rows or
+    the told number of them, never the records before the term's: a number in arithmetic (``t ** (n - 1 -
+    k)``, ``k / n``) is the module's told ``n``, a loop bound is not."""
+    return any(isinstance(node, forms.Inert) and node.free_symbols & length_syms
+               for node in sp.preorder_traversal(summand))
+
+
 def _linear_form(e, group: list, records, halo, whole, reads: dict, arrays: dict, counts: dict,
-                 say: _Said) -> ChunkSum | Refusal:
+                 say: Said) -> ChunkSum | Refusal:
     """The ChunkSum of ``e`` whose sums over ``records`` are ``group``: ``e = A + F · Σ_i r_i S_i`` with F a
     function of the records' number, the r_i numbers and A free of the records; or why not."""
     length_syms = {s for s, p in counts.items() if p in records}
@@ -271,19 +275,23 @@ def _linear_form(e, group: list, records, halo, whole, reads: dict, arrays: dict
     held = [sp.Dummy() for _ in group]
     linear = e.xreplace(dict(zip(group, held, strict=True)))
     factors = [sp.diff(linear, t) for t in held]
-    if any(f.free_symbols & set(held) or not f.free_symbols <= length_syms or f == 0 for f in factors):
-        return Refusal("its result is not the sum over the records times a factor of their number")
-    if any(not sp.simplify(f / factors[0]).is_number for f in factors[1:]):
-        return Refusal("its sums over the records have factors that differ by more than a number")
+    of_records = {s for s, r in reads.items() if r.array in records} | {s for s, a in arrays.items() if a in records}
+    if any(f.free_symbols & (set(held) | of_records) or f == 0 for f in factors):
+        return Refusal("its result is not the sum over the records times a factor free of them")
+    # (factors that read other arguments, a * Σ, or differ by more than a number, a * S1 + b * S2: each
+    # chunk's module computes them itself, weight 1, told n where they read it)
+    own = any(not f.free_symbols <= length_syms for f in factors) \
+        or any(not sp.simplify(f / factors[0]).is_number for f in factors[1:])
     rest = linear.xreplace({t: sp.S.Zero for t in held})
-    of_records = length_syms | {s for s, r in reads.items() if r.array in records} \
-        | {s for s, a in arrays.items() if a in records}
     if rest.free_symbols & of_records:
-        return Refusal("a term beside its sum over the records reads the records or their number")
+        return Refusal("a term beside its sum over the records reads the records")
+    # (a term beside the sum reading the records' number, a ** n * v0: each chunk's module is told it)
+    counted = rest.free_symbols & length_syms or own and any(f.free_symbols & length_syms for f in factors)
     form = ChunkSum(records, factors[0].xreplace({s: n for s in length_syms}), n, offset=rest != 0, halo=halo,
-                    whole=whole)
-    if form.offset and math.isnan(form.at(0)):
-        return Refusal("a term beside its sum over the records, whose factor is not finite on no records")
+                    whole=whole, counted=(True,) if counted else (), own_factor=own)
+    if form.offset and not form.counted and not own and math.isnan(form.at(0)):
+        # (the term beside the sum is the module on no records, where F(0) = 1/0: told n, F(n) it is)
+        form = dataclasses.replace(form, counted=(True,))
     return form
 
 
@@ -294,11 +302,11 @@ def _outermost(e: sp.Basic) -> list:
     return [r for a in e.args for r in _outermost(a)]
 
 
-def _records(reads: dict, arrays: dict, summand, k, params, say: _Said, indices: set) -> tuple[str, ...] | Refusal:
+def _records(reads: dict, arrays: dict, summand, k, params, say: Said, indices: set) -> tuple[str, ...] | Refusal:
     """The parameters ``summand`` reads at ``[k, ...]`` (in ``params``' order), or why its reads are not
     record k's own: an array read elsewhere along ``k``, an array computed inside, a whole array."""
     records = set()
-    for sym in summand.free_symbols:
+    for sym in sorted(summand.free_symbols, key=str):     # (a refusal names the same array each run)
         if sym in arrays:
             return Refusal(f"it reads {say(arrays[sym])} elementwise as a whole array")
         r = reads.get(sym)
@@ -319,11 +327,11 @@ def _records(reads: dict, arrays: dict, summand, k, params, say: _Said, indices:
     return tuple(p for p in params if p in records)
 
 
-def _whole_records(reads: dict, arrays: dict, summand, params, say: _Said, indices: set) -> tuple[str, ...] | Refusal:
+def _whole_records(reads: dict, arrays: dict, summand, params, say: Said, indices: set) -> tuple[str, ...] | Refusal:
     """The parameters ``np.sum``'s elementwise ``summand`` reads as whole arrays, or why not: an array
     computed inside (its chunk's part is not the chunk's to compute), a record read at a fixed index."""
     records = set()
-    for sym in summand.free_symbols:
+    for sym in sorted(summand.free_symbols, key=str):
         if sym in arrays:
             if arrays[sym] not in params:
                 return Refusal(f"it sums {say(arrays[sym])}, computed from its arguments, elementwise")
@@ -342,9 +350,9 @@ def _at_a_sum(read, indices: set) -> bool:
     return bool(read.index) and any(_shift(read.index[0], i) is not None for i in indices)
 
 
-def _not_own_row(read, k, say: _Said) -> str:
+def _not_own_row(read, k, say: Said) -> str:
     """Why ``read`` (of a record array) is not record ``k``'s own row, in the user's names."""
-    return f"it reads {say(read.array)} at [{say.index(read)}]: not record {_spoken(k, say)}'s own row"
+    return f"it reads {say(read.array)} at [{say.index(read)}]: not record {spoken(k, say)}'s own row"
 
 
 #: the most rows a chunk reads beyond its own at either end (``x[k + 1]``, ``range(len(x) - 1)``): its halo

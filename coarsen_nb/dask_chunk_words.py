@@ -1,4 +1,4 @@
-"""An index as the user wrote it, for the words of a chunk-sum refusal (issue 18).
+"""An index as the user wrote it, and a plan name in the user's words, for a chunk-sum refusal (issue 18).
 
 :mod:`coarsen_nb.dask_chunk_sums` decides from the plan, whose reads hold their index as a SymPy expression:
 ``x[len(x) - 1 - i]`` is read at ``-i + n_x - 1`` there.  A refusal that names the read should say what the
@@ -15,8 +15,11 @@ import ast
 import functools
 import operator
 import textwrap
+from dataclasses import dataclass
 
 import sympy as sp
+
+from coarsen_nb.lower import naming
 
 _OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
               ast.FloorDiv: lambda a, b: sp.floor(a / b)}      # (``x[i // 2]``: how the plan reads it)
@@ -78,3 +81,36 @@ def _expression(node: ast.AST) -> sp.Expr | None:
             and node.slice.value == 0:
         return sp.Symbol(f"n_{node.value.value.id}")
     return None
+
+
+@dataclass(frozen=True)
+class Said:
+    """A plan name as a refusal says it: the user's variable (``x.2`` -> ``x``, the loop counter ``$k1.2`` ->
+    ``i``, ``len(x)``'s ``$p2.1`` -> ``n_x``: the frontend's words), never a compiler name.  Not the generated
+    module's names (:class:`~coarsen_nb.lower.names.Names`): a sentence needs no unique identifiers."""
+
+    words: dict
+    spellings: Spellings = Spellings("")      # (the function's source: an index as the user wrote it)
+
+    def __call__(self, name: str) -> str:
+        return self.words.get(name.split(".")[0]) or naming.user_word(name) or naming.kind_word(name) or "a value"
+
+    def index(self, read) -> str:
+        """The index of ``read`` as the source writes it (``len(x) - 1 - i``), else in the user's names
+        (``-i + n_x - 1``)."""
+        array = self(read.array)
+        return self.spellings.index(array, tuple(in_words(i, self) for i in read.index)) \
+            or ", ".join(spoken(i, self) for i in read.index)
+
+
+def spoken(e, say: Said) -> str:
+    """The expression ``e`` (a SymPy index, or a plan name) as the user's names print it."""
+    if isinstance(e, str):
+        return say(e)
+    return str(in_words(e, say))
+
+
+def in_words(e, say: Said) -> sp.Expr:
+    """The SymPy expression ``e`` over symbols named as the user's names (plain symbols: ``i``, ``n_x``)."""
+    e = sp.sympify(e)
+    return e.xreplace({s: sp.Symbol(say(s.name)) for s in e.free_symbols})

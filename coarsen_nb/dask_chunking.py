@@ -80,11 +80,14 @@ class Chunking:
     added: tuple[str, ...]
     reductions: tuple[TreeReduction, ...]
     told: bool = False      # each chunk's module told its first record's index (terms read it: dask_chunk_index)
+    counted: bool = False   # ... and the call's number of records (terms or the term beside the sum read it)
 
     def lines(self) -> list[str]:
         """What it says, a headline (which way it ran, and why) and then one line per figure."""
         if self.chunkwise:
-            told = " (told each chunk's first record's index)" if self.told else ""
+            told = " (told " + " and ".join(w for w, t in (("each chunk's first record's index", self.told),
+                                                            ("the number of records", self.counted)) if t) + ")" \
+                if self.told or self.counted else ""
             how = f"chunk by chunk through its {self.module} module{told}, {self.chunks} chunk tasks"
         else:
             how = f"as the dask module's array statements, because {self.reason}"
@@ -118,18 +121,18 @@ def describe(kind: str, params: tuple[str, ...], args: tuple, outputs: list, sch
     chunkwise = not reason
     added: tuple[str, ...] = ()
     chunks = max((a.blocks for a in arguments), default=0)
-    told = False
+    told = counted = False
     if chunkwise:
         form = schedule.form_of(args, is_dask)
         records = [args[params.index(p)] for p in form.records]
         chunks = len(records[0].chunks[0])
-        told = bool(form.indices)
+        told, counted = bool(form.indices), bool(form.counted)
         small = [p for p in schedule.wrt if p not in form.records] if kind in ("grad", "vjp") else []
         added = (("the value",) if kind != "grad" else ()) + tuple(f"the gradient with respect to {p}"
                                                                     for p in small)
     return Chunking(_ENTRY.get(kind, kind), chunkwise, schedule.module.backend if chunkwise else "dask",
                     reason, arguments, chunks, sum(len(v) for v in layers.values()), added,
-                    _reductions(layers, deps), told)
+                    _reductions(layers, deps), told, counted)
 
 
 def _argument(name: str, a) -> ArgumentChunks:

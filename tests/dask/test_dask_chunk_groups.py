@@ -38,11 +38,19 @@ def elementwise(q, t):
 '''
 
 REFUSED = {
-    "offset": (TWO_LOOPS.replace("/ len(x)", "/ len(x) + a ** 2"), "factor is not finite on no records"),
-    "factors": (TWO_LOOPS.replace("(s - 3.0 * u) / len(x)", "s / len(x) + u"),
-                "its sums over the records have factors that differ by more than a number"),
     "product": (TWO_LOOPS.replace("(s - 3.0 * u) / len(x)", "s * u"),
-                "not the sum over the records times a factor of their number"),
+                "not the sum over the records times a factor free of them"),
+    "read_beside": (TWO_LOOPS.replace("(s - 3.0 * u) / len(x)", "s - u + x[0]"),
+                    "it reads x at [0]: not record i's own row"),
+}
+
+#: sums whose factors each chunk's module computes itself (weight 1; told the call's n where they read it):
+#: factors that differ by more than a number, factors that read another argument, and a term beside a mean,
+#: whose factor 1/n is not finite on no records (the module on no records told n)
+OWN_FACTORS = {
+    "factors": TWO_LOOPS.replace("(s - 3.0 * u) / len(x)", "s / len(x) + u"),
+    "scaled": TWO_LOOPS.replace("(s - 3.0 * u) / len(x)", "a * s - u / (a * len(x)) + a ** 2"),
+    "offset": TWO_LOOPS.replace("/ len(x)", "/ len(x) + a ** 2"),
 }
 
 NAMES = {"math": math, "np": np, "logit": logit, "expit": expit, "xlogy": xlogy}
@@ -96,3 +104,14 @@ def test_sums_that_do_not_combine_per_chunk_are_refused_in_words_and_still_right
     f = cn.coarsen(source, wrt=("x", "a"), namespace=NAMES)
     x = np.random.default_rng(5).standard_normal(8)
     _check(f, (chunked(x, "uneven"), 0.7), f.value_and_grad(x, 0.7), words)
+
+
+@pytest.mark.parametrize("how", CHUNKINGS)
+@pytest.mark.parametrize("name", sorted(OWN_FACTORS))
+def test_factors_each_chunk_computes_itself(name, how):
+    """Each chunk's module computes ``A(a, n) + Σ_i G_i(a, n) S_i`` on its rows (told n): the chunks add up to
+    the whole, empty and one-record chunks included, and ``f.chunking`` says the module was told n."""
+    f = cn.coarsen(OWN_FACTORS[name], wrt=("x", "a"), namespace=NAMES)
+    x = np.random.default_rng(6).standard_normal(8)
+    _check(f, (chunked(x, how), 0.7), f.value_and_grad(x, 0.7))
+    assert "(told the number of records)" in str(f.chunking)

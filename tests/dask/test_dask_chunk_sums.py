@@ -28,13 +28,16 @@ REFUSED = {
             "it reads x at [i + 9]: not record i's own row"),
     "wraps": (MIRRORED.replace("range(len(x))", "range(len(x) - 1)").replace("len(x) - 1 - i", "i - 1"),
               "reads the records at [i - 1] .. [i]: beyond their ends"),
-    "fraction": ('''
-def fraction(x, a):
+    # (terms reading i, or the number of records, are told them: test_dask_chunk_index.py, _counts.py)
+    "smoothed": ('''
+def smoothed(x, a):
     s = 0.0
+    loss = 0.0
     for i in range(len(x)):
-        s += a * (i / len(x)) * x[i]
-    return s
-''', "each record's term reads the number of records"),      # (i alone is told: test_dask_chunk_index.py)
+        s = a * s + x[i]
+        loss += (s - 2.0 * x[i]) ** 2
+    return loss
+''', "each record's term runs a loop of its own up to the number of records"),   # (iir_filter's state)
     "halved": ('''
 def halved(x, a):
     s = 0.0
@@ -240,8 +243,9 @@ def test_a_term_beside_the_records_sum_is_the_module_on_no_records(how):
     _runs_chunk_by_chunk_and_equals(f, args, want)
 
 
-def test_a_term_beside_a_mean_over_records_is_refused():
-    """With the records' sum divided by their number, the module on no records is 0/0: refused in words."""
+def test_a_term_beside_a_mean_over_records_is_the_module_told_n_on_no_records():
+    """With the records' sum divided by their number, the module on no records would be 0/0: each chunk's
+    module is told the call's number of records instead (weight 1), and so is the one on no records."""
     f = cn.coarsen(PRIOR.replace("return u", "return u / len(x)").replace("u = 0.0", "u = 0.0\n    p = 0.0")
                    .replace("u += 0.5", "p += 0.5").replace("return u / len(x)", "return p + u / len(x)"),
                    namespace={"math": math})
@@ -250,7 +254,7 @@ def test_a_term_beside_a_mean_over_records_is_refused():
     args = (q, chunked(x, "uneven"))
     with dask.config.set(scheduler="threads"):
         value, grads = f.value_and_grad(*args)
-    assert "not finite on no records" in _run(f, args).chunk_refusal(args)
+    assert _run(f, args).chunk_refusal(args) == "" and "(told the number of records)" in str(f.chunking)
     np.testing.assert_allclose(value, want[0], rtol=1e-12)
     np.testing.assert_allclose(grads[0], want[1][0], rtol=1e-12)
 

@@ -98,6 +98,8 @@ CHUNKWISE = {
     "rosenbrock", "safe_log_where", "sum_generator_filter", "sum_listcomp_start", "zip_dot",
     # (terms reading their index i as a number: each chunk's module told its first index, dask_chunk_index)
     "enumerate_start", "enumerate_weighted", "enumerate_zip",
+    # (terms, or a term beside the sum, reading the number of records: the module told it too)
+    "horner", "linear_rec_array", "nested_def_in_loop", "normal_tail_loop",
 }
 #: chunk by chunk where the records are one chunk only (cut into twos, a matrix is cut along its second axis too)
 CHUNKWISE_IN_ONE = {"matrix_weighted"}
