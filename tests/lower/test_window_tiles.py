@@ -2,9 +2,9 @@
 
 ``test_numba_xp.py`` checks them against the NumPy helpers on windows of a few elements, which fit in one
 tile of ``_window_matvec``'s outputs and one block of ``_window_vecmat``'s taps.  These sizes cross the
-tiles' and the tap blocks' ends (a tile of 256 outputs, blocks of 16 taps), the other order of
-``_window_vecmat`` (fewer outputs than taps), and windows starting inside the signal, against the NumPy
-helpers (``np.correlate`` / ``np.convolve``) and against the plain double sum.
+tiles' and the tap blocks' ends (a tile of 256 outputs, blocks of 16 taps), have fewer outputs than taps
+(one short tile per block), and start inside the signal; they are compared with the NumPy helpers
+(``np.correlate`` / ``np.convolve``) and with the plain double sum.
 """
 
 from __future__ import annotations
