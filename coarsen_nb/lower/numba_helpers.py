@@ -250,15 +250,16 @@ NUMBA_HELPERS = {
     # bounds the index is the NumPy helpers' own, (lo + i + j) modulo the length; in bounds the element itself.
     # In bounds they run over tiles of _WINDOW_TILE outputs that stay in L1 with the taps j inside each tile
     # and the innermost loop over the tile's elements, unit stride, on views indexed from 0 (so that Numba
-    # prints no wraparound test and LLVM vectorizes it): a loop with the taps outside over all n0 outputs
-    # passed n1 times over out and x, and LLVM vectorized none of _window_outer_add's (conv1d at 10**5 x 7:
-    # 260 -> 90 us for _window_matvec, 390 -> 90 us for _window_outer_add, the same sums in the same order).
+    # prints no wraparound test and LLVM vectorizes it): the loops with the taps outside, over all n0 outputs,
+    # passed n1 times over out (or b) and x from L2 (conv1d's 10**5 x 7, each helper alone: _window_matvec
+    # 123-148 -> 86-96 us, _window_outer_add 148-163 -> 104-121 us, the same sums in the same order).
     # _window_vecmat's sums over i are reductions, which LLVM vectorizes only when it may reorder them: each
     # of n1 (a block of _WINDOW_TAPS at a time) keeps _WINDOW_TILE partial sums, lane k adding the products
     # at i = k modulo the tile, and adds its lanes at the end (BLAS's dot per tap, as before, passed n1 times
-    # over g and x).  These are compiled without bounds checks (``@_jit_unchecked``): every index is in bounds
-    # by the test before the loop, or taken modulo the length, and the lengths of the vectors are checked first.
-    # What the vectorized loops cost: Numba's cold compile of the three, 0.47 -> 0.73 s of CPU, paid once per
+    # over g and x: 99-137 -> 95-110 us).  These are compiled without bounds checks (``@_jit_unchecked``):
+    # every index is in bounds by the test before the loop, or taken modulo the length, and the lengths of the
+    # vectors are checked first.
+    # What the vectorized loops cost: Numba's cold compile of the three, 0.55 -> 0.82 s of CPU, paid once per
     # machine (``python -m coarsen_nb warmup`` compiles them: they are shared helpers).
     "_window_matvec": '''def _window_matvec(x, lo, n0, n1, h):
     """_window(x, lo, n0, n1) @ h: sum_j x[lo + i + j] * h[j] for i < n0, tiles of outputs with the taps inside."""
