@@ -129,6 +129,9 @@ def load(parts: tuple, module_name: str, entry_points: tuple[str, ...],
     import numba  # noqa: F401 (ImportError here: the runtime reports the backend's install hint)
 
     from coarsen_nb.lower.numba_bounds import BOUNDS_SIGNAL
+    from coarsen_nb.malloc_policy import keep_freed_memory
+
+    keep_freed_memory()     # (Numba's temporaries: no page faults on every call, malloc_policy.py)
 
     module = _module(_sharing(parts, twins=False), module_name)
     env = dict(module.__dict__)

@@ -244,26 +244,39 @@ NUMBA_HELPERS = {
     the numba namespace's, one pass per row."""
     return xp.logsumexp(a, axis=axis, b=b, keepdims=keepdims, return_sign=return_sign)
 ''',
-    # A window x[lo + i + j] (i < n0, j < n1) contracted with a vector, and its adjoint: one loop nest each.
-    # NumPy's helpers call np.correlate / np.convolve, which Numba implements as a plain double loop over
-    # the long operand with the short one inside (5 ms for 10**5 x 4 against 0.2 ms here).  Out of bounds
-    # the index is the NumPy helpers' own, (lo + i + j) modulo the length; in bounds the element itself.
-    # The loop over the taps j is the outer one: the inner loop runs over the long axis with unit stride,
-    # which LLVM vectorizes, and these are compiled without bounds checks (``@_jit_unchecked``): every
-    # index is in bounds by the test before the loop, or taken modulo the length, and the lengths of the
+    # A window x[lo + i + j] (i < n0, j < n1) contracted with a vector, and its adjoint: one pass over the
+    # signal each.  NumPy's helpers call np.correlate / np.convolve, which Numba implements as a plain double
+    # loop over the long operand with the short one inside (5 ms for 10**5 x 4 against 0.1 ms here).  Out of
+    # bounds the index is the NumPy helpers' own, (lo + i + j) modulo the length; in bounds the element itself.
+    # In bounds they run over tiles of _WINDOW_TILE outputs that stay in L1 with the taps j inside each tile
+    # and the innermost loop over the tile's elements, unit stride, on views indexed from 0 (so that Numba
+    # prints no wraparound test and LLVM vectorizes it): the loops with the taps outside, over all n0 outputs,
+    # passed n1 times over out (or b) and x from L2 (conv1d's 10**5 x 7, each helper alone: _window_matvec
+    # 123-148 -> 86-96 us, _window_outer_add 148-163 -> 104-121 us, the same sums in the same order).
+    # _window_vecmat's sums over i are reductions, which LLVM vectorizes only when it may reorder them: each
+    # of n1 (a block of _WINDOW_TAPS at a time) keeps _WINDOW_TILE partial sums, lane k adding the products
+    # at i = k modulo the tile, and adds its lanes at the end (BLAS's dot per tap, as before, passed n1 times
+    # over g and x: 99-137 -> 95-110 us).  These are compiled without bounds checks (``@_jit_unchecked``):
+    # every index is in bounds by the test before the loop, or taken modulo the length, and the lengths of the
     # vectors are checked first.
+    # What the vectorized loops cost: Numba's cold compile of the three, 0.55 -> 0.82 s of CPU, paid once per
+    # machine (``python -m coarsen_nb warmup`` compiles them: they are shared helpers).
     "_window_matvec": '''def _window_matvec(x, lo, n0, n1, h):
-    """_window(x, lo, n0, n1) @ h: sum_j x[lo + i + j] * h[j] for i < n0, one loop nest."""
+    """_window(x, lo, n0, n1) @ h: sum_j x[lo + i + j] * h[j] for i < n0, tiles of outputs with the taps inside."""
     if h.shape[0] != n1:
         raise ValueError("matmul: a window and a vector of different lengths")
-    out = xp.zeros(n0)
+    tile = 256                                  # (_WINDOW_TILE: 2 KB of outputs)
+    out = xp.zeros(max(n0, 0))
     m = x.shape[0]
     if 0 <= lo and lo + n0 + n1 - 1 <= m:
-        for j in range(n1):
-            hj = h[j]
-            base = lo + j
-            for i in range(n0):
-                out[i] += x[base + i] * hj
+        for i0 in range(0, n0, tile):
+            k1 = min(tile, n0 - i0)
+            o = out[i0:i0 + k1]
+            for j in range(n1):
+                hj = h[j]
+                xs = x[lo + i0 + j:lo + i0 + j + k1]
+                for k in range(k1):
+                    o[k] += xs[k] * hj
     else:
         for j in range(n1):
             hj = h[j]
@@ -272,16 +285,32 @@ NUMBA_HELPERS = {
     return out
 ''',
     "_window_vecmat": '''def _window_vecmat(g, x, lo, n0, n1):
-    """g @ _window(x, lo, n0, n1): sum_i g[i] * x[lo + i + j] for j < n1, one loop nest."""
+    """g @ _window(x, lo, n0, n1): sum_i g[i] * x[lo + i + j] for j < n1, per tap lanes of partial sums."""
     if g.shape[0] != n0:
         raise ValueError("matmul: a vector and a window of different lengths")
-    out = xp.zeros(n1)
+    out = xp.zeros(max(n1, 0))
     m = x.shape[0]
-    inside = 0 <= lo and lo + n0 + n1 - 1 <= m
-    for j in range(n1):
-        if inside:
-            out[j] = xp.dot(g, x[lo + j:lo + j + n0])       # (BLAS's dot, as NumPy's correlate)
-        else:
+    if 0 <= lo and lo + n0 + n1 - 1 <= m:
+        tile, taps = 256, 16                    # (_WINDOW_TILE, _WINDOW_TAPS: lanes of 32 KB)
+        lanes = xp.empty(taps * tile)
+        for j0 in range(0, n1, taps):
+            nj = min(taps, n1 - j0)
+            lanes[:] = 0.0
+            for i0 in range(0, n0, tile):
+                k1 = min(tile, n0 - i0)
+                gs = g[i0:i0 + k1]
+                for jj in range(nj):
+                    lane = lanes[jj * tile:jj * tile + k1]
+                    xs = x[lo + i0 + j0 + jj:lo + i0 + j0 + jj + k1]
+                    for k in range(k1):
+                        lane[k] += gs[k] * xs[k]
+            for jj in range(nj):
+                acc = 0.0
+                for k in range(jj * tile, (jj + 1) * tile):
+                    acc += lanes[k]
+                out[j0 + jj] = acc
+    else:
+        for j in range(n1):
             acc = 0.0
             for i in range(n0):
                 acc += g[i] * x[(lo + i + j) % m]
@@ -289,16 +318,23 @@ NUMBA_HELPERS = {
     return out
 ''',
     "_window_outer_add": '''def _window_outer_add(b, lo, n0, n1, g, h):
-    """b[lo + i + j] += g[i] * h[j] for i < n0, j < n1, in place, one loop nest."""
+    """b[lo + i + j] += g[i] * h[j] for i < n0, j < n1, in place: tiles of b with the taps inside."""
     if g.shape[0] != n0 or h.shape[0] != n1:
         raise ValueError("an outer product of vectors of other lengths than its window's")
     m = b.shape[0]
     if 0 <= lo and lo + n0 + n1 - 1 <= m:
-        for j in range(n1):
-            hj = h[j]
-            base = lo + j
-            for i in range(n0):
-                b[base + i] += g[i] * hj
+        tile = 256                              # (_WINDOW_TILE)
+        total = n0 + n1 - 1
+        for q0 in range(0, total, tile):
+            q1 = min(q0 + tile, total)
+            # b[lo + q] for q0 <= q < q1 gets g[q - j] * h[j] for the taps with 0 <= q - j < n0, j in order
+            for j in range(max(0, q0 - n0 + 1), min(n1, q1)):
+                a = max(q0, j)
+                hj = h[j]
+                bs = b[lo + a:lo + min(q1, n0 + j)]
+                gs = g[a - j:]
+                for k in range(bs.shape[0]):
+                    bs[k] += gs[k] * hj
     else:
         for j in range(n1):
             hj = h[j]
