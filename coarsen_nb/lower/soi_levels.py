@@ -29,7 +29,7 @@ from coarsen_nb.lower import branch_domains
 from coarsen_nb.lower.branch_domains import BranchChoice
 from coarsen_nb.lower.domain import Domain, arg_point, loop_level, loop_nesting, masked_level
 from coarsen_nb.lower.printing import Nest, int_typed
-from coarsen_nb.lower.reduction_schedules import ArgPoint, DenseTerm, DenseWalk, Schedule, arg_factors
+from coarsen_nb.lower.reduction_schedules import ArgPoint, DenseTerm, DenseWalk, Schedule, arg_factors, unaliased
 from coarsen_nb.phi import forms, gammas, logsumexp, scans
 from coarsen_nb.symbolic.levels import ELEM
 
@@ -247,6 +247,15 @@ class LevelWalk(DenseWalk):
         self.value(picked.at_point, point)
         self.value(picked.outside, child.parent)
         return picked
+
+    def arg_scatter(self, e, lv: Points) -> None:
+        """As ``Printer.arg_scatter``: whether the adjoint ``e`` scattered over the top-level loop ``lv`` is a
+        product with the one-hot of its first arg-extremum, kept at ``lv`` as ``("scatter", e)`` (its
+        ``ArgPoint``, the point opened; None: scattered on every point)."""
+        picked = None
+        if lv.kind == "range" and lv.parent is self.root and not self.deps(e) & {ELEM}:
+            picked = self._arg_extremum(unaliased(e, self.temps), lv, (lv.binder, *self.deps.ranges[lv.binder]))
+        lv.schedules[("scatter", e)] = picked
 
     def _scan(self, e, lv: Points) -> None:
         k = e.args[2]
