@@ -23,6 +23,7 @@ from coarsen_nb.errors import CoarsenError
 from coarsen_nb.phi import forms
 from coarsen_nb.rules.build import (
     XP,
+    AtIndex,
     BinOp,
     Compare,
     Expr,
@@ -185,6 +186,9 @@ def _pick(arg: str):
 
     def vjp(s, a, bar, axis=None, keepdims=False):
         x = s.expr(a[0])
+        if whole(axis, keepdims) and s.ndim(a[0]) == 1:
+            # the first arg-extremum's one element (an index array of one, which a Dask array takes too)
+            return [(a[0], AtIndex(xp_call(arg, x, keepdims=TRUE), bar))]
         if whole(axis, keepdims):
             first = Compare("==", xp_call("arange", size(x)), xp_call(arg, x))
             return [(a[0], mul(xp_call("reshape", xp_call("asarray", first, dtype=dotted("float64", XP)), shape(x)),
