@@ -35,10 +35,11 @@ def _source_of(f, part):
 
 
 def _central(fn, args, wrt_index, h=1e-6):
+    """Central differences of ``fn`` in the argument ``wrt_index`` (an array of any shape), element by element."""
     x = np.asarray(args[wrt_index], dtype=float)
-    out = np.zeros(len(x))
-    for i in range(len(x)):
-        e = np.zeros(len(x))
+    out = np.zeros(x.shape)
+    for i in np.ndindex(x.shape):
+        e = np.zeros(x.shape)
         e[i] = h
         up = fn(*args[:wrt_index], x + e, *args[wrt_index + 1:])
         down = fn(*args[:wrt_index], x - e, *args[wrt_index + 1:])
@@ -153,3 +154,75 @@ def test_numba_equals_numpy_at_ties_and_edges(name):
     assert "ix] +=" in _source_of(fnum, "grad")
     with pytest.raises(IndexError):
         fnum.grad(np.zeros(0))
+
+
+# -- the rule table's whole-array max/min of a 1-D array (rules/reductions.py, ``AtIndex``) ----------------
+
+def spread(x, y):
+    return 2.0 * np.max(x) - np.min(x) + np.max(np.exp(-y)) * np.min(y)
+
+
+def _spread_grad(x, y):
+    """By hand: each extremum's cotangent at its first arg-extremum (NumPy's argmax/argmin)."""
+    gx, gy = np.zeros(len(x)), np.zeros(len(y))
+    gx[int(np.argmax(x))] += 2.0
+    gx[int(np.argmin(x))] -= 1.0
+    i = int(np.argmax(np.exp(-y)))
+    gy[i] += -np.exp(-y[i]) * np.min(y)
+    gy[int(np.argmin(y))] += np.max(np.exp(-y))
+    return gx, gy
+
+
+def test_a_whole_array_extremum_adds_at_its_index():
+    f = cn.coarsen(spread, wrt=("x", "y"))
+    f.grad(np.arange(3.0), np.arange(3.0))
+    grad = _source_of(f, "grad")
+    assert "b_x[xp.argmax(x, keepdims=True)] +=" in grad and "b_x[xp.argmin(x, keepdims=True)] +=" in grad
+    assert "== xp.argmax(" not in grad and "xp.arange(" not in grad
+
+
+@settings(max_examples=60, deadline=None)
+@given(x=arrays(np.float64, st.integers(1, 8), elements=st.sampled_from([-1.0, 0.0, 0.5, 2.0])),
+       y=arrays(np.float64, st.integers(1, 8), elements=st.sampled_from([-1.0, 0.0, 0.5, 2.0])))
+def test_whole_array_extrema_ties_go_to_the_first(x, y):
+    """Four values, so ties are common (and one element): the plain function's value, the hand gradient."""
+    f = cn.coarsen(spread, wrt=("x", "y"))
+    assert math.isclose(f(x, y), spread(x, y), rel_tol=1e-14, abs_tol=1e-14)
+    for g, w in zip(f.grad(x, y), _spread_grad(x, y), strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-14, atol=1e-14)
+
+
+def test_whole_array_extremum_of_nothing_raises_as_numpy():
+    x = np.zeros(0)
+    with pytest.raises(ValueError):
+        spread(x, np.ones(2))
+    f = cn.coarsen(spread, wrt=("x", "y"))
+    with pytest.raises(ValueError):
+        f.grad(x, np.ones(2))
+
+
+@pytest.mark.parametrize("name", ["methods_reductions", "methods_of_expressions", "methods_in_loop"])
+def test_python_forms_with_extrema_against_central_differences(name):
+    """The method spellings ``x.max()``, ``np.exp(-x).max()``, ``w.min()`` in a loop: gradients of the corpus
+    inputs (values apart) against central differences."""
+    from corpus_python_forms import PYTHON_FORMS
+    e = next(e for e in PYTHON_FORMS if e.name == name)
+    args = e.make_args(np.random.default_rng(1))
+    f = cn.coarsen(e.fn, wrt=e.wrt)
+    assert math.isclose(f(*args), e.fn(*args), rel_tol=1e-12)
+    for k, g in enumerate(f.grad(*args)):
+        np.testing.assert_allclose(g, _central(e.fn, args, k), rtol=1e-5, atol=1e-6)
+
+
+def test_numba_whole_array_extrema_equal_numpy():
+    pytest.importorskip("numba")
+    fnum = cn.coarsen(spread, wrt=("x", "y"), backend="numba")
+    fref = cn.coarsen(spread, wrt=("x", "y"))
+    for x, y in [(np.array([2.0, 0.5, 2.0, -1.0, -1.0]), np.array([0.5, -1.0, -1.0])),
+                 (np.array([0.3]), np.array([0.7])), (np.linspace(-1, 1, 999), np.cos(np.arange(50.0)))]:
+        assert math.isclose(fnum(x, y), fref(x, y), rel_tol=1e-12)
+        for g, w in zip(fnum.grad(x, y), fref.grad(x, y), strict=True):
+            np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
+    assert "b_x[xp.argmax(x, keepdims=True)] +=" in _source_of(fnum, "grad")
+    with pytest.raises(ValueError):
+        fnum.grad(np.zeros(0), np.ones(2))
