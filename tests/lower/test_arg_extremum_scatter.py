@@ -13,6 +13,7 @@ maximum), and for the numba backend the NumPy backend's numbers.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -142,6 +143,7 @@ NUMBA_INPUTS = {
 }
 
 
+@pytest.mark.usefixtures("private_numba_cache")
 @pytest.mark.parametrize("name", ENTRIES)
 def test_numba_equals_numpy_at_ties_and_edges(name):
     pytest.importorskip("numba")
@@ -214,6 +216,7 @@ def test_python_forms_with_extrema_against_central_differences(name):
         np.testing.assert_allclose(g, _central(e.fn, args, k), rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.usefixtures("private_numba_cache")
 def test_numba_whole_array_extrema_equal_numpy():
     pytest.importorskip("numba")
     fnum = cn.coarsen(spread, wrt=("x", "y"), backend="numba")
@@ -226,3 +229,23 @@ def test_numba_whole_array_extrema_equal_numpy():
     assert "b_x[xp.argmax(x, keepdims=True)] +=" in _source_of(fnum, "grad")
     with pytest.raises(ValueError):
         fnum.grad(np.zeros(0), np.ones(2))
+
+
+@pytest.mark.usefixtures("private_numba_cache")
+def test_numba_an_extremum_over_an_axis_after_argmax_was_called_still_compiles():
+    """``_first_extremum``'s extremum is a sign, not the function ``xp.argmax``: passed as a value, the function
+    kept the caller out of Numba's disk cache (``cannot pickle '_dynfunc._Closure'``) once argmax had been
+    typed by a call in the process, and the gradient ran as NumPy code (running_max, then column_range)."""
+    pytest.importorskip("numba")
+    from corpus_reductions import REDUCTIONS
+
+    from coarsen_nb.numba_loader import NumbaFallbackWarning
+    first = BY_NAME["running_max"]
+    then = next(e for e in REDUCTIONS if e.name == "column_range")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NumbaFallbackWarning)
+        for e in (first, then):
+            args = e.make_args(np.random.default_rng(0))
+            got = cn.coarsen(e.fn, wrt=e.wrt, backend="numba").grad(*args)
+            want = cn.coarsen(e.fn, wrt=e.wrt).grad(*args)
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
