@@ -357,12 +357,15 @@ def soi_levels(soi, entries) -> list[Domain]:
     """The level domains the NumPy printer opens for the values ``entries`` (each ``(expr, binders)``: a value
     printed at the level of those loop indices, ``()`` the root; ``expr`` None: the level alone, as
     ``Printer.level_for`` opens it for a scatter; ``(expr, binders, "rect_product")``: the dense-nest product
-    an adjoint's scatter asks for, without its matrix), in the order the walk opens them."""
+    an adjoint's scatter asks for, without its matrix; ``(expr, binders, "arg_scatter")``: a scatter's
+    arg-extremum point, ``Printer.arg_scatter``), in the order the walk opens them."""
     walk = LevelWalk(soi)
     for e, binders, *how in entries:
         lv = walk.level_for(binders)
         if how == ["rect_product"]:
             walk.rect_product(e, lv, need_matrix=False)
+        elif how == ["arg_scatter"]:
+            walk.arg_scatter(e, lv)
         elif e is not None:
             walk.value(e, lv)
     return walk.domains
