@@ -63,7 +63,8 @@ class LevelRecorder:
         setattr_(soi_levels, "arg_point", self._builder(domain.arg_point, False))
         setattr_(level_printing.LevelPrinting, "_mirrored", staticmethod(
             self._printed(level_printing.LevelPrinting._mirrored)))
-        for name, how in (("value", "value"), ("level_for", "level"), ("rect_product", "rect_product")):
+        for name, how in (("value", "value"), ("level_for", "level"), ("rect_product", "rect_product"),
+                          ("arg_scatter", "arg_scatter")):
             setattr_(emit.Printer, name, self._entry(getattr(emit.Printer, name), how))
 
     def _builder(self, builder, with_deps):
@@ -86,8 +87,8 @@ class LevelRecorder:
         def recorded(pr, *args, **kwargs):
             if self._depth == 0:
                 entries = self.printers.setdefault(id(pr), (pr, [], []))[1]
-                if how == "rect_product":
-                    entries.append((args[0], tuple(args[1].binders), "rect_product"))
+                if how in ("rect_product", "arg_scatter"):
+                    entries.append((args[0], tuple(args[1].binders), how))
                 elif how == "level":
                     entries.append((None, tuple(args[0])))
                 else:

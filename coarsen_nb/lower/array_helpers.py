@@ -97,9 +97,10 @@ def _prod_except_axes(a, axes):
     return xp.permute_dims(back, tuple(perm.index(d) for d in range(a.ndim)))
 
 
-def _first_extremum(a, axes, arg):
-    """1.0 at the element of a that arg (xp.argmax or xp.argmin) picks over axes, 0.0 elsewhere: the
-    first extremum in C order over the reduced axes, where the cotangent of max or min goes."""
+def _first_extremum(a, axes, sign):
+    """1.0 at the element of a that xp.argmax (sign 1) or xp.argmin (sign -1) picks over axes, 0.0 elsewhere:
+    the first extremum in C order over the reduced axes, where the cotangent of max or min goes."""
+    arg = xp.argmax if sign > 0 else xp.argmin
     rest = tuple(d for d in range(a.ndim) if d not in axes)
     perm = rest + tuple(axes)
     t = xp.permute_dims(a, perm)

@@ -213,11 +213,11 @@ NUMBA_HELPERS = {
     """a**m for an integer m >= 0, inf on overflow like the loop it replaces: Numba's float power."""
     return float(a) ** int(m)
 ''',
-    "_first_extremum": '''def _first_extremum(a, axes, arg):
-    """1.0 at the element of a that arg (xp.argmax or xp.argmin) picks over axes, 0.0 elsewhere:
-    xp.first_extremum of the numba namespace, one pass over a (the NumPy helper's tuples are
+    "_first_extremum": '''def _first_extremum(a, axes, sign):
+    """1.0 at the element of a that xp.argmax (sign 1) or xp.argmin (sign -1) picks over axes, 0.0
+    elsewhere: xp.first_extremum of the numba namespace, one pass over a (the NumPy helper's tuples are
     generators, outside Numba's subset)."""
-    return xp.first_extremum(a, axes, arg)
+    return xp.first_extremum(a, axes, sign)
 ''',
     "_prod_except_axes": '''def _prod_except_axes(a, axes):
     """Products, along axes, of all other elements (the gradient of prod over axes), without division:

@@ -17,8 +17,8 @@ by ``n - ddof`` (nan or inf where that is not positive, as NumPy gives with its 
 axes (the whole array included) is NumPy's pairwise summation, the same value to the bit; other sums are
 sequential, as NumPy adds rows along a leading axis.
 
-``first_extremum`` is the numba form of the helper ``_first_extremum``: 1.0 where ``argmax`` (or
-``argmin``) picks over the reduced axes, the element a max's cotangent goes to.
+``first_extremum`` is the numba form of the helper ``_first_extremum``: 1.0 where ``argmax`` (sign 1) or
+``argmin`` (-1) picks over the reduced axes, the element a max's cotangent goes to.
 
 Like :mod:`numba_xp`, this text is pasted into every numba module (after numba_xp's), so it uses
 that file's names; imported on its own (the tests) it imports them, in lines the paste leaves out.
@@ -351,20 +351,21 @@ def _axes_tuple(axes):
 
 
 @_implements("first_extremum", cache=False)
-def _first_extremum(a, axes, arg):
-    """1.0 at the first maximum (``arg`` is ``xp.argmax``) or minimum (``xp.argmin``) of ``a`` over
+def _first_extremum(a, axes, sign):
+    """1.0 at the first maximum (``sign`` 1, as ``argmax``) or minimum (-1, ``argmin``) of ``a`` over
     ``axes``, in C order over those axes and NaN first as in ``argmax``; 0.0 elsewhere.  (The axes
     reach the helper ``_first_extremum`` as a run-time tuple, so the groups are found element by
-    element rather than by a transposition printed for them.)"""
-    label = getattr(getattr(arg, "typing_key", None), "__name__", "")
-    if not (isinstance(a, _nt.Array) and _axes_tuple(axes) and label in ("argmax", "argmin")):
+    element rather than by a transposition printed for them; the sign is a number, not the function
+    ``xp.argmax``, which as a value would keep the caller out of Numba's disk cache.)"""
+    if not (isinstance(a, _nt.Array) and _axes_tuple(axes) and isinstance(sign, _nt.Integer)):
         return None
     # each group's pick is argmax's (argmin's) row code; an empty group picks nothing
     lines = ["m = _grouped(a, axes)", "hit = _np.zeros(m.shape)", "for g in range(m.shape[0]):", "    row = m[g]",
-             "    n = m.shape[1]", "    if n > 0:"]
-    lines += ["        " + ln for ln in _ROW[label].splitlines()] + ["        hit[g, r] = 1.0",
-                                                                    "return _ungrouped(hit, a, axes)"]
-    source = "def pick(a, axes, arg):\n" + "\n".join("    " + ln for ln in lines) + "\n"
+             "    n = m.shape[1]", "    if n > 0:", "        if sign > 0:"]
+    lines += ["            " + ln for ln in _ROW["argmax"].splitlines()] + ["        else:"]
+    lines += ["            " + ln for ln in _ROW["argmin"].splitlines()] + ["        hit[g, r] = 1.0",
+                                                                         "return _ungrouped(hit, a, axes)"]
+    source = "def pick(a, axes, sign):\n" + "\n".join("    " + ln for ln in lines) + "\n"
     return _compile(source, "pick", {"_np": _np, "_grouped": _grouped, "_ungrouped": _ungrouped})
 
 

@@ -106,6 +106,14 @@ def arg_factors(body, temps) -> list:
     return factors
 
 
+def unaliased(e, temps):
+    """``e`` through the temps that only name another symbol (a scatter's value ``b:x[k]`` is the name of the
+    adjoint ``b:g``, itself a product): the expression whose factors ``arg_factors`` reads."""
+    while isinstance(e, sp.Symbol) and isinstance(temps.get(e), sp.Symbol):
+        e = temps[e]
+    return e
+
+
 class DenseWalk:
     """The pre-pass's part that decides a dense nest's products (``soi_levels.LevelWalk`` is one: it has
     ``deps``, ``temps``, ``soi``, ``root``, ``child`` and ``value``), as ``NestPrinting.rect_sum`` and

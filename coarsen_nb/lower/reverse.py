@@ -19,8 +19,10 @@ from coarsen_nb.lower import lir, literals, reshapes, trivial
 from coarsen_nb.lower.emit import Printer
 from coarsen_nb.lower.lir import AugAssign, BinOp, Call, Index, Name, Paren
 from coarsen_nb.lower.printing import FLOAT64, TRUE, chain, int_typed, is_number_code, length, shape_of, xp_call
+from coarsen_nb.lower.reduction_schedules import arg_factors, unaliased
 from coarsen_nb.phi import forms
 from coarsen_nb.plan import CondStep, KernelStep, PrimStep, names_read
+from coarsen_nb.rules.build import AtIndex
 from coarsen_nb.rules.table import PRIMITIVES
 from coarsen_nb.symbolic.diff import vjp as kernel_vjp
 from coarsen_nb.symbolic.levels import ELEM
@@ -171,8 +173,10 @@ class ReverseSweep:
         lv = pr.level_for(binders)
         if self._rect_scatter(pr, name, idx, e, lv):
             return
-        val = pr.value(e, lv)
         b = self._bar(name)
+        if self._arg_scatter(pr, b, idx, e, lv):
+            return
+        val = pr.value(e, lv)
         xp = lambda fn: lir.Attr(Name("xp"), fn)       # noqa: E731 (the module's array namespace)
         at_int = lambda codes: Index(b, tuple(Call(Name("int"), (c,)) for c in codes))     # noqa: E731
         if not set().union(*(pr.deps(sp.sympify(i)) for i in idx)) and lv.kind != "root":
@@ -205,6 +209,26 @@ class ReverseSweep:
             size = chain("*", [shape(d) for d in range(len(codes))])
             summed = Call(Name(pr.helper('_scatter_sum')), (flat, val, size))
             pr.emit(AugAssign(b, "+", Call(xp("reshape"), (summed, lir.Attr(b, "shape")))))
+
+    @staticmethod
+    def _arg_scatter(pr: Printer, b, idx, e, lv) -> bool:
+        """A maximum's adjoint ``b[lo + step·k] += c·[k = argmax]`` as ``b[lo + step·ix] += c`` at the one point
+        ``ix`` (``SegmentPrinting.arg_scatter``), not a one-hot of every point of the loop."""
+        factors = arg_factors(unaliased(e, pr.temps), pr.temps)
+        if len(idx) != 1 or not any(isinstance(f, forms.ArgOneHot) for f in factors):
+            return False
+        fast = pr.affine_slice(idx[0], lv)
+        hit = None if fast is None else pr.arg_scatter(e, lv)
+        if hit is None:
+            return False
+        (ix, vals), (lo, _, step) = hit, fast
+        at = ix if str(step) == "1" else BinOp("*", step, ix)
+        if str(lo) != "0":
+            at = BinOp("+", lo, at)
+        if not (str(lo).isdigit()):
+            at = BinOp("%", Paren(at), length(b))       # Python's negative index, as _scatter_add wraps it
+        pr.emit(AugAssign(Index(b, (at,)), "+", vals))
+        return True
 
     def _rect_scatter(self, pr: Printer, name: str, idx, e, lv) -> bool:
         """The adjoint of a dense two-level nest (see ``Printer.rect_product``) without flattening:
@@ -253,8 +277,11 @@ class ReverseSweep:
         e, adj = s.expr, self._bar(s.name)
         self._step = s.name
 
-        def acc(x: ir.Expr, contribution: lir.Expr, shaped: bool = False) -> None:
-            if isinstance(x, ir.Name) and x.id in self.active:
+        def acc(x: ir.Expr, contribution: lir.Expr | AtIndex, shaped: bool = False) -> None:
+            if isinstance(x, ir.Name) and x.id in self.active and isinstance(contribution, AtIndex):
+                # zero but at a few elements (a maximum's): added there alone
+                self.emit(AugAssign(Index(self._bar(x.id), (contribution.index,)), "+", contribution.value))
+            elif isinstance(x, ir.Name) and x.id in self.active:
                 add = AugAssign(self._bar(x.id), "+", contribution)
                 if shaped:
                     self._exact_shape(x.id, add)

@@ -48,11 +48,10 @@ class SegmentPrinting:
             return name, lv.rect, parent.size, lambda x: self.call("reshape", lir.Attr(x, "T"), FLAT)
         raise NoSegmentForm("segment-away")
 
-    def _at_arg_extremum(self, picked, child: Level, rng) -> lir.Expr:
-        """Σ_k [k = argmax_k g]·h(k) (a maximum's adjoint) as h at that one point (``picked``, the pre-pass's
-        :class:`~coarsen_nb.lower.reduction_schedules.ArgPoint`): the body's other factors are evaluated on a
-        level of at most one point, not on every point and then multiplied by zeros."""
-        hot = picked.hot
+    def _arg_point(self, hot, child: Level, rng) -> Level:
+        """The level of the one point of ``child`` (the loop ``rng``) where the one-hot ``hot`` is 1: a mask
+        level whose ``mask`` is ``ix``, the first arg-extremum's position in the loop as an index array of
+        one element, none where the loop is empty (so nothing is reshaped or reduced when it is)."""
         key = ("arg-point", hot, child.id)
         if key not in self._tables:
             g = self.value(hot.args[0], child)
@@ -66,7 +65,13 @@ class SegmentPrinting:
             points = self._decided(child, ("point", hot))
             self._tables[key] = self._mirrored(Level(child, "mask", mask=ix, size=length(ix), domain=points.domain),
                                                points)
-        point = self._tables[key]
+        return self._tables[key]
+
+    def _at_arg_extremum(self, picked, child: Level, rng) -> lir.Expr:
+        """Σ_k [k = argmax_k g]·h(k) (a maximum's adjoint) as h at that one point (``picked``, the pre-pass's
+        :class:`~coarsen_nb.lower.reduction_schedules.ArgPoint`): the body's other factors are evaluated on a
+        level of at most one point, not on every point and then multiplied by zeros."""
+        point = self._arg_point(picked.hot, child, rng)
         varying = {rng[0]} | self._varying_binders(child)
         # the factors that vary over k at the one point; the others (the adjoint of the maximum
         # itself, a scale) where the sum is, from what is computed there already
@@ -79,6 +84,29 @@ class SegmentPrinting:
             return total
         scale = self.value(outside, child.parent)
         return BinOp("*", scale if is_atom_code(scale) else Paren(scale), total)
+
+    def arg_scatter(self, e, lv: Level):
+        """``(ix, v)`` where the adjoint ``e``, scattered over the points of the top-level loop ``lv``, is a
+        product with the one-hot of that loop's first arg-extremum (a maximum's adjoint, ``b[lo + k] += c·[k =
+        argmax]``): ``ix`` the index array of that one point (none where the loop is empty) and ``v`` the other
+        factors there, so that the caller adds ``v`` at ``lo + step·ix`` alone, not a one-hot of every point
+        (the same numbers: the others are zeros); else None.  Decided by the pre-pass (``LevelWalk.arg_scatter``)."""
+        return self._request(lambda: self.walk.arg_scatter(e, lv.mirror), lambda: self._arg_scatter(e, lv))
+
+    def _arg_scatter(self, e, lv: Level):
+        picked = lv.mirror.schedules.get(("scatter", e))
+        if picked is None:
+            return None
+        rng = (lv.binder, *self.deps.ranges[lv.binder])
+        point = self._arg_point(picked.hot, lv, rng)
+        # one number at the point (an index array of one element, or none, broadcasts it): no _each
+        at_point, outside = picked.at_point, picked.outside
+        vals = None if at_point == 1 else self.value(at_point, point)
+        scale = None if outside == 1 else self.value(outside, lv.parent)
+        parts = [Paren(x) if not is_atom_code(x) else x for x in (scale, vals) if x is not None]
+        if not parts:
+            return point.mask, Lit("1.0")
+        return point.mask, parts[0] if len(parts) == 1 else BinOp("*", parts[0], parts[1])
 
     def _each(self, code: lir.Expr, n: lir.Expr) -> lir.Expr:
         """``xp.broadcast_to(xp.asarray(code), (n,))``: one number at each of ``n`` points."""

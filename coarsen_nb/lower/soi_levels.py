@@ -29,7 +29,7 @@ from coarsen_nb.lower import branch_domains
 from coarsen_nb.lower.branch_domains import BranchChoice
 from coarsen_nb.lower.domain import Domain, arg_point, loop_level, loop_nesting, masked_level
 from coarsen_nb.lower.printing import Nest, int_typed
-from coarsen_nb.lower.reduction_schedules import ArgPoint, DenseTerm, DenseWalk, Schedule, arg_factors
+from coarsen_nb.lower.reduction_schedules import ArgPoint, DenseTerm, DenseWalk, Schedule, arg_factors, unaliased
 from coarsen_nb.phi import forms, gammas, logsumexp, scans
 from coarsen_nb.symbolic.levels import ELEM
 
@@ -248,6 +248,15 @@ class LevelWalk(DenseWalk):
         self.value(picked.outside, child.parent)
         return picked
 
+    def arg_scatter(self, e, lv: Points) -> None:
+        """As ``Printer.arg_scatter``: whether the adjoint ``e`` scattered over the top-level loop ``lv`` is a
+        product with the one-hot of its first arg-extremum, kept at ``lv`` as ``("scatter", e)`` (its
+        ``ArgPoint``, the point opened; None: scattered on every point)."""
+        picked = None
+        if lv.kind == "range" and lv.parent is self.root and not self.deps(e) & {ELEM}:
+            picked = self._arg_extremum(unaliased(e, self.temps), lv, (lv.binder, *self.deps.ranges[lv.binder]))
+        lv.schedules[("scatter", e)] = picked
+
     def _scan(self, e, lv: Points) -> None:
         k = e.args[2]
         at = next((a for a in lv.ancestors() if a.kind == "range" and a.binder == k), None)
@@ -348,12 +357,15 @@ def soi_levels(soi, entries) -> list[Domain]:
     """The level domains the NumPy printer opens for the values ``entries`` (each ``(expr, binders)``: a value
     printed at the level of those loop indices, ``()`` the root; ``expr`` None: the level alone, as
     ``Printer.level_for`` opens it for a scatter; ``(expr, binders, "rect_product")``: the dense-nest product
-    an adjoint's scatter asks for, without its matrix), in the order the walk opens them."""
+    an adjoint's scatter asks for, without its matrix; ``(expr, binders, "arg_scatter")``: a scatter's
+    arg-extremum point, ``Printer.arg_scatter``), in the order the walk opens them."""
     walk = LevelWalk(soi)
     for e, binders, *how in entries:
         lv = walk.level_for(binders)
         if how == ["rect_product"]:
             walk.rect_product(e, lv, need_matrix=False)
+        elif how == ["arg_scatter"]:
+            walk.arg_scatter(e, lv)
         elif e is not None:
             walk.value(e, lv)
     return walk.domains

@@ -7,6 +7,8 @@ exactly its fields; where the rules wrote parentheses they build :class:`Paren`.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from coarsen_nb.lower.lir_exprs import (  # noqa: F401 (the records the rules build, named from here)
     Attr,
     BinOp,
@@ -25,6 +27,19 @@ from coarsen_nb.lower.lir_exprs import (  # noqa: F401 (the records the rules bu
 )
 
 XP = Name("xp")
+
+
+@dataclass(frozen=True)
+class AtIndex:
+    """A rule's cotangent of a 1-D operand that is ``value`` at the elements ``index`` (an index array of
+    distinct positions) and zero elsewhere: the reverse sweep adds it there (``b_x[index] += value``),
+    not as an array of zeros and ones the size of the operand.  A maximum's is its first arg-maximum's
+    one element."""
+
+    index: Expr
+    value: Expr
+
+
 ZERO = Lit("0.0")
 ALL = Slice()                   # ``:``
 REST = Lit("...")               # ``...``

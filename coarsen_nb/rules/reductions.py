@@ -23,6 +23,7 @@ from coarsen_nb.errors import CoarsenError
 from coarsen_nb.phi import forms
 from coarsen_nb.rules.build import (
     XP,
+    AtIndex,
     BinOp,
     Compare,
     Expr,
@@ -181,10 +182,15 @@ def _pick(arg: str):
     """The VJP and JVP of ``amax``/``amin``: the first arg-extremum's element (over the reduced axes)."""
     def mask(s, a, axis) -> Expr:
         gone = axes(axis, s.ndim(a[0]), "np.max" if arg == "argmax" else "np.min")
-        return call(s.helper('_first_extremum'), s.expr(a[0]), lit(gone), dotted(arg, XP))
+        # which extremum as +1 (argmax) or -1 (argmin), not the function xp.argmax: a function passed as a value
+        # makes Numba's cache of the caller fail to pickle it once argmax has been typed with a call
+        return call(s.helper('_first_extremum'), s.expr(a[0]), lit(gone), lit(1 if arg == "argmax" else -1))
 
     def vjp(s, a, bar, axis=None, keepdims=False):
         x = s.expr(a[0])
+        if whole(axis, keepdims) and s.ndim(a[0]) == 1:
+            # the first arg-extremum's one element (an index array of one, which a Dask array takes too)
+            return [(a[0], AtIndex(xp_call(arg, x, keepdims=TRUE), bar))]
         if whole(axis, keepdims):
             first = Compare("==", xp_call("arange", size(x)), xp_call(arg, x))
             return [(a[0], mul(xp_call("reshape", xp_call("asarray", first, dtype=dotted("float64", XP)), shape(x)),

@@ -106,8 +106,8 @@ _first_extremum = _numpy_helper("_first_extremum")
 @numba.njit
 def _extremum_picks(x, v):
     return (xp.argmax(x, axis=0, keepdims=False), xp.argmin(x, axis=1, keepdims=True), xp.argmax(v), xp.argmin(x),
-            xp.max(x, axis=1, keepdims=False), xp.first_extremum(x, (1,), xp.argmax),
-            xp.first_extremum(x, (0,), xp.argmin), xp.first_extremum(x, (0, 1), xp.argmax),
+            xp.max(x, axis=1, keepdims=False), xp.first_extremum(x, (1,), 1),
+            xp.first_extremum(x, (0,), -1), xp.first_extremum(x, (0, 1), 1),
             xp.prod_except_axes(x, (1,)), xp.prod_except_axes(x, (0, 1)))
 
 
@@ -129,8 +129,8 @@ def test_arg_extrema_with_ties_nans_and_zeros(m, data):
     if data.draw(st.booleans()):
         m[data.draw(st.integers(0, m.shape[0] - 1)), data.draw(st.integers(0, m.shape[1] - 1))] = np.nan
     want = (np.argmax(m, axis=0), np.argmin(m, axis=1, keepdims=True), np.argmax(v), np.argmin(m), np.max(m, axis=1),
-            _first_extremum(m, (1,), np.argmax), _first_extremum(m, (0,), np.argmin),
-            _first_extremum(m, (0, 1), np.argmax), _prod_except(m, (1,)), _prod_except(m, (0, 1)))
+            _first_extremum(m, (1,), 1), _first_extremum(m, (0,), -1),
+            _first_extremum(m, (0, 1), 1), _prod_except(m, (1,)), _prod_except(m, (0, 1)))
     for k, (got, w) in enumerate(zip(_extremum_picks(m, v), want, strict=True)):
         got, w = np.asarray(got), np.asarray(w)
         assert got.shape == w.shape and got.dtype == w.dtype, (k, got, w)
