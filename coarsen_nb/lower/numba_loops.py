@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from coarsen_nb.lower import lir, naming
+from coarsen_nb.lower import lir, naming, numba_extrema
 from coarsen_nb.lower.domain import Domain, arrays_read
 from coarsen_nb.lower.emit import Printer
 from coarsen_nb.lower.fusion_domain import Body
@@ -123,8 +123,9 @@ class LoopFunction:
         decorator = DECORATOR
         reduces = self.dom.reduces if self.kind == "loop" else (self.dom.reduce,)
 
-        def steps(pr: Printer, settle=lambda e: e) -> list[lir.Stmt]:
-            """One iteration's scatters and accumulations, printed by ``pr`` (its body: the values they read)."""
+        def steps(pr: Printer, settle=lambda e: e, fast: bool = False) -> list[lir.Stmt]:
+            """One iteration's scatters and accumulations, printed by ``pr`` (its body: the values they read);
+            ``fast``: a max/min's step in vector instructions (numba_extrema), not the exact one."""
             made: list[lir.Stmt] = []
             done: set = set()
             for t, red in zip(self.targets, reduces, strict=True):
@@ -140,7 +141,7 @@ class LoopFunction:
                     head.append(lir.Assign(acc, accumulator_start(red)))
                     if red.kind in ("max", "min"):
                         loads.add("math")       # (the identity is math's infinity)
-                made += self._accumulate(accs[red.node], pr.value(settle(red.operand)), red.kind)
+                made += self._accumulate(accs[red.node], pr.value(settle(red.operand)), red.kind, fast)
                 outer.root.memo[red.node] = accs[red.node].id
             return made
 
@@ -202,6 +203,15 @@ class LoopFunction:
                          lir.For(i, lir.Call(lir.Name("range"), rest), tuple(later.body + made))]
                 inner.helpers |= later.helpers
                 inner.uses_math = inner.uses_math or later.uses_math
+            elif self._vectorized_extremum():
+                # a max/min in vector instructions, then the exact loop only for a NaN or a zero (numba_extrema)
+                taken = len(inner.body)
+                fast = steps(inner, divide, fast=True)
+                assert len(inner.body) == taken, "the fast steps read the values the exact ones printed"
+                acc = accs[self.dom.reduce.node]
+                loads.add(numba_extrema.NAMES[self.dom.reduce.kind])
+                loops = [lir.For(i, iterable, tuple(inner.body + fast)),
+                         numba_extrema.exact_again(acc, accumulator_start(self.dom.reduce), loops[0])]
             if peel is None and self.writer.backend.parallel and len(loop_range) <= 2 and \
                     threadable(loops[0], {acc.id for acc in accs.values()}, after=outer.body):
                 trips = loop_range[0] if len(loop_range) == 1 else minus(*reversed(loop_range))
@@ -238,9 +248,17 @@ class LoopFunction:
                 loop_leaves[s] = lir.Index(lir.Name(flats[codes[s]]), (i,))      # (the element at the index)
         return shape, flats, i, count
 
-    def _accumulate(self, acc: lir.Name, val: lir.Expr, kind: str | None = None) -> list[lir.Stmt]:
+    def _vectorized_extremum(self) -> bool:
+        """Whether the loop is one max/min whose steps may be LLVM's vectorized ``llvm.maximum`` (``minimum``),
+        the exact loop run again only for a NaN or a zero (:mod:`~coarsen_nb.lower.numba_extrema`): a single
+        reduction, nothing else in its loop to repeat, not on threads (whose loop is a sum of its own)."""
+        return self.kind == "reduce" and self.dom.reduce.kind in numba_extrema.NAMES and \
+            len(self.targets) == 1 and not self.writer.backend.parallel
+
+    def _accumulate(self, acc: lir.Name, val: lir.Expr, kind: str | None = None,
+                    fast: bool = False) -> list[lir.Stmt]:
         """The loop body's step of the reduction (``kind``, by default the domain's) into ``acc``: NumPy's
-        max/min, where a NaN anywhere is the result."""
+        max/min, where a NaN anywhere is the result (``fast``: LLVM's, numba_extrema)."""
         kind = kind or self.dom.reduce.kind
         if kind in ("sum", "prod"):
             return [lir.AugAssign(acc, "+" if kind == "sum" else "*", val)]
@@ -249,6 +267,8 @@ class LoopFunction:
         if not is_atom_code(val):
             term = lir.Name(self.fresh("v"))
             stmts.append(lir.Assign(term, val))
+        if fast:
+            return [*stmts, numba_extrema.fast_step(self.writer, acc, term, kind)]
         test = lir.BoolOp("or", (lir.Compare(">" if kind == "max" else "<", term, acc), lir.Compare("!=", term, term)))
         return [*stmts, lir.If(test, (lir.Assign(acc, term),))]
 
