@@ -63,11 +63,11 @@ class ChunkModule:
     def call(self, name: str, args: list):
         """The entry ``name`` on ``args`` (Dask's threaded scheduler runs chunks in threads of one process: the
         loader compiles one entry at a time, ``numba_loader._COMPILING``)."""
-        return _loaded(self)[name](*args)
+        return loaded_functions(self)[name](*args)
 
 
 @functools.lru_cache(maxsize=16)
-def _loaded(module: ChunkModule) -> dict:
+def loaded_functions(module: ChunkModule) -> dict:
     """The namespace of ``module``, loaded once per process (a worker's, or this one's)."""
     backend = backends.get(module.backend)
     return backend.load(module.parts, f"<coarsen_nb chunk module {module.module_name}>", module.module_name,

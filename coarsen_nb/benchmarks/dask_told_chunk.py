@@ -26,7 +26,7 @@ def main(argv=None) -> int:
 
     import coarsen_nb as cn
     from coarsen_nb.benchmarks.dask_kernel_scale import PROGRAMS
-    from coarsen_nb.dask_chunk_runs import _loaded
+    from coarsen_nb.dask_chunk_runs import loaded_functions
 
     source, wrt = PROGRAMS["horner"]
     f = cn.coarsen(source, wrt=wrt, backend="numba")
@@ -34,7 +34,7 @@ def main(argv=None) -> int:
     c, t = np.random.default_rng(0).standard_normal(m), 1.0 - 1e-7
     dargs = (da.from_array(np.zeros(5 * m), chunks=m), t)
     (told,) = f._specialize(dargs).grad.chunkwise.told
-    grad = _loaded(told)["horner_grad"]
+    grad = loaded_functions(told)["horner_grad"]
     runs = {"told": lambda: grad(c, t, 2 * m, 5 * m), "memory": lambda: f.grad(c, t)}
     for run in runs.values():      # (compiled and warm)
         run()
