@@ -203,7 +203,7 @@ class RowLoopFunction(LoopFunction):
             # (and, there, the rows in tiles, the row's loops over the columns vectorized over the tile's rows,
             # their tiles and lanes in one array the caller passes)
             body = tiled_rows(body, self.fresh) or body
-            passed = passed_scratch(body, params, scratch := self.fresh("scratch"))
+            passed = passed_scratch(body, params, scratch := self.fresh("scratch"), self.fresh)
             if passed is not None:
                 body, self.scratch_size = passed
                 params = [*params, scratch]

@@ -41,7 +41,7 @@ def _compiled(passed: bool):
         with pytest.MonkeyPatch.context() as mp:
             mp.setenv("COARSEN_NB_PIPELINE_CACHE", "0")
             if not passed:
-                mp.setattr(numba_rows, "passed_scratch", lambda body, params, scratch: None)
+                mp.setattr(numba_rows, "passed_scratch", lambda body, params, scratch, fresh: None)
             f = cn.coarsen(horner_mean, wrt=("c",), backend="numba")
             args = (np.ones(2), np.ones(3), np.ones(3))
             f(*args)                                    # (compiled here, with the patch in place)
@@ -63,7 +63,7 @@ def test_the_adjoint_allocates_nothing_its_caller_passes_the_tiles():
         body = part.split('"""')[2]
         assert "xp.empty(" not in body and "xp.zeros(" not in body, name
         assert f"lanes = scratch[{4 * TILE}:{4 * TILE} + max(0, n_c) * {TILE}]" in body, name
-        assert f"lanes[j * {TILE} + i - tile" in body, name
+        assert f"= lanes[j * {TILE}:j * {TILE} + {TILE}]" in body and "lanes[j, " not in body, name
     grad = parts["horner_mean_grad"]
     assert f"xp.zeros(({4 * TILE} + max(0, n_c) * {TILE},))" in grad
     # (the forward has no lanes: its tiles stay its own, and its callers allocate nothing for it)
@@ -99,15 +99,16 @@ def _tiled_scatter(count):
 
 def test_the_lanes_flat_and_the_size_of_parameters_only():
     made = _tiled_scatter(lir.Name("n"))
-    body, size = numba_row_tiles.passed_scratch(made, ["n", "m", "x", "b"], "s")
+    body, size = numba_row_tiles.passed_scratch(made, ["n", "m", "x", "b"], "s", lambda w: w + "2")
     text = "\n".join(lir.print_body(body))
     assert "xp." not in text
     assert f"pw = s[:{TILE}]" in text and f"lanes2 = s[{TILE}:{TILE} + max(0, n) * {TILE}]" in text
-    assert f"lanes2[j * {TILE} + i - tile2] += pw[i - tile2]" in text
-    assert f"b[j] += lanes2[j * {TILE} + lane2]" in text
+    # (by rows: an index Numba knows is not negative, which LLVM vectorizes)
+    assert f"lanes2_row2 = lanes2[j * {TILE}:j * {TILE} + {TILE}]" in text
+    assert "lanes2_row2[i - tile2] += pw[i - tile2]" in text and "b[j] += lanes2_row2[lane2]" in text
     assert "\n".join(lir.print_body((lir.ExprStmt(size),))).strip() == f"{TILE} + max(0, n) * {TILE}"
     # (a size the caller cannot compute: the tiles keep their own allocations)
-    assert numba_row_tiles.passed_scratch(made, ["m", "x", "b"], "s") is None
+    assert numba_row_tiles.passed_scratch(made, ["m", "x", "b"], "s", lambda w: w + "2") is None
 
 
 def test_no_lanes_no_scratch():
@@ -120,4 +121,11 @@ def test_no_lanes_no_scratch():
                 lir.Assign(acc, lir.Lit("0.0")), inner, lir.AugAssign(lir.Name("t"), "+", acc)))]
     made = numba_row_tiles.tiled_rows(body, lambda w: w + "2")
     assert made is not None and "xp.empty(" in "\n".join(lir.print_body(made))
-    assert numba_row_tiles.passed_scratch(made, ["n", "m", "x"], "s") is None
+    assert numba_row_tiles.passed_scratch(made, ["n", "m", "x"], "s", lambda w: w + "2") is None
+
+
+def test_a_table_read_outside_a_loop_over_its_rows_reads_it_flat():
+    k, j = lir.Name("k"), lir.Name("j")
+    read = (lir.Assign(lir.Name("v"), lir.Index(lir.Name("lanes"), (lir.BinOp("-", k, lir.Lit("1")), j))),)
+    text = "\n".join(lir.print_body(numba_row_tiles._by_rows(read, {"lanes": lir.Lit("64")}, lambda w: w)))
+    assert text.strip() == "v = lanes[(k - 1) * 64 + j]"
