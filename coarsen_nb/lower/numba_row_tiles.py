@@ -15,7 +15,16 @@ from __future__ import annotations
 import dataclasses
 
 from coarsen_nb.lower import lir
-from coarsen_nb.lower.numba_tiles import _array_targets, _is_point, _names, _plain_range, _rewrite, _targets, tile
+from coarsen_nb.lower.numba_tiles import (
+    NEST_TILE,
+    _array_targets,
+    _is_point,
+    _names,
+    _plain_range,
+    _rewrite,
+    _targets,
+    tile,
+)
 
 
 def tiled_rows(body, fresh) -> list[lir.Stmt] | None:
@@ -66,3 +75,119 @@ def _read_through(body, i, keep) -> tuple:
     kept = tuple(s for s in body if not (isinstance(s, lir.Assign) and isinstance(s.target, lir.Name)
                                          and s.target.id in change))
     return _rewrite(kept, change, set(), None)
+
+
+def passed_scratch(body, params, scratch: str, fresh):
+    """``body`` (:func:`tiled_rows`' function) with its tiles and lanes views of one array ``scratch`` that the
+    caller allocates and passes, ``(body, size)``; None where a lanes table's size reads a name other than
+    ``params`` (the caller computes the size before the call).
+
+    Numba compiles NumPy's ``empty``/``zeros`` anew for each caller and array rank: the tiles' ``xp.empty(64)``
+    and the lanes' ``xp.zeros((K, 64))`` cost horner_fit's cold compile ~0.1 s CPU (benchmarks/RESULTS.md,
+    stop 40), where the caller's ``xp.zeros((size,))`` is the instance its own ``b_c = xp.zeros(c.shape)``
+    compiled already.  The tiles ``t = scratch[a:a + 64]``, each lanes table a flat run of ``K * 64`` read
+    by rows (:func:`_by_rows`: the same elements in the same order, so the same sums), zero as the caller's
+    ``zeros`` made it.  The steady state holds (horner_fit 10^5: 0.54 ms a gradient either way)."""
+    size = lir.Lit(str(NEST_TILE))
+    out, flat = [], {}
+    fixed, counted = 0, []          # (the offset: a literal, and the lanes tables' sizes before)
+    for s in body:
+        if not _allocated(s):
+            out.append(s)
+            continue
+        start = _offset(fixed, counted)
+        if _call_name(s.value) == "empty":
+            fixed += NEST_TILE
+        else:
+            count = s.value.args[0].elts[0]
+            if not set(lir.names_in(count)) <= set(params) | {"max", "min"}:
+                return None
+            counted.append(lir.BinOp("*", lir.Paren(count) if isinstance(count, lir.BinOp) else count, size))
+            flat[s.target.id] = size
+        view = lir.Slice(None if _zero(start) else start, _offset(fixed, counted))
+        out.append(lir.Assign(s.target, lir.Index(lir.Name(scratch), (view,))))
+    if not flat:                    # (no lanes: the caller would compile a zeros of its own for the tiles)
+        return None
+    return _by_rows(tuple(out), flat, fresh), _offset(fixed, counted)
+
+
+def _offset(fixed: int, counted: list):
+    """``fixed + counted[0] + ...``, the literal first."""
+    out = lir.Lit(str(fixed))
+    for part in counted:
+        out = part if _zero(out) else lir.BinOp("+", out, part)
+    return out
+
+
+def _zero(e) -> bool:
+    return isinstance(e, lir.Lit) and e.code == "0"
+
+
+def _call_name(e) -> str | None:
+    if isinstance(e, lir.Call) and isinstance(e.func, lir.Attr) and str(e.func.value) == "xp":
+        return e.func.attr
+    return None
+
+
+def _allocated(s) -> bool:
+    """``n = xp.empty(64)`` (a tile of numbers) or ``lanes = xp.zeros((max(0, K), 64))`` (a lanes table), as
+    :func:`numba_tiles.tile` allocates them before the tiles."""
+    if not (isinstance(s, lir.Assign) and isinstance(s.target, lir.Name)):
+        return False
+    tile_size = str(NEST_TILE)
+    if _call_name(s.value) == "empty" and len(s.value.args) == 1:
+        return str(s.value.args[0]) == tile_size
+    if _call_name(s.value) == "zeros" and len(s.value.args) == 1 and isinstance(s.value.args[0], lir.Tuple):
+        elts = s.value.args[0].elts
+        return len(elts) == 2 and str(elts[1]) == tile_size
+    return False
+
+
+def _by_rows(node, flat: dict, fresh):
+    """``node`` with each flat lanes table read by rows: in a loop over ``k`` that indexes ``lanes[k, j]``, the
+    row ``lane = lanes[k * 64:k * 64 + 64]`` first, then ``lane[j]``.  (A flat index ``lanes[k * 64 + j]``
+    that Numba cannot tell is not negative wraps around at each element: LLVM no longer vectorizes the
+    scatters, horner_fit 10^5 0.54 -> 1.14 ms a gradient.)  Any other index of a table: ``lanes[k * 64 + j]``."""
+    if isinstance(node, tuple):
+        return tuple(_by_rows(x, flat, fresh) for x in node)
+    if isinstance(node, lir.For) and isinstance(node.target, lir.Name):
+        k = node.target.id
+        rows: dict = {}
+        for t in lir.statements(node.body):
+            for x in t.exprs():
+                for e in lir.walk(x):
+                    if isinstance(e, lir.Index) and isinstance(e.value, lir.Name) and e.value.id in flat and \
+                            len(e.items) == 2 and set(lir.names_in(e.items[0])) == {k}:
+                        key = (e.value.id, str(e.items[0]))
+                        if key not in rows:
+                            start = _times(e.items[0], flat[e.value.id])
+                            rows[key] = (lir.Name(fresh(f"{e.value.id}_row")), lir.Index(e.value, (lir.Slice(
+                                start, lir.BinOp("+", start, flat[e.value.id])),)))
+        body = _rowed(node.body, rows) if rows else node.body
+        made = tuple(lir.Assign(name, view) for name, view in rows.values())
+        return dataclasses.replace(node, body=(*made, *_by_rows(body, flat, fresh)))
+    if isinstance(node, lir.Index) and isinstance(node.value, lir.Name) and node.value.id in flat and \
+            len(node.items) == 2:
+        k, j = (_by_rows(x, flat, fresh) for x in node.items)
+        return lir.Index(node.value, (lir.BinOp("+", _times(k, flat[node.value.id]), j),))
+    if not isinstance(node, (lir.Stmt, lir.Expr)) or not dataclasses.is_dataclass(node):
+        return node
+    return dataclasses.replace(node, **{f.name: _by_rows(getattr(node, f.name), flat, fresh)
+                                        for f in dataclasses.fields(node)})
+
+
+def _times(k, size):
+    return lir.BinOp("*", lir.Paren(k) if isinstance(k, lir.BinOp) else k, size)
+
+
+def _rowed(node, rows: dict):
+    """``node`` with each ``lanes[k, j]`` of ``rows`` (by the table and the text of ``k``) as ``lane[j]``."""
+    if isinstance(node, tuple):
+        return tuple(_rowed(x, rows) for x in node)
+    if isinstance(node, lir.Index) and isinstance(node.value, lir.Name) and len(node.items) == 2 and \
+            (node.value.id, str(node.items[0])) in rows:
+        return lir.Index(rows[node.value.id, str(node.items[0])][0], (node.items[1],))
+    if not isinstance(node, (lir.Stmt, lir.Expr)) or not dataclasses.is_dataclass(node):
+        return node
+    return dataclasses.replace(node, **{f.name: _rowed(getattr(node, f.name), rows)
+                                        for f in dataclasses.fields(node)})

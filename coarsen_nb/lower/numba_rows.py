@@ -39,7 +39,7 @@ from coarsen_nb.lower.emit import Printer
 from coarsen_nb.lower.numba_bounds import UNCHECKED, checked_call, out_of_bounds
 from coarsen_nb.lower.numba_loops import LoopFunction, accumulator_start, integer_index
 from coarsen_nb.lower.numba_row_exps import RowExps, exp_value, hook
-from coarsen_nb.lower.numba_row_tiles import tiled_rows
+from coarsen_nb.lower.numba_row_tiles import passed_scratch, tiled_rows
 from coarsen_nb.lower.numba_tiles import TILE
 from coarsen_nb.phi import forms, gammas
 
@@ -49,6 +49,9 @@ _GUARDED = (sp.Piecewise, sp.ITE, gammas.AndThen, gammas.OrElse)
 
 class RowLoopFunction(LoopFunction):
     """The loop function of a ``rows`` domain (see the module docstring)."""
+
+    #: the size of the tiles' array the function takes, which its call allocates (None: it takes none)
+    scratch_size = None
 
     def _function(self) -> tuple[str, list[str]] | None:
         leaves, reads = self.used()
@@ -197,8 +200,13 @@ class RowLoopFunction(LoopFunction):
         checked = checked_call(name, params)
         at = len(head)
         if not tiled:
-            # (and, there, the rows in tiles, the row's loops over the columns vectorized over the tile's rows)
+            # (and, there, the rows in tiles, the row's loops over the columns vectorized over the tile's rows,
+            # their tiles and lanes in one array the caller passes)
             body = tiled_rows(body, self.fresh) or body
+            passed = passed_scratch(body, params, scratch := self.fresh("scratch"), self.fresh)
+            if passed is not None:
+                body, self.scratch_size = passed
+                params = [*params, scratch]
         unchecked = [*body[:at], *(lir.If(test, checked) for test in tests), *body[at:]]
         return self.register(params, unchecked, loads | {name}, "rows_in_bounds", UNCHECKED), params
 
@@ -370,8 +378,14 @@ class RowLoopFunction(LoopFunction):
                 stack.extend(n.args)
 
     def _call(self, name: str, params: list[str]) -> list[lir.Stmt]:
-        """The call; each row sum it returns is added to (or is) its target; the scatters are in place."""
-        return self.results_call(name, params)
+        """The call; each row sum it returns is added to (or is) its target; the scatters are in place.  Where
+        the function takes the tiles' array (:func:`numba_row_tiles.passed_scratch`), it is allocated here."""
+        size = self.scratch_size
+        if size is None:
+            return self.results_call(name, params)
+        scratch = self.fresh("scratch")
+        alloc = lir.Assign(lir.Name(scratch), lir.Call(lir.Attr(lir.Name("xp"), "zeros"), (lir.Tuple((size,)),)))
+        return [alloc, *self.results_call(name, [*params[:-1], scratch])]
 
     def _what(self) -> str:
         return f"{'adjoint' if self.tag == 'vjp' else 'forward'}, a row contraction"

@@ -113,10 +113,12 @@ def test_the_grad_is_one_row_loop_without_row_sized_arrays(compiled, name):
         allocations = [ast.unparse(n) for n in ast.walk(fn) if isinstance(n, ast.Call)
                        and isinstance(n.func, ast.Attribute) and n.func.attr in ("zeros", "empty", "ones")]
         # the adjoints of the arguments (b_q = xp.zeros(q.shape)), a tile's numbers (numba_row_exps; the rows in
-        # tiles, numba_tiles.tiled_rows) and its scatters' lanes, (K, NEST_TILE)
+        # tiles, numba_tiles.tiled_rows) and its scatters' lanes, (K, NEST_TILE), or both in one array the caller
+        # passes (numba_row_tiles.passed_scratch), (4 * NEST_TILE + K * NEST_TILE,)
         wrt = mod.META["wrt"]
         assert all(any(a == f"xp.zeros({w}.shape)" for w in wrt) or a in (f"xp.empty({TILE})", f"xp.empty({NEST_TILE})")
-                   or (a.startswith("xp.zeros((") and a.endswith(f", {NEST_TILE}))")) for a in allocations), allocations
+                   or (a.startswith("xp.zeros((") and a.endswith((f", {NEST_TILE}))", f" * {NEST_TILE},))")))
+                   for a in allocations), allocations
 
 
 # -- random shapes and data: two user functions of the same shape ------------------------------------
