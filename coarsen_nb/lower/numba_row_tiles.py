@@ -17,12 +17,12 @@ import dataclasses
 from coarsen_nb.lower import lir
 from coarsen_nb.lower.numba_tiles import (
     NEST_TILE,
-    _array_targets,
-    _is_point,
-    _names,
-    _plain_range,
-    _rewrite,
-    _targets,
+    array_targets,
+    is_point_index,
+    names_used,
+    plain_range,
+    rewrite_per_point,
+    targets_written,
     tile,
 )
 
@@ -40,12 +40,12 @@ def tiled_rows(body, fresh) -> list[lir.Stmt] | None:
     gradient, 10^5 x 10, measured 2.3 -> 3.1 ms tiled)."""
     body = list(body)
     for at, loop in enumerate(body):
-        if isinstance(loop, lir.For) and isinstance(loop.target, lir.Name) and _plain_range(loop.iter) and \
+        if isinstance(loop, lir.For) and isinstance(loop.target, lir.Name) and plain_range(loop.iter) and \
                 any(isinstance(x, lir.For) for x in loop.body) and not _reads_rows(loop.body, loop.target.id):
             start = loop.iter.args[0]
             if isinstance(start, lir.Lit) and start.code.isdigit():     # (the views read the copies' elements)
                 loop = dataclasses.replace(loop, body=_read_through(loop.body, loop.target.id,
-                                                                    _names(body[:at]) | _names(body[at + 1:])))
+                                                                    names_used(body[:at]) | names_used(body[at + 1:])))
             made = tile(body[:at], loop, body[at + 1:], set(), fresh, scalars=True)
             if made is not None:
                 return made
@@ -54,7 +54,7 @@ def tiled_rows(body, fresh) -> list[lir.Stmt] | None:
 
 def _reads_rows(stmts, i) -> bool:
     """``stmts`` read an array of two or more dimensions at the point ``i``: ``X[i, j]``."""
-    return any(isinstance(e, lir.Index) and len(e.items) > 1 and _is_point(e.items[0], i)
+    return any(isinstance(e, lir.Index) and len(e.items) > 1 and is_point_index(e.items[0], i)
                for s in lir.statements(stmts) for x in s.exprs() for e in lir.walk(x))
 
 
@@ -62,19 +62,19 @@ def _read_through(body, i, keep) -> tuple:
     """``body`` without its copies of an element at the point, ``x_i = x[i]`` of an array it does not write:
     each read of ``x_i`` reads ``x[i]`` (then the tile's view, ``numba_tiles._viewed``), where the copy would
     be a tile of numbers stored and loaded again.  Only a name assigned once and not in ``keep``."""
-    written = {a for t in lir.statements(body) for a in _array_targets(t)}
+    written = {a for t in lir.statements(body) for a in array_targets(t)}
     change = {}
     for s in body:
         if isinstance(s, lir.Assign) and isinstance(s.target, lir.Name) and isinstance(s.value, lir.Index) and \
                 isinstance(s.value.value, lir.Name) and s.value.value.id not in written and \
-                len(s.value.items) == 1 and _is_point(s.value.items[0], i) and s.target.id not in keep and \
-                sum(1 for t in lir.statements(body) if s.target.id in _targets(t)) == 1:
+                len(s.value.items) == 1 and is_point_index(s.value.items[0], i) and s.target.id not in keep and \
+                sum(1 for t in lir.statements(body) if s.target.id in targets_written(t)) == 1:
             change[s.target.id] = s.value
     if not change:
         return tuple(body)
     kept = tuple(s for s in body if not (isinstance(s, lir.Assign) and isinstance(s.target, lir.Name)
                                          and s.target.id in change))
-    return _rewrite(kept, change, set(), None)
+    return rewrite_per_point(kept, change, set(), None)
 
 
 def passed_scratch(body, params, scratch: str, fresh):

@@ -62,11 +62,11 @@ def tiled(body, rows: set[str], fresh) -> list[lir.Stmt] | None:
 
 
 def _points_loop(s, rows) -> bool:
-    return isinstance(s, lir.For) and isinstance(s.target, lir.Name) and _plain_range(s.iter) and \
-        any(isinstance(x, lir.For) for x in s.body) and bool(_names(s.body) & rows)
+    return isinstance(s, lir.For) and isinstance(s.target, lir.Name) and plain_range(s.iter) and \
+        any(isinstance(x, lir.For) for x in s.body) and bool(names_used(s.body) & rows)
 
 
-def _plain_range(it) -> bool:
+def plain_range(it) -> bool:
     return isinstance(it, lir.Call) and str(it.func) == "range" and len(it.args) == 2
 
 
@@ -75,16 +75,16 @@ def tile(before, loop, after, rows, fresh, scalars=False):
     rows.  ``scalars`` (a row contraction's loop, :mod:`coarsen_nb.lower.numba_row_tiles`): a number the
     body uses in one loop over the tile alone stays a number of that loop (not a tile of numbers)."""
     i = loop.target.id
-    loop = dataclasses.replace(loop, body=_sunk(loop.body, _names(before) | _names(after) | {i}))
-    mine = rows & _names(loop.body)
+    loop = dataclasses.replace(loop, body=_sunk(loop.body, names_used(before) | names_used(after) | {i}))
+    mine = rows & names_used(loop.body)
     # (a row is per point: allocated before, read and written in this loop alone)
-    if any(mine & _names([s]) for s in after) or \
-            any(mine & _names([s]) for s in before if not _allocation(s, mine)):
+    if any(mine & names_used([s]) for s in after) or \
+            any(mine & names_used([s]) for s in before if not _allocation(s, mine)):
         return None
     assigned = _assigned(loop.body)
     earlier = _assigned(before)
     carried = assigned & earlier
-    if (assigned - carried) & _names(after) or i in _names(after):
+    if (assigned - carried) & names_used(after) or i in names_used(after):
         return None
     # (invariants: assigned at the loop's top level once, reading nothing the loop assigns, no array, calling
     # nothing but math's functions: computed once before the loop, also where it runs no point, harmlessly)
@@ -92,7 +92,7 @@ def tile(before, loop, after, rows, fresh, scalars=False):
     hoisted, rest = [], []
     for s in loop.body:
         if isinstance(s, lir.Assign) and isinstance(s.target, lir.Name) and s.target.id not in earlier and \
-                sum(1 for t in lir.statements(loop.body) if s.target.id in _targets(t)) == 1 and \
+                sum(1 for t in lir.statements(loop.body) if s.target.id in targets_written(t)) == 1 and \
                 not (set(lir.names_in(s.value)) & (assigned | {i})) and _pure(s.value):
             hoisted.append(s)
             assigned -= {s.target.id}
@@ -103,7 +103,7 @@ def tile(before, loop, after, rows, fresh, scalars=False):
         return None
     uses: dict = {}
     for g, (_, stmts) in enumerate(groups):
-        for n in _names(stmts) & assigned:
+        for n in names_used(stmts) & assigned:
             uses.setdefault(n, set()).add(g)
     # (a number carried from point to point is added in one group, in point order: not in an interchanged one)
     if any(len(uses.get(n, ())) > 1 or any(groups[g][0] == "components" for g in uses.get(n, ()))
@@ -112,7 +112,7 @@ def tile(before, loop, after, rows, fresh, scalars=False):
     written = {}
     for g, (_, stmts) in enumerate(groups):
         for t in lir.statements(stmts):
-            for target in _array_targets(t):
+            for target in array_targets(t):
                 if target in mine:
                     continue
                 if not isinstance(t, lir.AugAssign) or written.get(target, g) != g:
@@ -127,7 +127,7 @@ def tile(before, loop, after, rows, fresh, scalars=False):
             if any(isinstance(e, lir.Name) and e.id in written for e in reads):
                 return None
     # the numbers of each point: those assigned in the loop, of more than one group or at the top level
-    top_level = {n for s in rest if not isinstance(s, lir.For) for n in _targets(s)}
+    top_level = {n for s in rest if not isinstance(s, lir.For) for n in targets_written(s)}
     expanded = sorted(n for n in assigned - carried - _loop_variables(rest)
                       if len(uses.get(n, ())) > 1 or (n in top_level and not scalars))
     tile, stop = (lir.Name(fresh(w)) for w in ("tile", "stop"))
@@ -139,7 +139,7 @@ def tile(before, loop, after, rows, fresh, scalars=False):
     views = _viewed(rest, i, lo, mine | set(written) | _assigned(loop.body), fresh)
     out, lanes, totals = [], [], []
     for kind, stmts in groups:
-        stmts = _rewrite(tuple(stmts), change, mine, offset)
+        stmts = rewrite_per_point(tuple(stmts), change, mine, offset)
         stmts = _views(stmts, i, views, offset)
         if kind == "points":
             out.append(lir.For(loop.target, points, stmts))
@@ -163,7 +163,7 @@ def _loop_variables(stmts) -> set[str]:
     bound = {s.target.id for s in stmts if isinstance(s, lir.For) and isinstance(s.target, lir.Name)}
     for s in stmts:
         if not (isinstance(s, lir.For) and isinstance(s.target, lir.Name)):
-            bound -= _names([s])
+            bound -= names_used([s])
     return bound
 
 
@@ -189,7 +189,7 @@ def _groups(stmts, i, assigned):
             # (an element written at both the point and the component, or at a number the body computes:
             # interchanged, its writes could come in another order)
             for t in lir.statements(s.body):
-                if _array_targets(t):
+                if array_targets(t):
                     names = {n for x in t.target.items for n in lir.names_in(x)}
                     if (i in names and s.target.id in names) or names & (assigned - {i, s.target.id}):
                         return None
@@ -227,7 +227,7 @@ def _scatters(inner, i, points, offset, fresh, size):
     # (an array added to at two indices keeps its ``+=``: the two may be one element)
     at: dict = {}
     for s in body:
-        for array in _array_targets(s):
+        for array in array_targets(s):
             at.setdefault(array, set()).add(str(s.target))
     lo, hi = _span(inner.iter)
     laned = lo is not None
@@ -261,7 +261,7 @@ def _scatters(inner, i, points, offset, fresh, size):
 def _span(it):
     """``(lo, hi)`` of a loop over ``range(lo, hi)`` or over ``range(hi - 1, lo - 1, -1)`` (the order a running
     power's exponent grows in, :mod:`coarsen_nb.lower.numba_rows`), else ``(None, None)``."""
-    if _plain_range(it):
+    if plain_range(it):
         return it.args
     if isinstance(it, lir.Call) and str(it.func) == "range" and len(it.args) == 3 and str(it.args[2]) == "-1":
         return _plus_one(it.args[1]), _plus_one(it.args[0])
@@ -298,12 +298,12 @@ def _viewed(stmts, i, lo, written, fresh) -> dict:
         for x in s.exprs():
             for e in lir.walk(x):
                 if isinstance(e, lir.Index) and isinstance(e.value, lir.Name) and e.value.id not in written \
-                        and _is_point(e.items[0], i) and e.value.id not in found:
+                        and is_point_index(e.items[0], i) and e.value.id not in found:
                     found[e.value.id] = lir.Name(fresh(f"{e.value.id}_tile"))
     return found
 
 
-def _is_point(e, i) -> bool:
+def is_point_index(e, i) -> bool:
     if isinstance(e, lir.Call) and str(e.func) == "int" and len(e.args) == 1:
         e = e.args[0]
     return isinstance(e, lir.Name) and e.id == i
@@ -316,7 +316,7 @@ def _views(node, i, views, offset):
     if isinstance(node, tuple):
         return tuple(_views(x, i, views, offset) for x in node)
     if isinstance(node, lir.Index) and isinstance(node.value, lir.Name) and node.value.id in views and \
-            _is_point(node.items[0], i):
+            is_point_index(node.items[0], i):
         return lir.Index(views[node.value.id], (offset, *_views(tuple(node.items[1:]), i, views, offset)))
     if not isinstance(node, (lir.Stmt, lir.Expr)) or not dataclasses.is_dataclass(node):
         return node
@@ -336,16 +336,16 @@ def _sunk(body, keep: set) -> tuple:
                 and _pure(s.value)):
             continue
         n = s.target.id
-        readers = [j for j, t in enumerate(body) if j != at and n in _names([t])]
+        readers = [j for j, t in enumerate(body) if j != at and n in names_used([t])]
         if len(readers) != 1 or readers[0] < at or not isinstance(body[readers[0]], lir.If):
             continue
         j = readers[0]
         branch = body[j]
         reads = set(lir.names_in(s.value))
         if n in lir.names_in(branch.test) or any(_assigned([u]) & reads for u in body[at + 1:j]) or \
-                sum(1 for t in lir.statements(body) if n in _targets(t)) != 1:
+                sum(1 for t in lir.statements(body) if n in targets_written(t)) != 1:
             continue
-        arms = (n in _names(branch.body), n in _names(branch.orelse))
+        arms = (n in names_used(branch.body), n in names_used(branch.orelse))
         if arms == (True, False):
             body[j] = dataclasses.replace(branch, body=(s, *branch.body))
         elif arms == (False, True):
@@ -373,31 +373,32 @@ def _widened(s, rows, size):
     return s
 
 
-def _rewrite(node, change, rows, offset):
+def rewrite_per_point(node, change, rows, offset):
     """``node`` with each per-point number ``n`` read and written as ``n[i - tile]`` and each row
     ``row[k]`` as ``row[k, i - tile]``."""
     if isinstance(node, tuple):
-        return tuple(_rewrite(x, change, rows, offset) for x in node)
+        return tuple(rewrite_per_point(x, change, rows, offset) for x in node)
     if isinstance(node, lir.Index) and isinstance(node.value, lir.Name) and node.value.id in rows:
-        return lir.Index(node.value, (*_rewrite(tuple(node.items), change, rows, offset), offset))
+        return lir.Index(node.value, (*rewrite_per_point(tuple(node.items), change, rows, offset), offset))
     if isinstance(node, lir.Name) and node.id in change:
         return change[node.id]
     if not isinstance(node, (lir.Stmt, lir.Expr)) or not dataclasses.is_dataclass(node):
         return node
-    return dataclasses.replace(node, **{f.name: _rewrite(getattr(node, f.name), change, rows, offset)
+    return dataclasses.replace(node, **{f.name: rewrite_per_point(getattr(node, f.name), change, rows, offset)
                                         for f in dataclasses.fields(node)})
 
 
-def _names(stmts) -> set[str]:
+def names_used(stmts) -> set[str]:
+    """Every name the statements read or assign (the tiled rows' printer asks it too)."""
     out: set = set()
     for s in lir.statements(stmts):
         for e in s.exprs():
             out.update(lir.names_in(e))
-        out.update(_targets(s))
+        out.update(targets_written(s))
     return out
 
 
-def _targets(s) -> set[str]:
+def targets_written(s) -> set[str]:
     if isinstance(s, (lir.Assign, lir.AugAssign)) and isinstance(s.target, lir.Name):
         return {s.target.id}
     if isinstance(s, lir.Assign) and isinstance(s.target, lir.Tuple):
@@ -408,10 +409,10 @@ def _targets(s) -> set[str]:
 
 
 def _assigned(stmts) -> set[str]:
-    return {n for s in lir.statements(stmts) for n in _targets(s)}
+    return {n for s in lir.statements(stmts) for n in targets_written(s)}
 
 
-def _array_targets(s) -> list[str]:
+def array_targets(s) -> list[str]:
     if isinstance(s, (lir.Assign, lir.AugAssign)) and isinstance(s.target, lir.Index) and \
             isinstance(s.target.value, lir.Name):
         return [s.target.value.id]

@@ -49,7 +49,8 @@ PAIRS = BackendPairs({"paths_call": (paths_call, ("s0", "sigma", "strike")),
 
 def _grad_source(name) -> str:
     source = PAIRS.pair(name)[2].source
-    return next(part for part in source.split("\n\n\n") if part.split("\n")[1].startswith(f"def {name}_grad("))
+    return next(part for part in source.split("\n\n\n")
+                if (part.split("\n") + [""])[1].startswith(f"def {name}_grad("))
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
