@@ -63,6 +63,19 @@ def _index_add(b, idx, v):
     return b + xp.reshape(total, b.shape)
 
 
+def _add_at(b, ix, v):
+    """b[ix] += v in place, at the distinct positions of the int array ix: a maximum's adjoint adds at its one
+    element, not through a one-hot of b's size.  Where the namespace assigns through integer arrays (NumPy,
+    CuPy, Dask) that is the statement itself; the standard assigns through integers only: one element at a
+    time (ix has few)."""
+    if hasattr(xp, "bincount"):
+        b[ix] += v
+        return
+    v = xp.broadcast_to(xp.asarray(v, dtype=b.dtype), ix.shape)
+    for k in range(ix.shape[0]):
+        b[int(ix[k])] += v[k]
+
+
 def _scatter_add(b, lo, n, step, v):
     """b[lo + step*k] += v[k] for k < n (the adjoint of _take)."""
     hi = lo + step * (n - 1)
@@ -214,6 +227,6 @@ def _block_add(b, lo0, n0, lo1, n1, v):
 
 
 #: the helpers of this module, in the order the registry (:mod:`coarsen_nb.lower.helpers`) lists them
-HELPER_FUNCTIONS = (_take, _put, _index_add, _scatter_add, _scatter_sum, _segments, _segment_sum, _segment_prod,
-                    _segment_max, _segment_min, _window, _window_add, _window_matvec, _window_vecmat,
-                    _window_outer_add, _block, _block_add)
+HELPER_FUNCTIONS = (_take, _put, _index_add, _add_at, _scatter_add, _scatter_sum, _segments, _segment_sum,
+                    _segment_prod, _segment_max, _segment_min, _window, _window_add, _window_matvec,
+                    _window_vecmat, _window_outer_add, _block, _block_add)

@@ -25,6 +25,15 @@ NUMBA_HELPERS = {
     return xp.bincount(idx, weights=v, minlength=n)
 ''',
     # an element loop (the NumPy helper's slice ``+=`` made Numba compile its formatted shape message: 2 s)
+    "_add_at": '''def _add_at(b, ix, v):
+    """b[ix] += v in place at the distinct positions ix (an int array, or the number Numba's argmax gives for
+    keepdims), v one number or one per position, one element at a time."""
+    ixs = xp.asarray(ix).ravel()
+    vs = xp.asarray(v).ravel()
+    one = vs.shape[0] == 1
+    for k in range(ixs.shape[0]):
+        b[ixs[k]] += vs[0 if one else k]
+''',
     "_scatter_add": '''def _scatter_add(b, lo, n, step, v):
     """b[lo + step*k] += v[k] for k < n (the adjoint of _take): xp.scatter_add of the numba namespace."""
     xp.scatter_add(b, lo, n, step, v)

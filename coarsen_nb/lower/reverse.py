@@ -227,7 +227,7 @@ class ReverseSweep:
             at = BinOp("+", lo, at)
         if not (str(lo).isdigit()):
             at = BinOp("%", Paren(at), length(b))       # Python's negative index, as _scatter_add wraps it
-        pr.emit(AugAssign(Index(b, (at,)), "+", vals))
+        pr.emit(lir.ExprStmt(Call(Name(pr.helper('_add_at')), (b, at, vals))))
         return True
 
     def _rect_scatter(self, pr: Printer, name: str, idx, e, lv) -> bool:
@@ -280,7 +280,8 @@ class ReverseSweep:
         def acc(x: ir.Expr, contribution: lir.Expr | AtIndex, shaped: bool = False) -> None:
             if isinstance(x, ir.Name) and x.id in self.active and isinstance(contribution, AtIndex):
                 # zero but at a few elements (a maximum's): added there alone
-                self.emit(AugAssign(Index(self._bar(x.id), (contribution.index,)), "+", contribution.value))
+                self.emit(lir.ExprStmt(Call(Name(self.helper('_add_at')),
+                                            (self._bar(x.id), contribution.index, contribution.value))))
             elif isinstance(x, ir.Name) and x.id in self.active:
                 add = AugAssign(self._bar(x.id), "+", contribution)
                 if shaped:
