@@ -15,22 +15,11 @@ import pytest
 from numba_pairs import as_tuple
 
 import coarsen_nb as cn
+from coarsen_nb.kernels.horner_fit import horner_fit
 from coarsen_nb.lower import lir, numba_row_tiles, numba_rows
 from coarsen_nb.lower.numba_tiles import NEST_TILE as TILE
 
 pytestmark = pytest.mark.usefixtures("private_numba_cache")     # (tests/lower/conftest.py)
-
-
-def horner_mean(c, xs, ys):
-    n = len(xs)
-    loss = 0.0
-    for i in range(n):
-        p = 0.0
-        for k in range(len(c)):
-            p = p * xs[i] + c[k]
-        r = p - ys[i]
-        loss += r * r
-    return loss / n
 
 
 _COMPILED: dict = {}
@@ -42,7 +31,7 @@ def _compiled(passed: bool):
             mp.setenv("COARSEN_NB_PIPELINE_CACHE", "0")
             if not passed:
                 mp.setattr(numba_rows, "passed_scratch", lambda body, params, scratch, fresh: None)
-            f = cn.coarsen(horner_mean, wrt=("c",), backend="numba")
+            f = cn.coarsen(horner_fit, wrt=("c",), backend="numba")
             args = (np.ones(2), np.ones(3), np.ones(3))
             f(*args)                                    # (compiled here, with the patch in place)
             f.value_and_grad(*args)
@@ -64,7 +53,7 @@ def test_the_adjoint_allocates_nothing_its_caller_passes_the_tiles():
         assert "xp.empty(" not in body and "xp.zeros(" not in body, name
         assert f"lanes = scratch[{4 * TILE}:{4 * TILE} + max(0, n_c) * {TILE}]" in body, name
         assert f"= lanes[j * {TILE}:j * {TILE} + {TILE}]" in body and "lanes[j, " not in body, name
-    grad = parts["horner_mean_grad"]
+    grad = parts["horner_fit_grad"]
     assert f"xp.zeros(({4 * TILE} + max(0, n_c) * {TILE},))" in grad
     # (the forward has no lanes: its tiles stay its own, and its callers allocate nothing for it)
     assert all("scratch" not in p for k, p in parts.items() if "_fwd_" in k)

@@ -22,22 +22,11 @@ from hypothesis import strategies as st
 from numba_pairs import as_tuple
 
 import coarsen_nb as cn
+from coarsen_nb.kernels.horner_fit import horner_fit
 from coarsen_nb.lower import lir, numba_row_tiles, numba_rows
 from coarsen_nb.lower.numba_tiles import NEST_TILE as TILE
 
 pytestmark = pytest.mark.usefixtures("private_numba_cache")     # (tests/lower/conftest.py)
-
-
-def horner_mean(c, xs, ys):
-    n = len(xs)
-    loss = 0.0
-    for i in range(n):
-        p = 0.0
-        for k in range(len(c)):
-            p = p * xs[i] + c[k]
-        r = p - ys[i]
-        loss += r * r
-    return loss / n
 
 
 def horner_from(c, xs, ys, p0):
@@ -78,7 +67,7 @@ def logistic_rows(theta, xs, y):
     return u
 
 
-PROGRAMS = {"horner_mean": (horner_mean, ("c",)), "horner_from": (horner_from, ("c", "p0")),
+PROGRAMS = {"horner_fit": (horner_fit, ("c",)), "horner_from": (horner_from, ("c", "p0")),
             "horner_hinge": (horner_hinge, ("c",))}
 _COMPILED: dict = {}
 
