@@ -158,25 +158,33 @@ class _Twins:
     namespace: Callable[[], dict]
 
 
+#: held while a module is written and executed: a module is in ``sys.modules`` before its body has run, and
+#: its file and bytecode are written through temporary files named by the process; threads of one process
+#: loading at once (Dask's threaded scheduler running a chunk module's first chunks) would otherwise take a
+#: module half executed (a NameError, a KeyError for an entry point) or move each other's temporary file away
+_LOADING = threading.RLock()
+
+
 def _module(source: str, module_name: str) -> ModuleType:
     """``source`` as a real module in ``sys.modules``, named by its file (written once under the hash of its
     text; registered with ``linecache``): Numba's cache rebuilds a compiled function's environment by
     importing its module's name, and finds its machine code beside the file."""
-    path = module_file(source, module_name)
-    filename = str(path)
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    module = sys.modules.get(path.stem)
-    if module is None or getattr(module, "__file__", None) != filename:
-        code = _bytecode(source, path)
-        module = ModuleType(path.stem)
-        module.__file__ = filename
-        sys.modules[path.stem] = module
-        try:
-            exec(code, module.__dict__)
-        except BaseException:
-            del sys.modules[path.stem]
-            raise
-    return module
+    with _LOADING:
+        path = module_file(source, module_name)
+        filename = str(path)
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        module = sys.modules.get(path.stem)
+        if module is None or getattr(module, "__file__", None) != filename:
+            code = _bytecode(source, path)
+            module = ModuleType(path.stem)
+            module.__file__ = filename
+            sys.modules[path.stem] = module
+            try:
+                exec(code, module.__dict__)
+            except BaseException:
+                del sys.modules[path.stem]
+                raise
+        return module
 
 
 def _bytecode(source: str, path: Path) -> CodeType:
