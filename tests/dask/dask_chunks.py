@@ -66,6 +66,36 @@ def computed(value):
     return np.asarray(value.compute()) if isinstance(value, da.Array) else value
 
 
+def assert_equal_to(value, grads, want):
+    """``value, grads`` (Dask results computed here) equal ``want``, the NumPy backend's, to 1e-12."""
+    np.testing.assert_allclose(value, want[0], rtol=1e-12, atol=1e-12)
+    for g, w_ in zip(grads, want[1], strict=True):
+        np.testing.assert_allclose(computed(g), w_, rtol=1e-12, atol=1e-12)
+
+
+def assert_chunks_kept(f, wrt, dargs, grads):
+    """Each gradient of a Dask argument is a Dask array with that argument's chunks."""
+    for g, a in zip(grads, (a for p, a in zip(f.params, dargs, strict=True) if p in wrt), strict=True):
+        assert not isinstance(a, da.Array) or (isinstance(g, da.Array) and g.chunks == a.chunks)
+
+
+def assert_chunk_sum_equals_numpy(f, args, dargs):
+    """On Dask's threaded scheduler, ``f`` (a NumPy-backend function) on ``dargs`` runs chunk by chunk (no
+    refusal) and its value and gradients, its VJP with a cotangent and its value equal ``f`` on ``args``."""
+    import dask
+
+    want = f.value_and_grad(*args)
+    want_vjp = f.vjp(*args)[1](1.5)
+    with dask.config.set(scheduler="threads"):
+        value, grads = f.value_and_grad(*dargs)
+        assert f._specialize(dargs).vjp.chunk_refusal(dargs) == ""
+        assert_equal_to(value, grads, want)
+        _, pullback = f.vjp(*dargs)
+        for g, w_ in zip(pullback(1.5), want_vjp, strict=True):
+            np.testing.assert_allclose(computed(g), w_, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(f(*dargs), want[0], rtol=1e-12, atol=1e-12)
+
+
 class EarlyComputes:
     """A Dask scheduler (``dask.config.set(scheduler=EarlyComputes(...))``) that records every compute made
     while an entry builds its result, and runs them on ``get`` (Dask's synchronous or threaded ``get``).

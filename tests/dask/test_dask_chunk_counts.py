@@ -15,7 +15,14 @@ import math
 import dask
 import numpy as np
 import pytest
-from dask_chunks import CHUNKINGS, chunked, computed, da
+from dask_chunks import (
+    CHUNKINGS,
+    assert_chunk_sum_equals_numpy,
+    assert_chunks_kept,
+    assert_equal_to,
+    chunked,
+    da,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -118,12 +125,6 @@ def _records(args):
     return [a for a in args if isinstance(a, np.ndarray) and a.shape[0] > 2]
 
 
-def _equal(value, grads, want):
-    np.testing.assert_allclose(value, want[0], rtol=1e-12, atol=1e-12)
-    for g, w_ in zip(grads, want[1], strict=True):
-        np.testing.assert_allclose(computed(g), w_, rtol=1e-12, atol=1e-12)
-
-
 @pytest.mark.parametrize("how", CHUNKINGS)
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_a_term_reading_the_number_of_records_runs_chunk_by_chunk_on_a_cluster(client, name, how):
@@ -137,10 +138,8 @@ def test_a_term_reading_the_number_of_records_runs_chunk_by_chunk_on_a_cluster(c
         value, grads = f.value_and_grad(*dargs)
     assert f._specialize(dargs).vjp.chunk_refusal(dargs) == ""
     assert "told" in str(f.chunking) and "the number of records" in str(f.chunking), str(f.chunking)
-    for g, a in zip(grads, (a for p, a in zip(f.params, dargs, strict=True) if p in PROGRAMS[name][1]),
-                    strict=True):
-        assert not isinstance(a, da.Array) or (isinstance(g, da.Array) and g.chunks == a.chunks)
-    _equal(value, grads, want)
+    assert_chunks_kept(f, PROGRAMS[name][1], dargs, grads)
+    assert_equal_to(value, grads, want)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -152,18 +151,9 @@ def test_any_chunking_counts_the_records_of_the_whole_call(name, sizes, seed):
     f.value_and_grad, f.vjp with a cotangent and f."""
     args = PROGRAMS[name][2](np.random.default_rng(seed), sum(sizes))
     f = _f(name, "numpy")
-    want = f.value_and_grad(*args)
-    want_vjp = f.vjp(*args)[1](1.5)
     dargs = tuple(da.from_array(a, chunks=(tuple(sizes), *a.shape[1:])) if any(a is r for r in _records(args))
                   else a for a in args)
-    with dask.config.set(scheduler="threads"):
-        value, grads = f.value_and_grad(*dargs)
-        assert f._specialize(dargs).vjp.chunk_refusal(dargs) == ""
-        _equal(value, grads, want)
-        _, pullback = f.vjp(*dargs)
-        for g, w_ in zip(pullback(1.5), want_vjp, strict=True):
-            np.testing.assert_allclose(computed(g), w_, rtol=1e-12, atol=1e-12)
-        np.testing.assert_allclose(f(*dargs), want[0], rtol=1e-12, atol=1e-12)
+    assert_chunk_sum_equals_numpy(f, args, dargs)
     assert "the number of records)" in str(f.chunking)
 
 
@@ -215,6 +205,6 @@ def test_the_told_number_is_wired_with_the_chunk_structure():
         dargs = (da.from_array(c, chunks=size), t)
         with dask.config.set(scheduler="threads"):
             value, grads = f.value_and_grad(*dargs)
-        _equal(value, grads, f.value_and_grad(c, t))
+        assert_equal_to(value, grads, f.value_and_grad(c, t))
         schedule = f._specialize(dargs).vjp.chunkwise
     assert schedule.cache_info().builds == 2      # (the first structure once, the longer array its own)

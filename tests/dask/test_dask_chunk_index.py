@@ -12,10 +12,16 @@ from __future__ import annotations
 
 import math
 
-import dask
 import numpy as np
 import pytest
-from dask_chunks import CHUNKINGS, chunked, computed, da
+from dask_chunks import (
+    CHUNKINGS,
+    assert_chunk_sum_equals_numpy,
+    assert_chunks_kept,
+    assert_equal_to,
+    chunked,
+    da,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -81,12 +87,6 @@ def _chunked_args(args, how):
     return tuple(chunked(a, how) if isinstance(a, np.ndarray) else a for a in args)
 
 
-def _equal(value, grads, want):
-    np.testing.assert_allclose(value, want[0], rtol=1e-12, atol=1e-12)
-    for g, w_ in zip(grads, want[1], strict=True):
-        np.testing.assert_allclose(computed(g), w_, rtol=1e-12, atol=1e-12)
-
-
 @pytest.mark.parametrize("how", CHUNKINGS)
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_a_summand_reading_its_index_runs_chunk_by_chunk_on_a_cluster(client, name, how):
@@ -99,10 +99,8 @@ def test_a_summand_reading_its_index_runs_chunk_by_chunk_on_a_cluster(client, na
     with client.as_current():
         value, grads = f.value_and_grad(*dargs)
     assert f._specialize(dargs).vjp.chunk_refusal(dargs) == ""
-    for g, a in zip(grads, (a for p, a in zip(f.params, dargs, strict=True) if p in PROGRAMS[name][1]),
-                    strict=True):
-        assert not isinstance(a, da.Array) or (isinstance(g, da.Array) and g.chunks == a.chunks)
-    _equal(value, grads, want)
+    assert_chunks_kept(f, PROGRAMS[name][1], dargs, grads)
+    assert_equal_to(value, grads, want)
 
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -114,18 +112,9 @@ def test_any_chunking_numbers_the_records_as_one_array(name, sizes, seed):
     f.value_and_grad and f.vjp with a cotangent."""
     args = PROGRAMS[name][2](np.random.default_rng(seed), sum(sizes))
     f = _f(name, "numpy")
-    want = f.value_and_grad(*args)
-    want_vjp = f.vjp(*args)[1](1.5)
     dargs = tuple(da.from_array(a, chunks=(tuple(sizes), *a.shape[1:])) if isinstance(a, np.ndarray) else a
                   for a in args)
-    with dask.config.set(scheduler="threads"):
-        value, grads = f.value_and_grad(*dargs)
-        assert f._specialize(dargs).vjp.chunk_refusal(dargs) == ""
-        _equal(value, grads, want)
-        _, pullback = f.vjp(*dargs)
-        for g, w_ in zip(pullback(1.5), want_vjp, strict=True):
-            np.testing.assert_allclose(computed(g), w_, rtol=1e-12, atol=1e-12)
-        np.testing.assert_allclose(f(*dargs), want[0], rtol=1e-12, atol=1e-12)
+    assert_chunk_sum_equals_numpy(f, args, dargs)
     assert "module (told each chunk's first record's index)" in str(f.chunking)
 
 
