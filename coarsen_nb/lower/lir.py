@@ -29,6 +29,7 @@ has.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -250,6 +251,23 @@ def statements(body) -> Iterator[Stmt]:
         for block in s.blocks():
             yield from statements(block)
 
+
+
+def rewrite(node, visit):
+    """``node`` (a statement or expression record, a tuple of them: a block, a call's arguments, or any field's
+    value) rebuilt with ``visit``'s replacements: ``visit(x)`` is the replacement of ``x`` (it rewrites its
+    parts itself, through ``rewrite``, where it wants them rewritten), or None to keep ``x`` and rewrite each
+    of its elements or fields.  The passes that rewrite records (the tiles' views and lanes, ``math``'s
+    trigonometry) differ in what they replace, not in how they walk."""
+    made = visit(node)
+    if made is not None:
+        return made
+    if isinstance(node, tuple):
+        return tuple(rewrite(x, visit) for x in node)
+    if not isinstance(node, (Stmt, Expr)) or not dataclasses.is_dataclass(node):
+        return node
+    return dataclasses.replace(node, **{f.name: rewrite(getattr(node, f.name), visit)
+                                        for f in dataclasses.fields(node)})
 
 # -- printing ----------------------------------------------------------------------------------------
 

@@ -313,15 +313,13 @@ def _views(node, i, views, offset):
     """``node`` with each read ``a[i, ...]`` of an array with a view as ``a_tile[i - tile, ...]``."""
     if not views:
         return node
-    if isinstance(node, tuple):
-        return tuple(_views(x, i, views, offset) for x in node)
-    if isinstance(node, lir.Index) and isinstance(node.value, lir.Name) and node.value.id in views and \
-            is_point_index(node.items[0], i):
-        return lir.Index(views[node.value.id], (offset, *_views(tuple(node.items[1:]), i, views, offset)))
-    if not isinstance(node, (lir.Stmt, lir.Expr)) or not dataclasses.is_dataclass(node):
-        return node
-    return dataclasses.replace(node, **{f.name: _views(getattr(node, f.name), i, views, offset)
-                                        for f in dataclasses.fields(node)})
+
+    def visit(x):
+        if isinstance(x, lir.Index) and isinstance(x.value, lir.Name) and x.value.id in views and \
+                is_point_index(x.items[0], i):
+            return lir.Index(views[x.value.id], (offset, *_views(tuple(x.items[1:]), i, views, offset)))
+        return None
+    return lir.rewrite(node, visit)
 
 
 def _sunk(body, keep: set) -> tuple:
@@ -376,16 +374,13 @@ def _widened(s, rows, size):
 def rewrite_per_point(node, change, rows, offset):
     """``node`` with each per-point number ``n`` read and written as ``n[i - tile]`` and each row
     ``row[k]`` as ``row[k, i - tile]``."""
-    if isinstance(node, tuple):
-        return tuple(rewrite_per_point(x, change, rows, offset) for x in node)
-    if isinstance(node, lir.Index) and isinstance(node.value, lir.Name) and node.value.id in rows:
-        return lir.Index(node.value, (*rewrite_per_point(tuple(node.items), change, rows, offset), offset))
-    if isinstance(node, lir.Name) and node.id in change:
-        return change[node.id]
-    if not isinstance(node, (lir.Stmt, lir.Expr)) or not dataclasses.is_dataclass(node):
-        return node
-    return dataclasses.replace(node, **{f.name: rewrite_per_point(getattr(node, f.name), change, rows, offset)
-                                        for f in dataclasses.fields(node)})
+    def visit(x):
+        if isinstance(x, lir.Index) and isinstance(x.value, lir.Name) and x.value.id in rows:
+            return lir.Index(x.value, (*rewrite_per_point(tuple(x.items), change, rows, offset), offset))
+        if isinstance(x, lir.Name) and x.id in change:
+            return change[x.id]
+        return None
+    return lir.rewrite(node, visit)
 
 
 def names_used(stmts) -> set[str]:

@@ -36,8 +36,6 @@ are no such tests.
 
 from __future__ import annotations
 
-import dataclasses
-
 import sympy as sp
 
 from coarsen_nb.lower import lir
@@ -135,11 +133,10 @@ class FastTrig:
 def _libm(node, drop: lir.Name | None = None):
     """``node`` (a statement or expression record) with each call of ``_cos``/``_sin`` calling ``math``'s, and
     without the statements ``drop &= ...`` where ``drop`` is given."""
-    if isinstance(node, lir.Call) and isinstance(node.func, lir.Name) and node.func.id in _LIBM:
-        return lir.Call(lir.Attr(lir.Name("math"), _LIBM[node.func.id]), tuple(_libm(a) for a in node.args))
-    if isinstance(node, tuple):
-        return tuple(_libm(x, drop) for x in node if not (isinstance(x, lir.AugAssign) and x.target == drop))
-    if not isinstance(node, (lir.Stmt, lir.Expr)) or not dataclasses.is_dataclass(node):
-        return node
-    changes = {f.name: _libm(getattr(node, f.name), drop) for f in dataclasses.fields(node)}
-    return dataclasses.replace(node, **changes)
+    def visit(x):
+        if isinstance(x, lir.Call) and isinstance(x.func, lir.Name) and x.func.id in _LIBM:
+            return lir.Call(lir.Attr(lir.Name("math"), _LIBM[x.func.id]), tuple(_libm(a) for a in x.args))
+        if isinstance(x, tuple):
+            return tuple(_libm(y, drop) for y in x if not (isinstance(y, lir.AugAssign) and y.target == drop))
+        return None
+    return lir.rewrite(node, visit)

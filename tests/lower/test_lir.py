@@ -294,3 +294,23 @@ def test_a_printer_block_collects_the_body_of_an_if_and_prints_it_indented():
     pr.emit(If(Name("a"), tuple(body), (Assign(Name("b"), Lit("0")),)))
     assert pr.lines == ["    a = 1", "    if a:", "        b = a", "        if b:", "            pass", "    else:",
                         "        b = 0"]
+
+
+def test_rewrite_replaces_what_visit_returns_and_walks_into_everything_else():
+    """``lir.rewrite``: a visit's replacement stands (its parts as the visit made them), None walks into a
+    record's fields and a tuple's elements, and nothing else is changed (the printed text says so)."""
+    body = (Assign(Name("s"), Lit("0.0")),
+            For(Name("k"), Call(Name("range"), (Name("n"),)), (
+                AugAssign(Name("s"), "+", Index(Name("x"), (Name("k"),))),
+                AugAssign(Name("s"), "+", Call(Name("f"), (Name("x"),))))))
+
+    def visit(e):
+        if isinstance(e, Name) and e.id == "x":
+            return Name("y")
+        if isinstance(e, Call) and e.func == Name("f"):
+            return Lit("1.0")                               # (its argument x is not visited)
+        return None
+
+    got = lir.rewrite(body, visit)
+    assert lir.print_body(got, 0) == ["s = 0.0", "for k in range(n):", "    s += y[k]", "    s += 1.0"]
+    assert lir.print_body(body, 0)[2] == "    s += x[k]"     # (the records are not changed in place)
