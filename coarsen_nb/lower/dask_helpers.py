@@ -38,13 +38,13 @@ import inspect
 import numpy as _np
 
 from coarsen_nb.lower.dask_xp import lane_aligned, math, xp
-from coarsen_nb.lower.dask_xp_forms import _known_values
 
 # <own-module>
 # (the generated module defines the NumPy helpers _steps, _erfc_ratio, _exp_minus_square beside these: these
 # imports give this file, imported on its own by the tests, the same names; tests/test_import_graph.py skips
 # such a block)
 from coarsen_nb.lower.array_helpers import _steps  # noqa: E402
+from coarsen_nb.lower.dask_xp_forms import _known_values  # noqa: E402 (the prologue's, in a generated module)
 from coarsen_nb.lower.special_helpers import _erfc_ratio, _exp_minus_square  # noqa: E402
 
 # </own-module>

@@ -15,7 +15,9 @@ module object holding ``dask.array``'s attributes, with
   of a lazy mask have unknown chunk sizes; here ``nonzero`` returns a :class:`Lanes` (the mask itself),
   ``take`` of it is ``a[m]`` (the selected elements, chunk by chunk: still only those elements are
   evaluated), and the dask module's ``_put`` (``lower/dask_helpers.py``) writes them back chunk by
-  chunk, the k-th chunk of the values into the k-th chunk of the target;
+  chunk, the k-th chunk of the values into the k-th chunk of the target; ``ix.shape[0]`` is a
+  :class:`LaneCount` (NaN, holding the mask), whose ``full``/``zeros``/``ones``/``empty`` are the lanes' own
+  (a branch nested in a branch), and whose ``arange`` is refused (its length is unknown until computed);
 * ``errstate``, NumPy's (the generated code's guarded forms use it where they evaluate both sides);
 * the scalar glue between SOIs kept lazy: this file rebinds the module's ``math`` to a namespace whose
   float functions (``math.log``, ``math.tanh``, ``math.sqrt``, ...) given a 0-d Dask array return a 0-d
@@ -27,10 +29,12 @@ module object holding ``dask.array``'s attributes, with
   names or numbers) lazy on a reduced ``t2``, Python's choice on a plain truth value.  What stays eager is
   named in :mod:`coarsen_nb.dask_arrays`: a Python ``if`` or ``while`` on a reduced value, ``int()`` of one.
 
-Anything else the namespace has no lazy form for (``convolve``, ``argsort``, ``linalg.slogdet``) raises a
-``NotImplementedError`` naming it, which the runtime reports at the user's line: never an eager NumPy call,
-never a silently different value.  The file is also an importable
-module, so the tests compare its functions with NumPy's.  It must stay self-contained (NumPy and Dask
+The forms ``dask.array`` lacks or refuses on some chunks (``linalg.slogdet``/``det``, ``solve``/``inv`` on chunks
+that are not square, ``convolve``/``correlate``, ``repeat`` by counts) are in ``dask_xp_forms.py``, whose text
+follows this file's in a dask module.  Anything else the namespace has no lazy form for (``argsort``,
+``linalg.eigh``) raises a ``NotImplementedError`` naming it, which the runtime reports at the user's line:
+never an eager NumPy call, never a silently different value.  The file is also an importable module, so the
+tests compare its functions with NumPy's.  It must stay self-contained (NumPy and Dask
 only) and without a ``__future__`` import: it runs in the middle of a generated module.
 """
 
@@ -198,7 +202,7 @@ def _matrix_transpose(x):
 
 
 def _missing(name):
-    """A name ``dask.array`` has no lazy form of (``np.convolve``, ``argsort``, ``slogdet``, ``ufunc.at``):
+    """A name ``dask.array`` has no lazy form of (``argsort``, ``linalg.eigh``, ``ufunc.at``):
     an error that says so, which the runtime reports at the user's line (never an eager NumPy call that
     would load the whole array into one process)."""
     if name.startswith("__"):
