@@ -109,9 +109,11 @@ def _convolve_valid(window, kernel):
     return _np.convolve(window, kernel, mode="valid")
 
 
-def _full_convolution(a, v, operation):
-    """NumPy's ``convolve(a, v, "full")`` of 1-D arrays, ``a`` the longer, in its chunks (plus a last chunk
-    of the ``len(v) - 1`` outputs past its end), ``v`` in one block (named, ``_whole``)."""
+def _full_convolution(a, v, operation, start, stop):
+    """Outputs ``start:stop`` of NumPy's ``convolve(a, v, "full")`` of 1-D arrays, ``a`` the longer, in its
+    chunks (plus a last chunk of the ``len(v) - 1`` outputs past its end), each cut to ``start:stop``, ``v``
+    in one block (named, ``_whole``).  Only those outputs are computed: a ``valid`` convolution of two long
+    arrays (a gradient's) has few, and the full one would cost the product of their lengths per chunk."""
     m = v.shape[0]
     dtype = _np.result_type(a.dtype, v.dtype)
     v = _whole(v, (0,), operation)
@@ -120,24 +122,25 @@ def _full_convolution(a, v, operation):
     bounds = _np.cumsum((0,) + a.chunks[0] + ((m - 1,) if m > 1 else ()))
     parts = []
     for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+        lo, hi = max(int(lo), start), min(int(hi), stop)
         if hi > lo:
             window = padded[lo:hi + m - 1].rechunk(-1)
-            parts.append(_da.map_blocks(_convolve_valid, window, v, chunks=((int(hi - lo),),), dtype=dtype))
-    return _da.concatenate(parts)
+            parts.append(_da.map_blocks(_convolve_valid, window, v, chunks=((hi - lo,),), dtype=dtype))
+    return _da.concatenate(parts) if parts else _da.zeros(0, dtype=dtype)
 
 
 def _convolve(a, v, mode="full", *, operation="convolve"):
-    """NumPy's ``convolve(a, v, mode)``, lazy: the full convolution (``_full_convolution``) sliced as
-    NumPy's modes are (``same``: ``max(n, m)`` outputs from ``(min(n, m) - 1) // 2``; ``valid``: the
+    """NumPy's ``convolve(a, v, mode)``, lazy: the outputs of the full convolution (``_full_convolution``)
+    NumPy's modes keep (``same``: ``max(n, m)`` outputs from ``(min(n, m) - 1) // 2``; ``valid``: the
     ``|n - m| + 1`` where the shorter lies wholly inside the longer)."""
     a, v = _da.asarray(a), _da.asarray(v)
     if a.ndim != 1 or v.ndim != 1 or a.shape[0] == 0 or v.shape[0] == 0:
         raise ValueError(f"{operation} takes two non-empty 1-D arrays")
     n, m = a.shape[0], v.shape[0]
-    full = _full_convolution(a, v, operation) if n >= m else _full_convolution(v, a, operation)
     start, length = {"full": (0, n + m - 1), "same": ((min(n, m) - 1) // 2, max(n, m)),
                      "valid": (min(n, m) - 1, max(n, m) - min(n, m) + 1)}[mode]
-    return full[start:start + length]
+    longer, shorter = (a, v) if n >= m else (v, a)
+    return _full_convolution(longer, shorter, operation, start, start + length)
 
 
 def _correlate(a, v, mode="valid"):

@@ -68,7 +68,10 @@ NO_LAZY_FORM = {
 
 #: the entries whose call computes part of its graph while building it (scalar code on a reduced value, which
 #: Python runs: coarsen_nb/dask_arrays.py and notes/README.md name the forms), in these chunkings; every other
-#: entry's graph is built without computing anything (the runtime's one ``dask.compute`` at return)
+#: entry's graph is built without computing anything (the runtime's one ``dask.compute`` at return).  (Counts of
+#: ``repeat`` and indices of element writes built by Dask from shapes alone, ``arange`` and ``zeros``, are
+#: evaluated where the graph is built, by lower/dask_xp_forms._known_values on Dask's synchronous scheduler: a
+#: graph with no argument's data in it, so not an early compute of the data, and not seen here)
 EAGER = {
     "bgd_hyperopt": (EVERY, "a while loop the data ends (if abs(w) > 1e6: break)"),
     # (the printer's scalar sign, rules/elementwise.py: `1.0 if det_A > 0 else ...`, a Python choice)
