@@ -111,6 +111,8 @@ def test_which_loops_are_interchanged(name):
     assert ("_fwd_elems(" in forward) == (name in INTERCHANGED)
     assert ("_jvp_elems(" in source) == (name in INTERCHANGED and name not in REVERSE_MODE)
     assert ("_vjp_elems(" in source) == (name in REVERSE_MODE)
+    # forward mode's adjoints: the tangents contracted with the η adjoints in one loop over the elements
+    assert ("_contract_elems(" in source) == (name in INTERCHANGED and name not in REVERSE_MODE)
 
 
 @pytest.mark.parametrize("name", INTERCHANGED)
