@@ -128,6 +128,7 @@ class ModuleWriter(ReverseSweep, IteratedLoops, WriterRecords):
         self._shared_bars: set[str] = set()  # versions of an in-place array: they share its adjoint
         self._fills: list[lir.Stmt] = []    # the adjoints' zero fills and the contributions of exactly
         self._exact: list[lir.Stmt] = []    # their primal's shape (lower/first_contributions.py)
+        self._fresh: list[lir.Stmt] = []    # and the assignments of the new float64 arrays among them
         self._lane_names: dict | None = None
 
     # -- assembling ------------------------------------------------------------------------
@@ -182,11 +183,11 @@ class ModuleWriter(ReverseSweep, IteratedLoops, WriterRecords):
         adjoints' first contributions, :mod:`coarsen_nb.lower.first_contributions`); ``default``: one
         more parameter, ``(name, value record)`` (the VJP's seed ``_bar=1.0``)."""
         self.body, self.indent = [], 1
-        self._fills, self._exact = [], []
+        self._fills, self._exact, self._fresh = [], [], []
         self.names.new_scope()      # a temporary's name is unique in its function
         body()
         names = tuple(self.names(p) for p in params)
-        first = first_contributions(tuple(self.body), self._fills, self._exact)
+        first = first_contributions(tuple(self.body), self._fills, self._exact, self._fresh)
         finished, used = self._finish(first, keep=names)
         self.shared.modules_read |= used
         defaults = (default[1],) if default else ()
