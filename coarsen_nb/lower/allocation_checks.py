@@ -13,12 +13,43 @@ needs none.
 
 from __future__ import annotations
 
+import sympy as sp
+
+from coarsen_nb import ir
 from coarsen_nb.lower.lir import Assign, Attr, BoolOp, Call, Compare, Expr, If, Index, Lit, Name, Raise, Stmt, Tuple
+from coarsen_nb.plan import KernelStep, PrimStep, walk_steps
 
 # the array namespace's allocations whose first argument is a shape
 _SHAPED = frozenset({"empty", "zeros", "ones", "full"})
 
 NEGATIVE_DIMENSIONS = "negative dimensions are not allowed"     # (NumPy's message, word for word)
+
+
+def nonnegative_names(plan) -> frozenset[str]:
+    """The SSA names of ``plan`` that cannot be negative: ``len(x)``, ``x.shape[i]`` (``i`` a literal), and a
+    name an SOI passes one of them on to unchanged (gmm's ``k_count = len(mu)``); a size of one of them
+    needs no check."""
+    found: set[str] = set()
+    shapes: set[str] = set()
+    for st in walk_steps(plan.steps):
+        e = getattr(st, "expr", None)
+        if isinstance(st, PrimStep):
+            if isinstance(e, ir.Attr) and e.attr == "shape":
+                shapes.add(st.name)
+            elif isinstance(e, ir.Call) and e.func == "len" or isinstance(e, ir.Index) \
+                    and isinstance(e.value, ir.Name) and e.value.id in shapes \
+                    and all(isinstance(i, ir.Const) for i in e.index):
+                found.add(st.name)
+        elif isinstance(st, KernelStep) and found:
+            k = st.kernel
+            temps = dict(k.body)
+            for o in k.outputs:
+                x = o.symbol
+                while x in temps and isinstance(temps[x], sp.Symbol):
+                    x = temps[x]
+                if k.scalars.get(x) in found:
+                    found.add(o.name)
+    return frozenset(found)
 
 
 def register(checks: dict, s: Stmt) -> None:

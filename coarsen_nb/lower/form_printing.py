@@ -5,6 +5,8 @@ a reduction, a write or a branch: one ``_print_<Form>`` method per form, found b
 
 from __future__ import annotations
 
+import sympy as sp
+
 from coarsen_nb.lower import lir
 from coarsen_nb.phi import forms, logsumexp, scans
 
@@ -44,8 +46,22 @@ class FormPrinting:
 
     def _print_BroadcastLike(self, e, lv):
         like = self.value(e.args[1], lv)
+        if self._one_number(e.args[0]):
+            # the number at every element: one new array, not zeros and then their sum with it
+            return self.call("full_like", like, self.value(e.args[0], lv), dtype=self.dtype("float64"))
         zeros = self.call("zeros_like", like, dtype=self.dtype("float64"))
         return lir.Paren(lir.BinOp("+", zeros, self.value(e.args[0], lv)))
+
+    def _one_number(self, b) -> bool:
+        """Whether ``b`` is one real number, not an array: a literal, or arithmetic of the kernel's scalar inputs
+        (the adjoint of ``np.sum(e)``: ``b_result``, or ``1`` in the gradient)."""
+        b = self.resolved(b)
+        if not isinstance(b, (sp.Number, sp.Symbol, sp.Add, sp.Mul)) or b.has(sp.I, sp.zoo, sp.nan):
+            return False
+        leaves = getattr(self, "leaf_map", {})     # (symbol -> (code, is_array): the kernel's inputs)
+        return all(s not in self.temps and s not in self.reads and s not in self.deps.ranges
+                   and s in leaves and not leaves[s][1] for s in b.free_symbols) \
+            and all(isinstance(x, (sp.Number, sp.Symbol, sp.Add, sp.Mul)) for x in sp.preorder_traversal(b))
 
     def _print_Gather(self, e, lv):
         whole = self.value(e.args[0], self.root)

@@ -125,7 +125,7 @@ class ModuleWriter(ReverseSweep, IteratedLoops, WriterRecords):
         self._in_place: dict = {}           # write name -> (InPlaceState, loop label): lower/in_place.py
         # allocation statement -> the check of its sizes that stays where the dead-code passes drop it
         self.size_checks: dict = {}         # (lower/allocation_checks.py)
-        self._length_names: frozenset | None = None     # the plan's ``len`` steps (_integer)
+        self._nonnegative: frozenset | None = None      # the plan's sizes that cannot be negative (_integer)
         self._recorders: dict = {}          # loop label -> whether its body records its writes
         self._records: dict = {}            # write name -> the names of what it records
         self._shared_bars: set[str] = set()  # versions of an in-place array: they share its adjoint
@@ -373,11 +373,11 @@ class ModuleWriter(ReverseSweep, IteratedLoops, WriterRecords):
 
     def _integer(self, arg) -> bool:
         """Whether the plan types ``arg`` (an argument of a step) as one integer, which may be negative: a
-        size ``n < 0`` compares, and is no ``len`` (which cannot be)."""
+        size ``n < 0`` compares, and is no ``len`` or shape (which cannot be)."""
         t = self.plan.types.get(arg.id) if isinstance(arg, ir.Name) else None
-        if self._length_names is None:
-            self._length_names = frozenset(naming.length_steps(self.plan))
-        return t is not None and not t.is_array and t.kind == "int" and arg.id not in self._length_names
+        if self._nonnegative is None:
+            self._nonnegative = allocation_checks.nonnegative_names(self.plan)
+        return t is not None and not t.is_array and t.kind == "int" and arg.id not in self._nonnegative
 
     def cond(self, s: CondStep, tape: bool) -> None:
         arms = []
