@@ -22,17 +22,21 @@ from coarsen_nb.phi import forms
 class SegmentPrinting:
     """Segment operations of the :class:`~coarsen_nb.lower.emit.Printer`."""
 
-    def _segments(self, code: lir.Expr, k, lv: Level):
-        """``code`` (values at level ``lv``) as a 2-D array with one row per segment of ``k``.
+    def _segments(self, body, k, lv: Level):
+        """The values of ``body`` at level ``lv`` as a 2-D array with one row per segment of ``k``.
 
         Returns (name, rows, cols, flat) with ``flat(x)`` the code that turns a result of that
         shape back into ``lv``'s order.  Usually k is ``lv``'s own index; when ``lv`` is a
         rectangular loop j opened under k's level (an adjoint summed over an outer index j
-        inside k's level), the layout is (k, j) and the segments are its columns.
+        inside k's level), the layout is (k, j) and the segments are its columns.  A value that
+        varies with ``lv``'s own index is one number at each of its points already; any other (a
+        number, or a branch a scalar predicate chooses) is added to zeros of the points first.
         """
+        code = self.value(body, lv)
         name = Name(self.fresh("v"))
         parent = lv.parent
-        points = BinOp("+", code, self.call("zeros", lv.size))
+        each = lv.binder is not None and lv.binder in self.deps(body) and not self._may_be_scalar(body)
+        points = code if each else BinOp("+", code, self.call("zeros", lv.size))
         if lv.binder == k:
             rows = Lit("1") if parent.kind == "root" else parent.size
             if parent.kind != "root" and lv.domain.kind != "rect":
@@ -115,7 +119,7 @@ class SegmentPrinting:
     def _segment_op(self, e, lv: Level) -> lir.Expr:
         """Exclusive products or arg-extremum indicators of ``body`` within each segment of k."""
         body, k, a, b, s = e.args[:5]
-        vv, rows, cols, flat = self._segments(self.value(body, lv), k, lv)
+        vv, rows, cols, flat = self._segments(body, k, lv)
         out = Name(self.fresh("x"))
         axis = {"axis": Lit("1")}
         ones = self.call("ones", Tuple((rows, Lit("1"))))
