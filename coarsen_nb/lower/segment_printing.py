@@ -150,8 +150,8 @@ class SegmentPrinting:
         """State of v ← a·v + b before each step of k, from 0, per segment: a Hillis–Steele scan of the
         affine maps (a, b) ∘ (a', b') = (a·a', a·b' + b), ⌈log₂ N⌉ passes of products and sums."""
         a, b, k = e.args[:3]
-        sa, rows, _, flat = self._segments(self.value(a, lv), k, lv)
-        sb, _, _, _ = self._segments(self.value(b, lv), k, lv)
+        sa, rows, _, flat = self._segments(a, k, lv)
+        sb, _, _, _ = self._segments(b, k, lv)
         sh, out = Name(self.fresh("sh")), Name(self.fresh("st"))
         every = Slice()
         later, earlier = (every, Slice(sh)), (every, Slice(None, Unary("-", sh)))     # [:, sh:] and [:, :-sh]
