@@ -269,6 +269,7 @@ class ModuleWriter(ReverseSweep, IteratedLoops, WriterRecords):
         pr.leaf_map, pr.words = leaves, naming.kernel_words(kernel, self.plan.words, pr.deps.ranges)
         pr.whole_fills = trivial.whole_fills(self, kernel)
         pr.where_choices = self.backend.where_choices
+        pr.eager = self.backend.name != "dask"
         lanes = self._lanes()
         pr.lane_rows = {s: lanes[n] for s, n in list(kernel.scalars.items()) + list(kernel.arrays.items())
                         if n in lanes}
