@@ -47,6 +47,7 @@ from coarsen_nb.lower.lir import (
     Name,
     Paren,
     Stmt,
+    Tuple,
     Unary,
     While,
     names_in,
@@ -69,38 +70,48 @@ ALLOCATING = frozenset({"_mm_left", "_mm_right", "_window_vecmat"})
 _ARITHMETIC = frozenset({"+", "-", "*", "/", "**", "//", "%", "@"})
 
 
-def first_contributions(body: tuple, fills, exact) -> tuple:
+def first_contributions(body: tuple, fills, exact, fresh=()) -> tuple:
     """``body`` (a function's) with each zero fill of ``fills`` whose first contribution is of ``exact``
     replaced by the contribution's assignment (see the module docstring); ``fills``, ``exact``: records
-    the module writer emitted (``b = xp.zeros(t.shape)``, ``b += c`` whose ``c`` has ``t``'s shape)."""
+    the module writer emitted (``b = xp.zeros(t.shape)``, ``b += c`` whose ``c`` has ``t``'s shape);
+    ``fresh``: assignments ``c = f(...)`` or ``c, s = f(...)`` whose array ``c`` is a new float64 array
+    (a loop function's output), which the writer says so of (then ``b`` takes ``c``'s place in it)."""
     verify(body, structured=True)
     fill_ids, exact_ids = {id(s) for s in fills}, {id(s) for s in exact}
     if not fill_ids or not exact_ids:
         return body
-    mentions = Counter(n for s in statements(body) for n in occurrences(s))
-    return _block(body, fill_ids, exact_ids, mentions)
+    fresh_ids = {id(s) for s in fresh}
+    # again until nothing changes: an adjoint assigned a new array here may be the next one's first
+    # contribution (``b_c += b_t``, b_t read nowhere else: pendulum_batch's copy of its argument)
+    while True:
+        mentions = Counter(n for s in statements(body) for n in occurrences(s))
+        done = _block(body, fill_ids, exact_ids, mentions, fresh_ids)
+        if done == body:
+            return done
+        body = done
 
 
-def _block(block: tuple, fills: set[int], exact: set[int], mentions: Counter) -> tuple:
-    out = [_nested(s, fills, exact, mentions) for s in block]
+def _block(block: tuple, fills: set[int], exact: set[int], mentions: Counter, fresh: set[int]) -> tuple:
+    out = [_nested(s, fills, exact, mentions, fresh) for s in block]
     for z in range(len(out)):
         s = out[z]
         if id(s) in fills and isinstance(s, Assign) and isinstance(s.target, Name):
-            _assign_first(out, z, exact, mentions)
+            _assign_first(out, z, exact, mentions, fresh)
     return tuple(s for s in out if s is not None)
 
 
-def _nested(s: Stmt, fills, exact, mentions) -> Stmt:
+def _nested(s: Stmt, fills, exact, mentions, fresh) -> Stmt:
     if isinstance(s, If):
-        return If(s.test, _block(s.body, fills, exact, mentions), _block(s.orelse, fills, exact, mentions))
+        return If(s.test, _block(s.body, fills, exact, mentions, fresh),
+                  _block(s.orelse, fills, exact, mentions, fresh))
     if isinstance(s, For):
-        return For(s.target, s.iter, _block(s.body, fills, exact, mentions))
+        return For(s.target, s.iter, _block(s.body, fills, exact, mentions, fresh))
     if isinstance(s, While):
-        return While(s.test, _block(s.body, fills, exact, mentions))
+        return While(s.test, _block(s.body, fills, exact, mentions, fresh))
     return s
 
 
-def _assign_first(out: list, z: int, exact: set[int], mentions: Counter) -> None:
+def _assign_first(out: list, z: int, exact: set[int], mentions: Counter, fresh: set[int]) -> None:
     """Rewrite ``out`` in place (a dropped statement becomes ``None``) where the fill ``out[z]`` may go."""
     b = out[z].target.id
     u = next((k for k in range(z + 1, len(out)) if out[k] is not None and _mentions(out[k], b)), None)
@@ -112,20 +123,38 @@ def _assign_first(out: list, z: int, exact: set[int], mentions: Counter) -> None
         return
     value = _unparen(add.value)
     if _allocates(value):
-        out[z], out[u] = None, Assign(Name(b), _float64(value))
+        out[z], out[u] = None, _fresh(Assign(Name(b), _float64(value)), fresh)
         return
     if not isinstance(value, Name):
         return
     # a temporary: assigned once in this block, before, to a new array, and read by this contribution only
     t = value.id
     d = next((k for k in range(u - 1, -1, -1) if out[k] is not None and isinstance(out[k], Assign)
-              and out[k].target == value), None)
-    if d is None or mentions[t] != 2 or not _allocates(_unparen(out[d].value)) or b in names_in(out[d].value):
+              and (out[k].target == value or id(out[k]) in fresh and _in_tuple(out[k].target, value))), None)
+    if d is None or mentions[t] != 2 or b in names_in(out[d].value) or \
+            not (id(out[d]) in fresh or _allocates(_unparen(out[d].value))):
         return
     if any(s is not None and k != z and _mentions(s, b) for k, s in enumerate(out[d + 1:u], start=d + 1)) \
             or _may_break(out[min(d, z) + 1:u]):
         return
-    out[d], out[z], out[u] = Assign(Name(b), _float64(_unparen(out[d].value))), None, None
+    if id(out[d]) in fresh:         # (float64 already: ``b`` takes the temporary's place in its assignment)
+        made = out[d]
+        target = Name(b) if made.target == value else \
+            Tuple(tuple(Name(b) if e == value else e for e in made.target.elts), bare=made.target.bare)
+        out[d], out[z], out[u] = _fresh(Assign(target, made.value), fresh), None, None
+        return
+    out[d], out[z], out[u] = _fresh(Assign(Name(b), _float64(_unparen(out[d].value))), fresh), None, None
+
+
+def _fresh(made: Assign, fresh: set[int]) -> Assign:
+    """``made``, noted as the assignment of a new float64 array: the adjoint it assigns may in turn be the
+    first contribution to another."""
+    fresh.add(id(made))
+    return made
+
+
+def _in_tuple(target: Expr, name: Name) -> bool:
+    return isinstance(target, Tuple) and name in target.elts
 
 
 def _mentions(s: Stmt, name: str) -> bool:

@@ -5,12 +5,19 @@ a reduction, a write or a branch: one ``_print_<Form>`` method per form, found b
 
 from __future__ import annotations
 
-from coarsen_nb.lower import lir
+import sympy as sp
+
+from coarsen_nb.lower import lir, trivial
 from coarsen_nb.phi import forms, logsumexp, scans
 
 
 class FormPrinting:
     """The ``_print_<Form>`` methods of :class:`~coarsen_nb.lower.emit.Printer` (a mixin of it)."""
+
+    #: each statement computes its array when it runs (NumPy, Numba, CuPy), so an array read for its shape
+    #: alone costs its values; False for Dask, whose arrays are graphs (``full_like`` of one computes nothing
+    #: of it, and keeps its chunks): set by the module writer
+    eager = True
 
     def _print_SumTo(self, e, lv):
         g, x = e.args
@@ -43,9 +50,40 @@ class FormPrinting:
         return self._scan(e, lv)
 
     def _print_BroadcastLike(self, e, lv):
+        if self._one_number(e.args[0]):
+            length = self._whole_fill_length(e.args[1]) if self.eager else None
+            if length is not None:
+                # np.sum(e) of an array a loop fills whole: n numbers, and the array's values are not needed
+                # for its shape (empty_write's sin of every element, computed for the shape alone)
+                return self.call("full", lir.Tuple((length,)), self.value(e.args[0], lv), dtype=self.dtype("float64"))
+            # the number at every element: one new array, not zeros and then their sum with it
+            like = self.value(e.args[1], lv)
+            return self.call("full_like", like, self.value(e.args[0], lv), dtype=self.dtype("float64"))
         like = self.value(e.args[1], lv)
         zeros = self.call("zeros_like", like, dtype=self.dtype("float64"))
         return lir.Paren(lir.BinOp("+", zeros, self.value(e.args[0], lv)))
+
+    def _whole_fill_length(self, x) -> lir.Expr | None:
+        """The code of ``n`` where ``x`` is the array a loop over ``range(0, n, 1)`` fills whole with floats
+        (:func:`~coarsen_nb.lower.trivial.whole_fills`: its shape is ``(n,)``), else None."""
+        w = self.resolved(x)
+        if not isinstance(w, forms.RWrite):
+            return None
+        init, _, k, a, b, s, *idx = w.args
+        if idx != [k] or a != 0 or s != 1 or not trivial.fills_whole(self, init):
+            return None
+        return self.value(b, self.root)
+
+    def _one_number(self, b) -> bool:
+        """Whether ``b`` is one real number, not an array: a literal, or arithmetic of the kernel's scalar inputs
+        (the adjoint of ``np.sum(e)``: ``b_result``, or ``1`` in the gradient)."""
+        b = self.resolved(b)
+        if not isinstance(b, (sp.Number, sp.Symbol, sp.Add, sp.Mul)) or b.has(sp.I, sp.zoo, sp.nan):
+            return False
+        leaves = getattr(self, "leaf_map", {})     # (symbol -> (code, is_array): the kernel's inputs)
+        return all(s not in self.temps and s not in self.reads and s not in self.deps.ranges
+                   and s in leaves and not leaves[s][1] for s in b.free_symbols) \
+            and all(isinstance(x, (sp.Number, sp.Symbol, sp.Add, sp.Mul)) for x in sp.preorder_traversal(b))
 
     def _print_Gather(self, e, lv):
         whole = self.value(e.args[0], self.root)

@@ -178,6 +178,9 @@ class Return(Stmt):
 @dataclass(frozen=True, slots=True)
 class Raise(Stmt):
     value: Expr
+    #: the name of the step whose error this raises where its statement is gone (a dropped ``zeros(n)``'s
+    #: check of ``n``, :mod:`coarsen_nb.lower.allocation_checks`): the error is reported at that step's line
+    step: str | None = None
 
     def exprs(self):
         return (self.value,)

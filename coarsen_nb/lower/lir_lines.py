@@ -99,7 +99,10 @@ def user_lines(table: dict[int, lir.Stmt], line: int) -> list[int]:
 
 
 def assigned_name(s: lir.Stmt | None) -> str | None:
-    """The name ``s`` assigns where it is ``name = value`` (not a store into an array, not ``a, b = ...``)."""
+    """The name ``s`` assigns where it is ``name = value`` (not a store into an array, not ``a, b = ...``);
+    for a ``raise`` standing for a dropped step (:attr:`~coarsen_nb.lower.lir.Raise.step`), that step's name."""
     if isinstance(s, lir.Assign) and isinstance(s.target, lir.Name):
         return s.target.id
+    if isinstance(s, lir.Raise):
+        return s.step
     return None

@@ -54,16 +54,19 @@ from coarsen_nb.lower.lir_passes import is_number_literal
 _FRESH = frozenset({"empty", "zeros", "ones", "full", "empty_like", "zeros_like"})
 
 
-def drop_dead_code(body: tuple, impure=frozenset(), narrow=None) -> tuple:
+def drop_dead_code(body: tuple, impure=frozenset(), narrow=None, checks=None) -> tuple:
     """``body`` without the statements whose results no later statement can read (module docstring).
 
     ``narrow(call, keep, names)``, where given: a call computing only the results at positions ``keep`` of
     ``names = call(...)`` (a copy of the called function with the rest dropped), or None; asked where a
     tuple assignment from a call has results nothing reads (asian_option's forward replay: the scan's
-    function returns the payoff and the next path index, and only the index is read)."""
+    function returns the payoff and the next path index, and only the index is read).  ``checks``: allocation
+    statement -> the check of its sizes that takes its place where it is dropped
+    (:mod:`coarsen_nb.lower.allocation_checks`)."""
     verify(body, structured=True)
     facts = _Facts(body, impure)
     facts.narrow = narrow
+    facts.checks = checks or {}
     out, _ = _block(body, frozenset(), frozenset(), facts)
     return out
 
@@ -75,6 +78,7 @@ class _Facts:
     def __init__(self, body: tuple, impure):
         self.impure = frozenset(impure)
         self.narrow = None
+        self.checks: dict = {}
         assigned: dict[str, list] = {}
         bare: set[str] = set()          # names read other than as the array of a subscript
         for s in statements(body):
@@ -180,7 +184,8 @@ def _assign(s: Assign, live: frozenset, facts: _Facts) -> tuple[list, frozenset]
     target, value = s.target, s.value
     if isinstance(target, Name):
         if target.id not in live and facts.pure(value):
-            return [], live
+            check = facts.checks.get(s)
+            return ([check], live | set(reads(check))) if check is not None else ([], live)
         return [s], (live - {target.id}) | set(names_in(value))
     if isinstance(target, Tuple) and all(isinstance(e, Name) for e in target.elts):
         names = [e.id for e in target.elts]

@@ -95,9 +95,10 @@ def _is_name_assign(s: Stmt) -> bool:
     return isinstance(s, Assign) and isinstance(s.target, Name)
 
 
-def drop_dead_assignments(body: tuple, impure=frozenset()) -> tuple:
+def drop_dead_assignments(body: tuple, impure=frozenset(), checks=None) -> tuple:
     """``body`` without the assignments nothing reads (see the module docstring); ``impure``: the functions
-    whose calls are kept, read or not (they write into their arguments)."""
+    whose calls are kept, read or not (they write into their arguments); ``checks``: allocation statement ->
+    the check of its sizes put in its place where it is dropped (:mod:`coarsen_nb.lower.allocation_checks`)."""
     verify(body, structured=True)
     while True:
         mentions = _mentions(body)
@@ -110,7 +111,8 @@ def drop_dead_assignments(body: tuple, impure=frozenset()) -> tuple:
         dead_ids |= _dead_in_loops(body, impure=impure)
         if not dead_ids:
             return body
-        body = without(body, dead_ids)
+        kept = {id(s): checks[s] for s in statements(body) if id(s) in dead_ids and s in (checks or {})}
+        body = without(body, dead_ids, kept)
 
 
 def _dead_in_loops(body: tuple, around: Counter | None = None, after: Counter | None = None,
@@ -150,20 +152,24 @@ def _dead_in_loops(body: tuple, around: Counter | None = None, after: Counter | 
     return dead
 
 
-def without(body: tuple, dead: set[int]) -> tuple:
-    """``body`` without the statements whose ``id`` is in ``dead`` (an emptied ``else`` keeps a ``pass``)."""
+def without(body: tuple, dead: set[int], replaced=None) -> tuple:
+    """``body`` without the statements whose ``id`` is in ``dead`` (an emptied ``else`` keeps a ``pass``), each
+    replaced by ``replaced[id]`` where that is given (a dropped allocation's check of its sizes)."""
     out = []
+    replaced = replaced or {}
     for s in body:
         if id(s) in dead:
+            if id(s) in replaced:
+                out.append(replaced[id(s)])
             continue
         if isinstance(s, If):
             # an else whose statements all went stays, with ``pass`` (the arms' comments say what it was)
-            orelse = without(s.orelse, dead) or ((Pass(),) if s.orelse else ())
-            s = If(s.test, without(s.body, dead), orelse)
+            orelse = without(s.orelse, dead, replaced) or ((Pass(),) if s.orelse else ())
+            s = If(s.test, without(s.body, dead, replaced), orelse)
         elif isinstance(s, For):
-            s = For(s.target, s.iter, without(s.body, dead))
+            s = For(s.target, s.iter, without(s.body, dead, replaced))
         elif isinstance(s, While):
-            s = While(s.test, without(s.body, dead))
+            s = While(s.test, without(s.body, dead, replaced))
         out.append(s)
     return tuple(out)
 

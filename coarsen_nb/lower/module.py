@@ -43,7 +43,7 @@ import sympy as sp
 
 from coarsen_nb import backends, ir
 from coarsen_nb.frontend.unbound import bound_error, is_bound_check
-from coarsen_nb.lower import lir, lir_lines, lir_passes, naming, trivial
+from coarsen_nb.lower import allocation_checks, lir, lir_lines, lir_passes, naming, trivial
 from coarsen_nb.lower.emit import Printer
 from coarsen_nb.lower.first_contributions import first_contributions
 from coarsen_nb.lower.helpers import HELPERS, Helper, closure
@@ -123,11 +123,15 @@ class ModuleWriter(ReverseSweep, IteratedLoops, WriterRecords):
         self._unit_bars: set[str] = set()
         self._needed: set | None = None    # in NAME_grad: the values some later step reads
         self._in_place: dict = {}           # write name -> (InPlaceState, loop label): lower/in_place.py
+        # allocation statement -> the check of its sizes that stays where the dead-code passes drop it
+        self.size_checks: dict = {}         # (lower/allocation_checks.py)
+        self._nonnegative: frozenset | None = None      # the plan's sizes that cannot be negative (_integer)
         self._recorders: dict = {}          # loop label -> whether its body records its writes
         self._records: dict = {}            # write name -> the names of what it records
         self._shared_bars: set[str] = set()  # versions of an in-place array: they share its adjoint
         self._fills: list[lir.Stmt] = []    # the adjoints' zero fills and the contributions of exactly
         self._exact: list[lir.Stmt] = []    # their primal's shape (lower/first_contributions.py)
+        self._fresh: list[lir.Stmt] = []    # and the assignments of the new float64 arrays among them
         self._lane_names: dict | None = None
 
     # -- assembling ------------------------------------------------------------------------
@@ -182,11 +186,11 @@ class ModuleWriter(ReverseSweep, IteratedLoops, WriterRecords):
         adjoints' first contributions, :mod:`coarsen_nb.lower.first_contributions`); ``default``: one
         more parameter, ``(name, value record)`` (the VJP's seed ``_bar=1.0``)."""
         self.body, self.indent = [], 1
-        self._fills, self._exact = [], []
+        self._fills, self._exact, self._fresh = [], [], []
         self.names.new_scope()      # a temporary's name is unique in its function
         body()
         names = tuple(self.names(p) for p in params)
-        first = first_contributions(tuple(self.body), self._fills, self._exact)
+        first = first_contributions(tuple(self.body), self._fills, self._exact, self._fresh)
         finished, used = self._finish(first, keep=names)
         self.shared.modules_read |= used
         defaults = (default[1],) if default else ()
@@ -202,10 +206,10 @@ class ModuleWriter(ReverseSweep, IteratedLoops, WriterRecords):
         could drop or free a name too early."""
         lir.verify(tuple(body), structured=True)
         writes = frozenset(n for n, h in self.helper_table.items() if h.writes)
-        body = lir_passes.drop_dead_assignments(tuple(body), impure=writes)
+        body = lir_passes.drop_dead_assignments(tuple(body), impure=writes, checks=self.size_checks)
         narrowed: dict = {}
         body = drop_dead_code(body, impure=writes, narrow=lambda call, keep, names: narrowed_call(
-            self.helper_table, narrowed, call, keep, names, impure=writes))
+            self.helper_table, narrowed, call, keep, names, impure=writes), checks=self.size_checks)
         for name in lir_passes.names_called(body) & narrowed.keys():      # (the copies the body calls)
             helper, original = narrowed[name]
             self.helpers.add(name)
@@ -266,6 +270,7 @@ class ModuleWriter(ReverseSweep, IteratedLoops, WriterRecords):
         pr.leaf_map, pr.words = leaves, naming.kernel_words(kernel, self.plan.words, pr.deps.ranges)
         pr.whole_fills = trivial.whole_fills(self, kernel)
         pr.where_choices = self.backend.where_choices
+        pr.eager = self.backend.name != "dask"
         lanes = self._lanes()
         pr.lane_rows = {s: lanes[n] for s, n in list(kernel.scalars.items()) + list(kernel.arrays.items())
                         if n in lanes}
@@ -362,7 +367,19 @@ class ModuleWriter(ReverseSweep, IteratedLoops, WriterRecords):
             self.emit(lir.Assign(lir.Index(tmp, tuple(self.expr(i) for i in e.index)), self.expr(e.value)))
             self.emit(lir.Assign(self._name(s.name), tmp))
             return
-        self.emit(lir.Assign(self._name(s.name), self.expr(e)))
+        stmt = lir.Assign(self._name(s.name), self.expr(e))
+        if isinstance(e, ir.Call) and e.func in ("zeros", "empty", "ones", "full") and e.args \
+                and self._integer(e.args[0]):
+            allocation_checks.register(self.size_checks, stmt)     # (its check stays where it is dropped)
+        self.emit(stmt)
+
+    def _integer(self, arg) -> bool:
+        """Whether the plan types ``arg`` (an argument of a step) as one integer, which may be negative: a
+        size ``n < 0`` compares, and is no ``len`` or shape (which cannot be)."""
+        t = self.plan.types.get(arg.id) if isinstance(arg, ir.Name) else None
+        if self._nonnegative is None:
+            self._nonnegative = allocation_checks.nonnegative_names(self.plan)
+        return t is not None and not t.is_array and t.kind == "int" and arg.id not in self._nonnegative
 
     def cond(self, s: CondStep, tape: bool) -> None:
         arms = []

@@ -43,6 +43,8 @@ the array printer, and is then compiled by Numba as array code.
 
 from __future__ import annotations
 
+import dataclasses
+
 import sympy as sp
 
 from coarsen_nb.lower import lir
@@ -86,7 +88,7 @@ def _lines(writer, kernel, targets, leaves, temps, tag, v) -> list[lir.Stmt] | N
             return made
     parts = [part for target in targets for part in _split_sums(body, target)]
     parts = [part for target in parts for part in _summed_to(body, target)]
-    calls, rest = _fused(writer, kernel, body, tag, parts, _domain, LoopFunction)
+    calls, rest = _fused(writer, kernel, body, tag, parts, _domain, LoopFunction, _primals(writer, v))
     rest = [t.whole() for t in rest]
     # what no one loop computes: the parts over nested loops.  A row contraction's loop (X @ w, its
     # adjoint) is the faster schedule where both fit, but for scatters that are zero outside a branch,
@@ -103,15 +105,23 @@ def _lines(writer, kernel, targets, leaves, temps, tag, v) -> list[lir.Stmt] | N
     return _rest_lines(writer, kernel, rest, leaves, temps, v) + calls
 
 
-def _fused(writer, kernel, body, tag, targets, find, builder) -> tuple[list[lir.Stmt], list[Target]]:
-    """The loops of the targets that ``find`` gives a domain (grouped by it), and the targets left."""
+def _fused(writer, kernel, body, tag, targets, find, builder, primals=None) -> tuple[list[lir.Stmt], list[Target]]:
+    """The loops of the targets that ``find`` gives a domain (grouped by it), and the targets left;
+    ``primals``: adjoint name -> its primal's SSA name, for the contributions of exactly the primal's shape
+    (:func:`_claim_exact`)."""
     groups: dict = {}
     rest = []
+    exact = set()
+    original: dict = {}     # id of a target whose sum_to is dropped -> the target as it came
     for t in targets:
         dom = find(body, t)
         if dom is None:
             rest.append(t)
         else:
+            if _sums_to_itself(body, t, dom):
+                original[id(t)] = t
+                t = dataclasses.replace(t, sum_to=None)
+                exact.add(t.target)
             # elementwise outputs share a loop when they read the same arrays: their shape is the one
             # those arrays broadcast to (u * u keeps u's shape beside x * u in the same SOI)
             # (scatters and reductions over one loop index share its loop: black_scholes's b_r and b_spot;
@@ -126,10 +136,40 @@ def _fused(writer, kernel, body, tag, targets, find, builder) -> tuple[list[lir.
         group = list(dom.targets)
         made = builder(writer, kernel, body, dom, tag).build()
         if made is None:
-            rest += group
+            rest += [original.get(id(t), t) for t in group]
         else:
+            if primals and dom.kind == "elem":
+                _claim_exact(writer, made, {t.target: primals[t.target] for t in group
+                                            if t.mode == "add" and t.target in exact and t.target in primals})
             calls += made
     return calls, rest
+
+
+def _sums_to_itself(body: Body, target: Target, dom: Domain) -> bool:
+    """Whether ``target``'s ``sum_to(g, x.shape)`` is ``g`` itself: an element loop that reads ``x`` alone runs
+    over ``x``'s shape, so ``g`` has it (pendulum_batch's energy: its two arrays are read by a loop each)."""
+    return target.sum_to is not None and dom.kind == "elem" and \
+        set(dom.arrays) == {body.leaves[target.sum_to][0]}
+
+
+def _primals(writer, v) -> dict:
+    """adjoint name -> primal SSA name, of the array contributions of the kernel VJP ``v`` (None: a forward)."""
+    return {} if v is None else {writer.names.bar(n): n for n, _ in v.arrays}
+
+
+def _claim_exact(writer, made: list, primals: dict) -> None:
+    """Tell the writer that the element loop's contribution ``d = f(...)`` / ``b += d`` (its call's statements,
+    ``made``) to each adjoint of ``primals`` has exactly the primal's shape and is a new float64 array (the
+    loop's output, ``xp.empty`` reshaped): where it is the adjoint's first, it takes the zeros' place."""
+    for k, s in enumerate(made):
+        if not (isinstance(s, lir.AugAssign) and s.op == "+" and isinstance(s.target, lir.Name)
+                and s.target.id in primals and isinstance(s.value, lir.Name)):
+            continue
+        assigned = next((a for a in made[:k] if isinstance(a, lir.Assign) and isinstance(a.value, lir.Call)
+                         and (a.target == s.value or isinstance(a.target, lir.Tuple) and s.value in a.target.elts)),
+                        None)
+        if assigned is not None:
+            writer.claim_fresh_contribution(primals[s.target.id], s, assigned)
 
 
 def _merged(members: list) -> Domain:

@@ -329,8 +329,11 @@ class InterchangedLoop:
     def register(self, tag: str, params, body, loads) -> str:
         loads = set(loads) | {"_flat_as"}
         name = f"_loop_{self.label}_{tag}_elems"
-        what = {"fwd": "forward", "vjp": "adjoint", "jvp": "forward with tangents"}[tag]
-        doc = f"The loop at line {self.s.line}, {what}, interchanged: each element's steps on numbers."
+        if tag == "contract":
+            doc = f"The loop at line {self.s.line}, its adjoints from its tangents: Σ_η b_η·J per element."
+        else:
+            what = {"fwd": "forward", "vjp": "adjoint", "jvp": "forward with tangents"}[tag]
+            doc = f"The loop at line {self.s.line}, {what}, interchanged: each element's steps on numbers."
         function = lir.FunctionDef(name, tuple(params), tuple(body), doc)
         source = "\n".join(lir.print_body((function,), 0)) + "\n"
         self.w.helpers.add(name)

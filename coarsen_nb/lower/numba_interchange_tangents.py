@@ -135,18 +135,83 @@ class Tangents:
         return [lir.Assign(lir.Tuple(tuple(targets), bare=True) if len(targets) > 1 else targets[0], call)]
 
     def reverse(self) -> list[lir.Stmt]:
-        """``b_x += Σ_η b_η · J[η][j]`` for each direction ``x`` (summed over the elements for a number)."""
+        """``b_x += Σ_η b_η · J[η][j]`` for each direction ``x`` (summed over the elements for a number): one
+        loop function over the elements (:meth:`contraction`), or array code where an η is a number."""
         w = self.w
         jacs = self.jacobians()
-        out: list[lir.Stmt] = []
-        for j, x in enumerate(self.directions):
-            terms = [lir.BinOp("*", lir.Name(w.names.bar(eta)), lir.Name(jacs[(eta, j)]))
-                     for eta, mu in self.s.etas if mu in self.active and (eta, j) in jacs]
-            if not terms:
-                continue
-            total = terms[0]
-            for t in terms[1:]:
-                total = lir.BinOp("+", total, t)
+        terms = self._terms()
+        if not terms:
+            return []
+        if all(w.is_array(eta) for eta, mu in self.s.etas if mu in self.active):
+            name, params = self.loop.own_names(lambda: self.contraction(terms))
+            added = list(terms)
+            got = [lir.Name(w.names.fresh(f"d_{w.names.bar(x)}")) for x in added]
+            call = lir.Call(lir.Name(name), tuple(lir.Name(p) for p in params))
+            out: list[lir.Stmt] = [lir.Assign(got[0] if len(got) == 1 else lir.Tuple(tuple(got), bare=True), call)]
+            for x, g in zip(added, got, strict=True):
+                add = lir.AugAssign(lir.Name(w.names.bar(x)), "+", g)
+                if x not in self.numbers:
+                    w.claim_fresh_contribution(x, add, out[0])
+                out.append(add)
+            return out
+        out = []
+        for x, pairs in terms.items():
+            products = [lir.BinOp("*", lir.Name(w.names.bar(eta)), lir.Name(jacs[(eta, j)])) for eta, j in pairs]
+            total = _added(products)
             out.append(lir.AugAssign(lir.Name(w.names.bar(x)), "+",
                                      xp_call("sum", total) if x in self.numbers else total))
         return out
+
+    def _terms(self) -> dict:
+        """direction's input -> the (η, j) pairs of its contraction, in the η outputs' order."""
+        jacs = self.jacobians()
+        terms = {}
+        for j, x in enumerate(self.directions):
+            pairs = [(eta, j) for eta, mu in self.s.etas if mu in self.active and (eta, j) in jacs]
+            if pairs:
+                terms[x] = pairs
+        return terms
+
+    def contraction(self, terms: dict) -> tuple[str, list[str]]:
+        """The VJP's loop function after the code after the loop has run its adjoint: per element, each array
+        direction's ``Σ_η b_η[i] · J[η][j][i]`` stored and each number direction's added up, in one pass over
+        the elements (as array code it was an array expression per direction and NumPy's ``sum``: each a
+        compilation of its own under Numba).  The sums are sequential, NumPy's pairwise: equal to rounding."""
+        w = self.w
+        jacs = self.jacobians()
+        bars = list(dict.fromkeys(w.names.bar(eta) for pairs in terms.values() for eta, _ in pairs))
+        used = list(dict.fromkeys(jacs[key] for pairs in terms.values() for key in pairs))
+        params = bars + used
+        fresh = w.names.fresh
+        shape = lir.Name(fresh("shape"))
+        body: list[lir.Stmt] = [lir.Assign(shape, lir.Attr(lir.Name(used[0]), "shape"))]
+        flats = {}
+        for a in params:
+            flats[a] = lir.Name(fresh(f"flat{a}" if a.startswith("_") else f"flat_{a}"))
+            body.append(lir.Assign(flats[a], lir.Call(lir.Name("_flat_as"), (lir.Name(a), shape))))
+        i, n = lir.Name(fresh("i")), lir.Name(fresh("n"))
+        body.append(lir.Assign(n, lir.Index(lir.Attr(flats[used[0]], "shape"), (lir.Lit("0"),))))
+        results, steps = [], []
+        for x, pairs in terms.items():
+            total = _added([lir.BinOp("*", lir.Index(flats[w.names.bar(eta)], (i,)),
+                                      lir.Index(flats[jacs[(eta, j)]], (i,))) for eta, j in pairs])
+            if x in self.numbers:
+                acc = lir.Name(fresh(f"acc_{w.names.bar(x)}"))
+                body.append(lir.Assign(acc, lir.Lit("0.0")))
+                steps.append(lir.AugAssign(acc, "+", total))
+                results.append(acc)
+            else:
+                o = lir.Name(fresh(f"out_{w.names.bar(x)}"))
+                body.append(lir.Assign(o, xp_call("empty", n)))
+                steps.append(lir.Assign(lir.Index(o, (i,)), total))
+                results.append(lir.Call(lir.Attr(o, "reshape"), (shape,)))
+        body.append(lir.For(i, lir.Call(lir.Name("range"), (n,)), tuple(steps)))
+        body.append(lir.Return(lir.Tuple(tuple(results), bare=True) if len(results) > 1 else results[0]))
+        return self.loop.register("contract", params, body, set()), params
+
+
+def _added(terms: list) -> lir.Expr:
+    total = terms[0]
+    for t in terms[1:]:
+        total = lir.BinOp("+", total, t)
+    return total

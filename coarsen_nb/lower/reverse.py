@@ -363,6 +363,15 @@ class ReverseSweep:
         if self.is_array(name) and name not in self._shared_bars:
             self._exact.append(add)
 
+    def claim_fresh_contribution(self, name: str, add: AugAssign, made: lir.Assign) -> None:
+        """Say that contribution ``add`` (``b_name += d``) has exactly ``name``'s shape and that ``d`` is a new
+        float64 array, assigned by ``made`` (``d = f(...)`` or ``d, s = f(...)``: a loop function's output)
+        and held by nothing else: where it is the adjoint's first, ``b_name`` takes ``d``'s place in ``made``
+        (:mod:`coarsen_nb.lower.first_contributions`)."""
+        if self.is_array(name) and name not in self._shared_bars:
+            self._exact.append(add)
+            self._fresh.append(made)
+
     def cond_reverse(self, s: CondStep) -> None:
         arms = []
         for arm, pick in ((s.then, 1), (s.orelse, 2)):

@@ -22,17 +22,24 @@ from coarsen_nb.phi import forms
 class SegmentPrinting:
     """Segment operations of the :class:`~coarsen_nb.lower.emit.Printer`."""
 
-    def _segments(self, code: lir.Expr, k, lv: Level):
-        """``code`` (values at level ``lv``) as a 2-D array with one row per segment of ``k``.
+    def _segments(self, body, k, lv: Level, writable: bool = False):
+        """The values of ``body`` at level ``lv`` as a 2-D array with one row per segment of ``k``.
 
         Returns (name, rows, cols, flat) with ``flat(x)`` the code that turns a result of that
         shape back into ``lv``'s order.  Usually k is ``lv``'s own index; when ``lv`` is a
         rectangular loop j opened under k's level (an adjoint summed over an outer index j
-        inside k's level), the layout is (k, j) and the segments are its columns.
+        inside k's level), the layout is (k, j) and the segments are its columns.  A value that
+        varies with ``lv``'s own index is one number at each of its points already; any other (a
+        number, or a branch a scalar predicate chooses) is added to zeros of the points first.  ``writable``:
+        the caller writes into the rows, so they are a new array (a copy of a value, which may be a memo's
+        or a view of an input), never a view of the value.
         """
+        code = self.value(body, lv)
         name = Name(self.fresh("v"))
         parent = lv.parent
-        points = BinOp("+", code, self.call("zeros", lv.size))
+        each = lv.binder is not None and lv.binder in self.deps(body) and not self._may_be_scalar(body)
+        points = BinOp("+", code, self.call("zeros", lv.size)) if not each else \
+            self.call("asarray", code, dtype=self.dtype("float64"), copy=Lit("True")) if writable else code
         if lv.binder == k:
             rows = Lit("1") if parent.kind == "root" else parent.size
             if parent.kind != "root" and lv.domain.kind != "rect":
@@ -115,7 +122,7 @@ class SegmentPrinting:
     def _segment_op(self, e, lv: Level) -> lir.Expr:
         """Exclusive products or arg-extremum indicators of ``body`` within each segment of k."""
         body, k, a, b, s = e.args[:5]
-        vv, rows, cols, flat = self._segments(self.value(body, lv), k, lv)
+        vv, rows, cols, flat = self._segments(body, k, lv)
         out = Name(self.fresh("x"))
         axis = {"axis": Lit("1")}
         ones = self.call("ones", Tuple((rows, Lit("1"))))
@@ -146,8 +153,8 @@ class SegmentPrinting:
         """State of v ← a·v + b before each step of k, from 0, per segment: a Hillis–Steele scan of the
         affine maps (a, b) ∘ (a', b') = (a·a', a·b' + b), ⌈log₂ N⌉ passes of products and sums."""
         a, b, k = e.args[:3]
-        sa, rows, _, flat = self._segments(self.value(a, lv), k, lv)
-        sb, _, _, _ = self._segments(self.value(b, lv), k, lv)
+        sa, rows, _, flat = self._segments(a, k, lv, writable=True)
+        sb, _, _, _ = self._segments(b, k, lv, writable=True)
         sh, out = Name(self.fresh("sh")), Name(self.fresh("st"))
         every = Slice()
         later, earlier = (every, Slice(sh)), (every, Slice(None, Unary("-", sh)))     # [:, sh:] and [:, :-sh]

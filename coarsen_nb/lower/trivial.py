@@ -12,12 +12,12 @@
   ``k in range(n)`` into a 1-D array of length ``n`` (a slice ``x[1:]``, a filled table): every element
   is written once, in order.  The length is compared when the code runs (it is one comparison), so
   any other case keeps the scatter.  Where the plan proves the case — the array is a step
-  ``zeros(n)``, the loop runs over ``range(0, n, 1)`` of that same ``n`` and writes a float at each point
-  (what a slice read ``x[1:]`` desugars to, :mod:`coarsen_nb.frontend.slices`; gmm's table ``log_w[k] =
-  logits[k] - ...``) — the written array *is* the values: no test, no
-  copy, and the zeros are dead (:func:`whole_fills`).  Nothing can change the values through it: a
-  later write to the array copies it (``_put``), and an array written in place starts as a copy
-  (:mod:`coarsen_nb.lower.in_place`).
+  ``zeros(n)`` or ``empty(n)``, the loop runs over ``range(0, n, 1)`` of that same length and writes a float at
+  each point (what a slice read ``x[1:]`` desugars to, :mod:`coarsen_nb.frontend.slices`; gmm's table ``log_w[k] =
+  logits[k] - ...``; conv1d's sum over the taps) — the written array *is* the values: no test, no
+  copy, and the zeros are dead (:func:`whole_fills`; their check of ``n`` stays).  Nothing can change
+  the values through it: a later write to the array copies it (``_put``), and an array written in place
+  starts as a copy (:mod:`coarsen_nb.lower.in_place`).
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ from __future__ import annotations
 import sympy as sp
 
 from coarsen_nb import ir
-from coarsen_nb.lower import lir, naming
+from coarsen_nb.lower import lir, naming, point_kinds
 from coarsen_nb.lower.printing import length
 from coarsen_nb.phi import forms
-from coarsen_nb.plan import PrimStep, walk_steps
+from coarsen_nb.plan import KernelStep, PrimStep, walk_steps
 
 
 def count(literal: lir.Expr, size: lir.Expr) -> lir.Expr:
@@ -82,53 +82,52 @@ def whole_write(pr, base: lir.Expr, vals: lir.Expr, n: lir.Expr, identity: bool)
 
 def whole_fills(writer, kernel) -> frozenset[str]:
     """The printed names of ``kernel``'s array inputs that one of its writes fills whole with floats: each a
-    plan step ``zeros(n)``, written at ``k`` over ``range(0, n, 1)`` of that same ``n`` by a float at each
-    point (:func:`_float_element`: the read of a float array a slice read ``x[1:]`` desugars to, gmm's
-    table).  Such a write's value is its values (:meth:`~coarsen_nb.lower.write_printing.WritePrinting._write`).
-    ``writer``: the module writer (its plan and names)."""
-    zeros = {s.name: s.expr.args[0].id for s in walk_steps(writer.plan.steps)
-             if isinstance(s, PrimStep) and isinstance(s.expr, ir.Call) and s.expr.func == "zeros"
-             and len(s.expr.args) == 1 and not s.expr.static and isinstance(s.expr.args[0], ir.Name)}
+    plan step ``zeros(n)`` or ``empty(n)``, written at ``k`` over ``range(0, n, 1)`` of that same length (the
+    same step, or ``len`` of the same array: ``np.empty(len(x))`` filled over ``range(len(x))``) by one float
+    at each point (:func:`~coarsen_nb.lower.point_kinds.point_kind`: a slice read ``x[1:]`` desugars to
+    the read of a float array, gmm's table, conv1d's sum over the taps ``0.0 + Σ_k w[k] x[i + k]``).  Such a
+    write's value is its values (:meth:`~coarsen_nb.lower.write_printing.WritePrinting._write`): no test, no
+    copy, and the zeros are dead (a dropped ``zeros(n)`` keeps its check of ``n``:
+    :mod:`coarsen_nb.lower.allocation_checks`).  ``writer``: the module writer (its plan and names)."""
+    fresh = fresh_vectors(writer.plan)
+    lengths = naming.length_steps(writer.plan)
     temps = dict(kernel.body)
-    reads = {r.symbol: r for r in kernel.reads}
     out = set()
     for _, e in kernel.body:
         if not isinstance(e, forms.RWrite):
             continue
         init, body, k, a, b, s, *idx = e.args
-        length = zeros.get(kernel.arrays.get(init))
-        if idx == [k] and a == 0 and s == 1 and length is not None and kernel.scalars.get(b) == length \
-                and _float_element(writer, kernel, reads, temps.get(body, body), k):
+        length = fresh.get(kernel.arrays.get(init))
+        stop = kernel.scalars.get(b)
+        same = length is not None and stop is not None and (
+            stop == length or (stop in lengths and lengths.get(stop) == lengths.get(length)))
+        if idx == [k] and a == 0 and s == 1 and same \
+                and point_kinds.point_kind(writer, kernel, temps.get(body, body), k) == "float":
             out.add(writer.py(kernel.arrays[init]))
     return frozenset(out)
 
 
-# the kinds whose sum or product with a float is a float
-_REAL = frozenset({"float", "int", "bool"})
-
-
-def _float_element(writer, kernel, reads: dict, v, k) -> bool:
-    """Whether ``v`` is one float at each point: a read of a float array's element, or a sum or product with a
-    float term (a literal, such a read: ``logits[k] - log_norm - 0.9189...``, gmm's table) of the loop's ``k``,
-    elements of arrays and numbers.  (A row, ``X[k]`` of a matrix, or an array invariant is no element, and
-    stays refused: the write would raise.)  Numba then compiles no ``_put`` arm that no call runs."""
-    def element(x) -> bool:
-        read = reads.get(x)
-        t = writer.plan.types.get(read.array) if read is not None else None
-        return t is not None and t.ndim == len(read.index) and t.kind in _REAL
-
-    def float_element(x) -> bool:
-        return element(x) and writer.plan.types[reads[x].array].kind == "float"
-
-    if float_element(v):
-        return True
-    if not isinstance(v, (sp.Add, sp.Mul)) or not any(isinstance(x, sp.Float) or float_element(x) for x in v.args):
-        return False
-    for x in v.free_symbols:
-        t = writer.plan.types.get(kernel.scalars.get(x))
-        if not (x == k or element(x) or (t is not None and not t.is_array and t.kind in _REAL)):
-            return False
-    return True
+def fresh_vectors(plan) -> dict[str, str]:
+    """SSA name -> the SSA name of its length, for each plan step ``zeros(n)`` or ``empty(n)`` and each name
+    an SOI passes one of them on to unchanged (conv1d's ``out = np.zeros(n)`` is its own SOI's output, then
+    the input ``out.1`` of the SOI whose loop fills it)."""
+    fresh: dict[str, str] = {}
+    for st in walk_steps(plan.steps):
+        e = getattr(st, "expr", None)
+        if isinstance(st, PrimStep) and isinstance(e, ir.Call) and e.func in ("zeros", "empty") \
+                and len(e.args) == 1 and not e.static and isinstance(e.args[0], ir.Name):
+            fresh[st.name] = e.args[0].id
+        elif isinstance(st, KernelStep) and fresh:
+            k = st.kernel
+            temps = dict(k.body)
+            for o in k.outputs:
+                x = o.symbol
+                while x in temps and isinstance(temps[x], sp.Symbol):
+                    x = temps[x]
+                source = k.arrays.get(x)
+                if source in fresh:
+                    fresh[o.name] = fresh[source]
+    return fresh
 
 
 def fills_whole(pr, init) -> bool:

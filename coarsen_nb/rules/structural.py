@@ -117,7 +117,7 @@ STRUCTURAL: tuple[Primitive, ...] = (
     _row("empty_like", "constructor", 1, total=True, differentiable=False),
     _row("copy", "constructor", 1, aliases=("array",),
          evaluate=lambda args, xp: xp.array(args[0], dtype=float, copy=True),
-         spelling=Spelling(step=_copied), total=True, vjp=_through, jvp=_copy_jvp),
+         spelling=Spelling(step=_copied), total=True, vjp=_through, jvp=_copy_jvp, vjp_shaped=True),
     # the same values, shaped as NumPy's rule says for the operand's rank (lower/reshapes.py prints them)
     _row("atleast_1d", "reshape", 1, total=True),
     _row("atleast_2d", "reshape", 1, total=True),

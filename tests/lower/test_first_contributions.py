@@ -38,20 +38,26 @@ def _line(s) -> str:
     return lir.print_statement(s, 0)[0]
 
 
+def _pair(t, u):
+    """A loop function's results, as the writer calls one: a new float64 array, and the sum (an array here,
+    so that the checks compare every result alike)."""
+    return np.asarray(t * u, dtype=np.float64), np.full(t.shape, np.sum(t))
+
+
 def _run(body, t, u):
     """``body`` as ``def f(t, u)`` run with NumPy as ``xp``: (what it returns, t and u after it)."""
     src = "def f(t, u):\n" + "\n".join(lir.print_body(body)) + "\n"
-    ns = {"xp": np}
+    ns = {"xp": np, "_pair": _pair}
     exec(src, ns)      # noqa: S102 (the test's own records)
     t, u = t.copy(), u.copy()
     out = ns["f"](t, u)
     return out, t, u
 
 
-def _check(body, fills, exact, rewritten: bool):
+def _check(body, fills, exact, rewritten: bool, fresh=()):
     """The pass keeps what ``body`` computes and leaves its inputs alone; ``rewritten``: whether it must
     have taken the zero fill away."""
-    after = first_contributions(tuple(body), fills, exact)
+    after = first_contributions(tuple(body), fills, exact, fresh)
     t, u = np.linspace(-1.0, 1.0, 6), np.linspace(2.0, 3.0, 6)
     want, got = _run(tuple(body), t, u), _run(after, t, u)
     for w, g in zip(want, got, strict=True):
@@ -125,6 +131,47 @@ def test_a_break_between_fill_and_contribution_keeps_the_zeros():
     brk = If(lir.Compare("==", Name("k"), Lit("2")), (Break(),))
     loop = For(Name("k"), Call(Name("range"), (Lit("4"),)), (fill, brk, add))
     _check([_zeros(T), loop, Return(lir.Tuple((B,)))], [fill], [add], False)
+
+
+S, B2 = Name("s"), Name("b2")
+
+
+def _pair_call():
+    """``c, s = _pair(t, u)``: the writer says c is a new float64 array (a loop function's output)."""
+    return Assign(lir.Tuple((C, S), bare=True), Call(Name("_pair"), (T, U)))
+
+
+def test_a_loop_functions_new_output_takes_the_zeros_place_in_its_call():
+    fill, made, add = _zeros(T), _pair_call(), _add(C)
+    after = _check([fill, made, add, Return(lir.Tuple((B, S)))], [fill], [add], True, fresh=[made])
+    assert _line(after[0]) == "b, s = _pair(t, u)"
+
+
+def test_an_unclaimed_call_keeps_the_zeros():
+    """Without the writer's word that the call's output is new, it may be an argument or a view."""
+    fill, made, add = _zeros(T), _pair_call(), _add(C)
+    _check([fill, made, add, Return(lir.Tuple((B, S)))], [fill], [add], False)
+
+
+def test_an_adjoint_assigned_a_new_array_is_the_next_adjoints_first_contribution():
+    """``b += c`` then ``b2 += b`` (a copy's adjoint), b read nowhere else: b2 takes c's place too."""
+    fill2, fill, made, add, add2 = Assign(B2, Call(Attr(XP, "zeros"), (Attr(T, "shape"),))), _zeros(T), \
+        _pair_call(), _add(C), AugAssign(B2, "+", B)
+    after = _check([fill2, fill, made, add, add2, Return(lir.Tuple((B2, S)))], [fill2, fill], [add, add2], True,
+                   fresh=[made])
+    assert [_line(x) for x in after] == ["b2, s = _pair(t, u)", "return (b2, s)"]
+
+
+def test_an_adjoint_read_again_is_not_the_next_adjoints_first_contribution():
+    """``b2 += b`` then ``b2 += u`` in place, and b returned: b2 = b would add u into b."""
+    fill2, fill, made, add, add2 = Assign(B2, Call(Attr(XP, "zeros"), (Attr(T, "shape"),))), _zeros(T), \
+        _pair_call(), _add(C), AugAssign(B2, "+", B)
+    body = [fill2, fill, made, add, add2, AugAssign(B2, "+", U), Return(lir.Tuple((B2, B, S)))]
+    after = first_contributions(tuple(body), [fill2, fill], [add, add2], [made])
+    assert any(x is fill2 for x in after), "\n".join(lir.print_body(after))
+    t, u = np.linspace(-1.0, 1.0, 6), np.linspace(2.0, 3.0, 6)
+    for w, g in zip(_run(tuple(body), t, u), _run(after, t, u), strict=True):
+        np.testing.assert_array_equal(np.asarray(g, dtype=float), np.asarray(w, dtype=float))
 
 
 # -- compiled functions against jax.grad ------------------------------------------------------------

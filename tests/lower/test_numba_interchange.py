@@ -111,6 +111,24 @@ def test_which_loops_are_interchanged(name):
     assert ("_fwd_elems(" in forward) == (name in INTERCHANGED)
     assert ("_jvp_elems(" in source) == (name in INTERCHANGED and name not in REVERSE_MODE)
     assert ("_vjp_elems(" in source) == (name in REVERSE_MODE)
+    # forward mode's adjoints: the tangents contracted with the η adjoints in one loop over the elements
+    assert ("_contract_elems(" in source) == (name in INTERCHANGED and name not in REVERSE_MODE)
+
+
+def test_pendulum_batch_gradient_glue_is_calls_of_loop_functions():
+    """NAME_grad of pendulum_batch: the adjoints after the loop are the loop functions' new arrays, assigned
+    (no zero fills, no ``_sum_to`` of an array's own shape, no array expressions or ``xp.sum`` contracting
+    the tangents: each a compilation of its own under Numba), and the gradient still equals NumPy's."""
+    args = _args("pendulum_batch", 7, 30)
+    PAIRS.check("pendulum_batch", args)
+    _, _, by_numba = PAIRS.pair("pendulum_batch")
+    by_numba.grad(*args)
+    source = by_numba.source
+    entry = source[source.index("def pendulum_batch_grad("):]
+    entry = entry[:entry.index("\n\n\n")] if "\n\n\n" in entry else entry
+    for spelled in ("_sum_to(", "xp.sum(", "xp.zeros(", " * _jac_"):
+        assert spelled not in entry, entry
+    assert "_contract_elems(" in entry, entry
 
 
 @pytest.mark.parametrize("name", INTERCHANGED)
