@@ -65,6 +65,7 @@ from types import CodeType, ModuleType
 from coarsen_nb.module_parts import CARRIED, SHARED_HELPER, Part, joined, lines_of
 from coarsen_nb.numba_blas_probe import deferred_blas_import
 from coarsen_nb.numba_cache_hits import cache_loads_without_refresh
+from coarsen_nb.numba_lazy_callees import lazy_callee_libraries
 
 
 class NumbaFallbackWarning(UserWarning):
@@ -359,8 +360,10 @@ class JitFunction:
         self.dispatcher.disable_compile(False)
         try:
             # (a warm process: 0.3 s less, numba_cache_hits; a cold one: no scipy.linalg where no BLAS is called)
-            with (cache_loads_without_refresh(self.dispatcher),
-                  deferred_blas_import(self.dispatcher.targetdescr.target_context)):
+            # (a cold one: each callee optimized and code-generated once, inside its caller, numba_lazy_callees)
+            context = self.dispatcher.targetdescr.target_context
+            with (cache_loads_without_refresh(self.dispatcher), deferred_blas_import(context),
+                  lazy_callee_libraries(context)):
                 self.dispatcher.compile(key)
         except Exception as exc:
             return self._give_up(exc)
