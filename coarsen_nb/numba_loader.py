@@ -66,6 +66,7 @@ from coarsen_nb.module_parts import CARRIED, SHARED_HELPER, Part, joined, lines_
 from coarsen_nb.numba_blas_probe import deferred_blas_import
 from coarsen_nb.numba_cache_hits import cache_loads_without_refresh
 from coarsen_nb.numba_lazy_callees import lazy_callee_libraries
+from coarsen_nb.numba_overload_sharing import overloads_shared_across_flags
 
 
 class NumbaFallbackWarning(UserWarning):
@@ -360,10 +361,11 @@ class JitFunction:
         self.dispatcher.disable_compile(False)
         try:
             # (a warm process: 0.3 s less, numba_cache_hits; a cold one: no scipy.linalg where no BLAS is called)
-            # (a cold one: each callee optimized and code-generated once, inside its caller, numba_lazy_callees)
+            # (a cold one: each callee optimized and code-generated once, inside its caller, numba_lazy_callees;
+            # an overload's implementation compiled once for the flag sets it cannot tell apart)
             context = self.dispatcher.targetdescr.target_context
             with (cache_loads_without_refresh(self.dispatcher), deferred_blas_import(context),
-                  lazy_callee_libraries(context)):
+                  lazy_callee_libraries(context), overloads_shared_across_flags()):
                 self.dispatcher.compile(key)
         except Exception as exc:
             return self._give_up(exc)
