@@ -23,6 +23,13 @@ file this loader writes replaces that text with the names of one shared module h
 (:func:`_sharing`): its ``@overload`` implementations are compiled once per process instead of once per
 generated module, and cached on disk beside the shared file, once per machine.
 
+**A callee is code-generated once, inside its caller.**  An entry point is compiled with every library
+Numba makes lazy (:mod:`coarsen_nb.numba_lazy_callees`): a loop function or helper without wrappers is
+optimized and turned into machine code only inside the entry point that links it, not on its own first;
+and an ``@overload`` implementation is compiled once for the flag sets it cannot tell apart
+(:mod:`coarsen_nb.numba_overload_sharing`).  The loop functions are not cached: a cached entry point needs
+none of them.
+
 **Compiling is announced.**  :func:`on_compile` listeners hear when Numba begins and ends compiling an
 entry point (the notebook's "compiling …" line, :mod:`coarsen_nb.notebook.status`).
 
