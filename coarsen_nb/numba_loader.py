@@ -370,8 +370,12 @@ class JitFunction:
             # (a warm process: 0.3 s less, numba_cache_hits; a cold one: no scipy.linalg where no BLAS is called)
             # (a cold one: each callee optimized and code-generated once, inside its caller, numba_lazy_callees;
             # an overload's implementation compiled once for the flag sets it cannot tell apart)
+            # (Numba's global compiler lock, reentrant, held around the patches too: another thread's compile
+            # of its own function waits until they are undone, instead of running under them)
+            from numba.core.compiler_lock import global_compiler_lock
+
             context = self.dispatcher.targetdescr.target_context
-            with (cache_loads_without_refresh(self.dispatcher), deferred_blas_import(context),
+            with (global_compiler_lock, cache_loads_without_refresh(self.dispatcher), deferred_blas_import(context),
                   lazy_callee_libraries(context), overloads_shared_across_flags()):
                 self.dispatcher.compile(key)
         except Exception as exc:
