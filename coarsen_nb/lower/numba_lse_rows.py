@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from coarsen_nb.lower import lir
+from coarsen_nb.lower import lir, numba_extrema
 from coarsen_nb.lower.nest_analysis import maximal_reductions
 from coarsen_nb.lower.numba_loops import Block, minus, paren
 from coarsen_nb.lower.printing import is_atom_code
@@ -90,12 +90,15 @@ class RowLogSumExp:
         value = scan.pr.value(g)
         body = scan.done() + [lir.Assign(at(var), value)]
         self._note(scan.pr)
-        v = lir.Name(self.fresh("v"))
-        var2, rng2 = self._range(k, block.pr)
-        test = lir.BoolOp("or", (lir.Compare(">", v, top), lir.Compare("!=", v, v)))
+        def scan_max():
+            v = lir.Name(self.fresh("v"))
+            var2, rng2 = self._range(k, block.pr)
+            return lir.For(var2, rng2, (lir.Assign(v, at(var2)), numba_extrema.exact_step(top, v, "max")))
+
+        # (the maximum in vector instructions, the exact scan again only for a NaN or a zero: numba_extrema)
         block.add([lir.For(var, rng, tuple(body)), lir.Assign(top, _MINUS_INF),
-                   lir.For(var2, rng2, (lir.Assign(v, at(var2)), lir.If(test, (lir.Assign(top, v),))))])
-        self.loads.add("math")
+                   *numba_extrema.vectorized(self.writer, scan_max(), top, _MINUS_INF, "max", again=scan_max())])
+        self.loads |= {"math", numba_extrema.NAMES["max"]}
         top_node = forms.RMax(*node.args[1:])
         known[top_node] = block.pr.root.memo[top_node] = top.id
         # the shift m and r = c·e^{-m}, then e^{g - m} over the row, summed
