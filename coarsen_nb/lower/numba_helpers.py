@@ -225,8 +225,9 @@ NUMBA_HELPERS = {
     "_first_extremum": '''def _first_extremum(a, axes, sign):
     """1.0 at the element of a that xp.argmax (sign 1) or xp.argmin (sign -1) picks over axes, 0.0
     elsewhere: xp.first_extremum of the numba namespace, one pass over a (the NumPy helper's tuples are
-    generators, outside Numba's subset)."""
-    return xp.first_extremum(a, axes, sign)
+    generators, outside Numba's subset).  The sign, a literal where the rule calls it, stays one
+    (numba.literally): the namespace compiles that extremum's pick alone."""
+    return xp.first_extremum(a, axes, numba.literally(sign))
 ''',
     "_prod_except_axes": '''def _prod_except_axes(a, axes):
     """Products, along axes, of all other elements (the gradient of prod over axes), without division:

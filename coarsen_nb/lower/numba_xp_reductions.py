@@ -350,21 +350,23 @@ def _axes_tuple(axes):
     return isinstance(axes, _nt.BaseTuple) and all(isinstance(t, _nt.Integer) for t in axes)
 
 
-@_implements("first_extremum", cache=False)
+@_implements("first_extremum", cache=False, prefer_literal=True)
 def _first_extremum(a, axes, sign):
     """1.0 at the first maximum (``sign`` 1, as ``argmax``) or minimum (-1, ``argmin``) of ``a`` over
     ``axes``, in C order over those axes and NaN first as in ``argmax``; 0.0 elsewhere.  (The axes
     reach the helper ``_first_extremum`` as a run-time tuple, so the groups are found element by
     element rather than by a transposition printed for them; the sign is a number, not the function
-    ``xp.argmax``, which as a value would keep the caller out of Numba's disk cache.)"""
-    if not (isinstance(a, _nt.Array) and _axes_tuple(axes) and isinstance(sign, _nt.Integer)):
+    ``xp.argmax``, which as a value would keep the caller out of Numba's disk cache.)  The sign is a literal
+    at every call (the rule prints it; the helper passes it on with ``numba.literally``): only its pick is
+    printed and compiled, not both with a test at run time."""
+    if not (isinstance(a, _nt.Array) and _axes_tuple(axes) and isinstance(sign, _nt.IntegerLiteral)):
         return None
     # each group's pick is argmax's (argmin's) row code; an empty group picks nothing
+    pick = _ROW["argmax" if sign.literal_value > 0 else "argmin"]
     lines = ["m = _grouped(a, axes)", "hit = _np.zeros(m.shape)", "for g in range(m.shape[0]):", "    row = m[g]",
-             "    n = m.shape[1]", "    if n > 0:", "        if sign > 0:"]
-    lines += ["            " + ln for ln in _ROW["argmax"].splitlines()] + ["        else:"]
-    lines += ["            " + ln for ln in _ROW["argmin"].splitlines()] + ["        hit[g, r] = 1.0",
-                                                                         "return _ungrouped(hit, a, axes)"]
+             "    n = m.shape[1]", "    if n > 0:"]
+    lines += ["        " + ln for ln in pick.splitlines()]
+    lines += ["        hit[g, r] = 1.0", "return _ungrouped(hit, a, axes)"]
     source = "def pick(a, axes, sign):\n" + "\n".join("    " + ln for ln in lines) + "\n"
     return _compile(source, "pick", {"_np": _np, "_grouped": _grouped, "_ungrouped": _ungrouped})
 
