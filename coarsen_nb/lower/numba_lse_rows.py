@@ -95,10 +95,16 @@ class RowLogSumExp:
             var2, rng2 = self._range(k, block.pr)
             return lir.For(var2, rng2, (lir.Assign(v, at(var2)), numba_extrema.exact_step(top, v, "max")))
 
-        # (the maximum in vector instructions, the exact scan again only for a NaN or a zero: numba_extrema)
-        block.add([lir.For(var, rng, tuple(body)), lir.Assign(top, _MINUS_INF),
-                   *numba_extrema.vectorized(self.writer, scan_max(), top, _MINUS_INF, "max", again=scan_max())])
-        self.loads |= {"math", numba_extrema.NAMES["max"]}
+        block.add([lir.For(var, rng, tuple(body)), lir.Assign(top, _MINUS_INF)])
+        if index:
+            # (a row at each point of outer loops -- gmm's components: 8 -- keeps the exact scan: settling a zero
+            # or a NaN at every point, a pass over a tile's points, cost what the vector steps saved, +7%)
+            block.add([scan_max()])
+        else:
+            # (the one row of the nest: the maximum in vector instructions, a zero or a NaN settled: numba_extrema)
+            block.add(numba_extrema.vectorized(self.writer, scan_max(), top, _MINUS_INF, "max", again=scan_max()))
+            self.loads.add(numba_extrema.NAMES["max"])
+        self.loads.add("math")
         top_node = forms.RMax(*node.args[1:])
         known[top_node] = block.pr.root.memo[top_node] = top.id
         # the shift m and r = c·e^{-m}, then e^{g - m} over the row, summed

@@ -5,7 +5,8 @@ a zero extremum is the first zero, a NaN the last NaN (the exact loop again).
 What must hold on any input (hypothesis: NaNs of both signs, infinities, signed zeros, ties, rows across the
 vector widths): a nest's value is, bit for bit, the element loop's per row (the row's extremum made visible
 by ``1 / m``, whose sign is the zero's), and value and gradient equal the NumPy backend's; a log-sum-exp over
-each row (gmm's per-point form, run in tiles in the unchecked twin) equals the NumPy backend's.
+each row (gmm's per-point form, run in tiles in the unchecked twin: its rows keep the exact scan) and over one
+row (the nest's outermost: vectorized) equals the NumPy backend's.
 """
 
 from __future__ import annotations
@@ -63,6 +64,20 @@ def rows_logsumexp(x, mu):
     return ll
 
 
+def one_logsumexp(x, w):
+    """The corpus's streaming log-sum-exp: one row, the nest's outermost, whose maximum is vectorized."""
+    m = -math.inf
+    s = 0.0
+    for v in x:
+        a = w * v
+        if a > m:
+            s = s * math.exp(m - a) + 1.0
+            m = a
+        else:
+            s += math.exp(a - m)
+    return m + math.log(s)
+
+
 def element_loop(values, kind: str) -> float:
     """The reduction element by element, as NumPy defines it and the exact loop computes it (the reference)."""
     acc = -math.inf if kind == "max" else math.inf
@@ -112,9 +127,14 @@ def _compiled():
         out[kind] = numba_f, numpy_f
     numba_f, numpy_f = cn.coarsen(rows_logsumexp, backend="numba"), cn.coarsen(rows_logsumexp, backend="numpy")
     numba_f.grad(np.ones(3), np.ones(2))
-    assert "row = xp.empty" in numba_f.source and "_ieee_maximum(top" in numba_f.source, \
-        "the log-sum-exp's row maximum must take the vectorized path"
+    # (a row at each point keeps the exact scan: numba_lse_rows)
+    assert "row = xp.empty" in numba_f.source and "_ieee_maximum(top" not in numba_f.source
     out["lse"] = numba_f, numpy_f
+    numba_f, numpy_f = cn.coarsen(one_logsumexp, backend="numba"), cn.coarsen(one_logsumexp, backend="numpy")
+    numba_f.grad(np.ones(3), 0.5)
+    assert "row = xp.empty" in numba_f.source and "_ieee_maximum(top" in numba_f.source, \
+        "the log-sum-exp's one row must take the vectorized path"
+    out["lse1"] = numba_f, numpy_f
     return out
 
 
@@ -170,6 +190,20 @@ def test_a_rows_logsumexp_is_the_numpy_backends(compiled, x, mu):
     # itself is compared bit for bit above)
     for g, w in zip(got, want, strict=True):
         close(g, w)
+
+
+@settings(max_examples=150, deadline=None)
+@given(x=st.lists(_MODERATE, min_size=1, max_size=90), w=st.sampled_from([1.0, -1.0, 0.5, 0.0, -0.0, 3.0]))
+def test_one_rows_logsumexp_is_the_numpy_backends(compiled, x, w):
+    """The row's maximum in vector instructions, its zeros (``w = 0``: every term ±0) and NaNs settled."""
+    numba_f, numpy_f = compiled["lse1"]
+    x = np.array(x)
+    with np.errstate(all="ignore"):
+        got, want = numba_f(x, w), numpy_f(x, w)
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+        assert bits(got) == bits(want) or got != got or abs(got) > 0, (x.tolist(), w, got, want)  # (a zero's sign)
+        for g, v in zip(numba_f.grad(x, w), numpy_f.grad(x, w), strict=True):
+            close(np.asarray(g), np.asarray(v))
 
 
 @pytest.mark.parametrize("size", [1, 3, 64, 65, 200])
