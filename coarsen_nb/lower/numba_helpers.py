@@ -229,6 +229,14 @@ NUMBA_HELPERS = {
     (numba.literally): the namespace compiles that extremum's pick alone."""
     return xp.first_extremum(a, axes, numba.literally(sign))
 ''',
+    "_add_at_first_extremum": '''def _add_at_first_extremum(b, a, axes, sign, g):
+    """b plus g (one value per group over axes) at the element of each group that xp.argmax (sign 1) or
+    xp.argmin (sign -1) picks, added in place at that one element: xp.add_at_first_extremum of the numba
+    namespace (no one-hot of a's size; the sign a literal, numba.literally, compiled for that extremum)."""
+    xp.add_at_first_extremum(b, a, axes, xp.broadcast_to(xp.asarray(g, dtype=xp.float64), a.shape),
+                             numba.literally(sign))
+    return b
+''',
     "_prod_except_axes": '''def _prod_except_axes(a, axes):
     """Products, along axes, of all other elements (the gradient of prod over axes), without division:
     xp.prod_except_axes of the numba namespace."""
