@@ -380,6 +380,15 @@ def _add_at_first_extremum(b, a, axes, g, sign):
             _axes_tuple(axes) and isinstance(sign, _nt.IntegerLiteral)):
         return None
     pick = _ROW["argmax" if sign.literal_value > 0 else "argmin"]
+    if a.ndim == 2 and len(axes) == 1:
+        # a table's rows or columns, read in place (no grouped copy of a, no group computed per element)
+        lines = ["along = axes[0] % 2", "for grp in range(a.shape[1 - along]):",
+                 "    row = a[grp] if along == 1 else a[:, grp]", "    n = row.shape[0]", "    if n > 0:"]
+        lines += ["        " + ln for ln in pick.splitlines()]
+        lines += ["        if along == 1:", "            b[grp, r] += g[grp, r]", "        else:",
+                  "            b[r, grp] += g[r, grp]"]
+        source = "def add(b, a, axes, g, sign):\n" + "\n".join("    " + ln for ln in lines) + "\n"
+        return _compile(source, "add", {"_np": _np})
     lines = ["m = _grouped(a, axes)", "at = _np.full(m.shape[0], -1)", "for grp in range(m.shape[0]):",
              "    row = m[grp]", "    n = m.shape[1]", "    if n > 0:"]
     lines += ["        " + ln for ln in pick.splitlines()] + ["        at[grp] = r"]
