@@ -126,7 +126,9 @@ def _add_at_first_extremum(b, a, axes, sign, g):
         return b
     v = xp.reshape(t, groups + (-1,))
     picks = xp.unravel_index((xp.argmax if sign > 0 else xp.argmin)(v, axis=-1), t.shape[len(rest):])
-    at = dict(zip(rest, xp.indices(groups, sparse=True), strict=True)) | dict(zip(axes, picks, strict=True))
+    # (each kept axis as an open grid over the groups, each reduced one as the picks' coordinate)
+    at = {d: xp.reshape(xp.arange(a.shape[d]), tuple(-1 if j == i else 1 for j in range(len(rest))))
+          for i, d in enumerate(rest)} | dict(zip(axes, picks, strict=True))
     kept = xp.broadcast_to(g, tuple(1 if d in axes else a.shape[d] for d in range(a.ndim)))
     b[tuple(at[d] for d in range(a.ndim))] += xp.reshape(xp.permute_dims(kept, perm), groups)
     return b
