@@ -113,10 +113,11 @@ def _first_extremum(a, axes, sign):
 def _add_at_first_extremum(b, a, axes, sign, g):
     """b plus g (a's shape with the axes of length 1: one value per group) at the element of each group over
     axes that xp.argmax (sign 1) or xp.argmin (sign -1) picks: a max's or min's cotangent over axes, added
-    there alone (a NaN or an infinite cotangent stays at its element, as a whole-array max's does).  NumPy and
-    CuPy assign through index arrays, in place: one element per group, no one-hot of a's size.  Dask (no n-d
-    fancy assignment; its arrays are rebound, hence the return) and the standard add the one-hot's product."""
-    if getattr(xp, "__name__", "") not in ("numpy", "cupy"):
+    there alone (a NaN or an infinite cotangent stays at its element, as a whole-array max's does).  An array
+    of memory of its own (``flags``: NumPy's, CuPy's) takes the assignment through index arrays, in place: one
+    element per group, no one-hot of a's size.  Dask's (no n-d fancy assignment; its arrays are rebound, hence
+    the return) and the standard's add the one-hot's product."""
+    if not hasattr(b, "flags"):
         return b + _first_extremum(a, axes, sign) * g
     rest = tuple(d for d in range(a.ndim) if d not in axes)
     perm = rest + tuple(axes)
