@@ -207,8 +207,10 @@ _NUMBA_PROLOGUE = ("\n\n\n".join(_pasted(f) for f in _NUMBA_XP)
                    # (a helper whose every index is in bounds by its own tests: numba_helpers; bounds checks
                    # keep LLVM from vectorizing a loop)
                    + "\n_jit_unchecked = numba.njit(cache=True, **INTERNAL)"
-                # the fused loops (lower/numba_fusion.py): NumPy's arithmetic on elements, inf for x / 0
-                + "\n_jit_loop = numba.njit(cache=True, boundscheck=True, error_model=\"numpy\", **INTERNAL)"
+                # the fused loops (lower/numba_fusion.py): NumPy's arithmetic on elements, inf for x / 0; not
+                # cached: only their module's entry points call them, and an entry point loaded from the disk
+                # cache needs none of its callees (caching one finalized it alone: numba_lazy_callees.py)
+                + "\n_jit_loop = numba.njit(boundscheck=True, error_model=\"numpy\", **INTERNAL)"
                    + "\n\n\n" + numba_bounds.PROLOGUE)
 NUMBA = Backend("numba", "numpy", "NumPy and Numba", prologue=_NUMBA_PROLOGUE, decorator="@_jit",
                 frees_temporaries=False, compiles=True, load_helpers=_numba_helpers,

@@ -23,6 +23,13 @@ file this loader writes replaces that text with the names of one shared module h
 (:func:`_sharing`): its ``@overload`` implementations are compiled once per process instead of once per
 generated module, and cached on disk beside the shared file, once per machine.
 
+**A callee is code-generated once, inside its caller.**  An entry point is compiled with every library
+Numba makes lazy (:mod:`coarsen_nb.numba_lazy_callees`): a loop function or helper without wrappers is
+optimized and turned into machine code only inside the entry point that links it, not on its own first;
+and an ``@overload`` implementation is compiled once for the flag sets it cannot tell apart
+(:mod:`coarsen_nb.numba_overload_sharing`).  The loop functions are not cached: a cached entry point needs
+none of them.
+
 **Compiling is announced.**  :func:`on_compile` listeners hear when Numba begins and ends compiling an
 entry point (the notebook's "compiling …" line, :mod:`coarsen_nb.notebook.status`).
 
@@ -65,6 +72,8 @@ from types import CodeType, ModuleType
 from coarsen_nb.module_parts import CARRIED, SHARED_HELPER, Part, joined, lines_of
 from coarsen_nb.numba_blas_probe import deferred_blas_import
 from coarsen_nb.numba_cache_hits import cache_loads_without_refresh
+from coarsen_nb.numba_lazy_callees import lazy_callee_libraries
+from coarsen_nb.numba_overload_sharing import overloads_shared_across_flags
 
 
 class NumbaFallbackWarning(UserWarning):
@@ -359,8 +368,15 @@ class JitFunction:
         self.dispatcher.disable_compile(False)
         try:
             # (a warm process: 0.3 s less, numba_cache_hits; a cold one: no scipy.linalg where no BLAS is called)
-            with (cache_loads_without_refresh(self.dispatcher),
-                  deferred_blas_import(self.dispatcher.targetdescr.target_context)):
+            # (a cold one: each callee optimized and code-generated once, inside its caller, numba_lazy_callees;
+            # an overload's implementation compiled once for the flag sets it cannot tell apart)
+            # (Numba's global compiler lock, reentrant, held around the patches too: another thread's compile
+            # of its own function waits until they are undone, instead of running under them)
+            from numba.core.compiler_lock import global_compiler_lock
+
+            context = self.dispatcher.targetdescr.target_context
+            with (global_compiler_lock, cache_loads_without_refresh(self.dispatcher), deferred_blas_import(context),
+                  lazy_callee_libraries(context), overloads_shared_across_flags()):
                 self.dispatcher.compile(key)
         except Exception as exc:
             return self._give_up(exc)

@@ -110,6 +110,31 @@ def _first_extremum(a, axes, sign):
     return xp.permute_dims(back, tuple(perm.index(d) for d in range(a.ndim)))
 
 
+def _add_at_first_extremum(b, a, axes, sign, g):
+    """b plus g (a's shape with the axes of length 1: one value per group) at the element of each group over
+    axes that xp.argmax (sign 1) or xp.argmin (sign -1) picks: a max's or min's cotangent over axes, added
+    there alone (a NaN or an infinite cotangent stays at its element, as a whole-array max's does).  An array
+    of memory of its own (``flags``: NumPy's, CuPy's) takes the assignment through index arrays, in place: one
+    element per group, no one-hot of a's size.  Dask's (no n-d fancy assignment; its arrays are rebound, hence
+    the return) and the standard's add the one-hot's product."""
+    if not hasattr(b, "flags"):
+        return b + _first_extremum(a, axes, sign) * g
+    rest = tuple(d for d in range(a.ndim) if d not in axes)
+    perm = rest + tuple(axes)
+    t = xp.permute_dims(a, perm)
+    groups = t.shape[:len(rest)]
+    if t.size == 0:             # (no groups; a max over no elements raised in the forward sweep)
+        return b
+    v = xp.reshape(t, groups + (-1,))
+    picks = xp.unravel_index((xp.argmax if sign > 0 else xp.argmin)(v, axis=-1), t.shape[len(rest):])
+    # (each kept axis as an open grid over the groups, each reduced one as the picks' coordinate)
+    at = {d: xp.reshape(xp.arange(a.shape[d]), tuple(-1 if j == i else 1 for j in range(len(rest))))
+          for i, d in enumerate(rest)} | dict(zip(axes, picks, strict=True))
+    kept = xp.broadcast_to(g, tuple(1 if d in axes else a.shape[d] for d in range(a.ndim)))
+    b[tuple(at[d] for d in range(a.ndim))] += xp.reshape(xp.permute_dims(kept, perm), groups)
+    return b
+
+
 def _div_or_zero(a, b):
     """a / b, and 0 where b is 0: the derivative of a norm or a standard deviation where it is 0 (the
     least-norm subgradient; the formula's 0/0 would be nan)."""
@@ -226,5 +251,6 @@ def _lin_scan(a, b, init, n):
 
 #: the helpers of this module, in the order the registry (:mod:`coarsen_nb.lower.helpers`) lists them
 HELPER_FUNCTIONS = (_sum_to, _broadcast_shape, _mm_left, _mm_right, _prod_except, _prod_except_axes, _first_extremum,
+                    _add_at_first_extremum,
                     _div_or_zero, _cumprod_vjp, _cumprod_jvp, _diff_vjp, _full_frame, _steps, _sum_scan, _prod_scan,
                     _lin_scan, _rowdot)

@@ -26,8 +26,9 @@ from __future__ import annotations
 from coarsen_nb.lower import lir, lir_exprs
 
 # a loop whose every index is in bounds (``out_of_bounds``): NumPy's error model, no bounds checks
-# (``numba`` and ``INTERNAL``, no wrappers for Python or C to call it, are in every numba module's prologue)
-UNCHECKED = '@numba.njit(cache=True, error_model="numpy", **INTERNAL)'
+# (``numba`` and ``INTERNAL``, no wrappers for Python or C to call it, are in every numba module's prologue;
+# not cached, as the prologue's ``_jit_loop``: coarsen_nb/numba_lazy_callees.py)
+UNCHECKED = '@numba.njit(error_model="numpy", **INTERNAL)'
 
 #: the prologue's flag: an in-bounds loop whose test fails calls its checked twin (true), or raises the signal
 TWINS_FLAG = "_call_checked_twins"

@@ -225,8 +225,17 @@ NUMBA_HELPERS = {
     "_first_extremum": '''def _first_extremum(a, axes, sign):
     """1.0 at the element of a that xp.argmax (sign 1) or xp.argmin (sign -1) picks over axes, 0.0
     elsewhere: xp.first_extremum of the numba namespace, one pass over a (the NumPy helper's tuples are
-    generators, outside Numba's subset)."""
-    return xp.first_extremum(a, axes, sign)
+    generators, outside Numba's subset).  The sign, a literal where the rule calls it, stays one
+    (numba.literally): the namespace compiles that extremum's pick alone."""
+    return xp.first_extremum(a, axes, numba.literally(sign))
+''',
+    "_add_at_first_extremum": '''def _add_at_first_extremum(b, a, axes, sign, g):
+    """b plus g (one value per group over axes) at the element of each group that xp.argmax (sign 1) or
+    xp.argmin (sign -1) picks, added in place at that one element: xp.add_at_first_extremum of the numba
+    namespace (no one-hot of a's size; the sign a literal, numba.literally, compiled for that extremum)."""
+    xp.add_at_first_extremum(b, a, axes, xp.broadcast_to(xp.asarray(g, dtype=xp.float64), a.shape),
+                             numba.literally(sign))
+    return b
 ''',
     "_prod_except_axes": '''def _prod_except_axes(a, axes):
     """Products, along axes, of all other elements (the gradient of prod over axes), without division:

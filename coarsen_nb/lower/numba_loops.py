@@ -123,9 +123,8 @@ class LoopFunction:
         decorator = DECORATOR
         reduces = self.dom.reduces if self.kind == "loop" else (self.dom.reduce,)
 
-        def steps(pr: Printer, settle=lambda e: e, fast: bool = False) -> list[lir.Stmt]:
-            """One iteration's scatters and accumulations, printed by ``pr`` (its body: the values they read);
-            ``fast``: a max/min's step in vector instructions (numba_extrema), not the exact one."""
+        def steps(pr: Printer, settle=lambda e: e) -> list[lir.Stmt]:
+            """One iteration's scatters and accumulations, printed by ``pr`` (its body: the values they read)."""
             made: list[lir.Stmt] = []
             done: set = set()
             for t, red in zip(self.targets, reduces, strict=True):
@@ -141,7 +140,7 @@ class LoopFunction:
                     head.append(lir.Assign(acc, accumulator_start(red)))
                     if red.kind in ("max", "min"):
                         loads.add("math")       # (the identity is math's infinity)
-                made += self._accumulate(accs[red.node], pr.value(settle(red.operand)), red.kind, fast)
+                made += self._accumulate(accs[red.node], pr.value(settle(red.operand)), red.kind)
                 outer.root.memo[red.node] = accs[red.node].id
             return made
 
@@ -205,13 +204,10 @@ class LoopFunction:
                 inner.uses_math = inner.uses_math or later.uses_math
             elif self._vectorized_extremum():
                 # a max/min in vector instructions, then the exact loop only for a NaN or a zero (numba_extrema)
-                taken = len(inner.body)
-                fast = steps(inner, divide, fast=True)
-                assert len(inner.body) == taken, "the fast steps read the values the exact ones printed"
-                acc = accs[self.dom.reduce.node]
-                loads.add(numba_extrema.NAMES[self.dom.reduce.kind])
-                loops = [lir.For(i, iterable, tuple(inner.body + fast)),
-                         numba_extrema.exact_again(acc, accumulator_start(self.dom.reduce), loops[0])]
+                red = self.dom.reduce
+                loads.add(numba_extrema.NAMES[red.kind])
+                loops = numba_extrema.vectorized(self.writer, loops[0], accs[red.node], accumulator_start(red),
+                                                 red.kind)
             if peel is None and self.writer.backend.parallel and len(loop_range) <= 2 and \
                     threadable(loops[0], {acc.id for acc in accs.values()}, after=outer.body):
                 trips = loop_range[0] if len(loop_range) == 1 else minus(*reversed(loop_range))
@@ -255,10 +251,10 @@ class LoopFunction:
         return self.kind == "reduce" and self.dom.reduce.kind in numba_extrema.NAMES and \
             len(self.targets) == 1 and not self.writer.backend.parallel
 
-    def _accumulate(self, acc: lir.Name, val: lir.Expr, kind: str | None = None,
-                    fast: bool = False) -> list[lir.Stmt]:
+    def _accumulate(self, acc: lir.Name, val: lir.Expr, kind: str | None = None) -> list[lir.Stmt]:
         """The loop body's step of the reduction (``kind``, by default the domain's) into ``acc``: NumPy's
-        max/min, where a NaN anywhere is the result (``fast``: LLVM's, numba_extrema)."""
+        max/min, where a NaN anywhere is the result (its last statement :func:`numba_extrema.exact_step`,
+        which :func:`numba_extrema.vectorized` makes the fast step of a max/min loop)."""
         kind = kind or self.dom.reduce.kind
         if kind in ("sum", "prod"):
             return [lir.AugAssign(acc, "+" if kind == "sum" else "*", val)]
@@ -267,10 +263,7 @@ class LoopFunction:
         if not is_atom_code(val):
             term = lir.Name(self.fresh("v"))
             stmts.append(lir.Assign(term, val))
-        if fast:
-            return [*stmts, numba_extrema.fast_step(self.writer, acc, term, kind)]
-        test = lir.BoolOp("or", (lir.Compare(">" if kind == "max" else "<", term, acc), lir.Compare("!=", term, term)))
-        return [*stmts, lir.If(test, (lir.Assign(acc, term),))]
+        return [*stmts, numba_extrema.exact_step(acc, term, kind)]
 
     def _call(self, name: str, params: list[str]) -> list[lir.Stmt]:
         """The caller's statements: the call, and what it gives to the SOI's outputs."""

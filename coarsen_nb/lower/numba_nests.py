@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from coarsen_nb.lower import lir, lir_exprs, lir_passes
+from coarsen_nb.lower import lir, lir_exprs, lir_passes, numba_extrema
 from coarsen_nb.lower.nest_analysis import (
     arg_point,
     computed_inside,
@@ -209,17 +209,30 @@ class NestLoops(RowLogSumExp, LoopFunction):
             return
         k = node.args[1]
         acc = lir.Name(self.fresh("acc"))
-        var, rng = self._range(k, block.pr)
-        inner_index = {**index, k: var}
-        inner_known = self._hoisted(block, known, [node.args[0]], level)
-        inner = Block(self._point(inner_index, inner_known))
-        for r in maximal_reductions(self.body, node.args[0]):
-            self._ensure(r, inner_index, inner, inner_known)
-        step = self._accumulate(node.kind, acc, inner.pr.value(node.args[0]))
-        self._note(inner.pr)
-        if node.kind in ("max", "min"):
-            self.loads.add("math")
-        block.add([lir.Assign(acc, _START[node.kind]), lir.For(var, rng, tuple(inner.done() + step))])
+        hoisted = self._hoisted(block, known, [node.args[0]], level)
+
+        def loop() -> lir.For:
+            """The loop over k that steps ``acc``, with variables of its own."""
+            var, rng = self._range(k, block.pr)
+            inner_index, inner_known = {**index, k: var}, dict(hoisted)
+            inner = Block(self._point(inner_index, inner_known))
+            for r in maximal_reductions(self.body, node.args[0]):
+                self._ensure(r, inner_index, inner, inner_known)
+            step = self._accumulate(node.kind, acc, inner.pr.value(node.args[0]))
+            self._note(inner.pr)
+            return lir.For(var, rng, tuple(inner.done() + step))
+
+        start = _START[node.kind]
+        if node.kind in ("max", "min") and not maximal_reductions(self.body, node.args[0]):
+            # (in vector instructions, the exact loop again only for a NaN or a zero: numba_extrema; only where
+            # the loop reduces nothing inside, which a second printing would not compute again)
+            self.loads |= {"math", numba_extrema.NAMES[node.kind]}
+            block.add([lir.Assign(acc, start),
+                       *numba_extrema.vectorized(self.writer, loop(), acc, start, node.kind, again=loop())])
+        else:
+            if node.kind in ("max", "min"):
+                self.loads.add("math")
+            block.add([lir.Assign(acc, start), loop()])
         known[node] = block.pr.root.memo[node] = acc.id
 
     def _at_point(self, node, point, index: dict, block, known: dict) -> None:
@@ -314,12 +327,12 @@ class NestLoops(RowLogSumExp, LoopFunction):
         return inner
 
     def _accumulate(self, kind: str, acc: lir.Name, val: lir.Expr) -> list[lir.Stmt]:
-        """One step of a reduction into ``acc``; NumPy's max/min, where a NaN anywhere is the result."""
+        """One step of a reduction into ``acc``; NumPy's max/min, where a NaN anywhere is the result (its last
+        statement :func:`numba_extrema.exact_step`, which :func:`numba_extrema.vectorized` makes fast)."""
         if kind in ("sum", "prod"):
             return [lir.AugAssign(acc, "+" if kind == "sum" else "*", val)]
         term = lir.Name(self.fresh("v"))
-        test = lir.BoolOp("or", (lir.Compare(">" if kind == "max" else "<", term, acc), lir.Compare("!=", term, term)))
-        return [lir.Assign(term, val), lir.If(test, (lir.Assign(acc, term),))]
+        return [lir.Assign(term, val), numba_extrema.exact_step(acc, term, kind)]
 
     def _scatter_nest(self, chain, index: dict, block, known: dict, scatters) -> None:
         """The loops of ``chain`` (outermost first) around the scatters, added in the innermost body; each

@@ -18,7 +18,8 @@ axes (the whole array included) is NumPy's pairwise summation, the same value to
 sequential, as NumPy adds rows along a leading axis.
 
 ``first_extremum`` is the numba form of the helper ``_first_extremum``: 1.0 where ``argmax`` (sign 1) or
-``argmin`` (-1) picks over the reduced axes, the element a max's cotangent goes to.
+``argmin`` (-1) picks over the reduced axes, the element a max's cotangent goes to; ``add_at_first_extremum``
+adds the cotangent there in place (the helper ``_add_at_first_extremum``).
 
 Like :mod:`numba_xp`, this text is pasted into every numba module (after numba_xp's), so it uses
 that file's names; imported on its own (the tests) it imports them, in lines the paste leaves out.
@@ -350,23 +351,51 @@ def _axes_tuple(axes):
     return isinstance(axes, _nt.BaseTuple) and all(isinstance(t, _nt.Integer) for t in axes)
 
 
-@_implements("first_extremum", cache=False)
+@_implements("first_extremum", cache=False, prefer_literal=True)
 def _first_extremum(a, axes, sign):
     """1.0 at the first maximum (``sign`` 1, as ``argmax``) or minimum (-1, ``argmin``) of ``a`` over
     ``axes``, in C order over those axes and NaN first as in ``argmax``; 0.0 elsewhere.  (The axes
     reach the helper ``_first_extremum`` as a run-time tuple, so the groups are found element by
     element rather than by a transposition printed for them; the sign is a number, not the function
-    ``xp.argmax``, which as a value would keep the caller out of Numba's disk cache.)"""
-    if not (isinstance(a, _nt.Array) and _axes_tuple(axes) and isinstance(sign, _nt.Integer)):
+    ``xp.argmax``, which as a value would keep the caller out of Numba's disk cache.)  The sign is a literal
+    at every call (the rule prints it; the helper passes it on with ``numba.literally``): only its pick is
+    printed and compiled, not both with a test at run time."""
+    if not (isinstance(a, _nt.Array) and _axes_tuple(axes) and isinstance(sign, _nt.IntegerLiteral)):
         return None
     # each group's pick is argmax's (argmin's) row code; an empty group picks nothing
+    pick = _ROW["argmax" if sign.literal_value > 0 else "argmin"]
     lines = ["m = _grouped(a, axes)", "hit = _np.zeros(m.shape)", "for g in range(m.shape[0]):", "    row = m[g]",
-             "    n = m.shape[1]", "    if n > 0:", "        if sign > 0:"]
-    lines += ["            " + ln for ln in _ROW["argmax"].splitlines()] + ["        else:"]
-    lines += ["            " + ln for ln in _ROW["argmin"].splitlines()] + ["        hit[g, r] = 1.0",
-                                                                         "return _ungrouped(hit, a, axes)"]
+             "    n = m.shape[1]", "    if n > 0:"]
+    lines += ["        " + ln for ln in pick.splitlines()]
+    lines += ["        hit[g, r] = 1.0", "return _ungrouped(hit, a, axes)"]
     source = "def pick(a, axes, sign):\n" + "\n".join("    " + ln for ln in lines) + "\n"
     return _compile(source, "pick", {"_np": _np, "_grouped": _grouped, "_ungrouped": _ungrouped})
+
+
+@_implements("add_at_first_extremum", cache=False, prefer_literal=True)
+def _add_at_first_extremum(b, a, axes, g, sign):
+    """``b[e] += g[e]`` in place at the element e that ``first_extremum(a, axes, sign)`` marks in each group
+    (``g`` broadcast to a's shape): a max's cotangent over axes without the one-hot of a's size."""
+    if not (isinstance(b, _nt.Array) and isinstance(a, _nt.Array) and isinstance(g, _nt.Array) and
+            _axes_tuple(axes) and isinstance(sign, _nt.IntegerLiteral)):
+        return None
+    pick = _ROW["argmax" if sign.literal_value > 0 else "argmin"]
+    if a.ndim == 2 and len(axes) == 1:
+        # a table's rows or columns, read in place (no grouped copy of a, no group computed per element)
+        lines = ["along = axes[0] % 2", "for grp in range(a.shape[1 - along]):",
+                 "    row = a[grp] if along == 1 else a[:, grp]", "    n = row.shape[0]", "    if n > 0:"]
+        lines += ["        " + ln for ln in pick.splitlines()]
+        lines += ["        if along == 1:", "            b[grp, r] += g[grp, r]", "        else:",
+                  "            b[r, grp] += g[r, grp]"]
+        source = "def add(b, a, axes, g, sign):\n" + "\n".join("    " + ln for ln in lines) + "\n"
+        return _compile(source, "add", {"_np": _np})
+    lines = ["m = _grouped(a, axes)", "at = _np.full(m.shape[0], -1)", "for grp in range(m.shape[0]):",
+             "    row = m[grp]", "    n = m.shape[1]", "    if n > 0:"]
+    lines += ["        " + ln for ln in pick.splitlines()] + ["        at[grp] = r"]
+    lines += ["for idx in _np.ndindex(a.shape):", "    grp, k = _group_of(idx, a.shape, axes)", "    if k == at[grp]:",
+              "        b[idx] += g[idx]"]
+    source = "def add(b, a, axes, g, sign):\n" + "\n".join("    " + ln for ln in lines) + "\n"
+    return _compile(source, "add", {"_np": _np, "_grouped": _grouped, "_group_of": _group_of})
 
 
 @_implements("prod_except_axes")

@@ -22,7 +22,7 @@ from coarsen_nb.lower.printing import FLOAT64, TRUE, chain, int_typed, is_number
 from coarsen_nb.lower.reduction_schedules import arg_factors, unaliased
 from coarsen_nb.phi import forms
 from coarsen_nb.plan import CondStep, KernelStep, PrimStep, names_read
-from coarsen_nb.rules.build import AtIndex
+from coarsen_nb.rules.build import AddedBy, AtIndex
 from coarsen_nb.rules.table import PRIMITIVES
 from coarsen_nb.symbolic.diff import vjp as kernel_vjp
 from coarsen_nb.symbolic.levels import ELEM
@@ -277,11 +277,15 @@ class ReverseSweep:
         e, adj = s.expr, self._bar(s.name)
         self._step = s.name
 
-        def acc(x: ir.Expr, contribution: lir.Expr | AtIndex, shaped: bool = False) -> None:
+        def acc(x: ir.Expr, contribution: lir.Expr | AtIndex | AddedBy, shaped: bool = False) -> None:
             if isinstance(x, ir.Name) and x.id in self.active and isinstance(contribution, AtIndex):
                 # zero but at a few elements (a maximum's): added there alone
                 self.emit(lir.ExprStmt(Call(Name(self.helper('_add_at')),
                                             (self._bar(x.id), contribution.index, contribution.value))))
+            elif isinstance(x, ir.Name) and x.id in self.active and isinstance(contribution, AddedBy):
+                # added by a helper, which returns the adjoint (a maximum's over axes: at each group's one element)
+                b = self._bar(x.id)
+                self.emit(lir.Assign(b, Call(Name(self.helper(contribution.helper)), (b, *contribution.args))))
             elif isinstance(x, ir.Name) and x.id in self.active:
                 add = AugAssign(self._bar(x.id), "+", contribution)
                 if shaped:

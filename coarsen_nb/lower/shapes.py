@@ -244,7 +244,7 @@ class ShapeFacts:
 
         A name, basic indexing (slices, ``None``, ints), ``.T`` and ``transpose``, ``reshape``/``broadcast_to`` of a
         contiguous array, ``asarray`` without a copy or a dtype change, an in-bounds ``_take`` or
-        ``_block`` and ``_put`` (in place, returns its array) are views of their operand.
+        ``_block``, ``_put`` and ``_add_at_first_extremum`` (in place, return their array) are views of their operand.
         """
         if isinstance(e, (ast.Name, ast.Constant)):
             return False
@@ -268,7 +268,8 @@ class ShapeFacts:
             return shp is None or sum(d != 1 for d in shp) > 1 or self.allocates(a[0])
         if f == "reshape" and isinstance(a[0], ast.Call) and call_name(a[0]) == "_block":
             return self.allocates(a[0]) or not self._block_reshapes_as_view(e)
-        if f in ("reshape", "broadcast_to", "_put", "transpose"):     # (xp.transpose: a view, like .T)
+        # (xp.transpose: a view, like .T; _put and _add_at_first_extremum write their array and return it)
+        if f in ("reshape", "broadcast_to", "_put", "transpose", "_add_at_first_extremum"):
             return self.allocates(a[0])
         if f == "asarray":
             copy = kw.get("copy")
@@ -340,7 +341,7 @@ class ShapeFacts:
 # and elementwise math
 _SAME_SHAPE = {"asarray", "copy", "flip", "cumulative_sum", "cumulative_prod", "cumsum", "_put", "_prod_except",
                "zeros_like", "ones_like", "empty_like", "_prod_except_axes", "_first_extremum",
-               "roll", "_cumprod_vjp", "_cumprod_jvp"}
+               "_add_at_first_extremum", "roll", "_cumprod_vjp", "_cumprod_jvp"}
 # the steps of rules/arrays.py that change a shape (ShapeFacts._array_step_shape)
 _ARRAY_STEPS = {"expand_dims", "squeeze", "stack", "diff", "linspace"}
 # (the primitives' printed calls by their registrations' cost class, and the lowering's own calls)

@@ -40,6 +40,18 @@ class AtIndex:
     value: Expr
 
 
+@dataclass(frozen=True)
+class AddedBy:
+    """A rule's cotangent of an operand that a helper adds into the operand's adjoint and returns
+    (``b_x = helper(b_x, *args)``), not an array the size of the operand times a one-hot.  A maximum's over
+    axes: each group's cotangent at its first arg-maximum (``_add_at_first_extremum``), in place where the
+    namespace writes arrays in place (numba), the adjoint plus the one-hot's product elsewhere (Dask's arrays
+    are not written in place: what the helper returns is the adjoint)."""
+
+    helper: str
+    args: tuple[Expr, ...]
+
+
 ZERO = Lit("0.0")
 ALL = Slice()                   # ``:``
 REST = Lit("...")               # ``...``

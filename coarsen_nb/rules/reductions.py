@@ -23,6 +23,7 @@ from coarsen_nb.errors import CoarsenError
 from coarsen_nb.phi import forms
 from coarsen_nb.rules.build import (
     XP,
+    AddedBy,
     AtIndex,
     BinOp,
     Compare,
@@ -195,7 +196,10 @@ def _pick(arg: str):
             first = Compare("==", xp_call("arange", size(x)), xp_call(arg, x))
             return [(a[0], mul(xp_call("reshape", xp_call("asarray", first, dtype=dotted("float64", XP)), shape(x)),
                                bar))]
-        return [(a[0], mul(mask(s, a, axis), kept(s, a[0], bar, axis, keepdims)))]
+        # each group's cotangent at its first arg-extremum (in place under numba: no one-hot of x's size)
+        gone = axes(axis, s.ndim(a[0]), "np.max" if arg == "argmax" else "np.min")
+        return [(a[0], AddedBy("_add_at_first_extremum", (x, lit(gone), lit(1 if arg == "argmax" else -1),
+                                                          kept(s, a[0], bar, axis, keepdims))))]
 
     def jvp(s, a, axis=None, keepdims=False):
         if whole(axis, keepdims):

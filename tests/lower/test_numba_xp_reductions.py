@@ -158,3 +158,28 @@ def test_special_functions_equal_scipy(x, data):
     for k, (g, w) in enumerate(zip(got, want, strict=True)):
         np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12, err_msg=str(k))
     np.testing.assert_allclose(_specials(xp_, y)[2], scipy_special.xlogy(y, xp_), rtol=1e-13)
+
+
+def test_first_extremum_compiles_the_pick_of_its_literal_sign_alone():
+    """The sign is a literal at every call (the rule prints 1 or -1; the generated helper passes it on with
+    ``numba.literally``): the implementation printed is that sign's pick alone, and a sign known only at run
+    time is not typed.  Through the helper's own text, both signs equal the NumPy helper's on ties and NaN."""
+    from coarsen_nb.lower.numba_helpers import NUMBA_HELPERS
+
+    @numba.njit
+    def at_run_time(x, sign):
+        return xp.first_extremum(x, (1,), sign)
+
+    with pytest.raises(numba.core.errors.TypingError):
+        at_run_time(np.ones((2, 3)), 1)
+    space: dict = {"xp": xp, "numba": numba}
+    exec(NUMBA_HELPERS["_first_extremum"], space)    # noqa: S102 (the generated module's helper text)
+    helper = numba.njit(space["_first_extremum"])
+
+    @numba.njit
+    def both(x):
+        return helper(x, (1,), 1), helper(x, (0,), -1)
+
+    m = np.array([[1.0, 3.0, 3.0], [np.nan, 2.0, np.nan], [-0.0, 0.0, -1.0], [-1.0, -1.0, -1.0]])
+    for got, want in zip(both(m), (_first_extremum(m, (1,), 1), _first_extremum(m, (0,), -1)), strict=True):
+        np.testing.assert_array_equal(got, want)
