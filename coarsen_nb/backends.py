@@ -236,7 +236,9 @@ def _dask_helpers() -> dict:
 # The dask module is the NumPy module's statements with ``xp`` a namespace over dask.array (lower/dask_xp.py,
 # pasted after the imports as numba's namespace is): every statement builds a lazy graph.  A Dask argument
 # selects it whatever backend= says (coarsen_nb/dask_arrays.py).
-DASK = Backend("dask", "dask.array", "Dask (dask.array) and NumPy", prologue=_pasted("dask_xp.py"),
+# (lower/dask_xp_forms.py, pasted after it, adds the forms dask.array lacks: linalg, convolve, repeat by counts)
+DASK = Backend("dask", "dask.array", "Dask (dask.array) and NumPy",
+               prologue=_pasted("dask_xp.py") + "\n\n\n" + _pasted("dask_xp_forms.py"),
                load_helpers=_dask_helpers, array_type="Array", where_choices=True,
                install_hint="install Dask (pip install coarsen-nb[dask]); the generated code is in .source")
 

@@ -30,7 +30,10 @@ call's chunks do not fit it (``_Run.chunk_refusal`` says why, in words), the das
 same answer.
 
 What cannot be chunked is refused before anything runs, with a :class:`CoarsenError` naming the loop
-(:mod:`coarsen_nb.dask_limits`): a loop run iteration by iteration along an axis split into chunks.
+(:mod:`coarsen_nb.dask_limits`): a loop run iteration by iteration along an axis split into chunks.  A form
+that needs an operand whole along some axes (a determinant, a convolution's kernel, Dask's LU on chunks that
+are not square) gathers it into one block, lazily, and ``f.chunking`` says which, for what and why
+(:mod:`coarsen_nb.dask_whole_blocks`).
 
 **Lazy until the result is computed.**  Scalar glue between SOIs on a reduced value stays a graph: the
 dask namespace's ``math`` and ``float`` (``math.log(total)``, ``math.tanh(s)``, ``float(s)`` in an array
@@ -49,8 +52,9 @@ Python code runs, again at each evaluation).  These stay eager because Python co
   ``_lin_scan``'s doubling loop on a coefficient that is itself a Dask array: a trip count that is a value;
 * a NumPy argument indexed by an index array the graph builds (NumPy's indexing computes the Dask index;
   gmm's ``mu[k]`` did, until gmm ran chunk by chunk);
-* ``int()`` of a reduced value and a masked subset of data-dependent size feeding a shape (``full``,
-  ``arange``: refused, ``tests/dask/test_dask_corpus.py``).
+* ``int()`` of a reduced value.  (A masked subset's size feeding a shape is not computed: ``full`` and
+  ``zeros`` of it are the lanes' own, lazy, and an ``arange`` of it is refused: ``lower/dask_xp.py``,
+  ``LaneCount``; ``tests/dask/test_dask_corpus.py``, ``NO_LAZY_FORM``.)
 
 The lists are exact: ``tests/dask/test_dask_corpus.py`` (``EAGER``) and ``test_dask_kernels.py`` fail if an
 entry starts or stops computing while its graph is built; ``test_dask_lazy.py`` runs the entries made lazy

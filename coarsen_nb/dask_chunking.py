@@ -23,6 +23,8 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 
+from coarsen_nb.dask_whole_blocks import WholeBlock, whole_blocks
+
 #: what a kind of entry computes, in words
 _ENTRY = {"forward": "the value", "grad": "the gradient", "vjp": "the value and gradient", "jvp": "a JVP"}
 
@@ -67,7 +69,8 @@ class Chunking:
     chunkwise run did not apply.  ``chunks``: the records' chunks (one task each) where it ran chunkwise,
     else the most blocks of an argument; ``tasks``: the tasks of the graph the call built (before Dask's
     optimization fuses some); ``added``: what the chunkwise run's tree sum adds (the value, the gradients
-    with respect to the arguments that are not records); ``reductions``: every tree reduction in the graph.
+    with respect to the arguments that are not records); ``reductions``: every tree reduction in the graph;
+    ``gathered``: the operands a form gathered into one block, what for and why (:mod:`.dask_whole_blocks`).
     """
 
     entry: str
@@ -81,6 +84,7 @@ class Chunking:
     reductions: tuple[TreeReduction, ...]
     told: bool = False      # each chunk's module told its first record's index (terms read it: dask_chunk_index)
     counted: bool = False   # ... and the call's number of records (terms or the term beside the sum read it)
+    gathered: tuple[WholeBlock, ...] = ()   # operands gathered into one block along some axes (dask_whole_blocks)
 
     def lines(self) -> list[str]:
         """What it says, a headline (which way it ran, and why) and then one line per figure."""
@@ -99,6 +103,7 @@ class Chunking:
             lines.append(f"reduction across chunks: {r}" + (f", {count} of them" if count > 1 else ""))
         if not self.reductions:
             lines.append("no reduction across chunks")
+        lines.extend(map(str, self.gathered))
         return lines
 
     def __str__(self) -> str:
@@ -132,7 +137,8 @@ def describe(kind: str, params: tuple[str, ...], args: tuple, outputs: list, sch
                                                                     for p in small)
     return Chunking(_ENTRY.get(kind, kind), chunkwise, schedule.module.backend if chunkwise else "dask",
                     reason, arguments, chunks, sum(len(v) for v in layers.values()), added,
-                    _reductions(layers, deps), told, counted)
+                    _reductions(layers, deps), told, counted,
+                    whole_blocks(layers, deps, {a.name: p for p, a in zip(params, args, strict=False) if is_dask(a)}))
 
 
 def _argument(name: str, a) -> ArgumentChunks:

@@ -37,13 +37,14 @@ import inspect
 
 import numpy as _np
 
-from coarsen_nb.lower.dask_xp import math, xp
+from coarsen_nb.lower.dask_xp import lane_aligned, math, xp
 
 # <own-module>
 # (the generated module defines the NumPy helpers _steps, _erfc_ratio, _exp_minus_square beside these: these
 # imports give this file, imported on its own by the tests, the same names; tests/test_import_graph.py skips
 # such a block)
 from coarsen_nb.lower.array_helpers import _steps  # noqa: E402
+from coarsen_nb.lower.dask_xp_forms import _known_values  # noqa: E402 (the prologue's, in a generated module)
 from coarsen_nb.lower.special_helpers import _erfc_ratio, _exp_minus_square  # noqa: E402
 
 # </own-module>
@@ -51,17 +52,105 @@ from coarsen_nb.lower.special_helpers import _erfc_ratio, _exp_minus_square  # n
 
 def _put(x, idx, v):
     """x[idx] = v as a new lazy array: lanes of a 1-D mask chunk by chunk, any other index by dask's
-    own assignment (which copies: the NumPy helper writes in place, and its callers use the result)."""
+    own assignment (which copies: the NumPy helper writes in place, and its callers use the result), its
+    index arrays first made NumPy values and slices (``_write_index``: Dask's assignment takes neither a Dask
+    index array nor some NumPy ones), or where they are not slices, ``_put_scattered``."""
     if len(idx) == 1 and isinstance(idx[0], xp.Lanes):
         mask = idx[0].mask
         x = xp.asarray(x)
         if x.ndim != 1:
             raise NotImplementedError("masked lanes written into an array of more than one axis")
-        x = x.rechunk({0: mask.chunks[0]})
+        x = lane_aligned(x, mask)
         return xp.map_blocks(_put_lanes, x, mask, v, dtype=x.dtype)
     x = xp.asarray(x).copy()
-    x[idx] = v
+    index = _write_index(idx)
+    if index is None:
+        return _put_scattered(x, idx, v)
+    index, v = _ascending(x.shape, index, v)
+    x[index] = v
     return x
+
+
+def _ascending(shape, index, v):
+    """``index`` (integers and slices) with its slices of negative step made ascending, and ``v`` reversed
+    along their axes, so that ``x[index] = v`` writes the same: Dask's assignment fails on a negative step
+    after an integer (``x[1, ::-1] = v``: IndexError)."""
+    if not any(isinstance(part, slice) and (part.step or 1) < 0 for part in index):
+        return index, v
+    target = _np.broadcast_to(_np.float64(0.0), shape)[index].shape
+    v = xp.broadcast_to(xp.asarray(v), target)
+    out, flips, axis = [], [], 0
+    for dim, part in zip(shape, index, strict=False):
+        if isinstance(part, slice):
+            span = range(*part.indices(dim))
+            if part.step is not None and part.step < 0 and len(span) > 0:
+                part = slice(span[-1], span[0] + 1, -span.step)
+                flips.append(axis)
+            axis += 1
+        out.append(part)
+    if flips:
+        v = xp.flip(v, axis=tuple(flips))
+    return tuple(out) + tuple(index[len(out):]), v
+
+
+def _write_index(idx):
+    """``idx`` (integers, slices, index arrays) with its index arrays as slices, where they are arithmetic
+    progressions known without the data: one 1-D array, or several adjacent ones each varying along its own
+    axis only (an open mesh: ``k[:, None], j[None, :]``), which select what the slices select, in the same
+    order and shape.  None where they are not (``_put_scattered`` writes them); an index array computed from
+    the data raises, saying so."""
+    known = []
+    for part in idx:
+        if isinstance(part, xp.Array) or isinstance(part, (list, _np.ndarray)):
+            values = _known_values(part)
+            if values is None:
+                raise NotImplementedError("an element write through an index array computed from the data has "
+                                          "no lazy form over Dask arrays in coarsen_nb")
+            part = values.astype(_np.int64)
+        known.append(part)
+    arrays = [k for k, part in enumerate(known) if isinstance(part, _np.ndarray)]
+    if not arrays:
+        return tuple(known)
+    rank = len(arrays)
+    if arrays != list(range(arrays[0], arrays[0] + rank)):
+        return None
+    out = list(known)
+    for axis, k in enumerate(arrays):
+        part = known[k]
+        if rank > 1 and (part.ndim != rank or any(n != 1 for a, n in enumerate(part.shape) if a != axis)):
+            return None
+        if rank == 1 and part.ndim != 1:
+            return None
+        out[k] = _progression(part.reshape(-1))
+        if out[k] is None:
+            return None
+    return tuple(out)
+
+
+def _progression(values):
+    """The slice selecting ``values`` in order (non-negative, an arithmetic progression), else None."""
+    if values.size == 0 or (values < 0).any():
+        return None
+    step = int(values[1] - values[0]) if values.size > 1 else 1
+    if step == 0 or (values != values[0] + step * _np.arange(values.size)).any():
+        return None
+    stop = int(values[-1]) + step
+    return slice(int(values[0]), stop if stop >= 0 else None, step)
+
+
+def _put_scattered(x, idx, v):
+    """x[idx] = v for index arrays that are not slices, known without the data: where each element of ``x``
+    takes its value from (NumPy's ``x[idx] = v`` on an array of positions: the last write wins, as NumPy's),
+    then ``where`` of the values gathered there and ``x``."""
+    known = tuple(part if isinstance(part, (int, slice)) or part is None or part is Ellipsis
+                  else _known_values(part).astype(_np.int64) for part in idx)
+    positions = _np.arange(x.size).reshape(x.shape)[known]
+    source = _np.full(x.size, -1)
+    source[positions.reshape(-1)] = _np.arange(positions.size)
+    hit = source >= 0
+    values = xp.reshape(xp.broadcast_to(xp.asarray(v, dtype=x.dtype), positions.shape), (-1,))
+    gathered = xp.reshape(values[_np.where(hit, source, 0)], x.shape).rechunk(x.chunks)
+    return xp.where(_np.reshape(hit, x.shape), gathered, x)
 
 
 def _put_lanes(chunk, mask, values):
@@ -222,5 +311,6 @@ def _block_add(b, lo0, n0, lo1, n1, v):
 #: helper name -> this backend's text of it (``Backend.load_helpers``); ``_erfc_ratio`` is the NumPy
 #: helper's own (arithmetic only, so lazy as it is)
 DASK_HELPERS = {f.__name__: inspect.getsource(f) for f in (
-    _put, _put_lanes, _erf, _softplus, _sigmoid, _ieee_div, _erfc, _lin_scan, _scatter_sum, _logsumexp,
+    _put, _write_index, _progression, _ascending, _put_scattered, _put_lanes, _erf, _softplus, _sigmoid, _ieee_div,
+    _erfc, _lin_scan, _scatter_sum, _logsumexp,
     _scatter_add, _window_add, _block_add)}

@@ -15,7 +15,9 @@ module object holding ``dask.array``'s attributes, with
   of a lazy mask have unknown chunk sizes; here ``nonzero`` returns a :class:`Lanes` (the mask itself),
   ``take`` of it is ``a[m]`` (the selected elements, chunk by chunk: still only those elements are
   evaluated), and the dask module's ``_put`` (``lower/dask_helpers.py``) writes them back chunk by
-  chunk, the k-th chunk of the values into the k-th chunk of the target;
+  chunk, the k-th chunk of the values into the k-th chunk of the target; ``ix.shape[0]`` is a
+  :class:`LaneCount` (NaN, holding the mask), whose ``full``/``zeros``/``ones``/``empty`` are the lanes' own
+  (a branch nested in a branch), and whose ``arange`` is refused (its length is unknown until computed);
 * ``errstate``, NumPy's (the generated code's guarded forms use it where they evaluate both sides);
 * the scalar glue between SOIs kept lazy: this file rebinds the module's ``math`` to a namespace whose
   float functions (``math.log``, ``math.tanh``, ``math.sqrt``, ...) given a 0-d Dask array return a 0-d
@@ -27,10 +29,12 @@ module object holding ``dask.array``'s attributes, with
   names or numbers) lazy on a reduced ``t2``, Python's choice on a plain truth value.  What stays eager is
   named in :mod:`coarsen_nb.dask_arrays`: a Python ``if`` or ``while`` on a reduced value, ``int()`` of one.
 
-Anything else the namespace has no lazy form for (``convolve``, ``argsort``, ``linalg.slogdet``) raises a
-``NotImplementedError`` naming it, which the runtime reports at the user's line: never an eager NumPy call,
-never a silently different value.  The file is also an importable
-module, so the tests compare its functions with NumPy's.  It must stay self-contained (NumPy and Dask
+The forms ``dask.array`` lacks or refuses on some chunks (``linalg.slogdet``/``det``, ``solve``/``inv`` on chunks
+that are not square, ``convolve``/``correlate``, ``repeat`` by counts) are in ``dask_xp_forms.py``, whose text
+follows this file's in a dask module.  Anything else the namespace has no lazy form for (``argsort``,
+``linalg.eigh``) raises a ``NotImplementedError`` naming it, which the runtime reports at the user's line:
+never an eager NumPy call, never a silently different value.  The file is also an importable module, so the
+tests compare its functions with NumPy's.  It must stay self-contained (NumPy and Dask
 only) and without a ``__future__`` import: it runs in the middle of a generated module.
 """
 
@@ -49,15 +53,25 @@ xp.finfo = _np.finfo
 xp.iinfo = _np.iinfo
 
 
+class LaneCount(_builtins.float):
+    """``ix.shape[0]`` of masked lanes: NaN (unknown until computed), which is true, so the generated ``if
+    ix.shape[0]:`` evaluates the branch, on no element where the mask is all false; it holds the mask, so
+    that ``full``, ``zeros``, ``ones`` and ``empty`` of it are an array of the selected lanes, chunk by chunk
+    as ``take`` of the lanes is (a branch nested in a branch: ``choice2 = xp.full(ix.shape[0], 0.0)``)."""
+
+    def __new__(cls, mask):
+        count = super().__new__(cls, _np.nan)
+        count.mask = mask
+        return count
+
+
 class Lanes:
     """The lanes a mask selects, standing for NumPy's ``nonzero(m)[0]`` (a 1-D mask only: the lanes of a
-    branch over the elements of a vector).  ``shape[0]`` is NaN (unknown until computed), which is true,
-    so the generated ``if ix.shape[0]:`` evaluates the branch, on no element where the mask is all
-    false."""
+    branch over the elements of a vector); ``shape[0]`` is a :class:`LaneCount`."""
 
     def __init__(self, mask):
         self.mask = mask
-        self.shape = (_np.nan,)
+        self.shape = (LaneCount(mask),)
         self.ndim = 1
 
     def __repr__(self) -> str:
@@ -75,10 +89,54 @@ def _take(a, index, axis=None):
     if isinstance(index, Lanes):
         if axis not in (0, None) or (axis is None and a.ndim != 1):
             raise NotImplementedError("xp.take of masked lanes along an axis other than the first")
-        if a.shape[0] != index.mask.shape[0]:
+        a = _da.asarray(a)
+        known = not (_math.isnan(a.shape[0]) or _math.isnan(index.mask.shape[0]))
+        if a.shape[0] != index.mask.shape[0] if known else a.numblocks[0] != index.mask.numblocks[0]:
             raise ValueError(f"the lanes of a mask of {index.mask.shape[0]} elements taken from {a.shape[0]}")
-        return _da.asarray(a).rechunk({0: index.mask.chunks[0]})[index.mask]
+        return lane_aligned(a, index.mask)[index.mask]
     return _da.take(a, index, axis=0 if axis is None else axis)
+
+
+def lane_aligned(a, mask):
+    """``a`` in the chunks of the 1-D ``mask`` along its first axis; where both are lanes already selected
+    (chunk sizes unknown, one block per block of the outer mask), as it is."""
+    a = _da.asarray(a)
+    known = not any(_math.isnan(c) for c in a.chunks[0] + mask.chunks[0])
+    return a.rechunk({0: mask.chunks[0]}) if known else a
+
+
+def _lanes_of(shape):
+    """The :class:`LaneCount` a creation function is given as its shape (``n`` or ``(n,)``), else None."""
+    shape = shape if isinstance(shape, tuple) else (shape,)
+    return shape[0] if len(shape) == 1 and isinstance(shape[0], LaneCount) else None
+
+
+def _lane_creation(name, fill):
+    """``xp.<name>`` (``zeros``, ``ones``, ``empty``), whose shape may be a :class:`LaneCount`: then
+    ``fill`` (any value, for ``empty``) at every selected lane, in the lanes' chunks."""
+    original = getattr(_da, name)
+
+    def create(shape, dtype=_np.float64, **kwargs):
+        lanes = _lanes_of(shape)
+        if lanes is None:
+            return original(shape, dtype=dtype, **kwargs)
+        return _da.full_like(lanes.mask, fill, dtype=dtype)[lanes.mask]
+    create.__name__ = create.__qualname__ = name
+    return create
+
+
+def _arange(*args, **kwargs):
+    if any(isinstance(a, LaneCount) for a in args):
+        raise NotImplementedError("an arange as long as the lanes a branch selects (their number is unknown "
+                                  "until its mask is computed) has no lazy form over Dask arrays in coarsen_nb")
+    return _da.arange(*args, **kwargs)
+
+
+def _full(shape, fill_value, dtype=None, **kwargs):
+    lanes = _lanes_of(shape)
+    if lanes is None:
+        return _da.full(shape, fill_value, dtype=dtype, **kwargs)
+    return _da.full_like(lanes.mask, fill_value, dtype=dtype or _np.asarray(fill_value).dtype)[lanes.mask]
 
 
 def _asarray(a, dtype=None, copy=None, device=None):
@@ -144,7 +202,7 @@ def _matrix_transpose(x):
 
 
 def _missing(name):
-    """A name ``dask.array`` has no lazy form of (``np.convolve``, ``argsort``, ``slogdet``, ``ufunc.at``):
+    """A name ``dask.array`` has no lazy form of (``argsort``, ``linalg.eigh``, ``ufunc.at``):
     an error that says so, which the runtime reports at the user's line (never an eager NumPy call that
     would load the whole array into one process)."""
     if name.startswith("__"):
@@ -162,6 +220,9 @@ def _namespace(name, module):
 
 
 xp.Lanes = Lanes
+xp.zeros, xp.ones, xp.empty = (_lane_creation(n, v) for n, v in (("zeros", 0), ("ones", 1), ("empty", 0)))
+xp.full = _full
+xp.arange = _arange
 xp.__getattr__ = _missing
 xp.linalg = _namespace("linalg", _da.linalg)
 xp.asin, xp.acos, xp.atan, xp.atan2 = _da.arcsin, _da.arccos, _da.arctan, _da.arctan2

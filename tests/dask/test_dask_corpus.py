@@ -46,41 +46,36 @@ ITERATED = {
     "image_gradient", "row_blocks", "block_writes", "extremum_filter_default", "helper_keywords_in_loop",
     # ... or an array computed from one (z = x.copy(), then z[i] written element by element)
     "copy_then_write", "methods_copy_then_write",
+    # ... (Z[:, 1:] of Z = np.concatenate((X, 2.0 * Y), axis=1): the slice copied row by row, a loop run
+    # iteration by iteration over Z's rows, as image_gradient's and row_blocks' slices are)
+    "concatenated_rows",
 }
 
-#: the forms with no lazy Dask form in this first slice: refused at the user's line, in these chunkings
+#: the forms with no lazy Dask form: refused at the user's line, in these chunkings.  Both read a matrix at two
+#: index arrays at once, pointwise (``m[i, j]``, ``xs[i2[seg], j2]``), which the printer writes as NumPy's
+#: indexing: Dask's ``__getitem__`` takes one index array per call ("Don't yet support nd fancy indexing"),
+#: NumPy index arrays included, and the dask namespace cannot reach into the array's own indexing; a form
+#: needs the printer to write the read as ``m.vindex[i, j]`` or a flat index (``m.reshape(-1)[i * n + j]``).
+#: hmc_like_potential's rows are moreover lanes a branch selects, whose number is unknown until the mask is
+#: computed (``xp.arange(ix.shape[0])``).  Every other entry the first slice refused has a form now
+#: (lower/dask_xp_forms.py, dask_helpers._put, dask_xp's LaneCount)
 NO_LAZY_FORM = {
-    "triangular_sum": (EVERY, "np.repeat by an array of counts (a triangular index set)"),
-    "pairwise_energy": (EVERY, "np.repeat by an array of counts (the pairs i < j)"),
-    "sum_generator_nested": (EVERY, "np.repeat by an array of counts (a triangular generator)"),
-    "hmc_like_potential": (EVERY, "an arange whose length is a masked subset's size (unknown until computed)"),
-    "smoothed_signal": (EVERY, "np.convolve"),
-    "matched_filter": (EVERY, "np.correlate"),
-    "clipped_log_loss": (EVERY, "a full() of a masked subset's size"),
-    "concatenated_rows": (EVERY, "an element write through index arrays"),
-    "column_writes": (EVERY, "an element write through index arrays"),
-    "image_gradient": (("one",), "an element write through index arrays"),
-    "row_blocks": (("one",), "an element write through index arrays"),
-    "block_writes": (("one",), "an element write through index arrays"),
-    "frobenius": (EVERY, "dask's norm of a 3-D array"),
-    "gaussian_by_imports": (EVERY, "np.linalg.slogdet"),
-    "gaussian_loglik": (EVERY, "np.linalg.slogdet"),
-    "gaussian_process_nll": (EVERY, "np.linalg.slogdet"),
-    "determinant": (EVERY, "np.linalg.det"),
-    "sign_times_exp_logdet": (EVERY, "np.linalg.slogdet"),
-    "ridge": (("twos",), "dask's LU needs square chunks"),
-    "mahalanobis_solve": (("twos",), "dask's LU needs square chunks"),
-    "inverse": (("twos",), "dask's LU needs square chunks"),
-    "solve_matrix_rhs": (("twos",), "dask's LU needs square chunks"),
-    "newton_steps": (("twos",), "dask's LU needs square chunks"),
+    "sum_generator_nested": (EVERY, "m[i, j] by two index arrays at once (a triangular generator)"),
+    "hmc_like_potential": (EVERY, "xs[i, j] by two index arrays, over a branch's lanes (an arange of their "
+                                  "number, unknown until computed)"),
 }
 
 
 #: the entries whose call computes part of its graph while building it (scalar code on a reduced value, which
 #: Python runs: coarsen_nb/dask_arrays.py and notes/README.md name the forms), in these chunkings; every other
-#: entry's graph is built without computing anything (the runtime's one ``dask.compute`` at return)
+#: entry's graph is built without computing anything (the runtime's one ``dask.compute`` at return).  (Counts of
+#: ``repeat`` and indices of element writes built by Dask from shapes alone, ``arange`` and ``zeros``, are
+#: evaluated where the graph is built, by lower/dask_xp_forms._known_values on Dask's synchronous scheduler: a
+#: graph with no argument's data in it, so not an early compute of the data, and not seen here)
 EAGER = {
     "bgd_hyperopt": (EVERY, "a while loop the data ends (if abs(w) > 1e6: break)"),
+    # (the printer's scalar sign, rules/elementwise.py: `1.0 if det_A > 0 else ...`, a Python choice)
+    "determinant": (EVERY, "the sign of det(A) in its gradient, a Python conditional on the reduced value"),
     # loops run iteration by iteration (refused where chunked, ITERATED), a Python if on an element's value
     **{name: (("one",), "a Python if on an element of a loop run iteration by iteration") for name in (
         "break_first_negative", "copy_then_write", "early_return_in_loop", "extremum_filter_default",

@@ -33,6 +33,9 @@ CHUNKED = {
     "gmm": ("x",),
     "horner_fit": ("xs", "ys"),
     "hmc": ("X", "y"),
+    # (its pairs i < j: np.repeat by counts built from the shapes, lazy in dask_xp_forms; the pairs gathered
+    # by Dask's indexing from the chunked coordinates)
+    "pairwise_energy": ("x", "y", "z"),
 }
 
 
@@ -96,10 +99,10 @@ def test_an_option_with_its_time_axis_chunked_is_refused_naming_the_loop():
 #: the kernels whose graph is built without computing anything (brachistochrone, exp_smoothing and iir_filter
 #: since the dask namespace's lazy ``math`` and helpers, test_dask_lazy.py; horner_fit was already, unlisted;
 #: gmm since it runs chunk by chunk, its mixture weights computed in each chunk: the dask module's mu[k] by a
-#: Dask index array computed it); the others (``EAGER``, none now) compute a part of it where they run, named in
-#: coarsen_nb/dask_arrays.py
+#: Dask index array computed it; pairwise_energy since its pairs have a lazy form); the others (``EAGER``, none
+#: now) compute a part of it where they run, named in coarsen_nb/dask_arrays.py
 LAZY = ("piecewise_sum", "logreg_nll", "black_scholes", "asian_option", "barrier_option", "hmc",
-        "brachistochrone", "exp_smoothing", "iir_filter", "horner_fit", "gmm")
+        "brachistochrone", "exp_smoothing", "iir_filter", "horner_fit", "gmm", "pairwise_energy")
 EAGER: dict = {}
 
 

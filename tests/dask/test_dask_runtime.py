@@ -190,15 +190,17 @@ def recurrence(x, a):
 
 
 def test_a_function_without_a_lazy_dask_form_is_refused_at_the_users_line():
+    """A matrix read at two index arrays at once (``m[i, j]`` over a triangle): Dask's indexing takes one index
+    array (test_dask_corpus.NO_LAZY_FORM says why); the refusal names the user's line."""
     src = '''
-def smoothed(x, w):
-    return np.sum(np.convolve(x, w) ** 2)
+def triangle(m):
+    return sum(m[i, j] * m[j, i] for i in range(m.shape[0]) for j in range(i, m.shape[1]))
 '''
-    f = cn.coarsen(src, namespace={"np": np})
-    x, w = np.linspace(0.0, 1.0, 8), np.array([0.25, 0.5, 0.25])
+    f = cn.coarsen(src)
+    m = np.arange(16.0).reshape(4, 4)
     with dask.config.set(scheduler="threads"), pytest.raises(cn.CoarsenError) as err:
-        f.grad(chunked(x, "uneven"), w)
-    assert "convolve has no lazy form over Dask arrays" in str(err.value) and "line 3" in str(err.value)
+        f.grad(chunked(m, "uneven"))
+    assert "nd fancy indexing" in str(err.value) and "line 3" in str(err.value)
 
 
 def test_a_loop_over_an_array_computed_from_a_chunked_argument_is_refused_too(counting):
