@@ -15,8 +15,8 @@ class FormPrinting:
     """The ``_print_<Form>`` methods of :class:`~coarsen_nb.lower.emit.Printer` (a mixin of it)."""
 
     #: each statement computes its array when it runs (NumPy, Numba, CuPy), so an array read for its shape
-    #: alone costs its values; False for Dask, whose arrays are graphs (``full_like`` of one computes nothing
-    #: of it, and keeps its chunks): set by the module writer
+    #: alone costs its values; False for Dask, whose arrays are graphs and whose numbers may be lazy 0-d
+    #: arrays (a ``full_like`` filled with one is computed inside the task): set by the module writer
     eager = True
 
     def _print_SumTo(self, e, lv):
@@ -50,8 +50,10 @@ class FormPrinting:
         return self._scan(e, lv)
 
     def _print_BroadcastLike(self, e, lv):
-        if self._one_number(e.args[0]):
-            length = self._whole_fill_length(e.args[1]) if self.eager else None
+        if self.eager and self._one_number(e.args[0]):
+            # (not under Dask: there the number may be a lazy 0-d array, which full_like's fill value computes
+            # inside the task, with NumPy's copyto on a Dask array; zeros_like plus it stays a graph)
+            length = self._whole_fill_length(e.args[1])
             if length is not None:
                 # np.sum(e) of an array a loop fills whole: n numbers, and the array's values are not needed
                 # for its shape (empty_write's sin of every element, computed for the shape alone)

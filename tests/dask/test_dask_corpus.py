@@ -34,6 +34,11 @@ from corpus_reductions import REDUCTIONS  # noqa: E402
 from corpus_slices import SLICES  # noqa: E402
 from corpus_special import SPECIAL  # noqa: E402
 
+#: a NumPy function handed a Dask array (Dask's FutureWarning "... is not implemented by Dask array") computes it
+#: inside a task or in the client: a form the dask module must not print (a full_like filled with a lazy number
+#: did, moving_window's gradient)
+pytestmark = pytest.mark.filterwarnings("error:.*is not implemented by Dask array:FutureWarning")
+
 CHUNK_SIZES = {"one": None, "twos": 2, "single": 1}
 CHUNKED = ("twos", "single")
 EVERY = ("one", "twos", "single")
