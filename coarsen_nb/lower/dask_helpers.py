@@ -23,6 +23,10 @@ that name (``Backend.load_helpers``), as numba's own helpers are used (:mod:`.nu
   it at every pass (exp_smoothing, iir_filter: ``alpha`` is a number).  A coefficient that is a Dask array
   (reduced from the data) still decides the loop's trip count, so it is computed there: eager, named in
   :mod:`coarsen_nb.dask_arrays`.
+* ``_gather_points`` reads ``m[i, j]`` by several index arrays at once (NumPy's pointwise read), which Dask's
+  indexing refuses ("Don't yet support nd fancy indexing"): the dask printer calls it where NumPy's module
+  indexes (``FormPrinting.indexed``).  ``_python_sign`` is Python's sign of a number (the printer's scalar
+  ``1.0 if a > 0 else ...``), on a 0-d Dask array ``where`` of the same choices, so the graph stays lazy.
 * ``_erf`` evaluates Cephes' tail form on every element, with ``|x|`` clipped to [1, 6] so that it is
   finite everywhere, and selects it with ``where`` where ``|x| > 1``: the same formulas, so the same
   values as the NumPy helper, without asking the data which branch any element takes.
@@ -158,6 +162,44 @@ def _put_lanes(chunk, mask, values):
     out = _np.array(chunk, copy=True)
     out[mask] = values
     return out
+
+
+def _gather_points(a, index):
+    """``a[index]`` read point by point by one index array per axis, broadcast together (``m[i, j]``): index
+    arrays known without the data (``_known_values``) through ``a.vindex``; others as the 1-D read of ``a``
+    flattened at each point's row-major position, each index made non-negative as NumPy reads it, and an
+    index outside its axis raising IndexError when computed (``_points_inside``), as NumPy's read does, rather
+    than reading a neighbour.  Not a Dask array, fewer than two index arrays, or an
+    index with slices: ``a[index]`` (Dask's own indexing)."""
+    plain = any(isinstance(p, slice) or p is None or p is Ellipsis for p in index)
+    if not isinstance(a, xp.Array) or plain or len(index) != a.ndim or sum(_np.ndim(p) > 0 for p in index) < 2:
+        return a[index]
+    known = [_known_values(p) for p in index]
+    if all(k is not None for k in known):
+        return a.vindex[tuple(k.astype(_np.int64) for k in known)]
+    flat, outside = 0, False
+    for p, n in zip(index, a.shape, strict=True):
+        p = xp.asarray(p)
+        flat = flat * n + xp.where(p < 0, p + n, p)
+        outside = outside | (p < -n) | (p >= n)
+    flat = xp.map_blocks(_points_inside, flat, outside, dtype=flat.dtype)
+    return xp.reshape(xp.reshape(a, (-1,))[xp.reshape(flat, (-1,))], flat.shape)
+
+
+def _points_inside(flat, outside):
+    """One chunk of ``_gather_points``' positions, raising IndexError (in the task) where an index is outside
+    its axis: the 1-D read of a position past the end is not sure to raise in every chunking."""
+    if _np.any(outside):
+        raise IndexError("an index of a pointwise read is out of bounds for its axis")
+    return flat
+
+
+def _python_sign(a):
+    """Python's sign of a number, ``1.0 if a > 0 else (-1.0 if a < 0 else 0.0)`` (nan's is 0.0); of a 0-d
+    Dask array (a reduced value) ``where`` of the same choices, rather than the ``if`` that computes it."""
+    if isinstance(a, xp.Array):
+        return xp.where(a > 0, 1.0, xp.where(a < 0, -1.0, 0.0))
+    return 1.0 if a > 0 else (-1.0 if a < 0 else 0.0)
 
 
 def _erf(x):
@@ -313,4 +355,4 @@ def _block_add(b, lo0, n0, lo1, n1, v):
 DASK_HELPERS = {f.__name__: inspect.getsource(f) for f in (
     _put, _write_index, _progression, _ascending, _put_scattered, _put_lanes, _erf, _softplus, _sigmoid, _ieee_div,
     _erfc, _lin_scan, _scatter_sum, _logsumexp,
-    _scatter_add, _window_add, _block_add)}
+    _scatter_add, _window_add, _block_add, _gather_points, _points_inside, _python_sign)}

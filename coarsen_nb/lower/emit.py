@@ -40,6 +40,7 @@ import sympy as sp
 
 from coarsen_nb.lower import lir, naming
 from coarsen_nb.lower.branches import BranchPrinting
+from coarsen_nb.lower.dask_printing import points_read
 from coarsen_nb.lower.domain import loop_nesting
 from coarsen_nb.lower.form_printing import FormPrinting
 from coarsen_nb.lower.level_printing import LevelPrinting
@@ -403,7 +404,8 @@ class Printer(LevelPrinting, OperatorPrinting, NestPrinting, SegmentPrinting, Br
             codes = [self.value(i, lv) for i in idx]
             if not self._is_array_level(lv):
                 codes = [c if is_int_literal(c) else lir.Call(lir.Name("int"), (c,)) for c in codes]
-            return lir.Index(lir.expr(arr), tuple(codes))
+                return lir.Index(lir.expr(arr), tuple(codes))
+            return points_read(self, lir.expr(arr), codes)
         code, is_array = self.leaf(s)
         code = lir.expr(code)
         if is_array:

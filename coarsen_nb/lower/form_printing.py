@@ -8,6 +8,7 @@ from __future__ import annotations
 import sympy as sp
 
 from coarsen_nb.lower import lir, trivial
+from coarsen_nb.lower.dask_printing import points_read
 from coarsen_nb.phi import forms, logsumexp, scans
 
 
@@ -18,6 +19,9 @@ class FormPrinting:
     #: alone costs its values; False for Dask, whose arrays are graphs and whose numbers may be lazy 0-d
     #: arrays (a ``full_like`` filled with one is computed inside the task): set by the module writer
     eager = True
+    #: a read by several index arrays at once is ``_gather_points(a, (i, j))`` (Dask's indexing takes one index
+    #: array per call): True for Dask only, set by the module writer (``lower/dask_printing.py``)
+    gather_points = False
 
     def _print_SumTo(self, e, lv):
         g, x = e.args
@@ -92,7 +96,7 @@ class FormPrinting:
         fast = self.affine_slice(e.args[1], lv) if len(e.args) == 2 else None
         if fast is not None:        # the elements a loop wrote at k + c: a slice, not a gather
             return lir.Call(lir.Name(self.helper('_take')), (whole, *fast))
-        return lir.Index(whole, tuple(self.value(i, lv) for i in e.args[1:]))
+        return points_read(self, whole, [self.value(i, lv) for i in e.args[1:]])
 
     def _print_Unwritten(self, e, lv):
         return self._unwritten(e, lv)

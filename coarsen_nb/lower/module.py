@@ -44,6 +44,7 @@ import sympy as sp
 from coarsen_nb import backends, ir
 from coarsen_nb.frontend.unbound import bound_error, is_bound_check
 from coarsen_nb.lower import allocation_checks, lir, lir_lines, lir_passes, naming, trivial
+from coarsen_nb.lower.dask_printing import lazy_scalar_call
 from coarsen_nb.lower.emit import Printer
 from coarsen_nb.lower.first_contributions import first_contributions
 from coarsen_nb.lower.helpers import HELPERS, Helper, closure
@@ -271,6 +272,8 @@ class ModuleWriter(ReverseSweep, IteratedLoops, WriterRecords):
         pr.whole_fills = trivial.whole_fills(self, kernel)
         pr.where_choices = self.backend.where_choices
         pr.eager = self.backend.name != "dask"
+        if self.backend.name == "dask":     # (lower/dask_printing.py: pointwise reads, Python's sign, kept lazy)
+            pr.gather_points, pr.scalar_call = True, lazy_scalar_call
         lanes = self._lanes()
         pr.lane_rows = {s: lanes[n] for s, n in list(kernel.scalars.items()) + list(kernel.arrays.items())
                         if n in lanes}

@@ -56,18 +56,17 @@ ITERATED = {
     "concatenated_rows",
 }
 
-#: the forms with no lazy Dask form: refused at the user's line, in these chunkings.  Both read a matrix at two
-#: index arrays at once, pointwise (``m[i, j]``, ``xs[i2[seg], j2]``), which the printer writes as NumPy's
-#: indexing: Dask's ``__getitem__`` takes one index array per call ("Don't yet support nd fancy indexing"),
-#: NumPy index arrays included, and the dask namespace cannot reach into the array's own indexing; a form
-#: needs the printer to write the read as ``m.vindex[i, j]`` or a flat index (``m.reshape(-1)[i * n + j]``).
-#: hmc_like_potential's rows are moreover lanes a branch selects, whose number is unknown until the mask is
-#: computed (``xp.arange(ix.shape[0])``).  Every other entry the first slice refused has a form now
-#: (lower/dask_xp_forms.py, dask_helpers._put, dask_xp's LaneCount)
+#: the forms with no lazy Dask form: refused at the user's line, in these chunkings.  hmc_like_potential reads
+#: ``xs[i2[seg], j2]`` over the lanes a branch selects (``y[i] > 0.5``): their number is unknown until the mask is
+#: computed, and its printed form needs ``xp.arange(ix.shape[0])`` and ``xp.tile(j, (ix.shape[0],))`` of that
+#: number (dask_xp's LaneCount refuses the arange), then ``xp.reshape`` to ``(ix.shape[0], n_j)`` and a read of
+#: ``i2[seg]``, an array of unknown chunks, by an index array, neither of which Dask does without the chunk sizes.
+#: A cumulative sum of the mask numbers the lanes lazily, but the gather and the reshape would still need
+#: the sizes: no form without computing them.  (The pointwise read itself, ``m[i, j]`` by two index arrays,
+#: has one: lower/dask_printing.py prints it ``_gather_points(m, (i, j))``, which sum_generator_nested uses.)
 NO_LAZY_FORM = {
-    "sum_generator_nested": (EVERY, "m[i, j] by two index arrays at once (a triangular generator)"),
-    "hmc_like_potential": (EVERY, "xs[i, j] by two index arrays, over a branch's lanes (an arange of their "
-                                  "number, unknown until computed)"),
+    "hmc_like_potential": (EVERY, "an arange of the lanes a branch selects (their number unknown until the mask "
+                                  "is computed), then xs[i, j] over them"),
 }
 
 
@@ -79,8 +78,6 @@ NO_LAZY_FORM = {
 #: graph with no argument's data in it, so not an early compute of the data, and not seen here)
 EAGER = {
     "bgd_hyperopt": (EVERY, "a while loop the data ends (if abs(w) > 1e6: break)"),
-    # (the printer's scalar sign, rules/elementwise.py: `1.0 if det_A > 0 else ...`, a Python choice)
-    "determinant": (EVERY, "the sign of det(A) in its gradient, a Python conditional on the reduced value"),
     # loops run iteration by iteration (refused where chunked, ITERATED), a Python if on an element's value
     **{name: (("one",), "a Python if on an element of a loop run iteration by iteration") for name in (
         "break_first_negative", "copy_then_write", "early_return_in_loop", "extremum_filter_default",

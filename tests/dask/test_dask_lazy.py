@@ -33,6 +33,9 @@ CORPUS_LAZY = {
     # a choice between two reduced values, and its indicator adjoint, printed `xp.where(t2, m_1, t)` for the
     # dask backend (Backend.where_choices, lower/branches.py): the NumPy printer's `if t2:` computed t2
     "logsumexp": corpus.EVERY, "max_of_generator": corpus.EVERY, "running_max": corpus.EVERY,
+    # the sign of det(A) in its gradient, `_python_sign(det_linalg)` for the dask backend (lower/dask_printing.py):
+    # the rule's scalar `1.0 if det_linalg > 0 else ...` computed det(A)
+    "determinant": corpus.EVERY,
 }
 
 #: kernels made lazy (math.sqrt and _ieee_div in brachistochrone's gradient, _lin_scan's loop in the others)

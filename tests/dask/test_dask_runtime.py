@@ -190,17 +190,27 @@ def recurrence(x, a):
 
 
 def test_a_function_without_a_lazy_dask_form_is_refused_at_the_users_line():
-    """A matrix read at two index arrays at once (``m[i, j]`` over a triangle): Dask's indexing takes one index
-    array (test_dask_corpus.NO_LAZY_FORM says why); the refusal names the user's line."""
+    """A matrix's rows read over the lanes a branch selects: their number is unknown until the mask is computed
+    (test_dask_corpus.NO_LAZY_FORM says why no lazy form exists); the refusal names the user's line.  (A
+    triangle ``m[i, j]`` was refused here before the dask printer read it through ``_gather_points``.)"""
     src = '''
-def triangle(m):
-    return sum(m[i, j] * m[j, i] for i in range(m.shape[0]) for j in range(i, m.shape[1]))
+def lanes(xs, y, theta):
+    u = 0.0
+    for i in range(xs.shape[0]):
+        z = 0.0
+        for j in range(len(theta)):
+            z += xs[i, j] * theta[j]
+        if y[i] > 0.5:
+            u += math.log(1.0 + math.exp(-z))
+        else:
+            u += math.log(1.0 + math.exp(z))
+    return u
 '''
-    f = cn.coarsen(src)
-    m = np.arange(16.0).reshape(4, 4)
+    f = cn.coarsen(src, wrt="theta", namespace={"math": __import__("math")})
+    xs, y, theta = np.arange(12.0).reshape(4, 3) / 10.0, np.array([0.0, 1.0, 1.0, 0.2]), np.array([0.5, -1.0, 2.0])
     with dask.config.set(scheduler="threads"), pytest.raises(cn.CoarsenError) as err:
-        f.grad(chunked(m, "uneven"))
-    assert "nd fancy indexing" in str(err.value) and "line 3" in str(err.value)
+        f.value_and_grad(chunked(xs, "uneven"), chunked(y, "uneven"), chunked(theta, "uneven"))
+    assert "lanes a branch selects" in str(err.value) and "line 4" in str(err.value), str(err.value)
 
 
 def test_a_loop_over_an_array_computed_from_a_chunked_argument_is_refused_too(counting):
