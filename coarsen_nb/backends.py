@@ -74,6 +74,9 @@ class Backend:
     # printed ``choice = xp.where(t2, a, b)`` (lower/branches.py): dask's, where a Python ``if`` on a reduced
     # value would compute it while the graph is built
     where_choices: bool = False
+    # the arrays are task graphs (dask): a statement computes nothing when it runs, and a number may be a lazy
+    # 0-d array; the printer keeps both so (lower/dask_printing.py, FormPrinting.eager)
+    lazy_graph: bool = False
 
     @property
     def tape(self) -> ModuleType | None:
@@ -239,7 +242,7 @@ def _dask_helpers() -> dict:
 # (lower/dask_xp_forms.py, pasted after it, adds the forms dask.array lacks: linalg, convolve, repeat by counts)
 DASK = Backend("dask", "dask.array", "Dask (dask.array) and NumPy",
                prologue=_pasted("dask_xp.py") + "\n\n\n" + _pasted("dask_xp_forms.py"),
-               load_helpers=_dask_helpers, array_type="Array", where_choices=True,
+               load_helpers=_dask_helpers, array_type="Array", where_choices=True, lazy_graph=True,
                install_hint="install Dask (pip install coarsen-nb[dask]); the generated code is in .source")
 
 #: The ``backend=`` options, in the order the docs list them.

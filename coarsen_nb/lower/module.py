@@ -271,8 +271,8 @@ class ModuleWriter(ReverseSweep, IteratedLoops, WriterRecords):
         pr.leaf_map, pr.words = leaves, naming.kernel_words(kernel, self.plan.words, pr.deps.ranges)
         pr.whole_fills = trivial.whole_fills(self, kernel)
         pr.where_choices = self.backend.where_choices
-        pr.eager = self.backend.name != "dask"
-        if self.backend.name == "dask":     # (lower/dask_printing.py: pointwise reads, Python's sign, kept lazy)
+        pr.eager = not self.backend.lazy_graph
+        if self.backend.lazy_graph:     # (lower/dask_printing.py: pointwise reads, Python's sign, kept lazy)
             pr.gather_points, pr.scalar_call = True, lazy_scalar_call
         lanes = self._lanes()
         pr.lane_rows = {s: lanes[n] for s, n in list(kernel.scalars.items()) + list(kernel.arrays.items())
