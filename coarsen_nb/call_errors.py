@@ -87,6 +87,8 @@ def _translate(exc: Exception, read: list[str], user_lines: list[int], fname: st
         shown = ", ".join(f"{p}: {s}" for p, s in shapes.items() if s != ()) or "no arrays"
         hint = (f"the arguments' shapes ({shown}) do not fit what this line does: check the loop bounds and "
                 "indices against the arrays' lengths, and the number of indices against their dimensions")
+    elif isinstance(exc, NotImplementedError) and _dask_arguments(params, primal):
+        hint = _no_lazy_form_hint(params, primal)
     else:
         hint = f"run {'this line of ' if line is not None else ''}the plain function on the same arguments to see why"
     construct = arrays[0] if len(arrays) == 1 else fname
@@ -95,6 +97,34 @@ def _translate(exc: Exception, read: list[str], user_lines: list[int], fname: st
         return coarsen_error_as(type(exc))(construct, line, None, text_line, hint, user_source.filename, message)
     except TypeError:       # an exception type that cannot be a base (an incompatible layout, a custom __init__)
         return CoarsenError(construct, line, None, text_line, hint, user_source.filename, message)
+
+
+def _dask_arguments(params: tuple[str, ...], primal: tuple) -> list[str]:
+    """The parameters given Dask arrays (checked by the type's module: no Dask import where none is used)."""
+    return [p for p, a in zip(params, primal, strict=True) if type(a).__module__.split(".")[0] == "dask"]
+
+
+def _no_lazy_form_hint(params: tuple[str, ...], primal: tuple) -> str:
+    """What to do where the dask module has no lazy form for a line (``lower/dask_xp.py`` raises
+    NotImplementedError naming it): run in memory what fits there.  The records are the Dask arguments with the
+    most rows (an unknown number counts as most); the others are usually parameters, and with them as NumPy
+    arrays a sum over the records runs chunk by chunk (dask_chunk_sums.py)."""
+    dask_args = _dask_arguments(params, primal)
+    values = dict(zip(params, primal, strict=True))
+
+    def rows(p):
+        shape = np.shape(values[p])
+        n = shape[0] if shape else 1
+        return np.inf if n != n else n       # (NaN: chunks of unknown size)
+
+    most = max(rows(p) for p in dask_args)
+    records = [p for p in dask_args if rows(p) == most]
+    small = [p for p in dask_args if rows(p) != most]
+    if small:
+        kind = "a NumPy array" if len(small) == 1 else "NumPy arrays"
+        return (f"pass {', '.join(small)} as {kind} ({small[0]}.compute()) and keep only {', '.join(records)} in "
+                "Dask: a sum over the records then runs chunk by chunk; or compute every argument first")
+    return f"compute {', '.join(records)} first ({records[0]}.compute()) where it fits in memory, or rewrite this line"
 
 
 def _opaque_line(target: str | None, plan) -> list[int]:

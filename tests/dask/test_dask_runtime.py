@@ -211,6 +211,13 @@ def lanes(xs, y, theta):
     with dask.config.set(scheduler="threads"), pytest.raises(cn.CoarsenError) as err:
         f.value_and_grad(chunked(xs, "uneven"), chunked(y, "uneven"), chunked(theta, "uneven"))
     assert "lanes a branch selects" in str(err.value) and "line 4" in str(err.value), str(err.value)
+    # what to do instead: the parameter in memory, only the records in Dask (then a sum over them, chunk by chunk)
+    assert "pass theta as a NumPy array (theta.compute()) and keep only xs, y in Dask" in str(err.value), str(err.value)
+    with dask.config.set(scheduler="threads"):
+        got = f.value_and_grad(chunked(xs, "uneven"), chunked(y, "uneven"), theta)
+        want = f.value_and_grad(xs, y, theta)
+        np.testing.assert_allclose(computed(got[0]), want[0], rtol=1e-12)
+        np.testing.assert_allclose(computed(got[1]), want[1], rtol=1e-12, atol=1e-15)
 
 
 def test_a_loop_over_an_array_computed_from_a_chunked_argument_is_refused_too(counting):
