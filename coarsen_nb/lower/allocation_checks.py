@@ -13,9 +13,8 @@ needs none.
 
 from __future__ import annotations
 
-import sympy as sp
-
 from coarsen_nb import ir
+from coarsen_nb.lower import trivial
 from coarsen_nb.lower.lir import Assign, Attr, BoolOp, Call, Compare, Expr, If, Index, Lit, Name, Raise, Stmt, Tuple
 from coarsen_nb.plan import KernelStep, PrimStep, walk_steps
 
@@ -41,14 +40,7 @@ def nonnegative_names(plan) -> frozenset[str]:
                     and all(isinstance(i, ir.Const) for i in e.index):
                 found.add(st.name)
         elif isinstance(st, KernelStep) and found:
-            k = st.kernel
-            temps = dict(k.body)
-            for o in k.outputs:
-                x = o.symbol
-                while x in temps and isinstance(temps[x], sp.Symbol):
-                    x = temps[x]
-                if k.scalars.get(x) in found:
-                    found.add(o.name)
+            found.update(out for out, source in trivial.passed_on(st.kernel) if source in found)
     return frozenset(found)
 
 

@@ -118,16 +118,24 @@ def fresh_vectors(plan) -> dict[str, str]:
                 and len(e.args) == 1 and not e.static and isinstance(e.args[0], ir.Name):
             fresh[st.name] = e.args[0].id
         elif isinstance(st, KernelStep) and fresh:
-            k = st.kernel
-            temps = dict(k.body)
-            for o in k.outputs:
-                x = o.symbol
-                while x in temps and isinstance(temps[x], sp.Symbol):
-                    x = temps[x]
-                source = k.arrays.get(x)
+            for out, source in passed_on(st.kernel):
                 if source in fresh:
-                    fresh[o.name] = fresh[source]
+                    fresh[out] = fresh[source]
     return fresh
+
+
+def passed_on(kernel):
+    """``(output, input)`` SSA names of each output of ``kernel`` (an SOI) that is one of its inputs unchanged
+    (through copies of symbols): what a plan-wide fact about the input (a fresh array, a length) says of the
+    output too."""
+    temps = dict(kernel.body)
+    for o in kernel.outputs:
+        x = o.symbol
+        while x in temps and isinstance(temps[x], sp.Symbol):
+            x = temps[x]
+        source = kernel.scalars.get(x) or kernel.arrays.get(x)
+        if source is not None:
+            yield o.name, source
 
 
 def fills_whole(pr, init) -> bool:
