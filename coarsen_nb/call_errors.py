@@ -21,9 +21,11 @@ message it repeats.
 from __future__ import annotations
 
 import re
+import sys
 
 import numpy as np
 
+from coarsen_nb.backends import DASK
 from coarsen_nb.error_kinds import coarsen_error_as
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.lower import lir, lir_lines
@@ -100,8 +102,9 @@ def _translate(exc: Exception, read: list[str], user_lines: list[int], fname: st
 
 
 def _dask_arguments(params: tuple[str, ...], primal: tuple) -> list[str]:
-    """The parameters given Dask arrays (checked by the type's module: no Dask import where none is used)."""
-    return [p for p, a in zip(params, primal, strict=True) if type(a).__module__.split(".")[0] == "dask"]
+    """The parameters given Dask arrays (as ``dask_arrays.is_dask``: no Dask import where none is used)."""
+    da = sys.modules.get(DASK.xp_module)
+    return [] if da is None else [p for p, a in zip(params, primal, strict=True) if isinstance(a, da.Array)]
 
 
 def _no_lazy_form_hint(params: tuple[str, ...], primal: tuple) -> str:
