@@ -9,37 +9,12 @@ anything was compiled.  Gradients are checked against central differences of the
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
-import textwrap
 
 import numpy as np
+from numba_child import central, energy, run_child
 
-_PROCESS = textwrap.dedent('''
-    import json, sys, warnings
-    import numpy as np
-    import coarsen_nb as cn
-    from numba.core import event
-    warnings.simplefilter("error", UserWarning)     # a fallback to NumPy code fails the test
-    SOURCE = """
-    def energy(x, w):
-        s = 0.0
-        for i in range(len(x) - 1):
-            d = x[i + 1] - x[i]
-            s += w * d * d + 0.5 * x[i]
-        return s
-    """
-    compiled = []
-
-    class Count(event.Listener):
-        def on_start(self, ev):
-            compiled.append(1)
-
-        def on_end(self, ev):
-            pass
-
+_PROCESS = '''
     x = np.linspace(-1.0, 2.0, 7) ** 2
     with event.install_listener("numba:compile", Count()):
         f = cn.coarsen(SOURCE, backend="numba")
@@ -49,36 +24,23 @@ _PROCESS = textwrap.dedent('''
         again = cn.coarsen(fresh, backend="numba").grad(x, 1.5)
     print(json.dumps(dict(loaded, compiled_after=len(compiled), gx=list(gx), gw=gw, again=[list(again[0]), again[1]],
                           registries_after="numba.np.random.legacy" in sys.modules)))
-''')
-
-
-def _plain(scale):
-    def energy(x, w):
-        return sum(w * (x[i + 1] - x[i]) ** 2 + scale * x[i] for i in range(len(x) - 1))
-    return energy
-
-
-def _central(fn, x, w, h=1e-6):
-    gx = np.array([(fn(x + h * e, w) - fn(x - h * e, w)) / (2 * h) for e in np.eye(len(x))])
-    return gx, (fn(x, w + h) - fn(x, w - h)) / (2 * h)
+'''
 
 
 def test_a_warm_process_loads_without_the_registries_and_compiles_with_them_after(tmp_path):
     # (the whole-pipeline cache off: the second process also lifts and prints, and only Numba's cache is warm)
     env = dict(os.environ, COARSEN_NB_CACHE=str(tmp_path), COARSEN_NB_PIPELINE_CACHE="0")
     scales = ("0.25", "0.75")
-    cold, warm = [json.loads(subprocess.run([sys.executable, "-c", _PROCESS, scale], env=env, capture_output=True,
-                                            text=True, check=True, timeout=300).stdout.strip().splitlines()[-1])
-                  for scale in scales]
+    cold, warm = [run_child(_PROCESS, scale, env=env) for scale in scales]
     assert cold["compiled"] > 0 and cold["registries"]
     assert warm["compiled"] == 0                    # everything came from Numba's disk cache ...
     assert not warm["registries"]                   # ... without Numba's first-load refresh
     assert warm["compiled_after"] > 0 and warm["registries_after"]  # a module met later: compiled with them
     x = np.linspace(-1.0, 2.0, 7) ** 2
     for out, scale in zip((cold, warm), scales, strict=True):
-        rx, rw = _central(_plain(0.5), x, 1.5)
+        rx, rw = central(energy(0.5), x, 1.5)
         np.testing.assert_allclose(out["gx"], rx, rtol=1e-6, atol=1e-6)
         np.testing.assert_allclose(out["gw"], rw, rtol=1e-6)
-        ax, aw = _central(_plain(float(scale)), x, 1.5)
+        ax, aw = central(energy(float(scale)), x, 1.5)
         np.testing.assert_allclose(out["again"][0], ax, rtol=1e-6, atol=1e-6)
         np.testing.assert_allclose(out["again"][1], aw, rtol=1e-6)

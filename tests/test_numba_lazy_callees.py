@@ -16,6 +16,7 @@ import sys
 import textwrap
 
 import numpy as np
+from numba_child import central, energy, run_child
 
 _NUMBA_ALONE = textwrap.dedent('''
     import json, math
@@ -97,29 +98,7 @@ def test_a_callee_is_code_generated_inside_its_caller_and_runs_as_before():
     assert out["failed"] is not None and out["restored_after_failure"]
 
 
-_THROUGH_THE_LOADER = textwrap.dedent('''
-    import json, sys, warnings
-    import numpy as np
-    import coarsen_nb as cn
-    from numba.core import event
-    warnings.simplefilter("error", UserWarning)     # a fallback to NumPy code fails the test
-    SOURCE = """
-    def energy(x, w):
-        s = 0.0
-        for i in range(len(x) - 1):
-            d = x[i + 1] - x[i]
-            s += w * d * d + 0.5 * x[i]
-        return s
-    """
-    compiled = []
-
-    class Count(event.Listener):
-        def on_start(self, ev):
-            compiled.append(ev.data["dispatcher"].py_func.__name__)
-
-        def on_end(self, ev):
-            pass
-
+_THROUGH_THE_LOADER = '''
     x = np.linspace(-1.0, 2.0, 7) ** 2
     f = cn.coarsen(SOURCE, backend="numba")
     with event.install_listener("numba:compile", Count()):
@@ -130,25 +109,17 @@ _THROUGH_THE_LOADER = textwrap.dedent('''
                if hasattr(d, "targetoptions") and d.targetoptions.get("no_cpython_wrapper") and d.overloads
                and type(d._cache).__name__ == "NullCache"}
     print(json.dumps(dict(compiled=compiled, callees=callees, gx=list(gx), gw=gw)))
-''')
-
-
-def _energy(x, w):
-    return sum(w * (x[i + 1] - x[i]) ** 2 + 0.5 * x[i] for i in range(len(x) - 1))
+'''
 
 
 def test_the_loaders_loop_functions_are_lazy_and_a_warm_process_needs_none_of_them(tmp_path):
     env = dict(os.environ, COARSEN_NB_CACHE=str(tmp_path), COARSEN_NB_PIPELINE_CACHE="0")
-    cold, warm = [json.loads(subprocess.run([sys.executable, "-c", _THROUGH_THE_LOADER], env=env,
-                                            capture_output=True, text=True, check=True,
-                                            timeout=300).stdout.strip().splitlines()[-1]) for _ in range(2)]
+    cold, warm = [run_child(_THROUGH_THE_LOADER, env=env) for _ in range(2)]
     assert cold["callees"] and all(all(lazy) for lazy in cold["callees"].values())     # the loop functions
     assert "energy_grad" in cold["compiled"]
     assert warm["compiled"] == [] and warm["callees"] == {}      # the entry from the disk cache, alone
     x = np.linspace(-1.0, 2.0, 7) ** 2
-    h = 1e-6
-    rx = np.array([(_energy(x + h * e, 1.5) - _energy(x - h * e, 1.5)) / (2 * h) for e in np.eye(len(x))])
-    rw = (_energy(x, 1.5 + h) - _energy(x, 1.5 - h)) / (2 * h)
+    rx, rw = central(energy(), x, 1.5)
     for out in (cold, warm):
         np.testing.assert_allclose(out["gx"], rx, rtol=1e-6, atol=1e-6)
         np.testing.assert_allclose(out["gw"], rw, rtol=1e-6, atol=1e-6)
