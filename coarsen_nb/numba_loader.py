@@ -69,6 +69,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import CodeType, ModuleType
 
+from coarsen_nb.collector_pause import collector_paused
 from coarsen_nb.module_parts import CARRIED, SHARED_HELPER, Part, joined, lines_of
 from coarsen_nb.numba_blas_probe import deferred_blas_import
 from coarsen_nb.numba_cache_hits import cache_loads_without_refresh
@@ -375,8 +376,10 @@ class JitFunction:
             from numba.core.compiler_lock import global_compiler_lock
 
             context = self.dispatcher.targetdescr.target_context
+            # (Python's cyclic collector paused, coarsen_nb.collector_pause: Numba's typing and lowering allocate
+            # millions of objects that live on, and its collections walked them: ~0.1 s of pendulum_batch's 1.5 s)
             with (global_compiler_lock, cache_loads_without_refresh(self.dispatcher), deferred_blas_import(context),
-                  lazy_callee_libraries(context), overloads_shared_across_flags()):
+                  lazy_callee_libraries(context), overloads_shared_across_flags(), collector_paused()):
                 self.dispatcher.compile(key)
         except Exception as exc:
             return self._give_up(exc)

@@ -20,6 +20,7 @@ import os
 
 from coarsen_nb import backends, checks, cupy_arrays, dask_arrays, front_cache, run_errors
 from coarsen_nb.call_keys import SEEN_MAX, Seen, shapes, type_key
+from coarsen_nb.collector_pause import collector_paused
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.frontend import reads
 from coarsen_nb.phi.arg_types import T, signature_of
@@ -102,7 +103,13 @@ class Coarsened:
 
     def _run_front_end(self) -> front_cache.Front:
         """Parse, build SSA and gate; what it read from the user's namespace is recorded with the result
-        (:mod:`coarsen_nb.front_cache`), so that a later process can skip this."""
+        (:mod:`coarsen_nb.front_cache`), so that a later process can skip this.  It runs with Python's cyclic
+        collector paused (:mod:`coarsen_nb.collector_pause`): SymPy's import is most of a cold front end."""
+        with collector_paused():
+            return self._front_end_run()
+
+    def _front_end_run(self) -> front_cache.Front:
+        """:meth:`_run_front_end`'s work."""
         from coarsen_nb.frontend.parse import parse
         from coarsen_nb.frontend.signature import defaults_of
         from coarsen_nb.frontend.ssa import to_ssa

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from coarsen_nb import backends, module_parts, pipeline_cache
+from coarsen_nb.collector_pause import collector_paused
 from coarsen_nb.errors import CoarsenError, FallbackWarning, InternalCompilerError, NoSegmentForm
 from coarsen_nb.phi.arg_types import T
 from coarsen_nb.version import __version__
@@ -106,7 +107,14 @@ def compile_signature(f: Request, sig: tuple[T, ...]) -> Compiled:
     :class:`NoSegmentForm` limit, said in a :class:`FallbackWarning`), and load the module.
 
     A module found in the pipeline cache is loaded without any of that: the cache holds only modules
-    whose inference and checks passed for the same inputs, and nothing here imports SymPy before a miss."""
+    whose inference and checks passed for the same inputs, and nothing here imports SymPy before a miss.
+    The whole of it runs with Python's cyclic collector paused (:mod:`coarsen_nb.collector_pause`)."""
+    with collector_paused():
+        return _compile_signature(f, sig)
+
+
+def _compile_signature(f: Request, sig: tuple[T, ...]) -> Compiled:
+    """:func:`compile_signature`'s work."""
     wrt = f.wrt or tuple(p for p, t in zip(f.params, sig, strict=True) if t.kind == "float")
     reuse = DEFAULT_REUSE if f.reuse is None else f.reuse
     backend = backends.get(f.backend, f.parallel)
@@ -148,8 +156,9 @@ def compile_signature(f: Request, sig: tuple[T, ...]) -> Compiled:
             fallback = (f"the {SELECTION_NAMES[f.mode]} selection has no form for {limits[0]}; "
                         f"using the {SELECTION_NAMES[mode]} selection instead (same values and gradients)")
     if fallback is not None:
-        # stacklevel 5: the user's call (f(...), f.grad, retune) -> _specialize/_compile_like -> _compile -> here
-        warnings.warn(FallbackWarning(f"coarsen_nb: {f.name}: {fallback}"), stacklevel=5)
+        # stacklevel 6: the user's call (f(...), f.grad, retune) -> _specialize/_compile_like -> _compile ->
+        # compile_signature -> here
+        warnings.warn(FallbackWarning(f"coarsen_nb: {f.name}: {fallback}"), stacklevel=6)
 
     def regenerate():
         # the plan and line table of a module from the cache: the pipeline again, which must print the same text

@@ -268,5 +268,15 @@ def walk(e: Expr) -> Iterator[Expr]:
 
 
 def names_in(e: Expr) -> list[str]:
-    """The names ``e`` reads, once per occurrence, in print order."""
-    return [n.id for n in walk(e) if isinstance(n, Name)]
+    """The names ``e`` reads, once per occurrence, in print order (:func:`walk`'s order, without its generator:
+    the dead-code passes ask this of every statement again and again, ~18000 times in gmm's build, and the
+    generator's frames were half of its time)."""
+    out: list[str] = []
+    stack = [e]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Name):
+            out.append(node.id)
+        else:
+            stack.extend(reversed(node.children()))
+    return out
