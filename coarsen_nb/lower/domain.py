@@ -14,6 +14,9 @@ and reduction from a tuple.  The kinds:
 ``loop``     a loop index over its range, each target a scatter or one reduction over the index (``reduces``:
              each target's, None for a scatter): the work of several ``reduce`` and ``scatter`` domains over
              the same loop in one pass (black_scholes's adjoint: the sum into ``b_r`` and the scatters);
+``fill``     a loop index over ``range(0, n, 1)``, each target a new float array of length ``n`` that a write
+             ``w[k] = g(k)`` fills whole (:func:`coarsen_nb.lower.trivial.whole_fills`): ``g`` stored at each k
+             (gmm's ``log_w[k] = logits[k] - log_norm - log_sigma[k] - c``);
 ``scan``     a loop index whose steps carry linear recurrences (``LinScan``, and the reverse ``LinCostate``):
              its targets sums over the index and scatters ``b_x[k] += g(k)``, computed in sequential passes
              (:mod:`coarsen_nb.lower.numba_scans`);
