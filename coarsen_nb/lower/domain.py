@@ -59,7 +59,7 @@ from coarsen_nb.phi import forms
 from coarsen_nb.symbolic.levels import ELEM
 
 LEVEL_KINDS = ("range", "rect", "segment", "mask", "point")
-KINDS = ("elem", "elemsum", "reduce", "scatter", "loop", "rows", "scan", "nest") + LEVEL_KINDS
+KINDS = ("elem", "elemsum", "reduce", "scatter", "loop", "fill", "rows", "scan", "nest") + LEVEL_KINDS
 _IDENTITY = {"sum": sp.Integer(0), "prod": sp.Integer(1), "max": -sp.oo, "min": sp.oo}
 
 
@@ -225,6 +225,12 @@ def verify(dom: Domain, body) -> None:
                 raise AssertionError(f"scatter {t} varies over {t.level}, not {dom.index}")
             if body.deps(t.expr).union(*(body.deps(sp.sympify(i)) for i in t.index)) - {dom.index}:
                 raise AssertionError(f"scatter {t} varies over more than {dom.index}")
+    elif dom.kind == "fill":
+        if str(dom.bounds[0]) != "0" or str(dom.bounds[2]) != "1":
+            raise AssertionError(f"a fill over {dom.bounds}, not range(0, n)")
+        for t in dom.targets:
+            if t.mode != "new" or body.deps(t.expr) - {dom.index}:
+                raise AssertionError(f"fill target {t} is not a new value at {dom.index}")
     elif dom.kind == "scan":
         for t in dom.targets:
             varies = body.deps(t.expr).union(*(body.deps(sp.sympify(i)) for i in t.index))

@@ -102,14 +102,14 @@ class FormPrinting:
         return points_read(self, whole, [self.value(i, lv) for i in e.args[1:]])
 
     def _gathered_point(self, e, lv) -> lir.Expr | None:
-        """``b[int(k)]`` for ``Gather(b, k)`` of an array leaf ``b`` at the loop's point ``k`` of a loop function
+        """``b[int(i)]`` for ``Gather(b, i)`` of an array leaf ``b`` at an index ``i`` of a loop function's indices
         (``scalar_points``: :func:`~coarsen_nb.lower.fusion_domain.point_gather`), as a read ``x[k]`` prints;
         None where the gather is not one element of a leaf."""
         array = e.args[0]
         while isinstance(array, sp.Symbol) and array in self.temps:
             array = self.temps[array]
         if not isinstance(array, sp.Symbol) or array in self.reads or \
-                not all(i in self.deps.ranges for i in e.args[1:]):
+                not all(self.deps(i) <= set(self.deps.ranges) for i in e.args[1:]):
             return None
         try:
             code, is_array = self.leaf(array)

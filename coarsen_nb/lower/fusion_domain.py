@@ -122,16 +122,18 @@ def domain(body: Body, targets: list[Target], point_gathers: bool = False) -> Do
 
 
 def point_gather(body: Body, node) -> bool:
-    """Whether ``node`` is ``Gather(b, k, ...)`` of a whole array leaf ``b`` at loop indices alone (the adjoint
-    of a write ``w[k] = g`` read back at the write's point, gmm's ``b_log_w[k]``): one element per point of
-    the loop, as a read ``x[k]`` is."""
+    """Whether ``node`` is ``Gather(b, i(k), ...)`` of a whole array leaf ``b`` at indices of loop indices alone
+    (the adjoint of a write ``w[k + 1] = g`` read back at the write's point, gmm's ``b_log_w[k]``): one
+    element per point of the loop, as a read ``x[k + 1]`` is."""
     if not isinstance(node, forms.Gather):
         return False
     array = node.args[0]
     while isinstance(array, sp.Symbol) and array in body.temps:
         array = body.temps[array]
     leaf = body.leaves.get(array)
-    return leaf is not None and leaf[2] and all(i in body.deps.ranges for i in node.args[1:])
+    return leaf is not None and leaf[2] and all(body.deps(sp.sympify(i)) <= set(body.deps.ranges)
+                                                and not any(isinstance(n, _UNFUSABLE + (forms.Reduction,))
+                                                            for n in body.nodes(i)) for i in node.args[1:])
 
 
 def _integer(body: Body, e) -> bool:

@@ -48,11 +48,25 @@ def shifted_table(x, t, s):
     return total
 
 
+def shifted_write(x, a, c):
+    n = len(a)
+    w = np.zeros(n + 1)
+    for j in range(n):
+        w[j + 1] = a[j] * c
+    total = 0.0
+    for i in range(len(x)):
+        for j in range(n + 1):
+            total += w[j] * math.cos(x[i] + j)
+    return total
+
+
 PAIRS = BackendPairs({
     "gmm": (gmm_kernel.gmm, tuple(gmm_kernel.META["wrt"])),
     "weighted_pairs": (weighted_pairs, ("x", "a", "b", "c")),
     "shifted_table": (shifted_table, ("x", "t", "s")),
+    "shifted_write": (shifted_write, ("x", "a", "c")),
 })
+FILLS = ("gmm", "weighted_pairs", "shifted_table")
 
 
 def _args(name, n, k, seed=0):
@@ -61,6 +75,8 @@ def _args(name, n, k, seed=0):
         return gmm_kernel.make_inputs(n, seed)
     if name == "weighted_pairs":
         return rng.normal(size=n), rng.normal(size=k), rng.normal(size=k), 0.7
+    if name == "shifted_write":
+        return rng.normal(size=n), rng.normal(size=k), 0.7
     return rng.normal(size=n), rng.normal(size=k), 0.3
 
 
@@ -74,7 +90,7 @@ def test_numba_equals_numpy_and_differences(name):
     PAIRS.check_with_differences(name, _args(name, 6, 5))
 
 
-@pytest.mark.parametrize("name", list(PAIRS.programs))
+@pytest.mark.parametrize("name", FILLS)
 def test_fill_glue_is_two_loop_functions(name):
     """NAME_grad calls a fill loop before the nest and one adjoint loop after it; the glue's array helpers
     and array expressions are gone from the entry."""
@@ -85,6 +101,18 @@ def test_fill_glue_is_two_loop_functions(name):
     assert "_fwd_fill(" in entry and "_vjp_loop(" in entry, entry
     for spelled in ("_take(", "_scatter_add(", "xp.sum("):
         assert spelled not in entry, entry
+
+
+def test_a_shifted_writes_adjoint_reads_its_cotangent_at_the_shifted_point():
+    """``w[j + 1] = a[j] * c`` fills all of ``w`` but ``w[0]`` (array code forward, the zeros kept); its adjoint
+    reads ``b_w[j + 1]`` in the loop that sums ``b_c`` and adds into ``b_a``."""
+    _, _, by_numba = PAIRS.pair("shifted_write")
+    by_numba.grad(*_args("shifted_write", 4, 3))
+    entry = _entry(by_numba.source, "shifted_write")
+    adjoint = entry[entry.index("# SOI 2: adjoint"):]
+    assert "_vjp_loop(" in adjoint and "_fwd_fill(" not in entry, entry
+    for spelled in ("_take(", "_scatter_add(", "xp.sum("):
+        assert spelled not in adjoint, entry
 
 
 @pytest.mark.parametrize("name", ["gmm", "weighted_pairs"])
@@ -105,6 +133,7 @@ def test_fused_sums_equal_numpys_pairwise_sums(name):
 def test_empty_and_single_fills(k):
     PAIRS.check("weighted_pairs", _args("weighted_pairs", 4, k, seed=k))
     PAIRS.check("shifted_table", _args("shifted_table", 4, k, seed=k))
+    PAIRS.check("shifted_write", _args("shifted_write", 4, k, seed=k))
 
 
 def test_a_read_past_the_end_is_the_users_index_error():
