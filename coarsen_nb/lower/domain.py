@@ -14,6 +14,9 @@ and reduction from a tuple.  The kinds:
 ``loop``     a loop index over its range, each target a scatter or one reduction over the index (``reduces``:
              each target's, None for a scatter): the work of several ``reduce`` and ``scatter`` domains over
              the same loop in one pass (black_scholes's adjoint: the sum into ``b_r`` and the scatters);
+``fill``     a loop index over ``range(0, n, 1)``, each target a new float array of length ``n`` that a write
+             ``w[k] = g(k)`` fills whole (:func:`coarsen_nb.lower.trivial.whole_fills`): ``g`` stored at each k
+             (gmm's ``log_w[k] = logits[k] - log_norm - log_sigma[k] - c``);
 ``scan``     a loop index whose steps carry linear recurrences (``LinScan``, and the reverse ``LinCostate``):
              its targets sums over the index and scatters ``b_x[k] += g(k)``, computed in sequential passes
              (:mod:`coarsen_nb.lower.numba_scans`);
@@ -56,7 +59,7 @@ from coarsen_nb.phi import forms
 from coarsen_nb.symbolic.levels import ELEM
 
 LEVEL_KINDS = ("range", "rect", "segment", "mask", "point")
-KINDS = ("elem", "elemsum", "reduce", "scatter", "loop", "rows", "scan", "nest") + LEVEL_KINDS
+KINDS = ("elem", "elemsum", "reduce", "scatter", "loop", "fill", "rows", "scan", "nest") + LEVEL_KINDS
 _IDENTITY = {"sum": sp.Integer(0), "prod": sp.Integer(1), "max": -sp.oo, "min": sp.oo}
 
 
@@ -222,6 +225,12 @@ def verify(dom: Domain, body) -> None:
                 raise AssertionError(f"scatter {t} varies over {t.level}, not {dom.index}")
             if body.deps(t.expr).union(*(body.deps(sp.sympify(i)) for i in t.index)) - {dom.index}:
                 raise AssertionError(f"scatter {t} varies over more than {dom.index}")
+    elif dom.kind == "fill":
+        if str(dom.bounds[0]) != "0" or str(dom.bounds[2]) != "1":
+            raise AssertionError(f"a fill over {dom.bounds}, not range(0, n)")
+        for t in dom.targets:
+            if t.mode != "new" or body.deps(t.expr) - {dom.index}:
+                raise AssertionError(f"fill target {t} is not a new value at {dom.index}")
     elif dom.kind == "scan":
         for t in dom.targets:
             varies = body.deps(t.expr).union(*(body.deps(sp.sympify(i)) for i in t.index))

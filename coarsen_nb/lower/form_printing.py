@@ -92,11 +92,32 @@ class FormPrinting:
             and all(isinstance(x, (sp.Number, sp.Symbol, sp.Add, sp.Mul)) for x in sp.preorder_traversal(b))
 
     def _print_Gather(self, e, lv):
+        point = self._gathered_point(e, lv) if self.scalar_points else None
+        if point is not None:
+            return point
         whole = self.value(e.args[0], self.root)
         fast = self.affine_slice(e.args[1], lv) if len(e.args) == 2 else None
         if fast is not None:        # the elements a loop wrote at k + c: a slice, not a gather
             return lir.Call(lir.Name(self.helper('_take')), (whole, *fast))
         return points_read(self, whole, [self.value(i, lv) for i in e.args[1:]])
+
+    def _gathered_point(self, e, lv) -> lir.Expr | None:
+        """``b[int(i)]`` for ``Gather(b, i)`` of an array leaf ``b`` at an index ``i`` of a loop function's indices
+        (``scalar_points``: :func:`~coarsen_nb.lower.fusion_domain.point_gather`), as a read ``x[k]`` prints;
+        None where the gather is not one element of a leaf."""
+        array = e.args[0]
+        while isinstance(array, sp.Symbol) and array in self.temps:
+            array = self.temps[array]
+        if not isinstance(array, sp.Symbol) or array in self.reads or \
+                not all(self.deps(i) <= set(self.deps.ranges) for i in e.args[1:]):
+            return None
+        try:
+            code, is_array = self.leaf(array)
+        except KeyError:
+            return None
+        if not is_array:
+            return None
+        return lir.Index(lir.expr(code), tuple(lir.Call(lir.Name("int"), (self.value(i, lv),)) for i in e.args[1:]))
 
     def _print_Unwritten(self, e, lv):
         return self._unwritten(e, lv)

@@ -74,15 +74,16 @@ class Body:
         raise RecursionError("temps do not terminate")
 
 
-def domain(body: Body, targets: list[Target]) -> Domain | None:
+def domain(body: Body, targets: list[Target], point_gathers: bool = False) -> Domain | None:
     """The one domain all targets share: their elements (``elem``, or ``elemsum`` for one target holding one
     ``ElemSum``), the loop of a single-reduction target (``reduce``) or the loop index of scatters
-    (``scatter``); None if none fits."""
+    (``scatter``); None if none fits.  ``point_gathers``: a :func:`point_gather` is one read at the loop's
+    point, not a level of its own (the numba fuser's loops read it as ``b[k]``; the CuPy fuser does not)."""
     targets = tuple(targets)
     reductions, binders = set(), set()
     for t in targets:
         for n in body.nodes(t.expr):
-            if isinstance(n, _UNFUSABLE):
+            if isinstance(n, _UNFUSABLE) and not (point_gathers and point_gather(body, n)):
                 return None
             if isinstance(n, (forms.Reduction, forms.ElemSum)):
                 reductions.add(n)
@@ -118,6 +119,21 @@ def domain(body: Body, targets: list[Target]) -> Domain | None:
     if binders != {ELEM}:
         return None
     return Domain("elem", targets, arrays_read(body, *(t.expr for t in targets)))
+
+
+def point_gather(body: Body, node) -> bool:
+    """Whether ``node`` is ``Gather(b, i(k), ...)`` of a whole array leaf ``b`` at indices of loop indices alone
+    (the adjoint of a write ``w[k + 1] = g`` read back at the write's point, gmm's ``b_log_w[k]``): one
+    element per point of the loop, as a read ``x[k + 1]`` is."""
+    if not isinstance(node, forms.Gather):
+        return False
+    array = node.args[0]
+    while isinstance(array, sp.Symbol) and array in body.temps:
+        array = body.temps[array]
+    leaf = body.leaves.get(array)
+    return leaf is not None and leaf[2] and all(body.deps(sp.sympify(i)) <= set(body.deps.ranges)
+                                                and not any(isinstance(n, _UNFUSABLE + (forms.Reduction,))
+                                                            for n in body.nodes(i)) for i in node.args[1:])
 
 
 def _integer(body: Body, e) -> bool:

@@ -11,6 +11,9 @@ CuPy backend's one kernel per part) become one function of the module with one `
              (or ``ElemSum`` over the elements): the body accumulated in a scalar, then the code around
              the reduction;
 ``scatter``  the adjoint's scatters ``b_x[i(k)] += g(k)`` over one loop index, added in place;
+``fill``     the new float arrays a loop over ``range(0, n)`` writes whole, ``w[k] = g(k)`` into a fresh
+             ``zeros(n)`` (:func:`coarsen_nb.lower.trivial.whole_fills`): ``g`` stored at each k, the glue's
+             ``_take`` of each read array and its array expressions one loop instead (:func:`_fill_domain`);
 ``scan``     a whole SOI whose loop carries linear recurrences: one pass in the loop's order, its adjoint a
              forward pass and a reverse one carrying the costates (:mod:`coarsen_nb.lower.numba_scans`;
              tried first, on all of the SOI's targets);
@@ -47,16 +50,16 @@ import dataclasses
 
 import sympy as sp
 
-from coarsen_nb.lower import lir
+from coarsen_nb.lower import lir, trivial
 from coarsen_nb.lower.cuda_printer import leaf_ctype
 from coarsen_nb.lower.domain import Domain, Target
-from coarsen_nb.lower.fusion_domain import Body, domain, rows_domain
+from coarsen_nb.lower.fusion_domain import NOT_ONE_PASS, Body, domain, point_gather, rows_domain
 from coarsen_nb.lower.nest_analysis import guarded_contribution, nest_domains
 from coarsen_nb.lower.numba_loops import LoopFunction
 from coarsen_nb.lower.numba_nests import NestLoops
 from coarsen_nb.lower.numba_rows import RowLoopFunction
 from coarsen_nb.lower.numba_scans import ScanLoops, scan_domain
-from coarsen_nb.phi import forms
+from coarsen_nb.phi import forms, scans
 from coarsen_nb.phi.gammas import is_boolean
 
 # nodes the scalar printer prints as whole-array code: never inside a loop over elements
@@ -88,7 +91,10 @@ def _lines(writer, kernel, targets, leaves, temps, tag, v) -> list[lir.Stmt] | N
             return made
     parts = [part for target in targets for part in _split_sums(body, target)]
     parts = [part for target in parts for part in _summed_to(body, target)]
-    calls, rest = _fused(writer, kernel, body, tag, parts, _domain, LoopFunction, _primals(writer, v))
+    fills = trivial.whole_fills(writer, kernel) if v is None else frozenset()
+    calls, parts = _fused(writer, kernel, body, tag, parts, lambda b, t: _fill_domain(b, t, fills), LoopFunction)
+    made, rest = _fused(writer, kernel, body, tag, parts, _domain, LoopFunction, _primals(writer, v))
+    calls += made
     rest = [t.whole() for t in rest]
     # what no one loop computes: the parts over nested loops.  A row contraction's loop (X @ w, its
     # adjoint) is the faster schedule where both fit, but for scatters that are zero outside a branch,
@@ -112,12 +118,15 @@ def _fused(writer, kernel, body, tag, targets, find, builder, primals=None) -> t
     groups: dict = {}
     rest = []
     exact = set()
-    original: dict = {}     # id of a target whose sum_to is dropped -> the target as it came
+    original: dict = {}     # id of a target whose sum_to is dropped (a fill's value) -> the target as it came
     for t in targets:
         dom = find(body, t)
         if dom is None:
             rest.append(t)
         else:
+            if dom.kind == "fill":      # (its target is the value stored at each point, not the write)
+                original[id(dom.targets[0])] = t
+                t = dom.targets[0]
             if _sums_to_itself(body, t, dom):
                 original[id(t)] = t
                 t = dataclasses.replace(t, sum_to=None)
@@ -128,7 +137,8 @@ def _fused(writer, kernel, body, tag, targets, find, builder, primals=None) -> t
             # each sum over the elements is a loop of its own)
             key = ("elem", dom.arrays) if dom.kind == "elem" else \
                 ("loop", dom.index, dom.bounds) if dom.kind in ("scatter", "reduce") else \
-                ("rows", dom.index, dom.bounds, dom.inner) if dom.kind == "rows" else ("elemsum", len(groups))
+                ("rows", dom.index, dom.bounds, dom.inner) if dom.kind == "rows" else \
+                ("fill", dom.index, dom.bounds) if dom.kind == "fill" else ("elemsum", len(groups))
             groups.setdefault(key, []).append((dom, t))
     calls = []
     for members in groups.values():
@@ -250,7 +260,7 @@ def _rows_domain(body: Body, target: Target) -> Domain | None:
 
 def _domain(body: Body, target: Target) -> Domain | None:
     try:
-        dom = domain(body, [target])
+        dom = domain(body, [target], point_gathers=True)
     except (KeyError, ValueError):
         return None
     if dom is None or any(isinstance(n, _WHOLE_ARRAY) for n in body.nodes(target.expr)):
@@ -264,6 +274,31 @@ def _domain(body: Body, target: Target) -> Domain | None:
         if isinstance(e, sp.Symbol) or e.is_integer or is_boolean(e) or target.dtype != "float64":
             return None     # a copy of an array (nothing to fuse), or integers or truth values (NumPy's dtype)
     return dom
+
+
+def _fill_domain(body: Body, target: Target, fills: frozenset) -> Domain | None:
+    """A ``fill`` domain for a new output ``w`` that a write ``w[k] = g`` over ``range(0, n, 1)`` fills whole
+    (``fills``: :func:`~coarsen_nb.lower.trivial.whole_fills` of the kernel, by the printed name of the fresh
+    array written into), its target ``g`` at each k: ``g`` of k alone (reads and point gathers at k, numbers
+    of the SOI), with no reduction, whose loop would be a second level.  None for any other target."""
+    if target.mode != "new" or not fills:
+        return None
+    e = target.expr
+    while isinstance(e, sp.Symbol) and e in body.temps:
+        e = body.temps[e]
+    if not isinstance(e, forms.RWrite):
+        return None
+    init, g, k, a, b, s, *idx = e.args
+    leaf = body.leaves.get(init)
+    if leaf is None or leaf[0] not in fills or idx != [k] or a != 0 or s != 1 or body.deps(b):
+        return None
+    for n in body.nodes(g):
+        if isinstance(n, (forms.Reduction, forms.ElemSum, forms.SumTo)) or \
+                isinstance(n, NOT_ONE_PASS + scans.SCAN_FORMS) and not point_gather(body, n):
+            return None
+    if body.deps(g) - {k}:
+        return None
+    return Domain("fill", (Target(target.target, g, "new", dtype="float64"),), index=k, bounds=(a, b, s))
 
 
 def _rest_lines(writer, kernel, rest, leaves, temps, v) -> list[lir.Stmt]:

@@ -85,7 +85,8 @@ class LoopFunction:
         arrays = self.dom.arrays
         if self.kind == "elemsum" and arrays_read(self.body, self.targets[0].expr, outside=self.dom.reduce.node):
             return None         # an array beside the sum: the result is not one number
-        if self.kind in ("reduce", "scatter", "loop") and any(ELEM in self.body.deps(t.expr) for t in self.targets):
+        if self.kind in ("reduce", "scatter", "loop", "fill") and \
+                any(ELEM in self.body.deps(t.expr) for t in self.targets):
             return None
         reads_map = {s: (self.body.names(arr), idx) for s, (arr, idx) in self.body.reads.items()}
         # statements before the loop (the bounds; after a reduction, the code around it): scalar code
@@ -155,9 +156,11 @@ class LoopFunction:
                     out.append(lir.AugAssign(lir.Index(lir.Name(t.target), index), "+", val))
                 else:
                     buf = lir.Name(self.fresh(t.target))
-                    head.append(lir.Assign(buf, lir.Call(lir.Attr(lir.Name("xp"), "empty"), (count,))))
+                    # (a fill's array: the length of its range(0, n), as the zeros it stands for)
+                    size = lir.Call(lir.Name("max"), (lir.Lit("0"), loop_range[1])) if self.kind == "fill" else count
+                    head.append(lir.Assign(buf, lir.Call(lir.Attr(lir.Name("xp"), "empty"), (size,))))
                     out.append(lir.Assign(lir.Index(buf, (i,)), val))
-                    returns.append(lir.Call(lir.Attr(buf, "reshape"), (shape,)))
+                    returns.append(buf if self.kind == "fill" else lir.Call(lir.Attr(buf, "reshape"), (shape,)))
         iterable = lir.Call(lir.Name("range"), loop_range)
         checks = None
         if trig is not None and trig.used and summed:
@@ -178,7 +181,8 @@ class LoopFunction:
             loads.add("math")           # (libm's cos and sin for the far elements)
         else:
             loops = [lir.For(i, iterable, tuple(inner.body + out))]
-            peel = None if elementwise or self.writer.backend.parallel else first_iteration(self, loop_range)
+            peel = None if elementwise or self.kind == "fill" or self.writer.backend.parallel else \
+                first_iteration(self, loop_range)
             if peel is not None:
                 # the branches on `k == first` decided in the other iterations: their loop without them
                 decide, first, rest = peel
@@ -365,6 +369,7 @@ class LoopFunction:
         return {"elem": f"{part} over the elements", "elemsum": f"{part}, a sum over the elements",
                 "reduce": f"{part}, the {self.dom.reduce.kind if self.kind == 'reduce' else 'sum'} over its loop",
                 "scatter": f"{part}, the scatters of its loop",
+                "fill": f"{part}, the arrays its loop fills",
                 "loop": f"{part}, the sums and scatters of its loop",
                 "scan": f"{part}, the recurrences of its loop in sequence",
                 "nest": f"{part}, over its nested loops"}[self.kind]

@@ -36,8 +36,8 @@ def _domains(monkeypatch, fn, wrt, args, backend="numba") -> list[tuple[Body, Do
     compiled), with the SOI body it was built from: each target's and each numba loop's group."""
     seen = []
 
-    def recorded(body, targets):
-        dom = fusion_domain.domain(body, targets)
+    def recorded(body, targets, **options):
+        dom = fusion_domain.domain(body, targets, **options)
         if dom is not None:
             seen.append((body, dom))
         return dom
@@ -91,6 +91,22 @@ def test_the_domains_of_real_sois_verify(monkeypatch, source, name, kinds, backe
         verify(dom, body)
     want = {k.split("@")[0] for k in kinds if "@" not in k or k.endswith(f"@{backend}")}
     assert {dom.kind for _, dom in found} == want
+
+
+def test_a_whole_fill_and_its_adjoints_loop(monkeypatch):
+    """gmm's SOI 3 under numba: ``log_w[k] = ...`` over ``range(k_count)`` into a fresh ``zeros(k_count)`` is a
+    ``fill`` domain; its adjoint reads ``b_log_w[k]`` (a point gather) in a sum and two scatters over k, which
+    share one ``loop`` domain.  (The CuPy fuser takes neither: a gather is a level of its own there.)"""
+    found = _kernel(monkeypatch, "gmm")
+    for body, dom in found:
+        verify(dom, body)
+    # (once per function that prints the SOI: the forward, NAME_vjp's and NAME_grad's sweeps)
+    fills = {(d.index, d.bounds, tuple(t.target for t in d.targets)) for _, d in found if d.kind == "fill"}
+    loops = {(d.index, d.bounds, tuple((t.target, t.mode) for t in d.targets)) for _, d in found if d.kind == "loop"}
+    assert len(fills) == 1 and len(loops) == 1, [d.kind for _, d in found]
+    ((k, bounds, filled),), ((k2, bounds2, added),) = fills, loops
+    assert (k, bounds, filled) == (k2, bounds2, ("log_w_2_out",))
+    assert added == (("b_log_norm", "add"), ("b_logits", "scatter"), ("b_log_sigma", "scatter"))
 
 
 def test_a_loop_sum_and_its_scatters(monkeypatch):
