@@ -75,6 +75,7 @@ from coarsen_nb.numba_blas_probe import deferred_blas_import
 from coarsen_nb.numba_cache_hits import cache_loads_without_refresh
 from coarsen_nb.numba_lazy_callees import lazy_callee_libraries
 from coarsen_nb.numba_overload_sharing import overloads_shared_across_flags
+from coarsen_nb.numba_plain_markup import markup_without_stream_wrapping
 
 
 class NumbaFallbackWarning(UserWarning):
@@ -370,7 +371,8 @@ class JitFunction:
         try:
             # (a warm process: 0.3 s less, numba_cache_hits; a cold one: no scipy.linalg where no BLAS is called)
             # (a cold one: each callee optimized and code-generated once, inside its caller, numba_lazy_callees;
-            # an overload's implementation compiled once for the flag sets it cannot tell apart)
+            # an overload's implementation compiled once for the flag sets it cannot tell apart; Numba's
+            # dropped error messages marked up without colorama's stream wrapping, numba_plain_markup)
             # (Numba's global compiler lock, reentrant, held around the patches too: another thread's compile
             # of its own function waits until they are undone, instead of running under them)
             from numba.core.compiler_lock import global_compiler_lock
@@ -379,7 +381,8 @@ class JitFunction:
             # (Python's cyclic collector paused, coarsen_nb.collector_pause: Numba's typing and lowering allocate
             # millions of objects that live on, and its collections walked them: ~0.1 s of pendulum_batch's 1.5 s)
             with (global_compiler_lock, cache_loads_without_refresh(self.dispatcher), deferred_blas_import(context),
-                  lazy_callee_libraries(context), overloads_shared_across_flags(), collector_paused()):
+                  lazy_callee_libraries(context), overloads_shared_across_flags(), collector_paused(),
+                  markup_without_stream_wrapping()):
                 self.dispatcher.compile(key)
         except Exception as exc:
             return self._give_up(exc)

@@ -47,6 +47,7 @@ from coarsen_nb.lower.nest_analysis import (
     nest_order,
 )
 from coarsen_nb.lower.numba_bounds import UNCHECKED, checked_call, loop_spans, out_of_bounds
+from coarsen_nb.lower.numba_flat_tiles import flat_tables
 from coarsen_nb.lower.numba_loops import Block, LoopFunction, integer_index, minus
 from coarsen_nb.lower.numba_lse_rows import RowLogSumExp
 from coarsen_nb.lower.numba_tiles import tiled
@@ -117,7 +118,9 @@ class NestLoops(RowLogSumExp, LoopFunction):
         # (the same nest without bounds checks where the tests before it find every subscript in bounds)
         checked = checked_call(name, params)
         # (and, there, the loop over the points in tiles where a row is per point: numba_tiles)
-        body = tiled(body, {r.id for r, _ in self.rows.values()}, self.fresh) or body
+        # (its tables flat, its loops over a tile counted from 0: no 2-D allocation compiled, numba_flat_tiles)
+        made = tiled(body, {r.id for r, _ in self.rows.values()}, self.fresh)
+        body = body if made is None else flat_tables(made, self.fresh)
         unchecked = [*(lir.If(test, checked) for test in tests), *body]
         return self.register(params, unchecked, self.loads | {name}, "nest_in_bounds", UNCHECKED), params
 

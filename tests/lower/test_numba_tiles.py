@@ -22,7 +22,7 @@ from lower.test_numba_lse_rows import with_constant
 from numba_pairs import as_tuple
 
 import coarsen_nb as cn
-from coarsen_nb.lower import lir, numba_nests, numba_tiles
+from coarsen_nb.lower import lir, numba_flat_tiles, numba_nests, numba_tiles
 from coarsen_nb.lower.numba_tiles import NEST_TILE as TILE
 
 pytestmark = pytest.mark.usefixtures("private_numba_cache")     # (tests/lower/conftest.py)
@@ -122,17 +122,20 @@ def test_lanes_over_many_tiles_equal_the_loop_and_numpy(tiles, edge, k, seed, sc
 
 
 def test_the_tiled_gradient_reads_its_points_through_views_and_adds_by_lanes():
-    """The generated tile: the points' array read at ``i - tile`` of its view (a vector load, where ``x[i]``
+    """The generated tile: the points' array read at the tile's lane of its view (a vector load, where ``x[i]``
     gathers), each scatter added into lanes (a vector add, where one number per element is an ordered
-    chain), the logarithm that only the refill reads computed in the refill's branch."""
+    chain), the logarithm that only the refill reads computed in the refill's branch.  The row and the lanes
+    are flat tables, ``[k * 64 + lane]``, allocated by the 1-D ``xp.empty`` and the lanes zeroed by a loop
+    (``numba_flat_tiles``: no 2-D ``empty``/``zeros`` compiled for them)."""
     f = _compiled("with_constant", True)
     text = f.source
     unchecked = text[text.index("def _soi"):]
-    assert "x_tile = x[tile" in unchecked and "x_tile[i - tile" in unchecked
-    assert "lanes[k" in unchecked and "b_mu[int(k" in unchecked
+    assert "x_tile = x[tile" in unchecked and "x_tile[lane" in unchecked and "x_tile[i - tile" not in unchecked
+    assert f"* {TILE} + lane" in unchecked and "b_mu[int(k" in unchecked
     grad_nest = [part for part in text.split("\n@") if "in_bounds" in part and "b_mu" in part and "tile" in part]
     assert grad_nest
     for part in grad_nest:
+        assert f", {TILE}))" not in part and "xp.zeros" not in part and "lanes[j" in part
         refill = part[part.index("if not ("):]
         # (each math.log of the adjoint's nest is inside the refill's branch)
         assert part.count("math.log(total") == refill.count("math.log(total") >= 1
@@ -179,4 +182,23 @@ def test_the_forward_reads_the_log_sum_exps_costly_terms_from_a_table():
         fwd = fwd[:fwd.index("\n@")]
         points = fwd[fwd.index("for i in range(") if "for tile" not in fwd else fwd.index("for tile"):]
         assert "table[" in points and "math.exp(w" not in points and "math.exp(-w" not in points
-        assert "math.exp(w_k_scaled)" in fwd[:fwd.index("for i in range(")]
+        head = fwd[:fwd.index("for tile")] if "for tile" in fwd else fwd[:fwd.index("for i in range(")]
+        assert "math.exp(w_k_scaled)" in head
+
+
+def test_a_table_read_whole_keeps_its_two_dimensions():
+    """``numba_flat_tiles.flat_tables`` flattens a tile's (K, 64) tables only where every read is a pair of
+    indices: a table passed whole (``f(row)``) would be read by rows by its callee, so the body stays."""
+    n, k, i, row, x = (lir.Name(w) for w in ("n", "k", "i", "row", "x"))
+    inner = lir.For(k, lir.Call(lir.Name("range"), (lir.Lit("0"), lir.Lit("8"))), (
+        lir.Assign(lir.Index(row, (k,)), lir.Index(x, (i,))),))
+    body = [lir.Assign(row, lir.Call(lir.Attr(lir.Name("xp"), "empty"), (lir.Lit("8"),))),
+            lir.For(i, lir.Call(lir.Name("range"), (lir.Lit("0"), n)), (inner,))]
+    made = numba_tiles.tiled(body, {"row"}, lambda w: w + "2")
+    assert made is not None
+    flat = numba_flat_tiles.flat_tables(made, lambda w: w + "3")
+    text = "\n".join(lir.print_body(flat))
+    assert f"row = xp.empty(8 * {TILE})" in text and f"row[k * {TILE} + lane3]" in text
+    assert "for lane3 in range(0, stop2 - tile2)" in text and "x_tile2[lane3]" in text and "[k, " not in text
+    whole = [*made, lir.ExprStmt(lir.Call(lir.Name("f"), (row,)))]
+    assert numba_flat_tiles.flat_tables(whole, lambda w: w + "3") == whole
