@@ -160,13 +160,16 @@ def test_corpus_entry_on_dask_arrays_equals_the_numpy_backend_or_is_refused(name
         assert_same_results(got, want)
 
 
-@pytest.mark.parametrize("name", sorted(name for name in ENTRIES if not refused(name, "twos")))
-def test_corpus_entry_on_a_cluster_equals_the_numpy_backend(client, name):
-    """The same entries, in uneven chunks of 2, computed on the LocalCluster's two worker processes (the issue's
-    test bed): the generated module's tasks are pickled to the workers and run there."""
+@pytest.mark.parametrize(("name", "how"), [(name, how) for name in sorted(ENTRIES) for how in EVERY
+                                           if not refused(name, how)])
+def test_corpus_entry_on_a_cluster_equals_the_numpy_backend(client, name, how):
+    """The same entries, in the same three chunkings (those refused left out: the test above checks the
+    refusal), computed on the LocalCluster's two worker processes (the issue's test bed): the generated
+    module's tasks are pickled to the workers and run there."""
     e = ENTRIES[name]
     f, args, want = _compiled(name)
-    dargs = tuple(da.from_array(a, chunks=2) if np.ndim(a) >= 1 else a for a in args)
+    size = CHUNK_SIZES[how]
+    dargs = tuple(da.from_array(a, chunks=size or a.shape) if np.ndim(a) >= 1 else a for a in args)
     with client.as_current():
         got = f.value_and_grad(*dargs) if e.differentiable else f(*dargs)
         assert_same_results(got, want)         # (computed on the cluster: its client is the current one)
