@@ -42,8 +42,9 @@ CHUNKED = {
     "segment_distance": ("px", "py"),
     # loops over steps, their state elementwise over the chunked lanes (pendulum_batch), or sums over the
     # chunked records (bgd_hyperopt's descent, a while loop the data ends): 10 steps, as the options' (the
-    # graph grows by a chain of operations per step; at the benchmarks' 1000 and 200 steps it is too deep
-    # for Dask to schedule: a CoarsenError for the call, a RecursionError where the lazy gradient is computed)
+    # graph grows by a chain of operations per step; at the benchmarks' step counts Dask cannot take it:
+    # bgd_hyperopt's 200 steps, a CoarsenError "the Dask graph is too deep"; pendulum_batch's 1000 steps over
+    # 7 lanes, its lazy gradient not computed in 400 s on the synchronous scheduler, notes/README.md)
     "pendulum_batch": ("theta0",),
     "bgd_hyperopt": ("x", "y"),
 }
