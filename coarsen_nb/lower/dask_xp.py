@@ -17,7 +17,8 @@ module object holding ``dask.array``'s attributes, with
   evaluated), and the dask module's ``_put`` (``lower/dask_helpers.py``) writes them back chunk by
   chunk, the k-th chunk of the values into the k-th chunk of the target; ``ix.shape[0]`` is a
   :class:`LaneCount` (NaN, holding the mask), whose ``full``/``zeros``/``ones``/``empty`` are the lanes' own
-  (a branch nested in a branch), and whose ``arange`` is refused (its length is unknown until computed);
+  (a branch nested in a branch); where a shape needs its value (``arange``, ``tile``, ``reshape`` of it) the
+  mask's count per block is computed then, once (:func:`lane_counts`, an early compute ``f.chunking`` says);
 * ``errstate``, NumPy's (the generated code's guarded forms use it where they evaluate both sides);
 * the scalar glue between SOIs kept lazy: this file rebinds the module's ``math`` to a namespace whose
   float functions (``math.log``, ``math.tanh``, ``math.sqrt``, ...) given a 0-d Dask array return a 0-d
