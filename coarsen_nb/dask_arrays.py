@@ -52,9 +52,11 @@ Python code runs, again at each evaluation).  These stay eager because Python co
   ``_lin_scan``'s doubling loop on a coefficient that is itself a Dask array: a trip count that is a value;
 * a NumPy argument indexed by an index array the graph builds (NumPy's indexing computes the Dask index;
   gmm's ``mu[k]`` did, until gmm ran chunk by chunk);
-* ``int()`` of a reduced value.  (A masked subset's size feeding a shape is not computed: ``full`` and
-  ``zeros`` of it are the lanes' own, lazy, and an ``arange`` of it is refused: ``lower/dask_xp.py``,
-  ``LaneCount``; ``tests/dask/test_dask_corpus.py``, ``NO_LAZY_FORM``.)
+* ``int()`` of a reduced value;
+* the number of lanes a branch selects, where a shape needs it (an ``arange`` of it: hmc_like_potential's sum
+  over ``j`` inside a branch on ``y[i]``): the mask's count per block, computed once (``lower/dask_xp.py``,
+  ``lane_counts``), and ``f.chunking`` says so.  Where no shape needs it, the size stays unknown and lazy:
+  ``full`` and ``zeros`` of it are the lanes' own (``LaneCount``).
 
 The lists are exact: ``tests/dask/test_dask_corpus.py`` (``EAGER``) and ``test_dask_kernels.py`` fail if an
 entry starts or stops computing while its graph is built; ``test_dask_lazy.py`` runs the entries made lazy
@@ -211,6 +213,9 @@ class _Run:
 
     def _shaped(self, args):
         refusal = self.chunk_refusal(args)
+        early = _computed_early(self.fn) if refusal else None
+        if early is not None:
+            early.clear()
         out = self.fn(*args) if refusal else self.chunkwise.call(self.kind, args)
         primal = args[:len(self.params)]
         pending: list = []
@@ -224,7 +229,7 @@ class _Run:
             shaped = (self._value(out[0], pending), self._value(out[1], pending))
         # (read from the arguments' chunks and the lazy graph: nothing computed)
         self.calls.last = describe(self.kind, self.params, primal, _collections(shaped),
-                                   None if refusal else self.chunkwise, refusal, is_dask)
+                                   None if refusal else self.chunkwise, refusal, is_dask, tuple(early or ()))
         if not pending:
             return shaped
         import dask
@@ -257,6 +262,14 @@ class _Run:
                 pending.append(g)
             out.append(g)
         return tuple(out)
+
+
+def _computed_early(fn) -> list | None:
+    """The dask module's record of what its call computed while building the graph (``xp.computed_early``:
+    the lanes' counts, ``lower/dask_xp.lane_counts``), which ``f.chunking`` says; None where ``fn`` has none."""
+    space = getattr(fn, "__globals__", {}).get("xp")
+    early = getattr(space, "computed_early", None)
+    return early if isinstance(early, list) else None
 
 
 def _computed_error(name: str, exc: Exception) -> CoarsenError:

@@ -70,7 +70,9 @@ class Chunking:
     else the most blocks of an argument; ``tasks``: the tasks of the graph the call built (before Dask's
     optimization fuses some); ``added``: what the chunkwise run's tree sum adds (the value, the gradients
     with respect to the arguments that are not records); ``reductions``: every tree reduction in the graph;
-    ``gathered``: the operands a form gathered into one block, what for and why (:mod:`.dask_whole_blocks`).
+    ``gathered``: the operands a form gathered into one block, what for and why (:mod:`.dask_whole_blocks`);
+    ``computed_early``: what the call computed while building its graph (the lanes a branch selects, counted
+    where a shape needs their number: ``lower/dask_xp.lane_counts``).
     """
 
     entry: str
@@ -85,6 +87,7 @@ class Chunking:
     told: bool = False      # each chunk's module told its first record's index (terms read it: dask_chunk_index)
     counted: bool = False   # ... and the call's number of records (terms or the term beside the sum read it)
     gathered: tuple[WholeBlock, ...] = ()   # operands gathered into one block along some axes (dask_whole_blocks)
+    computed_early: tuple[str, ...] = ()   # what the call computed while building its graph (dask_xp.lane_counts)
 
     def lines(self) -> list[str]:
         """What it says, a headline (which way it ran, and why) and then one line per figure."""
@@ -104,6 +107,7 @@ class Chunking:
         if not self.reductions:
             lines.append("no reduction across chunks")
         lines.extend(map(str, self.gathered))
+        lines.extend(f"computed while the graph was built: {what}" for what in dict.fromkeys(self.computed_early))
         return lines
 
     def __str__(self) -> str:
@@ -112,7 +116,7 @@ class Chunking:
 
 
 def describe(kind: str, params: tuple[str, ...], args: tuple, outputs: list, schedule, reason: str,
-             is_dask) -> Chunking:
+             is_dask, computed_early: tuple[str, ...] = ()) -> Chunking:
     """The :class:`Chunking` of a call of entry ``kind`` with ``args`` whose lazy results are ``outputs``
     (the Dask collections it built, before any is computed); ``schedule`` the function's
     :class:`~coarsen_nb.dask_chunk_runs.ChunkSchedule` (or None), ``reason`` why it did not run (empty: it
@@ -138,7 +142,8 @@ def describe(kind: str, params: tuple[str, ...], args: tuple, outputs: list, sch
     return Chunking(_ENTRY.get(kind, kind), chunkwise, schedule.module.backend if chunkwise else "dask",
                     reason, arguments, chunks, sum(len(v) for v in layers.values()), added,
                     _reductions(layers, deps), told, counted,
-                    whole_blocks(layers, deps, {a.name: p for p, a in zip(params, args, strict=False) if is_dask(a)}))
+                    whole_blocks(layers, deps, {a.name: p for p, a in zip(params, args, strict=False) if is_dask(a)}),
+                    computed_early)
 
 
 def _argument(name: str, a) -> ArgumentChunks:

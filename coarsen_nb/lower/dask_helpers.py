@@ -41,7 +41,7 @@ import inspect
 
 import numpy as _np
 
-from coarsen_nb.lower.dask_xp import lane_aligned, math, xp
+from coarsen_nb.lower.dask_xp import lane_aligned, lanes_chunked, math, xp
 
 # <own-module>
 # (the generated module defines the NumPy helpers _steps, _erfc_ratio, _exp_minus_square beside these: these
@@ -65,7 +65,7 @@ def _put(x, idx, v):
         if x.ndim != 1:
             raise NotImplementedError("masked lanes written into an array of more than one axis")
         x = lane_aligned(x, mask)
-        return xp.map_blocks(_put_lanes, x, mask, v, dtype=x.dtype)
+        return xp.map_blocks(_put_lanes, x, mask, lanes_chunked(v, mask), dtype=x.dtype)
     x = xp.asarray(x).copy()
     index = _write_index(idx)
     if index is None:

@@ -17,7 +17,8 @@ module object holding ``dask.array``'s attributes, with
   evaluated), and the dask module's ``_put`` (``lower/dask_helpers.py``) writes them back chunk by
   chunk, the k-th chunk of the values into the k-th chunk of the target; ``ix.shape[0]`` is a
   :class:`LaneCount` (NaN, holding the mask), whose ``full``/``zeros``/``ones``/``empty`` are the lanes' own
-  (a branch nested in a branch), and whose ``arange`` is refused (its length is unknown until computed);
+  (a branch nested in a branch); where a shape needs its value (``arange``, ``tile``, ``reshape`` of it) the
+  mask's count per block is computed then, once (:func:`lane_counts`, an early compute ``f.chunking`` says);
 * ``errstate``, NumPy's (the generated code's guarded forms use it where they evaluate both sides);
 * the scalar glue between SOIs kept lazy: this file rebinds the module's ``math`` to a namespace whose
   float functions (``math.log``, ``math.tanh``, ``math.sqrt``, ...) given a 0-d Dask array return a 0-d
@@ -93,7 +94,7 @@ def _take(a, index, axis=None):
         known = not (_math.isnan(a.shape[0]) or _math.isnan(index.mask.shape[0]))
         if a.shape[0] != index.mask.shape[0] if known else a.numblocks[0] != index.mask.numblocks[0]:
             raise ValueError(f"the lanes of a mask of {index.mask.shape[0]} elements taken from {a.shape[0]}")
-        return lane_aligned(a, index.mask)[index.mask]
+        return _selected(a, index.mask)
     return _da.take(a, index, axis=0 if axis is None else axis)
 
 
@@ -103,6 +104,18 @@ def lane_aligned(a, mask):
     a = _da.asarray(a)
     known = not any(_math.isnan(c) for c in a.chunks[0] + mask.chunks[0])
     return a.rechunk({0: mask.chunks[0]}) if known else a
+
+
+def lanes_chunked(v, mask):
+    """The lanes' values ``v`` in the lanes' chunks, one block per block of ``mask``, where their counts are
+    known and ``v``'s chunks are others (a sum over ``j`` reshaped to ``(ix.shape[0], n_j)`` is chunked as
+    Dask's reshape cut it); else as they are."""
+    counts = _known_counts(mask)
+    if counts is None or not isinstance(v, _da.Array) or v.ndim != 1 or v.chunks[0] == counts:
+        return v
+    if any(_math.isnan(c) for c in v.chunks[0]):
+        return v
+    return v.rechunk((counts,))
 
 
 def _lanes_of(shape):
@@ -120,23 +133,80 @@ def _lane_creation(name, fill):
         lanes = _lanes_of(shape)
         if lanes is None:
             return original(shape, dtype=dtype, **kwargs)
-        return _da.full_like(lanes.mask, fill, dtype=dtype)[lanes.mask]
+        return _selected(_da.full_like(lanes.mask, fill, dtype=dtype), lanes.mask)
     create.__name__ = create.__qualname__ = name
     return create
 
 
+def lane_counts(mask):
+    """The number of lanes the 1-D ``mask`` selects in each of its blocks, computed once and kept on the mask.
+
+    An early compute, the one a :class:`LaneCount` costs where a shape needs its value (``arange`` of it:
+    the segment form of a sum over ``j`` inside a branch, hmc_like_potential's ``xp.repeat(xp.arange(
+    ix.shape[0]), n_j)``, ``xp.tile(j, (ix.shape[0],))``, ``xp.reshape(..., (ix.shape[0], n_j))``): the mask's
+    count per block, computed on the current scheduler (reading the data the mask reads); ``xp.computed_early``
+    records it for ``f.chunking``.  No lazy form: the lanes' position is a cumulative sum of the mask, but
+    reading ``i2[seg]`` (an array of unknown chunks, indexed by an array) and reshaping to ``(ix.shape[0], n_j)``
+    both need the sizes.  With the counts known, the lanes' arrays (``take``, ``full``, ``zeros``) have known
+    chunks, one block per block of the mask, and every shape of the count is a number."""
+    counts = getattr(mask, "coarsen_lane_counts", None)
+    if counts is None:
+        per_block = _da.map_blocks(_count_block, mask, chunks=((1,) * mask.numblocks[0],), dtype=_np.int64)
+        counts = tuple(_builtins.int(c) for c in per_block.compute())
+        mask.coarsen_lane_counts = counts
+        xp.computed_early.append("the number of lanes a branch selects (an arange of them)")
+    return counts
+
+
+def _count_block(block):
+    return _np.array([_np.count_nonzero(block)], dtype=_np.int64)
+
+
+def _known_counts(mask):
+    """The lanes' counts per block where :func:`lane_counts` computed them already, else None."""
+    return getattr(mask, "coarsen_lane_counts", None)
+
+
+def _sized(n):
+    """``n``, or where it is a :class:`LaneCount`, the number of its lanes (computed: :func:`lane_counts`)."""
+    return _builtins.sum(lane_counts(n.mask)) if isinstance(n, LaneCount) else n
+
+
+def _sized_shape(shape):
+    return tuple(_sized(n) for n in shape) if isinstance(shape, tuple) else _sized(shape)
+
+
 def _arange(*args, **kwargs):
-    if any(isinstance(a, LaneCount) for a in args):
-        raise NotImplementedError("an arange as long as the lanes a branch selects (their number is unknown "
-                                  "until its mask is computed) has no lazy form over Dask arrays in coarsen_nb")
-    return _da.arange(*args, **kwargs)
+    if len(args) == 1 and isinstance(args[0], LaneCount) and not kwargs:
+        counts = lane_counts(args[0].mask)              # (the lanes' positions, in the lanes' chunks)
+        return _da.arange(_builtins.sum(counts), chunks=(counts,))
+    return _da.arange(*(_sized(a) for a in args), **kwargs)
+
+
+def _tile(a, reps):
+    return _da.tile(a, _sized_shape(reps))
+
+
+def _selected(a, mask):
+    """``a[mask]`` along the first axis, ``a`` in the chunks of the 1-D ``mask``: in known chunks where the
+    lanes' counts are known (a 1-D ``a``), else of unknown sizes, one block per block of the mask."""
+    a = lane_aligned(a, mask)
+    counts = _known_counts(mask)
+    if counts is None or a.ndim != 1 or a.numblocks[0] != len(counts):
+        return a[mask]
+    return _da.map_blocks(_select_block, a, mask, chunks=(counts,), dtype=a.dtype)
+
+
+def _select_block(block, mask):
+    return block[mask]
 
 
 def _full(shape, fill_value, dtype=None, **kwargs):
     lanes = _lanes_of(shape)
     if lanes is None:
         return _da.full(shape, fill_value, dtype=dtype, **kwargs)
-    return _da.full_like(lanes.mask, fill_value, dtype=dtype or _np.asarray(fill_value).dtype)[lanes.mask]
+    return _selected(_da.full_like(lanes.mask, fill_value, dtype=dtype or _np.asarray(fill_value).dtype),
+                     lanes.mask)
 
 
 def _asarray(a, dtype=None, copy=None, device=None):
@@ -182,7 +252,7 @@ def _where(condition, a, b):
 
 
 def _reshape(x, shape):
-    return _da.reshape(_da.asarray(x), shape)
+    return _da.reshape(_da.asarray(x), _sized_shape(shape))
 
 
 def _concat(arrays, axis=0):
@@ -223,6 +293,8 @@ xp.Lanes = Lanes
 xp.zeros, xp.ones, xp.empty = (_lane_creation(n, v) for n, v in (("zeros", 0), ("ones", 1), ("empty", 0)))
 xp.full = _full
 xp.arange = _arange
+xp.tile = _tile
+xp.computed_early = []     # (what a call computed while building its graph: lane_counts; the runtime empties it)
 xp.__getattr__ = _missing
 xp.linalg = _namespace("linalg", _da.linalg)
 xp.asin, xp.acos, xp.atan, xp.atan2 = _da.arcsin, _da.arccos, _da.arctan, _da.arctan2

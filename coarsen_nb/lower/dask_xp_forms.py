@@ -173,7 +173,10 @@ def _repeat(a, repeats, axis=None):
     """NumPy's ``repeat``; by an array of counts (Dask's takes an integer only) a lazy Dask array of known
     length, where the counts are known without the data (``_known_values``)."""
     if _np.ndim(repeats) == 0 and not isinstance(repeats, _da.Array):
-        return _da.repeat(_da.asarray(a), int(repeats), axis=0 if axis is None and _np.ndim(a) == 1 else axis)
+        a, axis = _da.asarray(a), 0 if axis is None and _np.ndim(a) == 1 else axis
+        if a.size == 0:     # (no lanes a branch selects: Dask's repeat fails on no blocks to concatenate)
+            return _da.from_array(_np.repeat(_np.empty(a.shape, a.dtype), int(repeats), axis=axis))
+        return _da.repeat(a, int(repeats), axis=axis)
     counts = _known_values(repeats)
     if counts is None:
         raise NotImplementedError("repeat by counts computed from the data has no lazy form over Dask arrays in "

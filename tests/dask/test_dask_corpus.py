@@ -56,20 +56,6 @@ ITERATED = {
     "concatenated_rows",
 }
 
-#: the forms with no lazy Dask form: refused at the user's line, in these chunkings.  hmc_like_potential reads
-#: ``xs[i2[seg], j2]`` over the lanes a branch selects (``y[i] > 0.5``): their number is unknown until the mask is
-#: computed, and its printed form needs ``xp.arange(ix.shape[0])`` and ``xp.tile(j, (ix.shape[0],))`` of that
-#: number (dask_xp's LaneCount refuses the arange), then ``xp.reshape`` to ``(ix.shape[0], n_j)`` and a read of
-#: ``i2[seg]``, an array of unknown chunks, by an index array, neither of which Dask does without the chunk sizes.
-#: A cumulative sum of the mask numbers the lanes lazily, but the gather and the reshape would still need
-#: the sizes: no form without computing them.  (The pointwise read itself, ``m[i, j]`` by two index arrays,
-#: has one: lower/dask_printing.py prints it ``_gather_points(m, (i, j))``, which sum_generator_nested uses.)
-NO_LAZY_FORM = {
-    "hmc_like_potential": (EVERY, "an arange of the lanes a branch selects (their number unknown until the mask "
-                                  "is computed), then xs[i, j] over them"),
-}
-
-
 #: the entries whose call computes part of its graph while building it (scalar code on a reduced value, which
 #: Python runs: coarsen_nb/dask_arrays.py and notes/README.md name the forms), in these chunkings; every other
 #: entry's graph is built without computing anything (the runtime's one ``dask.compute`` at return).  (Counts of
@@ -78,6 +64,11 @@ NO_LAZY_FORM = {
 #: graph with no argument's data in it, so not an early compute of the data, and not seen here)
 EAGER = {
     "bgd_hyperopt": (EVERY, "a while loop the data ends (if abs(w) > 1e6: break)"),
+    # the lanes a branch on y[i] selects, counted per block (dask_xp.lane_counts): an arange of them, then
+    # xs[i2[seg], j2] reshaped to (lanes, j) need their number.  No lazy form: a cumulative sum of the mask
+    # numbers the lanes, but the read i2[seg] (i2 of unknown chunks, by an index array) and the reshape still
+    # need the sizes.  f.chunking says so (test_dask_runtime.py)
+    "hmc_like_potential": (EVERY, "the number of lanes a branch selects, where a shape needs it"),
     # loops run iteration by iteration (refused where chunked, ITERATED), a Python if on an element's value
     **{name: (("one",), "a Python if on an element of a loop run iteration by iteration") for name in (
         "break_first_negative", "copy_then_write", "early_return_in_loop", "extremum_filter_default",
@@ -116,10 +107,7 @@ ENTRIES = {e.name: e for corpus in (CORPUS, ARRAYS, REDUCTIONS, SLICES, PYTHON_F
 
 
 def refused(name: str, how: str) -> bool:
-    if name in ITERATED and how in CHUNKED:
-        return True
-    chunkings, _ = NO_LAZY_FORM.get(name, ((), ""))
-    return how in chunkings
+    return name in ITERATED and how in CHUNKED
 
 
 @functools.cache
@@ -166,22 +154,27 @@ def test_corpus_entry_on_dask_arrays_equals_the_numpy_backend_or_is_refused(name
         assert bool(scheduler.early) == computes_early(name, how), scheduler.early
         said = str(f.chunking)      # (how it ran and why not chunk by chunk: in the user's names)
         assert f.chunking.chunkwise == (name in CHUNKWISE or how == "one" and name in CHUNKWISE_IN_ONE), said
+        counted = computes_early(name, how) and "lanes" in EAGER[name][1]    # (the one early compute it says)
+        assert ("computed while the graph was built" in said) == counted, said
         assert "$" not in said and f.chunking.chunks == max(a.npartitions for a in dargs if isinstance(a, da.Array))
         assert_same_results(got, want)
 
 
-@pytest.mark.parametrize("name", sorted(name for name in ENTRIES if not refused(name, "twos")))
-def test_corpus_entry_on_a_cluster_equals_the_numpy_backend(client, name):
-    """The same entries, in uneven chunks of 2, computed on the LocalCluster's two worker processes (the issue's
-    test bed): the generated module's tasks are pickled to the workers and run there."""
+@pytest.mark.parametrize(("name", "how"), [(name, how) for name in sorted(ENTRIES) for how in EVERY
+                                           if not refused(name, how)])
+def test_corpus_entry_on_a_cluster_equals_the_numpy_backend(client, name, how):
+    """The same entries, in the same three chunkings (those refused left out: the test above checks the
+    refusal), computed on the LocalCluster's two worker processes (the issue's test bed): the generated
+    module's tasks are pickled to the workers and run there."""
     e = ENTRIES[name]
     f, args, want = _compiled(name)
-    dargs = tuple(da.from_array(a, chunks=2) if np.ndim(a) >= 1 else a for a in args)
+    size = CHUNK_SIZES[how]
+    dargs = tuple(da.from_array(a, chunks=size or a.shape) if np.ndim(a) >= 1 else a for a in args)
     with client.as_current():
         got = f.value_and_grad(*dargs) if e.differentiable else f(*dargs)
         assert_same_results(got, want)         # (computed on the cluster: its client is the current one)
 
 
 def test_the_lists_of_refusals_name_corpus_entries():
-    unknown = (ITERATED | set(NO_LAZY_FORM) | set(EAGER) | CHUNKWISE | CHUNKWISE_IN_ONE) - set(ENTRIES)
+    unknown = (ITERATED | set(EAGER) | CHUNKWISE | CHUNKWISE_IN_ONE) - set(ENTRIES)
     assert not unknown, f"not corpus entries with an array argument: {sorted(unknown)}"

@@ -36,7 +36,21 @@ CHUNKED = {
     # (its pairs i < j: np.repeat by counts built from the shapes, lazy in dask_xp_forms; the pairs gathered
     # by Dask's indexing from the chunked coordinates)
     "pairwise_energy": ("x", "y", "z"),
+    "rosenbrock": ("x",),               # (x[i + 1]: chunk by chunk with a halo, dask_chunk_halos)
+    "hookean_spring": ("px", "py"),     # (a grid: its rows cut, springs read the next row and column)
+    "conv1d": ("x", "y"),               # (the kernel w whole: dask_xp_forms' convolve, a halo of len(w) - 1)
+    "segment_distance": ("px", "py"),
+    # loops over steps, their state elementwise over the chunked lanes (pendulum_batch), or sums over the
+    # chunked records (bgd_hyperopt's descent, a while loop the data ends): 10 steps, as the options' (the
+    # graph grows by a chain of operations per step; at the benchmarks' step counts Dask cannot take it:
+    # bgd_hyperopt's 200 steps, a CoarsenError "the Dask graph is too deep"; pendulum_batch's 1000 steps over
+    # 7 lanes, its lazy gradient not computed in 400 s on the synchronous scheduler, notes/README.md)
+    "pendulum_batch": ("theta0",),
+    "bgd_hyperopt": ("x", "y"),
 }
+
+#: the kernels run at fewer steps here: the index of their steps argument
+_STEPS = {"pendulum_batch": 3, "bgd_hyperopt": 3}
 
 
 def _inputs(name: str) -> tuple:
@@ -45,6 +59,8 @@ def _inputs(name: str) -> tuple:
     time loop runs step by step, and 50 steps of one-element chunks would be most of this file's time)."""
     mod = KERNELS[name]
     args = mod.make_inputs(max(mod.META["test_size"], 7), seed=1)
+    if name in _STEPS:
+        return args[:_STEPS[name]] + (10,) + args[_STEPS[name] + 1:]
     return (args[0][:, :10],) + args[1:] if name in ("asian_option", "barrier_option") else args
 
 
@@ -83,6 +99,15 @@ def test_kernel_on_a_cluster_equals_the_numpy_backend(client, name, how):
             np.testing.assert_allclose(computed(g), want, rtol=1e-12, atol=1e-12, err_msg=w)
 
 
+def test_every_kernel_with_an_array_argument_runs_here():
+    """The issue's bar is every kernel whose loops run over an array axis: each kernel with an array argument
+    is in CHUNKED (pendulum's arguments are numbers: its loop runs over time steps only)."""
+    with_arrays = {name for name, mod in KERNELS.items()
+                   if any(np.ndim(a) >= 1 for a in mod.make_inputs(mod.META["test_size"], seed=1))}
+    assert with_arrays == set(CHUNKED), sorted(with_arrays ^ set(CHUNKED))
+    assert set(KERNELS) - with_arrays == {"pendulum"}
+
+
 def test_an_option_with_its_time_axis_chunked_is_refused_naming_the_loop():
     """asian_option's time loop runs step by step (its running sum's state is carried): with the time axis
     of z in several chunks it cannot run chunk by chunk, and the error says which loop and what to do."""
@@ -99,11 +124,13 @@ def test_an_option_with_its_time_axis_chunked_is_refused_naming_the_loop():
 #: the kernels whose graph is built without computing anything (brachistochrone, exp_smoothing and iir_filter
 #: since the dask namespace's lazy ``math`` and helpers, test_dask_lazy.py; horner_fit was already, unlisted;
 #: gmm since it runs chunk by chunk, its mixture weights computed in each chunk: the dask module's mu[k] by a
-#: Dask index array computed it; pairwise_energy since its pairs have a lazy form); the others (``EAGER``, none
-#: now) compute a part of it where they run, named in coarsen_nb/dask_arrays.py
+#: Dask index array computed it; pairwise_energy since its pairs have a lazy form); the others (``EAGER``:
+#: bgd_hyperopt, whose while loop's exit is a value) compute a part of it where they run, named in
+#: coarsen_nb/dask_arrays.py
 LAZY = ("piecewise_sum", "logreg_nll", "black_scholes", "asian_option", "barrier_option", "hmc",
-        "brachistochrone", "exp_smoothing", "iir_filter", "horner_fit", "gmm", "pairwise_energy")
-EAGER: dict = {}
+        "brachistochrone", "exp_smoothing", "iir_filter", "horner_fit", "gmm", "pairwise_energy", "rosenbrock",
+        "hookean_spring", "conv1d", "segment_distance", "pendulum_batch")
+EAGER = {"bgd_hyperopt": "a while loop the data ends (if abs(dw) + abs(db) < tol: break), its test each step"}
 
 
 @pytest.mark.parametrize("name", LAZY)

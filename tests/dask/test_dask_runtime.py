@@ -190,10 +190,30 @@ def recurrence(x, a):
 
 
 def test_a_function_without_a_lazy_dask_form_is_refused_at_the_users_line():
-    """A matrix's rows read over the lanes a branch selects: their number is unknown until the mask is computed
-    (test_dask_corpus.NO_LAZY_FORM says why no lazy form exists); the refusal names the user's line.  (A
-    triangle ``m[i, j]`` was refused here before the dask printer read it through ``_gather_points``.)"""
+    """A trip count read from the data (``range(k[i])``): the inner loop's lanes are ``repeat`` by counts the
+    data decides, an array of unknown length (``lower/dask_xp_forms._repeat`` refuses it, NotImplementedError);
+    the refusal names the user's line and says what to do instead."""
     src = '''
+def ragged(x, k, w):
+    s = 0.0
+    for i in range(len(x)):
+        for j in range(k[i]):
+            s += w[j] * x[i]
+    return s
+'''
+    f = cn.coarsen(src, wrt="w")
+    x, k, w = np.linspace(-1.0, 1.0, 7), np.array([1, 0, 3, 2, 1, 4, 2]), np.linspace(0.1, 0.5, 4)
+    with dask.config.set(scheduler="threads"), pytest.raises(cn.CoarsenError) as err:
+        f.grad(chunked(x, "uneven"), chunked(k, "uneven"), chunked(w, "uneven"))
+    assert "repeat by counts computed from the data" in str(err.value) and "line 4" in str(err.value), str(err.value)
+    # what to do instead: the parameter in memory, only the records in Dask (then a sum over them, chunk by chunk)
+    assert "pass w as a NumPy array (w.compute()) and keep only x, k in Dask" in str(err.value), str(err.value)
+    with dask.config.set(scheduler="threads"):
+        got = f.grad(chunked(x, "uneven"), chunked(k, "uneven"), w)
+        np.testing.assert_allclose(computed(got), f.grad(x, k, w), rtol=1e-12, atol=1e-15)
+
+
+LANES = '''
 def lanes(xs, y, theta):
     u = 0.0
     for i in range(xs.shape[0]):
@@ -206,18 +226,28 @@ def lanes(xs, y, theta):
             u += math.log(1.0 + math.exp(z))
     return u
 '''
-    f = cn.coarsen(src, wrt="theta", namespace={"math": __import__("math")})
-    xs, y, theta = np.arange(12.0).reshape(4, 3) / 10.0, np.array([0.0, 1.0, 1.0, 0.2]), np.array([0.5, -1.0, 2.0])
-    with dask.config.set(scheduler="threads"), pytest.raises(cn.CoarsenError) as err:
-        f.value_and_grad(chunked(xs, "uneven"), chunked(y, "uneven"), chunked(theta, "uneven"))
-    assert "lanes a branch selects" in str(err.value) and "line 4" in str(err.value), str(err.value)
-    # what to do instead: the parameter in memory, only the records in Dask (then a sum over them, chunk by chunk)
-    assert "pass theta as a NumPy array (theta.compute()) and keep only xs, y in Dask" in str(err.value), str(err.value)
-    with dask.config.set(scheduler="threads"):
-        got = f.value_and_grad(chunked(xs, "uneven"), chunked(y, "uneven"), theta)
-        want = f.value_and_grad(xs, y, theta)
-        np.testing.assert_allclose(computed(got[0]), want[0], rtol=1e-12)
-        np.testing.assert_allclose(computed(got[1]), want[1], rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("selected", ["some", "none", "all"])
+@pytest.mark.parametrize("how", ["one", "uneven", "single"])
+def test_a_sum_over_the_lanes_a_branch_selects_counts_them_once_and_says_so(how, selected):
+    """A matrix's rows read over the lanes a branch selects (``xs[i2[seg], j2]``, then reshaped to (lanes, j)):
+    the shapes need the lanes' number, so the call computes the mask's count per block while it builds the
+    graph (``dask_xp.lane_counts``), once per branch, and ``f.chunking`` says so; the rest stays lazy, and
+    the value and gradient equal the NumPy backend's, also where a branch selects no lane at all."""
+    f = cn.coarsen(LANES, wrt="theta", namespace={"math": __import__("math")})
+    xs, theta = np.arange(15.0).reshape(5, 3) / 10.0 - 0.6, np.array([0.5, -1.0, 2.0])
+    y = {"some": np.array([0.0, 1.0, 1.0, 0.2, 0.9]), "none": np.zeros(5), "all": np.ones(5)}[selected]
+    counting = Counting()
+    with dask.config.set(scheduler=counting):
+        got = f.value_and_grad(chunked(xs, how), chunked(y, how), chunked(theta, how))
+        assert counting.calls == 2 + 1, counting.calls    # (each branch's count, then the one compute at return)
+        said = str(f.chunking)
+        assert "computed while the graph was built: the number of lanes a branch selects" in said, said
+        assert said.count("computed while the graph was built") == 1, said      # (both branches: one line)
+    want = f.value_and_grad(xs, y, theta)
+    np.testing.assert_allclose(computed(got[0]), want[0], rtol=1e-12)
+    np.testing.assert_allclose(computed(got[1]), want[1], rtol=1e-12, atol=1e-15)
 
 
 def test_a_loop_over_an_array_computed_from_a_chunked_argument_is_refused_too(counting):
