@@ -9,11 +9,13 @@ follows in every numba module and whose row code (``_ROW``: argmax's and argmin'
 its own (the tests), it imports those names, in lines the paste leaves out.
 """
 
+import numba  # noqa: E402, I001
+from numba.np.unsafe.ndarray import to_fixed_tuple as _to_fixed_tuple  # noqa: E402
+
 # <own-module>
 from coarsen_nb.lower import numba_xp as _base  # noqa: E402, I001
+from coarsen_nb.lower.numba_xp_along import ALONG  # noqa: E402
 from coarsen_nb.lower.numba_xp_reductions import _ROW, _compile  # noqa: E402
-
-import numba  # noqa: E402
 
 _implements, _np, _nt, xp = _base._implements, _base._np, _base._nt, _base.xp
 INTERNAL = _base.INTERNAL
@@ -79,6 +81,50 @@ def _axes_tuple(axes):
     return isinstance(axes, _nt.BaseTuple) and all(isinstance(t, _nt.Integer) for t in axes)
 
 
+def _table_axis(a, axes):
+    """A float table reduced over one of its axes (numba_xp_along's kernels find the picks in place)."""
+    return a.ndim == 2 and len(axes) == 1 and a.dtype == _nt.float64
+
+
+def _picks(sign):
+    """numba_xp_along's first-index kernels of the literal ``sign``'s extremum: down the columns, along the rows."""
+    name = "argmax" if sign.literal_value > 0 else "argmin"
+    return ALONG[name, 0], ALONG[name, 1]
+
+
+def _flat_picks(sign, ndim):
+    """A compiled ``flat_picks(a, axes)`` for a float array of ``ndim`` axes: where ``axes`` are its leading or
+    its trailing axes (at run time: the helper's axes are a tuple of numbers), (the index in a's C order of
+    each group's pick, in the groups' C order; True), found by numba_xp_along's kernels on a's (groups) x
+    (group) or (group) x (groups) view, with no grouped copy; (nothing, True) where the groups are empty;
+    (nothing, False) for other axes."""
+    down, along = _picks(sign)
+
+    def flat_picks(a, axes):
+        m = len(axes)
+        leading = trailing = True
+        inner = 1
+        for j in range(m):
+            ax = axes[j] % ndim
+            leading = leading and ax == j
+            trailing = trailing and ax == ndim - m + j
+            inner *= a.shape[ax]
+        outer = a.size // inner if inner > 0 else 0
+        if not (leading or trailing) or inner == 0:
+            return _np.zeros(0, dtype=_np.int64), inner == 0
+        c = _np.ascontiguousarray(a)
+        if trailing:
+            at = along(c.reshape((outer, inner)))
+            for o in range(outer):
+                at[o] += o * inner
+        else:
+            at = down(c.reshape((inner, outer)))
+            for o in range(outer):
+                at[o] = at[o] * outer + o
+        return at, True
+    return numba.njit(**INTERNAL)(flat_picks)
+
+
 @_implements("first_extremum", cache=False, prefer_literal=True)
 def _first_extremum(a, axes, sign):
     """1.0 at the first maximum (``sign`` 1, as ``argmax``) or minimum (-1, ``argmin``) of ``a`` over
@@ -90,7 +136,41 @@ def _first_extremum(a, axes, sign):
     printed and compiled, not both with a test at run time."""
     if not (isinstance(a, _nt.Array) and _axes_tuple(axes) and isinstance(sign, _nt.IntegerLiteral)):
         return None
-    # each group's pick is argmax's (argmin's) row code; an empty group picks nothing
+    if _table_axis(a, axes):
+        down, along = _picks(sign)
+
+        def pick_in_table(a, axes, sign):
+            hit = _np.zeros(a.shape)
+            rows = axes[0] % 2 == 1
+            if a.shape[1 if rows else 0] > 0:             # (an empty group picks nothing)
+                at = along(a) if rows else down(a)
+                for grp in range(at.shape[0]):
+                    if rows:
+                        hit[grp, at[grp]] = 1.0
+                    else:
+                        hit[at[grp], grp] = 1.0
+            return hit
+        return pick_in_table
+    generic = numba.njit(**INTERNAL)(_first_extremum_by_groups(sign))
+    if a.dtype != _nt.float64:
+        return generic
+    flat_picks = _flat_picks(sign, a.ndim)
+
+    def pick_of_run(a, axes, sign):
+        at, found = flat_picks(a, axes)
+        if not found:
+            return generic(a, axes, sign)
+        hit = _np.zeros(a.shape)
+        flat = hit.reshape(-1)
+        for o in range(at.shape[0]):
+            flat[at[o]] = 1.0
+        return hit
+    return pick_of_run
+
+
+def _first_extremum_by_groups(sign):
+    """first_extremum over any axes: a's groups copied out (``_grouped``), each group's pick argmax's (argmin's)
+    row code, the marks put back (``_ungrouped``); an empty group picks nothing."""
     pick = _ROW["argmax" if sign.literal_value > 0 else "argmin"]
     lines = ["m = _grouped(a, axes)", "hit = _np.zeros(m.shape)", "for g in range(m.shape[0]):", "    row = m[g]",
              "    n = m.shape[1]", "    if n > 0:"]
@@ -107,16 +187,47 @@ def _add_at_first_extremum(b, a, axes, g, sign):
     if not (isinstance(b, _nt.Array) and isinstance(a, _nt.Array) and isinstance(g, _nt.Array) and
             _axes_tuple(axes) and isinstance(sign, _nt.IntegerLiteral)):
         return None
+    if _table_axis(a, axes):
+        # a table's rows or columns: numba_xp_along's picks, in the table's order (no grouped copy of a, no
+        # group computed per element)
+        down, along = _picks(sign)
+
+        def add_in_table(b, a, axes, g, sign):
+            rows = axes[0] % 2 == 1
+            if a.shape[1 if rows else 0] > 0:             # (an empty group picks nothing)
+                at = along(a) if rows else down(a)
+                for grp in range(at.shape[0]):
+                    r = at[grp]
+                    if rows:
+                        b[grp, r] += g[grp, r]
+                    else:
+                        b[r, grp] += g[r, grp]
+        return add_in_table
+    generic = numba.njit(**INTERNAL)(_add_at_first_extremum_by_groups(sign))
+    if a.dtype != _nt.float64:
+        return generic
+    flat_picks, ndim = _flat_picks(sign, a.ndim), a.ndim
+
+    def add_in_run(b, a, axes, g, sign):
+        at, found = flat_picks(a, axes)
+        if not found:
+            generic(b, a, axes, g, sign)
+            return
+        pos = _np.empty(ndim, dtype=_np.int64)      # (a pick's index, axis by axis)
+        for o in range(at.shape[0]):
+            flat = at[o]
+            for d in range(ndim - 1, -1, -1):
+                pos[d] = flat % a.shape[d]
+                flat //= a.shape[d]
+            e = _to_fixed_tuple(pos, ndim)
+            b[e] += g[e]
+    return add_in_run
+
+
+def _add_at_first_extremum_by_groups(sign):
+    """add_at_first_extremum over any axes: a's groups copied out (``_grouped``), each group's pick found by
+    argmax's (argmin's) row code, then every element of a visited, added to where it is its group's pick."""
     pick = _ROW["argmax" if sign.literal_value > 0 else "argmin"]
-    if a.ndim == 2 and len(axes) == 1:
-        # a table's rows or columns, read in place (no grouped copy of a, no group computed per element)
-        lines = ["along = axes[0] % 2", "for grp in range(a.shape[1 - along]):",
-                 "    row = a[grp] if along == 1 else a[:, grp]", "    n = row.shape[0]", "    if n > 0:"]
-        lines += ["        " + ln for ln in pick.splitlines()]
-        lines += ["        if along == 1:", "            b[grp, r] += g[grp, r]", "        else:",
-                  "            b[r, grp] += g[r, grp]"]
-        source = "def add(b, a, axes, g, sign):\n" + "\n".join("    " + ln for ln in lines) + "\n"
-        return _compile(source, "add", {"_np": _np})
     lines = ["m = _grouped(a, axes)", "at = _np.full(m.shape[0], -1)", "for grp in range(m.shape[0]):",
              "    row = m[grp]", "    n = m.shape[1]", "    if n > 0:"]
     lines += ["        " + ln for ln in pick.splitlines()] + ["        at[grp] = r"]

@@ -34,7 +34,7 @@ import numba.extending
 # <own-module>
 from coarsen_nb.lower import numba_xp as _base  # noqa: E402, I001
 from coarsen_nb.lower import numba_xp_axes  # noqa: E402, F401 (its argmax, max, min: stubs this file adds to)
-from coarsen_nb.lower.numba_xp_axes import _row_argmax, _row_argmin, _row_max, _row_min  # noqa: E402
+from coarsen_nb.lower.numba_xp_along import ALONG  # noqa: E402
 
 _implements, _omitted, _constant_flag, _np, _nt, xp = (_base._implements, _base._omitted, _base._constant_flag,
                                                        _base._np, _base._nt, _base.xp)
@@ -70,11 +70,11 @@ _ROW["logsumexp"] = ("m = -_np.inf\nfor i in range(n):\n    if row[i] > m:\n    
 _ROW_PAIRWISE = {"sum": "r = _pairwise_sum(row, 0, n)",
                  "mean": "r = _pairwise_sum(row, 0, n)\nr = r / n if n > 0 else _np.nan"}
 
-# a float row's extremum and its first index: numba_xp_axes's branch-free loops (vector instructions), the
-# same values as the loops above (NaN first, NumPy's errors where the row is empty)
-_ROW_FAST = {"max": "r = _row_max(row)", "min": "r = _row_min(row)", "argmax": "r = _row_argmax(row)",
-             "argmin": "r = _row_argmin(row)"}
-_FAST_ENV = {"_row_max": _row_max, "_row_min": _row_min, "_row_argmax": _row_argmax, "_row_argmin": _row_argmin}
+# a float array's extrema and their first indices: numba_xp_along's kernels over the (kept) x (reduced) view,
+# or over the (reduced) x (kept) view of an array reduced over its leading axes, which needs no transposed copy
+# (vector loops in row-major order; the same values as the loops above: NaN first, NumPy's errors where the
+# reduced axes are empty)
+_EXTREMA = ("max", "min", "argmax", "argmin")
 
 
 @numba.njit(cache=True, **INTERNAL)
@@ -233,13 +233,21 @@ def _make_reduction(name):
         if name in _ROW_PAIRWISE and x.ndim == 1 and x.layout == "C" and x.dtype == _nt.float64 and not keep:
             return _WHOLE_ROW[name]
         lines, kept, perm = _rows_source(x.ndim, axes)
-        lines += ["out = _np.empty(outer, dtype=DT)", "for o in range(outer):", "    row = view[o]", "    n = inner"]
         trailing = perm == tuple(range(x.ndim))
-        code = _ROW_PAIRWISE[name] if name in _ROW_PAIRWISE and x.dtype == _nt.float64 and trailing else row
-        if name in _ROW_FAST and x.dtype == _nt.float64:
-            code = _ROW_FAST[name]
-        lines += ["    " + ln for ln in code.replace("ZERO", "DT(0)").replace("ONE", "DT(1)").splitlines()]
-        lines.append("    out[o] = r")
+        kernel = None
+        if name in _EXTREMA and x.dtype == _nt.float64:
+            leading = axes == tuple(range(len(axes))) and not trailing
+            kernel = ALONG[name, 0 if leading else 1]
+            if leading:         # (the lengths of _rows_source, the view not transposed)
+                lines = [ln for ln in lines if ln.startswith(("outer =", "inner ="))]
+                lines.append("view = _np.ascontiguousarray(x).reshape((inner, outer))")
+            lines.append("out = KERNEL(view)")
+        else:
+            lines += ["out = _np.empty(outer, dtype=DT)", "for o in range(outer):", "    row = view[o]",
+                      "    n = inner"]
+            code = _ROW_PAIRWISE[name] if name in _ROW_PAIRWISE and x.dtype == _nt.float64 and trailing else row
+            lines += ["    " + ln for ln in code.replace("ZERO", "DT(0)").replace("ONE", "DT(1)").splitlines()]
+            lines.append("    out[o] = r")
         if keep:
             lines.append("return out.reshape(" + _shape([f"x.shape[{d}]" if d in kept else 1
                                                         for d in range(x.ndim)]) + ")")
@@ -249,7 +257,7 @@ def _make_reduction(name):
             lines.append("return out[0]")
         source = f"def impl(x, {params}):\n" + "\n".join("    " + ln for ln in lines) + "\n"
         return _compile(source, "impl", {"_np": _np, "DT": _np.dtype(str(dtype)).type, "_pairwise_sum": _pairwise_sum,
-                                         **_FAST_ENV})
+                                         "KERNEL": kernel})
 
     typing.__name__ = f"_{name}_typing"
     _register(name, params, typing)
