@@ -183,10 +183,17 @@ def _first_extremum_by_groups(sign):
 @_implements("add_at_first_extremum", cache=False, prefer_literal=True)
 def _add_at_first_extremum(b, a, axes, g, sign):
     """``b[e] += g[e]`` in place at the element e that ``first_extremum(a, axes, sign)`` marks in each group
-    (``g`` broadcast to a's shape): a max's cotangent over axes without the one-hot of a's size."""
+    (``g`` broadcast to a's shape): a max's cotangent over axes without the one-hot of a's size.  A g of a's
+    rank is broadcast by its indices (a length-1 axis read at 0: the kept cotangent ``(n, 1)`` as it is,
+    with no copy of a's size, which ``xp.broadcast_to`` makes); the generic path over other axes reads g
+    broadcast."""
     if not (isinstance(b, _nt.Array) and isinstance(a, _nt.Array) and isinstance(g, _nt.Array) and
             _axes_tuple(axes) and isinstance(sign, _nt.IntegerLiteral)):
         return None
+    if g.ndim != a.ndim:
+        def broadcast_first(b, a, axes, g, sign):
+            xp.add_at_first_extremum(b, a, axes, xp.broadcast_to(g, a.shape), sign)
+        return broadcast_first
     if _table_axis(a, axes):
         # a table's rows or columns: numba_xp_along's picks, in the table's order (no grouped copy of a, no
         # group computed per element)
@@ -198,29 +205,31 @@ def _add_at_first_extremum(b, a, axes, g, sign):
                 at = along(a) if rows else down(a)
                 for grp in range(at.shape[0]):
                     r = at[grp]
-                    if rows:
-                        b[grp, r] += g[grp, r]
-                    else:
-                        b[r, grp] += g[r, grp]
+                    i, j = (grp, r) if rows else (r, grp)
+                    b[i, j] += g[i if g.shape[0] > 1 else 0, j if g.shape[1] > 1 else 0]
         return add_in_table
     generic = numba.njit(**INTERNAL)(_add_at_first_extremum_by_groups(sign))
+
+    def add_by_groups(b, a, axes, g, sign):
+        generic(b, a, axes, xp.broadcast_to(g, a.shape), sign)
     if a.dtype != _nt.float64:
-        return generic
+        return add_by_groups
     flat_picks, ndim = _flat_picks(sign, a.ndim), a.ndim
 
     def add_in_run(b, a, axes, g, sign):
         at, found = flat_picks(a, axes)
         if not found:
-            generic(b, a, axes, g, sign)
+            generic(b, a, axes, xp.broadcast_to(g, a.shape), sign)
             return
-        pos = _np.empty(ndim, dtype=_np.int64)      # (a pick's index, axis by axis)
+        pos = _np.empty(ndim, dtype=_np.int64)      # (a pick's index, axis by axis; and g's)
+        pos_g = _np.empty(ndim, dtype=_np.int64)
         for o in range(at.shape[0]):
             flat = at[o]
             for d in range(ndim - 1, -1, -1):
                 pos[d] = flat % a.shape[d]
+                pos_g[d] = pos[d] if g.shape[d] > 1 else 0
                 flat //= a.shape[d]
-            e = _to_fixed_tuple(pos, ndim)
-            b[e] += g[e]
+            b[_to_fixed_tuple(pos, ndim)] += g[_to_fixed_tuple(pos_g, ndim)]
     return add_in_run
 
 
