@@ -17,8 +17,10 @@ Values are the element loop's (``numba_xp_axes``'s ``along``, NumPy's ``max`` an
 in a group makes the extremum NaN (the canonical ``nan``, as before) and its first NaN the index; of equal
 values the first is kept, so a zero extremum is the group's first zero, sign and all (NumPy's own SIMD loops
 pick a zero's sign by lane, which no loop reproduces); an empty reduced axis is NumPy's error, even where
-there are no groups.  1000 x 1000 (CPU ms, this file's stop-42 section of benchmarks/RESULTS.md): the max
-along rows ~0.33 (NumPy 0.33), down columns ~0.4; 125000 x 8 along rows ~0.6 (NumPy 6.4).
+there are no groups.  CPU ms (benchmarks/RESULTS.md, stop 42, branch h-max14): 1000 x 1000, the max along rows
+0.33 (NumPy 0.31, the branching loop 1.1), down columns 0.30 (NumPy 0.30), argmax along rows 0.48 (NumPy 0.28:
+two passes here, the second over a row still in cache), down columns 0.34 (NumPy 1.2); 125000 x 8, the max
+along rows 0.73 (NumPy 6.5).
 
 Pasted into every numba module after numba_xp_broadcast's text (``Backend.prologue``); numba_xp_axes's
 run-time-axis forms and numba_xp_reductions' constant axes call these.  Imported on its own (the tests),

@@ -1,17 +1,20 @@
 # <own-module>
 """More of the numba ``xp`` namespace: the functions that work axis by axis.
 
-``argmax``, ``max`` and ``min`` of a matrix along an axis known only at run time (a loop over the other
-axis; :mod:`numba_xp_reductions` adds the forms with constant axes to the same stubs), ``flip`` along
+``argmax``, ``max`` and ``min`` of a matrix along an axis, literal or known only at run time (a float
+matrix: :mod:`numba_xp_along`'s vector loops, only the one for a literal axis; other dtypes a loop over the
+other axis).  :mod:`numba_xp_reductions` adds the forms with constant axes to the same stubs, but Numba tries
+an overload registered first before one registered later, literal axis or not: a matrix's reduction is
+always this file's (its branching loop made ``xp.max(X, axis=1)`` ~3x NumPy's until stop 42).  ``flip`` along
 an axis, ``sum_to`` (the numba helper ``_sum_to``: g summed over the axes broadcasting added) and
 ``put`` (the numba helper ``_put``: ``x[idx] = v`` with one index per axis), written as in
 :mod:`coarsen_nb.lower.numba_xp`: a stub compiled through ``numba.extending.overload``, with NumPy's
 values, dtype and shape.
 
 This is the second half of numba_xp's text, not a file of its own in a generated module:
-``Backend.prologue`` pastes it directly after numba_xp's, and the paste leaves out this whole
-``own-module`` block (this docstring and the imports that follow), so the module's source reads on
-from numba_xp's last function to this file's first.  Imported on its own (the tests), it takes
+``Backend.prologue`` pastes it after numba_xp's (and numba_xp_broadcast's, numba_xp_along's), and the paste
+leaves out this whole ``own-module`` block (this docstring and the imports that follow), so the module's
+source reads on from the previous file's last function to this file's first.  Imported on its own (the tests), it takes
 numba_xp's names here.  NumPy and Numba only; no ``__future__`` import.
 """
 
