@@ -27,10 +27,10 @@ run-time-axis forms and numba_xp_reductions' constant axes call these.  Imported
 it takes numba_xp's names in the lines the paste leaves out.
 """
 
+# <own-module>
 import numba  # noqa: E402, I001
 import numba.extending  # noqa: E402
 
-# <own-module>
 from coarsen_nb.lower import numba_xp as _base  # noqa: E402
 
 _np, INTERNAL = _base._np, _base.INTERNAL

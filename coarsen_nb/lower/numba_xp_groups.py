@@ -9,10 +9,10 @@ follows in every numba module and whose row code (``_ROW``: argmax's and argmin'
 its own (the tests), it imports those names, in lines the paste leaves out.
 """
 
-import numba  # noqa: E402, I001
-from numba.np.unsafe.ndarray import to_fixed_tuple as _to_fixed_tuple  # noqa: E402
-
 # <own-module>
+import numba  # noqa: E402, I001
+from numba.np.unsafe.ndarray import to_fixed_tuple as _to_fixed_tuple  # noqa: E402 (numba_xp_arrays' in a module)
+
 from coarsen_nb.lower import numba_xp as _base  # noqa: E402, I001
 from coarsen_nb.lower.numba_xp_along import ALONG  # noqa: E402
 from coarsen_nb.lower.numba_xp_reductions import _ROW, _compile  # noqa: E402
