@@ -1,23 +1,27 @@
 # <own-module>
 """More of the numba ``xp`` namespace: the functions that work axis by axis.
 
-``argmax``, ``max`` and ``min`` of a matrix along an axis known only at run time (a loop over the other
-axis; :mod:`numba_xp_reductions` adds the forms with constant axes to the same stubs), ``flip`` along
+``argmax``, ``max`` and ``min`` of a matrix along an axis, literal or known only at run time (a float
+matrix: :mod:`numba_xp_along`'s vector loops, only the one for a literal axis; other dtypes a loop over the
+other axis).  :mod:`numba_xp_reductions` adds the forms with constant axes to the same stubs, but Numba tries
+an overload registered first before one registered later, literal axis or not: a matrix's reduction is
+always this file's (its branching loop made ``xp.max(X, axis=1)`` ~3x NumPy's until stop 42).  ``flip`` along
 an axis, ``sum_to`` (the numba helper ``_sum_to``: g summed over the axes broadcasting added) and
 ``put`` (the numba helper ``_put``: ``x[idx] = v`` with one index per axis), written as in
 :mod:`coarsen_nb.lower.numba_xp`: a stub compiled through ``numba.extending.overload``, with NumPy's
 values, dtype and shape.
 
 This is the second half of numba_xp's text, not a file of its own in a generated module:
-``Backend.prologue`` pastes it directly after numba_xp's, and the paste leaves out this whole
-``own-module`` block (this docstring and the imports that follow), so the module's source reads on
-from numba_xp's last function to this file's first.  Imported on its own (the tests), it takes
+``Backend.prologue`` pastes it after numba_xp's (and numba_xp_broadcast's, numba_xp_along's), and the paste
+leaves out this whole ``own-module`` block (this docstring and the imports that follow), so the module's
+source reads on from the previous file's last function to this file's first.  Imported on its own (the tests), it takes
 numba_xp's names here.  NumPy and Numba only; no ``__future__`` import.
 """
 
 import numba  # noqa: E402, I001
 
 from coarsen_nb.lower import numba_xp as _base  # noqa: E402, I001
+from coarsen_nb.lower.numba_xp_along import ALONG  # noqa: E402
 from coarsen_nb.lower.numba_xp_broadcast import (  # noqa: E402
     _broadcast_lines, _compiled, _element, _loops, _step_lines)
 
@@ -25,6 +29,22 @@ _implements, _omitted, _constant_flag, _keeping_axis, _np, _nt, xp = (
     _base._implements, _base._omitted, _base._constant_flag, _base._keeping_axis, _base._np, _base._nt, _base.xp)
 INTERNAL = _base.INTERNAL
 # </own-module>
+
+
+def _along_kernels(name, axis, keep):
+    """A float matrix's ``name`` (max, min, argmax) along ``axis``: numba_xp_along's kernels (vector loops in
+    the matrix's row-major order), only the one for a literal axis, else both with a test at run time."""
+    down, along = ALONG[name, 0], ALONG[name, 1]
+    if isinstance(axis, _nt.IntegerLiteral) and axis.literal_value in (0, 1, -1, -2):
+        kernel = down if axis.literal_value in (0, -2) else along
+
+        def one_axis(x, axis=None, keepdims=False):
+            return kernel(x)
+        return _keeping_axis(one_axis) if keep else one_axis
+
+    def either_axis(x, axis=None, keepdims=False):
+        return down(x) if axis == 0 or axis == -2 else along(x)
+    return _keeping_axis(either_axis) if keep else either_axis
 
 
 @_implements("argmax", prefer_literal=True)
@@ -46,14 +66,7 @@ def _argmax(x, axis=None, keepdims=False):
     if keep is None:
         return None                 # (keepdims decides the rank: it must be a constant)
     if x.dtype == _nt.float64:
-        def along_rows(x, axis=None, keepdims=False):
-            rows = axis == 0 or axis == -2
-            m = x.shape[1] if rows else x.shape[0]
-            out = _np.zeros(m, dtype=_np.int64)
-            for r in range(m):
-                out[r] = _row_argmax(x[:, r] if rows else x[r])
-            return out
-        return _keeping_axis(along_rows) if keep else along_rows
+        return _along_kernels("argmax", axis, keep)
 
     def along(x, axis=None, keepdims=False):
         rows = axis == 0 or axis == -2
@@ -240,6 +253,8 @@ def _make_extremum(name, is_max):
         keep = _constant_flag(keepdims)
         if x.ndim != 2 or keep is None:
             return None
+        if x.dtype == _nt.float64:
+            return _along_kernels(name, axis, keep)
 
         # (the message a constant: formatting it inside the loop would compile Numba's str machinery)
         empty = f"zero-size array to reduction operation {'maximum' if is_max else 'minimum'} which has no identity"

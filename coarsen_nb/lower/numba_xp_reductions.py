@@ -17,9 +17,8 @@ by ``n - ddof`` (nan or inf where that is not positive, as NumPy gives with its 
 axes (the whole array included) is NumPy's pairwise summation, the same value to the bit; other sums are
 sequential, as NumPy adds rows along a leading axis.
 
-``first_extremum`` is the numba form of the helper ``_first_extremum``: 1.0 where ``argmax`` (sign 1) or
-``argmin`` (-1) picks over the reduced axes, the element a max's cotangent goes to; ``add_at_first_extremum``
-adds the cotangent there in place (the helper ``_add_at_first_extremum``).
+The adjoints' helpers over groups of axes (``first_extremum``, ``add_at_first_extremum``,
+``prod_except_axes``) are :mod:`numba_xp_groups`, pasted after this file.
 
 Like :mod:`numba_xp`, this text is pasted into every numba module (after numba_xp's), so it uses
 that file's names; imported on its own (the tests) it imports them, in lines the paste leaves out.
@@ -35,7 +34,7 @@ import numba.extending
 # <own-module>
 from coarsen_nb.lower import numba_xp as _base  # noqa: E402, I001
 from coarsen_nb.lower import numba_xp_axes  # noqa: E402, F401 (its argmax, max, min: stubs this file adds to)
-from coarsen_nb.lower.numba_xp_axes import _row_argmax, _row_argmin, _row_max, _row_min  # noqa: E402
+from coarsen_nb.lower.numba_xp_along import ALONG  # noqa: E402
 
 _implements, _omitted, _constant_flag, _np, _nt, xp = (_base._implements, _base._omitted, _base._constant_flag,
                                                        _base._np, _base._nt, _base.xp)
@@ -71,11 +70,11 @@ _ROW["logsumexp"] = ("m = -_np.inf\nfor i in range(n):\n    if row[i] > m:\n    
 _ROW_PAIRWISE = {"sum": "r = _pairwise_sum(row, 0, n)",
                  "mean": "r = _pairwise_sum(row, 0, n)\nr = r / n if n > 0 else _np.nan"}
 
-# a float row's extremum and its first index: numba_xp_axes's branch-free loops (vector instructions), the
-# same values as the loops above (NaN first, NumPy's errors where the row is empty)
-_ROW_FAST = {"max": "r = _row_max(row)", "min": "r = _row_min(row)", "argmax": "r = _row_argmax(row)",
-             "argmin": "r = _row_argmin(row)"}
-_FAST_ENV = {"_row_max": _row_max, "_row_min": _row_min, "_row_argmax": _row_argmax, "_row_argmin": _row_argmin}
+# a float array's extrema and their first indices: numba_xp_along's kernels over the (kept) x (reduced) view,
+# or over the (reduced) x (kept) view of an array reduced over its leading axes, which needs no transposed copy
+# (vector loops in row-major order; the same values as the loops above: NaN first, NumPy's errors where the
+# reduced axes are empty)
+_EXTREMA = ("max", "min", "argmax", "argmin")
 
 
 @numba.njit(cache=True, **INTERNAL)
@@ -234,13 +233,21 @@ def _make_reduction(name):
         if name in _ROW_PAIRWISE and x.ndim == 1 and x.layout == "C" and x.dtype == _nt.float64 and not keep:
             return _WHOLE_ROW[name]
         lines, kept, perm = _rows_source(x.ndim, axes)
-        lines += ["out = _np.empty(outer, dtype=DT)", "for o in range(outer):", "    row = view[o]", "    n = inner"]
         trailing = perm == tuple(range(x.ndim))
-        code = _ROW_PAIRWISE[name] if name in _ROW_PAIRWISE and x.dtype == _nt.float64 and trailing else row
-        if name in _ROW_FAST and x.dtype == _nt.float64:
-            code = _ROW_FAST[name]
-        lines += ["    " + ln for ln in code.replace("ZERO", "DT(0)").replace("ONE", "DT(1)").splitlines()]
-        lines.append("    out[o] = r")
+        kernel = None
+        if name in _EXTREMA and x.dtype == _nt.float64:
+            leading = axes == tuple(range(len(axes))) and not trailing
+            kernel = ALONG[name, 0 if leading else 1]
+            if leading:         # (the lengths of _rows_source, the view not transposed)
+                lines = [ln for ln in lines if ln.startswith(("outer =", "inner ="))]
+                lines.append("view = _np.ascontiguousarray(x).reshape((inner, outer))")
+            lines.append("out = KERNEL(view)")
+        else:
+            lines += ["out = _np.empty(outer, dtype=DT)", "for o in range(outer):", "    row = view[o]",
+                      "    n = inner"]
+            code = _ROW_PAIRWISE[name] if name in _ROW_PAIRWISE and x.dtype == _nt.float64 and trailing else row
+            lines += ["    " + ln for ln in code.replace("ZERO", "DT(0)").replace("ONE", "DT(1)").splitlines()]
+            lines.append("    out[o] = r")
         if keep:
             lines.append("return out.reshape(" + _shape([f"x.shape[{d}]" if d in kept else 1
                                                         for d in range(x.ndim)]) + ")")
@@ -250,7 +257,7 @@ def _make_reduction(name):
             lines.append("return out[0]")
         source = f"def impl(x, {params}):\n" + "\n".join("    " + ln for ln in lines) + "\n"
         return _compile(source, "impl", {"_np": _np, "DT": _np.dtype(str(dtype)).type, "_pairwise_sum": _pairwise_sum,
-                                         **_FAST_ENV})
+                                         "KERNEL": kernel})
 
     typing.__name__ = f"_{name}_typing"
     _register(name, params, typing)
@@ -290,132 +297,3 @@ xp.linalg.__dict__.update({_k: getattr(_np.linalg, _k) for _k in dir(_np.linalg)
 
 for _name in ("sum", "prod", "mean", "var", "std", "max", "min", "norm", "logsumexp", "argmax", "argmin"):
     _make_reduction(_name)
-
-
-@numba.njit(cache=True, **INTERNAL)
-def _is_reduced(d, axes):
-    for a in axes:
-        if a == d:
-            return True
-    return False
-
-
-@numba.njit(cache=True, **INTERNAL)
-def _group_of(idx, shape, axes):
-    """The element ``idx``'s group (its index over the kept axes) and place in it (its index over
-    ``axes``), both in C order: the row and column of the (kept) × (reduced) view."""
-    group = 0
-    place = 0
-    for d in range(len(shape)):
-        if _is_reduced(d, axes):
-            place = place * shape[d] + idx[d]
-        else:
-            group = group * shape[d] + idx[d]
-    return group, place
-
-
-@numba.njit(cache=True, **INTERNAL)
-def _group_sizes(shape, axes):
-    groups = 1
-    size = 1
-    for d in range(len(shape)):
-        if _is_reduced(d, axes):
-            size *= shape[d]
-        else:
-            groups *= shape[d]
-    return groups, size
-
-
-@numba.njit(cache=True, **INTERNAL)
-def _grouped(a, axes):
-    """a as a (groups) × (group size) matrix: the axes not in ``axes`` pick the row, ``axes`` the column."""
-    groups, size = _group_sizes(a.shape, axes)
-    out = _np.empty((groups, size), dtype=a.dtype)
-    for idx in _np.ndindex(a.shape):
-        g, k = _group_of(idx, a.shape, axes)
-        out[g, k] = a[idx]
-    return out
-
-
-@numba.njit(cache=True, **INTERNAL)
-def _ungrouped(m, a, axes):
-    """The inverse of ``_grouped``: m's entries at the elements of an array shaped like ``a``."""
-    out = _np.empty(a.shape, dtype=m.dtype)
-    for idx in _np.ndindex(a.shape):
-        g, k = _group_of(idx, a.shape, axes)
-        out[idx] = m[g, k]
-    return out
-
-
-def _axes_tuple(axes):
-    return isinstance(axes, _nt.BaseTuple) and all(isinstance(t, _nt.Integer) for t in axes)
-
-
-@_implements("first_extremum", cache=False, prefer_literal=True)
-def _first_extremum(a, axes, sign):
-    """1.0 at the first maximum (``sign`` 1, as ``argmax``) or minimum (-1, ``argmin``) of ``a`` over
-    ``axes``, in C order over those axes and NaN first as in ``argmax``; 0.0 elsewhere.  (The axes
-    reach the helper ``_first_extremum`` as a run-time tuple, so the groups are found element by
-    element rather than by a transposition printed for them; the sign is a number, not the function
-    ``xp.argmax``, which as a value would keep the caller out of Numba's disk cache.)  The sign is a literal
-    at every call (the rule prints it; the helper passes it on with ``numba.literally``): only its pick is
-    printed and compiled, not both with a test at run time."""
-    if not (isinstance(a, _nt.Array) and _axes_tuple(axes) and isinstance(sign, _nt.IntegerLiteral)):
-        return None
-    # each group's pick is argmax's (argmin's) row code; an empty group picks nothing
-    pick = _ROW["argmax" if sign.literal_value > 0 else "argmin"]
-    lines = ["m = _grouped(a, axes)", "hit = _np.zeros(m.shape)", "for g in range(m.shape[0]):", "    row = m[g]",
-             "    n = m.shape[1]", "    if n > 0:"]
-    lines += ["        " + ln for ln in pick.splitlines()]
-    lines += ["        hit[g, r] = 1.0", "return _ungrouped(hit, a, axes)"]
-    source = "def pick(a, axes, sign):\n" + "\n".join("    " + ln for ln in lines) + "\n"
-    return _compile(source, "pick", {"_np": _np, "_grouped": _grouped, "_ungrouped": _ungrouped})
-
-
-@_implements("add_at_first_extremum", cache=False, prefer_literal=True)
-def _add_at_first_extremum(b, a, axes, g, sign):
-    """``b[e] += g[e]`` in place at the element e that ``first_extremum(a, axes, sign)`` marks in each group
-    (``g`` broadcast to a's shape): a max's cotangent over axes without the one-hot of a's size."""
-    if not (isinstance(b, _nt.Array) and isinstance(a, _nt.Array) and isinstance(g, _nt.Array) and
-            _axes_tuple(axes) and isinstance(sign, _nt.IntegerLiteral)):
-        return None
-    pick = _ROW["argmax" if sign.literal_value > 0 else "argmin"]
-    if a.ndim == 2 and len(axes) == 1:
-        # a table's rows or columns, read in place (no grouped copy of a, no group computed per element)
-        lines = ["along = axes[0] % 2", "for grp in range(a.shape[1 - along]):",
-                 "    row = a[grp] if along == 1 else a[:, grp]", "    n = row.shape[0]", "    if n > 0:"]
-        lines += ["        " + ln for ln in pick.splitlines()]
-        lines += ["        if along == 1:", "            b[grp, r] += g[grp, r]", "        else:",
-                  "            b[r, grp] += g[r, grp]"]
-        source = "def add(b, a, axes, g, sign):\n" + "\n".join("    " + ln for ln in lines) + "\n"
-        return _compile(source, "add", {"_np": _np})
-    lines = ["m = _grouped(a, axes)", "at = _np.full(m.shape[0], -1)", "for grp in range(m.shape[0]):",
-             "    row = m[grp]", "    n = m.shape[1]", "    if n > 0:"]
-    lines += ["        " + ln for ln in pick.splitlines()] + ["        at[grp] = r"]
-    lines += ["for idx in _np.ndindex(a.shape):", "    grp, k = _group_of(idx, a.shape, axes)", "    if k == at[grp]:",
-              "        b[idx] += g[idx]"]
-    source = "def add(b, a, axes, g, sign):\n" + "\n".join("    " + ln for ln in lines) + "\n"
-    return _compile(source, "add", {"_np": _np, "_grouped": _grouped, "_group_of": _group_of})
-
-
-@_implements("prod_except_axes")
-def _prod_except_axes(a, axes):
-    """The products, along ``axes``, of all the other elements (the gradient of prod over axes):
-    prefix times suffix products in each group, no division (zero-safe), as the NumPy helper."""
-    if not (isinstance(a, _nt.Array) and _axes_tuple(axes)):
-        return None
-
-    def others(a, axes):
-        m = _grouped(a, axes).astype(_np.float64)
-        out = _np.empty(m.shape)
-        for g in range(m.shape[0]):
-            acc = 1.0
-            for k in range(m.shape[1]):
-                out[g, k] = acc
-                acc *= m[g, k]
-            acc = 1.0
-            for k in range(m.shape[1] - 1, -1, -1):
-                out[g, k] *= acc
-                acc *= m[g, k]
-        return _ungrouped(out, a, axes)
-    return others

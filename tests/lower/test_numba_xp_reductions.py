@@ -1,5 +1,5 @@
 """The numba namespace's reductions over axes and SciPy's special functions, compiled by Numba, against
-NumPy's and SciPy's (``coarsen_nb/lower/numba_xp_reductions.py``, ``numba_xp_special.py``).
+NumPy's and SciPy's (``coarsen_nb/lower/numba_xp_reductions.py``, ``numba_xp_groups.py``, ``numba_xp_special.py``).
 
 The generated code passes ``axis=`` and ``keepdims=`` as constants, which the implementations need
 (they fix the result's rank), so each combination is compiled as its own function here, printed with
@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from test_numba_xp import _numpy_helper
 
-from coarsen_nb.lower.numba_xp_reductions import xp
+from coarsen_nb.lower.numba_xp_groups import xp  # (the reductions and the adjoints' helpers over axes)
 from coarsen_nb.lower.numba_xp_special import xp as xp_special
 
 scipy_special = pytest.importorskip("scipy.special")
