@@ -367,7 +367,8 @@ HELPER_DECORATOR = "@_jit_helper"
 
 #: the helpers above compiled otherwise than ``HELPER_DECORATOR``: inlined into their caller, or without
 #: bounds checks where every index is in bounds by construction
-NUMBA_HELPER_DECORATORS = {"_logsumexp": "@_jit_inline", "_window_matvec": "@_jit_unchecked",
+NUMBA_HELPER_DECORATORS = {"_logsumexp": "@_jit_inline", "_cos": "@_jit_inline", "_sin": "@_jit_inline",
+                           "_window_matvec": "@_jit_unchecked",
                            "_window_vecmat": "@_jit_unchecked", "_window_outer_add": "@_jit_unchecked"}
 
 
