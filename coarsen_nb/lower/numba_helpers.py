@@ -277,8 +277,9 @@ NUMBA_HELPERS = {
     # over g and x: 99-137 -> 95-110 us).  These are compiled without bounds checks (``@_jit_unchecked``):
     # every index is in bounds by the test before the loop, or taken modulo the length, and the lengths of the
     # vectors are checked first.
-    # What the vectorized loops cost: Numba's cold compile of the three, 0.55 -> 0.82 s of CPU, paid once per
-    # machine (``python -m coarsen_nb warmup`` compiles them: they are shared helpers).
+    # What the vectorized loops cost: Numba's cold compile of the three, 0.55 -> 0.82 s of CPU.  They are not
+    # cached on their own (``_jit_unchecked``, backends.py): a cached function is optimized and code-generated
+    # alone when it is saved and then again inside its caller; the caller is cached with them inside.
     "_window_matvec": '''def _window_matvec(x, lo, n0, n1, h):
     """_window(x, lo, n0, n1) @ h: sum_j x[lo + i + j] * h[j] for i < n0, tiles of outputs with the taps inside."""
     if h.shape[0] != n1:
