@@ -197,8 +197,8 @@ def _pasted(file: str) -> str:
     return text.strip()
 
 
-_NUMBA_XP = ("numba_xp.py", "numba_xp_broadcast.py", "numba_xp_along.py", "numba_xp_axes.py", "numba_xp_arrays.py",
-             "numba_xp_reductions.py", "numba_xp_groups.py", "numba_xp_special.py")
+_NUMBA_XP = ("numba_xp.py", "numba_xp_broadcast.py", "numba_xp_fills.py", "numba_xp_along.py", "numba_xp_axes.py",
+             "numba_xp_arrays.py", "numba_xp_reductions.py", "numba_xp_groups.py", "numba_xp_special.py")
 _NUMBA_PROLOGUE = ("\n\n\n".join(_pasted(f) for f in _NUMBA_XP)
                    # (an entry point, called from Python; no cfunc wrapper: nothing calls it from C)
                    + "\n\n\n_jit = numba.njit(cache=True, boundscheck=True, no_cfunc_wrapper=True)"
@@ -208,8 +208,10 @@ _NUMBA_PROLOGUE = ("\n\n\n".join(_pasted(f) for f in _NUMBA_XP)
                    # (a helper that passes its constant arguments on: numba_helpers.NUMBA_HELPER_DECORATORS)
                    + "\n_jit_inline = numba.njit(inline=\"always\", **INTERNAL)"
                    # (a helper whose every index is in bounds by its own tests: numba_helpers; bounds checks
-                   # keep LLVM from vectorizing a loop)
-                   + "\n_jit_unchecked = numba.njit(cache=True, **INTERNAL)"
+                   # keep LLVM from vectorizing a loop; not cached, as the loops below: a cached one was
+                   # optimized and code-generated alone at its save, then again in its caller, ~0.25 s of
+                   # conv1d's cold compile; its caller is cached with it inside)
+                   + "\n_jit_unchecked = numba.njit(**INTERNAL)"
                 # the fused loops (lower/numba_fusion.py): NumPy's arithmetic on elements, inf for x / 0; not
                 # cached: only their module's entry points call them, and an entry point loaded from the disk
                 # cache needs none of its callees (caching one finalized it alone: numba_lazy_callees.py)

@@ -277,8 +277,9 @@ NUMBA_HELPERS = {
     # over g and x: 99-137 -> 95-110 us).  These are compiled without bounds checks (``@_jit_unchecked``):
     # every index is in bounds by the test before the loop, or taken modulo the length, and the lengths of the
     # vectors are checked first.
-    # What the vectorized loops cost: Numba's cold compile of the three, 0.55 -> 0.82 s of CPU, paid once per
-    # machine (``python -m coarsen_nb warmup`` compiles them: they are shared helpers).
+    # What the vectorized loops cost: Numba's cold compile of the three, 0.55 -> 0.82 s of CPU.  They are not
+    # cached on their own (``_jit_unchecked``, backends.py): a cached function is optimized and code-generated
+    # alone when it is saved and then again inside its caller; the caller is cached with them inside.
     "_window_matvec": '''def _window_matvec(x, lo, n0, n1, h):
     """_window(x, lo, n0, n1) @ h: sum_j x[lo + i + j] * h[j] for i < n0, tiles of outputs with the taps inside."""
     if h.shape[0] != n1:
@@ -367,7 +368,8 @@ HELPER_DECORATOR = "@_jit_helper"
 
 #: the helpers above compiled otherwise than ``HELPER_DECORATOR``: inlined into their caller, or without
 #: bounds checks where every index is in bounds by construction
-NUMBA_HELPER_DECORATORS = {"_logsumexp": "@_jit_inline", "_window_matvec": "@_jit_unchecked",
+NUMBA_HELPER_DECORATORS = {"_logsumexp": "@_jit_inline", "_cos": "@_jit_inline", "_sin": "@_jit_inline",
+                           "_window_matvec": "@_jit_unchecked",
                            "_window_vecmat": "@_jit_unchecked", "_window_outer_add": "@_jit_unchecked"}
 
 

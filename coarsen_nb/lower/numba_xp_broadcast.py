@@ -85,6 +85,15 @@ def _broadcast_shapes(*shapes):
     return _compiled(lines, "broadcast_shapes")
 
 
+def _empty(x, rank):
+    """An uninitialized array of ``shape`` with x's dtype: for a 1-D float one, ``_np.empty(n0)``, the very call
+    (and so the one compiled implementation of Numba's ``empty``) of the loops that read it; else with the
+    shape and dtype."""
+    if rank == 1 and x.dtype == _nt.float64:
+        return "_np.empty(n0)"
+    return "_np.empty(shape, dtype=x.dtype)"
+
+
 def _copy_lines(name, x, rank, flat=False):
     """``def name(x, shape)``: x (an array of rank ``rank`` or less) broadcast to ``shape`` as a new C-ordered
     array, or x itself where it is a C-contiguous array of that very shape (typed 'C' in both cases);
@@ -94,11 +103,14 @@ def _copy_lines(name, x, rank, flat=False):
     result = ".reshape(-1)" if flat and rank != 1 else ""
     lines = [f"def {name}(x, shape):"]
     if xdim == rank:
-        lines += ["    if x.shape == shape:", f"        return _np.ascontiguousarray(x){result}"]
+        # (x itself where its type says C-contiguous: Numba's ascontiguousarray is an implementation of its own
+        # to compile, ~0.03 s cold, for a view that is x)
+        whole = "x" if x.layout == "C" else "_np.ascontiguousarray(x)"
+        lines += ["    if x.shape == shape:", f"        return {whole}{result}"]
     lines += _broadcast_lines([("x.shape", xdim), ("shape", rank)], rank)
     lines += [f"    if ({''.join(f'n{a}, ' for a in range(rank))}) != shape:",
               f"        raise ValueError({_MISMATCH!r})",
-              "    out = _np.empty(shape, dtype=x.dtype)"]
+              f"    out = {_empty(x, rank)}"]
     lines += _step_lines("x", xdim, "s")
     loops, inner = _loops(rank)
     point = ", ".join(f"i{a}" for a in range(rank)) or "()"

@@ -97,3 +97,30 @@ def test_flat_as_equals_numpys_broadcast_and_ravel():
         np.testing.assert_array_equal(got, expected)
     with pytest.raises(ValueError):
         _flat(x, m, z, n + 1)           # (x of length n over n + 1 elements: NumPy's error too)
+
+
+@numba.njit
+def _flat_vectors(x, n):
+    return xp.flat_as(x, (n,)), xp.flat_as(x[::2], (n // 2,)), xp.flat_as(x[:1], (n,))
+
+
+def test_flat_as_of_a_vector_is_the_vector_itself_or_numpys_copy():
+    """A C-ordered vector of the very shape is returned as it is (no copy; x typed 'C' says it is contiguous), a
+    strided one (typed 'A') copied, a length-1 one broadcast into a fresh float64 array; an integer vector keeps its
+    dtype; and the lengths that differ raise NumPy's ValueError."""
+    n = 6
+    x = _RNG.normal(size=n)
+    same, strided, repeated = _flat_vectors(x, n)
+    assert np.shares_memory(same, x)
+    np.testing.assert_array_equal(same, x)
+    np.testing.assert_array_equal(strided, x[::2])
+    assert strided.flags.c_contiguous and not np.shares_memory(strided, x)
+    np.testing.assert_array_equal(repeated, np.broadcast_to(x[:1], (n,)))
+    assert repeated.dtype == np.float64
+    ints = np.arange(n)
+    got = _flat_vectors(ints, n)
+    for g, want in zip(got, (ints, ints[::2], np.broadcast_to(ints[:1], (n,))), strict=True):
+        assert g.dtype == ints.dtype
+        np.testing.assert_array_equal(g, want)
+    with pytest.raises(ValueError):
+        _flat_vectors(x, n + 2)

@@ -1,0 +1,49 @@
+"""The numba ``xp`` namespace's ``zeros`` and ``zeros_like`` (``lower/numba_xp_fills.py``) against NumPy's.
+
+A float64 result is a loop nest over ``empty``; every other form is Numba's own.  Each is compared with NumPy's
+array: dtype, shape, C order, +0.0 in every element (not -0.0), a fresh array (writing it leaves the argument as it
+was), and NumPy's ValueError for a negative length.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+import pytest
+
+from coarsen_nb.lower.numba_xp_fills import xp
+
+
+@numba.njit
+def _zeros_forms(a, n, m):
+    return (xp.zeros(n), xp.zeros((n,)), xp.zeros(a.shape), xp.zeros(n, dtype=xp.float64), xp.zeros((n, 2)),
+            xp.zeros(n, dtype=xp.int64), xp.zeros_like(a), xp.zeros_like(a, dtype=xp.float64), xp.zeros_like(a[::2]),
+            xp.zeros_like(m), xp.zeros_like(a, dtype=xp.int64), xp.zeros((2, n, 3)), xp.zeros_like(m.T),
+            xp.zeros_like(m, dtype=xp.float64), xp.zeros(()))
+
+
+def _numpy_forms(a, n, m):
+    return (np.zeros(n), np.zeros((n,)), np.zeros(a.shape), np.zeros(n, dtype=np.float64), np.zeros((n, 2)),
+            np.zeros(n, dtype=np.int64), np.zeros_like(a), np.zeros_like(a, dtype=np.float64), np.zeros_like(a[::2]),
+            np.zeros_like(m), np.zeros_like(a, dtype=np.int64), np.zeros((2, n, 3)), np.zeros_like(m.T),
+            np.zeros_like(m, dtype=np.float64), np.zeros(()))
+
+
+@pytest.mark.parametrize("n", [0, 1, 7])
+def test_zeros_and_zeros_like_equal_numpys(n):
+    a = np.linspace(-1.0, 1.0, n)
+    m = np.ones((3, 2))
+    got, want = _zeros_forms(a, n, m), _numpy_forms(a, n, m)
+    for g, w in zip(got, want, strict=True):
+        assert g.dtype == w.dtype and g.shape == w.shape and g.flags.c_contiguous, (g, w)
+        np.testing.assert_array_equal(g, w)
+        assert not np.signbit(g).any()
+    got[6][:] = 5.0                     # (a fresh array: the argument is unchanged)
+    np.testing.assert_array_equal(a, np.linspace(-1.0, 1.0, n))
+
+
+def test_zeros_of_a_negative_length_raises_numpys_error():
+    with pytest.raises(ValueError):
+        np.zeros(-1)
+    with pytest.raises(ValueError):
+        _zeros_forms(np.zeros(2), -1, np.ones((3, 2)))
