@@ -232,9 +232,9 @@ NUMBA_HELPERS = {
     "_add_at_first_extremum": '''def _add_at_first_extremum(b, a, axes, sign, g):
     """b plus g (one value per group over axes) at the element of each group that xp.argmax (sign 1) or
     xp.argmin (sign -1) picks, added in place at that one element: xp.add_at_first_extremum of the numba
-    namespace (no one-hot of a's size; the sign a literal, numba.literally, compiled for that extremum)."""
-    xp.add_at_first_extremum(b, a, axes, xp.broadcast_to(xp.asarray(g, dtype=xp.float64), a.shape),
-                             numba.literally(sign))
+    namespace (no one-hot of a's size; the sign a literal, numba.literally, compiled for that extremum).  g as
+    it is: the namespace reads a kept cotangent ``(n, 1)`` by its indices, with no copy of a's size."""
+    xp.add_at_first_extremum(b, a, axes, xp.asarray(g, dtype=xp.float64), numba.literally(sign))
     return b
 ''',
     "_prod_except_axes": '''def _prod_except_axes(a, axes):
