@@ -20,8 +20,9 @@ is hoisted out of an arm, so no NaN, inf or warning can come from the
 elements (or the scalar case) that did not take it.  ``and``/``or`` keep
 Python's short-circuit order the same way.
 
-The printer is split along its seams: operators and functions in
-:mod:`.operators`, branches in :mod:`.branches`, dense nested loops in :mod:`.nests`,
+The printer is split along its seams: the method that prints each kind of expression (and a
+symbol's code) in :mod:`.expression_printing`, operators and functions in :mod:`.operators`,
+branches in :mod:`.branches`, dense nested loops in :mod:`.nests`,
 per-segment operations in :mod:`.segment_printing`, scans in :mod:`.scan_printing`, the
 arrays closed-form loops write in :mod:`.write_printing`, the levels a reduction
 opens and the reduction back in :mod:`.level_printing`, the level and small
@@ -40,8 +41,8 @@ import sympy as sp
 
 from coarsen_nb.lower import lir, naming
 from coarsen_nb.lower.branches import BranchPrinting
-from coarsen_nb.lower.dask_printing import points_read
 from coarsen_nb.lower.domain import loop_nesting
+from coarsen_nb.lower.expression_printing import ExpressionPrinting
 from coarsen_nb.lower.form_printing import FormPrinting
 from coarsen_nb.lower.level_printing import LevelPrinting
 from coarsen_nb.lower.names import Names
@@ -50,26 +51,23 @@ from coarsen_nb.lower.operators import OperatorPrinting
 from coarsen_nb.lower.printing import (
     FLAT,
     Level,
-    int_typed,
     is_atom_code,
-    is_int_literal,
     is_number_code,
-    lane_rows_read,
     unwrapped,
 )
 from coarsen_nb.lower.scan_printing import ScanPrinting
 from coarsen_nb.lower.segment_printing import SegmentPrinting
 from coarsen_nb.lower.soi_levels import LevelWalk
 from coarsen_nb.lower.write_printing import WritePrinting
-from coarsen_nb.phi import forms, gammas
+from coarsen_nb.phi import forms
 from coarsen_nb.symbolic.levels import ELEM, Deps
 
 #: expression class -> the Printer method that prints it (``Printer._compute``: filled on first use)
 _DISPATCH: dict = {}
 
 
-class Printer(LevelPrinting, OperatorPrinting, NestPrinting, SegmentPrinting, BranchPrinting, ScanPrinting,
-              WritePrinting, FormPrinting):
+class Printer(ExpressionPrinting, LevelPrinting, OperatorPrinting, NestPrinting, SegmentPrinting, BranchPrinting,
+              ScanPrinting, WritePrinting, FormPrinting):
     """Emit statements computing SymPy expressions of one kernel.
 
     ``leaf(symbol) -> (code, is_array)`` names the kernel's inputs;
@@ -335,85 +333,10 @@ class Printer(LevelPrinting, OperatorPrinting, NestPrinting, SegmentPrinting, Br
                  if hasattr(Printer, f"_print_{c.__name__}")), Printer._print_default)
         return method(self, e, lv)
 
-    # -- one method per kind of expression ---------------------------------------------------------------
-
-    def _print_Symbol(self, e, lv):
-        return self._symbol(e, lv)
-
-    def _print_Number(self, e, lv):         # (integers, rationals, floats, the infinities, NaN)
-        return self.number(e)
-
-    _print_Pi = _print_Exp1 = _print_ComplexInfinity = _print_Number
-
-    def _print_BooleanTrue(self, e, lv):
-        return lir.Lit("True")
-
-    def _print_BooleanFalse(self, e, lv):
-        return lir.Lit("False")
-
-    def _print_Mul(self, e, lv):
-        if e.args[0].is_Float and abs(float(e.args[0])) == 1.0 and not int_typed(rest := sp.Mul(*e.args[1:])):
-            return self._compute(rest if e.args[0] > 0 else -rest, lv)     # 1.0 * x is x for a float x
-        return self._print_default(e, lv)
-
-    def _print_Reduction(self, e, lv):      # (RSum, RProd, RMax, RMin)
-        return self._reduce(e, lv)
-
-    def _print_RWrite(self, e, lv):
-        return self._write(e, lv)
-
-    def _print_ITE(self, e, lv):
-        return self._piecewise(gammas.Gamma((e.args[1], e.args[0]), (e.args[2], True)), lv)
-
-    def _print_Piecewise(self, e, lv):
-        return self._piecewise(e, lv)
-
-    def _print_default(self, e, lv):
-        if lv.kind in ("mask", "cond") and not self.deps(e) & (self._varying_binders(lv) | {ELEM}):
-            # one number for all of an arm's points (a masked arm, or an `if` on a scalar inside an
-            # array level): Python's math, not the array namespace, which need not take a Python float
-            return self._op(e, lv, False)
-        array = lv.kind != "root" and not (lv.kind == "cond")
-        return self._op(e, lv, array or self._is_array_level(lv))
+    # -- facts about levels and values the printing mixins ask -------------------------------------
 
     def _is_array_level(self, lv: Level) -> bool:
         return any(a.kind in ("range", "elem") for a in lv.ancestors())
-
-    def _symbol(self, s: sp.Symbol, lv: Level) -> lir.Expr:
-        for a in lv.ancestors():
-            if s in a.index_code:
-                return self.bcast(a.index_code[s], a, lv)
-        if s in self.temps:
-            return self.value(self.temps[s], lv)
-        if s in self.deps.ranges:
-            raise AssertionError(f"index {s} used outside its loop level")
-        if s in self.reads:
-            arr, idx = self.reads[s]
-            fast = self.affine_slice(idx[0], lv) if len(idx) == 1 else None
-            if fast is not None:
-                return lir.Call(lir.Name(self.helper('_take')), (lir.expr(arr), *fast))
-            rows = self.lane_rows.get(idx[0]) if len(idx) >= 2 and lv.kind == "elem" else None
-            if rows is not None and not any(self.deps(i) for i in idx[1:]):
-                # z[p, t] over a batched loop's lanes p: the rows first::step of z (a view when in bounds)
-                return lane_rows_read(self, arr, rows, self.value(idx[0], lv),
-                                      [self.value(i, self.root) for i in idx[1:]])
-            if len(idx) == 2 and self._dense_pair(lv) is not None:
-                blk = self._block_read(s, *self._dense_pair(lv))
-                if blk is not None:     # A[i + c, j + c'] on a dense nest: a block, flattened row by row
-                    return self.call("reshape", self.printed(blk), FLAT)
-            codes = [self.value(i, lv) for i in idx]
-            if not self._is_array_level(lv):
-                codes = [c if is_int_literal(c) else lir.Call(lir.Name("int"), (c,)) for c in codes]
-                return lir.Index(lir.expr(arr), tuple(codes))
-            return points_read(self, lir.expr(arr), codes)
-        code, is_array = self.leaf(s)
-        code = lir.expr(code)
-        if is_array:
-            elem = self._ensure_elem(lir.Attr(code, "shape"))
-            return self.bcast(code, elem, lv) if lv is not elem else code
-        return code
-
-    # -- structured nodes ----------------------------------------------------------------
 
     def _may_be_scalar(self, e) -> bool:
         """Whether ``e`` may evaluate to a scalar though it depends on a loop index: a branch

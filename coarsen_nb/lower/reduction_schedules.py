@@ -132,7 +132,7 @@ class DenseWalk:
         return tuple(terms)
 
     def rect_product(self, e, child, need_matrix: bool = True) -> None:
-        """As ``Printer.rect_product`` (the adjoint of a dense nest calls it for its scatter, ``reverse.py``):
+        """As ``Printer.rect_product`` (the adjoint of a dense nest calls it for its scatter, ``scatter_adjoints.py``):
         its decision kept at ``child`` (``Points.product``)."""
         pair = dense_pair(self.deps, child)
         child.products[(e, need_matrix)] = None if pair is None else \

@@ -4,7 +4,8 @@ A mixin of :class:`~coarsen_nb.lower.module.ModuleWriter`.  The SOIs' VJPs run i
 adjoint is the symbolic VJP of :mod:`coarsen_nb.symbolic.diff` printed by the same printer that printed its
 forward values (their primal values are shared through CSE, not recomputed); an opaque step's is its rule
 (:mod:`coarsen_nb.rules`, or the reshapes, literals and gathers here); a branch reverses the arm it took;
-an iterated loop walks its tape backwards (:mod:`coarsen_nb.lower.iterated`).  ``NAME_grad`` seeds the
+an iterated loop walks its tape backwards (:mod:`coarsen_nb.lower.iterated`); an element read's adjoint is
+scattered into the array's (:mod:`coarsen_nb.lower.scatter_adjoints`).  ``NAME_grad`` seeds the
 result's adjoint with exactly 1 and computes only the primal values its adjoints read.
 """
 
@@ -15,11 +16,11 @@ import sympy as sp
 from coarsen_nb import ir
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.frontend.unbound import is_bound_check
-from coarsen_nb.lower import lir, literals, reshapes, trivial
+from coarsen_nb.lower import lir, literals, reshapes
 from coarsen_nb.lower.emit import Printer
-from coarsen_nb.lower.lir import AugAssign, BinOp, Call, Index, Name, Paren
-from coarsen_nb.lower.printing import FLOAT64, TRUE, chain, int_typed, is_number_code, length, shape_of, xp_call
-from coarsen_nb.lower.reduction_schedules import arg_factors, unaliased
+from coarsen_nb.lower.lir import AugAssign, BinOp, Call, Index, Name
+from coarsen_nb.lower.printing import FLOAT64, TRUE, int_typed, is_number_code, shape_of, xp_call
+from coarsen_nb.lower.scatter_adjoints import ScatterAdjoints
 from coarsen_nb.phi import forms
 from coarsen_nb.plan import CondStep, KernelStep, PrimStep, names_read
 from coarsen_nb.rules.build import AddedBy, AtIndex
@@ -30,7 +31,7 @@ from coarsen_nb.symbolic.levels import ELEM
 _VALUE, _BAR, _ZERO = Name("_value"), Name("_bar"), lir.Lit("0.0")
 
 
-class ReverseSweep:
+class ReverseSweep(ScatterAdjoints):
     """The reverse sweep's printing (see the module docstring)."""
 
     def _bar(self, name: str) -> lir.Expr:
@@ -163,113 +164,6 @@ class ReverseSweep:
         for name, idx, e, level in v.scatters:
             self.scatter(pr, name, idx, e, level)
         self._absorb(pr)
-
-    def scatter(self, pr: Printer, name: str, idx, e, level) -> None:
-        """Emit, into ``pr``, the adjoint contribution ``b_name[idx] += e`` of an element write read back
-        over the points of ``level`` (a rectangular block, one element added once, an affine slice, or
-        the general scatter helper); a fuser that prints the rest of an SOI calls it too
-        (``lower/cupy.py``, ``lower/numba_fusion.py``)."""
-        binders = set(level) | set(pr.deps(e)).union(*(pr.deps(sp.sympify(i)) for i in idx))
-        lv = pr.level_for(binders)
-        if self._rect_scatter(pr, name, idx, e, lv):
-            return
-        b = self._bar(name)
-        if self._arg_scatter(pr, b, idx, e, lv):
-            return
-        val = pr.value(e, lv)
-        xp = lambda fn: lir.Attr(Name("xp"), fn)       # noqa: E731 (the module's array namespace)
-        at_int = lambda codes: Index(b, tuple(Call(Name("int"), (c,)) for c in codes))     # noqa: E731
-        if not set().union(*(pr.deps(sp.sympify(i)) for i in idx)) and lv.kind != "root":
-            # the same element at every point of the level: add the level's sum once
-            codes = [pr.value(sp.sympify(i)) for i in idx]
-            total = Call(xp("sum"), (BinOp("+", val, Call(xp("zeros"), (lv.size,))),))
-            pr.emit(AugAssign(at_int(codes), "+", total))
-            return
-        fast = pr.affine_slice(idx[0], lv) if len(idx) == 1 else None
-        if fast is not None:
-            pr.emit(trivial.scatter_add(self, pr, lv, b, name, fast, val))
-            return
-        codes = [pr.value(sp.sympify(i), lv) for i in idx]
-        if lv.kind != "root":
-            wide = lambda c: Paren(BinOp("+", c, Call(xp("zeros"), (lv.size,), (("dtype", xp("int64")),))))  # noqa: E731
-            codes = [c if pr.deps(sp.sympify(i)) else wide(c) for c, i in zip(codes, idx, strict=True)]
-        shape = lambda d: Index(lir.Attr(b, "shape"), (lir.Lit(str(d)),))     # noqa: E731
-        if lv.kind == "root":
-            add = AugAssign(at_int(codes), "+", val)
-            guard = _nonzero_only_if(pr.temps.get(e, e))
-            pr.emit(add if guard is None else lir.If(pr.value(guard), (add,)))
-        elif len(codes) == 1:
-            n = length(b)
-            pr.emit(AugAssign(b, "+", Call(Name(pr.helper('_scatter_sum')), (BinOp("%", codes[0], n), val, n))))
-        else:
-            # row-major flat indices (Python's negative indices wrap per axis), one 1-D scatter
-            flat = BinOp("%", codes[0], shape(0))
-            for d, c in enumerate(codes[1:], start=1):
-                flat = BinOp("+", BinOp("*", Paren(flat), shape(d)), BinOp("%", c, shape(d)))
-            size = chain("*", [shape(d) for d in range(len(codes))])
-            summed = Call(Name(pr.helper('_scatter_sum')), (flat, val, size))
-            pr.emit(AugAssign(b, "+", Call(xp("reshape"), (summed, lir.Attr(b, "shape")))))
-
-    @staticmethod
-    def _arg_scatter(pr: Printer, b, idx, e, lv) -> bool:
-        """A maximum's adjoint ``b[lo + step·k] += c·[k = argmax]`` as ``b[lo + step·ix] += c`` at the one point
-        ``ix`` (``SegmentPrinting.arg_scatter``), not a one-hot of every point of the loop."""
-        factors = arg_factors(unaliased(e, pr.temps), pr.temps)
-        if len(idx) != 1 or not any(isinstance(f, forms.ArgOneHot) for f in factors):
-            return False
-        fast = pr.affine_slice(idx[0], lv)
-        hit = None if fast is None else pr.arg_scatter(e, lv)
-        if hit is None:
-            return False
-        (ix, vals), (lo, _, step) = hit, fast
-        at = ix if str(step) == "1" else BinOp("*", step, ix)
-        if str(lo) != "0":
-            at = BinOp("+", lo, at)
-        if not (str(lo).isdigit()):
-            at = BinOp("%", Paren(at), length(b))       # Python's negative index, as _scatter_add wraps it
-        pr.emit(lir.ExprStmt(Call(Name(pr.helper('_add_at')), (b, at, vals))))
-        return True
-
-    def _rect_scatter(self, pr: Printer, name: str, idx, e, lv) -> bool:
-        """The adjoint of a dense two-level nest (see ``Printer.rect_product``) without flattening:
-        into ``w[j + c]`` it is ``(g @ M) * h``, into ``A[i + c, j + c']`` the block ``M * g ⊗ h``, into
-        the windows ``x[i + j + c]`` the convolution ``g ∗ h`` (or slice adds of ``M * g ⊗ h``)."""
-        rp = pr.rect_product(e, lv, need_matrix=False)
-        if rp is None:
-            return False
-        m, g, h = rp
-        if m is None and g is None and h is None:
-            return False
-        i, j = lv.parent.binder, lv.binder
-        b = self._bar(name)
-        idx = [sp.sympify(x) for x in idx]
-        if len(idx) == 1 and pr.deps(idx[0]) == {i, j}:
-            # into the windows x[i + j + c]: a convolution of g and h (a missing one is 1s)
-            win = pr.window_read_index(idx, i, j)
-            if win is None:
-                return False
-            pr.emit(pr.window_add(b, win, m, g, h))
-            return True
-        if m is None and (g is None or h is None):
-            return False
-        if len(idx) == 1 and pr.deps(idx[0]) == {j}:
-            fast = pr.affine_slice(idx[0], pr.level_for({j}))
-            if fast is None:
-                return False
-            val = pr.rect_columns(m, g, h)
-            pr.emit(trivial.scatter_add(self, pr, pr.level_for({j}), b, name, fast, val))
-            return True
-        if len(idx) == 2 and pr.deps(idx[0]) == {i} and pr.deps(idx[1]) == {j}:
-            blk = pr.block_read_index(idx, i, j)
-            if blk is None:
-                return False
-            every, new_axis = lir.Slice(), lir.Lit("None")
-            factors = ([pr.printed(m)] if m is not None else []) + \
-                ([Index(Paren(g), (every, new_axis))] if g is not None else []) + \
-                ([Index(Paren(h), (new_axis, every))] if h is not None else [])
-            pr.emit(lir.ExprStmt(Call(Name(pr.helper('_block_add')), (b, *blk, chain("*", factors)))))
-            return True
-        return False
 
     def prim_reverse(self, s: PrimStep) -> None:
         if s.name not in self.active:
@@ -432,18 +326,4 @@ def _truth_values_added(e: ir.Expr):
             todo += list(x.args)
         elif isinstance(x, ir.UnaryOp):
             todo.append(x.operand)
-    return None
-
-
-def _nonzero_only_if(e):
-    """The condition outside which ``e`` is 0, where ``e`` folds to ``Piecewise((a, c), (0, True))``; else None.
-
-    An element read under a branch (``y[n - 1]`` where the loop ran, the last value of its state) has
-    its adjoint at that element zero where the branch is not taken — where the index may not exist
-    (``n = 0``: ``b_y[-1]`` of an empty array).  Adding under the same condition adds the same numbers
-    and never indexes out of bounds where the forward did not read."""
-    folded = sp.piecewise_fold(e)
-    if isinstance(folded, sp.Piecewise) and len(folded.args) == 2 and folded.args[1].cond == sp.true \
-            and folded.args[1].expr == 0 and folded.args[0].cond != sp.true:
-        return folded.args[0].cond
     return None

@@ -1,4 +1,4 @@
-"""A maximum's adjoint scattered into an array at its one point (``ReverseSweep._arg_scatter``,
+"""A maximum's adjoint scattered into an array at its one point (``ScatterAdjoints._arg_scatter``,
 ``SegmentPrinting.arg_scatter``): ``b_x[lo + step*k] += c·[k = argmax]`` over a loop is printed as
 ``_add_at(b_x, lo + step*ix, c)`` (``b_x[lo + step*ix] += c``) with ``ix`` the first arg-extremum's position (an
 index array of one element, none for an empty loop), not as a one-hot of every point multiplied by ``c``. The

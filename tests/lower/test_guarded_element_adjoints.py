@@ -1,4 +1,4 @@
-"""An element read only under a branch has its adjoint added under the same branch (``reverse._nonzero_only_if``).
+"""An element read only under a branch has its adjoint added under the same branch (``scatter_adjoints``).
 
 The value a loop leaves in a state that copies an element (``prev = v`` over ``x``) is ``x[n - 1]`` where
 the loop ran and the start value where it did not.  The adjoint's ``b_x[n - 1] += ...`` indexed an empty
