@@ -32,13 +32,18 @@ class BeforeTheSum:
         for out in k.exprs():
             self.note(out, used)
 
-    def of_records(self, records, say) -> str:
-        """Why the work before the sum reads ``records`` or their number (empty: it does not)."""
+    def of_records(self, records, say, lanes=None) -> str:
+        """Why the work before the sum reads ``records`` or their number (empty: it does not).  A name
+        ``lanes`` (:class:`~coarsen_nb.dask_chunk_lanes.Lanes`) finds lane-wise in them is each chunk's own
+        part (``theta = theta0.copy()``), computed right by the chunk."""
+        def own(name: str) -> bool:
+            return lanes is not None and lanes.lane_wise(name, records)
+
         for step in self.opaque:
-            if self.sources.get(step.name, set()) & set(records):
+            if self.sources.get(step.name, set()) & set(records) and not own(step.name):
                 return (f"an operation between its SOIs ({say(step.name)}, line {step.line}) is computed from "
                         f"its records {', '.join(records)} or their number")
         for name in sorted(self.arrays):
-            if self.sources.get(name, set()) & set(records):
+            if self.sources.get(name, set()) & set(records) and not own(name):
                 return f"it computes the array {say(name)} from its records {', '.join(records)} before its sum"
         return ""
