@@ -145,6 +145,11 @@ class Lanes:
         names = [n for ln in step.lines() for n in [ln.strip().split(" ")[0]] if n]
         return any(self._set(n, (), every) for n in names)
 
+    def read_by_lanes(self) -> frozenset:
+        """The parameters some name is lane-wise in: those read as whole arrays, the records a call may chunk
+        (a loop's counter crossing ``n_steps`` is no refusal's matter)."""
+        return frozenset().union(*self.lane.values())
+
     def refusal(self, records, say) -> str:
         """Why a loop's carried value crosses the lanes of ``records`` (empty: none does)."""
         for line, name, crossed in self.loops:

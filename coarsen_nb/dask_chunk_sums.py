@@ -163,7 +163,7 @@ def chunk_sum(plan, params: tuple[str, ...], source: str | None = None) -> tuple
     counts = {symbols[n]: p for n, p in lengths.items() if n in symbols}      # length symbol -> its parameter
     forms_ = _sum_forms(values[result], reads, arrays, counts, params, say, lanes)
     if isinstance(forms_, Refusal) and loops:   # (the loop first: it is what a user changes)
-        return Refusal(lanes.refusal(params, say) or
+        return Refusal(lanes.refusal(lanes.read_by_lanes(), say) or
                        f"a loop run iteration by iteration (line {loops[0]}) runs between its SOIs ({forms_})")
     if loops and not isinstance(forms_, Refusal):
         forms_ = tuple(dataclasses.replace(f, loops=tuple(loops)) for f in forms_)
