@@ -42,8 +42,13 @@ why not where it does not hold:
   everywhere but in the bounds of the sums over the records, and computes ``A(θ, n) + F(n) · Σ_{k in c} φ``
   itself, so its weight is 1 (:attr:`ChunkSum.counted`; F(n) must be finite).
 
-Everything else (branches or loops between SOIs, primitives on the records, scans along the records, sums
-combined otherwise than linearly, a maximum) is refused here and runs as the dask module's array statements
+A loop run iteration by iteration between the SOIs is taken where every value it carries is lane-wise in
+the records or free of them (pendulum_batch's ensemble: :mod:`coarsen_nb.dask_chunk_lanes`): each chunk runs
+it whole on its lanes, and the arrays it ends with are summed elementwise as the records are.
+
+Everything else (branches between SOIs, loops carrying a value that reads the records across their lanes,
+primitives on the records, scans along the records, sums combined otherwise than linearly, a maximum) is
+refused here and runs as the dask module's array statements
 (:mod:`coarsen_nb.dask_arrays`).
 """
 
@@ -56,7 +61,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from coarsen_nb import ir
-from coarsen_nb.dask_chunk_before import BeforeTheSum
+from coarsen_nb.dask_chunk_before import BeforeTheSum, shape_read
 from coarsen_nb.dask_chunk_lanes import Lanes
 from coarsen_nb.dask_chunk_words import Said, Spellings, spoken
 from coarsen_nb.phi import forms
@@ -136,7 +141,7 @@ def chunk_sum(plan, params: tuple[str, ...], source: str | None = None) -> tuple
             lanes.note(step)
         if isinstance(step, PrimStep):
             inputs.note(step.name, ir.names_used(step.expr))
-            if _shape_read(step, params, lengths, shapes, say):
+            if shape_read(step, params, lengths, shapes, say):
                 inputs.opaque.append(step)
         elif isinstance(step, KernelStep):
             k = step.kernel
@@ -178,27 +183,6 @@ def chunk_sum(plan, params: tuple[str, ...], source: str | None = None) -> tuple
 
     kept = tuple(f for f in forms_ if not why_not(f))
     return kept or Refusal(why_not(forms_[0]))
-
-
-def _shape_read(step: PrimStep, params, lengths: dict, shapes: dict, say: Said) -> str:
-    """Note what the shape read ``step`` gives (a length of a first axis, a shape); a refusal otherwise."""
-    e = step.expr
-    if isinstance(e, ir.Attr) and e.attr == "shape" and isinstance(e.value, ir.Name) and e.value.id in params:
-        shapes[step.name] = e.value.id
-    elif isinstance(e, ir.Call) and e.func == "unpack_shape" and isinstance(e.args[0], ir.Name) \
-            and e.args[0].id in shapes:
-        shapes[step.name] = shapes[e.args[0].id]
-    elif isinstance(e, ir.Call) and e.func == "len" and len(e.args) == 1 and isinstance(e.args[0], ir.Name) \
-            and e.args[0].id in params:
-        lengths[step.name] = e.args[0].id
-    elif isinstance(e, ir.Index) and isinstance(e.value, ir.Name) and e.value.id in shapes \
-            and len(e.index) == 1 and isinstance(e.index[0], ir.Const):
-        if e.index[0].value == 0:
-            lengths[step.name] = shapes[e.value.id]
-        # (another axis's length is the same in every chunk: the records are cut along the first only)
-    else:
-        return f"an operation between its SOIs ({say(step.name)}, line {step.line}) is not a shape read"
-    return ""
 
 
 def _sum_forms(e: sp.Expr, reads: dict, arrays: dict, counts: dict, params,
