@@ -6,9 +6,13 @@ right for what the other arguments alone decide (gmm's mixture weights from its 
 what the records or their number decide (a mean of the records, an array of their length): each chunk
 would compute its own.  :class:`BeforeTheSum` follows, step by step, which parameters each plan name is
 computed from, and says in words where such a step reads the records.
+Shape reads (``len(x)``, ``X.shape[0]``), which a chunk answers with its own rows' number, are read by
+:func:`shape_read`.
 """
 
 from __future__ import annotations
+
+from coarsen_nb import ir
 
 
 class BeforeTheSum:
@@ -32,13 +36,40 @@ class BeforeTheSum:
         for out in k.exprs():
             self.note(out, used)
 
-    def of_records(self, records, say) -> str:
-        """Why the work before the sum reads ``records`` or their number (empty: it does not)."""
+    def of_records(self, records, say, lanes=None) -> str:
+        """Why the work before the sum reads ``records`` or their number (empty: it does not).  A name
+        ``lanes`` (:class:`~coarsen_nb.dask_chunk_lanes.Lanes`) finds lane-wise in them is each chunk's own
+        part (``theta = theta0.copy()``), computed right by the chunk."""
+        def own(name: str) -> bool:
+            return lanes is not None and lanes.lane_wise(name, records)
+
         for step in self.opaque:
-            if self.sources.get(step.name, set()) & set(records):
+            if self.sources.get(step.name, set()) & set(records) and not own(step.name):
                 return (f"an operation between its SOIs ({say(step.name)}, line {step.line}) is computed from "
                         f"its records {', '.join(records)} or their number")
         for name in sorted(self.arrays):
-            if self.sources.get(name, set()) & set(records):
+            if self.sources.get(name, set()) & set(records) and not own(name):
                 return f"it computes the array {say(name)} from its records {', '.join(records)} before its sum"
         return ""
+
+
+def shape_read(step, params, lengths: dict, shapes: dict, say) -> str:
+    """Note what the shape read ``step`` (a primitive of the plan) gives (a length of a first axis, a shape);
+    a refusal otherwise (``say``: dask_chunk_words.Said, the user's names)."""
+    e = step.expr
+    if isinstance(e, ir.Attr) and e.attr == "shape" and isinstance(e.value, ir.Name) and e.value.id in params:
+        shapes[step.name] = e.value.id
+    elif isinstance(e, ir.Call) and e.func == "unpack_shape" and isinstance(e.args[0], ir.Name) \
+            and e.args[0].id in shapes:
+        shapes[step.name] = shapes[e.args[0].id]
+    elif isinstance(e, ir.Call) and e.func == "len" and len(e.args) == 1 and isinstance(e.args[0], ir.Name) \
+            and e.args[0].id in params:
+        lengths[step.name] = e.args[0].id
+    elif isinstance(e, ir.Index) and isinstance(e.value, ir.Name) and e.value.id in shapes \
+            and len(e.index) == 1 and isinstance(e.index[0], ir.Const):
+        if e.index[0].value == 0:
+            lengths[step.name] = shapes[e.value.id]
+        # (another axis's length is the same in every chunk: the records are cut along the first only)
+    else:
+        return f"an operation between its SOIs ({say(step.name)}, line {step.line}) is not a shape read"
+    return ""

@@ -42,8 +42,13 @@ why not where it does not hold:
   everywhere but in the bounds of the sums over the records, and computes ``A(θ, n) + F(n) · Σ_{k in c} φ``
   itself, so its weight is 1 (:attr:`ChunkSum.counted`; F(n) must be finite).
 
-Everything else (branches or loops between SOIs, primitives on the records, scans along the records, sums
-combined otherwise than linearly, a maximum) is refused here and runs as the dask module's array statements
+A loop run iteration by iteration between the SOIs is taken where every value it carries is lane-wise in
+the records or free of them (pendulum_batch's ensemble: :mod:`coarsen_nb.dask_chunk_lanes`): each chunk runs
+it whole on its lanes, and the arrays it ends with are summed elementwise as the records are.
+
+Everything else (branches between SOIs, loops carrying a value that reads the records across their lanes,
+primitives on the records, scans along the records, sums combined otherwise than linearly, a maximum) is
+refused here and runs as the dask module's array statements
 (:mod:`coarsen_nb.dask_arrays`).
 """
 
@@ -56,7 +61,8 @@ from dataclasses import dataclass
 import sympy as sp
 
 from coarsen_nb import ir
-from coarsen_nb.dask_chunk_before import BeforeTheSum
+from coarsen_nb.dask_chunk_before import BeforeTheSum, shape_read
+from coarsen_nb.dask_chunk_lanes import Lanes
 from coarsen_nb.dask_chunk_words import Said, Spellings, spoken
 from coarsen_nb.phi import forms
 from coarsen_nb.plan import CondStep, IterStep, KernelStep, PrimStep
@@ -82,6 +88,8 @@ class ChunkSum:
     sums: tuple = ()                # the indices of its sums over the records (their bounds: a block's rows)
     own_factor: bool = False        # its factors read other arguments or differ by more than a number: each
                                     # chunk's module computes them (told n where they read it), weight 1
+    loops: tuple = ()               # the lines of the loops run iteration by iteration that each chunk runs
+                                    # whole, their state lane by lane or free of the records (dask_chunk_lanes)
 
     def weight(self, n: int, n_chunk: int) -> float:
         """w_c = F(n) / F(n_c); NaN where F(n_c) is zero or either is not finite (that chunking is refused).
@@ -126,10 +134,14 @@ def chunk_sum(plan, params: tuple[str, ...], source: str | None = None) -> tuple
     arrays: dict = {}
     say = Said(plan.words, Spellings(source))   # (a refusal names the user's variables: i, not $k1.2)
     inputs = BeforeTheSum(params)            # what each plan name is computed from, for the steps before the sum
+    lanes = Lanes(params)                    # which names are lane-wise in the records (dask_chunk_lanes)
+    loops: list[int] = []
     for step in plan.steps:
+        if not isinstance(step, CondStep):
+            lanes.note(step)
         if isinstance(step, PrimStep):
             inputs.note(step.name, ir.names_used(step.expr))
-            if _shape_read(step, params, lengths, shapes, say):
+            if shape_read(step, params, lengths, shapes, say):
                 inputs.opaque.append(step)
         elif isinstance(step, KernelStep):
             k = step.kernel
@@ -139,6 +151,12 @@ def chunk_sum(plan, params: tuple[str, ...], source: str | None = None) -> tuple
             arrays.update(k.arrays)
             inlined = {sym: values[name] for sym, name in k.scalars.items() if name in values}
             values.update({out: sp.sympify(e).xreplace(inlined) for out, e in k.exprs().items()})
+        elif isinstance(step, IterStep) and all(isinstance(s, (PrimStep, KernelStep))
+                                                for s in (*step.header, *step.body)):
+            # (its state lane by lane, or free of the records: each chunk runs it on its lanes; judged below)
+            loops.append(step.line)
+            for out, _ in step.etas:
+                inputs.sources[out] = set(lanes.lane.get(out, ())) | set(lanes.crossed.get(out, ()))
         elif isinstance(step, (CondStep, IterStep)):
             kind = "a branch" if isinstance(step, CondStep) else "a loop run iteration by iteration"
             return Refusal(f"{kind} (line {step.line}) runs between its SOIs")
@@ -148,39 +166,27 @@ def chunk_sum(plan, params: tuple[str, ...], source: str | None = None) -> tuple
     if result not in values:
         return Refusal("its result is not the value of an SOI over its records")
     counts = {symbols[n]: p for n, p in lengths.items() if n in symbols}      # length symbol -> its parameter
-    forms_ = _sum_forms(values[result], reads, arrays, counts, params, say)
+    forms_ = _sum_forms(values[result], reads, arrays, counts, params, say, lanes)
+    if isinstance(forms_, Refusal) and loops:   # (the loop first: it is what a user changes)
+        return Refusal(lanes.refusal(lanes.read_by_lanes(), say) or
+                       f"a loop run iteration by iteration (line {loops[0]}) runs between its SOIs ({forms_})")
+    if loops and not isinstance(forms_, Refusal):
+        forms_ = tuple(dataclasses.replace(f, loops=tuple(loops)) for f in forms_)
     if not isinstance(forms_, Refusal):   # (the told lengths: every plan name of the records' lengths)
         forms_ = tuple(dataclasses.replace(f, counted=tuple(n for n, p in lengths.items() if p in f.records))
                        if f.counted else f for f in forms_)
-    if isinstance(forms_, Refusal) or not inputs.opaque and not inputs.arrays:
+    if isinstance(forms_, Refusal) or not inputs.opaque and not inputs.arrays and not lanes.loops:
         return forms_
-    kept = tuple(f for f in forms_ if not inputs.of_records(f.records, say))
-    return kept or Refusal(inputs.of_records(forms_[0].records, say))
 
+    def why_not(f: ChunkSum) -> str:
+        return lanes.refusal(f.records, say) or inputs.of_records(f.records, say, lanes)
 
-def _shape_read(step: PrimStep, params, lengths: dict, shapes: dict, say: Said) -> str:
-    """Note what the shape read ``step`` gives (a length of a first axis, a shape); a refusal otherwise."""
-    e = step.expr
-    if isinstance(e, ir.Attr) and e.attr == "shape" and isinstance(e.value, ir.Name) and e.value.id in params:
-        shapes[step.name] = e.value.id
-    elif isinstance(e, ir.Call) and e.func == "unpack_shape" and isinstance(e.args[0], ir.Name) \
-            and e.args[0].id in shapes:
-        shapes[step.name] = shapes[e.args[0].id]
-    elif isinstance(e, ir.Call) and e.func == "len" and len(e.args) == 1 and isinstance(e.args[0], ir.Name) \
-            and e.args[0].id in params:
-        lengths[step.name] = e.args[0].id
-    elif isinstance(e, ir.Index) and isinstance(e.value, ir.Name) and e.value.id in shapes \
-            and len(e.index) == 1 and isinstance(e.index[0], ir.Const):
-        if e.index[0].value == 0:
-            lengths[step.name] = shapes[e.value.id]
-        # (another axis's length is the same in every chunk: the records are cut along the first only)
-    else:
-        return f"an operation between its SOIs ({say(step.name)}, line {step.line}) is not a shape read"
-    return ""
+    kept = tuple(f for f in forms_ if not why_not(f))
+    return kept or Refusal(why_not(forms_[0]))
 
 
 def _sum_forms(e: sp.Expr, reads: dict, arrays: dict, counts: dict, params,
-               say: Said) -> tuple[ChunkSum, ...] | Refusal:
+               say: Said, lanes: Lanes | None = None) -> tuple[ChunkSum, ...] | Refusal:
     """The ChunkSums of the result ``e`` (the SOIs' ``reads`` and whole ``arrays`` by symbol; ``counts``: the
     symbols of the first axes' lengths, by parameter), one for each set of records that outermost sums read
     at their index (hmc's prior over q[k] beside its likelihood over X[k], y[k]: which one is over the
@@ -192,14 +198,14 @@ def _sum_forms(e: sp.Expr, reads: dict, arrays: dict, counts: dict, params,
     # (a record read at another outermost sum's index is that sum's own: judged with it, or beside this one)
     indices = {r.args[1] for r in _outermost(e) if isinstance(r, forms.RSum)}
     for total in _outermost(e):
-        got = _over_records(total, reads, arrays, counts, params, say, indices)
+        got = _over_records(total, reads, arrays, counts, params, say, indices, lanes)
         if isinstance(got, Refusal):
             told.append(got.reason)
         else:
             groups.setdefault(got, []).append(total)
     made = []
     for (records, halo, whole), group in groups.items():
-        form = _linear_form(e, group, records, halo, whole, reads, arrays, counts, say)
+        form = _linear_form(e, group, records, halo, whole, reads, arrays, counts, say, lanes)
         if isinstance(form, ChunkSum):     # (the sums whose terms read their own index as a number)
             own = tuple(t.args[1] for t in group
                         if isinstance(t, forms.RSum) and t.args[1] in t.args[0].free_symbols)
@@ -216,11 +222,12 @@ def _sum_forms(e: sp.Expr, reads: dict, arrays: dict, counts: dict, params,
                    "its result is not a sum over the records (a sum over the first axis of an argument)")
 
 
-def _over_records(total, reads: dict, arrays: dict, counts: dict, params, say: Said, indices: set):
+def _over_records(total, reads: dict, arrays: dict, counts: dict, params, say: Said, indices: set,
+                  lanes: Lanes | None = None):
     """``(records, halo, whole)`` of the reduction ``total`` where it is a sum over records (a loop's sum
     over their index, or ``np.sum`` of an elementwise value of whole records: ``whole``), or why not."""
     if isinstance(total, forms.ElemSum):
-        records = _whole_records(reads, arrays, total.args[0], params, say, indices)
+        records = _whole_records(reads, arrays, total.args[0], params, say, indices, lanes)
         if isinstance(records, Refusal):
             return records
         # (an element's term reading the number of records: each chunk's module is told it, dask_chunk_index)
@@ -267,7 +274,7 @@ def _loops_to(summand, length_syms: set) -> bool:
 
 
 def _linear_form(e, group: list, records, halo, whole, reads: dict, arrays: dict, counts: dict,
-                 say: Said) -> ChunkSum | Refusal:
+                 say: Said, lanes: Lanes | None = None) -> ChunkSum | Refusal:
     """The ChunkSum of ``e`` whose sums over ``records`` are ``group``: ``e = A + F · Σ_i r_i S_i`` with F a
     function of the records' number, the r_i numbers and A free of the records; or why not."""
     length_syms = {s for s, p in counts.items() if p in records}
@@ -276,6 +283,8 @@ def _linear_form(e, group: list, records, halo, whole, reads: dict, arrays: dict
     linear = e.xreplace(dict(zip(group, held, strict=True)))
     factors = [sp.diff(linear, t) for t in held]
     of_records = {s for s, r in reads.items() if r.array in records} | {s for s, a in arrays.items() if a in records}
+    if lanes is not None:       # (an array lane-wise in the records is theirs too: a loop's state over them)
+        of_records |= {s for s, a in arrays.items() if lanes.lanes_of(a) & set(records)}
     if any(f.free_symbols & (set(held) | of_records) or f == 0 for f in factors):
         return Refusal("its result is not the sum over the records times a factor free of them")
     # (factors that read other arguments, a * Σ, or differ by more than a number, a * S1 + b * S2: each
@@ -327,17 +336,27 @@ def _records(reads: dict, arrays: dict, summand, k, params, say: Said, indices: 
     return tuple(p for p in params if p in records)
 
 
-def _whole_records(reads: dict, arrays: dict, summand, params, say: Said, indices: set) -> tuple[str, ...] | Refusal:
+def _whole_records(reads: dict, arrays: dict, summand, params, say: Said, indices: set,
+                   lanes: Lanes | None = None) -> tuple[str, ...] | Refusal:
     """The parameters ``np.sum``'s elementwise ``summand`` reads as whole arrays, or why not: an array
-    computed inside (its chunk's part is not the chunk's to compute), a record read at a fixed index."""
+    computed inside (its chunk's part is not the chunk's to compute, unless it is lane-wise in the records:
+    :mod:`coarsen_nb.dask_chunk_lanes`), a record read at a fixed index."""
     records = set()
+    computed = []
     for sym in sorted(summand.free_symbols, key=str):
         if sym in arrays:
-            if arrays[sym] not in params:
+            if arrays[sym] in params:
+                records.add(arrays[sym])
+            elif lanes is not None and lanes.lanes_of(arrays[sym]):
+                records |= lanes.lanes_of(arrays[sym])
+                computed.append(arrays[sym])
+            else:
                 return Refusal(f"it sums {say(arrays[sym])}, computed from its arguments, elementwise")
-            records.add(arrays[sym])
     if not records:
         return Refusal(_NO_RECORDS)
+    for name in computed:
+        if not lanes.lane_wise(name, records):
+            return Refusal(f"it sums {say(name)}, computed from its arguments across their lanes, elementwise")
     for r in reads.values():
         if r.array in records and not _at_a_sum(r, indices):
             return Refusal(f"it reads {say(r.array)} at [{say.index(r)}] "

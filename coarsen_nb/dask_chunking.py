@@ -88,6 +88,7 @@ class Chunking:
     counted: bool = False   # ... and the call's number of records (terms or the term beside the sum read it)
     gathered: tuple[WholeBlock, ...] = ()   # operands gathered into one block along some axes (dask_whole_blocks)
     computed_early: tuple[str, ...] = ()   # what the call computed while building its graph (dask_xp.lane_counts)
+    loops: tuple[int, ...] = ()   # the lines of the loops each chunk ran whole, lane by lane (dask_chunk_lanes)
 
     def lines(self) -> list[str]:
         """What it says, a headline (which way it ran, and why) and then one line per figure."""
@@ -106,6 +107,8 @@ class Chunking:
             lines.append(f"reduction across chunks: {r}" + (f", {count} of them" if count > 1 else ""))
         if not self.reductions:
             lines.append("no reduction across chunks")
+        lines.extend(f"each chunk ran the loop at line {line} whole, its state lane by lane (or free of the records)"
+                     for line in self.loops)
         lines.extend(map(str, self.gathered))
         lines.extend(f"computed while the graph was built: {what}" for what in dict.fromkeys(self.computed_early))
         return lines
@@ -131,11 +134,13 @@ def describe(kind: str, params: tuple[str, ...], args: tuple, outputs: list, sch
     added: tuple[str, ...] = ()
     chunks = max((a.blocks for a in arguments), default=0)
     told = counted = False
+    loops: tuple[int, ...] = ()
     if chunkwise:
         form = schedule.form_of(args, is_dask)
         records = [args[params.index(p)] for p in form.records]
         chunks = len(records[0].chunks[0])
         told, counted = bool(form.indices), bool(form.counted)
+        loops = form.loops
         small = [p for p in schedule.wrt if p not in form.records] if kind in ("grad", "vjp") else []
         added = (("the value",) if kind != "grad" else ()) + tuple(f"the gradient with respect to {p}"
                                                                     for p in small)
@@ -143,7 +148,7 @@ def describe(kind: str, params: tuple[str, ...], args: tuple, outputs: list, sch
                     reason, arguments, chunks, sum(len(v) for v in layers.values()), added,
                     _reductions(layers, deps), told, counted,
                     whole_blocks(layers, deps, {a.name: p for p, a in zip(params, args, strict=False) if is_dask(a)}),
-                    computed_early)
+                    computed_early, loops)
 
 
 def _argument(name: str, a) -> ArgumentChunks:

@@ -40,11 +40,11 @@ CHUNKED = {
     "hookean_spring": ("px", "py"),     # (a grid: its rows cut, springs read the next row and column)
     "conv1d": ("x", "y"),               # (the kernel w whole: dask_xp_forms' convolve, a halo of len(w) - 1)
     "segment_distance": ("px", "py"),
-    # loops over steps, their state elementwise over the chunked lanes (pendulum_batch), or sums over the
-    # chunked records (bgd_hyperopt's descent, a while loop the data ends): 10 steps, as the options' (the
-    # graph grows by a chain of operations per step; at the benchmarks' step counts Dask cannot take it:
-    # bgd_hyperopt's 200 steps, a CoarsenError "the Dask graph is too deep"; pendulum_batch's 1000 steps over
-    # 7 lanes, its lazy gradient not computed in 400 s on the synchronous scheduler, notes/README.md)
+    # loops over steps, their state elementwise over the chunked lanes (pendulum_batch: each chunk runs the
+    # whole loop, dask_chunk_lanes; 1000 steps in test_dask_chunk_lanes.py), or sums over the chunked records
+    # (bgd_hyperopt's descent, a while loop the data ends): 10 steps, as the options' (the dask module's graph
+    # grows by a chain of operations per step; at the benchmarks' 200 steps bgd_hyperopt is a CoarsenError
+    # "the Dask graph is too deep")
     "pendulum_batch": ("theta0",),
     "bgd_hyperopt": ("x", "y"),
 }
