@@ -36,6 +36,20 @@ def centered(X):
     return np.sum((X - np.sum(X, axis=0) / X.shape[0]) ** 2)
 
 
+def shifted_sum(x, a):
+    # a number every element broadcasts: d/da = Σ 1 + Σ (-2), once per element (printed as xp.sum(1) until
+    # stop 42, a gradient n times too small)
+    return np.sum(x * x + a) + np.sum(x - 2.0 * a)
+
+
+def shifted_recurrence(x, a):
+    # the closed form of a recurrence adds a number read from x to every element
+    y = x.copy()
+    for _ in range(4):
+        y = y * a + x[0]
+    return np.mean(y)
+
+
 # -- mean, max, min over axes ------------------------------------------------------------------------------
 
 
@@ -214,6 +228,8 @@ REDUCTIONS = [
     entry(negative_axis, lambda r: (matrix(r),), "X", "axis negative positional"),
     entry(tuple_axis_3d, lambda r: (r.uniform(-1.0, 1.0, size=(3, 4, 2)),), "T", "axis tuple 3d keepdims"),
     entry(centered, lambda r: (matrix(r),), "X", "axis"),
+    entry(shifted_sum, lambda r: (vector(r), float(r.uniform(-1.0, 1.0))), "x a", "broadcast"),
+    entry(shifted_recurrence, lambda r: (vector(r), float(r.uniform(-0.9, 0.9))), "x a", "broadcast loop"),
     entry(softmax_rows, _two_apart, "X W", "axis keepdims max softmax"),
     entry(log_softmax_nll, _scores, "X", "axis keepdims max method softmax"),
     entry(gmm_responsibilities, _gmm, "X M logw", "axis keepdims max logsumexp"),

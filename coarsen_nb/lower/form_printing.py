@@ -10,6 +10,7 @@ import sympy as sp
 from coarsen_nb.lower import lir, trivial
 from coarsen_nb.lower.dask_printing import points_read
 from coarsen_nb.phi import forms, logsumexp, scans
+from coarsen_nb.symbolic.levels import ELEM
 
 
 class FormPrinting:
@@ -32,7 +33,12 @@ class FormPrinting:
     def _print_ElemSum(self, e, lv):
         if self.elem is None:       # (np.sum of a number: the number)
             return self.value(e.args[0], lv)
-        return self.call("sum", self.value(e.args[0], self.elem))
+        vals = self.value(e.args[0], self.elem)
+        if not self._one_per_point(e.args[0], {ELEM}, self.elem):
+            # one number for every element (the adjoint 1 of np.sum(y) reaching a scalar that y's
+            # elements broadcast, y = v + s): it still counts once per element, as _reduce's sums do
+            vals = self.call("broadcast_to", self.call("asarray", vals), self.elem.size)
+        return self.call("sum", vals)
 
     def _print_LogSumExp(self, e, lv):
         self.value(forms.RMax(*e.args[1:]), lv)     # the shift, once, before any branch on c

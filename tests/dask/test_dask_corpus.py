@@ -88,6 +88,8 @@ CHUNKWISE = {
     "enumerate_start", "enumerate_weighted", "enumerate_zip",
     # (terms, or a term beside the sum, reading the number of records: the module told it too)
     "horner", "linear_rec_array", "nested_def_in_loop", "normal_tail_loop",
+    # (a number every element broadcasts, inside np.sum: each chunk counts its own elements)
+    "shifted_sum",
 }
 #: chunk by chunk where the records are one chunk only (cut into twos, a matrix is cut along its second axis too)
 CHUNKWISE_IN_ONE = {"matrix_weighted"}
