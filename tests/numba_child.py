@@ -42,7 +42,8 @@ PREAMBLE = textwrap.dedent('''
 def run_child(body: str, *args: str, env: dict[str, str] | None = None) -> dict:
     """Run ``PREAMBLE`` + ``body`` in a fresh interpreter; the JSON object its last line prints."""
     done = subprocess.run([sys.executable, "-c", PREAMBLE + textwrap.dedent(body), *args], env=env,
-                          capture_output=True, text=True, check=True, timeout=300)
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 

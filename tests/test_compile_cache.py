@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
-import textwrap
 import warnings
 
 import numpy as np
 import pytest
+from numba_child import central, energy, run_child
 
 import coarsen_nb as cn
 from coarsen_nb import pipeline_cache, specialize
@@ -59,17 +57,12 @@ def _compiled(source=SOURCE, scale=0.5, **options):
     return cn.coarsen(source, namespace=namespace, **options), namespace["energy"]
 
 
-def _central(fn, x, w, h=1e-6):
-    gx = np.array([(fn(x + h * e, w) - fn(x - h * e, w)) / (2 * h) for e in np.eye(len(x))])
-    return gx, (fn(x, w + h) - fn(x, w - h)) / (2 * h)
-
-
 X = np.linspace(-1.0, 2.0, 7) ** 2
 
 
 def _check(f, plain, x=X, w=1.5):
     gx, gw = f.grad(x, w)
-    rx, rw = _central(plain, x, w)
+    rx, rw = central(plain, x, w)
     np.testing.assert_allclose(gx, rx, rtol=1e-6, atol=1e-6)
     assert gw == pytest.approx(rw, rel=1e-6, abs=1e-6)
     assert f(x, w) == pytest.approx(plain(x, w), rel=1e-12)
@@ -115,7 +108,7 @@ def test_anything_that_changes_the_module_is_a_miss(cache, runs, change):
     changed, plain = _compiled(**change)
     result = changed.grad(X, 1.5)
     assert runs[0] == 2
-    rx, rw = _central(plain, X, 1.5)
+    rx, rw = central(plain, X, 1.5)
     np.testing.assert_allclose(result[0] if isinstance(result, tuple) else result, rx, rtol=1e-6, atol=1e-6)
 
 
@@ -127,7 +120,7 @@ def test_another_signature_is_a_miss(cache, runs):
     ints = np.arange(7)
     gw = _compiled()[0].grad(ints, 1.5)              # an int array: another signature (wrt is w alone)
     assert runs[0] == 2
-    assert gw == pytest.approx(_central(plain, ints.astype(float), 1.5)[1], rel=1e-6)
+    assert gw == pytest.approx(central(plain, ints.astype(float), 1.5)[1], rel=1e-6)
 
 
 def test_a_changed_int_parameter_type_is_a_miss(cache, runs):
@@ -193,41 +186,25 @@ def test_the_key_covers_the_compiler_itself(monkeypatch):
     assert pipeline_cache.key(**parts) != before
 
 
-_PROCESS = textwrap.dedent('''
-    import json, sys, warnings
-    import numpy as np
-    import coarsen_nb as cn
+_PROCESS = '''
     from coarsen_nb import specialize
-    warnings.simplefilter("error", UserWarning)     # a fallback or a cache warning fails the test
     ran = []
     real = specialize._generate
     specialize._generate = lambda *a, **k: ran.append(1) or real(*a, **k)
-    SOURCE = """
-    def energy(x, w):
-        s = 0.0
-        for i in range(len(x) - 1):
-            d = x[i + 1] - x[i]
-            s += w * d * d + 0.5 * x[i]
-        return s
-    """
     f = cn.coarsen(SOURCE, backend="numba")
     gx, gw = f.grad(np.linspace(-1.0, 2.0, 7) ** 2, 1.5)
     heavy = [m for m in ("sympy", "ipywidgets", "graphviz") if m in sys.modules]
     print(json.dumps(dict(ran=len(ran), gx=list(gx), gw=gw, heavy=heavy)))
-''')
+'''
 
 
 def test_a_second_process_runs_no_pipeline_and_imports_no_sympy_under_numba(tmp_path):
     env = dict(os.environ, COARSEN_NB_CACHE=str(tmp_path), COARSEN_NB_PIPELINE_CACHE="1")
-    out = [json.loads(subprocess.run([sys.executable, "-c", _PROCESS], env=env, capture_output=True, text=True,
-                                     check=True, timeout=300).stdout.strip().splitlines()[-1]) for _ in range(2)]
+    out = [run_child(_PROCESS, env=env) for _ in range(2)]
     assert [o["ran"] for o in out] == [1, 0]
     assert out[1]["heavy"] == []                # a hit imports none of what only compiling or the views need
     assert out[0]["gx"] == out[1]["gx"] and out[0]["gw"] == out[1]["gw"]
 
-    def plain(x, w):
-        return sum(w * (x[i + 1] - x[i]) ** 2 + 0.5 * x[i] for i in range(len(x) - 1))
-
-    rx, rw = _central(plain, X, 1.5)
+    rx, rw = central(energy(), X, 1.5)
     np.testing.assert_allclose(out[1]["gx"], rx, rtol=1e-6, atol=1e-6)
     assert out[1]["gw"] == pytest.approx(rw, rel=1e-6)

@@ -5,47 +5,25 @@ loaded.  Reference: central differences of the plain Python function."""
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
-import subprocess
-import sys
-import textwrap
 
 import numpy as np
 import pytest
+from numba_child import central, energy, run_child
 
-_CHILD = textwrap.dedent('''
-    import json, warnings
-    warnings.simplefilter("error", UserWarning)     # a fallback or a cache warning fails the test
-    import numpy as np
-    import coarsen_nb as cn
-    SOURCE = """
-    def energy(x, w):
-        s = 0.0
-        for i in range(len(x) - 1):
-            d = x[i + 1] - x[i]
-            s += w * d * d + 0.5 * x[i]
-        return s
-    """
+_CHILD = '''
     f = cn.coarsen(SOURCE, backend="numba")
     gx, gw = f.grad(np.linspace(-1.0, 2.0, 7) ** 2, 1.5)
     print(json.dumps(dict(gx=list(gx), gw=gw)))
-''')
-
-
-def _plain(x, w):
-    return sum(w * (x[i + 1] - x[i]) ** 2 + 0.5 * x[i] for i in range(len(x) - 1))
+'''
 
 
 def _process(cache) -> dict:
     env = dict(os.environ, COARSEN_NB_CACHE=str(cache), COARSEN_NB_PIPELINE_CACHE="1")
-    done = subprocess.run([sys.executable, "-c", _CHILD], env=env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    out = json.loads(done.stdout.strip().splitlines()[-1])
-    x, h = np.linspace(-1.0, 2.0, 7) ** 2, 1e-6
-    rx = [(_plain(x + h * e, 1.5) - _plain(x - h * e, 1.5)) / (2 * h) for e in np.eye(len(x))]
+    out = run_child(_CHILD, env=env)
+    rx, rw = central(energy(), np.linspace(-1.0, 2.0, 7) ** 2, 1.5)
     np.testing.assert_allclose(out["gx"], rx, rtol=1e-6, atol=1e-6)
-    assert out["gw"] == pytest.approx((_plain(x, 1.5 + h) - _plain(x, 1.5 - h)) / (2 * h), rel=1e-6)
+    assert out["gw"] == pytest.approx(rw, rel=1e-6)
     return out
 
 
