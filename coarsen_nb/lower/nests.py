@@ -146,28 +146,39 @@ class NestPrinting:
             rp = self._rect_product(term, child)
             if rp is None:
                 return None
-            parts.append(self.rect_rows(*rp))
+            parts.append(self.rect_rows(*rp, child))
         return parts[0] if len(parts) == 1 else Paren(chain("+", parts))
 
-    def rect_rows(self, m, g, h) -> lir.Expr:
-        """Σ_j M[i, j]·h[j]·g[i] of ``rect_product``'s parts (h None: 1): a correlation on windows."""
+    def rect_rows(self, m, g, h, child: Level) -> lir.Expr:
+        """Σ_j M[i, j]·h[j]·g[i] of ``rect_product``'s parts (h None: 1) at the dense level ``child``: a
+        correlation on windows; g, taken out of the sum, is 0 where there is no j (``unless_empty``)."""
         if isinstance(m, Window):
             fn = Name(self.helper('_window_matvec'))
             mv = Call(fn, (lir.expr(m.arr), *m.args, h if h is not None else self.call("ones", m.n_j)))
         else:
             mv = self.call("sum", self.printed(m), axis=Lit("1")) if h is None else \
                 Paren(BinOp("@", self.printed(m), h))
-        return mv if g is None else Paren(BinOp("*", mv, g))
+        return mv if g is None else Paren(BinOp("*", mv, self.unless_empty(g, child.rect, child.parent.size)))
 
-    def rect_columns(self, m, g, h) -> lir.Expr:
-        """Σ_i g[i]·M[i, j]·h[j] of ``rect_product``'s parts (g or M None: 1, not both)."""
+    def rect_columns(self, m, g, h, child: Level) -> lir.Expr:
+        """Σ_i g[i]·M[i, j]·h[j] of ``rect_product``'s parts (g or M None: 1, not both) at the dense level
+        ``child``; h, taken out of the sum, is 0 where there is no i (``unless_empty``)."""
         if isinstance(m, Window):
             fn = Name(self.helper('_window_vecmat'))
             col = Call(fn, (g if g is not None else self.call("ones", m.n_i), lir.expr(m.arr), *m.args))
         else:
             col = self.call("sum", self.printed(m), axis=Lit("0")) if g is None else self.call("sum", g) \
                 if m is None else Paren(BinOp("@", g, self.printed(m)))
-        return col if h is None else Paren(BinOp("*", col, h))
+        return col if h is None else Paren(BinOp("*", col, self.unless_empty(h, child.parent.size, child.rect)))
+
+    def unless_empty(self, factor: lir.Expr, summed: lir.Expr, n: lir.Expr) -> lir.Expr:
+        """``factor`` (a vector of ``n``) taken out of a sum over ``summed`` points, or zeros where there are
+        none: the user's loop never computes the factor's term then, so its adjoint is 0, not the product
+        of the empty sum's 0 with the factor (NaN where the factor is infinite: ``exp(-2 w_k)`` of a
+        component of weight 0, gmm's ∂/∂mu with no points).  One test of a count, outside the arrays."""
+        if isinstance(summed, Lit) and str(summed).isdigit() and int(str(summed)) > 0:
+            return factor
+        return Paren(lir.IfExp(factor, positive(summed), self.call("zeros", n)))
 
     def window_add(self, b: str, win: Window, m, g, h) -> lir.Stmt:
         """The statement ``b[lo + i + j] += M[i, j]·g[i]·h[j]`` into the windows ``win`` of ``b``: one

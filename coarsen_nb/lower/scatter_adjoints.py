@@ -116,7 +116,7 @@ class ScatterAdjoints:
             fast = pr.affine_slice(idx[0], pr.level_for({j}))
             if fast is None:
                 return False
-            val = pr.rect_columns(m, g, h)
+            val = pr.rect_columns(m, g, h, lv)
             pr.emit(trivial.scatter_add(self, pr, pr.level_for({j}), b, name, fast, val))
             return True
         if len(idx) == 2 and pr.deps(idx[0]) == {i} and pr.deps(idx[1]) == {j}:

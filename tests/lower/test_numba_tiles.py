@@ -105,6 +105,19 @@ def test_tile_edges(n):
     _same("with_constant", _args("with_constant", n, 3, n, -0.3))
 
 
+@pytest.mark.parametrize("n", [0, 1, TILE + 1])
+def test_a_component_of_weight_zero_with_few_or_no_points(n):
+    """A log weight ``-inf`` (``exp(-2 w_k)`` infinite) with no points: mu's and w's gradient are 0 under
+    both backends (the NumPy backend's ``(g @ M) * h`` was NaN: ``nests.unless_empty``); hypothesis draws it
+    only outside the derandomized profile."""
+    x, mu, w = _args("mixture", n, 4, n, 0.0)
+    w[1] = -np.inf
+    _same("mixture", (x, mu, w))
+    if n == 0:
+        for g in _numpy("mixture").grad(x, mu, w)[1:]:
+            np.testing.assert_array_equal(g, np.zeros(4))
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tiles=st.integers(0, 3), edge=st.sampled_from([0, 1, 15, 16, 17, TILE - 1]), k=st.integers(1, 9),
        seed=st.integers(0, 2**16), scale=st.sampled_from([1.0, 1e-150, 1e150, 30.0]),

@@ -1,0 +1,242 @@
+"""A factor taken out of a sum over no points: the gradient is 0, as the user's loop computes it, not NaN.
+
+A dense nest's adjoint ``Σ_i g[i]·M[i, k]·h[k]`` prints as ``(g @ M) * h``: the factor ``h`` of k alone is
+taken out of the sum over i.  With no i the sum is 0, and where ``h`` is infinite (``exp(-2 w_k)`` of a
+component of log weight ``-inf``: gmm's ∂/∂mu with no points) the product was NaN, where the user's loop
+never computes the term at all: its gradient is 0 (the numba backend's loops gave 0).  The printer now
+multiplies by ``h`` only where the sum has points (``NestPrinting.unless_empty``); the same for ``g`` taken
+out of a sum over j, whose *value* was NaN: ``Σ_k (x_k - mu_i)·w_i`` with no k and ``w_i`` infinite.
+The reference is ``jax.grad`` of the same function written with ``jax.numpy`` in the user's order of
+operations (a Python loop JAX traces iteration by iteration), the value the plain function's: where the
+points are there but their terms are 0, the chain rule multiplies 0 by the infinite factor in the user's
+order too, and NaN is the right answer there (checked as such).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from lower.test_numba_lse_rows import streaming as gmm_streaming  # (gmm's form)
+
+import coarsen_nb as cn
+
+pytestmark = pytest.mark.usefixtures("private_numba_cache")     # (tests/lower/conftest.py)
+
+jax = pytest.importorskip("jax")
+jnp = jax.numpy
+jax.config.update("jax_enable_x64", True)
+
+
+def _nest_exp(x, w):
+    acc = 0.0
+    for i in range(len(x)):
+        for k in range(len(w)):
+            acc += x[i] * math.exp(-w[k])
+    return acc
+
+
+def _nest_exp_jax(x, w):
+    acc = 0.0
+    for i in range(x.shape[0]):
+        for k in range(w.shape[0]):
+            acc = acc + x[i] * jnp.exp(-w[k])
+    return acc
+
+
+def _nest_square(x, mu, w):
+    acc = 0.0
+    for i in range(len(x)):
+        for k in range(len(w)):
+            acc += ((x[i] - mu[k]) * math.exp(-w[k])) ** 2
+    return acc
+
+
+def _nest_square_jax(x, mu, w):
+    acc = 0.0
+    for i in range(x.shape[0]):
+        for k in range(w.shape[0]):
+            acc = acc + ((x[i] - mu[k]) * jnp.exp(-w[k])) ** 2
+    return acc
+
+
+def _gmm_streaming_jax(x, mu, w):
+    ll = 0.0
+    for i in range(x.shape[0]):
+        m, s = -jnp.inf, 0.0
+        for k in range(mu.shape[0]):
+            a = w[k] - 0.5 * ((x[i] - mu[k]) * jnp.exp(-w[k])) ** 2
+            if a > m:
+                s, m = s * jnp.exp(m - a) + 1.0, a
+            else:
+                s = s + jnp.exp(a - m)
+        ll = ll + m + jnp.log(s)
+    return ll
+
+
+def _outer_factor(x, w):
+    acc = 0.0
+    for i in range(len(w)):
+        for k in range(len(x)):
+            acc += x[k] * math.exp(-w[i])
+    return acc
+
+
+def _outer_factor_jax(x, w):
+    acc = 0.0
+    for i in range(w.shape[0]):
+        for k in range(x.shape[0]):
+            acc = acc + x[k] * jnp.exp(-w[i])
+    return acc
+
+
+def _inner_sum_squared(x, mu, w):
+    acc = 0.0
+    for i in range(len(w)):
+        s = 0.0
+        for k in range(len(x)):
+            s += (x[k] - mu[i]) * w[i]
+        acc += s * s
+    return acc
+
+
+def _inner_sum_squared_jax(x, mu, w):
+    acc = 0.0
+    for i in range(w.shape[0]):
+        s = 0.0
+        for k in range(x.shape[0]):
+            s = s + (x[k] - mu[i]) * w[i]
+        acc = acc + s * s
+    return acc
+
+
+def _loop_exp(x, w):
+    acc = 0.0
+    for i in range(len(x)):
+        acc += x[i] * math.exp(-w)
+    return acc
+
+
+def _loop_exp_jax(x, w):
+    acc = 0.0
+    for i in range(x.shape[0]):
+        acc = acc + x[i] * jnp.exp(-w)
+    return acc
+
+
+def _factor_before_the_loop(x, w):
+    e = math.exp(-w)
+    acc = 0.0
+    for i in range(len(x)):
+        acc += x[i] * e
+    return acc
+
+
+def _factor_before_the_loop_jax(x, w):
+    e, acc = jnp.exp(-w), 0.0
+    for i in range(x.shape[0]):
+        acc = acc + x[i] * e
+    return acc
+
+
+PROGRAMS = {
+    "gmm_streaming": (gmm_streaming, _gmm_streaming_jax, ("x", "mu", "w")),
+    "nest_exp": (_nest_exp, _nest_exp_jax, ("x", "w")),
+    "nest_square": (_nest_square, _nest_square_jax, ("x", "mu", "w")),
+    "outer_factor": (_outer_factor, _outer_factor_jax, ("x", "w")),
+    "inner_sum_squared": (_inner_sum_squared, _inner_sum_squared_jax, ("x", "mu", "w")),
+    "loop_exp": (_loop_exp, _loop_exp_jax, ("x", "w")),
+    "factor_before_the_loop": (_factor_before_the_loop, _factor_before_the_loop_jax, ("x", "w")),
+}
+WEIGHTS = np.array([0.5, -np.inf, 0.1])       # (the middle component: log weight -inf, exp(-w) = inf)
+POINTS = {"none": [], "zeros": [0.0, 0.0], "some": [0.5, 1.0, 0.7]}
+_COMPILED: dict = {}
+
+
+def _args(name, points):
+    x = np.array(POINTS[points], dtype=np.float64)
+    if name in ("loop_exp", "factor_before_the_loop"):
+        return x, -np.inf
+    if len(PROGRAMS[name][2]) == 3:
+        return x, np.array([0.3, -1.0, 0.2]), WEIGHTS.copy()
+    return x, WEIGHTS.copy()
+
+
+def _compiled(name, backend):
+    if (name, backend) not in _COMPILED:
+        fn, _, wrt = PROGRAMS[name]
+        _COMPILED[name, backend] = cn.coarsen(fn, wrt=wrt, backend=backend)
+    return _COMPILED[name, backend]
+
+
+def _jax_grad(name, args):
+    twin = PROGRAMS[name][1]
+    jargs = tuple(jnp.asarray(a, dtype=jnp.float64) for a in args)
+    return tuple(np.asarray(g) for g in jax.grad(twin, tuple(range(len(args))))(*jargs))
+
+
+def _check(name, points, backend):
+    args = _args(name, points)
+    f = _compiled(name, backend)
+    with np.errstate(all="ignore"):
+        value, grads = f.value_and_grad(*args)
+        plain = PROGRAMS[name][0](*args)
+    grads = grads if isinstance(grads, tuple) else (grads,)
+    np.testing.assert_allclose(value, plain, rtol=1e-12, atol=1e-12, equal_nan=True)
+    for got, want, arg in zip(grads, _jax_grad(name, args), PROGRAMS[name][2], strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12, equal_nan=True,
+                                   err_msg=f"{name} d/d{arg} ({points} points, {backend})")
+
+
+CASES = [(name, points) for name in PROGRAMS for points in POINTS
+         if (name, points) != ("factor_before_the_loop", "none")]
+
+
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+@pytest.mark.parametrize(("name", "points"), CASES)
+def test_a_factor_taken_out_of_a_sum_is_what_the_users_loop_gives(name, points, backend):
+    _check(name, points, backend)
+
+
+def test_no_points_with_an_infinite_factor_is_0_not_nan():
+    """The reported case itself, by hand: gmm's streaming form with no points and one log weight ``-inf``,
+    every gradient 0 (the plain function's loop over points never runs)."""
+    grads = _compiled("gmm_streaming", "numpy").grad(*_args("gmm_streaming", "none"))
+    for g in grads[1:]:
+        np.testing.assert_array_equal(g, np.zeros(3))
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "terms of both signs times an infinite factor: the user's order adds +inf and -inf (NaN), the factor "
+    "taken out multiplies their finite sum by it (-inf here): non-finite either way; keeping the factor in "
+    "the sum would cost the nest's matrix product (RESULTS.md, Stop 43, h-nan17)"))
+def test_terms_of_both_signs_times_an_infinite_factor():
+    x, w = np.array([0.5, 1.0, -0.7]), WEIGHTS.copy()
+    got = _compiled("nest_exp", "numpy").grad(x, w)[1]
+    want = jax.grad(_nest_exp_jax, 1)(jnp.asarray(x), jnp.asarray(w))
+    np.testing.assert_allclose(got, np.asarray(want), rtol=1e-12, atol=1e-12, equal_nan=True)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "the factor is the user's own number, computed before the loop: its adjoint is the loop's empty sum, 0, "
+    "multiplied by exp(-w) = inf in the adjoint of the line that computes it (NaN under every backend); the "
+    "user's loop never reads it, so jax.grad gives 0. Knowing an adjoint received no contribution needs the "
+    "reverse sweep to carry that fact across SOIs (RESULTS.md, Stop 43, h-nan17)"))
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_a_number_computed_before_a_loop_that_never_runs(backend):
+    _check("factor_before_the_loop", "none", backend)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "the first component of log weight -inf: the user's streaming loop compares a = -inf with m = -inf and "
+    "adds exp(a - m) = exp(-inf + inf) = NaN; the online log-sum-exp form takes the maximum of all the "
+    "components first and gives the finite log-likelihood (found by test_numba_tiles under "
+    "HYPOTHESIS_PROFILE=explore once the empty case was fixed; RESULTS.md, Stop 43, h-nan17)"))
+def test_a_first_component_of_weight_zero_is_nan_as_in_the_users_loop():
+    x, mu, w = np.array([0.5]), np.array([0.3, -1.0]), np.array([-np.inf, 0.1])
+    with np.errstate(all="ignore"):
+        plain = gmm_streaming(x, mu, w)
+        value = _compiled("gmm_streaming", "numpy")(x, mu, w)
+    assert np.isnan(plain)
+    np.testing.assert_allclose(value, plain, equal_nan=True)
