@@ -42,6 +42,7 @@ import sympy as sp
 
 from coarsen_nb import ir
 from coarsen_nb.lower import lir, lir_passes
+from coarsen_nb.lower.numba_tape_ahead import computed_ahead  # noqa: F401 (the tape printer's, iterated.py)
 from coarsen_nb.lower.numba_tape_hoist import hoisted
 from coarsen_nb.lower.printing import xp_call
 from coarsen_nb.phi.gammas import AndThen
