@@ -47,17 +47,21 @@ def computed_ahead(writer, s: IterStep, own, body: list, kept) -> tuple[list[lir
     bound = {n for st in lir.statements(body) for n in st.targets()}
     written = {n for st in lir.statements(body) for n in _stored_into(st)}
     defs = {st.target.id: st for st in body if isinstance(st, lir.Assign) and isinstance(st.target, lir.Name)}
+    found = []
+    for v in kept:
+        st = defs.get(v.name)
+        steps = _slice(st.value.args[0], body, defs, bound, written, counter) if st is not None and _is_exp(
+            st.value) else None
+        if steps is not None:
+            found.append((v, st, steps))
+    if not found:
+        return [], body
+    # (fresh names only now: a loop with nothing to compute ahead prints as before, names and all)
     j = lir.Name(writer.names.fresh("j"))
     renamed: dict[str, str] = {counter: writer.names.fresh(counter)}
     ahead: list[lir.Stmt] = [lir.Assign(lir.Name(renamed[counter]), lir.BinOp("+", start, j))]
-    loads: dict[int, lir.Stmt] = {}
-    for v in kept:
-        st = defs.get(v.name)
-        if st is None or not _is_exp(st.value):
-            continue
-        steps = _slice(st.value.args[0], body, defs, bound, written, counter)
-        if steps is None:
-            continue
+    loads: dict[int, lir.Stmt | None] = {}
+    for v, st, steps in found:
         for dep in steps:
             if dep.target.id not in renamed:
                 renamed[dep.target.id] = writer.names.fresh(dep.target.id)
@@ -68,8 +72,6 @@ def computed_ahead(writer, s: IterStep, own, body: list, kept) -> tuple[list[lir
         store = _store_of(body, v)
         if store is not None:       # (the loop ahead wrote it)
             loads[id(store)] = None
-    if not loads:
-        return [], body
     loop = lir.For(j, lir.Call(lir.Name("range"), (own.capacity,)), tuple(ahead))
     return [loop], [loads.get(id(st), st) for st in body if loads.get(id(st), st) is not None]
 
