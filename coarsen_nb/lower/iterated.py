@@ -114,7 +114,9 @@ class IteratedLoops(InPlaceWriting):
                 self._record_writes(s, in_place)
             self.assign_state([self.py(n) for n, _, _ in s.mus], [self.expr(x) for _, _, x in s.mus])
         if own is not None:     # (after the body: the values it keeps have their arrays)
-            self.emit_all(own.start() + allocate)
+            # (and those of them that read only the step's data computed ahead, in a loop of their own)
+            ahead, body[:] = self.backend.tape.computed_ahead(self, s, own, body, self._kept_values.get(s.label, ()))
+            self.emit_all(own.start() + allocate + ahead)
         if tape and in_place:
             self.emit(lir.Assign(lir.Name(self.tape_name(s) + "_w"), lir.List(())))
         self.emit(lir.While(TRUE, tuple(body)))

@@ -42,6 +42,8 @@ import sympy as sp
 
 from coarsen_nb import ir
 from coarsen_nb.lower import lir, lir_passes
+from coarsen_nb.lower.numba_tape_ahead import computed_ahead  # noqa: F401 (the tape printer's, iterated.py)
+from coarsen_nb.lower.numba_tape_hoist import hoisted
 from coarsen_nb.lower.printing import xp_call
 from coarsen_nb.phi.gammas import AndThen
 from coarsen_nb.plan import IterStep, KernelStep
@@ -328,8 +330,9 @@ def drop_unread(body: tuple) -> tuple:
 
 def finished(body: tuple) -> tuple:
     """A function's body with its tapes final: the arrays nothing reads dropped (:func:`drop_unread`),
-    the rest packed one block per loop and dtype (:func:`packed`)."""
-    return packed(drop_unread(body))
+    the rest packed one block per loop and dtype (:func:`packed`), an inner loop's allocated once before
+    the loops around it (:func:`~coarsen_nb.lower.numba_tape_hoist.hoisted`)."""
+    return hoisted(packed(drop_unread(body)))
 
 
 def packed(body: tuple) -> tuple:
