@@ -65,6 +65,21 @@ def shifted_index(a, x):
     return s
 
 
+def rows_filter(b1, a1, X):
+    """The filter inside an outer loop, over a row the outer body computes: the outer reverse sweep replays
+    the inner forward sweep, the first sample's scalar with it."""
+    total = 0.0
+    for r in range(X.shape[0]):
+        row = X[r] * b1
+        y1, x1 = 0.0, 0.5
+        for i in range(row.shape[0]):
+            y = row[i] + b1 * x1 - a1 * y1
+            x1 = row[i]
+            y1 = y
+            total += y * y
+    return total
+
+
 def _central(fn, args, i, eps=1e-6):
     h = eps * max(1.0, abs(args[i]))
     up, down = list(args), list(args)
@@ -117,6 +132,13 @@ def test_an_element_at_another_index_keeps_its_array(n):
     x = np.linspace(-1.0, 1.0, n)
     g = _check(shifted_index, ("a",), (0.7, x))
     assert "_first_nxt" not in g, g
+
+
+@pytest.mark.parametrize("m,n", [(0, 3), (1, 0), (1, 1), (3, 2), (4, 6)])
+def test_a_read_state_in_a_nested_loop(m, n):
+    X = np.sin(np.arange(m * n, dtype=float).reshape(m, n))
+    g = _check(rows_filter, ("b1", "a1"), (0.3, -0.4, X))
+    assert "_first_x1" in g and "_s_x1" not in g, g
 
 
 def test_the_carried_adjoint_is_assigned_its_addend():
