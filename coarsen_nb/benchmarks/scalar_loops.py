@@ -153,20 +153,29 @@ def check(name, fn, wrt, args, fd_rtol=1e-4):
     return compiled, first
 
 
-def _median_times(calls: dict, repeats: int, cpu: bool = False) -> dict:
+def _median_times(calls: dict, repeats: int, cpu: bool = False, each_warm: bool = False) -> dict:
     """The median wall time of each call; with ``cpu``, the least CPU time of this thread instead (every
-    method here runs on this one thread: on a shared machine, the time others take is not counted)."""
+    method here runs on this one thread: on a shared machine, the time others take is not counted).
+
+    ``each_warm``: each timed call right after an untimed call of the same method, so that each is timed
+    with its own data in the cache, as an optimizer's repeated calls find it.  Interleaved alone, a method
+    is timed in the state the one before it left: the compiled forward after the plain Python forward,
+    which has just read the input, the numba gradient after the NumPy backend's, whose megabytes of
+    temporaries have pushed the input out of the core's cache (iir_biquad, 10^5 samples: its gradient 0.5
+    ms so, 0.65-0.7 ms after the NumPy gradient; benchmarks/RESULTS.md, stop 43)."""
     clock = time.thread_time if cpu else time.perf_counter
     times = {k: [] for k in calls}
     for _ in range(repeats):
         for k, call in calls.items():          # interleaved: one of each, then again
+            if each_warm:
+                call()
             t = clock()
             call()
             times[k].append(clock() - t)
     return {k: float(np.min(v) if cpu else np.median(v)) for k, v in times.items()}
 
 
-def run(size: int, repeats: int, cpu: bool = False) -> list[dict]:
+def run(size: int, repeats: int, cpu: bool = False, each_warm: bool = False) -> list[dict]:
     import numba
 
     rows = []
@@ -180,7 +189,7 @@ def run(size: int, repeats: int, cpu: bool = False) -> list[dict]:
             "compiled forward": lambda f=forward_jit, args=args: f(*args),
             "numpy grad": lambda f=compiled["numpy"], args=args: f.grad(*args),
             "numba grad": lambda f=compiled["numba"], args=args: f.grad(*args),
-        }, repeats, cpu)
+        }, repeats, cpu, each_warm)
         rows.append({"program": name, "n": size, **med, "numba first call": first["numba"]})
     return rows
 
@@ -191,9 +200,12 @@ def main(argv=None) -> None:
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--cpu-time", action="store_true",
                    help="the least thread CPU time of the repeats, not the median wall time (a busy machine)")
+    p.add_argument("--each-warm", action="store_true",
+                   help="time each call right after an untimed call of the same method (each with its own data "
+                        "in the cache), not in the state the method before it left")
     a = p.parse_args(argv)
-    rows = run(a.size, a.repeats, a.cpu_time)
-    what = "least thread CPU time" if a.cpu_time else "median wall time"
+    rows = run(a.size, a.repeats, a.cpu_time, a.each_warm)
+    what = ("least thread CPU time" if a.cpu_time else "median wall time") + (", each call warm" if a.each_warm else "")
     print(f"n = {a.size}, {what} of {a.repeats}, interleaved; ratios are gradient time / forward time\n")
     print("| program | python fwd | compiled fwd | numpy grad | numba grad | numba grad ÷ python fwd "
           "| numba grad ÷ compiled fwd | numpy grad ÷ python fwd | numba first call |")

@@ -42,8 +42,10 @@ import sympy as sp
 
 from coarsen_nb import ir
 from coarsen_nb.lower import lir, lir_passes
+from coarsen_nb.lower.numba_carried_adjoints import assigned_first
 from coarsen_nb.lower.numba_tape_ahead import computed_ahead  # noqa: F401 (the tape printer's, iterated.py)
 from coarsen_nb.lower.numba_tape_hoist import hoisted
+from coarsen_nb.lower.numba_tape_loads import element_states
 from coarsen_nb.lower.printing import xp_call
 from coarsen_nb.phi.gammas import AndThen
 from coarsen_nb.plan import IterStep, KernelStep
@@ -89,6 +91,10 @@ class ArrayTape:
     # (Python name of the follower, its leader's array, how many entries behind it is)
     followers: tuple[tuple[str, str, int], ...] = ()
     lag: int = 0                            # the most entries any follower is behind
+    # (Python name of a state read from an array at the counter, the array, the scalar of its value at
+    # entry 0): no array on the tape, entry k's is the array's element at the counter of entry k - 1
+    # (:mod:`coarsen_nb.lower.numba_tape_loads`)
+    elements: tuple[tuple[str, str, str], ...] = ()
 
     def _slots(self) -> lir.Expr:
         return self.capacity if not self.lag else lir.BinOp("+", self.capacity, lir.Lit(str(self.lag)))
@@ -105,7 +111,7 @@ class ArrayTape:
                                                           dtype=lir.Attr(lir.Name("xp"), dtype))))
         out += [lir.Assign(lir.Index(lir.Name(arr), (lir.Lit(str(self.lag - d)),)), lir.Name(name))
                 for name, arr, d in self.followers]
-        return out
+        return out + [lir.Assign(lir.Name(first), lir.Name(name)) for name, _, first in self.elements]
 
     def push(self) -> list[lir.Stmt]:
         """One iteration's entry, the state at its start: ``_tape_L_s_x[_tape_L_len] = x``, ..."""
@@ -139,8 +145,11 @@ class ArrayTape:
             out.append(lir.Assign(lir.Name(name), lir.BinOp("+", start, k)))
         out += [lir.Assign(lir.Name(name), lir.Index(lir.Name(arr), self._at(k, self.lag)))
                 for (name, _), arr in zip(self.states, self.arrays, strict=True)]
-        return out + [lir.Assign(lir.Name(name), lir.Index(lir.Name(arr), self._at(k, self.lag - d)))
-                      for name, arr, d in self.followers]
+        out += [lir.Assign(lir.Name(name), lir.Index(lir.Name(arr), self._at(k, self.lag - d)))
+                for name, arr, d in self.followers]
+        return out + [lir.Assign(lir.Name(name), lir.IfExp(
+            lir.Index(lir.Name(array), (lir.BinOp("-", lir.BinOp("+", self.counter[1], k), lir.Lit("1")),)),
+            lir.Compare(">", k, lir.Lit("0")), lir.Name(first))) for name, array, first in self.elements]
 
 
 def tape_for(writer, s: IterStep, in_place) -> ArrayTape | None:
@@ -158,12 +167,15 @@ def tape_for(writer, s: IterStep, in_place) -> ArrayTape | None:
         if t is None or t.ndim or t.kind not in _DTYPES:
             return None
         kinds[n] = t.kind
+    elements = element_states(writer, s, kinds, counter)
+    kinds = {n: kind for n, kind in kinds.items() if n not in elements}
     depth = _follower_depths(s, kinds)
     tape = writer.tape_name(s)
     states = [(writer.py(n), _DTYPES[kind]) for n, kind in kinds.items() if n not in depth]
     followers = tuple((writer.py(n), f"{tape}_s_{writer.py(leader)}", d) for n, (leader, d) in depth.items())
     return ArrayTape(f"{tape}_len", tuple(states), tuple(f"{tape}_s_{name}" for name, _ in states), capacity,
-                     (writer.py(counter), start), followers, max((d for _, _, d in followers), default=0))
+                     (writer.py(counter), start), followers, max((d for _, _, d in followers), default=0),
+                     tuple((writer.py(n), writer.py(a), f"{tape}_first_{writer.py(n)}") for n, a in elements.items()))
 
 
 def _follower_depths(s: IterStep, kinds: dict[str, str]) -> dict[str, tuple[str, int]]:
@@ -331,8 +343,10 @@ def drop_unread(body: tuple) -> tuple:
 def finished(body: tuple) -> tuple:
     """A function's body with its tapes final: the arrays nothing reads dropped (:func:`drop_unread`),
     the rest packed one block per loop and dtype (:func:`packed`), an inner loop's allocated once before
-    the loops around it (:func:`~coarsen_nb.lower.numba_tape_hoist.hoisted`)."""
-    return hoisted(packed(drop_unread(body)))
+    the loops around it (:func:`~coarsen_nb.lower.numba_tape_hoist.hoisted`); the adjoints the reverse sweep
+    carries from one iteration to the one before assigned their first addend, not zeroed and added to
+    (:func:`coarsen_nb.lower.numba_carried_adjoints.assigned_first`)."""
+    return hoisted(packed(drop_unread(assigned_first(body))))
 
 
 def packed(body: tuple) -> tuple:
