@@ -73,15 +73,28 @@ def _best(call, args):
     return time.perf_counter() - t
 
 
-def run_entry(entry, n, repeat, max_seconds):
-    """A result dict for one entry: its times, or ``skipped`` with why."""
+def fastest(made, args, repeat):
+    """Each backend's fastest wall time (s) over ``repeat`` calls, the two alternated."""
+    times = {"numpy": math.inf, "numba": math.inf}
+    for _ in range(repeat):
+        for be in ("numba", "numpy"):
+            times[be] = min(times[be], _best(made[be], args))
+    return times
+
+
+def run_entry(entry, n, repeat, max_seconds, base=None, scale=scaled, measure=fastest):
+    """A result dict for one entry: its times, or ``skipped`` with why.
+
+    ``base`` (default: the entry's draw at seed 0) is grown to size ``n`` by ``scale(base, n)`` and timed by
+    ``measure(made, args, repeat)`` (seconds by backend): :mod:`corpus_rows` grows the rows of matrices and
+    times in CPU time."""
     import coarsen_nb as cn
-    rng = np.random.default_rng(0)
-    base = entry.make_args(rng)
-    if not _has_vector(base):
-        return None
+    if base is None:
+        base = entry.make_args(np.random.default_rng(0))
+        if not _has_vector(base):
+            return None
     try:
-        small = scaled(base, 200)
+        small = scale(base, 200)
         if not _finite(entry.fn(*small)):
             return {"skipped": "the plain function is not finite at 200 elements"}
     except Exception as exc:
@@ -95,9 +108,9 @@ def run_entry(entry, n, repeat, max_seconds):
             made[be] = f.grad if wrt else f
         try:
             # the growth of the NumPy module's cost (and the numba module's compile, at a small size)
-            t_small = min(_best(made["numpy"], scaled(base, 1000)) for _ in range(3))
-            t_big = min(_best(made["numpy"], scaled(base, 4000)) for _ in range(3))
-            made["numba"](*scaled(base, 1000))
+            t_small = min(_best(made["numpy"], scale(base, 1000)) for _ in range(3))
+            t_big = min(_best(made["numpy"], scale(base, 4000)) for _ in range(3))
+            made["numba"](*scale(base, 1000))
         except Exception as exc:
             return {"skipped": f"raises at 1,000 elements ({type(exc).__name__}: {str(exc)[:80]})"}
     fallback = any("runs as NumPy code" in str(w.message) for w in caught)
@@ -105,7 +118,7 @@ def run_entry(entry, n, repeat, max_seconds):
         return {"skipped": f"superlinear ({t_small * 1e3:.2f} ms at 1,000, {t_big * 1e3:.2f} ms at 4,000)"}
     if t_big * n / 4000 > max_seconds:
         return {"skipped": f"would take ~{t_big * n / 4000:.1f} s a call at N"}
-    args = scaled(base, n)
+    args = scale(base, n)
     try:
         ref = made["numpy"](*args)
     except Exception as exc:
@@ -115,10 +128,7 @@ def run_entry(entry, n, repeat, max_seconds):
     got = made["numba"](*args)
     if not _close(got, ref):
         return {"skipped": "numba's result differs from numpy's (1e-10)", "mismatch": True}
-    times = {"numpy": math.inf, "numba": math.inf}
-    for _ in range(repeat):
-        for be in ("numba", "numpy"):
-            times[be] = min(times[be], _best(made[be], args))
+    times = measure(made, args, repeat)
     return {"numba_ms": times["numba"] * 1e3, "numpy_ms": times["numpy"] * 1e3,
             "ratio": times["numba"] / times["numpy"], "fallback": fallback, "call": "grad" if wrt else "value"}
 

@@ -14,7 +14,7 @@ import numba  # noqa: E402, I001
 from numba.np.unsafe.ndarray import to_fixed_tuple as _to_fixed_tuple  # noqa: E402 (numba_xp_arrays' in a module)
 
 from coarsen_nb.lower import numba_xp as _base  # noqa: E402, I001
-from coarsen_nb.lower.numba_xp_along import ALONG  # noqa: E402
+from coarsen_nb.lower.numba_xp_along import ADD_ALONG_ROWS, ALONG  # noqa: E402
 from coarsen_nb.lower.numba_xp_reductions import _ROW, _compile  # noqa: E402
 
 _implements, _np, _nt, xp = _base._implements, _base._np, _base._nt, _base.xp
@@ -197,16 +197,18 @@ def _add_at_first_extremum(b, a, axes, g, sign):
     if _table_axis(a, axes):
         # a table's rows or columns: numba_xp_along's picks, in the table's order (no grouped copy of a, no
         # group computed per element)
-        down, along = _picks(sign)
+        down = _picks(sign)[0]
+        add_along = ADD_ALONG_ROWS[sign.literal_value]
 
         def add_in_table(b, a, axes, g, sign):
             rows = axes[0] % 2 == 1
-            if a.shape[1 if rows else 0] > 0:             # (an empty group picks nothing)
-                at = along(a) if rows else down(a)
+            if rows:
+                add_along(b, a, g)
+            elif a.shape[0] > 0:             # (an empty group picks nothing)
+                at = down(a)
                 for grp in range(at.shape[0]):
                     r = at[grp]
-                    i, j = (grp, r) if rows else (r, grp)
-                    b[i, j] += g[i if g.shape[0] > 1 else 0, j if g.shape[1] > 1 else 0]
+                    b[r, grp] += g[r if g.shape[0] > 1 else 0, grp if g.shape[1] > 1 else 0]
         return add_in_table
     generic = numba.njit(**INTERNAL)(_add_at_first_extremum_by_groups(sign))
 
