@@ -72,6 +72,28 @@ def use_counts(g: GatedFunction) -> Counter:
     return Counter(ir.names_used(g.result) + names_read(g.body))
 
 
+def literal_numbers(nodes) -> dict[str, sp.Basic]:
+    """The SSA names ``nodes`` assign a literal number (``m = -math.inf``, ``s = 0.0``), at any depth, as SymPy
+    numbers.  An SOI that reads one reads the number (:meth:`KernelBuilder.input`), as the SOI assigning it
+    does: a loop's initial state assigned in an earlier SOI (gmm's log-sum-exp restarting at each point, its
+    ``m = -inf`` and ``s = 0.0`` hoisted before the loop over the points) then simplifies as it does in one
+    SOI (``s0 * exp(m0)`` is 0, and the branch on it goes), where as an input it was printed and run whole.
+    Not truth values (a flag stays a branch's input) and not in operator mode (every value its own SOI)."""
+    out: dict[str, sp.Basic] = {}
+    for n in nodes:
+        if isinstance(n, Let):
+            v = n.value
+            if isinstance(v, ir.Const) and isinstance(v.value, (int, float)) and not isinstance(v.value, bool):
+                out[n.name] = sp.Integer(v.value) if isinstance(v.value, int) else sp.Float(v.value)
+        elif isinstance(n, If):
+            out.update(literal_numbers(n.then))
+            out.update(literal_numbers(n.orelse))
+        else:
+            out.update(literal_numbers(n.header))
+            out.update(literal_numbers(n.body))
+    return out
+
+
 class _Lifter:
     def __init__(self, g: GatedFunction, types: dict[str, T], mode: str, max_soi: float, reuse: float):
         self.g = g
@@ -80,6 +102,7 @@ class _Lifter:
         self.max_soi = max_soi
         self.reuse = reuse
         self.uses = use_counts(g)
+        self.numbers = literal_numbers(g.body) if mode == "phi" else {}
         self.hoist_stack: list[HoistContext] = []
         self._hoists = 0
         self.iterated = 0        # depth of iterated loop bodies around the region being lifted
