@@ -10,7 +10,8 @@ just assigned it to ``log_norm``.
 :func:`read_forward_values` makes such an output a *leaf* of the adjoint: its value in the VJP's expressions is
 replaced by the output's symbol, which the fused loops read as a parameter (the forward's variable).  Only a
 number (not an array) whose value is a :class:`~coarsen_nb.phi.forms.LogSumExp` or a
-:class:`~coarsen_nb.phi.forms.Reduction` (what a loop computes; a cheaper value is as cheap to compute again),
+:class:`~coarsen_nb.phi.forms.Reduction` (what a loop computes; a cheaper value is as cheap to compute again)
+that the adjoint's expressions hold (a sum's adjoint does not read the sum: the kernel is left as it is),
 and only an output the function has computed and still holds where the adjoint runs
 (``ReverseSweep.forward_numbers``: an SOI at the top level of the function, not inside a loop or a branch, and,
 in ``NAME_grad``, one a later step reads).  The value read is the one the forward computed from the same inputs:
@@ -33,10 +34,14 @@ def read_forward_values(kernel, v, leaves: dict, computed: dict[str, str]):
     leaves, symbol -> (code, is array)) with each output of ``computed`` (SSA name -> the Python name holding
     it; numbers alone) whose value is a loop's read from that name instead (module docstring)."""
     values = dict(kernel.body)
+    # (what the adjoint itself computes: its own temps and contributions, not the forward's temps it carries)
+    adjoint = [e for s, e in v.temps.items() if s not in values] + [e for _, e in v.scalars + v.arrays] + \
+        [sc[2] for sc in v.scatters]
     known: dict = {}        # the output's symbol -> (its value, the Python name holding it)
     for o in kernel.outputs:
         e = values.get(o.symbol)
-        if o.name in computed and isinstance(e, _LOOP_VALUES):
+        if o.name in computed and isinstance(e, _LOOP_VALUES) and \
+                any(hasattr(x, "has") and x.has(e) for x in adjoint):
             known[o.symbol] = (e, computed[o.name])
     if not known:
         return kernel, v, leaves
