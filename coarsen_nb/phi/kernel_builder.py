@@ -43,7 +43,7 @@ class KernelBuilder:
         number = self.lifter.numbers.get(name)
         if number is not None:
             # (a literal number an earlier SOI assigned, ``m = -math.inf``: the number itself, as inside the SOI
-            # that assigns it, not an input; lift.literal_numbers)
+            # that assigns it, not an input; phi/literal_numbers.py)
             return number
         t = self.lifter.types.get(name)
         if t is None or t.kind in ("undef", "shape", "tuple"):

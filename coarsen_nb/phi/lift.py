@@ -30,6 +30,7 @@ from coarsen_nb import ir
 from coarsen_nb.phi import array_contractions, array_logsumexp, batching, indexing, recurrences
 from coarsen_nb.phi.gate import GatedFunction, If, Let, Loop, names_read
 from coarsen_nb.phi.kernel_builder import HoistContext, KernelBuilder
+from coarsen_nb.phi.literal_numbers import literal_numbers
 from coarsen_nb.phi.operations import one_operation_per_let
 from coarsen_nb.phi.symbols import NotSymbolic, to_sympy
 from coarsen_nb.phi.types import T, infer
@@ -70,28 +71,6 @@ def _lift(g: GatedFunction, types: dict[str, T], mode: str, max_soi: float | Non
 def use_counts(g: GatedFunction) -> Counter:
     """How many times each SSA name is read in ``g`` (the reuse measure)."""
     return Counter(ir.names_used(g.result) + names_read(g.body))
-
-
-def literal_numbers(nodes) -> dict[str, sp.Basic]:
-    """The SSA names ``nodes`` assign a literal number (``m = -math.inf``, ``s = 0.0``), at any depth, as SymPy
-    numbers.  An SOI that reads one reads the number (:meth:`KernelBuilder.input`), as the SOI assigning it
-    does: a loop's initial state assigned in an earlier SOI (gmm's log-sum-exp restarting at each point, its
-    ``m = -inf`` and ``s = 0.0`` hoisted before the loop over the points) then simplifies as it does in one
-    SOI (``s0 * exp(m0)`` is 0, and the branch on it goes), where as an input it was printed and run whole.
-    Not truth values (a flag stays a branch's input) and not in operator mode (every value its own SOI)."""
-    out: dict[str, sp.Basic] = {}
-    for n in nodes:
-        if isinstance(n, Let):
-            v = n.value
-            if isinstance(v, ir.Const) and isinstance(v.value, (int, float)) and not isinstance(v.value, bool):
-                out[n.name] = sp.Integer(v.value) if isinstance(v.value, int) else sp.Float(v.value)
-        elif isinstance(n, If):
-            out.update(literal_numbers(n.then))
-            out.update(literal_numbers(n.orelse))
-        else:
-            out.update(literal_numbers(n.header))
-            out.update(literal_numbers(n.body))
-    return out
 
 
 class _Lifter:
