@@ -53,6 +53,7 @@ import sympy as sp
 from coarsen_nb.lower import lir, trivial
 from coarsen_nb.lower.cuda_printer import leaf_ctype
 from coarsen_nb.lower.domain import Domain, Target
+from coarsen_nb.lower.forward_reads import read_forward_values
 from coarsen_nb.lower.fusion_domain import NOT_ONE_PASS, Body, domain, point_gather, rows_domain
 from coarsen_nb.lower.nest_analysis import guarded_contribution, nest_domains
 from coarsen_nb.lower.numba_loops import LoopFunction
@@ -75,7 +76,9 @@ def forward_lines(writer, kernel) -> list[lir.Stmt] | None:
 
 
 def reverse_lines(writer, kernel, v, leaves) -> list[lir.Stmt] | None:
-    """The adjoint of ``kernel`` for ``ModuleWriter.kernel_reverse``; None: nothing fuses."""
+    """The adjoint of ``kernel`` for ``ModuleWriter.kernel_reverse``; None: nothing fuses.  A log-sum-exp or
+    reduction its forward computed is read, not computed again (:mod:`coarsen_nb.lower.forward_reads`)."""
+    kernel, v, leaves = read_forward_values(kernel, v, leaves, writer.forward_numbers(kernel))
     targets = [Target(writer.names.bar(n), e, "add") for n, e in v.scalars + v.arrays]
     targets += [Target(writer.names.bar(sc[0]), sc[2], "scatter", tuple(sc[1]), sc[3] if len(sc) > 3 else None)
                 for sc in v.scatters]

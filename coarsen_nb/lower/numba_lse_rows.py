@@ -14,7 +14,9 @@ schedule, for a log-sum-exp whose loop has a fixed range (step 1, bounds that re
 * the softmax at k is then ``row[k] * inv`` with inv = 1/(r + s): e^{g_k - m}/e^{L - m}, one exponential per
   (point, k) in all.  The two agree to rounding (a few ulp).  Where r + s is not positive (only a negative
   or NaN c makes it so, outside what a sum of exponentials is), the row is refilled with e^{g_k - L} as the
-  lowered form writes the softmax, and inv is 1: the same values, NaN where L is NaN.
+  lowered form writes the softmax, and inv is 1: the same values, NaN where L is NaN.  With c = 0 (a loop's
+  log-sum-exp from nothing, the common case) the sum is the total, and no refill is printed (it could only
+  write the NaN the row times inv already is: :meth:`RowLogSumExp.lse_by_row`).
 
 The row is valid at the point of the outer loops where L was computed, until the next one: the softmax is
 read from it only by a printer at that point (its outer loop variables the same) over L's own loop index.
@@ -117,12 +119,25 @@ class RowLogSumExp:
         exp = lir.Call(lir.Name("_exp"), (lir.BinOp("-", at(var), m_code),))
         self.loads.add("_exp")
         var2, rng2 = self._range(k, block.pr)
-        total, lse, inv = (lir.Name(self.fresh(w)) for w in ("total", "lse", "inv"))
+        # (c = 0, the log-sum-exp a loop starts from nothing: r is 0 and the total the sum itself)
+        plain = rest == 0
+        total = s if plain else lir.Name(self.fresh("total"))
+        lse, inv = (lir.Name(self.fresh(w)) for w in ("lse", "inv"))
         log = lir.Call(lir.Attr(lir.Name("math"), "log"), (total,))
         block.add([lir.For(var, rng, (lir.Assign(at(var), exp),)), lir.Assign(s, lir.Lit("0.0")),
                    lir.For(var2, rng2, (lir.AugAssign(s, "+", at(var2)),)),
-                   lir.Assign(total, lir.BinOp("+", rest_code, s)), lir.Assign(lse, lir.BinOp("+", m_code, log)),
+                   *([] if plain else [lir.Assign(total, lir.BinOp("+", rest_code, s))]),
+                   lir.Assign(lse, lir.BinOp("+", m_code, log)),
                    lir.Assign(inv, lir.BinOp("/", lir.Lit("1.0"), total))])
+        known[node] = block.pr.root.memo[node] = lse.id
+        self.softmaxes.append((sp.exp(g - node), k, lambda var: lir.Paren(lir.BinOp("*", at(var), inv)),
+                               dict(index)))
+        if plain:
+            # (no refill: with c = 0 the sum is 1 or more wherever the maximum is a number, the term at the
+            # maximum being e^0; elsewhere -- an empty range, which no softmax reads, or a maximum of ±inf or
+            # NaN, where the sum and L are NaN -- the refill's e^{g - L} is NaN wherever the row times inv,
+            # 1/NaN, is: the same softmax, without a second pass computing g that never runs)
+            return
         # (r + s not positive: the softmax as the lowered form writes it, e^{g - L})
         var, rng = self._range(k, block.pr)
         again = Block(self._point({**index, k: var}, inner_known))
@@ -132,9 +147,6 @@ class RowLogSumExp:
         refill = lir.For(var, rng, tuple(again.done() + [lir.Assign(at(var), soft)]))
         block.add([lir.If(lir.Unary("not", lir.Paren(lir.Compare(">", total, lir.Lit("0")))),
                           (refill, lir.Assign(inv, lir.Lit("1.0"))))])
-        known[node] = block.pr.root.memo[node] = lse.id
-        self.softmaxes.append((sp.exp(g - node), k, lambda var: lir.Paren(lir.BinOp("*", at(var), inv)),
-                               dict(index)))
 
     def _named(self, block: Block, code: lir.Expr, word: str) -> lir.Expr:
         """``code`` as an atom: itself, or a fresh name assigned it in ``block``."""

@@ -72,6 +72,17 @@ class ReverseSweep(ScatterAdjoints):
         tup = lir.Tuple(tuple(grads))
         self.emit(lir.Return(tup if grad_only else lir.Tuple((_VALUE, tup), bare=True)))
 
+    def forward_numbers(self, k) -> dict[str, str]:
+        """The outputs of kernel ``k`` that are numbers (not arrays) the function has computed, and still holds,
+        where ``k``'s adjoint runs (SSA name -> its Python name), for a fuser's adjoint to read
+        (:mod:`coarsen_nb.lower.forward_reads`): none for an SOI inside a loop or a branch (a tape's values are
+        an iteration's), and in ``NAME_grad`` only those a later step reads (the others are not computed)."""
+        if not any(isinstance(s, KernelStep) and s.kernel is k for s in self.plan.steps):
+            return {}
+        read = names_read(self.plan.steps) if self._grad_only else None
+        return {o.name: self.py(o.name) for o in k.outputs
+                if (read is None or o.name in read) and not self.is_array(o.name)}
+
     def _result_seeds(self) -> list[tuple[str, int | None]]:
         """The result values whose adjoints the cotangent seeds: (name, element of a tuple result or
         None).  Only float values that depend on ``wrt`` have one (an int or a constant result has

@@ -40,6 +40,11 @@ class KernelBuilder:
     def input(self, name: str) -> sp.Basic:
         if name in self.env:
             return self.env[name]
+        number = self.lifter.numbers.get(name)
+        if number is not None:
+            # (a literal number an earlier SOI assigned, ``m = -math.inf``: the number itself, as inside the SOI
+            # that assigns it, not an input; phi/literal_numbers.py)
+            return number
         t = self.lifter.types.get(name)
         if t is None or t.kind in ("undef", "shape", "tuple"):
             raise NotSymbolic(f"{name} has no scalar value")

@@ -30,6 +30,7 @@ from coarsen_nb import ir
 from coarsen_nb.phi import array_contractions, array_logsumexp, batching, indexing, recurrences
 from coarsen_nb.phi.gate import GatedFunction, If, Let, Loop, names_read
 from coarsen_nb.phi.kernel_builder import HoistContext, KernelBuilder
+from coarsen_nb.phi.literal_numbers import literal_numbers
 from coarsen_nb.phi.operations import one_operation_per_let
 from coarsen_nb.phi.symbols import NotSymbolic, to_sympy
 from coarsen_nb.phi.types import T, infer
@@ -80,6 +81,7 @@ class _Lifter:
         self.max_soi = max_soi
         self.reuse = reuse
         self.uses = use_counts(g)
+        self.numbers = literal_numbers(g.body) if mode == "phi" else {}
         self.hoist_stack: list[HoistContext] = []
         self._hoists = 0
         self.iterated = 0        # depth of iterated loop bodies around the region being lifted

@@ -17,7 +17,8 @@ run is cut:
 
 The size of a piece is the sum of its nodes' operations as the run's lifting counted them: a value
 inlined into its users counts in each user, also when a cut puts the two in different pieces (where
-the user reads it as an input instead).  So L bounds a piece from above, and a cut never needs the
+the user reads it as an input instead, or, a literal number, as that number:
+:func:`coarsen_nb.phi.literal_numbers.literal_numbers`).  So L bounds a piece from above, and a cut never needs the
 lifting that would tell how much smaller the piece became.
 
 Operator-level AD (L = 1, ``operator=True``) keeps every node its own piece, zero-operation copies and

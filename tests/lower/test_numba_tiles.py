@@ -12,6 +12,8 @@ refuse (a number carried over the points inside a loop over the components) are 
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from gradcheck import assert_close
@@ -190,7 +192,8 @@ def test_the_forward_reads_the_log_sum_exps_costly_terms_from_a_table():
     per component before the points (``nest_analysis.costly_inner_values``), not at each point-component;
     its values are the loop's (the tests above, against NumPy and the plain function)."""
     text = _compiled("mixture", True).source
-    for twin in ("def _soi3_fwd_nest(", "def _soi3_fwd_nest_in_bounds("):
+    soi = re.search(r"def (_soi\d+)_fwd_nest\(", text).group(1)      # (the SOI's number: the plan's)
+    for twin in (f"def {soi}_fwd_nest(", f"def {soi}_fwd_nest_in_bounds("):
         fwd = text[text.index(twin):]
         fwd = fwd[:fwd.index("\n@")]
         points = fwd[fwd.index("for i in range(") if "for tile" not in fwd else fwd.index("for tile"):]
