@@ -194,7 +194,9 @@ def _sweep(kernel: Kernel, seeds, act, deps, out_temps: dict, suffix: str, defer
         if deferred is not None and isinstance(e, forms.ElemSum) and e.args[0] in act:
             deferred.append((e.args[0], b))
             continue
+        deps.held_at = t if ELEM in deps(t) else None
         _rule(e, b, act, add, deps, deps(t))
+        deps.held_at = None
     return bar
 
 
@@ -230,6 +232,7 @@ def _rule(e, b, act, add, deps, level) -> None:
             # an array the segment wrote reaches the sum (np.sum(y * c), y written in a loop), and the
             # write's rule gathers its adjoint element by element: one value at each point of the summand
             b = forms.BroadcastLike(b, body)
+        deps.held_at = body     # (the sum's own temp is one number: its summand holds at the elements)
         _chain(body, b, act, add, deps(body) | {ELEM})
         return
     if isinstance(e, forms.LogSumExp):
