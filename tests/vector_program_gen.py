@@ -126,14 +126,17 @@ RESULTS = {
 
 
 @st.composite
-def mixed_programs(draw, results: tuple[str, ...] = tuple(RESULTS)) -> Program:
-    """A program of 3–6 statements whose result is one of ``results`` (names of :data:`RESULTS`)."""
+def mixed_programs(draw, results: tuple[str, ...] = ("sum_of_squares",)) -> Program:
+    """A program of 3–6 statements whose result is one of ``results`` (names of :data:`RESULTS`).
+
+    The default draws exactly the programs it drew before the other results existed (one result and no number
+    draw nothing), so the derandomized tests that use it keep their examples."""
     arrays, scalars = ["x"], ["a", "b"]
     body: list[str] = []
     for k in range(draw(st.integers(3, 6))):
         body += draw(_statement(k, arrays, scalars))
     result = RESULTS[draw(st.sampled_from(results))]
-    c = draw(st.sampled_from(scalars + list(_CONSTS)))
+    c = draw(st.sampled_from(scalars + list(_CONSTS))) if "{c}" in result else None
     body.append(f"return {result.format(w=arrays[-1], c=c)} + {' + '.join(scalars)}")
     source = "import numpy as np\n\n\ndef f(x, a, b):\n" + "".join(f"    {line}\n" for line in body)
     n = draw(st.integers(4, 7))
