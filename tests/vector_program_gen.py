@@ -14,8 +14,14 @@ float array ``x`` (4–7 elements) and floats ``a``, ``b``, built from 3–6 sta
 * an iterated loop whose body is array code (``s = np.tanh(np.sum(u * s) * 0.3 + a)``);
 * an ``if``/``else`` on a reduction, each arm an array expression.
 
-The result is ``np.sum(w * w)`` of the last array plus the scalars.  Every array keeps the length of
-``x``; every value stays bounded (``tanh``, contractions, ``exp`` of a ``tanh``), so nothing overflows.
+The result is a reduction of the last array ``w`` plus the scalars: ``np.sum(w * w)``, or one where a
+number ``c`` (a parameter, a constant, a reduction made before) meets every element of an array before it is
+reduced (:data:`RESULTS`): ``np.sum(w * w + c)``, ``np.mean(w - c)``, ``np.prod``/``np.max``/``np.min`` of
+``w`` plus a number, ``np.sum(c * w)``, the same over a slice of another length (``np.sum(w[1:] * w[:-1] +
+c)``), and a 2-D ``w[:, None] * w[None, :]`` plus a row, a column or a number.  ``c``'s gradient is the count
+of the elements it met (where the kernel also holds arrays of another length, its elements', not theirs).
+Every array keeps the length of ``x``; every value stays bounded (``tanh``, contractions, ``exp`` of a
+``tanh``), so nothing overflows.
 """
 
 from __future__ import annotations
@@ -102,14 +108,36 @@ def _statement(draw, k: int, arrays: list[str], scalars: list[str]) -> list[str]
     return lines
 
 
+#: the reductions a program may return, of its last array ``w`` and a number ``c`` (``{w}``, ``{c}``)
+RESULTS = {
+    "sum_of_squares": "np.sum({w} * {w})",
+    "sum_plus_number": "np.sum({w} * {w} + {c})",
+    "mean_minus_number": "np.mean({w} - {c})",
+    "prod_plus_number": "np.prod(0.5 * np.tanh({w}) + {c})",
+    "max_plus_number": "np.max({w} + {c})",
+    "min_minus_number": "np.min({w} - {c} * {c})",
+    "number_times_array": "np.sum({c} * {w})",
+    "slices_plus_number": "np.sum({w}[1:] * {w}[:-1] + {c})",
+    "slice_mean_minus_number": "np.mean({w}[:-2] - {c})",
+    "matrix_plus_row": "np.sum(np.tanh({w}[:, None] * {w}[None, :] + {w}[None, :]))",
+    "matrix_plus_column": "np.sum(np.tanh({w}[:, None] * {w}[None, :] - {w}[:, None] * {c}))",
+    "matrix_plus_number": "np.sum(np.tanh({w}[:, None] * {w}[None, :] + {c}))",
+}
+
+
 @st.composite
-def mixed_programs(draw) -> Program:
+def mixed_programs(draw, results: tuple[str, ...] = ("sum_of_squares",)) -> Program:
+    """A program of 3–6 statements whose result is one of ``results`` (names of :data:`RESULTS`).
+
+    The default draws exactly the programs it drew before the other results existed (one result and no number
+    draw nothing), so the derandomized tests that use it keep their examples."""
     arrays, scalars = ["x"], ["a", "b"]
     body: list[str] = []
     for k in range(draw(st.integers(3, 6))):
         body += draw(_statement(k, arrays, scalars))
-    last = arrays[-1]
-    body.append(f"return np.sum({last} * {last}) + {' + '.join(scalars)}")
+    result = RESULTS[draw(st.sampled_from(results))]
+    c = draw(st.sampled_from(scalars + list(_CONSTS))) if "{c}" in result else None
+    body.append(f"return {result.format(w=arrays[-1], c=c)} + {' + '.join(scalars)}")
     source = "import numpy as np\n\n\ndef f(x, a, b):\n" + "".join(f"    {line}\n" for line in body)
     n = draw(st.integers(4, 7))
     import numpy as np

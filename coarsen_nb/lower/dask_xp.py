@@ -281,6 +281,14 @@ def _missing(name):
                               "with NumPy arrays (np.asarray of the argument) or write it elementwise")
 
 
+def _arg_extremum(find):
+    """``dask.array``'s ``argmax``/``argmin`` of a NumPy array too: a call not run chunk by chunk runs the module on
+    its NumPy arguments, which the rest of ``dask.array`` takes, but its arg reductions read ``x.chunks``."""
+    def arg(x, *args, **kwargs):
+        return find(_da.asarray(x), *args, **kwargs)
+    return arg
+
+
 def _namespace(name, module):
     """``module``'s public names in a namespace of their own whose missing names raise as ``_missing`` says."""
     space = _types.ModuleType(name)
@@ -312,6 +320,7 @@ xp.concat = _concat
 xp.reshape = _reshape
 xp.where = _where
 xp.isdtype = _isdtype
+xp.argmax, xp.argmin = _arg_extremum(_da.argmax), _arg_extremum(_da.argmin)
 
 
 #: ``math``'s float functions that stay lazy on a 0-d Dask array (``math.log(total)`` of a sum over the chunks):

@@ -33,12 +33,25 @@ class FormPrinting:
     def _print_ElemSum(self, e, lv):
         if self.elem is None:       # (np.sum of a number: the number)
             return self.value(e.args[0], lv)
+        spread = self._number_per_element(e.args[0])
+        if spread is not None:
+            return self.call("sum", spread)
         vals = self.value(e.args[0], self.elem)
         if not self._one_per_point(e.args[0], {ELEM}, self.elem):
             # one number for every element (the adjoint 1 of np.sum(y) reaching a scalar that y's
             # elements broadcast, y = v + s): it still counts once per element, as _reduce's sums do
             vals = self.call("broadcast_to", self.call("asarray", vals), self.elem.size)
         return self.call("sum", vals)
+
+    def _number_per_element(self, e) -> lir.Expr | None:
+        """``BroadcastLike(c, t)`` with ``c`` one number (the adjoint of ``s`` in ``np.sum(v + s)``, its share of
+        each element of ``t = v + s``: :meth:`~coarsen_nb.symbolic.levels.Deps.reduce_to`) as ``c`` broadcast to
+        ``t``'s shape, a view to be summed (not a new array); else None.  ``t``'s shape, not the elementwise
+        level's: the kernel may also hold arrays of another length (``np.sum(u[1:] * w[:-1])`` beside it)."""
+        if not isinstance(e, forms.BroadcastLike) or ELEM in self.deps(e.args[0]) or ELEM not in self.deps(e.args[1]):
+            return None
+        number = self.call("asarray", self.value(e.args[0], self.elem))
+        return self.call("broadcast_to", number, lir.Attr(self.value(e.args[1], self.elem), "shape"))
 
     def _print_LogSumExp(self, e, lv):
         self.value(forms.RMax(*e.args[1:]), lv)     # the shift, once, before any branch on c
@@ -60,6 +73,9 @@ class FormPrinting:
         return self._scan(e, lv)
 
     def _print_BroadcastLike(self, e, lv):
+        if self.scalar_points and ELEM not in self.deps(e.args[1]):
+            # one point of a fused loop, where the array is one number: the number itself (its element's share)
+            return self.value(e.args[0], lv)
         if self.eager and self._one_number(e.args[0]):
             # (not under Dask: there the number may be a lazy 0-d array, which full_like's fill value computes
             # inside the task, with NumPy's copyto on a Dask array; zeros_like plus it stays a graph)

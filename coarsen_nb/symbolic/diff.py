@@ -93,7 +93,7 @@ def vjp(kernel: Kernel, active: set[str], out_bars: dict) -> KernelVJP:
     temps = dict(kernel.body)
     reads = {r.symbol: (r.array, r.index) for r in kernel.reads}
     act = active_symbols(kernel, active)
-    deps = kernel_deps(kernel, temps, reads, [b for n, b in out_bars.items() if _is_array_out(kernel, n)])
+    deps = kernel_deps(kernel, temps, reads, _array_bars(kernel, temps, reads, out_bars))
     out_temps = dict(temps)
     broadcasts = len(set(kernel.arrays.values())) > 1     # arrays of different shapes may meet
     groups = _shape_groups(kernel, temps) if broadcasts else [list(kernel.outputs)]
@@ -160,6 +160,7 @@ def _sweep(kernel: Kernel, seeds, act, deps, out_temps: dict, suffix: str, defer
     ``deferred`` (a list), a whole-array sum's operand is not swept here: ``(operand, adjoint)`` joins the
     list, to be swept as a group of its own."""
     read_syms = {r.symbol for r in kernel.reads}
+    broadcasts = len(set(kernel.arrays.values())) > 1
     bar: dict = {}
 
     def add(u, c, level=frozenset()) -> None:
@@ -194,13 +195,26 @@ def _sweep(kernel: Kernel, seeds, act, deps, out_temps: dict, suffix: str, defer
         if deferred is not None and isinstance(e, forms.ElemSum) and e.args[0] in act:
             deferred.append((e.args[0], b))
             continue
+        # (where every array has one shape, the elementwise level's is every element's: nothing to hold)
+        deps.held_at = t if broadcasts and ELEM in deps(t) else None
         _rule(e, b, act, add, deps, deps(t))
+        deps.held_at = None
     return bar
 
 
 def _is_array_out(kernel: Kernel, name: str) -> bool:
     t = kernel.types.get(name)
     return bool(t is not None and t.is_array)
+
+
+def _array_bars(kernel: Kernel, temps: dict, reads: dict, out_bars: dict) -> list:
+    """The adjoint symbols of the outputs that are arrays: typed so, or (the kernel builder records no types)
+    computed element by element.  A number's share of every element (``Deps.reduce_to``) must not mistake
+    an array's adjoint for one number (``np.sum(b_u)`` would become ``np.sum(zeros_like(u) + b_u)``)."""
+    elementwise = kernel_deps(kernel, temps, reads)
+    symbols = {o.name: o.symbol for o in kernel.outputs}
+    return [b for n, b in out_bars.items() if _is_array_out(kernel, n) or (
+        n in symbols and isinstance(b, sp.Symbol) and ELEM in elementwise(symbols[n]))]
 
 
 def _finish(sym, parts, temps) -> sp.Expr:

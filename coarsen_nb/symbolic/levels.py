@@ -26,6 +26,9 @@ class Deps:
         self.array_leaf = array_leaf
         self.cache: dict = {}
         self.ranges: dict = {}          # binder -> (start, stop, step)
+        # the elementwise value whose elements the contributions now being added hold at (set by the
+        # reverse sweep before each rule): the shape a number counted once per element broadcasts to
+        self.held_at = None
         for e in list(temps.values()) + list(exprs):
             self.scan(e)
 
@@ -104,5 +107,16 @@ class Deps:
             a, b, s = self.ranges[k]
             c = forms.RSum(c, k, a, b, s)
         if ELEM in extra:
-            c = forms.ElemSum(c)
+            c = forms.ElemSum(self._per_element(c))
         return c
+
+    def _per_element(self, c):
+        """``c``, one number summed over the elements of :attr:`held_at`, as that number at each of them.
+
+        ``np.sum(v + s)`` gives ``s`` the adjoint 1 once per element of ``v + s``: the elements of that
+        value, not of every array its kernel holds (``np.sum(u[1:] * w[:-1])`` beside ``v`` holds arrays
+        of two lengths, which do not broadcast).  Only a number (no loop index, no element) is wrapped:
+        an array's adjoint has the elements already."""
+        if self.held_at is None or self(c):
+            return c
+        return forms.BroadcastLike(c, self.held_at)
