@@ -141,7 +141,8 @@ NUMBA_HELPERS = {
     # Numba takes ``view`` only on a number made by a function of the module named numpy, not of ``xp``.)
     "_exp": '''def _exp(x):
     """e**x, as math.exp to 1 ulp, in arithmetic a loop can vectorize (see numba_helpers)."""
-    xc = min(max(x, -745.2), 709.8)
+    xc = -745.2 if -745.2 > x else x    # (max(x, -745.2), min(xc, 709.8) as Numba computes them, without
+    xc = 709.8 if 709.8 < xc else xc    # the overloads it compiles per process: lower/numba_builtin_calls.py)
     kf = (xc * 1.4426950408889634 + 6755399441055744.0) - 6755399441055744.0
     r = (xc - kf * 0.6931471803691238) - kf * 1.9082149292705877e-10
     p = 1.0 / 6227020800.0
