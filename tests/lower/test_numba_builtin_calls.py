@@ -70,8 +70,9 @@ def test_trip_counts_tiles_and_counters_printed_without_the_builtins():
 def test_what_is_not_a_counter_or_not_cheap_keeps_its_call():
     k, x = lir.Name("k"), lir.Name("x")
     body = (
-        lir.For(k, lir.Call(lir.Name("range"), (lir.Lit("3"),)), (lir.Assign(k, lir.BinOp("*", k, lir.Lit("2"))),
-                                                                 lir.Assign(lir.Name("a"), lir.Call(lir.Name("int"), (k,))))),
+        lir.For(k, lir.Call(lir.Name("range"), (lir.Lit("3"),)), (
+            lir.Assign(k, lir.BinOp("*", k, lir.Lit("2"))),
+            lir.Assign(lir.Name("a"), lir.Call(lir.Name("int"), (k,))))),
         lir.Assign(lir.Name("c"), lir.Call(lir.Name("int"), (x,))),
         lir.Assign(lir.Name("m"), lir.Call(lir.Name("max"), (lir.Lit("0"), lir.Index(x, (lir.Lit("0"),))))),
         lir.Assign(lir.Name("m3"), lir.Call(lir.Name("max"), (lir.Lit("0"), x, k))),
@@ -91,7 +92,7 @@ def test_gmm_numba_gradient_equals_numpy(size):
     mod = KERNELS["gmm"]
     args = mod.make_inputs(max(size, 1), 0)
     args = (args[0][:size],) + tuple(args[1:])
-    fn = getattr(mod, "gmm")
+    fn = mod.gmm
     by_numba = cn.coarsen(fn, wrt=tuple(mod.META["wrt"]), backend="numba")
     by_numpy = cn.coarsen(fn, wrt=tuple(mod.META["wrt"]), backend="numpy")
     np.testing.assert_allclose(by_numba(*args), by_numpy(*args), rtol=1e-12, atol=0)
