@@ -130,6 +130,21 @@ NUMBA_HELPERS = {
     fractional exponent): Numba's float power."""
     return float(a) ** float(b)
 ''',
+    # the float64 whose IEEE bits are an integer's, one LLVM bitcast: _exp's powers of 2 (``_np.int64(b).view(
+    # _np.float64)`` made Numba compile the overload of ``view`` in every process, typed, lowered and optimized)
+    "_float_of_bits": '''def _float_of_bits(typingctx, bits):
+    """The float64 whose bits are the integer ``bits`` (as int64), as ``view(float64)`` reads them."""
+    if not isinstance(bits, numba.types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        from llvmlite import ir
+
+        as_int64 = context.cast(builder, args[0], signature.args[0], numba.int64)
+        return builder.bitcast(as_int64, ir.DoubleType())
+
+    return numba.float64(bits), codegen
+''',
     # exp(x) in arithmetic LLVM vectorizes (the libm call it makes of math.exp it cannot: pip's llvmlite has no
     # SVML): a loop that only stores exponentials (numba_lse_rows' row of a log-sum-exp) runs 4-8 lanes at
     # once.  Cody and Waite's reduction x = k ln2 + r (|r| <= ln2/2, ln2 in two parts, the first exact
@@ -138,10 +153,11 @@ NUMBA_HELPERS = {
     # libm's exp on normal results (a subnormal result within one subnormal ulp); inf above 709.8, 0
     # below -745.2, NaN for NaN, as exp.  In a loop that sums, it is scalar and slower than libm's: only
     # a store loop calls it.  (``_np``: NumPy as the numba namespace's text imports it, before the helpers;
-    # Numba takes ``view`` only on a number made by a function of the module named numpy, not of ``xp``.)
+    # the powers of 2 are the bits of ``_np.int64`` numbers read as floats by ``_float_of_bits``.)
     "_exp": '''def _exp(x):
     """e**x, as math.exp to 1 ulp, in arithmetic a loop can vectorize (see numba_helpers)."""
-    xc = min(max(x, -745.2), 709.8)
+    xc = -745.2 if -745.2 > x else x    # (max(x, -745.2), min(xc, 709.8) as Numba computes them, without
+    xc = 709.8 if 709.8 < xc else xc    # the overloads it compiles per process: lower/numba_builtin_calls.py)
     kf = (xc * 1.4426950408889634 + 6755399441055744.0) - 6755399441055744.0
     r = (xc - kf * 0.6931471803691238) - kf * 1.9082149292705877e-10
     p = 1.0 / 6227020800.0
@@ -160,7 +176,7 @@ NUMBA_HELPERS = {
     p = p * r + 1.0
     k = _np.int64(kf)
     half = k >> 1
-    y = p * _np.int64((half + 1023) << 52).view(_np.float64) * _np.int64((k - half + 1023) << 52).view(_np.float64)
+    y = p * _float_of_bits((half + 1023) << 52) * _float_of_bits((k - half + 1023) << 52)
     if x != x:
         y = x
     elif x > 709.8:
@@ -366,9 +382,11 @@ NUMBA_HELPERS = {
 #: (``@_jit_helper``: the prologue's ``@_jit`` less those, ``numba_xp.INTERNAL``)
 HELPER_DECORATOR = "@_jit_helper"
 
-#: the helpers above compiled otherwise than ``HELPER_DECORATOR``: inlined into their caller, or without
+#: the helpers above compiled otherwise than ``HELPER_DECORATOR``: an intrinsic (LLVM code written into its
+#: caller), inlined into their caller, or without
 #: bounds checks where every index is in bounds by construction
-NUMBA_HELPER_DECORATORS = {"_logsumexp": "@_jit_inline", "_cos": "@_jit_inline", "_sin": "@_jit_inline",
+NUMBA_HELPER_DECORATORS = {"_float_of_bits": "@numba.extending.intrinsic",
+                           "_logsumexp": "@_jit_inline", "_cos": "@_jit_inline", "_sin": "@_jit_inline",
                            "_window_matvec": "@_jit_unchecked",
                            "_window_vecmat": "@_jit_unchecked", "_window_outer_add": "@_jit_unchecked"}
 

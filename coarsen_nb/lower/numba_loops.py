@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from coarsen_nb.lower import lir, naming, numba_extrema
+from coarsen_nb.lower import lir, naming, numba_builtin_calls, numba_extrema
 from coarsen_nb.lower.domain import Domain, arrays_read
 from coarsen_nb.lower.emit import Printer
 from coarsen_nb.lower.fusion_domain import Body
@@ -319,6 +319,7 @@ class LoopFunction:
         module writer's to print (``helper_decorators``), as for every helper it places."""
         base = f"_soi{self.kernel.index}_{self.tag}_{kind or self.kind}"
         doc = f"SOI {self.kernel.index}{self._where()}, {self._what()}: one loop."
+        body = numba_builtin_calls.without_builtin_calls(tuple(body))
         n = 1
         while True:
             name = base if n == 1 else f"{base}_{n}"
