@@ -16,6 +16,7 @@ import warnings
 
 import numpy as np
 import pytest
+from numba_gradient_checks import central
 
 import coarsen_nb as cn
 
@@ -166,14 +167,6 @@ def swap(a, n):
     return x * y + z
 
 
-def _central(fn, args, i, eps=1e-6):
-    h = eps * max(1.0, abs(args[i]))
-    up, down = list(args), list(args)
-    up[i] += h
-    down[i] -= h
-    return (fn(*up) - fn(*down)) / (2 * h)
-
-
 def _check(fn, wrt, args, fd_rtol=1e-5):
     """The numba gradient equals NumPy's and central differences; returns the numba function."""
     ref = cn.coarsen(fn, wrt=wrt)
@@ -186,7 +179,7 @@ def _check(fn, wrt, args, fd_rtol=1e-5):
     np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
     assert value == pytest.approx(fn(*args), rel=1e-12, abs=1e-14)
     params = list(ref.params)
-    fd = np.array([_central(fn, args, params.index(w)) for w in wrt])
+    fd = np.array([central(fn, args, params.index(w)) for w in wrt])
     np.testing.assert_allclose(got, fd, rtol=fd_rtol, atol=1e-7)
     return f
 

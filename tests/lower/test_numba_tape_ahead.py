@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import math
 import re
-import warnings
 
 import numpy as np
 import pytest
-
-import coarsen_nb as cn
+from numba_gradient_checks import numba_grad_source
 
 pytestmark = pytest.mark.usefixtures("private_numba_cache")     # (tests/lower/conftest.py)
 
@@ -70,40 +68,13 @@ def of_a_written_array(a, x):
     return s + x[-1]
 
 
-def _central(fn, args, i, eps=1e-6):
-    h = eps * max(1.0, abs(args[i]))
-    up, down = list(args), list(args)
-    up[i] += h
-    down[i] -= h
-    return (fn(*up) - fn(*down)) / (2 * h)
-
-
-def _check(fn, wrt, args, fd_rtol=1e-5):
-    """The numba gradient equals NumPy's and central differences (no fallback to NumPy code); returns the
-    numba gradient's source."""
-    ref = cn.coarsen(fn, wrt=wrt)
-    f = cn.coarsen(fn, wrt=wrt, backend="numba")
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        got = np.atleast_1d(np.asarray(f.grad(*args), dtype=float))
-    want = np.atleast_1d(np.asarray(ref.grad(*args), dtype=float))
-    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
-    params = list(ref.params)
-    fd = np.array([_central(fn, args, params.index(w)) for w in wrt])
-    np.testing.assert_allclose(got, fd, rtol=fd_rtol, atol=1e-7)
-    src = f.source
-    start = src.index(f"def {fn.__name__}_grad(")
-    end = src.find("\n@", start)
-    return src[start:end if end > 0 else None]
-
-
 _AHEAD = re.compile(r"for j\w* in range\(max\(0, [^\n]*\n(?: +[^\n]*\n)*? +(_tape_\w+)\[j\w*\] = _exp\(")
 
 
 @pytest.mark.parametrize("paths,steps,seed", [(1, 1, 0), (7, 12, 1), (40, 50, 2), (3, 0, 3)])
 def test_a_path_s_exponentials_are_computed_ahead(paths, steps, seed):
     z = np.random.default_rng(seed).standard_normal((paths, steps))
-    g = _check(knocked_out, ("s0", "sigma"), (1.0, 0.3, z, 1.6), fd_rtol=1e-4)
+    g = numba_grad_source(knocked_out, ("s0", "sigma"), (1.0, 0.3, z, 1.6), fd_rtol=1e-4)
     ahead = _AHEAD.search(g)
     assert ahead, g
     # the step loads what the loop ahead stored, and calls no math.exp of its own
@@ -114,22 +85,22 @@ def test_a_path_s_exponentials_are_computed_ahead(paths, steps, seed):
 @pytest.mark.parametrize("lo,n", [(0, 9), (3, 9), (8, 9), (9, 9), (12, 9)])
 def test_a_counter_from_an_offset(lo, n):
     x = np.linspace(-0.5, 0.7, n)
-    g = _check(from_an_offset, ("a",), (0.4, x, lo))
+    g = numba_grad_source(from_an_offset, ("a",), (0.4, x, lo))
     assert _AHEAD.search(g), g
 
 
 @pytest.mark.parametrize("a", [0.05, 0.6])
 def test_a_loop_that_may_stop_early_calls_exp_in_the_step(a):
     x = np.linspace(0.5, 2.0, 30)
-    g = _check(stopped_early, ("a",), (a, x))
+    g = numba_grad_source(stopped_early, ("a",), (a, x))
     assert "_exp(" not in g and "math.exp(" in g, g
 
 
 def test_an_exponential_of_the_state_is_not_computed_ahead():
-    g = _check(of_the_state, ("a",), (0.2, 25))
+    g = numba_grad_source(of_the_state, ("a",), (0.2, 25))
     assert "_exp(" not in g and "math.exp(" in g, g
 
 
 def test_an_exponential_of_a_written_array_is_not_computed_ahead():
-    g = _check(of_a_written_array, ("a",), (0.3, np.linspace(0.0, 1.0, 12)))
+    g = numba_grad_source(of_a_written_array, ("a",), (0.3, np.linspace(0.0, 1.0, 12)))
     assert "_exp(" not in g, g

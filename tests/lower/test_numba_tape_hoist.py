@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import math
 import re
-import warnings
 
 import numpy as np
 import pytest
+from numba_gradient_checks import numba_grad_source
 
-import coarsen_nb as cn
 from coarsen_nb.lower import lir
 from coarsen_nb.lower.numba_tape_hoist import hoisted
 
@@ -72,33 +71,6 @@ def knocked_out(s0, sigma, z, level):
     return total / z.shape[0]
 
 
-def _central(fn, args, i, eps=1e-6):
-    h = eps * max(1.0, abs(args[i]))
-    up, down = list(args), list(args)
-    up[i] += h
-    down[i] -= h
-    return (fn(*up) - fn(*down)) / (2 * h)
-
-
-def _check(fn, wrt, args, fd_rtol=1e-5):
-    """The numba gradient equals NumPy's and central differences (no fallback to NumPy code); returns the
-    numba gradient's source."""
-    ref = cn.coarsen(fn, wrt=wrt)
-    f = cn.coarsen(fn, wrt=wrt, backend="numba")
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        got = np.atleast_1d(np.asarray(f.grad(*args), dtype=float))
-    want = np.atleast_1d(np.asarray(ref.grad(*args), dtype=float))
-    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
-    params = list(ref.params)
-    fd = np.array([_central(fn, args, params.index(w)) for w in wrt])
-    np.testing.assert_allclose(got, fd, rtol=fd_rtol, atol=1e-7)
-    src = f.source
-    start = src.index(f"def {fn.__name__}_grad(")
-    end = src.find("\n@", start)
-    return src[start:end if end > 0 else None]
-
-
 def _before_the_outer_reverse_loop(g: str) -> str:
     """The grad's text before its first reverse loop (``for k in range(``)."""
     return g[:g.index("for k in range(")]
@@ -106,28 +78,28 @@ def _before_the_outer_reverse_loop(g: str) -> str:
 
 @pytest.mark.parametrize("m,n", [(0, 5), (1, 0), (3, 1), (4, 30)])
 def test_an_inner_tape_is_allocated_once(m, n):
-    g = _check(nested, ("a",), (0.3, m, n))
+    g = numba_grad_source(nested, ("a",), (0.3, m, n))
     inner = re.findall(r"(_tape_\w+_s_y) = xp\.empty\(max\(0, n - ", g)
     assert len(inner) == 1 and inner[0] + " = xp.empty" in _before_the_outer_reverse_loop(g), g
 
 
 @pytest.mark.parametrize("m", [0, 1, 2, 7])
 def test_a_capacity_the_outer_loop_binds_stays_inside(m):
-    g = _check(triangular, ("a",), (0.3, m))
+    g = numba_grad_source(triangular, ("a",), (0.3, m))
     inner = re.search(r"(_tape_\w+_s_y) = xp\.empty\(max\(0, i - ", g)
     assert inner and inner.group(1) + " = xp.empty" not in _before_the_outer_reverse_loop(g), g
 
 
 @pytest.mark.parametrize("a,m,n", [(0.2, 5, 40), (1.9, 3, 40), (0.5, 6, 1), (0.05, 4, 3)])
 def test_runs_of_different_lengths_share_the_tape(a, m, n):
-    g = _check(stopped_early, ("a",), (a, m, n))
+    g = numba_grad_source(stopped_early, ("a",), (a, m, n))
     assert re.search(r"_tape_\w+ = xp\.empty\(", _before_the_outer_reverse_loop(g)), g
 
 
 @pytest.mark.parametrize("paths,seed", [(1, 0), (7, 1), (40, 2)])
 def test_paths_of_steps(paths, seed):
     z = np.random.default_rng(seed).standard_normal((paths, 12))
-    g = _check(knocked_out, ("s0", "sigma"), (1.0, 0.3, z, 1.6), fd_rtol=1e-4)
+    g = numba_grad_source(knocked_out, ("s0", "sigma"), (1.0, 0.3, z, 1.6), fd_rtol=1e-4)
     assert re.search(r"_tape_\w+_float64 = xp\.empty\(\(2, ", _before_the_outer_reverse_loop(g)), g
 
 

@@ -10,12 +10,11 @@ generated source: which states are read again, which keep an array.
 from __future__ import annotations
 
 import re
-import warnings
 
 import numpy as np
 import pytest
+from numba_gradient_checks import numba_grad_source
 
-import coarsen_nb as cn
 from coarsen_nb.lower import lir
 from coarsen_nb.lower.numba_carried_adjoints import assigned_first
 
@@ -80,35 +79,10 @@ def rows_filter(b1, a1, X):
     return total
 
 
-def _central(fn, args, i, eps=1e-6):
-    h = eps * max(1.0, abs(args[i]))
-    up, down = list(args), list(args)
-    up[i] += h
-    down[i] -= h
-    return (fn(*up) - fn(*down)) / (2 * h)
-
-
-def _check(fn, wrt, args, fd_rtol=1e-5):
-    ref = cn.coarsen(fn, wrt=wrt)
-    f = cn.coarsen(fn, wrt=wrt, backend="numba")
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        got = np.atleast_1d(np.asarray(f.grad(*args), dtype=float))
-    want = np.atleast_1d(np.asarray(ref.grad(*args), dtype=float))
-    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
-    params = list(ref.params)
-    fd = np.array([_central(fn, args, params.index(w)) for w in wrt])
-    np.testing.assert_allclose(got, fd, rtol=fd_rtol, atol=1e-7)
-    src = f.source
-    start = src.index(f"def {fn.__name__}_grad(")
-    end = src.find("\n@", start)
-    return src[start:end if end > 0 else None]
-
-
 @pytest.mark.parametrize("lo,n", [(0, 0), (0, 1), (0, 2), (0, 50), (3, 3), (3, 4), (3, 40), (-4, 10), (-10, 10)])
 def test_the_previous_sample_is_read_again(lo, n):
     x = np.sin(np.linspace(0.0, 6.0, n)) + 0.2
-    g = _check(filter_from, ("b1", "a1", "x_start"), (0.3, -0.4, x, lo, 0.7))
+    g = numba_grad_source(filter_from, ("b1", "a1", "x_start"), (0.3, -0.4, x, lo, 0.7))
     assert "_s_x1" not in g, g
     assert re.search(r"x1 = x\[\w+ \+ k - 1\] if k > 0 else _tape_\w+_first_x1\n", g), g
 
@@ -116,35 +90,35 @@ def test_the_previous_sample_is_read_again(lo, n):
 @pytest.mark.parametrize("n", [0, 1, 2, 3, 30])
 def test_a_follower_of_a_read_state_keeps_its_array(n):
     x = np.cos(np.linspace(0.0, 4.0, n))
-    g = _check(two_back, ("b1", "b2"), (0.2, -0.3, x))
+    g = numba_grad_source(two_back, ("b1", "b2"), (0.2, -0.3, x))
     assert "_s_x1" not in g and "_s_x2" in g, g
 
 
 @pytest.mark.parametrize("n", [1, 2, 20])
 def test_a_state_read_from_an_array_the_loop_writes_keeps_its_array(n):
     x = np.linspace(0.2, 0.9, n)
-    g = _check(written_input, ("a",), (0.8, x))
+    g = numba_grad_source(written_input, ("a",), (0.8, x))
     assert "_first_prev" not in g, g
 
 
 @pytest.mark.parametrize("n", [2, 3, 25])
 def test_an_element_at_another_index_keeps_its_array(n):
     x = np.linspace(-1.0, 1.0, n)
-    g = _check(shifted_index, ("a",), (0.7, x))
+    g = numba_grad_source(shifted_index, ("a",), (0.7, x))
     assert "_first_nxt" not in g, g
 
 
 @pytest.mark.parametrize("m,n", [(0, 3), (1, 0), (1, 1), (3, 2), (4, 6)])
 def test_a_read_state_in_a_nested_loop(m, n):
     X = np.sin(np.arange(m * n, dtype=float).reshape(m, n))
-    g = _check(rows_filter, ("b1", "a1"), (0.3, -0.4, X))
+    g = numba_grad_source(rows_filter, ("b1", "a1"), (0.3, -0.4, X))
     assert "_first_x1" in g and "_s_x1" not in g, g
 
 
 def test_the_carried_adjoint_is_assigned_its_addend():
     """The IIR filter's carried adjoints: ``b_y1 = t`` in the reverse loop, no ``b_y1 = 0.0`` inside it."""
     x = np.sin(np.linspace(0.0, 9.0, 40))
-    g = _check(filter_from, ("b1", "a1"), (0.3, -0.4, x, 0, 0.0))
+    g = numba_grad_source(filter_from, ("b1", "a1"), (0.3, -0.4, x, 0, 0.0))
     loop = g[g.index("for k in range("):]
     assert not re.search(r"\n +b_y1 = 0\.0\n", loop) and re.search(r"\n +b_y1 = \w+\n", loop), g
     assert "b_y1 +=" not in loop, g
