@@ -133,6 +133,27 @@ def run_entry(entry, n, repeat, max_seconds, base=None, scale=scaled, measure=fa
             "ratio": times["numba"] / times["numpy"], "fallback": fallback, "call": "grad" if wrt else "value"}
 
 
+def survey(entries, run, only=None) -> dict:
+    """``{name: run(entry)}`` over ``entries`` (those named in ``only``, if given), each reported on stderr as it
+    ends; an entry ``run`` answers None for is left out, and one whose run raises is recorded as skipped with
+    the error: a bug in one entry must not end the survey, and is said, not hidden."""
+    results = {}
+    for entry in entries:
+        if only and entry.name not in only:
+            continue
+        t = time.perf_counter()
+        try:
+            r = run(entry)
+        except Exception as exc:
+            r = {"skipped": f"error: {type(exc).__name__}: {str(exc)[:100]}"}
+        if r is None:
+            continue
+        results[entry.name] = r
+        print(f"  {entry.name}: {r.get('ratio', r.get('skipped'))} ({time.perf_counter() - t:.1f} s)",
+              file=sys.stderr, flush=True)
+    return results
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--n", type=int, default=10**6)
@@ -141,20 +162,7 @@ def main(argv=None):
     p.add_argument("--only", nargs="*", help="entry names (default: all)")
     p.add_argument("--out", default=None, help="a directory for corpus_backends.json")
     a = p.parse_args(argv)
-    results = {}
-    for entry in _corpus():
-        if a.only and entry.name not in a.only:
-            continue
-        t = time.perf_counter()
-        try:
-            r = run_entry(entry, a.n, a.repeat, a.max_seconds)
-        except Exception as exc:        # (a bug in one entry must not end the survey: said, not hidden)
-            r = {"skipped": f"error: {type(exc).__name__}: {str(exc)[:100]}"}
-        if r is None:
-            continue
-        results[entry.name] = r
-        print(f"  {entry.name}: {r.get('ratio', r.get('skipped'))} ({time.perf_counter() - t:.1f} s)",
-              file=sys.stderr, flush=True)
+    results = survey(_corpus(), lambda entry: run_entry(entry, a.n, a.repeat, a.max_seconds), a.only)
     timed = sorted((k for k, r in results.items() if "ratio" in r), key=lambda k: -results[k]["ratio"])
     print(f"N = {a.n:,}, min of {a.repeat}, load {os.getloadavg()[0]:.1f}")
     print(f"{'entry':28s} {'numba ms':>10s} {'numpy ms':>10s} {'numba/numpy':>12s}")

@@ -119,20 +119,7 @@ def main(argv=None):
     p.add_argument("--only", nargs="*", help="entry names (default: all)")
     p.add_argument("--out", default=None, help="a directory for corpus_rows.json")
     a = p.parse_args(argv)
-    results = {}
-    for entry in _corpora():
-        if a.only and entry.name not in a.only:
-            continue
-        t = time.perf_counter()
-        try:
-            r = run(entry, a.n, a.repeat, a.max_seconds)
-        except Exception as exc:        # (a bug in one entry must not end the survey: said, not hidden)
-            r = {"skipped": f"error: {type(exc).__name__}: {str(exc)[:100]}"}
-        if r is None:
-            continue
-        results[entry.name] = r
-        print(f"  {entry.name}: {r.get('ratio', r.get('skipped'))} ({time.perf_counter() - t:.1f} s)",
-              file=sys.stderr, flush=True)
+    results = corpus_backends.survey(_corpora(), lambda entry: run(entry, a.n, a.repeat, a.max_seconds), a.only)
     timed = sorted((k for k, r in results.items() if "ratio" in r), key=lambda k: -results[k]["ratio"])
     print(f"N ~ {a.n:,} elements, CPU ms, median of {a.repeat}, load {os.getloadavg()[0]:.1f}")
     print(f"{'entry':28s} {'shape':>14s} {'numba ms':>10s} {'numpy ms':>10s} {'numba/numpy':>12s}")
