@@ -94,7 +94,11 @@ def is_one(x) -> bool:
 
 
 def stabilize(e: sp.Expr) -> sp.Expr:
-    """Rewrite numerically fragile patterns: log(1+exp(z)) → softplus(z), log(1+x) → log1p(x)."""
+    """Rewrite numerically fragile patterns: log(1+exp(z)) → softplus(z), whose plain form overflows.
+
+    ``log(1 + x)`` stays as written, not ``log1p(x)``: more accurate, but not the user's number, and a
+    comparison on it can take the other branch (``a > math.log(abs(a) + 1.0)`` at a = 5e-33: the user's
+    ``1.0 + 5e-33`` is 1 and its log 0, ``log1p`` gives a)."""
 
     def rule(node):
         if isinstance(node, sp.log) and isinstance(node.args[0], sp.Add):
@@ -104,7 +108,6 @@ def stabilize(e: sp.Expr) -> sp.Expr:
                 other = a.args[1] if a.args[0] is ones[0] else a.args[0]
                 if isinstance(other, sp.exp):
                     return Softplus(other.args[0])
-                return Log1p(other)
         return node
 
     return e.replace(lambda n: isinstance(n, sp.log), rule)
