@@ -70,7 +70,6 @@ import dataclasses
 import sys
 
 from coarsen_nb.backends import DASK
-from coarsen_nb.dask_chunking import describe
 from coarsen_nb.errors import CoarsenError
 from coarsen_nb.specialize import Compiled, OnBackend, Request, compile_signature
 
@@ -227,7 +226,10 @@ class _Run:
             shaped = (self._value(out[0], pending), self._grads(out[1], primal, pending))
         else:                                                   # jvp: (value, directional derivative)
             shaped = (self._value(out[0], pending), self._value(out[1], pending))
-        # (read from the arguments' chunks and the lazy graph: nothing computed)
+        # (read from the arguments' chunks and the lazy graph: nothing computed; dask_chunking imported here,
+        # on a Dask call, not by every process that imports the runtime: 9 ms of a cold numba start)
+        from coarsen_nb.dask_chunking import describe
+
         self.calls.last = describe(self.kind, self.params, primal, _collections(shaped),
                                    None if refusal else self.chunkwise, refusal, is_dask, tuple(early or ()))
         if not pending:

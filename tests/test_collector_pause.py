@@ -86,3 +86,72 @@ def test_numba_compiles_with_the_collector_paused(collector_on, monkeypatch, tmp
     assert np.allclose(got, 2 * x)
     assert during and not any(during)     # (every function Numba compiled for the call: the entry and callees)
     assert gc.isenabled()
+
+
+class _Cycle:
+    """An object in a reference cycle with itself: only the cyclic collector frees it."""
+
+    def __init__(self):
+        self.me = self
+
+
+def _collections_during(block) -> list[int]:
+    """The generations the collector collected while ``block()`` ran (``gc.callbacks``)."""
+    seen: list[int] = []
+
+    def watch(phase, info):
+        if phase == "start":
+            seen.append(info["generation"])
+
+    gc.callbacks.append(watch)
+    try:
+        block()
+    finally:
+        gc.callbacks.remove(watch)
+    return seen
+
+
+def test_a_pause_that_kept_past_the_young_threshold_ends_with_one_collection_of_the_two_younger_generations(
+        collector_on):
+    """The block's garbage cycles are freed when the block ends (not at some later allocation), by one
+    collection of generation 1 (the young one it would have been plus the middle one), after which the young
+    and middle generations are empty (their counts ~0): the survivors went straight to the oldest generation."""
+    import weakref
+
+    kept: list = []
+
+    def block():
+        with collector_paused():
+            garbage = _Cycle()
+            kept.append(weakref.ref(garbage))
+            del garbage
+            kept.extend([k] for k in range(5 * gc.get_threshold()[0]))      # (survivors the collector tracks)
+            assert kept[0]() is not None          # (paused: nothing collected it yet)
+    gc.collect()
+    assert _collections_during(block) == [1]
+    young, middle, _ = gc.get_count()
+    assert kept[0]() is None
+    assert middle == 0 and young < 10           # (a few allocations since: the callbacks' own)
+
+
+def test_a_short_pause_leaves_the_collections_to_the_collector(collector_on):
+    """A block that allocated less than the young generation's threshold does not collect on its way out."""
+    gc.collect()
+
+    def block():
+        with collector_paused():
+            [1.0, 2.0]  # noqa: B018
+    assert _collections_during(block) == []
+
+
+def test_a_pause_collects_nothing_where_automatic_collection_is_off_by_threshold(collector_on):
+    """``gc.set_threshold(0)`` turns automatic collection off: the pause does not collect for it either."""
+    was = gc.get_threshold()
+    gc.set_threshold(0)
+    try:
+        def block():
+            with collector_paused():
+                [[k] for k in range(5000)]  # noqa: B018
+        assert _collections_during(block) == []
+    finally:
+        gc.set_threshold(*was)

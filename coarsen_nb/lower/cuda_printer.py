@@ -5,8 +5,8 @@ scalar body of one SOI as CUDA C (a primitive's function as its registration in
 :mod:`coarsen_nb.rules` spells it) with the NumPy printer's semantics (ternaries that
 never evaluate the untaken arm, short-circuit ``&&``/``||``, Python's negative
 indices, ``max``/``min`` that propagate NaN; see :mod:`coarsen_nb.lower.cupy`);
-``PREAMBLE`` holds the ``_cn_*`` device functions its output calls, and
-``c_identifier``/``leaf_ctype``/``c_type_of`` name and type C variables.  It knows nothing of
+``PREAMBLE`` holds the ``_cn_*`` device functions its output calls, and ``c_identifier`` and
+(from :mod:`coarsen_nb.lower.leaf_types`) ``leaf_ctype``/``c_type_of`` name and type C variables.  It knows nothing of
 domains, parameters or CuPy: which targets fuse and how a kernel is assembled is
 :mod:`coarsen_nb.lower.fusion`.
 """
@@ -19,6 +19,7 @@ import math
 import sympy as sp
 from sympy.printing.c import C99CodePrinter
 
+from coarsen_nb.lower.leaf_types import c_type_of, leaf_ctype  # noqa: F401 (named from here too)
 from coarsen_nb.lower.naming import identifier
 from coarsen_nb.lower.printing import exact_float, exact_integer_division
 from coarsen_nb.rules.record import cuda_spell
@@ -234,16 +235,6 @@ def is_bool(e) -> bool:
     return isinstance(e, sp.logic.boolalg.Boolean) and not isinstance(e, sp.Expr)
 
 
-def leaf_ctype(t) -> tuple[str, str]:
-    """(CuPy dtype name, C type) of a leaf of type ``t`` (None: float)."""
-    kind = getattr(t, "kind", "float")
-    if kind == "int":
-        return "int64", "long long"
-    if kind == "bool":
-        return "bool", "bool"
-    return "float64", "double"
-
-
 def c_identifier(name: str, taken: set) -> str:
     """A C identifier for ``name``, not in ``taken`` nor reserved (shared with the fusion)."""
     base = identifier(name)
@@ -256,7 +247,3 @@ def c_identifier(name: str, taken: set) -> str:
     taken.add(cand)
     return cand
 
-
-def c_type_of(dtype: str) -> str:
-    """The C type of a CuPy dtype name (shared with the fusion and the CuPy glue)."""
-    return {"float64": "double", "int64": "long long", "bool": "bool"}[dtype]

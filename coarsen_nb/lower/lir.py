@@ -261,16 +261,35 @@ def rewrite(node, visit):
     value) rebuilt with ``visit``'s replacements: ``visit(x)`` is the replacement of ``x`` (it rewrites its
     parts itself, through ``rewrite``, where it wants them rewritten), or None to keep ``x`` and rewrite each
     of its elements or fields.  The passes that rewrite records (the tiles' views and lanes, ``math``'s
-    trigonometry) differ in what they replace, not in how they walk."""
+    trigonometry) differ in what they replace, not in how they walk.
+
+    A record or block none of whose parts ``visit`` replaced is returned itself, not rebuilt: the records are
+    frozen, so the copy was equal to it, and a walk that only reads (``numba_flat_tiles``' test of a table's
+    subscripts) or replaces a few names in a loop function built every node again (~13k records in gmm's
+    build)."""
     made = visit(node)
     if made is not None:
         return made
     if isinstance(node, tuple):
-        return tuple(rewrite(x, visit) for x in node)
-    if not isinstance(node, (Stmt, Expr)) or not dataclasses.is_dataclass(node):
+        parts = tuple(rewrite(x, visit) for x in node)
+        return node if all(p is x for p, x in zip(parts, node, strict=True)) else parts
+    if not isinstance(node, (Stmt, Expr)):
         return node
-    return dataclasses.replace(node, **{f.name: rewrite(getattr(node, f.name), visit)
-                                        for f in dataclasses.fields(node)})
+    names = _FIELD_NAMES.get(type(node))
+    if names is None:
+        names = _FIELD_NAMES[type(node)] = tuple(f.name for f in dataclasses.fields(node)) \
+            if dataclasses.is_dataclass(node) else ()
+    changed = {}
+    for name in names:
+        value = getattr(node, name)
+        made = rewrite(value, visit)
+        if made is not value:
+            changed[name] = made
+    return dataclasses.replace(node, **changed) if changed else node
+
+
+#: each record class's field names, read once (``dataclasses.fields`` builds its tuple at every call)
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 
 # -- printing ----------------------------------------------------------------------------------------
 

@@ -51,10 +51,10 @@ import dataclasses
 import sympy as sp
 
 from coarsen_nb.lower import lir, trivial
-from coarsen_nb.lower.cuda_printer import leaf_ctype
 from coarsen_nb.lower.domain import Domain, Target
 from coarsen_nb.lower.forward_reads import read_forward_values
 from coarsen_nb.lower.fusion_domain import NOT_ONE_PASS, Body, domain, point_gather, rows_domain
+from coarsen_nb.lower.leaf_types import leaf_ctype
 from coarsen_nb.lower.nest_analysis import guarded_contribution, nest_domains
 from coarsen_nb.lower.numba_loops import LoopFunction
 from coarsen_nb.lower.numba_nests import NestLoops

@@ -314,3 +314,42 @@ def test_rewrite_replaces_what_visit_returns_and_walks_into_everything_else():
     got = lir.rewrite(body, visit)
     assert lir.print_body(got, 0) == ["s = 0.0", "for k in range(n):", "    s += y[k]", "    s += 1.0"]
     assert lir.print_body(body, 0)[2] == "    s += x[k]"     # (the records are not changed in place)
+
+
+def _rewrite_rebuilding_everything(node, visit):
+    """``lir.rewrite`` as it was before stop 44: every record and block built again, changed or not."""
+    import dataclasses
+
+    made = visit(node)
+    if made is not None:
+        return made
+    if isinstance(node, tuple):
+        return tuple(_rewrite_rebuilding_everything(x, visit) for x in node)
+    if not isinstance(node, (lir.Stmt, lir.Expr)) or not dataclasses.is_dataclass(node):
+        return node
+    return dataclasses.replace(node, **{f.name: _rewrite_rebuilding_everything(getattr(node, f.name), visit)
+                                        for f in dataclasses.fields(node)})
+
+
+def test_rewrite_keeps_what_no_visit_replaced_and_equals_a_rewrite_that_rebuilds_everything():
+    """A record or block with nothing replaced inside is returned itself (the records are frozen: a copy was
+    equal to it); where one part is replaced, the record is new and its other parts are the old ones; and the
+    result equals, record for record, that of a walk that builds every node again."""
+    untouched = For(Name("k"), Call(Name("range"), (Name("n"),)), (AugAssign(Name("s"), "+", Name("k")),))
+    touched = Assign(Index(Name("out"), (Name("i"),)), BinOp("*", Name("x"), Call(Name("g"), (Name("x"),))))
+    body = (untouched, touched, If(Name("c"), (lir.Pass(),), (touched,)))
+
+    def visit(e):
+        return Name("y") if isinstance(e, Name) and e.id == "x" else None
+
+    def nothing(e):
+        return None
+
+    assert lir.rewrite(body, nothing) is body
+    got = lir.rewrite(body, visit)
+    assert got == _rewrite_rebuilding_everything(body, visit)
+    assert got[0] is untouched
+    assert got[1] is not touched and got[1].target is touched.target      # (out[i]: nothing in it replaced)
+    assert got[2].body is body[2].body and got[2].orelse[0] == got[1]
+    assert lir.print_body(got, 0) == ["for k in range(n):", "    s += k", "out[i] = y * g(y)", "if c:", "    pass",
+                                      "else:", "    out[i] = y * g(y)"]
