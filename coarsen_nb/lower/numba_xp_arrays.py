@@ -119,16 +119,21 @@ def _roll(x, shift, axis=None):
         return roll_flat
 
     def roll_along(x, shift, axis=None):
+        # each (before) block is its m * post elements in row-major order: the last s along the axis
+        # (s * post elements) move to its start, the others after them; two contiguous copies per block,
+        # with one modulo for the call where an element-wise index would take one per element
         ax = _axis_of(axis, x.ndim)
         c = _np.ascontiguousarray(x)
         pre, m, post = _product(c.shape, 0, ax), c.shape[ax], _product(c.shape, ax + 1, x.ndim)
-        v = c.reshape((pre, m, post))
+        v = c.reshape((pre, m * post))
         out = _np.empty_like(v)
+        s = shift % m if m > 0 else 0
+        head, tail = s * post, (m - s) * post
         for a in range(pre):
-            for i in range(m):
-                j = (i + shift) % m
-                for b in range(post):
-                    out[a, j, b] = v[a, i, b]
+            for k in range(tail):
+                out[a, head + k] = v[a, k]
+            for k in range(head):
+                out[a, k] = v[a, tail + k]
         return out.reshape(c.shape)
     return roll_along
 
