@@ -7,7 +7,8 @@ NumPy adds rows along a leading axis: these tests check it exactly against that 
 ``add.reduce`` of the rows one by one) and to 1e-12 against ``np.sum``/``np.mean`` (which sums pairwise where
 the kept elements are one, a contiguous block), including empty axes (0 for a sum, NaN for a mean), integer
 and boolean sums (int64) and non-contiguous arguments.  ``roll`` moves two contiguous blocks per leading
-index: exactly NumPy's.
+index: exactly NumPy's.  ``einsum`` with a summed letter before an output letter in the largest operand
+(``i,ij->j``) loops in that operand's memory order, each output element's adds still in sequence.
 """
 
 from __future__ import annotations
@@ -105,3 +106,25 @@ def test_roll_of_a_3d_array_along_each_axis(shape):
         for axis in (-3, -2, -1, 0, 1, 2):
             for shift in (-8, -1, 0, 1, 2, 4, 11):
                 _exactly(_roll(source, shift, axis), np.roll(source, shift, axis=axis))
+
+
+@numba.njit
+def _einsum_summed_outside(b, A, C):
+    return xp.einsum('i,ij->j', b, A), xp.einsum('ij->j', A), xp.einsum('ji,jk->ik', A, C)
+
+
+def test_einsum_summed_over_the_leading_letter_adds_rows_in_sequence():
+    """``i,ij->j`` (the adjoint of a matrix-vector product) loops over i outside j, in A's memory order: each
+    output element's products are still added for i = 0, 1, ... in turn, so the value is that sequence's."""
+    rng = np.random.default_rng(5)
+    b, A, C = rng.normal(size=3000), rng.normal(size=(3000, 4)), rng.normal(size=(3000, 2))
+    got = _einsum_summed_outside(b, A, C)
+    want = [np.zeros(4), np.zeros(4), np.zeros((4, 2))]
+    for i in range(3000):
+        want[0] = want[0] + b[i] * A[i]
+        want[1] = want[1] + A[i]
+        want[2] = want[2] + A[i][:, None] * C[i][None, :]
+    for g, w, sub in zip(got, want, ('i,ij->j', 'ij->j', 'ji,jk->ik'), strict=True):
+        _exactly(g, w)
+        np.testing.assert_allclose(g, np.einsum(sub, *((b, A) if sub == 'i,ij->j' else (A,) if sub == 'ij->j'
+                                                         else (A, C))), rtol=1e-10, atol=1e-10)
