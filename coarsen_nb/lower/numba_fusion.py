@@ -134,6 +134,8 @@ def _fused(writer, kernel, body, tag, targets, find, builder, primals=None) -> t
                 original[id(t)] = t
                 t = dataclasses.replace(t, sum_to=None)
                 exact.add(t.target)
+            elif primals and _of_its_one_array(kernel, body, t, dom, primals):
+                exact.add(t.target)
             # elementwise outputs share a loop when they read the same arrays: their shape is the one
             # those arrays broadcast to (u * u keeps u's shape beside x * u in the same SOI)
             # (scatters and reductions over one loop index share its loop: black_scholes's b_r and b_spot;
@@ -163,6 +165,18 @@ def _sums_to_itself(body: Body, target: Target, dom: Domain) -> bool:
     over ``x``'s shape, so ``g`` has it (pendulum_batch's energy: its two arrays are read by a loop each)."""
     return target.sum_to is not None and dom.kind == "elem" and \
         set(dom.arrays) == {body.leaves[target.sum_to][0]}
+
+
+def _of_its_one_array(kernel, body: Body, target: Target, dom: Domain, primals: dict) -> bool:
+    """Whether ``target`` (``b_x += g``, no ``sum_to``) is an element loop's output of exactly x's shape: the
+    SOI reads one array, x (so its VJP wrote no ``SumTo``: nothing broadcasts, ``symbolic.diff.vjp``), and the
+    loop reads x alone, so it runs over x's shape (flatten_matrix's ``2 * cumsum_v * b``)."""
+    if target.sum_to is not None or target.mode != "add" or dom.kind != "elem" or \
+            len(set(kernel.arrays.values())) != 1:
+        return False
+    x = primals.get(target.target)
+    codes = {v[0] for v in body.leaves.values() if v[2] and v[1] == x}
+    return len(codes) == 1 and set(dom.arrays) == codes
 
 
 def _primals(writer, v) -> dict:

@@ -119,16 +119,21 @@ def _roll(x, shift, axis=None):
         return roll_flat
 
     def roll_along(x, shift, axis=None):
+        # each (before) block is its m * post elements in row-major order: the last s along the axis
+        # (s * post elements) move to its start, the others after them; two contiguous copies per block,
+        # with one modulo for the call where an element-wise index would take one per element
         ax = _axis_of(axis, x.ndim)
         c = _np.ascontiguousarray(x)
         pre, m, post = _product(c.shape, 0, ax), c.shape[ax], _product(c.shape, ax + 1, x.ndim)
-        v = c.reshape((pre, m, post))
+        v = c.reshape((pre, m * post))
         out = _np.empty_like(v)
+        s = shift % m if m > 0 else 0
+        head, tail = s * post, (m - s) * post
         for a in range(pre):
-            for i in range(m):
-                j = (i + shift) % m
-                for b in range(post):
-                    out[a, j, b] = v[a, i, b]
+            for k in range(tail):
+                out[a, head + k] = v[a, k]
+            for k in range(head):
+                out[a, k] = v[a, tail + k]
         return out.reshape(c.shape)
     return roll_along
 
@@ -215,6 +220,19 @@ def _einsum_source(subscripts, ndims):
             if first[letter] != (name, axis):
                 lines += [f"    if {name}.shape[{axis}] != n_{letter}:",
                           f"        raise ValueError('einsum: operands disagree on the length of {letter}')"]
+    factors = " * ".join(f"{name}[{', '.join(f'i_{x}' for x in s)}]" if s else f"{name}[()]"
+                         for name, s in zip(names, inputs, strict=True))
+    order = _memory_order(inputs, output, summed)
+    if output and order != list(output) + summed:
+        # a summed letter outside an output letter (``i,ij->j``, the adjoint of a matrix-vector product):
+        # the loops in the largest operand's memory order, each output element's products added in the same
+        # order as the nest below adds them (the summed letters keep their order), so the same values
+        lines.append(f"    out = _np.zeros(({''.join(f'n_{x}, ' for x in output)}), dtype=DTYPE)")
+        for depth, letter in enumerate(order, start=1):
+            lines.append(f"{'    ' * depth}for i_{letter} in range(n_{letter}):")
+        lines += [f"{'    ' * (len(order) + 1)}out[{', '.join(f'i_{x}' for x in output)}] += {factors}",
+                  "    return out"]
+        return "\n".join(lines)
     if output:
         lines.append(f"    out = _np.empty(({''.join(f'n_{x}, ' for x in output)}), dtype=DTYPE)")
     depth = 1
@@ -226,14 +244,28 @@ def _einsum_source(subscripts, ndims):
     for letter in summed:
         lines.append(f"{'    ' * depth}for i_{letter} in range(n_{letter}):")
         depth += 1
-    factors = " * ".join(f"{name}[{', '.join(f'i_{x}' for x in s)}]" if s else f"{name}[()]"
-                         for name, s in zip(names, inputs, strict=True))
     lines.append(f"{'    ' * depth}acc += {factors}")
     if output:                          # (else the sum of everything: a number, as NumPy's)
         lines += [f"{'    ' * inner}out[{', '.join(f'i_{x}' for x in output)}] = acc", "    return out"]
     else:
         lines.append("    return acc")
     return "\n".join(lines)
+
+
+def _memory_order(inputs, output, summed):
+    """The letters' loop order: the output's then the summed ones (a register accumulates each output
+    element) where that reads the largest operand in its axes' order already (``ij,j->i``, ``ij,jk->ik``);
+    else the largest operand's letters in its axes' order (its elements read in memory order), then the
+    others, the summed letters put back in their own order in the places they took, since that order is
+    each output element's order of adds."""
+    largest = max(inputs, key=len)
+    nest = list(output) + summed
+    order = list(dict.fromkeys(largest))
+    if [x for x in nest if x in order] == order:
+        return nest
+    order += [x for x in list(output) + summed if x not in order]
+    sums = iter(summed)
+    return [next(sums) if x in summed else x for x in order]
 
 
 @_implements("einsum", cache=False, prefer_literal=True)

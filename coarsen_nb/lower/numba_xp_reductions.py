@@ -71,6 +71,15 @@ _ROW_PAIRWISE = {"sum": "r = _block_sum(row, 0, n) if n <= 128 else _pairwise_su
                  "mean": "r = _block_sum(row, 0, n) if n <= 128 else _pairwise_sum(row, 0, n)\n"
                          "r = r / n if n > 0 else _np.nan"}
 
+# a sum (mean) over the leading axes: each kept element's sum in the same order as the row loop above (element
+# 0 of the reduced axes first), so the same value to the bit, but read in row-major order over the
+# (reduced) x (kept) view, without the transposed copy the row loop needs, the kept elements' adds side by side
+_ROW_LEADING = {"sum": "out = _np.zeros(outer, dtype=DT)\nfor i in range(inner):\n    for o in range(outer):\n"
+                       "        out[o] += view[i, o]",
+                "mean": "out = _np.zeros(outer, dtype=DT)\nfor i in range(inner):\n    for o in range(outer):\n"
+                        "        out[o] += view[i, o]\nfor o in range(outer):\n"
+                        "    out[o] = out[o] / inner if inner > 0 else _np.nan"}
+
 # a float array's extrema and their first indices: numba_xp_along's kernels over the (kept) x (reduced) view,
 # or over the (reduced) x (kept) view of an array reduced over its leading axes, which needs no transposed copy
 # (vector loops in row-major order; the same values as the loops above: NaN first, NumPy's errors where the
@@ -252,6 +261,12 @@ def _make_reduction(name):
                 lines = [ln for ln in lines if ln.startswith(("outer =", "inner ="))]
                 lines.append("view = _np.ascontiguousarray(x).reshape((inner, outer))")
             lines.append("out = KERNEL(view)")
+        elif name in _ROW_LEADING and axes == tuple(range(len(axes))) and not trailing and \
+                not isinstance(x.dtype, _nt.Complex):
+            # (the lengths of _rows_source, the view not transposed: no transposed copy, one pass in memory order)
+            lines = [ln for ln in lines if ln.startswith(("outer =", "inner ="))]
+            lines.append("view = _np.ascontiguousarray(x).reshape((inner, outer))")
+            lines += _ROW_LEADING[name].splitlines()
         else:
             lines += ["out = _np.empty(outer, dtype=DT)", "for o in range(outer):", "    row = view[o]",
                       "    n = inner"]
