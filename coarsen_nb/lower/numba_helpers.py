@@ -11,6 +11,8 @@ types to choose its loop, and ``_diff_vjp`` its ``diff_vjp`` (:mod:`coarsen_nb.l
 
 from __future__ import annotations
 
+from coarsen_nb.lower.numba_elementary import ELEMENTARY_DECORATORS, ELEMENTARY_HELPERS
+
 #: the largest |x| whose cos and sin the helpers ``_cos`` and ``_sin`` compute (2^19 pi/2, fdlibm's medium range,
 #: a little less): the loops that call them recompute the elements beyond with libm's (lower/numba_trig.py)
 TRIG_NEAR = 823549.6
@@ -376,6 +378,8 @@ NUMBA_HELPERS = {
             for i in range(n0):
                 b[(lo + i + j) % m] += g[i] * hj
 ''',
+    # log and erf as arithmetic a loop vectorizes, beside _exp (lower/numba_elementary.py)
+    **ELEMENTARY_HELPERS,
 }
 
 #: how a helper above is compiled: only generated code calls it, so without Numba's wrappers for Python and C
@@ -388,7 +392,8 @@ HELPER_DECORATOR = "@_jit_helper"
 NUMBA_HELPER_DECORATORS = {"_float_of_bits": "@numba.extending.intrinsic",
                            "_logsumexp": "@_jit_inline", "_cos": "@_jit_inline", "_sin": "@_jit_inline",
                            "_window_matvec": "@_jit_unchecked",
-                           "_window_vecmat": "@_jit_unchecked", "_window_outer_add": "@_jit_unchecked"}
+                           "_window_vecmat": "@_jit_unchecked", "_window_outer_add": "@_jit_unchecked",
+                           **ELEMENTARY_DECORATORS}
 
 
 
