@@ -36,6 +36,24 @@ ELEMENTARY_HELPERS = {
 
     return numba.int64(x), codegen
 ''',
+    # a * b + c rounded once, one instruction (LLVM's fma, which the vectorizer widens) where the CPU Numba compiles
+    # for has one; a * b + c as Python rounds it otherwise (LLVM's fma would then call libm's, far slower): the
+    # polynomial of _exp, half its arithmetic, and within its ulp (a helper's own arithmetic, not the user's)
+    "_fma": '''def _fma(typingctx, a, b, c):
+    """a * b + c, rounded once where the CPU has a fused multiply-add (see numba_elementary)."""
+    if not all(isinstance(t, numba.types.Float) for t in (a, b, c)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        from llvmlite import binding
+
+        x, y, z = (context.cast(builder, v, t, numba.float64) for v, t in zip(args, signature.args))
+        if numba.config.CPU_NAME is None and binding.get_host_cpu_features().get("fma", False):
+            return builder.fma(x, y, z)
+        return builder.fadd(builder.fmul(x, y), z)
+
+    return numba.float64(numba.float64, numba.float64, numba.float64), codegen
+''',
     "_log": '''def _log(x):
     """log(x), as math.log to 1 ulp, in arithmetic a loop can vectorize (see numba_elementary)."""
     sub = x < 2.2250738585072014e-308
@@ -88,5 +106,6 @@ ELEMENTARY_HELPERS = {
 #: how each is compiled (``numba_helpers.NUMBA_HELPER_DECORATORS``): the intrinsic writes its LLVM code into its
 #: caller; the two functions are inlined into the loop that calls them (Numba's IR inlining), so that LLVM sees
 #: their arithmetic in the loop and vectorizes it
-ELEMENTARY_DECORATORS = {"_bits_of_float": "@numba.extending.intrinsic", "_log": "@_jit_inline",
+ELEMENTARY_DECORATORS = {"_bits_of_float": "@numba.extending.intrinsic", "_fma": "@numba.extending.intrinsic",
+                         "_log": "@_jit_inline",
                          "_erf_scalar": "@_jit_inline"}

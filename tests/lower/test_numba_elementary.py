@@ -21,7 +21,7 @@ from coarsen_nb.lower.numba_helpers import NUMBA_HELPERS
 @pytest.fixture(scope="module")
 def compiled():
     env = {"math": math, "_np": np, "xp": np, "numba": numba}
-    for name in ("_float_of_bits", "_bits_of_float"):
+    for name in ("_float_of_bits", "_bits_of_float", "_fma"):
         exec(NUMBA_HELPERS[name], env)
         env[name] = numba.extending.intrinsic(env[name])
     for name in ("_exp", "_log", "_erf_scalar"):
