@@ -90,3 +90,21 @@ def test_the_edges_of_erf_are_libms(compiled, v):
     for got in (scalar(v), out[0]):
         np.testing.assert_array_equal(got, want)
         assert math.copysign(1.0, got) == math.copysign(1.0, want)       # (-0.0 stays -0.0)
+
+
+def test_fma_rounds_once_where_the_cpu_has_it():
+    """``_fma(a, b, c)``: a * b + c rounded once (the exact -2^-60 below) where the CPU Numba compiles for has a
+    fused multiply-add, as Python rounds a * b + c (twice: 0.0) where it does not."""
+    from fractions import Fraction
+
+    from llvmlite import binding
+
+    env = {"numba": numba}
+    exec(NUMBA_HELPERS["_fma"], env)
+    fma = numba.extending.intrinsic(env["_fma"])
+    call = numba.njit(lambda a, b, c: fma(a, b, c))
+    a, b, c = 1.0 + 2.0**-30, 1.0 - 2.0**-30, -1.0
+    exact = float(Fraction(a) * Fraction(b) + Fraction(c))
+    fused = numba.config.CPU_NAME is None and binding.get_host_cpu_features().get("fma", False)
+    assert call(a, b, c) == (exact if fused else a * b + c)
+    assert exact == -(2.0**-60) and a * b + c == 0.0
