@@ -11,6 +11,8 @@ types to choose its loop, and ``_diff_vjp`` its ``diff_vjp`` (:mod:`coarsen_nb.l
 
 from __future__ import annotations
 
+from coarsen_nb.lower.numba_elementary import ELEMENTARY_DECORATORS, ELEMENTARY_HELPERS
+
 #: the largest |x| whose cos and sin the helpers ``_cos`` and ``_sin`` compute (2^19 pi/2, fdlibm's medium range,
 #: a little less): the loops that call them recompute the elements beyond with libm's (lower/numba_trig.py)
 TRIG_NEAR = 823549.6
@@ -148,7 +150,8 @@ NUMBA_HELPERS = {
     # exp(x) in arithmetic LLVM vectorizes (the libm call it makes of math.exp it cannot: pip's llvmlite has no
     # SVML): a loop that only stores exponentials (numba_lse_rows' row of a log-sum-exp) runs 4-8 lanes at
     # once.  Cody and Waite's reduction x = k ln2 + r (|r| <= ln2/2, ln2 in two parts, the first exact
-    # times k), e^r by its Taylor polynomial to r^13 (truncation below 1e-17 there), 2^k as two normal
+    # times k), e^r by its Taylor polynomial to r^13 (truncation below 1e-17 there; Horner's steps fused
+    # multiply-adds where the CPU has them, ``_fma``: 0.83x the time of a store loop), 2^k as two normal
     # powers of 2 built from their bits (one rounding where the result is subnormal).  Within 1 ulp of
     # libm's exp on normal results (a subnormal result within one subnormal ulp); inf above 709.8, 0
     # below -745.2, NaN for NaN, as exp.  In a loop that sums, it is scalar and slower than libm's: only
@@ -161,19 +164,19 @@ NUMBA_HELPERS = {
     kf = (xc * 1.4426950408889634 + 6755399441055744.0) - 6755399441055744.0
     r = (xc - kf * 0.6931471803691238) - kf * 1.9082149292705877e-10
     p = 1.0 / 6227020800.0
-    p = p * r + 1.0 / 479001600.0
-    p = p * r + 1.0 / 39916800.0
-    p = p * r + 1.0 / 3628800.0
-    p = p * r + 1.0 / 362880.0
-    p = p * r + 1.0 / 40320.0
-    p = p * r + 1.0 / 5040.0
-    p = p * r + 1.0 / 720.0
-    p = p * r + 1.0 / 120.0
-    p = p * r + 1.0 / 24.0
-    p = p * r + 1.0 / 6.0
-    p = p * r + 0.5
-    p = p * r + 1.0
-    p = p * r + 1.0
+    p = _fma(p, r, 1.0 / 479001600.0)
+    p = _fma(p, r, 1.0 / 39916800.0)
+    p = _fma(p, r, 1.0 / 3628800.0)
+    p = _fma(p, r, 1.0 / 362880.0)
+    p = _fma(p, r, 1.0 / 40320.0)
+    p = _fma(p, r, 1.0 / 5040.0)
+    p = _fma(p, r, 1.0 / 720.0)
+    p = _fma(p, r, 1.0 / 120.0)
+    p = _fma(p, r, 1.0 / 24.0)
+    p = _fma(p, r, 1.0 / 6.0)
+    p = _fma(p, r, 0.5)
+    p = _fma(p, r, 1.0)
+    p = _fma(p, r, 1.0)
     k = _np.int64(kf)
     half = k >> 1
     y = p * _float_of_bits((half + 1023) << 52) * _float_of_bits((k - half + 1023) << 52)
@@ -376,6 +379,8 @@ NUMBA_HELPERS = {
             for i in range(n0):
                 b[(lo + i + j) % m] += g[i] * hj
 ''',
+    # log and erf as arithmetic a loop vectorizes, beside _exp (lower/numba_elementary.py)
+    **ELEMENTARY_HELPERS,
 }
 
 #: how a helper above is compiled: only generated code calls it, so without Numba's wrappers for Python and C
@@ -388,7 +393,8 @@ HELPER_DECORATOR = "@_jit_helper"
 NUMBA_HELPER_DECORATORS = {"_float_of_bits": "@numba.extending.intrinsic",
                            "_logsumexp": "@_jit_inline", "_cos": "@_jit_inline", "_sin": "@_jit_inline",
                            "_window_matvec": "@_jit_unchecked",
-                           "_window_vecmat": "@_jit_unchecked", "_window_outer_add": "@_jit_unchecked"}
+                           "_window_vecmat": "@_jit_unchecked", "_window_outer_add": "@_jit_unchecked",
+                           **ELEMENTARY_DECORATORS}
 
 
 

@@ -20,8 +20,9 @@ from coarsen_nb.lower.numba_bounds import UNCHECKED, checked_call, loop_spans, o
 from coarsen_nb.lower.numba_peel import first_iteration
 from coarsen_nb.lower.numba_reciprocals import shared_reciprocals
 from coarsen_nb.lower.numba_threads import THREADED, threadable, threaded
+from coarsen_nb.lower.numba_trig import HELPERS as TRIG_HELPERS
 from coarsen_nb.lower.numba_trig import KINDS as TRIG_KINDS
-from coarsen_nb.lower.numba_trig import FastTrig
+from coarsen_nb.lower.numba_trig import FastTrig, buffered_steps
 from coarsen_nb.lower.printing import is_atom_code
 from coarsen_nb.symbolic.levels import ELEM
 
@@ -110,10 +111,15 @@ class LoopFunction:
         inner = self.printer(loop_leaves, reads_map, 2, {} if elementwise else {self.dom.index: i.id},
                              divide if powers else None, inverses)
         inner.scalar_points = True
-        # a loop that only stores, or one float sum over a range of step 1: cos and sin vectorized (numba_trig)
+        # a loop that only stores, or one float sum over a range of step 1: cos and sin vectorized (numba_trig);
+        # float sums and scatters at the iteration over a range of step 1: exp, log and erf too (the sums' terms
+        # in buffers, ``chunked``)
         summed = self.kind == "reduce" and self.dom.reduce.kind == "sum" and \
             not self.dom.reduce.integer and len(self.targets) == 1 and len(loop_range) <= 2
-        trig = FastTrig(self.fresh) if self.kind in TRIG_KINDS or summed else None
+        chunked = summed or (self.kind == "loop" and len(loop_range) <= 2 and not self.writer.backend.parallel and all(
+            red is None or (red.kind == "sum" and not red.integer) for red in self.dom.reduces))
+        trig = FastTrig(self.fresh, trig=self.kind in TRIG_KINDS or summed, whole=chunked) \
+            if self.kind in TRIG_KINDS or chunked else None
         if trig is not None:
             inner.scalar_call = trig.call
         pre = list(outer.body)
@@ -163,18 +169,19 @@ class LoopFunction:
                     returns.append(buf if self.kind == "fill" else lir.Call(lir.Attr(buf, "reshape"), (shape,)))
         iterable = lir.Call(lir.Name("range"), loop_range)
         checks = None
-        if trig is not None and trig.used and summed:
+        if trig is not None and trig.used and chunked:
             # (a sum's chunks vectorize only without bounds checks: tests before the loop decide, as for a nest;
-            # where there are none, the sum keeps libm's calls)
+            # where there are none, or a step cannot wait for its chunk, the sum keeps libm's calls)
             plain = [lir.For(i, iterable, tuple(inner.body + out))]
             checks = out_of_bounds(plain, set(params), loop_spans(plain, set(params)))
-            if checks is None:
+            if checks is None or not buffered_steps(out, inner.body):
+                checks = None
                 trig.used = False
                 inner.body = trig.plain(inner.body)
-                inner.helpers -= {"_cos", "_sin"}
+                inner.helpers -= TRIG_HELPERS
                 loads.add("math")
-        if trig is not None and trig.used and summed:
-            loops = trig.summed(i, loop_range, inner.body, out[0], accumulator_start(self.dom.reduce))
+        if trig is not None and trig.used and chunked:
+            loops = trig.summed(i, loop_range, inner.body, out, accumulator_start(self.dom.reduce) if summed else None)
             loads.add("math")
         elif trig is not None and trig.used:
             loops = trig.loops(i, iterable, inner.body, out)
@@ -226,7 +233,7 @@ class LoopFunction:
             return name, params
         checked = checked_call(name, params)
         return self.register(params, [*(lir.If(test, checked) for test in checks), *body], loads | {name},
-                             "reduce_in_bounds", UNCHECKED), params
+                             f"{self.kind}_in_bounds", UNCHECKED), params
 
     def _flatten(self, head: list, loop_leaves: dict, leaves, codes):
         """The statements that flatten the domain's arrays to its broadcast shape (into ``head``), each array

@@ -44,6 +44,7 @@ from coarsen_nb.lower.fusion_domain import NOT_ONE_PASS, Body
 from coarsen_nb.lower.nest_analysis import loop_invariants, nodes_outside_reductions
 from coarsen_nb.lower.numba_bounds import UNCHECKED, checked_call, out_of_bounds
 from coarsen_nb.lower.numba_loops import LoopFunction, integer_index, minus, paren
+from coarsen_nb.lower.numba_scan_peel import last_step_peeled
 from coarsen_nb.lower.printing import is_atom_code
 from coarsen_nb.lower.scratch import scratch_allocation
 from coarsen_nb.phi import forms
@@ -202,7 +203,8 @@ class ScanLoops(LoopFunction):
             work = self._work(backward, {n: acc for n, acc in accs.items() if n not in ahead})
             work += self._updates(backward, costates, carried)
             back = lir.Call(lir.Name("range"), (minus(hi, lir.Lit("1")), minus(lo, lir.Lit("1")), lir.Lit("-1")))
-            loops.append(lir.For(i, back, tuple(reads_at + backward.body + work)))
+            # (the first step's own quantities tested in the last iteration only: numba_scan_peel)
+            loops += last_step_peeled(lir.For(i, back, tuple(reads_at + backward.body + work)), lo)
         else:
             work = self._work(forward, accs)
             work += self._updates(forward, scans, carried)

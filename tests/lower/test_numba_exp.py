@@ -19,8 +19,9 @@ from coarsen_nb.lower.numba_helpers import NUMBA_HELPERS
 @pytest.fixture(scope="module")
 def compiled():
     env = {"math": math, "_np": np, "xp": np, "numba": numba}
-    exec(NUMBA_HELPERS["_float_of_bits"], env)          # (the intrinsic _exp reads its powers of 2 with)
-    env["_float_of_bits"] = numba.extending.intrinsic(env["_float_of_bits"])
+    for name in ("_float_of_bits", "_fma"):      # (the intrinsics _exp reads its powers of 2 and sums with)
+        exec(NUMBA_HELPERS[name], env)
+        env[name] = numba.extending.intrinsic(env[name])
     exec(NUMBA_HELPERS["_exp"], env)
     scalar = numba.njit(env["_exp"])
 

@@ -230,13 +230,27 @@ def test_the_reverse_pass_reads_the_forward_passs_costly_values():
     the gradient stays right (checked first)."""
     _check("average_call", _inputs(np.random.default_rng(3), "average_call", 7))
     vjp = _vjp_scan("average_call")
-    ahead, forward_pass, reverse_pass = vjp.split("    for k in range(")[1:]
+    ahead, forward_pass, *reverse = vjp.split("    for k in range(")[1:]
+    reverse_pass = "".join(reverse)     # (its first step peeled off its end: test_the_first_step_is_tested_once)
     assert ahead.count("_exp(") == 1 and "_at[k] = _exp(" in ahead, vjp
     assert "math.exp(" not in vjp, vjp
     assert "_at[k]" in forward_pass and "_exp(" not in forward_pass, vjp
     assert "_at[k]" in reverse_pass and "_exp(" not in reverse_pass, vjp
     # the state and the exponential stored in the rows of one array: one allocation a path
     assert vjp.count("xp.empty(") == 1 and "s_at = tape[0]" in vjp, vjp
+
+
+def test_the_first_step_is_tested_once():
+    """average_call's derivative by the initial price is the costate's value at the first step (a branch on
+    ``k == 0`` in the reverse pass): the steps after it run in a loop without the test, the first step alone in
+    a second loop, after them, as printed before (numba_scan_peel); the gradient stays right on paths of 1, 2
+    and 7 steps (checked first)."""
+    for steps in (1, 2, 7):
+        _check("average_call", _inputs(np.random.default_rng(5), "average_call", steps))
+    vjp = _vjp_scan("average_call")
+    *_, later, first = vjp.split("    for k in range(")
+    assert later.startswith("n_steps - 1, 0, -1):") and "k == 0" not in later, vjp
+    assert first.startswith("n_steps - 1 if n_steps - 1 < 0 else 0, -1, -1):") and "k == 0" in first, vjp
 
 
 def test_only_an_exponential_of_the_steps_data_is_stored_ahead():

@@ -1,0 +1,110 @@
+"""The numba module's ``_log`` and ``_erf_scalar`` (``lower/numba_elementary.py``): libm's log and erf in arithmetic
+LLVM vectorizes.
+
+Compiled from the helpers' own text, as a numba module carries them, each is checked against libm's (Python's
+``math``): ``_log`` within 1 ulp from the least subnormal to the largest float, ``_erf_scalar`` within 3 ulp on
+[-7, 7] and near 0, scalar and in a store loop (the vectorized lanes and the scalar remainder), and exactly
+libm's value at the edges (NaN, +-inf, +-0, a negative number: NaN as Numba's ``math.log`` gives in a loop).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+import pytest
+
+from coarsen_nb.lower.numba_helpers import NUMBA_HELPERS
+
+
+@pytest.fixture(scope="module")
+def compiled():
+    env = {"math": math, "_np": np, "xp": np, "numba": numba}
+    for name in ("_float_of_bits", "_bits_of_float", "_fma"):
+        exec(NUMBA_HELPERS[name], env)
+        env[name] = numba.extending.intrinsic(env[name])
+    for name in ("_exp", "_log", "_erf_scalar"):
+        exec(NUMBA_HELPERS[name], env)
+        env[name] = numba.njit(inline="always")(env[name])
+    log, erf = env["_log"], env["_erf_scalar"]
+
+    @numba.njit
+    def log_loop(a, out):
+        for i in range(a.shape[0]):
+            out[i] = log(a[i])
+
+    @numba.njit
+    def erf_loop(a, out):
+        for i in range(a.shape[0]):
+            out[i] = erf(a[i])
+
+    return {"log": (numba.njit(lambda x: log(x)), log_loop), "erf": (numba.njit(lambda x: erf(x)), erf_loop)}
+
+
+def _libm(name, a):
+    return np.array([getattr(math, name)(v) for v in a])
+
+
+def test_log_within_one_ulp_of_libm(compiled):
+    scalar, loop = compiled["log"]
+    rng = np.random.default_rng(0)
+    edges = [5e-324, 1e-310, 2.2250738585072014e-308, np.nextafter(1.0, 0.0), 1.0, 2.0, 1.7976931348623157e308]
+    a = np.concatenate([np.exp(rng.uniform(-744.0, 709.0, 20000)), rng.uniform(0.0, 3.0, 5000),
+                        1.0 + rng.uniform(-1e-7, 1e-7, 1001), edges])
+    out = np.empty_like(a)
+    loop(a, out)
+    np.testing.assert_array_max_ulp(out, _libm("log", a), maxulp=1)
+    assert out[-3] == 0.0                                               # (log 1 is +0.0)
+    np.testing.assert_array_equal([scalar(v) for v in a[:50]], out[:50])     # (the scalar path: the same)
+
+
+def test_erf_within_three_ulp_of_libm(compiled):
+    scalar, loop = compiled["erf"]
+    rng = np.random.default_rng(1)
+    a = np.concatenate([rng.uniform(-7.0, 7.0, 20000), rng.standard_normal(5000), rng.uniform(-1e-8, 1e-8, 1001),
+                        [1.0, -1.0, np.nextafter(1.0, 2.0), 5.9, 6.0, 6.1, 27.0, 1e-300, -1e-300]])
+    out = np.empty_like(a)
+    loop(a, out)
+    np.testing.assert_array_max_ulp(out, _libm("erf", a), maxulp=3)
+    np.testing.assert_array_equal([scalar(v) for v in a[:50]], out[:50])
+
+
+@pytest.mark.parametrize("v", [np.nan, np.inf, -np.inf, 0.0, -0.0, -1.0, -1e-300, -np.inf])
+def test_the_edges_of_log_are_libms(compiled, v):
+    scalar, loop = compiled["log"]
+    out = np.empty(1)
+    loop(np.array([v]), out)
+    with np.errstate(all="ignore"):
+        want = np.log(v)            # (libm's value; Python's math.log raises below 0)
+    for got in (scalar(v), out[0]):
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("v", [np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-320, -1e-320])
+def test_the_edges_of_erf_are_libms(compiled, v):
+    scalar, loop = compiled["erf"]
+    out = np.empty(1)
+    loop(np.array([v]), out)
+    want = math.erf(v)
+    for got in (scalar(v), out[0]):
+        np.testing.assert_array_equal(got, want)
+        assert math.copysign(1.0, got) == math.copysign(1.0, want)       # (-0.0 stays -0.0)
+
+
+def test_fma_rounds_once_where_the_cpu_has_it():
+    """``_fma(a, b, c)``: a * b + c rounded once (the exact -2^-60 below) where the CPU Numba compiles for has a
+    fused multiply-add, as Python rounds a * b + c (twice: 0.0) where it does not."""
+    from fractions import Fraction
+
+    from llvmlite import binding
+
+    env = {"numba": numba}
+    exec(NUMBA_HELPERS["_fma"], env)
+    fma = numba.extending.intrinsic(env["_fma"])
+    call = numba.njit(lambda a, b, c: fma(a, b, c))
+    a, b, c = 1.0 + 2.0**-30, 1.0 - 2.0**-30, -1.0
+    exact = float(Fraction(a) * Fraction(b) + Fraction(c))
+    fused = numba.config.CPU_NAME is None and binding.get_host_cpu_features().get("fma", False)
+    assert call(a, b, c) == (exact if fused else a * b + c)
+    assert exact == -(2.0**-60) and a * b + c == 0.0
