@@ -77,6 +77,10 @@ class Backend:
     # the arrays are task graphs (dask): a statement computes nothing when it runs, and a number may be a lazy
     # 0-d array; the printer keeps both so (lower/dask_printing.py, FormPrinting.eager)
     lazy_graph: bool = False
+    # a loop's max or min over an array (a nest's row, a range) keeps the first of equal zeros, as the user's loop
+    # does: printed through the module's ``_loop_max`` (lower/extrema_helpers.py), where the namespace's own
+    # ``xp.max`` keeps whichever zero its order meets last (NumPy's); numba's steps each row as the loop does
+    extrema_first_zero: bool = True
 
     @property
     def tape(self) -> ModuleType | None:
@@ -221,7 +225,7 @@ NUMBA = Backend("numba", "numpy", "NumPy and Numba", prologue=_NUMBA_PROLOGUE, d
                 frees_temporaries=False, compiles=True, load_helpers=_numba_helpers,
                 load_helper_decorators=_numba_helper_decorators, load_shared_helpers=_numba_shared_helpers,
                 load_fuser=_numba_fuser, load_tape=_numba_tape, load_interchange=_numba_interchange,
-                lanes=False,
+                lanes=False, extrema_first_zero=False,
                 install_hint="install Numba (pip install numba); the generated code is in .source and .export() works")
 
 

@@ -161,6 +161,16 @@ class IterStep:
     line: int = 0
     note: str = ""
 
+    def never_runs(self) -> bool:
+        """Whether the condition is the constant False (``while k < 0 and (a - a) > 0:``, folded by the
+        lift): the loop runs no iteration, its states keep their first values.  The printers print no loop
+        for it (:mod:`coarsen_nb.lower.iterated`): under Numba, a loop printed with ``cond = False`` has its
+        body pruned as dead, and with it the one ``append`` that types the tape list."""
+        for st in self.header:
+            if isinstance(st, KernelStep) and self.cond in st.kernel.output_names:
+                return st.kernel.exprs()[self.cond] is sp.false
+        return False
+
     def lines(self, indent: str = "") -> list[str]:
         out = [f"{indent}loop {self.label}" + (f"  [{self.note}]" if self.note else "")]
         out += [f"{indent}  {n} = μ({i}, {x})" for n, i, x in self.mus]

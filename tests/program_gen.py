@@ -12,8 +12,10 @@ expressions; ``if``/``elif``/``else`` on comparisons joined by
 ``and``/``or``/``not``; ``for`` over ``range`` (1–3 arguments) accumulating
 sums, products and linear recurrences; ``for v in x``; nested loops,
 triangular ones included; ``while`` loops with a bounded trip count and a
-``break``; ``continue``; early ``return`` s (also from loops); tuple and
-augmented assignment; array reads ``x[i]`` by a loop index; calls to a helper.
+``break``; loops that never run (an empty ``range``, a ``while`` false at entry:
+a bound of 0, or a condition that folds to False, ``k < n and (a - a) > 0.0``);
+``continue``; early ``return`` s (also from loops); tuple and augmented
+assignment; array reads ``x[i]`` by a loop index; calls to a helper.
 
 Safety by construction: every loop runs at most 6 times (12 for ``while``), a
 loop-carried value is updated only through a bounded function (``tanh``,
@@ -248,6 +250,8 @@ class _Writer:
 
     def _range(self) -> tuple[str, bool]:
         """A range(...) call with at most 6 iterations, and whether its values index x."""
+        if self.flip(1, 8):     # one with none
+            return self.choice(["range(0)", "range(3, 3)", "range(2, 0)", "range(4, 1, 2)"]), False
         if self.has_x and self.flip():
             return self.choice(["range(len(x))", "range(1, len(x))", "range(x.shape[0] - 1, -1, -1)",
                                 "range(0, len(x), 2)"]), True
@@ -315,7 +319,11 @@ class _Writer:
         self.emit(indent, f"{w} = {self.expr(scope, 1)}")
         self.emit(indent, f"{k} = 0")
         guard = f" and {self._no_helper(self.pred, scope, 0)}" if self.flip(1, 3) else ""
-        if self.flip(1, 4):
+        never = self.flip(1, 6)
+        if never:   # false at entry: a bound of 0, or a guard the lift folds to the constant False
+            f = self.choice(scope.floats)
+            limit, guard = self.choice([("0", ""), (limit, f" and ({f} - {f}) > 0.0"), (limit, f" and {f} < {f}")])
+        if not never and self.flip(1, 4):
             self.emit(indent, "while True:")
             self.emit(indent + 1, f"if {k} >= {limit}:")
             self.emit(indent + 2, "break")

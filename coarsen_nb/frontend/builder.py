@@ -132,6 +132,16 @@ class BuilderState(NestedDefs, LoopTranslator, ExprTranslator):
         self.name_temp(name, word or words.temp_word(kind, node))
         return ir.Name(name)
 
+    def branch_test(self, value: ir.Expr, node: ast.AST) -> ir.Name:
+        """The name a branch tests: ``value``'s temp, a constant's too (``if False:``, ``while 0:``), since
+        the gating (:mod:`coarsen_nb.phi.gate`) branches on names."""
+        if isinstance(value, ir.Const):
+            name = self.frame.prefix + f"$c{next(self.counter)}"
+            self.emit(name, value, node)
+            self.name_temp(name, words.temp_word("c", node))
+            return ir.Name(name)
+        return self.temp(value, "c", node)
+
     def name_temp(self, name: str, word: str | None) -> None:
         """Record the word temporary ``name`` prints as (frontend/words.py)."""
         if word and word.strip("_"):        # (`for _ in ...`: no word; the namer's is k)

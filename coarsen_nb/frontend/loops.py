@@ -212,7 +212,7 @@ class LoopTranslator:
                                   "compute the condition into a variable before the loop and at the end of the "
                                   "loop body (a helper with an if or a loop, or sum(... for ...), runs "
                                   "statements of its own)")
-        cond = self.temp(self._loop_cond(test, exits, brk), "c", s.test)
+        cond = self.branch_test(self._loop_cond(test, exits, brk), s.test)
         self.terminate(ir.Branch(cond, body, exit_, self._line(s)))
         self.blocks[head]["loop"] = ir.LoopInfo("while", s.lineno + self.unit.source.first_line - 1,
                                                 body, latch, exit_, early_exit="break" in exits or "return" in exits)
@@ -288,6 +288,9 @@ class LoopTranslator:
     # Implemented by the CFG builder and ExprTranslator.
     def temp(self, value: ir.Expr, kind: str = "t", node: ast.AST | None = None,  # pragma: no cover
              word: str | None = None) -> ir.Expr:
+        raise NotImplementedError
+
+    def branch_test(self, value: ir.Expr, node: ast.AST) -> ir.Name:  # pragma: no cover
         raise NotImplementedError
 
     def name_temp(self, name: str, word: str | None) -> None:  # pragma: no cover

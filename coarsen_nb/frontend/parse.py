@@ -277,7 +277,7 @@ class _Builder(BuilderState):
 
     def _s_If(self, s: ast.If):
         n = next(self.counter)
-        cond = self.temp(self.expr(s.test), "c", s.test)
+        cond = self.branch_test(self.expr(s.test), s.test)
         then, other, join = f"if{n}.then", f"if{n}.else", f"if{n}.join"
         self.terminate(ir.Branch(cond, then, other if s.orelse else join, self._line(s)))
         self.new_block(then)

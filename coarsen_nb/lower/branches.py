@@ -33,7 +33,8 @@ class BranchPrinting:
         # the choice the pre-pass made (branch_domains: from the SOI and what is computed before the branch)
         choice = self._decided(lv, ("branch", tuple(clauses)))
         if choice.kind == "cond":
-            # the predicate is one value for the whole level: a real `if`
+            # the predicate is one value for the whole level: a real `if` (after the whole arrays its arms read)
+            self._whole_arrays_first(choice.wholes, lv)
             return self._scalar_piecewise(clauses, lv)
         for _, cond in clauses[:-1]:
             if cond != sp.true:
@@ -108,7 +109,9 @@ class BranchPrinting:
         """Compute before the masked arms the whole arrays their points read (``wholes``, found by the
         pre-pass; ``np.where(c, u, x[::-1])``: the slice is an array written element by element, an RWrite),
         and keep each as a value of ``lv``'s points, so that an arm gathers its own points from it.  Inside an
-        arm it could not be made (it is one array over all points, not a value per masked point)."""
+        arm it could not be made (it is one array over all points, not a value per masked point); nor inside a
+        scalar ``if``'s arm at an array level (a write nested in the level: ``u[:2] = b`` before
+        ``if a > 0.3: v = x * a else: v = np.sin(u)``)."""
         for x in wholes:
             if x not in lv.memo:
                 lv.memo[x] = self.value(x, lv)

@@ -127,7 +127,25 @@ def vjp_function(writer, name: str) -> ast.FunctionDef:
     a ``lir_lines.PrintedFunction``): nothing is parsed, the records are what the module prints."""
     writer.source()
     printed = writer.printed[name]
-    return lir_ast.function_def(printed.name, printed.params, printed.defaults, printed.body, printed.def_line)
+    fn = lir_ast.function_def(printed.name, printed.params, printed.defaults, printed.body, printed.def_line)
+    return _LoopExtremaAsReductions().visit(fn)
+
+
+class _LoopExtremaAsReductions(ast.NodeTransformer):
+    """The module's loop extrema as what the model counts of them: ``_loop_max(v, 1)`` as ``xp.max(v, axis=1)``,
+    ``_loop_segment_max(seg, v, n)`` as ``_segment_max(seg, v, n)`` (lower/extrema_helpers.py: the search for a
+    zero's sign runs only where a result is a zero, which the model cannot know)."""
+
+    def visit_Call(self, node: ast.Call) -> ast.Call:
+        self.generic_visit(node)
+        f = node.func.id if isinstance(node.func, ast.Name) else ""
+        if f in ("_loop_max", "_loop_min"):
+            axis = [ast.keyword("axis", node.args[1])] if len(node.args) > 1 else []
+            xp_f = ast.Attribute(ast.Name("xp", ast.Load()), f.removeprefix("_loop_"), ast.Load())
+            return ast.copy_location(ast.Call(xp_f, node.args[:1], axis), node)
+        if f in ("_loop_segment_max", "_loop_segment_min"):
+            return ast.copy_location(ast.Call(ast.Name(f.replace("_loop", ""), ast.Load()), node.args, []), node)
+        return node
 
 
 MAX_PASSES = 64                # most passes of a `while` on known ints the model runs (a scan's log2 n)

@@ -27,6 +27,8 @@ that name (``Backend.load_helpers``), as numba's own helpers are used (:mod:`.nu
   indexing refuses ("Don't yet support nd fancy indexing"): the dask printer calls it where NumPy's module
   indexes (``FormPrinting.indexed``).  ``_python_sign`` is Python's sign of a number (the printer's scalar
   ``1.0 if a > 0 else ...``), on a 0-d Dask array ``where`` of the same choices, so the graph stays lazy.
+* ``_loop_max``, ``_loop_min`` and their segment forms (a loop's extremum with the first of equal zeros,
+  :mod:`coarsen_nb.lower.extrema_helpers`) settle each result with ``where``, not behind ``if xp.any(m == 0):``.
 * ``_erf`` evaluates Cephes' tail form on every element, with ``|x|`` clipped to [1, 6] so that it is
   finite everywhere, and selects it with ``where`` where ``|x| > 1``: the same formulas, so the same
   values as the NumPy helper, without asking the data which branch any element takes.
@@ -48,6 +50,8 @@ from coarsen_nb.lower.dask_xp import lane_aligned, lanes_chunked, math, xp
 # imports give this file, imported on its own by the tests, the same names; tests/test_import_graph.py skips
 # such a block)
 from coarsen_nb.lower.array_helpers import _steps  # noqa: E402
+from coarsen_nb.lower.extrema_helpers import _first_zeros, _segment_first_zeros  # noqa: E402
+from coarsen_nb.lower.index_helpers import _segment_max, _segment_min  # noqa: E402
 from coarsen_nb.lower.dask_xp_forms import _known_values  # noqa: E402 (the prologue's, in a generated module)
 from coarsen_nb.lower.special_helpers import _erfc_ratio, _exp_minus_square  # noqa: E402
 
@@ -350,9 +354,31 @@ def _block_add(b, lo0, n0, lo1, n1, v):
         b[...] = b + xp.reshape(_scatter_sum(flat, v, b.shape[0] * b.shape[1]), b.shape)
 
 
+def _loop_max(v, axis=None):
+    """xp.max(v, axis=axis), a zero as the first zero of its row (lower/extrema_helpers.py): settled by ``where``
+    everywhere, as ``if xp.any(m == 0):`` would compute the graph."""
+    return _first_zeros(xp.max(v, axis=axis), v, axis)
+
+
+def _loop_min(v, axis=None):
+    """xp.min(v, axis=axis), a zero as the first zero of its row, settled by ``where`` (see _loop_max)."""
+    return _first_zeros(xp.min(v, axis=axis), v, axis)
+
+
+def _loop_segment_max(seg, v, n):
+    """_segment_max(seg, v, n), a zero as the first zero of its segment, settled by ``where`` (see _loop_max)."""
+    return _segment_first_zeros(_segment_max(seg, v, n), seg, v, n)
+
+
+def _loop_segment_min(seg, v, n):
+    """_segment_min(seg, v, n), a zero as the first zero of its segment, settled by ``where`` (see _loop_max)."""
+    return _segment_first_zeros(_segment_min(seg, v, n), seg, v, n)
+
+
 #: helper name -> this backend's text of it (``Backend.load_helpers``); ``_erfc_ratio`` is the NumPy
 #: helper's own (arithmetic only, so lazy as it is)
 DASK_HELPERS = {f.__name__: inspect.getsource(f) for f in (
     _put, _write_index, _progression, _ascending, _put_scattered, _put_lanes, _erf, _softplus, _sigmoid, _ieee_div,
     _erfc, _lin_scan, _scatter_sum, _logsumexp,
-    _scatter_add, _window_add, _block_add, _gather_points, _points_inside, _python_sign)}
+    _scatter_add, _window_add, _block_add, _gather_points, _points_inside, _python_sign,
+    _loop_max, _loop_min, _loop_segment_max, _loop_segment_min)}

@@ -104,6 +104,9 @@ class Printer(ExpressionPrinting, LevelPrinting, OperatorPrinting, NestPrinting,
         # ``(printer, e, args) -> call or None``: a function of numbers spelled otherwise than its rule's scalar
         # spelling, where it returns a call (a numba loop's vectorizable ``_cos``: lower/numba_trig.py)
         self.scalar_call = None
+        # a loop's max/min as the module's ``_loop_max`` (the first of equal zeros, lower/extrema_helpers.py), not
+        # ``xp.max``: set by the module writer where its backend asks for it (Backend.extrema_first_zero)
+        self.extrema_first_zero = False
         self._masks: dict = {}
         self._tables: dict = {}       # power tables of rectangular nests, by (factor, level)
         self._reduced_memo: dict = {}

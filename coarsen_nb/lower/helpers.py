@@ -1,10 +1,10 @@
 """The helper functions a generated module may define: each one's text, and what its code uses.
 
 The helpers are plain Python functions, written against the generated module's ``xp`` (NumPy or CuPy)
-and ``math``, in :mod:`.scalar_helpers`, :mod:`.array_helpers`, :mod:`.index_helpers` and
-:mod:`.special_helpers`, where the tests call them as they are.  A generated module must not import
-coarsen_nb, so it carries the text of each helper it uses (``inspect.getsource``): what is there is what
-an exported file contains.
+and ``math``, in :mod:`.scalar_helpers`, :mod:`.array_helpers`, :mod:`.index_helpers`,
+:mod:`.special_helpers` and :mod:`.extrema_helpers`, where the tests call them as they are.  A generated
+module must not import coarsen_nb, so it carries the text of each helper it uses (``inspect.getsource``):
+what is there is what an exported file contains.
 
 What a helper calls is read from its code object (the names it loads, nested functions included), never
 from a table kept by hand: :func:`closure` gives the helpers a module defines from those its own code
@@ -21,7 +21,7 @@ import types
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from coarsen_nb.lower import array_helpers, index_helpers, scalar_helpers, special_helpers
+from coarsen_nb.lower import array_helpers, extrema_helpers, index_helpers, scalar_helpers, special_helpers
 
 
 @dataclass(frozen=True)
@@ -74,5 +74,5 @@ def closure(called: Iterable[str], table: Mapping[str, Helper]) -> set[str]:
 
 #: every helper of the NumPy-namespace modules, by name
 HELPERS: dict[str, Helper] = {f.__name__: Helper.of_function(f) for module in
-                              (scalar_helpers, array_helpers, index_helpers, special_helpers)
+                              (scalar_helpers, array_helpers, index_helpers, special_helpers, extrema_helpers)
                               for f in module.HELPER_FUNCTIONS}

@@ -72,6 +72,9 @@ class IteratedLoops(InPlaceWriting):
         return None if load is None else load().interchange_for(self, s, tape)
 
     def iterate(self, s: IterStep, tape: bool) -> None:
+        if s.never_runs():
+            self._never_run(s)
+            return
         inter = self.interchanged(s, tape)
         if inter is None:
             self._iterate(s, tape)
@@ -88,6 +91,14 @@ class IteratedLoops(InPlaceWriting):
         with self.block() as today:
             self._iterate(s, tape, tape_started=tape)
         self.emit(lir.If(inter.flag, tuple(inter.forward(tape)), tuple(today)))
+
+    def _never_run(self, s: IterStep) -> None:
+        """Loop ``s`` whose condition is the constant False (:meth:`IterStep.never_runs`): its states keep
+        their first values, and there is no tape and no reverse sweep."""
+        self.emit(lir.Comment(f"loop at line {s.line} never runs: its condition is always false", (s.line,)))
+        self.assign_state([self.py(n) for n, _, _ in s.mus], [self.expr(i) for _, i, _ in s.mus])
+        for out, mu in s.etas:
+            self.emit(lir.Assign(self._name(out), self._name(mu)))
 
     def _iterate(self, s: IterStep, tape: bool, tape_started: bool = False) -> None:
         self.emit(lir.Comment(f"loop at line {s.line}, run iteration by iteration{': ' + s.note if s.note else ''}",
@@ -147,7 +158,7 @@ class IteratedLoops(InPlaceWriting):
         return own.allocate(kept)
 
     def iterate_reverse(self, s: IterStep) -> None:
-        inter = self.interchanged(s, True)
+        inter = None if s.never_runs() else self.interchanged(s, True)
         if inter is None:
             self._iterate_reverse(s)
             return
@@ -171,6 +182,9 @@ class IteratedLoops(InPlaceWriting):
         for n, _, _ in active_mus:
             if n not in eta_mus:
                 self._zero(n)
+        if s.never_runs():
+            self._add_to_initial(active_mus)
+            return
         tape = self.tape_name(s)
         own = self.own_tape(s, in_place)
         k = self.names.fresh("k")
@@ -234,6 +248,10 @@ class IteratedLoops(InPlaceWriting):
         self.emit_all(once)
         backwards = lir.Call(lir.Name("range"), (lir.BinOp("-", length, lir.Lit("1")), lir.Lit("-1"), lir.Lit("-1")))
         self.emit(lir.For(lir.Name(k), backwards, tuple(body)))
+        self._add_to_initial(active_mus)
+
+    def _add_to_initial(self, active_mus) -> None:
+        """Each state's adjoint at the loop's first iteration added to its first value's."""
         for n, init, _ in active_mus:
             if isinstance(init, ir.Name) and init.id in self.active:
                 self.emit(lir.AugAssign(self._bar(init.id), "+", self._bar(n)))

@@ -152,13 +152,21 @@ class LevelPrinting:
                 integer = (self.temps.get(body, body) if isinstance(body, sp.Symbol) else body).is_integer
                 total = self.call(kind, vals)
                 return lir.Call(lir.Name("int"), (total,)) if integer else total
-            return lir.Paren(lir.IfExp(self.call(kind, vals), positive(child.size), empty))
+            return lir.Paren(lir.IfExp(self._extremum(kind, vals), positive(child.size), empty))
         n_parent = self._size(lv)
         if child.domain.kind == "rect":
             table = self.call("reshape", vals, lir.Tuple((n_parent, child.rect)))
             if kind in ("sum", "prod"):
                 return self.call(kind, table, axis=lir.Lit("1"))
-            return lir.Paren(lir.IfExp(self.call(kind, table, axis=lir.Lit("1")), positive(child.rect),
+            return lir.Paren(lir.IfExp(self._extremum(kind, table, lir.Lit("1")), positive(child.rect),
                                        self.call("full", n_parent, empty)))
         # triangular bounds: a segmented reduction (bincount / ufunc.at where the namespace has them)
-        return lir.Call(lir.Name(self.helper('_segment_' + kind)), (child.seg, vals, n_parent))
+        segments = ("_loop_segment_" if self.extrema_first_zero and kind in ("max", "min") else "_segment_") + kind
+        return lir.Call(lir.Name(self.helper(segments)), (child.seg, vals, n_parent))
+
+    def _extremum(self, kind: str, vals, axis: lir.Expr | None = None) -> lir.Call:
+        """``xp.max(vals, axis=axis)``, or the module's ``_loop_max(vals, axis)`` where the backend asks for the
+        loop's zero (the first of equal zeros: lower/extrema_helpers.py)."""
+        if not self.extrema_first_zero:
+            return self.call(kind, vals, **({} if axis is None else {"axis": axis}))
+        return lir.Call(lir.Name(self.helper(f"_loop_{kind}")), (vals,) if axis is None else (vals, axis))

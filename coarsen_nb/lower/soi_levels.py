@@ -274,8 +274,15 @@ class LevelWalk(DenseWalk):
 
     def _piecewise(self, clauses, lv: Points) -> None:
         varying = self._varying(lv) | {ELEM}
+        wholes = tuple(x for x in self._arm_nodes(clauses, lambda x: isinstance(x, (forms.RWrite, forms.Unwritten)))
+                       if ELEM in self.deps(x) and not self.deps(x) & (varying - {ELEM}))
         if branch_domains.scalar_branch(clauses, self.deps, lv.array(), varying):
-            lv.open(("branch", tuple(clauses)), BranchChoice("cond"))
+            # (an `if` inside an array level: a whole array an arm reads is computed before it, at the root, as
+            # the user's program computed it; inside the arm it would be a write nested in the array level)
+            wholes = wholes if lv.array() else ()
+            for x in wholes:
+                self.value(x, lv)
+            lv.open(("branch", tuple(clauses)), BranchChoice("cond", wholes=wholes))
             return self._scalar_piecewise(clauses, lv)
         for _, cond in clauses[:-1]:
             if cond != sp.true:
@@ -283,8 +290,6 @@ class LevelWalk(DenseWalk):
         loops = {a.binder for a in lv.ancestors() if a.kind == "range"}
         first = tuple(x for x in self._arm_nodes(clauses, lambda x: isinstance(x, scans.SCAN_FORMS))
                       if x.args[2] in loops)
-        wholes = tuple(x for x in self._arm_nodes(clauses, lambda x: isinstance(x, (forms.RWrite, forms.Unwritten)))
-                       if ELEM in self.deps(x) and not self.deps(x) & (varying - {ELEM}))
         for x in first + wholes:
             self.value(x, lv)
         choice = branch_domains.array_choice(clauses, self.soi,

@@ -166,6 +166,15 @@ class TangentSweep:
 
     def iterate(self, s: IterStep, tape: bool) -> None:
         act = [(n, i, x) for n, i, x in s.mus if n in self.active]
+        if s.never_runs():      # (the states and their tangents keep their first values: iterated._never_run)
+            self.emit(lir.Comment(f"loop at line {s.line} never runs: its condition is always false", (s.line,)))
+            self.assign_state([self.py(n) for n, _, _ in s.mus] + [self.names.tangent(n) for n, _, _ in act],
+                              [self.expr(i) for _, i, _ in s.mus] + [self.d_expr(i) for _, i, _ in act])
+            for out, mu in s.etas:
+                self.emit(lir.Assign(self._name(out), self._name(mu)))
+                if mu in self.active:
+                    self.emit(lir.Assign(self._tangent(out), self._tangent(mu)))
+            return
         self.emit(lir.Comment(f"loop at line {s.line}: state and tangent state, iteration by iteration", (s.line,)))
         in_place = self._in_place_loop(s)
         names = [self.py(n) for n, _, _ in s.mus] + [self.names.tangent(n) for n, _, _ in act]

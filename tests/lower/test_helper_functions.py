@@ -17,10 +17,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from coarsen_nb.lower import array_helpers, helpers, index_helpers, scalar_helpers, special_helpers
+from coarsen_nb.lower import array_helpers, extrema_helpers, helpers, index_helpers, scalar_helpers, special_helpers
 from coarsen_nb.lower.helpers import HELPERS, Helper, closure
 
-MODULES = (scalar_helpers, array_helpers, index_helpers, special_helpers)
+MODULES = (scalar_helpers, array_helpers, index_helpers, special_helpers, extrema_helpers)
 H = {f.__name__: f for module in MODULES for f in module.HELPER_FUNCTIONS}
 
 sizes = st.integers(min_value=0, max_value=7)
@@ -58,7 +58,10 @@ def test_what_a_helper_calls_is_read_from_its_code():
     assert closure({"_index_add"}, HELPERS) == {"_index_add", "_scatter_sum", "_segment_sum", "_segments"}
     assert closure({"_softplus", "_lin_scan"}, HELPERS) == {"_softplus", "_lin_scan", "_steps"}
     assert {n for n, h in HELPERS.items() if "math" in h.names} == \
-        {"_softplus", "_sigmoid", "_ieee_div", "_ieee_pow", "_ipow", "_segment_max", "_segment_min"}
+        {"_softplus", "_sigmoid", "_ieee_div", "_ieee_pow", "_ipow", "_segment_max", "_segment_min",
+         "_segment_first_zeros"}
+    assert closure({"_loop_segment_max"}, HELPERS) == {"_loop_segment_max", "_segment_max", "_segments",
+                                                       "_segment_first_zeros", "_segment_min"}
 
 
 def test_nested_functions_and_text_helpers_are_read_too():
