@@ -207,6 +207,39 @@ def test_no_points_with_an_infinite_factor_is_0_not_nan():
         np.testing.assert_array_equal(g, np.zeros(3))
 
 
+def _worst_scaled(x, a, w):
+    worst = -1.0
+    for i in range(len(x)):
+        worst = max(worst, math.sin(a * x[i]) + (x[i] - a) ** 2)
+    return worst * math.exp(-w)
+
+
+def _worst_scaled_jax(x, a, w):
+    worst = -1.0
+    for i in range(x.shape[0]):
+        worst = jnp.maximum(worst, jnp.sin(a * x[i]) + (x[i] - a) ** 2)
+    return worst * jnp.exp(-w)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+@pytest.mark.parametrize(("points", "w"), [([], -np.inf), ([], 0.3), ([0.5, 1.0, -0.2], 0.3)])
+def test_a_maximums_adjoint_at_no_point_times_an_infinite_factor(points, w, backend):
+    """A running maximum's adjoint is its summand at the arg-maximum alone (``_at_arg_extremum``), times the
+    factors that do not vary over the loop taken out of that sum (here ``exp(-w)``, infinite at
+    ``w = -inf``): with no points, ∂/∂a is 0 as the user's loop never reads ``a``, not 0 × inf.  (With
+    points and ``w = -inf`` the maximum's 0/1 choice multiplies the infinite factor: JAX's ``maximum``
+    adjoint gives NaN there and the printer ±inf, a case of its own, not checked here.)"""
+    x, a = np.array(points, dtype=np.float64), 0.7
+    f = cn.coarsen(_worst_scaled, wrt=("x", "a", "w"), backend=backend)
+    with np.errstate(all="ignore"):
+        value, grads = f.value_and_grad(x, a, w)
+        plain = _worst_scaled(x, a, w)
+    want = jax.grad(_worst_scaled_jax, (0, 1, 2))(jnp.asarray(x), a, w)
+    np.testing.assert_allclose(value, plain, rtol=1e-12, atol=1e-12)
+    for got, ref, arg in zip(grads, want, ("x", "a", "w"), strict=True):
+        np.testing.assert_allclose(got, np.asarray(ref), rtol=1e-12, atol=1e-12, err_msg=f"d/d{arg}")
+
+
 @pytest.mark.xfail(strict=True, reason=(
     "terms of both signs times an infinite factor: the user's order adds +inf and -inf (NaN), the factor "
     "taken out multiplies their finite sum by it (-inf here): non-finite either way; keeping the factor in "
