@@ -140,6 +140,21 @@ def _factor_before_the_loop_jax(x, w):
     return acc
 
 
+def _read_after_the_loop(x, w):
+    e = math.exp(-w)
+    s = 0.0
+    for i in range(len(x)):
+        s += x[i]
+    return s * e
+
+
+def _read_after_the_loop_jax(x, w):
+    e, s = jnp.exp(-w), 0.0
+    for i in range(x.shape[0]):
+        s = s + x[i]
+    return s * e
+
+
 PROGRAMS = {
     "gmm_streaming": (gmm_streaming, _gmm_streaming_jax, ("x", "mu", "w")),
     "nest_exp": (_nest_exp, _nest_exp_jax, ("x", "w")),
@@ -148,6 +163,8 @@ PROGRAMS = {
     "inner_sum_squared": (_inner_sum_squared, _inner_sum_squared_jax, ("x", "mu", "w")),
     "loop_exp": (_loop_exp, _loop_exp_jax, ("x", "w")),
     "factor_before_the_loop": (_factor_before_the_loop, _factor_before_the_loop_jax, ("x", "w")),
+    # (the user's line reads e after the loop: reached, 0 × inf is NaN in the user's order too)
+    "read_after_the_loop": (_read_after_the_loop, _read_after_the_loop_jax, ("x", "w")),
 }
 WEIGHTS = np.array([0.5, -np.inf, 0.1])       # (the middle component: log weight -inf, exp(-w) = inf)
 POINTS = {"none": [], "zeros": [0.0, 0.0], "some": [0.5, 1.0, 0.7]}
@@ -156,7 +173,7 @@ _COMPILED: dict = {}
 
 def _args(name, points):
     x = np.array(POINTS[points], dtype=np.float64)
-    if name in ("loop_exp", "factor_before_the_loop"):
+    if name in ("loop_exp", "factor_before_the_loop", "read_after_the_loop"):
         return x, -np.inf
     if len(PROGRAMS[name][2]) == 3:
         return x, np.array([0.3, -1.0, 0.2]), WEIGHTS.copy()
@@ -190,7 +207,7 @@ def _check(name, points, backend):
 
 
 CASES = [(name, points) for name in PROGRAMS for points in POINTS
-         if (name, points) != ("factor_before_the_loop", "none")]
+         if (name, points) != ("factor_before_the_loop", "none")]     # (its own test below)
 
 
 @pytest.mark.parametrize("backend", ["numpy", "numba"])
@@ -240,6 +257,42 @@ def test_a_maximums_adjoint_at_no_point_times_an_infinite_factor(points, w, back
         np.testing.assert_allclose(got, np.asarray(ref), rtol=1e-12, atol=1e-12, err_msg=f"d/d{arg}")
 
 
+def _two_loops(x, y, w):
+    e = math.exp(-w)
+    acc = 0.0
+    for i in range(len(x)):
+        acc += x[i] * e
+    for j in range(len(y)):
+        acc += y[j] * e
+    return acc
+
+
+def _two_loops_jax(x, y, w):
+    e, acc = jnp.exp(-w), 0.0
+    for i in range(x.shape[0]):
+        acc = acc + x[i] * e
+    for j in range(y.shape[0]):
+        acc = acc + y[j] * e
+    return acc
+
+
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+@pytest.mark.parametrize(("xs", "ys"), [([], []), ([], [0.5, 1.0]), ([0.5, -1.0], []), ([0.5], [2.0])])
+def test_a_number_read_by_two_loops_is_reached_where_either_runs(xs, ys, backend):
+    """``e = exp(-w)`` read by two loops: its adjoint is reached where either has points (the guard is their
+    ``or``), so with one loop empty the other's terms still multiply ``exp(-w) = inf`` (±inf, as JAX gives),
+    and with both empty ∂/∂w is 0."""
+    x, y, w = np.array(xs, dtype=np.float64), np.array(ys, dtype=np.float64), -np.inf
+    f = cn.coarsen(_two_loops, wrt=("x", "y", "w"), backend=backend)
+    with np.errstate(all="ignore"):
+        value, grads = f.value_and_grad(x, y, w)
+        plain = _two_loops(x, y, w)
+    want = jax.grad(_two_loops_jax, (0, 1, 2))(jnp.asarray(x), jnp.asarray(y), w)
+    np.testing.assert_allclose(value, plain, rtol=1e-12, atol=1e-12, equal_nan=True)
+    for got, ref, arg in zip(grads, want, ("x", "y", "w"), strict=True):
+        np.testing.assert_allclose(got, np.asarray(ref), rtol=1e-12, atol=1e-12, equal_nan=True, err_msg=f"d/d{arg}")
+
+
 @pytest.mark.xfail(strict=True, reason=(
     "terms of both signs times an infinite factor: the user's order adds +inf and -inf (NaN), the factor "
     "taken out multiplies their finite sum by it (-inf here): non-finite either way; keeping the factor in "
@@ -251,14 +304,14 @@ def test_terms_of_both_signs_times_an_infinite_factor():
     np.testing.assert_allclose(got, np.asarray(want), rtol=1e-12, atol=1e-12, equal_nan=True)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the factor is the user's own number, computed before the loop: its adjoint is the loop's empty sum, 0, "
-    "multiplied by exp(-w) = inf in the adjoint of the line that computes it (NaN under every backend); the "
-    "user's loop never reads it, so jax.grad gives 0. Knowing an adjoint received no contribution needs the "
-    "reverse sweep to carry that fact across SOIs (RESULTS.md, Stop 43, h-nan17)"))
 @pytest.mark.parametrize("backend", ["numpy", "numba"])
 def test_a_number_computed_before_a_loop_that_never_runs(backend):
+    """The factor is the user's own number, computed before the loop (``e = math.exp(-w)``): with no points its
+    adjoint receives nothing, so the adjoint of the line that computes it runs only where the loop has points
+    (``lower/reached_adjoints.py``): ∂/∂w is 0, not the empty sum's 0 times ``exp(-w) = inf``."""
     _check("factor_before_the_loop", "none", backend)
+    grads = _compiled("factor_before_the_loop", backend).grad(*_args("factor_before_the_loop", "none"))
+    assert grads[1] == 0.0
 
 
 @pytest.mark.xfail(strict=True, reason=(
