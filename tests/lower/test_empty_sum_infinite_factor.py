@@ -10,6 +10,11 @@ The reference is ``jax.grad`` of the same function written with ``jax.numpy`` in
 operations (a Python loop JAX traces iteration by iteration), the value the plain function's: where the
 points are there but their terms are 0, the chain rule multiplies 0 by the infinite factor in the user's
 order too, and NaN is the right answer there (checked as such).
+
+Stop 44 (h-nan18): terms of both signs (or a term of 0) times an infinite factor taken out are NaN as the
+user's loop adds them, not ±inf (``NestPrinting._times_taken_out``); a number computed *before* a loop that
+never runs gets no adjoint contribution, so the adjoint of its own line is skipped
+(``lower/reached_adjoints.py``); a maximum's adjoint at no point is 0 (``_at_arg_extremum``).
 """
 
 from __future__ import annotations
@@ -167,7 +172,8 @@ PROGRAMS = {
     "read_after_the_loop": (_read_after_the_loop, _read_after_the_loop_jax, ("x", "w")),
 }
 WEIGHTS = np.array([0.5, -np.inf, 0.1])       # (the middle component: log weight -inf, exp(-w) = inf)
-POINTS = {"none": [], "zeros": [0.0, 0.0], "some": [0.5, 1.0, 0.7]}
+POINTS = {"none": [], "zeros": [0.0, 0.0], "some": [0.5, 1.0, 0.7], "both_signs": [0.5, 1.0, -0.7],
+          "a_zero": [0.0, 1.0]}
 _COMPILED: dict = {}
 
 
@@ -293,15 +299,31 @@ def test_a_number_read_by_two_loops_is_reached_where_either_runs(xs, ys, backend
         np.testing.assert_allclose(got, np.asarray(ref), rtol=1e-12, atol=1e-12, equal_nan=True, err_msg=f"d/d{arg}")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "terms of both signs times an infinite factor: the user's order adds +inf and -inf (NaN), the factor "
-    "taken out multiplies their finite sum by it (-inf here): non-finite either way; keeping the factor in "
-    "the sum would cost the nest's matrix product (RESULTS.md, Stop 43, h-nan17)"))
 def test_terms_of_both_signs_times_an_infinite_factor():
+    """The user's order adds +inf and -inf (NaN); the factor taken out of the sum times the terms' finite sum
+    was -inf.  Where the factor is infinite the printer sums the terms one by one
+    (``NestPrinting._times_taken_out``); ``POINTS["both_signs"]`` and ``["a_zero"]`` check every program."""
     x, w = np.array([0.5, 1.0, -0.7]), WEIGHTS.copy()
     got = _compiled("nest_exp", "numpy").grad(x, w)[1]
     want = jax.grad(_nest_exp_jax, 1)(jnp.asarray(x), jnp.asarray(w))
     np.testing.assert_allclose(got, np.asarray(want), rtol=1e-12, atol=1e-12, equal_nan=True)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_a_factor_of_the_outer_index_times_terms_of_both_signs(backend):
+    """``s_i = Σ_k (x_k - mu_i)·w_i`` with ``w_i = -inf`` and ``x_k - mu_i`` of both signs: the user's loop adds
+    +inf and -inf (the value NaN), where ``w_i`` taken out of the sum over k (``rect_rows``) times the terms'
+    finite sum was ±inf (value inf)."""
+    x, mu, w = np.array([0.5, 1.0, -0.7]), np.array([0.3, 0.0, 0.2]), WEIGHTS.copy()
+    f = _compiled("inner_sum_squared", backend)
+    with np.errstate(all="ignore"):
+        value, grads = f.value_and_grad(x, mu, w)
+        plain = _inner_sum_squared(x, mu, w)
+    assert np.isnan(plain)
+    np.testing.assert_allclose(value, plain, equal_nan=True)
+    want = jax.grad(_inner_sum_squared_jax, (0, 1, 2))(jnp.asarray(x), jnp.asarray(mu), jnp.asarray(w))
+    for got, ref in zip(grads, want, strict=True):
+        np.testing.assert_allclose(got, np.asarray(ref), rtol=1e-12, atol=1e-12, equal_nan=True)
 
 
 @pytest.mark.parametrize("backend", ["numpy", "numba"])
