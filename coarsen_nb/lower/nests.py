@@ -18,7 +18,7 @@ import sympy as sp
 
 from coarsen_nb.lower import lir
 from coarsen_nb.lower.lir import Assign, BinOp, Call, Index, Lit, Name, Paren, Slice, Tuple
-from coarsen_nb.lower.printing import Level, chain, int_typed, positive
+from coarsen_nb.lower.printing import Level, chain, int_typed, is_atom_code, is_number_code, positive
 from coarsen_nb.lower.reduction_schedules import dense_pair
 from coarsen_nb.phi import forms
 
@@ -63,6 +63,15 @@ class Matrix:
 def _expr(m) -> lir.Expr:
     """A factor of a dense nest's matrix as an expression (a :class:`Window` or :class:`Matrix`: its code)."""
     return m.expr() if isinstance(m, Window | Matrix) else lir.expr(m)
+
+
+def _one_number(code: lir.Expr) -> lir.Expr | None:
+    """``x`` where ``code`` is ``(x + xp.zeros(n))``, one number made a vector (``NestPrinting._plus_zeros``)."""
+    if isinstance(code, Paren) and isinstance(code.inner, BinOp) and code.inner.op == "+":
+        zeros = code.inner.right
+        if isinstance(zeros, Call) and isinstance(zeros.func, lir.Attr) and zeros.func.attr == "zeros":
+            return code.inner.left
+    return None
 
 
 def _calls(code) -> frozenset[str]:
@@ -158,7 +167,12 @@ class NestPrinting:
         else:
             mv = self.call("sum", self.printed(m), axis=Lit("1")) if h is None else \
                 Paren(BinOp("@", self.printed(m), h))
-        return mv if g is None else Paren(BinOp("*", mv, self.unless_empty(g, child.rect, child.parent.size)))
+        if g is None:
+            return mv
+        every = Slice()
+        h_row = None if h is None else Index(h if is_atom_code(h) else Paren(h), (Lit("None"), every))
+        terms = self.printed(m) if h is None else BinOp("*", self.printed(m), h_row)
+        return self._times_taken_out(mv, g, self.unless_empty(g, child.rect, child.parent.size), terms, 1)
 
     def rect_columns(self, m, g, h, child: Level) -> lir.Expr:
         """Σ_i g[i]·M[i, j]·h[j] of ``rect_product``'s parts (g or M None: 1, not both) at the dense level
@@ -169,7 +183,41 @@ class NestPrinting:
         else:
             col = self.call("sum", self.printed(m), axis=Lit("0")) if g is None else self.call("sum", g) \
                 if m is None else Paren(BinOp("@", g, self.printed(m)))
-        return col if h is None else Paren(BinOp("*", col, self.unless_empty(h, child.parent.size, child.rect)))
+        if h is None:
+            return col
+        every = Slice()
+        g_column = None if g is None else Index(g if is_atom_code(g) else Paren(g), (every, Lit("None")))
+        terms = g_column if m is None else self.printed(m) if g is None else BinOp("*", g_column, self.printed(m))
+        return self._times_taken_out(col, h, self.unless_empty(h, child.parent.size, child.rect), terms, 0)
+
+    def _times_taken_out(self, summed: lir.Expr, raw: lir.Expr, factor: lir.Expr, terms: lir.Expr,
+                         axis: int) -> lir.Expr:
+        """``summed * factor``, ``factor`` (a vector; ``raw`` before ``unless_empty``) taken out of the sum along
+        ``axis`` of the array ``terms`` (the sum's other factors), except where it is infinite: there the user's
+        loop adds its terms one by one, ``terms * factor``, and gets NaN for terms of both signs (+inf and -inf)
+        or for a term of 0, where the factor times their sum is ±inf.  The terms are summed again only where
+        the factor has an infinity.  The test: none for a literal number, ``math.isinf`` of one number made a
+        vector (``_plus_zeros``: a spring constant), ``isinf`` of a vector (a pass over it) otherwise.  A lazy
+        graph (Dask) keeps the product alone: the test would compute it."""
+        number = _one_number(raw)
+        if not self.eager or number is not None and is_number_code(number):
+            return Paren(BinOp("*", summed, factor))
+        out = Name(self.fresh("taken_out"))
+        if number is None:
+            f = Name(self.fresh("factor"))
+            self.emit(Assign(f, factor))
+            factor = f
+        self.emit(Assign(out, BinOp("*", summed, factor)))
+        every, vector = Slice(), factor if is_atom_code(factor) else Paren(factor)
+        along = Index(vector, (Lit("None"), every) if axis == 0 else (every, Lit("None")))
+        one_by_one = self.call("sum", BinOp("*", terms, along), axis=Lit(str(axis)))
+        if number is None:
+            test = self.call("any", self.call("isinf", factor))
+        else:
+            self.uses_math = True
+            test = Call(lir.Attr(Name("math"), "isinf"), (number,))
+        self.emit(lir.If(test, (Assign(out, self.call("where", self.call("isinf", factor), one_by_one, out)),)))
+        return out
 
     def unless_empty(self, factor: lir.Expr, summed: lir.Expr, n: lir.Expr) -> lir.Expr:
         """``factor`` (a vector of ``n``) taken out of a sum over ``summed`` points, or zeros where there are

@@ -20,6 +20,7 @@ from coarsen_nb.lower import lir, literals, reshapes
 from coarsen_nb.lower.emit import Printer
 from coarsen_nb.lower.lir import AugAssign, BinOp, Call, Index, Name
 from coarsen_nb.lower.printing import FLOAT64, TRUE, int_typed, is_number_code, shape_of, xp_call
+from coarsen_nb.lower.reached_adjoints import Reached, reached_where
 from coarsen_nb.lower.scatter_adjoints import ScatterAdjoints
 from coarsen_nb.phi import forms
 from coarsen_nb.plan import CondStep, KernelStep, PrimStep, names_read
@@ -63,7 +64,10 @@ class ReverseSweep(ScatterAdjoints):
             # NAME_grad seeds the result's adjoint with exactly 1: until a later step that reads
             # the result adds to it, the derivative expressions use the number, not the variable.
             self._unit_bars = {result.id} if grad_only else set()
+            self._reached = Reached()
+            self._reached.always(name for name, _ in seeds)
             self.reverse(self.plan.steps, top=True)
+            self._reached = None
             self._unit_bars = set()
         grads = []
         for p in self.wrt:
@@ -127,8 +131,10 @@ class ReverseSweep(ScatterAdjoints):
 
     def reverse(self, steps, top: bool = False) -> None:
         for s in reversed(steps):
+            if top and not isinstance(s, KernelStep):
+                self._reached.always(names_read([s]))       # (contributions of any count)
             if isinstance(s, KernelStep):
-                self.kernel_reverse(s.kernel)
+                self.kernel_reverse(s.kernel, self._reached if top else None)
             elif isinstance(s, PrimStep):
                 self.prim_reverse(s)
             elif isinstance(s, CondStep):
@@ -138,13 +144,42 @@ class ReverseSweep(ScatterAdjoints):
             if top and self._unit_bars:
                 self._unit_bars -= names_read([s])
 
-    def kernel_reverse(self, k) -> None:
+    def kernel_reverse(self, k, reached: Reached | None = None) -> None:
+        """SOI ``k``'s adjoint: its VJP added into its inputs' adjoints.  With ``reached`` (the sweep's top
+        level), run only where something reached its outputs' adjoints
+        (:mod:`coarsen_nb.lower.reached_adjoints`), and its own contributions recorded there."""
         outs = {o.name: sp.Integer(1) if o.name in self._unit_bars else sp.Symbol("bar:" + o.name, real=True)
                 for o in k.outputs if o.name in self.active}
         if not outs or not (set(k.inputs) & self.active):
             return
         v = kernel_vjp(k, self.active, outs)
         self.emit(lir.Comment(f"SOI {k.index}: adjoint", tuple(k.lines)))
+        guard = None if reached is None or set(outs) & self._shared_bars else reached.guard(outs)
+        if guard is None:
+            self._kernel_adjoint(k, v, outs)
+        else:
+            with self.block() as body:
+                self._kernel_adjoint(k, v, outs)
+            self.emit(lir.If(guard, tuple(body) or (lir.Pass(),)))
+        if reached is not None:
+            self._record_reached(k, v, reached, guard)
+
+    def _record_reached(self, k, v, reached: Reached, guard: lir.Expr | None) -> None:
+        """What SOI ``k``'s adjoint added into its inputs' adjoints, and under which conditions it did: a sum's
+        own loop's, else the guard the adjoint ran under (none: always)."""
+        def bound(x):
+            if x.is_Integer:
+                return lir.Lit(str(int(x)))
+            return self._name(k.scalars[x]) if x in k.scalars else None
+
+        under = None if guard is None else (guard,)
+        for name, e in (*v.scalars, *v.arrays):
+            where = reached_where(e, v.temps, bound)
+            reached.add(name, where if where is not None else under)
+        reached.always(name for name, *_ in v.scatters)
+
+    def _kernel_adjoint(self, k, v, outs) -> None:
+        """The statements of SOI ``k``'s adjoint (``v`` its VJP; ``outs`` its outputs' adjoint symbols)."""
         leaves = {sym: (self.names.bar(name), self.is_array(name)) for name, sym in outs.items()
                   if isinstance(sym, sp.Symbol)}
         fuser = self.backend.fuser

@@ -90,7 +90,19 @@ class SegmentPrinting:
         if outside == 1:
             return total
         scale = self.value(outside, child.parent)
-        return BinOp("*", scale if is_atom_code(scale) else Paren(scale), total)
+        return BinOp("*", self._unless_no_point(scale, child.size), total)
+
+    @staticmethod
+    def _unless_no_point(scale: lir.Expr, n: lir.Expr) -> lir.Expr:
+        """``scale``, the factor taken out of a sum over the ``n`` points of a loop (at most one of them, the
+        arg-extremum's), or 0.0 where the loop has none: the user's loop never multiplies by it then, so the
+        adjoint is 0, not the empty sum's 0 times the factor (NaN where it is infinite: ``exp(-w)`` of
+        ``w = -inf``).  One test of a count (a number: the sum is at a level of one point); none where the
+        count is a positive literal."""
+        code = scale if is_atom_code(scale) else Paren(scale)
+        if isinstance(n, Lit) and str(n).isdigit() and int(str(n)) > 0:
+            return code
+        return Paren(lir.IfExp(code, positive(n), Lit("0.0")))
 
     def arg_scatter(self, e, lv: Level):
         """``(ix, v)`` where the adjoint ``e``, scattered over the points of the top-level loop ``lv``, is a
