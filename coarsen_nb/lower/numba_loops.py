@@ -17,6 +17,7 @@ from coarsen_nb.lower.emit import Printer
 from coarsen_nb.lower.fusion_domain import Body
 from coarsen_nb.lower.helpers import Helper
 from coarsen_nb.lower.numba_bounds import UNCHECKED, checked_call, loop_spans, out_of_bounds
+from coarsen_nb.lower.numba_loop_parts import accumulator_start, integer_index, minus
 from coarsen_nb.lower.numba_peel import first_iteration
 from coarsen_nb.lower.numba_reciprocals import shared_reciprocals
 from coarsen_nb.lower.numba_threads import THREADED, threadable, threaded
@@ -381,55 +382,3 @@ class LoopFunction:
                 "loop": f"{part}, the sums and scatters of its loop",
                 "scan": f"{part}, the recurrences of its loop in sequence",
                 "nest": f"{part}, over its nested loops"}[self.kind]
-
-
-def integer_index(e: lir.Expr) -> lir.Expr:
-    """A scatter's index as an ``int`` (an integer literal as it is)."""
-    return e if str(e).lstrip("-").isdigit() else lir.Call(lir.Name("int"), (e,))
-
-
-def accumulator_start(red) -> lir.Expr:
-    """The accumulator's first value: NumPy's integer sum (product) starts at ``0`` (``1``), a float one
-    at ``0.0`` (``1.0``), a maximum (minimum) at minus (plus) ``math.inf``."""
-    if red.identity in (sp.oo, -sp.oo):
-        inf = lir.Attr(lir.Name("math"), "inf")
-        return lir.Unary("-", inf) if red.identity == -sp.oo else inf
-    return lir.Lit(str(red.identity) if red.integer else f"{float(red.identity)}")
-
-
-def minus(a: lir.Expr, b: lir.Expr) -> lir.Expr:
-    """``a - b`` (an index relative to a range's start), folded where both are integer literals or ``b`` is 0."""
-    def integer(e):
-        return int(e.code) if isinstance(e, lir.Lit) and e.code.lstrip("-").isdigit() else None
-
-    if integer(b) == 0:
-        return a
-    if integer(a) is not None and integer(b) is not None:
-        return lir.Lit(str(integer(a) - integer(b)))
-    return lir.BinOp("-", a, paren(b))
-
-
-def paren(e: lir.Expr) -> lir.Expr:
-    return e if is_atom_code(e) else lir.Paren(e)
-
-
-class Block:
-    """The statements of one loop body (or the function's), in order: what its printer has printed so far
-    (the values and bounds the next statements read) before each statement added."""
-
-    def __init__(self, pr):
-        self.pr = pr
-        self.out: list[lir.Stmt] = []
-        self.taken = 0
-
-    def _flush(self) -> None:
-        self.out += self.pr.body[self.taken:]
-        self.taken = len(self.pr.body)
-
-    def add(self, stmts: list[lir.Stmt]) -> None:
-        self._flush()
-        self.out += stmts
-
-    def done(self) -> list[lir.Stmt]:
-        self._flush()
-        return self.out

@@ -28,7 +28,7 @@ import sympy as sp
 
 from coarsen_nb.lower import lir, numba_extrema
 from coarsen_nb.lower.nest_analysis import maximal_reductions
-from coarsen_nb.lower.numba_loops import Block, minus, paren
+from coarsen_nb.lower.numba_loop_parts import Block, minus, paren
 from coarsen_nb.lower.printing import is_atom_code
 from coarsen_nb.phi import forms, logsumexp
 

@@ -48,7 +48,8 @@ from coarsen_nb.lower.nest_analysis import (
 )
 from coarsen_nb.lower.numba_bounds import UNCHECKED, checked_call, loop_spans, out_of_bounds
 from coarsen_nb.lower.numba_flat_tiles import flat_tables
-from coarsen_nb.lower.numba_loops import Block, LoopFunction, integer_index, minus
+from coarsen_nb.lower.numba_loop_parts import Block, integer_index, minus
+from coarsen_nb.lower.numba_loops import LoopFunction
 from coarsen_nb.lower.numba_lse_rows import RowLogSumExp
 from coarsen_nb.lower.numba_tiles import tiled
 from coarsen_nb.lower.numba_trig import CHUNK

@@ -37,7 +37,8 @@ from coarsen_nb.lower import lir, naming
 from coarsen_nb.lower.domain import Reduce
 from coarsen_nb.lower.emit import Printer
 from coarsen_nb.lower.numba_bounds import UNCHECKED, checked_call, out_of_bounds
-from coarsen_nb.lower.numba_loops import LoopFunction, accumulator_start, integer_index
+from coarsen_nb.lower.numba_loop_parts import accumulator_start, integer_index
+from coarsen_nb.lower.numba_loops import LoopFunction
 from coarsen_nb.lower.numba_row_exps import RowExps, exp_value, hook
 from coarsen_nb.lower.numba_row_tiles import passed_scratch, tiled_rows
 from coarsen_nb.lower.numba_tiles import TILE

@@ -43,7 +43,8 @@ from coarsen_nb.lower.domain import Domain, Target
 from coarsen_nb.lower.fusion_domain import NOT_ONE_PASS, Body
 from coarsen_nb.lower.nest_analysis import loop_invariants, nodes_outside_reductions
 from coarsen_nb.lower.numba_bounds import UNCHECKED, checked_call, out_of_bounds
-from coarsen_nb.lower.numba_loops import LoopFunction, integer_index, minus, paren
+from coarsen_nb.lower.numba_loop_parts import integer_index, minus, paren
+from coarsen_nb.lower.numba_loops import LoopFunction
 from coarsen_nb.lower.numba_scan_peel import last_step_peeled
 from coarsen_nb.lower.printing import is_atom_code
 from coarsen_nb.lower.scratch import scratch_allocation
