@@ -54,8 +54,20 @@ ELEMENTARY_HELPERS = {
 
     return numba.float64(numba.float64, numba.float64, numba.float64), codegen
 ''',
+    # the function that calls it marked for LLVM's inliner to inline it always (LLVM's ``alwaysinline``): _log and
+    # _erf_scalar are typed and compiled once, as functions, and still inlined into the loop that vectorizes them
+    "_inline_always": '''def _inline_always(typingctx):
+    """Nothing at run time; its caller is inlined wherever it is called (LLVM's alwaysinline: numba_elementary)."""
+
+    def codegen(context, builder, signature, args):
+        builder.function.attributes.add("alwaysinline")
+        return context.get_dummy_value()
+
+    return numba.types.none(), codegen
+''',
     "_log": '''def _log(x):
     """log(x), as math.log to 1 ulp, in arithmetic a loop can vectorize (see numba_elementary)."""
+    _inline_always()
     sub = x < 2.2250738585072014e-308
     bits = _bits_of_float(x * 18014398509481984.0 if sub else x)
     mantissa = bits & 0x000fffffffffffff
@@ -83,6 +95,7 @@ ELEMENTARY_HELPERS = {
 ''',
     "_erf_scalar": '''def _erf_scalar(x):
     """erf(x) within 3 ulp of math.erf, in arithmetic a loop can vectorize (Cephes': see numba_elementary)."""
+    _inline_always()
     s = -1.0 if x < -1.0 else (1.0 if x > 1.0 else x)
     z = s * s
     t = 9.60497373987051638749
@@ -124,5 +137,4 @@ ELEMENTARY_HELPERS = {
 #: caller; the two functions are inlined into the loop that calls them (Numba's IR inlining), so that LLVM sees
 #: their arithmetic in the loop and vectorizes it
 ELEMENTARY_DECORATORS = {"_bits_of_float": "@numba.extending.intrinsic", "_fma": "@numba.extending.intrinsic",
-                         "_log": "@_jit_inline",
-                         "_erf_scalar": "@_jit_inline"}
+                         "_inline_always": "@numba.extending.intrinsic"}
