@@ -3,9 +3,12 @@
 Numba calls libm for ``math.log`` and ``math.erf``, which LLVM cannot vectorize (pip's llvmlite has no vector math
 library), so a loop that calls either runs one element at a time even where everything else in it is arithmetic:
 black_scholes' gradient, a log, two erf and three exp an option, ran at libm's pace (46 ms at 10^6 options, JAX
-52).  Written as arithmetic and inlined (``@_jit_inline``: an erf left a call, LLVM's inliner judged it too big),
-the loop that computes them is vectorized (:mod:`coarsen_nb.lower.numba_trig` prints the sums' terms into
-buffers so that it can be: 24 ms).  Both cover the whole range, so no element is recomputed with libm's:
+52).  Written as arithmetic and inlined, the loop that computes them is vectorized
+(:mod:`coarsen_nb.lower.numba_trig` prints the sums' terms into buffers so that it can be: 22 ms).  Each is a
+plain function (the numba module's ``@_jit_helper``, typed and compiled once, cached) that marks itself
+``alwaysinline`` for LLVM (``_inline_always``): LLVM's inliner alone judged an erf too big and left a call, and
+Numba's IR inlining (``@_jit_inline``) typed the whole body again at each call site, 0.1 s of black_scholes'
+cold compile (two erf and a log).  Both cover the whole range, so no element is recomputed with libm's:
 
 * ``_log``: fdlibm's e_log.c (FreeBSD msun), its one general formula for every reduced argument, below 1 ulp:
   x = 2^k (1 + f) with sqrt(2)/2 <= 1 + f < sqrt(2) read from the bits (``_bits_of_float``; a subnormal x
@@ -54,8 +57,20 @@ ELEMENTARY_HELPERS = {
 
     return numba.float64(numba.float64, numba.float64, numba.float64), codegen
 ''',
+    # the function that calls it marked for LLVM's inliner to inline it always (LLVM's ``alwaysinline``): _log and
+    # _erf_scalar are typed and compiled once, as functions, and still inlined into the loop that vectorizes them
+    "_inline_always": '''def _inline_always(typingctx):
+    """Nothing at run time; its caller is inlined wherever it is called (LLVM's alwaysinline: numba_elementary)."""
+
+    def codegen(context, builder, signature, args):
+        builder.function.attributes.add("alwaysinline")
+        return context.get_dummy_value()
+
+    return numba.types.none(), codegen
+''',
     "_log": '''def _log(x):
     """log(x), as math.log to 1 ulp, in arithmetic a loop can vectorize (see numba_elementary)."""
+    _inline_always()
     sub = x < 2.2250738585072014e-308
     bits = _bits_of_float(x * 18014398509481984.0 if sub else x)
     mantissa = bits & 0x000fffffffffffff
@@ -83,6 +98,7 @@ ELEMENTARY_HELPERS = {
 ''',
     "_erf_scalar": '''def _erf_scalar(x):
     """erf(x) within 3 ulp of math.erf, in arithmetic a loop can vectorize (Cephes': see numba_elementary)."""
+    _inline_always()
     s = -1.0 if x < -1.0 else (1.0 if x > 1.0 else x)
     z = s * s
     t = 9.60497373987051638749
@@ -120,9 +136,8 @@ ELEMENTARY_HELPERS = {
 ''',
 }
 
-#: how each is compiled (``numba_helpers.NUMBA_HELPER_DECORATORS``): the intrinsic writes its LLVM code into its
-#: caller; the two functions are inlined into the loop that calls them (Numba's IR inlining), so that LLVM sees
-#: their arithmetic in the loop and vectorizes it
+#: how each is compiled (``numba_helpers.NUMBA_HELPER_DECORATORS``): an intrinsic writes its LLVM code into its
+#: caller; ``_log`` and ``_erf_scalar`` are ``@_jit_helper`` functions (not listed) that LLVM inlines into the
+#: loop that calls them (``_inline_always``), so that it sees their arithmetic in the loop and vectorizes it
 ELEMENTARY_DECORATORS = {"_bits_of_float": "@numba.extending.intrinsic", "_fma": "@numba.extending.intrinsic",
-                         "_log": "@_jit_inline",
-                         "_erf_scalar": "@_jit_inline"}
+                         "_inline_always": "@numba.extending.intrinsic"}

@@ -15,18 +15,20 @@ import numba
 import numpy as np
 import pytest
 
-from coarsen_nb.lower.numba_helpers import NUMBA_HELPERS
+from coarsen_nb.lower.numba_helpers import NUMBA_HELPER_DECORATORS, NUMBA_HELPERS
 
 
 @pytest.fixture(scope="module")
 def compiled():
     env = {"math": math, "_np": np, "xp": np, "numba": numba}
-    for name in ("_float_of_bits", "_bits_of_float", "_fma"):
+    for name in ("_float_of_bits", "_bits_of_float", "_fma", "_inline_always"):
+        assert NUMBA_HELPER_DECORATORS[name] == "@numba.extending.intrinsic"
         exec(NUMBA_HELPERS[name], env)
         env[name] = numba.extending.intrinsic(env[name])
-    for name in ("_exp", "_log", "_erf_scalar"):
+    for name in ("_exp", "_log", "_erf_scalar"):     # plain functions, as the module's @_jit_helper compiles them
+        assert name not in NUMBA_HELPER_DECORATORS
         exec(NUMBA_HELPERS[name], env)
-        env[name] = numba.njit(inline="always")(env[name])
+        env[name] = numba.njit(env[name])
     log, erf = env["_log"], env["_erf_scalar"]
 
     @numba.njit
@@ -108,3 +110,18 @@ def test_fma_rounds_once_where_the_cpu_has_it():
     fused = numba.config.CPU_NAME is None and binding.get_host_cpu_features().get("fma", False)
     assert call(a, b, c) == (exact if fused else a * b + c)
     assert exact == -(2.0**-60) and a * b + c == 0.0
+
+
+@pytest.mark.parametrize("name", ["log", "erf"])
+def test_a_loop_inlines_the_helper_it_calls(compiled, name):
+    """``_inline_always`` marks ``_log``/``_erf_scalar`` alwaysinline for LLVM: a loop that calls one has its
+    arithmetic, not a call (which would keep the loop from being vectorized), once optimized."""
+    scalar, loop = compiled[name]
+    a = np.linspace(0.5, 2.0, 37)
+    out = np.empty_like(a)
+    loop(a, out)
+    assert np.all(np.abs(out - _libm(name, a)) <= 4 * np.spacing(np.abs(_libm(name, a))))
+    helper = {"log": "_log", "erf": "_erf_scalar"}[name]
+    calls = [line for ir in loop.inspect_llvm().values() for line in ir.splitlines()
+             if " call " in line and helper in line]
+    assert calls == []
