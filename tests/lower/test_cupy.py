@@ -70,7 +70,7 @@ class HookedWriter(ModuleWriter):
         self.emit(lir.Comment(f"SOI {k.index}"))
         self.emit_all(lines)
 
-    def kernel_reverse(self, k) -> None:
+    def kernel_reverse(self, k, reached=None) -> None:
         outs = {o.name: sp.Symbol("bar:" + o.name, real=True) for o in k.outputs if o.name in self.active}
         if not outs or not (set(k.inputs) & self.active):
             return
@@ -78,7 +78,7 @@ class HookedWriter(ModuleWriter):
         leaves = {sym: (self.names.bar(name), self.is_array(name)) for name, sym in outs.items()}
         lines = cl.reverse_lines(self, k, v, leaves)
         if lines is None:
-            return super().kernel_reverse(k)
+            return super().kernel_reverse(k, reached)
         getattr(self, "_printers", {}).pop(id(k), None)
         self.emit(lir.Comment(f"SOI {k.index}: adjoint"))
         self.emit_all(lines)
