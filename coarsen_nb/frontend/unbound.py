@@ -71,6 +71,7 @@ class _Checker:
                 self.defs[s.target] = s
         self.maybe = self._maybe_unbound()
         self.flags: dict[str, ir.Expr] = {}
+        self.checks: dict[str, int] = {}          # SSA name -> how many checks of it were made so far
         self.new_phis: dict[str, list[ir.Phi]] = {b.label: [] for b in fn.blocks}
         self.frames: dict[str, str] = {}         # helper prefix ("h1:") -> the helper's name
         self.falls_off: set[str] = set()         # prefixes of functions that can end without a return
@@ -168,7 +169,11 @@ class _Checker:
                 if what is None:
                     return ir.Name(name)
                 if name not in checked:
-                    checked[name] = f"$checked:{name}"
+                    # one name per check: a value read in two blocks is checked in each, and SSA names
+                    # each check's copy once (a second ``$checked:y.2`` was a second definition, whose
+                    # adjoint the reverse sweep added twice)
+                    count = self.checks[name] = self.checks.get(name, 0) + 1
+                    checked[name] = f"$checked:{name}" + (f".{count}" if count > 1 else "")
                     call = ir.Call(f"{BOUND}:{what}", (self.flag(ir.Name(name)), ir.Name(name)))
                     stmts.append(ir.Assign(checked[name], call, line, col))
                 return ir.Name(checked[name])

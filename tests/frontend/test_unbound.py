@@ -154,3 +154,41 @@ def test_the_checked_ssa_verifies_and_interprets_like_python():
     assert run_ir(fn, (0.5,)) == 0.5
     with pytest.raises(UnboundLocalError):
         run_ir(fn, (-0.5,))
+
+
+def read_before_and_after_a_loop(a, n):
+    if a > 0:
+        y = a * a
+    t = math.sin(n + y)     # noqa: F841 - a read the gradient does not need, checked all the same
+    for _ in range(n):
+        a = a * 0.5
+    return y + a
+
+
+def read_in_two_branches(a, b):
+    if a > 0:
+        y = math.exp(a)
+    if b > 0:
+        z = y * b
+    else:
+        z = y - b
+    return z + y
+
+
+@pytest.mark.parametrize("selection", SELECTIONS)
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_a_value_read_in_two_blocks_is_checked_in_each_and_counted_once(selection, backend):
+    """Each block's check of ``y`` defined the same ``$checked:y.2``, so the SSA had two definitions of one
+    name, and the reverse sweep added the read's adjoint twice: d/da of ``read_before_and_after_a_loop`` counted
+    2a twice (found by ``test_ssa.test_random_programs_round_trip``'s verify, on a generated program)."""
+    pytest.importorskip(backend)
+    selection = dict(selection, backend=backend)
+    for args in ((0.3, 2), (0.3, 0), (-0.3, 1)):
+        _agrees_with_python(read_before_and_after_a_loop, args, selection)
+    for args in ((0.3, 0.7), (0.3, -0.7), (-0.3, 0.7)):
+        _agrees_with_python(read_in_two_branches, args, selection)
+
+
+def test_each_check_of_a_value_read_in_two_blocks_has_its_own_name():
+    for fn in (read_before_and_after_a_loop, read_in_two_branches):
+        verify(to_ssa(parse(fn)))
