@@ -54,7 +54,6 @@ from coarsen_nb.module_parts import CARRIED, FUNCTION, HEAD, HELPER, SHARED_HELP
 from coarsen_nb.plan import Plan
 from coarsen_nb.symbolic.activity import active_names
 
-
 #: The kinds of entry function a module defines, in the order it prints them: ``NAME``, ``NAME_vjp``,
 #: ``NAME_grad`` (a scalar result only), ``NAME_jvp`` (where forward mode has a form).
 ENTRY_KINDS = ("value", "vjp", "grad", "jvp")
