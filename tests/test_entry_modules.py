@@ -119,3 +119,32 @@ def test_a_second_process_finds_each_entry_in_both_caches(tmp_path):
             assert gw == pytest.approx(rw, rel=1e-6)
         assert out["value"] == pytest.approx(energy()(X, W), rel=1e-12)
     assert second["gx"] == first["gx"] and second["vx"] == first["vx"]
+
+
+@pytest.mark.allows_fallback("an injected segment-away limit met only by the value's printing")
+def test_a_limit_only_a_later_entry_meets_falls_back_for_that_entry_alone(printed, monkeypatch):
+    """The value's printing meets a limit at the default selection (injected: ``NoSegmentForm`` where the writer
+    prints the value's entry there) after the gradient printed fine: the value's module falls back to a finer
+    selection with a warning, and both are right."""
+    from coarsen_nb.errors import FallbackWarning, NoSegmentForm
+    from coarsen_nb.lower.module import ModuleWriter
+
+    real = ModuleWriter.source
+
+    def limited(self, entries=None):
+        if "mode=phi" in self.header and (entries is None or "value" in entries):
+            raise NoSegmentForm("segment-away", "injected")
+        return real(self, entries)
+
+    monkeypatch.setattr(ModuleWriter, "source", limited)
+    f = cn.coarsen(SOURCE, backend="numba")
+    rx, rw = central(energy(), X, W)
+    gx, gw = f.grad(X, W)
+    np.testing.assert_allclose(gx, rx, rtol=1e-6, atol=1e-6)
+    with pytest.warns(FallbackWarning, match="injected"):
+        value = f(X, W)
+    assert value == pytest.approx(energy()(X, W), rel=1e-12)
+    assert printed == [("grad",), ("value",), ("value",)]      # at phi (the limit), then per-block
+    with pytest.warns(FallbackWarning, match="injected"):
+        source = f.source                                       # (the whole module: per-block too)
+    assert "mode=block" in source and "def energy(" in source and "def energy_grad(" in source
