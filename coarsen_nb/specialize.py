@@ -236,11 +236,11 @@ def _compile_signature(f: Request, sig: tuple[T, ...], entry: str | None) -> Com
         # ``(selection, (plan, parts, line table))`` of the module of the entries ``more`` (None: every entry),
         # printed from the plan: at this selection, or (a limit only these entries meet) at a finer one, said
         # as at the first call (a module of one entry: coarsen_nb.entry_modules)
-        types = _checked_types(f, sig, wrt)
         for finer in SELECTIONS[SELECTIONS.index(mode):]:
-            try:
-                return finer, _generate(f, types, wrt, finer, reuse, backend, header(finer), more,
-                                        plan=compiled.plan if finer == mode else None)
+            try:      # (at this selection the plan is there; a finer one is lifted from the types)
+                plan = compiled.plan if finer == mode else None
+                types = None if plan is not None else _checked_types(f, sig, wrt)
+                return finer, _generate(f, types, wrt, finer, reuse, backend, header(finer), more, plan=plan)
             except NoSegmentForm as limit:
                 warnings.warn(FallbackWarning(f"coarsen_nb: {f.name}: the {SELECTION_NAMES[finer]} selection has "
                                               f"no form for {limit}; trying a finer one (same values and "
