@@ -19,7 +19,8 @@ class Seen:
     """What a call with one :func:`type_key` needs, found on the first: the specialization, the positions of its
     integer scalars (their values are what ``f.cost`` reads besides the shapes), and ``grad``, the function
     ``f.grad`` calls directly (the gradient-only entry; None where ``f.grad`` goes through ``value_and_grad``,
-    or where the module cannot be loaded and the call must raise)."""
+    or where the module cannot be loaded and the call must raise; None too until a ``grad`` call loads it, where
+    the first call was another kind: :mod:`coarsen_nb.entry_modules`)."""
 
     __slots__ = ("compiled", "ints", "grad")
 
@@ -27,7 +28,7 @@ class Seen:
         self.compiled = compiled
         self.ints = ints
         usable = not compiled.missing and compiled.scalar_result
-        self.grad = compiled.grad if usable else None
+        self.grad = compiled.loaded("grad") if usable else None
 
     def int_values(self, params: tuple[str, ...], args: tuple) -> dict:
         """The integer scalars of ``args`` by parameter name (``{}`` where there are none)."""

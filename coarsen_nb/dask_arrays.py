@@ -112,7 +112,8 @@ def _compile(f: Request, sig: tuple, cache: dict) -> Compiled:
     calls = _Calls()            # (one for the entries: f.chunking is the last call's, whichever entry ran)
     run = {name: _Run(getattr(c, name), name, f.params, c.wrt, reads, chunkwise, calls)
            if getattr(c, name) is not None else None for name in ("forward", "vjp", "grad", "jvp")}
-    return dataclasses.replace(c, **run)
+    kinds = {"forward": "value", "vjp": "vjp", "grad": "grad", "jvp": "jvp"}    # (Compiled.entries' keys)
+    return dataclasses.replace(c, entries={kinds[name]: fn for name, fn in run.items()})
 
 
 def _chunkwise(f: Request, sig: tuple, c: Compiled, cache: dict):

@@ -23,7 +23,8 @@ def reraise(f, c, exc: Exception, args: tuple):
     # (an error inside compiled code was repeated on the NumPy module, which says where: numba_loader)
     from coarsen_nb import call_errors  # (imports SymPy: only when something went wrong)
 
-    _, filename, table = getattr(exc, "generated_module", (c.source, c.filename, c.line_table))
+    module = getattr(exc, "generated_module", None)     # (else the module's own: its text is not read)
+    filename, table = (module[1], module[2]) if module is not None else (c.filename, c.line_table)
     err = call_errors.from_generated(exc, filename=filename, line_table=table, fname=f.name,
                                      params=f.params, primal=args, user_source=f.front_source, plan=c.plan)
     if err is None:

@@ -185,8 +185,10 @@ class Coarsened:
 
     # -- specialization ------------------------------------------------------------------------
 
-    def _specialize(self, args) -> Compiled:
-        """The specialization for ``args`` (one per parameter), compiled on the first call with its signature.
+    def _specialize(self, args, entry: str | None = None) -> Compiled:
+        """The specialization for ``args`` (one per parameter), compiled on the first call with its signature;
+        ``entry``: the kind of entry function the call runs (a compiling backend prints that one first and
+        each other on its first use, :mod:`coarsen_nb.entry_modules`; None: every entry).
 
         A call whose arguments have the types and shapes of an earlier call's (:func:`~coarsen_nb.call_keys.
         type_key`) takes the fast path, a dictionary lookup: the argument checks and the signature depend on
@@ -208,7 +210,7 @@ class Coarsened:
             else:
                 hit = self._cache.get(sig)
                 if hit is None:
-                    hit = self._compile(sig)
+                    hit = self._compile(sig, entry)
                     self._cache[sig] = hit
                 seen = self._seen[key] = Seen(hit, ints)
         self._note(seen, key, args)
@@ -225,8 +227,8 @@ class Coarsened:
         if seen.ints or self._last_ints:
             self._last_ints = seen.int_values(self.params, args)
 
-    def _compile(self, sig: tuple[T, ...]) -> Compiled:
-        return compile_signature(self, sig)
+    def _compile(self, sig: tuple[T, ...], entry: str | None = None) -> Compiled:
+        return compile_signature(self, sig, entry)
 
     @property
     def ssa_function(self):
@@ -254,13 +256,13 @@ class Coarsened:
 
     def __call__(self, *args, **kwargs):
         args = self._bind(args, kwargs)
-        c = self._specialize(args)
+        c = self._specialize(args, "value")
         return self._run(c, c.forward, args)
 
     def value_and_grad(self, *args, **kwargs):
         """The value and the gradient (one array/float for one wrt name, else a tuple)."""
         args = self._bind(args, kwargs)
-        c = self._specialize(args)
+        c = self._specialize(args, "vjp")
         if not c.scalar_result:
             raise CoarsenError(self.name, message=f"{self.name} does not return a scalar; grad needs one",
                                hint="return a float (e.g. a sum) or use .vjp")
@@ -275,10 +277,11 @@ class Coarsened:
         key = type_key(args)
         seen = self._seen.get(key)
         if seen is None or seen.grad is None:
-            c = self._specialize(args)
-            if c.grad is None or not c.scalar_result:
+            c = self._specialize(args, "grad")
+            if not c.scalar_result or c.grad is None:
                 return self.value_and_grad(*args)[1]
             seen = self._seen.get(key) or Seen(c, ())       # (a Dask call is not kept by key)
+            seen.grad = c.grad                              # (loaded now where the first call was another kind)
         else:
             self._last, self._last_key = seen.compiled, key      # (self._note, inline)
             if seen.ints or self._last_ints:
@@ -294,7 +297,7 @@ class Coarsened:
         value's structure: a float or an array of its shape, or a tuple with one per element of a tuple
         result (default: ones)."""
         args = self._bind(args, kwargs)
-        c = self._specialize(args)
+        c = self._specialize(args, "vjp")
         value, _ = self._run(c, c.vjp, args)
 
         def pullback(cotangent=None):
@@ -310,7 +313,7 @@ class Coarsened:
         """``(value, directional derivative)`` along ``tangents`` (one per wrt name, each shaped like its
         argument: a number for a float, an array of the same shape for an array)."""
         args = checks.bind(self.name, self.__signature__, checks.primals(self.name, args), {})
-        c = self._specialize(args)
+        c = self._specialize(args, "jvp")
         tangents = checks.tangents(self.params, args, c.wrt, tangents)
         if c.jvp is None:
             raise CoarsenError("jvp", message="forward mode is not available for this function",

@@ -38,18 +38,24 @@ def test_a_loaded_module_takes_its_helpers_from_the_shared_module(tmp_path, monk
     monkeypatch.setenv("COARSEN_NB_CACHE", str(tmp_path))
     monkeypatch.setenv("COARSEN_NB_PIPELINE_CACHE", "0")
     args = (np.arange(5.0), np.array([0.5, -1.0, 2.0]))
+    received = []          # the parts of each module the loader is given (f.grad's: the gradient's module alone)
+    real = numba_loader.load
+    monkeypatch.setattr(numba_loader, "load", lambda parts, *a, **k: received.append(parts) or real(parts, *a, **k))
     f = cn.coarsen(_WINDOW_AND_SLICE, wrt=("x", "w"), backend="numba")
     got = f.grad(*args)
-    used = [p.text for p in f.module_parts if p.role == module_parts.SHARED_HELPER]
+    (parts,) = received
+    source = module_parts.joined(parts)
+    used = [p.text for p in parts if p.role == module_parts.SHARED_HELPER]
     assert used and set(used) <= set(shared_blocks())               # (the writer marks only the table's blocks)
     assert any("def _take(" in block for block in used)            # (what this function is here to use)
-    assert {block for block in shared_blocks() if block in f.source} == set(used)    # (and every one it printed)
+    assert {block for block in shared_blocks() if block in source} == set(used)    # (and every one it printed)
     loaded = [p.read_text() for p in numba_loader.cache_dir().glob("coarsen_nb_generated_window_and_slice_*.py")]
     shared = [p.read_text() for p in numba_loader.cache_dir().glob("coarsen_nb_xp_*.py")]
     assert len(loaded) == 1 and len(shared) == 1
     for block in used:
         assert block not in loaded[0] and block in shared[0]
-    assert loaded[0].count("\n") == f.source.count("\n")            # (the same line numbers as f.source)
+    assert loaded[0].count("\n") == source.count("\n")              # (the same line numbers as its module)
+    assert set(used) <= {p.text for p in f.module_parts if p.role == module_parts.SHARED_HELPER}   # (f.source too)
     want = cn.coarsen(_WINDOW_AND_SLICE, wrt=("x", "w"), backend="numpy").grad(*args)
     for g, e in zip(got, want, strict=True):
         np.testing.assert_allclose(g, e, rtol=1e-12, atol=0)

@@ -63,7 +63,7 @@ def _child(name: str, size: int | None) -> dict:
         warnings.simplefilter("error", numba_loader.NumbaFallbackWarning)
         t2 = time.perf_counter()
         f = cn.coarsen(getattr(mod, name), wrt=tuple(mod.META["wrt"]), backend="numba")
-        compiled = f._specialize(args)              # the pipeline, and the module loaded (not compiled)
+        compiled = f._specialize(args, "grad")      # the pipeline, and the module f.grad runs loaded (not compiled)
         t3 = time.perf_counter()
         c3 = time.process_time()
         with _counting_compilations() as compilations:

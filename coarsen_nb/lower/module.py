@@ -54,6 +54,10 @@ from coarsen_nb.module_parts import CARRIED, FUNCTION, HEAD, HELPER, SHARED_HELP
 from coarsen_nb.plan import Plan
 from coarsen_nb.symbolic.activity import active_names
 
+#: The kinds of entry function a module defines, in the order it prints them: ``NAME``, ``NAME_vjp``,
+#: ``NAME_grad`` (a scalar result only), ``NAME_jvp`` (where forward mode has a form).
+ENTRY_KINDS = ("value", "vjp", "grad", "jvp")
+
 
 @dataclass
 class ModuleState:
@@ -133,21 +137,32 @@ class ModuleWriter(ForwardSweep, ReverseSweep, IteratedLoops, WriterRecords):
 
     # -- assembling ------------------------------------------------------------------------
 
-    def source(self) -> str:
+    def source(self, entries: tuple[str, ...] | None = None) -> str:
         """The module's text; its parts, each with its role, are kept in ``self.parts``
-        (:mod:`coarsen_nb.module_parts`: the numba loader and the notebook read those, not the text)."""
-        fwd = self._function(self.plan.name, list(self.plan.params), self._forward_body)
+        (:mod:`coarsen_nb.module_parts`: the numba loader and the notebook read those, not the text).
+
+        ``entries``: the kinds of entry function to print (of :data:`ENTRY_KINDS`), by default all: a module of
+        fewer entries defines only the helpers those call (the numba backend's first call prints the entry it
+        runs, :mod:`coarsen_nb.entry_modules`).  An entry prints the same text alone as beside the others."""
+        wanted = ENTRY_KINDS if entries is None else entries
         result = self.plan.result
-        one = lir.Lit("1.0")
-        bar = lir.Tuple((one,) * len(result.elts)) if isinstance(result, ir.Tuple) else one
-        rev = self._function(f"{self.plan.name}_vjp", list(self.plan.params), self._vjp_body, ("_bar", bar))
-        grad = ""
+        texts = []
+        if "value" in wanted:
+            texts.append(self._function(self.plan.name, list(self.plan.params), self._forward_body))
+        if "vjp" in wanted:
+            one = lir.Lit("1.0")
+            bar = lir.Tuple((one,) * len(result.elts)) if isinstance(result, ir.Tuple) else one
+            texts.append(self._function(f"{self.plan.name}_vjp", list(self.plan.params), self._vjp_body,
+                                        ("_bar", bar)))
         rt = self.plan.types.get("$result")
-        if isinstance(result, ir.Name) and rt is not None and rt.ndim == 0:
+        if "grad" in wanted and isinstance(result, ir.Name) and rt is not None and rt.ndim == 0:
             self._grad_only = True      # (a gradient is of a scalar function; of an int one, zeros)
-            grad = self._function(f"{self.plan.name}_grad", list(self.plan.params), self._vjp_body)
+            texts.append(self._function(f"{self.plan.name}_grad", list(self.plan.params), self._vjp_body))
             self._grad_only = False
-        tan = self._jvp_source()
+        if "jvp" in wanted:
+            tan = self._jvp_source()
+            if tan:
+                texts.append(tan)
         self.helpers |= closure(self.helpers, self.helper_table)
         helpers = [self._decorated(self.helper_table[h].source, self.helper_decorators.get(h)).strip("\n")
                    for h in sorted(self.helpers)]
@@ -165,7 +180,6 @@ class ModuleWriter(ForwardSweep, ReverseSweep, IteratedLoops, WriterRecords):
         parts += [Part(SHARED_HELPER if h in shared else HELPER, h) for h in helpers]
         self.printed = {}
         line = sum(lines_of(p) for p in parts) + 2 * len(parts) + 1     # (parts joined by two blank lines)
-        texts = [fwd, rev] + ([grad] if grad else []) + ([tan] if tan else [])
         for name, text in zip(self.shared.functions, texts, strict=True):
             params, defaults, body = self.shared.functions[name]
             def_line = line + (1 if self.backend.decorator else 0)
