@@ -116,9 +116,11 @@ def expr_type(e: ir.Expr, env: dict[str, T]) -> T:
         a = e.body if isinstance(e, ir.IfExp) else e.if_true
         b = e.orelse if isinstance(e, ir.IfExp) else e.if_false
         t = join(expr_type(a, env), expr_type(b, env))
-        if isinstance(e, ir.Gamma):     # an elementwise choice has the shape of its predicate too (np.where)
-            t = T(t.kind, max(t.ndim, expr_type(e.pred, env).ndim))
-        return t
+        # an elementwise choice has the shape of its predicate too (np.where): a γ's, and an ``a if p else
+        # b`` whose ``p`` is an array (a loop over the elements run over all its lanes at once,
+        # phi/batching.py: ``1.0 if e < t else 2.0`` is one number per lane, though both arms are numbers)
+        pred = e.test if isinstance(e, ir.IfExp) else e.pred
+        return T(t.kind, max(t.ndim, expr_type(pred, env).ndim))
     if isinstance(e, ir.Index):
         base = expr_type(e.value, env)
         if base.kind == "shape":
