@@ -36,6 +36,7 @@ def _compiled(passed: bool):
             f(*args)                                    # (compiled here, with the patch in place)
             f.value_and_grad(*args)
             f.grad(*args)
+            assert f.source     # (the whole module is printed when first read: here, with the patch in place)
         _COMPILED[passed] = f
     return _COMPILED[passed]
 

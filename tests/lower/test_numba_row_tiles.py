@@ -92,6 +92,7 @@ def _compiled(name, tiles: bool):
             f(*args)                                    # (compiled here, with the patch in place)
             f.value_and_grad(*args)
             f.grad(*args)
+            assert f.source     # (the whole module is printed when first read: here, with the patch in place)
         _COMPILED[key] = f
     return _COMPILED[key]
 

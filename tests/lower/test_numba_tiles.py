@@ -46,6 +46,7 @@ def _compiled(name, tiles: bool):
             f = cn.coarsen(fn, wrt=wrt, backend="numba")
             f.value_and_grad(*_args(name, 3, 2, 0, 0.5))       # (compiled here, with the patch in place)
             f.grad(*_args(name, 3, 2, 0, 0.5))
+            assert f.source     # (the whole module is printed when first read: here, with the patch in place)
         _COMPILED[key] = f
     return _COMPILED[key]
 
