@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 
+import numpy as np
 from gradcheck import assert_close, finite_difference
 
 import coarsen_nb as cn
@@ -48,3 +49,17 @@ class BackendPairs:
         for g, w in zip(as_tuple(grad), self.programs[name][1], strict=True):
             assert_close(g, finite_difference(fn, args, names.index(w)), rtol=1e-5, atol=1e-7,
                          what=f"{name} d/d{w}")
+
+    def equal_to_numpy(self, name, args, grad_atol: float):
+        """numba's value and gradient equal the NumPy backend's to 1e-12 relative (NaN where it is NaN), on inputs
+        the plain function may not be defined on (NumPy's value and numba's computed with NumPy's warnings off:
+        inf, NaN); returns numba's gradient."""
+        _, by_numpy, by_numba = self.pair(name)
+        with np.errstate(all="ignore"):
+            want_value, want = by_numpy.value_and_grad(*args)
+            got_value = by_numba(*args)
+        got = by_numba.grad(*args)
+        np.testing.assert_allclose(got_value, want_value, rtol=1e-12, atol=1e-300, err_msg=f"{name} value")
+        for g, w in zip(as_tuple(got), as_tuple(want), strict=True):
+            np.testing.assert_allclose(g, w, rtol=1e-12, atol=grad_atol, err_msg=name)      # (NaN where NaN)
+        return got

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
-from numba_pairs import BackendPairs, as_tuple
+from numba_pairs import BackendPairs
 
 from coarsen_nb.kernels import black_scholes as bs
 
@@ -63,15 +63,8 @@ def _args(name, x):
 
 
 def _numba_equals_numpy(name, args):
-    """numba's value and gradient equal the NumPy backend's (1e-12 relative; NaN where it is NaN)."""
-    _, by_numpy, by_numba = PAIRS.pair(name)
-    with np.errstate(all="ignore"):
-        want_value, want = by_numpy.value_and_grad(*args)
-        got_value = by_numba(*args)
-        got = by_numba.grad(*args)
-    np.testing.assert_allclose(got_value, want_value, rtol=1e-12, atol=1e-300, err_msg=f"{name} value")
-    for g, w in zip(as_tuple(got), as_tuple(want), strict=True):
-        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-14, err_msg=name)      # (NaN where NaN)
+    """numba's value and gradient equal the NumPy backend's (:meth:`BackendPairs.equal_to_numpy`)."""
+    return PAIRS.equal_to_numpy(name, args, grad_atol=1e-14)
 
 
 @pytest.mark.parametrize("name", list(PROGRAMS))
