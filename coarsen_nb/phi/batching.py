@@ -86,11 +86,12 @@ def batch(g: GatedFunction, labels: set[str], types: dict) -> GatedFunction | No
                 return name
 
     consts = {n.name: n.value for n in g.body if isinstance(n, Let) and isinstance(n.value, ir.Const)}
+    undefined = _undefined(g.body)      # (hoisted out of the loops, as an inlined helper's $ret = undef is)
     changed = False
     body: list = []
     for n in g.body:
         if isinstance(n, Loop) and n.label in labels:
-            lanes = _lanes(n, used_after, fresh, types, consts)
+            lanes = _lanes(n, used_after, fresh, types, consts, undefined)
             if lanes is not None:
                 body += lanes
                 changed = True
@@ -106,7 +107,7 @@ def _reads(g: GatedFunction) -> dict[str, int]:
     return counts
 
 
-def _lanes(loop: Loop, reads: dict[str, int], fresh, types: dict, consts: dict) -> list | None:
+def _lanes(loop: Loop, reads: dict[str, int], fresh, types: dict, consts: dict, undefined: set[str]) -> list | None:
     """The nodes that replace ``loop`` by its lanes, or None when it is not batchable: also when a value
     that differs by lane is an array in one iteration (``for row in X``: indexing the lanes' rows would
     need the axes shifted by one, which this rewrite does not do)."""
@@ -132,7 +133,7 @@ def _lanes(loop: Loop, reads: dict[str, int], fresh, types: dict, consts: dict) 
     updates = {mu.next.id for name, mu in mus.items() if name != counter}
     if isinstance(increment, ir.Name):
         updates.add(increment.id)
-    kept = _branch_free_region(n for n in loop.body if not (isinstance(n, Let) and n.name in updates))
+    kept = _branch_free_region((n for n in loop.body if not (isinstance(n, Let) and n.name in updates)), undefined)
     if kept is None:
         return None
     # each accumulator is read only by its update; only the accumulators leave the loop
@@ -191,10 +192,15 @@ def _added_to(value: ir.Expr, acc: str) -> ir.Expr | None:
     return None
 
 
-def _branch_free(node) -> list | None:
+def _branch_free(node, undefined: set[str]) -> list | None:
     """``node`` with every branch whose arms only assign made into its γs (arm values inlined, so a
     lane evaluates only its own arm's expressions); None when a branch arm holds a loop.  An inner loop
-    that may exit early is kept: where its exit differs by lane it runs masked (phi/lane_masks.py)."""
+    that may exit early is kept: where its exit differs by lane it runs masked (phi/lane_masks.py).
+
+    A γ operand that names an ``undefined`` value (an inlined helper's ``$ret = undef`` before its early
+    ``return``) becomes ``undef`` itself, as the γ of a branch kept whole reads it: φ(a, undef) = a, the
+    path that picks it never reads it.  By name, the γ had no SymPy form, stayed an opaque step of the
+    lanes, and no printer or derivative rule takes a γ."""
     if isinstance(node, Let):
         return [node]
     if isinstance(node, If):
@@ -206,25 +212,46 @@ def _branch_free(node) -> list | None:
                 arms[n.name] = n.value
         out = []
         for gm in node.gammas:
-            out.append(Let(gm.name, _inline(gm.value, arms), gm.line))
+            out.append(Let(gm.name, _undefined_operands(_inline(gm.value, arms), undefined), gm.line))
         return out
     if isinstance(node, Loop):
-        header, body = _branch_free_region(node.header), _branch_free_region(node.body)
+        header, body = _branch_free_region(node.header, undefined), _branch_free_region(node.body, undefined)
         if header is None or body is None:
             return None
         return [Loop(node.label, node.info, node.mus, tuple(header), node.cond, tuple(body), node.etas)]
     return None
 
 
-def _branch_free_region(nodes) -> list | None:
+def _branch_free_region(nodes, undefined: set[str]) -> list | None:
     """The nodes of a region, each through :func:`_branch_free`; None when any of them is None."""
     out: list = []
     for n in nodes:
-        flat = _branch_free(n)
+        flat = _branch_free(n, undefined)
         if flat is None:
             return None
         out += flat
     return out
+
+
+def _undefined(nodes) -> set[str]:
+    """The names the region ``nodes`` binds to ``undef``, at any depth (SSA: one binding each)."""
+    out: set[str] = set()
+    for n in nodes:
+        if isinstance(n, Let) and isinstance(n.value, ir.Undef):
+            out.add(n.name)
+        elif isinstance(n, If):
+            out |= _undefined(n.then) | _undefined(n.orelse)
+        elif isinstance(n, Loop):
+            out |= _undefined(n.header) | _undefined(n.body)
+    return out
+
+
+def _undefined_operands(e: ir.Expr, undefined: set[str]) -> ir.Expr:
+    """γ ``e`` with an operand that names an undefined value replaced by ``undef``."""
+    if not isinstance(e, ir.Gamma):
+        return e
+    pick = [ir.Undef() if isinstance(v, ir.Name) and v.id in undefined else v for v in (e.if_true, e.if_false)]
+    return ir.Gamma(e.pred, *pick)
 
 
 def _inline(e: ir.Expr, values: dict[str, ir.Expr]) -> ir.Expr:

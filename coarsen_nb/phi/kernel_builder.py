@@ -14,7 +14,7 @@ import sympy as sp
 from coarsen_nb.phi import logsumexp
 from coarsen_nb.phi.forms import ElemSum
 from coarsen_nb.phi.gate import Loop, defined_in
-from coarsen_nb.phi.symbols import NotSymbolic, Undefined, as_number, symbol
+from coarsen_nb.phi.symbols import NotSymbolic, as_number, symbol
 from coarsen_nb.plan import Kernel, KernelStep, Output, Read
 
 
@@ -46,9 +46,7 @@ class KernelBuilder:
             # that assigns it, not an input; phi/literal_numbers.py)
             return number
         t = self.lifter.types.get(name)
-        if t is not None and t.kind == "undef":
-            raise Undefined(f"{name} is undefined here")
-        if t is None or t.kind in ("shape", "tuple"):
+        if t is None or t.kind in ("undef", "shape", "tuple"):
             raise NotSymbolic(f"{name} has no scalar value")
         s = symbol(name, t.kind)
         if t.is_array:

@@ -23,11 +23,6 @@ class NotSymbolic(Exception):
     """The expression needs an opaque step (or an iterated loop), not a SymPy form."""
 
 
-class Undefined(NotSymbolic):
-    """The value read is undefined (``undef``, or a name bound to it: an inlined helper's ``$ret`` before
-    its ``return`` ran).  Only a γ may hold one, on the path that never reads it (φ(a, undef) = a)."""
-
-
 def symbol(name: str, kind: str) -> sp.Symbol:
     """The SymPy symbol for an SSA value of scalar ``kind``."""
     if kind == "int":
@@ -61,7 +56,7 @@ def to_sympy(e: ir.Expr, lookup, index=None) -> sp.Basic:
             return sp.true if v else sp.false
         return sp.Integer(v) if isinstance(v, int) else sp.Float(v)
     if isinstance(e, ir.Undef):
-        raise Undefined("undefined value")
+        raise NotSymbolic("undefined value")
     if isinstance(e, ir.BinOp):
         if e.op == "@":
             raise NotSymbolic("matmul")
@@ -101,9 +96,10 @@ def to_sympy(e: ir.Expr, lookup, index=None) -> sp.Basic:
         return gamma(rec(e.test), rec(e.body), rec(e.orelse))
     if isinstance(e, ir.Gamma):
         p = rec(e.pred)
-        a, b = _defined(e.if_true, rec), _defined(e.if_false, rec)
+        a = None if isinstance(e.if_true, ir.Undef) else rec(e.if_true)
+        b = None if isinstance(e.if_false, ir.Undef) else rec(e.if_false)
         if a is None and b is None:
-            raise Undefined("undefined value")
+            raise NotSymbolic("undefined value")
         # F1 with undef: φ(a, undef) = a (the undefined path never reads it).
         if a is None:
             return b
@@ -113,20 +109,6 @@ def to_sympy(e: ir.Expr, lookup, index=None) -> sp.Basic:
     if isinstance(e, ir.Call):
         return _call(e, rec)
     raise NotSymbolic(type(e).__name__)
-
-
-def _defined(e: ir.Expr, rec):
-    """An arm of a γ as SymPy, or None where it is undefined: ``undef`` itself, or a name bound to it
-    (a γ the lanes batching made of an inlined helper's early ``return``, ``γ(c, p, $ret.1)``, reads the
-    helper's ``$ret = undef`` by name)."""
-    if isinstance(e, ir.Undef):
-        return None
-    try:
-        return rec(e)
-    except Undefined:
-        if isinstance(e, ir.Name):
-            return None
-        raise
 
 
 def as_number(v):
