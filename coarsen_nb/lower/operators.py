@@ -31,6 +31,7 @@ from coarsen_nb.lower.printing import (
     is_atom_code,
     is_number_code,
     number_code,
+    signed_terms,
 )
 from coarsen_nb.phi import domain, elementary, forms
 from coarsen_nb.phi.gammas import is_boolean
@@ -67,9 +68,7 @@ class OperatorPrinting:
                 code = self.value(prim, lv)
                 return Paren(BinOp("*", self.number(c), self._floats([prim], [code], force=True)[0] if cast else code))
             # a - b, not a + (-b): the negated term is one value (shared with other uses of b)
-            terms = sorted(e.args, key=lambda x: x.could_extract_minus_sign())
-            negs = [x.could_extract_minus_sign() for x in terms]
-            parts = [-x if neg else x for x, neg in zip(terms, negs, strict=True)]
+            negs, parts = zip(*signed_terms(e), strict=True)
             codes = [self.value(x, lv) for x in parts]
             if cast:
                 codes = self._floats(parts, codes)

@@ -146,6 +146,15 @@ def common_coefficient(e: sp.Add):
     return c, sp.Add(*[rest if k > 0 else -rest for k, rest in parts])
 
 
+def signed_terms(e: sp.Add) -> list[tuple[bool, sp.Basic]]:
+    """The terms of ``e`` as printed, ``a - b`` and not ``a + (-b)``: ``(negated, term)`` with each negated
+    term as its positive value (one node, shared with other uses of ``b``), the positive terms first.  The
+    printer (``operators.py``) and its pre-pass (``soi_levels.py``) both compute the terms in this order:
+    each decides the levels and branches of a term in the order it meets them."""
+    terms = sorted(e.args, key=lambda x: x.could_extract_minus_sign())
+    return [(True, -x) if x.could_extract_minus_sign() else (False, x) for x in terms]
+
+
 _MAX = lir.Name("max")
 
 

@@ -28,7 +28,7 @@ import sympy as sp
 from coarsen_nb.lower import branch_domains
 from coarsen_nb.lower.branch_domains import BranchChoice
 from coarsen_nb.lower.domain import Domain, arg_point, loop_level, loop_nesting, masked_level
-from coarsen_nb.lower.printing import Nest, int_typed
+from coarsen_nb.lower.printing import Nest, common_coefficient, int_typed, signed_terms
 from coarsen_nb.lower.reduction_schedules import ArgPoint, DenseTerm, DenseWalk, Schedule, arg_factors, unaliased
 from coarsen_nb.phi import forms, gammas, logsumexp, scans
 from coarsen_nb.symbolic.levels import ELEM
@@ -199,6 +199,15 @@ class LevelWalk(DenseWalk):
             # as Printer._print_Mul: 1.0 * x is x computed here, not x's value (not memoized: a branch in x
             # printed elsewhere too is decided twice)
             return self._compute(rest if e.args[0] > 0 else -rest, lv)
+        if isinstance(e, sp.Add):
+            # as Printer._op: c * (a - b) computes a - b; a sum its positive terms first, then the negated
+            # ones as their positive values (the order the branches in them are decided in)
+            common = common_coefficient(e)
+            if common is not None:
+                return self.value(common[1], lv)
+            for _, x in signed_terms(e):
+                self.value(x, lv)
+            return None
         for a in e.args:
             if isinstance(a, sp.Basic):
                 self.value(a, lv)
