@@ -57,7 +57,7 @@ def _nested(s: lir.Stmt, in_loop: bool) -> lir.Stmt:
     if isinstance(s, (lir.For, lir.While)):
         return _with_body(s, assigned_first(s.body, True))
     if isinstance(s, lir.If):
-        return lir.If(s.test, assigned_first(s.body, in_loop), assigned_first(s.orelse, in_loop))
+        return lir.If(s.test, assigned_first(s.body, in_loop), assigned_first(s.orelse, in_loop), s.exceptional)
     return s
 
 

@@ -80,7 +80,7 @@ def packed(body: tuple) -> tuple:
         elif id(s) in merged:
             continue
         elif isinstance(s, lir.If):
-            out.append(lir.If(s.test, packed(s.body), packed(s.orelse)))
+            out.append(lir.If(s.test, packed(s.body), packed(s.orelse), s.exceptional))
         elif isinstance(s, lir.For):
             out.append(lir.For(s.target, s.iter, packed(s.body)))
         elif isinstance(s, lir.While):

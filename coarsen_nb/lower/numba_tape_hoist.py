@@ -40,7 +40,7 @@ def hoisted(body: tuple) -> tuple:
             out += before
             out.append(lir.While(s.test, inner))
         elif isinstance(s, lir.If):
-            out.append(lir.If(s.test, hoisted(s.body), hoisted(s.orelse)))
+            out.append(lir.If(s.test, hoisted(s.body), hoisted(s.orelse), s.exceptional))
         else:
             out.append(s)
     return tuple(out)
