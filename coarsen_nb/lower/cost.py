@@ -42,9 +42,9 @@ elements), so triangular segment sizes (``repeat`` by per-row counts) and
 index masks (``k == 0``) are exact; a data mask (``r < 2.5``) is assumed
 true on ``MASK_FRACTION`` (half) of its elements unless ``masks`` gives its
 fraction (``~m`` then has the complement), and is listed in ``unknown_masks``;
-a scalar ``if`` on data counts each arm at weight one half; the arm under ``math.isinf(c)`` /
-``xp.any(xp.isinf(f))`` (an infinite factor's terms summed one by one) is not counted: the model
-costs a run on finite data.
+a scalar ``if`` on data counts each arm at weight one half; an ``if`` its printer marked ``exceptional``
+(:class:`~coarsen_nb.lower.lir.If`: an infinite factor's terms summed one by one under ``math.isinf(c)`` /
+``xp.any(xp.isinf(f))``) counts its ``else`` alone: the model costs a run on finite data.
 
 This module holds the statement interpreter; the abstract values are
 :mod:`coarsen_nb.lower.values`, the shapes, dtypes and views
@@ -224,7 +224,7 @@ class _Model(ShapeFacts, AbstractValues, CallValues, TripCounts):
                 self.account(s.value, self.ev(s.value), mult, alloc=False)
         elif isinstance(s, ast.If):
             test = s.test
-            if _is_infinity_guard(test):
+            if lir_ast.exceptional(s):
                 self.block(s.orelse, mult)                # an infinite factor's arm: finite data never runs it
             elif isinstance(test, ast.Call) and call_name(test) == "any":
                 m = known_value(self.ev(test.args[0])) if test.args else None
@@ -334,16 +334,6 @@ def _assigned(stmts) -> set[str]:
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
                 out.add(n.id)
     return out
-
-
-def _is_infinity_guard(e) -> bool:
-    """Whether ``e`` is ``math.isinf(c)`` or ``xp.any(xp.isinf(f))``: the test of the arm that sums an
-    infinite factor's terms one by one (lower/nests.py, ``NestPrinting._times_taken_out``).  The model counts
-    a run on finite data, which never takes it (as it counts no NaN or overflow path)."""
-    if isinstance(e, ast.Call) and call_name(e) == "any" and len(e.args) == 1:
-        e = e.args[0]
-    return isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == "isinf" \
-        and isinstance(e.func.value, ast.Name) and e.func.value.id in ("math", "xp")
 
 
 def _is_length(e) -> bool:

@@ -103,7 +103,7 @@ def _block(block: tuple, fills: set[int], exact: set[int], mentions: Counter, fr
 def _nested(s: Stmt, fills, exact, mentions, fresh) -> Stmt:
     if isinstance(s, If):
         return If(s.test, _block(s.body, fills, exact, mentions, fresh),
-                  _block(s.orelse, fills, exact, mentions, fresh))
+                  _block(s.orelse, fills, exact, mentions, fresh), s.exceptional)
     if isinstance(s, For):
         return For(s.target, s.iter, _block(s.body, fills, exact, mentions, fresh))
     if isinstance(s, While):

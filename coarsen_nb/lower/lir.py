@@ -118,9 +118,15 @@ class ExprStmt(Stmt):
 
 @dataclass(frozen=True, slots=True)
 class If(Stmt):
+    """``if test: body else: orelse``.  ``exceptional``: the test holds only on data that is not finite (the
+    arm that sums an infinite factor's terms one by one, ``NestPrinting._times_taken_out``); it prints nothing,
+    and tells the cost model, which costs a run on finite data, to count the ``orelse`` alone.  A pass that
+    rebuilds an ``if`` keeps it."""
+
     test: Expr
     body: tuple[Stmt, ...]
     orelse: tuple[Stmt, ...] = ()
+    exceptional: bool = False
 
     def blocks(self):
         return (self.body, self.orelse) if self.orelse else (self.body,)

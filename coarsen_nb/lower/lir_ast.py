@@ -19,7 +19,9 @@ reads ``-1``), ``True``/``False``/``None``/``...``, a string's ``repr``, a dotte
 :class:`~coarsen_nb.lower.lir.Raw` and :class:`~coarsen_nb.lower.lir.Text` (code still written as text)
 raise :class:`NotStructured`: their nodes could only come from parsing them.  A ``Comment`` is no node.
 Statements get the line numbers their print has (``first_line``: the line of the body's first line), as
-``ast.parse`` gives them (the cost model names an undecided ``while`` by its line).
+``ast.parse`` gives them (the cost model names an undecided ``while`` by its line).  An ``if`` marked
+``exceptional`` (:class:`~coarsen_nb.lower.lir.If`: its test holds only on data that is not finite) is an
+``ast.If`` that says so to :func:`exceptional`, beside what Python would parse (``ast.dump`` shows no more).
 """
 
 from __future__ import annotations
@@ -89,6 +91,12 @@ def _at(node: ast.stmt, line: int, depth: int) -> ast.stmt:
     return node
 
 
+def exceptional(node: ast.If) -> bool:
+    """Whether ``node`` was built from an ``if`` record marked ``exceptional`` (its test holds only on data that
+    is not finite)."""
+    return getattr(node, "coarsen_exceptional", False)
+
+
 def _statement(s: lir.Stmt, line: int, depth: int):
     """``s`` 's node (None for a comment) and the line after its print."""
     if isinstance(s, (lir.If, lir.For, lir.While)):
@@ -98,6 +106,8 @@ def _statement(s: lir.Stmt, line: int, depth: int):
             if s.orelse:
                 orelse, after = statements(s.orelse, after + 1, depth + 1)
             node = ast.If(test=expression(s.test), body=body, orelse=orelse)
+            if s.exceptional:
+                node.coarsen_exceptional = True
         elif isinstance(s, lir.For):
             node = ast.For(target=_target(s.target), iter=expression(s.iter), body=body, orelse=[],
                            type_comment=None)

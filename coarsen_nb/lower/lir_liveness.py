@@ -155,7 +155,7 @@ def _statement(s: Stmt, live: frozenset, at_break: frozenset, facts: _Facts) -> 
                 and not any(isinstance(x, Call) for x in walk(s.test)):
             return [], live
         orelse = orelse or ((Pass(),) if s.orelse else ())
-        return [If(s.test, body or (Pass(),), orelse)], live_body | live_else | set(reads(s))
+        return [If(s.test, body or (Pass(),), orelse, s.exceptional)], live_body | live_else | set(reads(s))
     if isinstance(s, While):
         head = live | set(reads(s))
         while True:

@@ -165,7 +165,7 @@ def without(body: tuple, dead: set[int], replaced=None) -> tuple:
         if isinstance(s, If):
             # an else whose statements all went stays, with ``pass`` (the arms' comments say what it was)
             orelse = without(s.orelse, dead, replaced) or ((Pass(),) if s.orelse else ())
-            s = If(s.test, without(s.body, dead, replaced), orelse)
+            s = If(s.test, without(s.body, dead, replaced), orelse, s.exceptional)
         elif isinstance(s, For):
             s = For(s.target, s.iter, without(s.body, dead, replaced))
         elif isinstance(s, While):

@@ -216,7 +216,8 @@ class NestPrinting:
         else:
             self.uses_math = True
             test = Call(lir.Attr(Name("math"), "isinf"), (number,))
-        self.emit(lir.If(test, (Assign(out, self.call("where", self.call("isinf", factor), one_by_one, out)),)))
+        self.emit(lir.If(test, (Assign(out, self.call("where", self.call("isinf", factor), one_by_one, out)),),
+                         exceptional=True))
         return out
 
     def unless_empty(self, factor: lir.Expr, summed: lir.Expr, n: lir.Expr) -> lir.Expr:

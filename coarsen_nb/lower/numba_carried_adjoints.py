@@ -19,7 +19,7 @@ name, and nothing between them leaves the block (``break``, ``return``, ``raise`
 
 Only inside loops: there the name is also zeroed before the loop (a float), so Numba types it float64
 whatever the added value is (an int literal ``1`` would make a top-level adjoint, a gradient returned to
-the user, an int).  Only the numba backend runs it (:func:`coarsen_nb.lower.numba_tape.finished`): the
+the user, an int).  Only the numba backend runs it (:func:`coarsen_nb.lower.numba_tape_finish.finished`): the
 NumPy backend's modules are unchanged.
 """
 
@@ -57,7 +57,7 @@ def _nested(s: lir.Stmt, in_loop: bool) -> lir.Stmt:
     if isinstance(s, (lir.For, lir.While)):
         return _with_body(s, assigned_first(s.body, True))
     if isinstance(s, lir.If):
-        return lir.If(s.test, assigned_first(s.body, in_loop), assigned_first(s.orelse, in_loop))
+        return lir.If(s.test, assigned_first(s.body, in_loop), assigned_first(s.orelse, in_loop), s.exceptional)
     return s
 
 

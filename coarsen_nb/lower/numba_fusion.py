@@ -59,7 +59,8 @@ from coarsen_nb.lower.nest_analysis import guarded_contribution, nest_domains
 from coarsen_nb.lower.numba_loops import LoopFunction
 from coarsen_nb.lower.numba_nests import NestLoops
 from coarsen_nb.lower.numba_rows import RowLoopFunction
-from coarsen_nb.lower.numba_scans import ScanLoops, scan_domain
+from coarsen_nb.lower.numba_scan_domain import scan_domain
+from coarsen_nb.lower.numba_scans import ScanLoops
 from coarsen_nb.phi import forms, scans
 from coarsen_nb.phi.gammas import is_boolean
 

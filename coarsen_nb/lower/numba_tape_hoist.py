@@ -12,7 +12,7 @@ Why this is the same program: each iteration's tape is written and read within t
 forward sweep stores entries 0..count-1, its reverse sweep reads them back, both in the one replay); the
 name is rebound at every iteration, so no iteration could read another's array anyway, and a fresh array's
 other slots are uninitialised, never read.  The arrays are the tape's own (``_tape_`` names), never passed
-to a call nor returned, and their rows (``_tape_L_s_x = _tape_L_float64[1]``, :func:`numba_tape.packed`) are
+to a call nor returned, and their rows (``_tape_L_s_x = _tape_L_float64[1]``, :func:`numba_tape_finish.packed`) are
 their only aliases, hoisted with them.  An allocation inside a branch of the loop, one whose shape reads a
 name the loop binds, or a name bound twice in it stays where it is.  Loops nested deeper move theirs out
 level by level (inner loops first).
@@ -40,7 +40,7 @@ def hoisted(body: tuple) -> tuple:
             out += before
             out.append(lir.While(s.test, inner))
         elif isinstance(s, lir.If):
-            out.append(lir.If(s.test, hoisted(s.body), hoisted(s.orelse)))
+            out.append(lir.If(s.test, hoisted(s.body), hoisted(s.orelse), s.exceptional))
         else:
             out.append(s)
     return tuple(out)

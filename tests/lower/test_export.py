@@ -17,7 +17,7 @@ import pytest
 from corpus import CORPUS
 
 import coarsen_nb as cn
-import coarsen_nb.runtime as runtime
+import coarsen_nb.export as export_module
 from coarsen_nb import CoarsenError
 
 DIFF = [e for e in CORPUS if e.differentiable and e.wrt]
@@ -101,7 +101,7 @@ def test_export_is_atomic_on_error(tmp_path, monkeypatch):
     def boom(*_a, **_k):
         raise OSError("disk full")
 
-    monkeypatch.setattr(runtime.os, "replace", boom)
+    monkeypatch.setattr(export_module.os, "replace", boom)
     path.write_text("# old\n")
     with pytest.raises(OSError):
         f.export(path, overwrite=True)
@@ -123,7 +123,7 @@ def test_export_atomic_when_the_link_fails(tmp_path, monkeypatch):
     def boom(*_a, **_k):
         raise OSError("disk full")
 
-    monkeypatch.setattr(runtime.os, "link", boom)
+    monkeypatch.setattr(export_module.os, "link", boom)
     with pytest.raises(OSError, match="disk full"):
         f.export(tmp_path / "m.py")
     assert list(tmp_path.iterdir()) == [], "a temporary file was left behind"
@@ -189,7 +189,7 @@ def test_export_without_hard_links_is_still_exclusive(tmp_path, monkeypatch):
     def no_links(*_a, **_k):
         raise OSError(errno.EPERM, "Operation not permitted")
 
-    monkeypatch.setattr(runtime.os, "link", no_links)
+    monkeypatch.setattr(export_module.os, "link", no_links)
     path = f.export(tmp_path / "m.py")
     assert open(path).read() == f.source
     with pytest.raises(FileExistsError):
@@ -204,7 +204,7 @@ def test_export_on_a_file_system_that_refuses_is_a_coarsen_error_naming_the_targ
     def refused(*_a, **_k):
         raise OSError(errno.EACCES, "Permission denied")
 
-    monkeypatch.setattr(runtime.os, "link", refused)
+    monkeypatch.setattr(export_module.os, "link", refused)
     with pytest.raises(CoarsenError, match="cannot export to .*m.py: Permission denied") as info:
         f.export(tmp_path / "m.py")
     assert isinstance(info.value, PermissionError)          # still the OS error it stands for

@@ -19,7 +19,7 @@ from numba_pairs import BackendPairs
 
 import coarsen_nb as cn
 from coarsen_nb.lower import domain as domain_record
-from coarsen_nb.lower import numba_fusion, numba_scans
+from coarsen_nb.lower import numba_fusion, numba_scan_domain
 
 pytestmark = pytest.mark.usefixtures("private_numba_cache")     # (tests/lower/conftest.py)
 
@@ -195,7 +195,7 @@ def test_random_coefficients_and_lengths(n, a, b, seed):
 def test_the_scan_domain_passes_verify(monkeypatch):
     """Every scan domain the fuser builds for these programs satisfies the record's invariants."""
     built = []
-    original = numba_scans.scan_domain
+    original = numba_scan_domain.scan_domain
 
     def recorded(body, targets):
         dom = original(body, targets)

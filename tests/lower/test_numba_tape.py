@@ -249,7 +249,7 @@ def test_nested_loops(m, n):
 
 @pytest.mark.parametrize("n", [0, 1, 2, 300])
 def test_the_arrays_of_one_loop_and_dtype_are_one_block(n):
-    """One allocation per loop and dtype, each state a row of it (``numba_tape.packed``: freed together,
+    """One allocation per loop and dtype, each state a row of it (``numba_tape_finish.packed``: freed together,
     the heap keeps the pages between calls)."""
     x = np.sin(np.linspace(0.0, 9.0, n))
     f = _check(biquad, ("b0", "a1", "a2"), (0.2, -1.2, 0.5, x), fd_rtol=1e-4)
