@@ -38,10 +38,7 @@ def _signatures() -> dict[str, list[tuple]]:
         "_put": [(a1, nt.UniTuple(nt.Array(i8, 1, "C"), 1), a1)],
         "_flat_as": [(a1, shape1), (a2, shape2)],
         "_sum_to": [(a1, shape1), (a2, shape2)],
-        "_exp": [(f8,)],
-        # (inlined by LLVM into the loops of sums that call them, from their compiled bitcode: numba_elementary)
-        "_log": [(f8,)],
-        "_erf_scalar": [(f8,)],
+        # (``_exp``/``_log``/``_erf_scalar`` are intrinsics, written into each caller: nothing to compile ahead)
         # (``_sin``/``_cos`` are inlined into the loops that call them: what is compiled once is their ``_trig``, for
         # the constant quarter each passes, as Numba types it)
         "_trig": [(f8, nt.literal(0)), (f8, nt.literal(3))],
