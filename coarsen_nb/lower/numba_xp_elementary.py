@@ -10,9 +10,10 @@ pasted into every numba module (an exported one needs only NumPy and Numba), aft
 The instructions are those Numba emitted for the functions' Python text (kept as the tests' reference,
 ``tests/lower/elementary_reference.py``), one for one, so that the values are the same bits: an ordered ``fcmp``
 for ``<``, ``>`` and ``==``, an unordered one for ``!=``, ``-v`` as ``-0.0 - v``, ``k * 1.0`` of an int64 as its
-``sitofp`` times 1.0, ``>>`` of an int64 arithmetic, ``a if c else b`` a select, ``_fma`` LLVM's ``fma`` where the CPU
-has one (``fused``) and a multiply then an add where it does not.  No division by zero can happen (each divisor is
-at least 1.7), so Numba's check of one, under the helpers' Python error model, is not written.  The algorithms and
+``sitofp`` times 1.0, ``>>`` of an int64 arithmetic, ``a if c else b`` a select, each polynomial step LLVM's ``fma``
+where the CPU has one and a multiply then an add where it does not (``ElementaryWriter.fma``).  No division by
+zero can happen (each divisor is at least 1.7), so Numba's check of one, under the helpers' Python error model, is
+not written.  The algorithms and
 their accuracy: ``numba_elementary`` (log, erf) and ``numba_helpers`` (exp).
 """
 
@@ -34,14 +35,18 @@ def _ir_i(value):
     return _ir.Constant(_IR_INT64, value)
 
 
+_FUSED = []     # whether the CPU has a fused multiply-add, asked once a process (``ElementaryWriter.fma``)
+
+
 class ElementaryWriter:
     """Writes one helper's instructions with ``builder``, as Numba lowered its Python text."""
 
     def __init__(self, builder):
         self.b = builder
-        # _fma: LLVM's fused multiply-add where the CPU Numba compiles for is this one and has it (the
-        # numba module's ``_fma`` asks the same)
-        self.fused = numba.config.CPU_NAME is None and bool(_binding.get_host_cpu_features().get("fma", False))
+        if not _FUSED:
+            _FUSED.append(bool(_binding.get_host_cpu_features().get("fma", False)))
+        # (LLVM's fused multiply-add where the CPU Numba compiles for is this one and has it)
+        self.fused = numba.config.CPU_NAME is None and _FUSED[0]
 
     def fma(self, a, b, c):
         """a * b + c rounded once, one instruction (LLVM's fma, which the vectorizer widens) where the CPU Numba
