@@ -1,7 +1,7 @@
 """``python -m coarsen_nb warmup``: compile the numba backend's shared helpers once per machine, ahead of need.
 
 The helpers every generated numba module calls (``_take``, ``_scatter_add``, ``_put``, ``_flat_as``,
-``_sum_to``, the pairwise sum behind ``xp.sum``, ``_exp``, ``_trig``, ...) live in one module shared by
+``_sum_to``, the pairwise sum behind ``xp.sum``, ``_trig``, ...) live in one module shared by
 all generated modules, and Numba caches what it compiles of them on disk beside that module's file
 (:func:`coarsen_nb.numba_loader.shared_module`).  On a machine where nothing was compiled yet, the first
 function's cold start still compiles them inside its own compile: 2-4 s of gmm's or pendulum_batch's (issue
