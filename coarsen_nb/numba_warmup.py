@@ -1,7 +1,7 @@
 """``python -m coarsen_nb warmup``: compile the numba backend's shared helpers once per machine, ahead of need.
 
 The helpers every generated numba module calls (``_take``, ``_scatter_add``, ``_put``, ``_flat_as``,
-``_sum_to``, the pairwise sum behind ``xp.sum``, ``_exp``, ``_trig``, ...) live in one module shared by
+``_sum_to``, the pairwise sum behind ``xp.sum``, ``_trig``, ...) live in one module shared by
 all generated modules, and Numba caches what it compiles of them on disk beside that module's file
 (:func:`coarsen_nb.numba_loader.shared_module`).  On a machine where nothing was compiled yet, the first
 function's cold start still compiles them inside its own compile: 2-4 s of gmm's or pendulum_batch's (issue
@@ -38,10 +38,7 @@ def _signatures() -> dict[str, list[tuple]]:
         "_put": [(a1, nt.UniTuple(nt.Array(i8, 1, "C"), 1), a1)],
         "_flat_as": [(a1, shape1), (a2, shape2)],
         "_sum_to": [(a1, shape1), (a2, shape2)],
-        "_exp": [(f8,)],
-        # (inlined by LLVM into the loops of sums that call them, from their compiled bitcode: numba_elementary)
-        "_log": [(f8,)],
-        "_erf_scalar": [(f8,)],
+        # (``_exp``/``_log``/``_erf_scalar`` are intrinsics, written into each caller: nothing to compile ahead)
         # (``_sin``/``_cos`` are inlined into the loops that call them: what is compiled once is their ``_trig``, for
         # the constant quarter each passes, as Numba types it)
         "_trig": [(f8, nt.literal(0)), (f8, nt.literal(3))],

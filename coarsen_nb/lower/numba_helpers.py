@@ -132,61 +132,20 @@ NUMBA_HELPERS = {
     fractional exponent): Numba's float power."""
     return float(a) ** float(b)
 ''',
-    # the float64 whose IEEE bits are an integer's, one LLVM bitcast: _exp's powers of 2 (``_np.int64(b).view(
-    # _np.float64)`` made Numba compile the overload of ``view`` in every process, typed, lowered and optimized)
-    "_float_of_bits": '''def _float_of_bits(typingctx, bits):
-    """The float64 whose bits are the integer ``bits`` (as int64), as ``view(float64)`` reads them."""
-    if not isinstance(bits, numba.types.Integer):
-        return None
-
-    def codegen(context, builder, signature, args):
-        from llvmlite import ir
-
-        as_int64 = context.cast(builder, args[0], signature.args[0], numba.int64)
-        return builder.bitcast(as_int64, ir.DoubleType())
-
-    return numba.float64(bits), codegen
-''',
     # exp(x) in arithmetic LLVM vectorizes (the libm call it makes of math.exp it cannot: pip's llvmlite has no
     # SVML): a loop that only stores exponentials (numba_lse_rows' row of a log-sum-exp) runs 4-8 lanes at
     # once.  Cody and Waite's reduction x = k ln2 + r (|r| <= ln2/2, ln2 in two parts, the first exact
     # times k), e^r by its Taylor polynomial to r^13 (truncation below 1e-17 there; Horner's steps fused
-    # multiply-adds where the CPU has them, ``_fma``: 0.83x the time of a store loop), 2^k as two normal
+    # multiply-adds where the CPU has them: 0.83x the time of a store loop), 2^k as two normal
     # powers of 2 built from their bits (one rounding where the result is subnormal).  Within 1 ulp of
     # libm's exp on normal results (a subnormal result within one subnormal ulp); inf above 709.8, 0
     # below -745.2, NaN for NaN, as exp.  In a loop that sums, it is scalar and slower than libm's: only
-    # a store loop calls it.  (``_np``: NumPy as the numba namespace's text imports it, before the helpers;
-    # the powers of 2 are the bits of ``_np.int64`` numbers read as floats by ``_float_of_bits``.)
-    "_exp": '''def _exp(x):
-    """e**x, as math.exp to 1 ulp, in arithmetic a loop can vectorize (see numba_helpers)."""
-    xc = -745.2 if -745.2 > x else x    # (max(x, -745.2), min(xc, 709.8) as Numba computes them, without
-    xc = 709.8 if 709.8 < xc else xc    # the overloads it compiles per process: lower/numba_builtin_calls.py)
-    kf = (xc * 1.4426950408889634 + 6755399441055744.0) - 6755399441055744.0
-    r = (xc - kf * 0.6931471803691238) - kf * 1.9082149292705877e-10
-    p = 1.0 / 6227020800.0
-    p = _fma(p, r, 1.0 / 479001600.0)
-    p = _fma(p, r, 1.0 / 39916800.0)
-    p = _fma(p, r, 1.0 / 3628800.0)
-    p = _fma(p, r, 1.0 / 362880.0)
-    p = _fma(p, r, 1.0 / 40320.0)
-    p = _fma(p, r, 1.0 / 5040.0)
-    p = _fma(p, r, 1.0 / 720.0)
-    p = _fma(p, r, 1.0 / 120.0)
-    p = _fma(p, r, 1.0 / 24.0)
-    p = _fma(p, r, 1.0 / 6.0)
-    p = _fma(p, r, 0.5)
-    p = _fma(p, r, 1.0)
-    p = _fma(p, r, 1.0)
-    k = _np.int64(kf)
-    half = k >> 1
-    y = p * _float_of_bits((half + 1023) << 52) * _float_of_bits((k - half + 1023) << 52)
-    if x != x:
-        y = x
-    elif x > 709.8:
-        y = math.inf
-    elif x < -745.2:
-        y = 0.0
-    return y
+    # a store loop calls it.  An intrinsic, like _log and _erf_scalar: Numba types one call and
+    # numba_xp_elementary.py writes these steps' instructions into the caller (k by fptosi, each power of 2
+    # the bits of an integer), the same ones Numba wrote for their Python text before stop 45.
+    "_exp": '''def _exp(typingctx, x):
+    """e**x, as math.exp to 1 ulp, in instructions a loop can vectorize (see numba_helpers)."""
+    return elementary_call("exp", x)
 ''',
     # cos and sin in arithmetic LLVM vectorizes (libm's, called by math.cos, it cannot: see _exp), for a fused
     # loop that stores (lower/numba_trig.py: a loop that sums is scalar, and libm's is the faster there).
@@ -390,7 +349,7 @@ HELPER_DECORATOR = "@_jit_helper"
 #: the helpers above compiled otherwise than ``HELPER_DECORATOR``: an intrinsic (LLVM code written into its
 #: caller), inlined into their caller, or without
 #: bounds checks where every index is in bounds by construction
-NUMBA_HELPER_DECORATORS = {"_float_of_bits": "@numba.extending.intrinsic",
+NUMBA_HELPER_DECORATORS = {"_exp": "@numba.extending.intrinsic",
                            "_logsumexp": "@_jit_inline", "_cos": "@_jit_inline", "_sin": "@_jit_inline",
                            "_window_matvec": "@_jit_unchecked",
                            "_window_vecmat": "@_jit_unchecked", "_window_outer_add": "@_jit_unchecked",

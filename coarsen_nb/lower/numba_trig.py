@@ -188,8 +188,16 @@ def buffered_steps(steps: list[lir.Stmt], body: list[lir.Stmt]) -> bool:
 
 
 def _at(target: lir.Expr, index: lir.Name, at: lir.Expr) -> lir.Expr:
-    """A step's target (an accumulator, or ``b[k]``) in the loop that adds the buffers: ``index`` read as ``at``."""
-    return lir.rewrite(target, lambda x: at if isinstance(x, lir.Name) and x.id == index.id else None)
+    """A step's target (an accumulator, or ``b[k]``) in the loop that adds the buffers: ``index`` read as ``at``
+    (``int(index)`` too: ``at``, a sum of two range counters, is an integer already, and ``int()`` of it made
+    Numba compile its ``int`` overload in each process, 0.02 s of black_scholes' cold start)."""
+    def visit(x):
+        if isinstance(x, lir.Call) and isinstance(x.func, lir.Name) and x.func.id == "int" and len(x.args) == 1 \
+                and isinstance(x.args[0], lir.Name) and x.args[0].id == index.id and not x.kwargs:
+            return at
+        return at if isinstance(x, lir.Name) and x.id == index.id else None
+
+    return lir.rewrite(target, visit)
 
 
 def _libm(node, drop: lir.Name | None = None):

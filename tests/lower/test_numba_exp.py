@@ -13,17 +13,17 @@ import numba
 import numpy as np
 import pytest
 
-from coarsen_nb.lower.numba_helpers import NUMBA_HELPERS
+from coarsen_nb.lower import numba_xp_elementary
+from coarsen_nb.lower.numba_helpers import NUMBA_HELPER_DECORATORS, NUMBA_HELPERS
 
 
 @pytest.fixture(scope="module")
 def compiled():
-    env = {"math": math, "_np": np, "xp": np, "numba": numba}
-    for name in ("_float_of_bits", "_fma"):      # (the intrinsics _exp reads its powers of 2 and sums with)
-        exec(NUMBA_HELPERS[name], env)
-        env[name] = numba.extending.intrinsic(env[name])
+    env = {"math": math, "_np": np, "xp": np, "numba": numba, "elementary_call": numba_xp_elementary.elementary_call}
+    assert NUMBA_HELPER_DECORATORS["_exp"] == "@numba.extending.intrinsic"     # (its instructions: the prologue's)
     exec(NUMBA_HELPERS["_exp"], env)
-    scalar = numba.njit(env["_exp"])
+    intrinsic = numba.extending.intrinsic(env["_exp"])
+    scalar = numba.njit(lambda x: intrinsic(x))
 
     @numba.njit
     def store_loop(a, out):
