@@ -12,7 +12,10 @@ gradient compiled ``max(int, int)`` three times and ``np.empty(int)`` twice, eac
 
 :func:`overloads_shared_across_flags` keys that cache, for one ``dispatcher.compile``, by the types and the
 four inherited flags: callers that agree on those share one compiled implementation, callers that differ in
-any of them (a loop's NumPy error model against the entry point's Python one) still get their own.  Entries
+any of them (a loop's NumPy error model against the entry point's Python one) still get their own, except
+where the implementation cannot tell the error model either (:data:`ALLOCATORS`: ``np.empty``'s code allocates
+and divides nothing, so gmm's gradient compiled it, with its allocator, for the entry's ``zeros`` and again
+for the loop functions' ``empty(n)``: ~0.03 s of a cold process).  Entries
 made inside the block are keyed apart from Numba's own (a tuple where Numba keys by a ``Flags`` object), so a
 compilation outside the block never finds them.
 
@@ -29,14 +32,30 @@ import contextlib
 #: the flags an ``@overload`` implementation's compile inherits from its caller (``CPUTargetOptions.finalize``)
 INHERITED_FLAGS = ("nrt", "fastmath", "error_model", "forceinline")
 
+#: the functions whose Numba implementation only allocates (NumPy's ``empty`` and ``empty_like``: a shape's
+#: checks, the allocator's call, no arithmetic that can divide): one compiled implementation serves callers of
+#: either error model, under the error model of the first that compiles it
+ALLOCATORS = ("empty", "empty_like")
+
 
 def _inherited_key(self, args, kws):
-    """The cache key of an implementation: its types and what its compile inherits from the caller's flags."""
+    """The cache key of an implementation: its types and what its compile inherits from the caller's flags (but
+    the error model where the implementation is one of :data:`ALLOCATORS`)."""
     from numba.core import targetconfig
 
     flags = targetconfig.ConfigStack.top_or_none()
-    inherited = None if flags is None else tuple(_hashable(getattr(flags, name)) for name in INHERITED_FLAGS)
+    names = INHERITED_FLAGS
+    if _allocates(self.key):
+        names = tuple(name for name in INHERITED_FLAGS if name != "error_model")
+    inherited = None if flags is None else tuple(_hashable(getattr(flags, name)) for name in names)
     return self.context, tuple(args), tuple(kws.items()), ("inherited flags", inherited)
+
+
+def _allocates(function) -> bool:
+    """``function`` is NumPy's own ``empty`` or ``empty_like`` (:data:`ALLOCATORS`)."""
+    import numpy
+
+    return any(function is getattr(numpy, name) for name in ALLOCATORS)
 
 
 def _hashable(value):

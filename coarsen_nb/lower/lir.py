@@ -55,7 +55,7 @@ from coarsen_nb.lower.lir_exprs import (  # noqa: F401 (the IR's expressions, na
     names_in,
     walk,
 )
-from coarsen_nb.lower.lir_wrap import INDENT, assignment_lines, def_lines, statement_lines
+from coarsen_nb.lower.lir_wrap import INDENT, assignment_lines, def_lines, if_lines, statement_lines
 
 # -- statements --------------------------------------------------------------------------------------
 
@@ -324,7 +324,7 @@ def _print_stmt(s: Stmt, pad: str, depth: int) -> list[str]:
     if isinstance(s, ExprStmt):
         return statement_lines(pad, "", s.value)
     if isinstance(s, If):
-        out = [f"{pad}if {s.test}:", *print_body(s.body, depth + 1)]
+        out = [*if_lines(pad, s.test), *print_body(s.body, depth + 1)]
         if s.orelse:
             out += [f"{pad}else:", *print_body(s.orelse, depth + 1)]
         return out

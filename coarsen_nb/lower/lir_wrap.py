@@ -3,11 +3,11 @@
 A generated statement whose one line would pass :data:`WIDTH` characters (a loop function's call with a dozen
 arrays, a tuple of results, a long sum of products) is broken inside the brackets its expression already has —
 a call's arguments, a tuple's elements, a ``def``'s parameters — or inside parentheses added around its top
-operator chain (``(a * b\\n + c * d)``), with the pieces packed greedily onto continuation lines one indent in
-(a ``def``'s two, so that they stand apart from its body).  An assignment whose targets alone are long has
-them parenthesized and broken the same way.  Nothing else changes: the pieces print exactly as they do on one
-line, so the statement means what it meant (the parentheses added group what Python already grouped), and a
-piece that cannot be broken stays long.
+operator chain (``(a * b\\n + c * d)``) or an ``if``'s ``or`` of tests, with the pieces packed greedily onto
+continuation lines one indent in (a ``def``'s and an ``if``'s two, so that they stand apart from its body).
+An assignment whose targets alone are long has them parenthesized and broken the same way.  Nothing else
+changes: the pieces print exactly as they do on one line, so the statement means what it meant (the parentheses
+added group what Python already grouped), and a piece that cannot be broken stays long.
 
 Why here and not in a formatter run over the text afterwards: generated code is never read back (issue 13),
 and the records know where their brackets are; :mod:`coarsen_nb.lower.lir_lines` and
@@ -17,7 +17,7 @@ model's line numbers stay those of the text.
 
 from __future__ import annotations
 
-from coarsen_nb.lower.lir_exprs import BinOp, Call, Expr, List, Paren, Tuple
+from coarsen_nb.lower.lir_exprs import BinOp, BoolOp, Call, Expr, List, Paren, Tuple
 
 #: One level of indentation in generated code.
 INDENT = "    "
@@ -49,6 +49,16 @@ def assignment_lines(pad: str, target: Expr, op: str, value: Expr) -> list[str]:
     return first[:-1] + statement_lines(pad, first[-1][len(pad):], value)
 
 
+def if_lines(pad: str, test: Expr) -> list[str]:
+    """``if test:``, broken as :func:`statement_lines` does, its continuation lines two indents in."""
+    one = f"{pad}if {test}:"
+    split = None if len(one) <= WIDTH else _split(test, True)
+    if split is None:
+        return [one]
+    opener, items, closer = split
+    return _packed(f"{pad}if {opener}", items, f"{closer}:", pad + 2 * INDENT)
+
+
 def def_lines(pad: str, name: str, params) -> list[str]:
     """``def name(params):``, its parameters on continuation lines two indents in when it is too long."""
     one = f"{pad}def {name}({', '.join(params)}):"
@@ -75,6 +85,9 @@ def _split(e: Expr, whole: bool):
         return "(", _chain(e.inner), ")"
     if whole and isinstance(e, BinOp) and e.spaced:
         return "(", _chain(e), ")"         # parentheses around the whole chain group what Python grouped
+    if whole and isinstance(e, BoolOp):
+        # (an ``if``'s tests joined by one operator: numba_bounds.bounds_guard's, each operand after it)
+        return "(", [("" if k == 0 else f"{e.op} ", v, "") for k, v in enumerate(e.values)], ")"
     return None
 
 

@@ -16,7 +16,7 @@ from coarsen_nb.lower.domain import Domain, arrays_read
 from coarsen_nb.lower.emit import Printer
 from coarsen_nb.lower.fusion_domain import Body
 from coarsen_nb.lower.helpers import Helper
-from coarsen_nb.lower.numba_bounds import UNCHECKED, checked_call, loop_spans, out_of_bounds
+from coarsen_nb.lower.numba_bounds import UNCHECKED, bounds_guard, checked_call, loop_spans, out_of_bounds
 from coarsen_nb.lower.numba_loop_parts import accumulator_start, integer_index, minus
 from coarsen_nb.lower.numba_peel import first_iteration
 from coarsen_nb.lower.numba_reciprocals import shared_reciprocals
@@ -233,7 +233,7 @@ class LoopFunction:
         if not checks:
             return name, params
         checked = checked_call(name, params)
-        return self.register(params, [*(lir.If(test, checked) for test in checks), *body], loads | {name},
+        return self.register(params, [bounds_guard(checks, checked), *body], loads | {name},
                              f"{self.kind}_in_bounds", UNCHECKED), params
 
     def _flatten(self, head: list, loop_leaves: dict, leaves, codes):

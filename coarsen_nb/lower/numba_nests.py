@@ -46,7 +46,7 @@ from coarsen_nb.lower.nest_analysis import (
     maximal_reductions,
     nest_order,
 )
-from coarsen_nb.lower.numba_bounds import UNCHECKED, checked_call, loop_spans, out_of_bounds
+from coarsen_nb.lower.numba_bounds import UNCHECKED, bounds_guard, checked_call, loop_spans, out_of_bounds
 from coarsen_nb.lower.numba_flat_tiles import flat_tables
 from coarsen_nb.lower.numba_loop_parts import Block, integer_index, minus
 from coarsen_nb.lower.numba_loops import LoopFunction
@@ -122,7 +122,7 @@ class NestLoops(RowLogSumExp, LoopFunction):
         # (its tables flat, its loops over a tile counted from 0: no 2-D allocation compiled, numba_flat_tiles)
         made = tiled(body, {r.id for r, _ in self.rows.values()}, self.fresh)
         body = body if made is None else flat_tables(made, self.fresh)
-        unchecked = [*(lir.If(test, checked) for test in tests), *body]
+        unchecked = [bounds_guard(tests, checked), *body]
         return self.register(params, unchecked, self.loads | {name}, "nest_in_bounds", UNCHECKED), params
 
     # -- printing ------------------------------------------------------------------------------

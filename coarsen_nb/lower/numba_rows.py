@@ -36,7 +36,7 @@ import sympy as sp
 from coarsen_nb.lower import lir, naming
 from coarsen_nb.lower.domain import Reduce
 from coarsen_nb.lower.emit import Printer
-from coarsen_nb.lower.numba_bounds import UNCHECKED, checked_call, out_of_bounds
+from coarsen_nb.lower.numba_bounds import UNCHECKED, bounds_guard, checked_call, out_of_bounds
 from coarsen_nb.lower.numba_loop_parts import accumulator_start, integer_index
 from coarsen_nb.lower.numba_loops import LoopFunction
 from coarsen_nb.lower.numba_row_exps import RowExps, exp_value, hook
@@ -208,7 +208,7 @@ class RowLoopFunction(LoopFunction):
             if passed is not None:
                 body, self.scratch_size = passed
                 params = [*params, scratch]
-        unchecked = [*body[:at], *(lir.If(test, checked) for test in tests), *body[at:]]
+        unchecked = [*body[:at], bounds_guard(tests, checked), *body[at:]]
         return self.register(params, unchecked, loads | {name}, "rows_in_bounds", UNCHECKED), params
 
     def _last_loops(self, body, accs, at, head, own) -> list[list]:

@@ -41,7 +41,7 @@ import sympy as sp
 
 from coarsen_nb.lower import lir, lir_exprs, lir_passes, naming
 from coarsen_nb.lower.nest_analysis import loop_invariants
-from coarsen_nb.lower.numba_bounds import UNCHECKED, checked_call, out_of_bounds
+from coarsen_nb.lower.numba_bounds import UNCHECKED, bounds_guard, checked_call, out_of_bounds
 from coarsen_nb.lower.numba_loop_parts import integer_index, minus, paren
 from coarsen_nb.lower.numba_loops import LoopFunction
 from coarsen_nb.lower.numba_scan_domain import forward_sum
@@ -167,7 +167,7 @@ class ScanLoops(LoopFunction):
         if not checks:
             return name, params
         checked = checked_call(name, params)
-        return self.register(params, [*(lir.If(test, checked) for test in checks), *body], loads | {name},
+        return self.register(params, [bounds_guard(checks, checked), *body], loads | {name},
                              "scan_in_bounds", UNCHECKED), params
 
     _early_printers: tuple = ()
