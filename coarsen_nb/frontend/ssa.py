@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from coarsen_nb import ir
-from coarsen_nb.frontend.unbound import check_unbound_reads
+from coarsen_nb.frontend.unbound import check_unbound_reads, is_bound_check
 
 
 class VerifyError(AssertionError):
@@ -261,9 +261,11 @@ def to_ssa(fn: ir.Function) -> ir.Function:
 
 
 def eliminate_dead_code(fn: ir.Function) -> ir.Function:
-    """Drop assignments and φs whose values are never used (all IR is pure)."""
+    """Drop assignments and φs whose values are never used.  All IR is pure but a read's bound check
+    (:mod:`coarsen_nb.frontend.unbound`): Python raises at a read whose value is never used all the same
+    (``t = math.sin(y)`` with ``t`` dead), so the check stays, and so does everything it reads."""
     while True:
-        used: set[str] = set()
+        used: set[str] = {s.target for b in fn.blocks for s in b.stmts if is_bound_check(s.value)}
         for b in fn.blocks:
             for p in b.phis:
                 for _, v in p.args:

@@ -80,7 +80,7 @@ class NestLoops(RowLogSumExp, LoopFunction):
         self.reads_map = {s: (self.body.names(arr), idx) for s, (arr, idx) in self.body.reads.items()}
         self.loads: set[str] = set()
         self.tables: list = []
-        self.points: dict = {}      # (indicator, loops around) -> the variables of its arg-extremum and value
+        self.points: dict = {}      # (indicator, loops' variables around) -> its arg-extremum's and value's variables
         known: dict = {}
         self.rows, self.softmaxes = {}, []
         self.chunked: list = []     # (the buffer, the variable, the point found, its range) of each chunked arg loop
@@ -258,7 +258,9 @@ class NestLoops(RowLogSumExp, LoopFunction):
         """The variables ``(at, best)`` of the loop that finds the first arg-extremum of the indicator ``hot``
         (NumPy's ``argmax``: the first of equal values, the first NaN; ``at`` -1 over an empty range) and the
         value there, written into ``block`` once per indicator and loops around."""
-        key = (hot, frozenset(index))
+        # (keyed by the loops' variables, not only their indices: a second nest over the same rows, ``for i2``,
+        # read the first nest's ``at``, its last row's, at every row -- a per-row min's d/da was wrong)
+        key = (hot, frozenset(index.items()))
         if key not in self.points:
             k = hot.args[1]
             var, rng = self._range(k, block.pr)

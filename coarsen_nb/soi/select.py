@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 
 from coarsen_nb import ir
+from coarsen_nb.frontend.unbound import is_bound_check
 from coarsen_nb.plan import CondStep, IterStep, KernelStep, Plan, PrimStep, names_read
 
 #: The defaults, chosen by the (L, R) grid benchmark on kernels/ (see README).  R = 1: a value read
@@ -82,7 +83,7 @@ def prune(plan: Plan) -> Plan:
                     if outs:
                         out.append(s)
                 elif isinstance(s, PrimStep):
-                    if s.name in used:
+                    if s.name in used or is_bound_check(s.expr):     # Python raises at an unused read too
                         out.append(s)
                     else:
                         changed = True

@@ -192,3 +192,43 @@ def test_a_value_read_in_two_blocks_is_checked_in_each_and_counted_once(selectio
 def test_each_check_of_a_value_read_in_two_blocks_has_its_own_name():
     for fn in (read_before_and_after_a_loop, read_in_two_branches):
         verify(to_ssa(parse(fn)))
+
+
+def unused_read_in_a_branch(a, b):
+    if a > 0:
+        y = a * a
+    if b > 0:
+        t = math.sin(y)     # noqa: F841 - a read nothing uses: Python raises at it all the same
+    return a * b
+
+
+def _python_error_line(fn, args) -> int:
+    """The line (of the file) where the plain function raised."""
+    try:
+        fn(*args)
+    except UnboundLocalError as e:
+        tb = e.__traceback__
+        while tb.tb_next is not None:
+            tb = tb.tb_next
+        return tb.tb_lineno
+    raise AssertionError(f"{fn.__name__}{args} did not raise")
+
+
+@pytest.mark.parametrize("selection", SELECTIONS)
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_an_unused_read_raises_where_python_raises(selection, backend):
+    """The check of a read whose value nothing uses was dropped with the read: the UnboundLocalError named
+    the next checked read (``read_before_and_after_a_loop``: line 8 of it, where Python raises at line 4),
+    and where there was none the compiled function returned a number (``unused_read_in_a_branch(-0.3, 1)``
+    returned -0.3, gradient 1.0)."""
+    pytest.importorskip(backend)
+    selection = dict(selection, backend=backend)
+    for fn, args in ((read_before_and_after_a_loop, (-0.3, 1)), (read_before_and_after_a_loop, (-0.3, 0)),
+                     (unused_read_in_a_branch, (-0.3, 1.0))):
+        line = _python_error_line(fn, args)
+        f = cn.coarsen(fn, **selection)
+        for call in (f, f.grad):
+            with pytest.raises(UnboundLocalError, match=rf"'y'.* reads it at line {line}\b"):
+                call(*args)
+    for args in ((-0.3, -1.0), (0.3, 1.0), (0.3, -1.0)):
+        _agrees_with_python(unused_read_in_a_branch, args, selection)

@@ -378,7 +378,10 @@ def test_a_number_computed_before_a_loop_that_never_runs(backend):
     "(exp(a - m) is exp(nan)); matching it needs a test of each row's first term (NaN where it is -inf and "
     "m0 = -inf) around the LogSumExp of gmm's rows, which its numpy pass and its numba row fusion "
     "(lower/numba_lse_rows.py, the tiled nest) would pay on every call, for a value the user's loop gets "
-    "wrong"))
+    "wrong.  Stop 45 (h-rel20), gmm at 10**5 points, CPU ms at load ~13: NumPy value 33.8 / gradient 96.1, numba "
+    "2.04 / 3.16; the check as a NumPy pass (each point's first term, a where) 0.27: under 1% of NumPy's, 13% "
+    "of numba's as a pass of its own; inside numba's row loop it is one comparison of a term it already "
+    "has, but that is numba_lse_rows and numba_tiles' tiled nest (other helpers' files this stop): left"))
 def test_a_first_component_of_weight_zero_is_nan_as_in_the_users_loop():
     x, mu, w = np.array([0.5]), np.array([0.3, -1.0]), np.array([-np.inf, 0.1])
     with np.errstate(all="ignore"):
