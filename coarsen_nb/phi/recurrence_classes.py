@@ -125,15 +125,12 @@ def classify(lifter, kb, name, states, value, init, k, rng, trip, triangular=Fal
     # max / min: Max(v, g) or γ(g > v, g, v)
     ext = None if triangular else extremum(value, v)
     if ext is not None:
-        kind, g, skips = ext
+        kind, g = ext
         if not depends_on(kb, g, others):
-            gs = kb.temp(f"g:{name}", skipping_nan(g, kind) if skips else g)
+            gs = kb.temp(f"g:{name}", g)
             node = RMax if kind == "max" else RMin
             red = kb.temp(f"{kind}:{name}", node(gs, k, start, stop, step))
-            # Python's max(m, g) keeps m on a tie, and so does `if g > m: m = g`; there a NaN m stays (no g is
-            # above a NaN).  Where the comparison's false arm is g (np.maximum's γ), the NaN is the namespace's.
-            if skips:
-                return gamma(red > init, red, init) if kind == "max" else gamma(red < init, red, init)
+            # Python's max(m, g) keeps m on a tie, and so does `if g > m: m = g`
             return gamma(init >= red, init, red) if kind == "max" else gamma(init <= red, init, red)
     # linear with an invariant coefficient: v <- a*v + b(k)   (C6, C7)
     expanded = sp.expand(value) if not value.has(sp.Piecewise) else value
@@ -234,21 +231,8 @@ def _pow_int(a, m):
     return sp.Integer(1) if a == 1 else PowInt(a, m)
 
 
-def skipping_nan(g, kind: str):
-    """The term of a loop's max (min) where a NaN never wins: ``if g > m: m = g`` is false for a NaN g, so the
-    loop steps over it, where the namespace's max (and the numba backend's loop, NumPy's semantics) would give
-    it.  A NaN is the reduction's identity instead, -inf (+inf): γ(g > -inf, g, -inf) is g where g is a
-    number, -inf where it is -inf itself or a NaN.  (The comparison is the whole cost, one per element.)"""
-    bound = -sp.oo if kind == "max" else sp.oo
-    keeps = sp.StrictGreaterThan(g, bound, evaluate=False) if kind == "max" else \
-        sp.StrictLessThan(g, bound, evaluate=False)
-    return gamma(keeps, g, bound)
-
-
 def extremum(value, v):
-    """("max"|"min", g, skips) if ``value`` is max(v, g) or min(v, g) written as a γ, else None.  ``skips``: v is
-    the γ's false arm (``if g > m: m = g``, Python's ``max(m, g)``), so a NaN g never replaces v, and a NaN v stays
-    (every comparison with a NaN is false)."""
+    """("max"|"min", g) if ``value`` is max(v, g) or min(v, g) written as a γ, else None."""
     if not (isinstance(value, sp.Piecewise) and len(value.args) == 2):
         return None
     (first, c), (second, _) = value.args
@@ -269,7 +253,7 @@ def extremum(value, v):
     greater = c.rel_op in (">", ">=")
     # cond true  <=>  first > second  (when greater and lhs is first, or not greater and lhs is second)
     first_wins_when_larger = greater == lhs_is_first
-    return ("max" if first_wins_when_larger else "min"), g, second == v
+    return ("max" if first_wins_when_larger else "min"), g
 
 
 def _unfolded(c, first, second):
