@@ -41,6 +41,9 @@ class LoopFunction:
         self.tag = tag
         self.fresh = writer.names.fresh
         self.function: lir.FunctionDef | None = None       # the loop function, once built
+        # an element loop's contribution whose stored value is an earlier target's: its position -> that
+        # target's (one array, returned once, read by both contributions: ``shares_output``)
+        self.same_output: dict[int, int] = {}
 
     # -- what the loop reads ------------------------------------------------------------------
 
@@ -156,12 +159,18 @@ class LoopFunction:
             out = steps(inner, divide)
             returns += [outer.value(t.expr) for t, red in zip(self.targets, reduces, strict=True) if red is not None]
         else:
-            for t in self.targets:
+            self.same_output = {}
+            first_storing: dict = {}        # a printed value (of one iteration's names) -> the first target storing it
+            for k, t in enumerate(self.targets):
                 val = inner.value(divide(t.expr))
                 if t.mode == "scatter":
                     index = tuple(integer_index(inner.value(sp.sympify(x))) for x in t.index)
                     out.append(lir.AugAssign(lir.Index(lir.Name(t.target), index), "+", val))
+                elif self.shares_output(t) and val in first_storing:
+                    self.same_output[k] = first_storing[val]
                 else:
+                    if self.shares_output(t):
+                        first_storing[val] = k
                     buf = lir.Name(self.fresh(t.target))
                     # (a fill's array: the length of its range(0, n), as the zeros it stands for)
                     size = lir.Call(lir.Name("max"), (lir.Lit("0"), loop_range[1])) if self.kind == "fill" else count
@@ -256,6 +265,19 @@ class LoopFunction:
                 loop_leaves[s] = lir.Index(lir.Name(flats[codes[s]]), (i,))      # (the element at the index)
         return shape, flats, i, count
 
+    def shares_output(self, t) -> bool:
+        """Whether target ``t`` may share its array with another target of the loop that stores the same value
+        (periodic_laplacian_2d's four ``0.5 * U``, the adjoints of its four rolls: one array written, not four):
+        an element loop's contribution to an adjoint (``d = f(...)``, ``b += d``), which its call only reads.
+        Not a new value (the SOI's output, which the code after it owns), and never an adjoint's first
+        contribution that takes the zeros' place (``numba_fusion`` does not claim a shared one)."""
+        return self.kind == "elem" and t.mode == "add"
+
+    def shared_targets(self) -> set[str]:
+        """The targets whose output array is another's (and those others): none may become its adjoint."""
+        pairs = self.same_output.items()
+        return {self.targets[k].target for pair in pairs for k in pair}
+
     def _vectorized_extremum(self) -> bool:
         """Whether the loop is one max/min whose steps may be LLVM's vectorized ``llvm.maximum`` (``minimum``),
         the exact loop run again only for a NaN or a zero (:mod:`~coarsen_nb.lower.numba_extrema`): a single
@@ -290,9 +312,13 @@ class LoopFunction:
             return [lir.AugAssign(target, "+", call) if t.mode == "add" else lir.Assign(target, call)]
         # a contribution to an adjoint is computed fresh, then added (the adjoint may be a scalar or
         # an array of another shape, which NumPy's ``+=`` broadcasts)
-        outs = [lir.Name(t.target) if t.mode == "new" else lir.Name(self.fresh(f"d_{t.target}"))
-                for t in self.targets]
-        stmts: list[lir.Stmt] = [lir.Assign(outs[0] if len(outs) == 1 else lir.Tuple(tuple(outs), bare=True), call)]
+        outs: list[lir.Name] = []
+        for k, t in enumerate(self.targets):
+            outs.append(outs[self.same_output[k]] if k in self.same_output else
+                        lir.Name(t.target) if t.mode == "new" else lir.Name(self.fresh(f"d_{t.target}")))
+        returned = [o for k, o in enumerate(outs) if k not in self.same_output]
+        stmts: list[lir.Stmt] = [lir.Assign(returned[0] if len(returned) == 1 else
+                                            lir.Tuple(tuple(returned), bare=True), call)]
         for t, o in zip(self.targets, outs, strict=True):
             if t.mode == "add" and t.sum_to is not None:
                 self.writer.helpers.add("_sum_to")
