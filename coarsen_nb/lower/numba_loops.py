@@ -44,6 +44,8 @@ class LoopFunction:
         # an element loop's contribution whose stored value is an earlier target's: its position -> that
         # target's (one array, returned once, read by both contributions: ``shares_output``)
         self.same_output: dict[int, int] = {}
+        # the one array an element loop reads in its memory order, once flattened so (``_flatten``), or None
+        self.memory_order_of: lir.Name | None = None
 
     # -- what the loop reads ------------------------------------------------------------------
 
@@ -105,7 +107,8 @@ class LoopFunction:
                 return None
             shape, flats, i, count = self._flatten(head, loop_leaves, leaves, codes)
             loop_range: tuple[lir.Expr, ...] = (count,)
-            loads |= {"_flat_as"} | ({"_broadcast_shape"} if len(flats) > 1 else set())
+            if self.memory_order_of is None:
+                loads |= {"_flat_as"} | ({"_broadcast_shape"} if len(flats) > 1 else set())
         else:
             a, b, s = (outer.value(x) for x in self.dom.bounds)
             i = lir.Name(self.fresh(naming.user_word(str(self.dom.index)) or "k"))
@@ -176,7 +179,10 @@ class LoopFunction:
                     size = lir.Call(lir.Name("max"), (lir.Lit("0"), loop_range[1])) if self.kind == "fill" else count
                     head.append(lir.Assign(buf, lir.Call(lir.Attr(lir.Name("xp"), "empty"), (size,))))
                     out.append(lir.Assign(lir.Index(buf, (i,)), val))
-                    returns.append(buf if self.kind == "fill" else lir.Call(lir.Attr(buf, "reshape"), (shape,)))
+                    memory = self.memory_order_of
+                    returns.append(buf if self.kind == "fill" else
+                                   lir.Call(lir.Attr(lir.Name("xp"), "memory_shaped"), (buf, memory))
+                                   if memory is not None else lir.Call(lir.Attr(buf, "reshape"), (shape,)))
         iterable = lir.Call(lir.Name("range"), loop_range)
         checks = None
         if trig is not None and trig.used and chunked:
@@ -249,6 +255,19 @@ class LoopFunction:
         """The statements that flatten the domain's arrays to its broadcast shape (into ``head``), each array
         leaf read at the loop index (``loop_leaves``): the shape's, the flat arrays', index's and count's names."""
         distinct = list(dict.fromkeys(self.dom.arrays))
+        self.memory_order_of = None
+        if self._in_memory_order(distinct):
+            # (one matrix, maybe a transposed view: read and written in its memory order, numba_xp_memory_order)
+            (a,) = distinct
+            self.memory_order_of = lir.Name(a)
+            flat = lir.Name(self.fresh(f"flat_{a}"))
+            head.append(lir.Assign(flat, lir.Call(lir.Attr(lir.Name("xp"), "memory_flat"), (lir.Name(a),))))
+            i, count = lir.Name(self.fresh("i")), lir.Name(self.fresh("n"))
+            head.append(lir.Assign(count, lir.Index(lir.Attr(flat, "shape"), (lir.Lit("0"),))))
+            for s in leaves:
+                if self.body.leaves[s][2]:
+                    loop_leaves[s] = lir.Index(flat, (i,))
+            return None, {a: flat.id}, i, count
         shape = lir.Name(self.fresh("shape"))
         shapes = [lir.Attr(lir.Name(a), "shape") for a in distinct]
         head.append(lir.Assign(shape, shapes[0] if len(distinct) == 1 else
@@ -264,6 +283,17 @@ class LoopFunction:
             if self.body.leaves[s][2]:
                 loop_leaves[s] = lir.Index(lir.Name(flats[codes[s]]), (i,))      # (the element at the index)
         return shape, flats, i, count
+
+    def _in_memory_order(self, distinct: list[str]) -> bool:
+        """Whether the element loop runs in its array's memory order (:mod:`coarsen_nb.lower.numba_xp_memory_order`):
+        it reads one array, of two axes or more by the plan, and only stores results (no scatter, no sum, whose
+        order of adds is NumPy's row-major one)."""
+        if self.kind != "elem" or len(distinct) != 1 or any(t.mode == "scatter" for t in self.targets):
+            return False
+        # (the printed name's SSA value, or the primal of the adjoint or tangent it names: its type in the plan)
+        values = [key.split("\0")[-1] for key, printed in self.writer.names.map.items() if printed == distinct[0]]
+        types = [self.writer.plan.types.get(v) for v in values]
+        return bool(types) and all(t is not None and t.ndim >= 2 for t in types)
 
     def shares_output(self, t) -> bool:
         """Whether target ``t`` may share its array with another target of the loop that stores the same value
