@@ -203,7 +203,7 @@ def _pasted(file: str) -> str:
 
 _NUMBA_XP = ("numba_xp.py", "numba_xp_broadcast.py", "numba_xp_fills.py", "numba_xp_along.py", "numba_xp_axes.py",
              "numba_xp_arrays.py", "numba_xp_reductions.py", "numba_xp_groups.py", "numba_xp_special.py",
-             "numba_xp_elementary.py")
+             "numba_xp_elementary.py", "numba_xp_memory_order.py")
 _NUMBA_PROLOGUE = ("\n\n\n".join(_pasted(f) for f in _NUMBA_XP)
                    # (an entry point, called from Python; no cfunc wrapper: nothing calls it from C)
                    + "\n\n\n_jit = numba.njit(cache=True, boundscheck=True, no_cfunc_wrapper=True)"

@@ -150,13 +150,16 @@ def _fused(writer, kernel, body, tag, targets, find, builder, primals=None) -> t
     for members in groups.values():
         dom = _merged(members)
         group = list(dom.targets)
-        made = builder(writer, kernel, body, dom, tag).build()
+        loop = builder(writer, kernel, body, dom, tag)
+        made = loop.build()
         if made is None:
             rest += [original.get(id(t), t) for t in group]
         else:
             if primals and dom.kind == "elem":
-                _claim_exact(writer, made, {t.target: primals[t.target] for t in group
-                                            if t.mode == "add" and t.target in exact and t.target in primals})
+                # (an output two contributions share is read by both: neither takes its adjoint's zeros' place)
+                shared = loop.shared_targets()
+                _claim_exact(writer, made, {t.target: primals[t.target] for t in group if t.mode == "add" and
+                                            t.target in exact and t.target in primals and t.target not in shared})
             calls += made
     return calls, rest
 

@@ -41,6 +41,11 @@ class LoopFunction:
         self.tag = tag
         self.fresh = writer.names.fresh
         self.function: lir.FunctionDef | None = None       # the loop function, once built
+        # an element loop's contribution whose stored value is an earlier target's: its position -> that
+        # target's (one array, returned once, read by both contributions: ``shares_output``)
+        self.same_output: dict[int, int] = {}
+        # the one array an element loop reads in its memory order, once flattened so (``_flatten``), or None
+        self.memory_order_of: lir.Name | None = None
 
     # -- what the loop reads ------------------------------------------------------------------
 
@@ -102,7 +107,8 @@ class LoopFunction:
                 return None
             shape, flats, i, count = self._flatten(head, loop_leaves, leaves, codes)
             loop_range: tuple[lir.Expr, ...] = (count,)
-            loads |= {"_flat_as"} | ({"_broadcast_shape"} if len(flats) > 1 else set())
+            if self.memory_order_of is None:
+                loads |= {"_flat_as"} | ({"_broadcast_shape"} if len(flats) > 1 else set())
         else:
             a, b, s = (outer.value(x) for x in self.dom.bounds)
             i = lir.Name(self.fresh(naming.user_word(str(self.dom.index)) or "k"))
@@ -156,18 +162,27 @@ class LoopFunction:
             out = steps(inner, divide)
             returns += [outer.value(t.expr) for t, red in zip(self.targets, reduces, strict=True) if red is not None]
         else:
-            for t in self.targets:
+            self.same_output = {}
+            first_storing: dict = {}        # a printed value (of one iteration's names) -> the first target storing it
+            for k, t in enumerate(self.targets):
                 val = inner.value(divide(t.expr))
                 if t.mode == "scatter":
                     index = tuple(integer_index(inner.value(sp.sympify(x))) for x in t.index)
                     out.append(lir.AugAssign(lir.Index(lir.Name(t.target), index), "+", val))
+                elif self.shares_output(t) and val in first_storing:
+                    self.same_output[k] = first_storing[val]
                 else:
+                    if self.shares_output(t):
+                        first_storing[val] = k
                     buf = lir.Name(self.fresh(t.target))
                     # (a fill's array: the length of its range(0, n), as the zeros it stands for)
                     size = lir.Call(lir.Name("max"), (lir.Lit("0"), loop_range[1])) if self.kind == "fill" else count
                     head.append(lir.Assign(buf, lir.Call(lir.Attr(lir.Name("xp"), "empty"), (size,))))
                     out.append(lir.Assign(lir.Index(buf, (i,)), val))
-                    returns.append(buf if self.kind == "fill" else lir.Call(lir.Attr(buf, "reshape"), (shape,)))
+                    memory = self.memory_order_of
+                    returns.append(buf if self.kind == "fill" else
+                                   lir.Call(lir.Attr(lir.Name("xp"), "memory_shaped"), (buf, memory))
+                                   if memory is not None else lir.Call(lir.Attr(buf, "reshape"), (shape,)))
         iterable = lir.Call(lir.Name("range"), loop_range)
         checks = None
         if trig is not None and trig.used and chunked:
@@ -240,6 +255,19 @@ class LoopFunction:
         """The statements that flatten the domain's arrays to its broadcast shape (into ``head``), each array
         leaf read at the loop index (``loop_leaves``): the shape's, the flat arrays', index's and count's names."""
         distinct = list(dict.fromkeys(self.dom.arrays))
+        self.memory_order_of = None
+        if self._in_memory_order(distinct):
+            # (one matrix, maybe a transposed view: read and written in its memory order, numba_xp_memory_order)
+            (a,) = distinct
+            self.memory_order_of = lir.Name(a)
+            flat = lir.Name(self.fresh(f"flat_{a}"))
+            head.append(lir.Assign(flat, lir.Call(lir.Attr(lir.Name("xp"), "memory_flat"), (lir.Name(a),))))
+            i, count = lir.Name(self.fresh("i")), lir.Name(self.fresh("n"))
+            head.append(lir.Assign(count, lir.Index(lir.Attr(flat, "shape"), (lir.Lit("0"),))))
+            for s in leaves:
+                if self.body.leaves[s][2]:
+                    loop_leaves[s] = lir.Index(flat, (i,))
+            return None, {a: flat.id}, i, count
         shape = lir.Name(self.fresh("shape"))
         shapes = [lir.Attr(lir.Name(a), "shape") for a in distinct]
         head.append(lir.Assign(shape, shapes[0] if len(distinct) == 1 else
@@ -255,6 +283,30 @@ class LoopFunction:
             if self.body.leaves[s][2]:
                 loop_leaves[s] = lir.Index(lir.Name(flats[codes[s]]), (i,))      # (the element at the index)
         return shape, flats, i, count
+
+    def _in_memory_order(self, distinct: list[str]) -> bool:
+        """Whether the element loop runs in its array's memory order (:mod:`coarsen_nb.lower.numba_xp_memory_order`):
+        it reads one array, of two axes or more by the plan, and only stores results (no scatter, no sum, whose
+        order of adds is NumPy's row-major one)."""
+        if self.kind != "elem" or len(distinct) != 1 or any(t.mode == "scatter" for t in self.targets):
+            return False
+        # (the printed name's SSA value, or the primal of the adjoint or tangent it names: its type in the plan)
+        values = [key.split("\0")[-1] for key, printed in self.writer.names.map.items() if printed == distinct[0]]
+        types = [self.writer.plan.types.get(v) for v in values]
+        return bool(types) and all(t is not None and t.ndim >= 2 for t in types)
+
+    def shares_output(self, t) -> bool:
+        """Whether target ``t`` may share its array with another target of the loop that stores the same value
+        (periodic_laplacian_2d's four ``0.5 * U``, the adjoints of its four rolls: one array written, not four):
+        an element loop's contribution to an adjoint (``d = f(...)``, ``b += d``), which its call only reads.
+        Not a new value (the SOI's output, which the code after it owns), and never an adjoint's first
+        contribution that takes the zeros' place (``numba_fusion`` does not claim a shared one)."""
+        return self.kind == "elem" and t.mode == "add"
+
+    def shared_targets(self) -> set[str]:
+        """The targets whose output array is another's (and those others): none may become its adjoint."""
+        pairs = self.same_output.items()
+        return {self.targets[k].target for pair in pairs for k in pair}
 
     def _vectorized_extremum(self) -> bool:
         """Whether the loop is one max/min whose steps may be LLVM's vectorized ``llvm.maximum`` (``minimum``),
@@ -290,9 +342,13 @@ class LoopFunction:
             return [lir.AugAssign(target, "+", call) if t.mode == "add" else lir.Assign(target, call)]
         # a contribution to an adjoint is computed fresh, then added (the adjoint may be a scalar or
         # an array of another shape, which NumPy's ``+=`` broadcasts)
-        outs = [lir.Name(t.target) if t.mode == "new" else lir.Name(self.fresh(f"d_{t.target}"))
-                for t in self.targets]
-        stmts: list[lir.Stmt] = [lir.Assign(outs[0] if len(outs) == 1 else lir.Tuple(tuple(outs), bare=True), call)]
+        outs: list[lir.Name] = []
+        for k, t in enumerate(self.targets):
+            outs.append(outs[self.same_output[k]] if k in self.same_output else
+                        lir.Name(t.target) if t.mode == "new" else lir.Name(self.fresh(f"d_{t.target}")))
+        returned = [o for k, o in enumerate(outs) if k not in self.same_output]
+        stmts: list[lir.Stmt] = [lir.Assign(returned[0] if len(returned) == 1 else
+                                            lir.Tuple(tuple(returned), bare=True), call)]
         for t, o in zip(self.targets, outs, strict=True):
             if t.mode == "add" and t.sum_to is not None:
                 self.writer.helpers.add("_sum_to")

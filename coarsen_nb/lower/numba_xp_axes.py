@@ -112,9 +112,11 @@ def _sum_to(g, shape):
     # its sum adds in), each point of g added at its point of ``shape``: scalar code, which Numba compiles
     # in milliseconds (its broadcast_shapes, broadcast_to and ndindex took 1-2 s in a fresh process)
     lines = ["def reduce(g, shape):"]
-    if g.ndim == k and g.layout == "C" and g.dtype == _nt.float64:
+    if g.ndim == k and g.dtype == _nt.float64:
         # (g of the shape already: g itself, as the NumPy helper returns it, not a copy made by adding it into
-        # zeros: an elementwise adjoint's every term, 2 ms a term at 10**6)
+        # zeros: an elementwise adjoint's every term, 2 ms a term at 10**6; of any layout: an element loop's
+        # result over a transposed view is laid out as the view, numba_xp_memory_order, and the copy was a
+        # strided pass, transposes 29 -> 33 ms)
         lines += ["    if g.shape == shape:", "        return g"]
     if g.ndim == k == 2 and g.layout == "C":
         # (a matrix summed along its rows, a row-wise max's or sum's adjoint (n, k) -> (n, 1): each row's sum in

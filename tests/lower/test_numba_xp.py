@@ -199,6 +199,19 @@ def test_sum_to_spreads_a_smaller_adjoint(g_shape, shape):
         _same(_sum_to(float(g), shape), want)          # a number, not a 0-d array
 
 
+@pytest.mark.parametrize("view", ["T", "fortran", "columns"])
+def test_sum_to_its_own_shape_is_g_itself_of_any_layout(view):
+    """(as the NumPy helper returns it: an element loop's result over a transposed view is laid out as the
+    view, numba_xp_memory_order; a copy was a strided pass) and a broadcast one is still summed."""
+    m = np.random.default_rng(3).normal(size=(4, 6))
+    g = {"T": m.T, "fortran": np.asfortranarray(m), "columns": m[:, ::2]}[view]
+    got = _sum_to(g, g.shape)
+    assert np.shares_memory(got, g)         # (g, or a view of its memory: no copy)
+    _same(got, g)
+    _same(_sum_to(g, (1, g.shape[1])), g.sum(axis=0, keepdims=True))
+    _same(_sum_to(g, (g.shape[1],)), array_helpers._sum_to(g, (g.shape[1],)))
+
+
 def test_put_past_the_end_is_an_index_error():
     with pytest.raises(IndexError):
         _put_and_sum_to(np.zeros(3), np.array([3]), np.array([1.0]), np.ones((2, 2)))
