@@ -28,7 +28,7 @@ import sympy as sp
 from coarsen_nb.lower import branch_domains
 from coarsen_nb.lower.branch_domains import BranchChoice
 from coarsen_nb.lower.domain import Domain, arg_point, loop_level, loop_nesting, masked_level
-from coarsen_nb.lower.printing import Nest, int_typed
+from coarsen_nb.lower.printing import Nest, common_coefficient, int_typed
 from coarsen_nb.lower.reduction_schedules import ArgPoint, DenseTerm, DenseWalk, Schedule, arg_factors, unaliased
 from coarsen_nb.phi import forms, gammas, logsumexp, scans
 from coarsen_nb.symbolic.levels import ELEM
@@ -194,6 +194,8 @@ class LevelWalk(DenseWalk):
             return self._piecewise(list(e.args), lv)
         if isinstance(e, (gammas.AndThen, gammas.OrElse)):
             return self._short_circuit(e, lv)
+        if isinstance(e, sp.Add):
+            return self._add(e, lv)
         if isinstance(e, sp.Mul) and e.args[0].is_Float and abs(float(e.args[0])) == 1.0 \
                 and not int_typed(rest := sp.Mul(*e.args[1:])):
             # as Printer._print_Mul: 1.0 * x is x computed here, not x's value (not memoized: a branch in x
@@ -202,6 +204,18 @@ class LevelWalk(DenseWalk):
         for a in e.args:
             if isinstance(a, sp.Basic):
                 self.value(a, lv)
+        return None
+
+    def _add(self, e: sp.Add, lv: Points) -> None:
+        """A sum's terms in the order ``OperatorPrinting._op`` prints them: ``c * (a - b)`` for ``c*a - c*b``,
+        else the negated terms last, each as its negation.  The order matters: the scalar branches of one
+        level take its ``cond`` levels in the order they are opened (``Points.decided``), so a branch in a
+        term printed first must be walked first."""
+        common = common_coefficient(e)
+        if common is not None:
+            return self.value(common[1], lv)
+        for x in sorted(e.args, key=lambda x: x.could_extract_minus_sign()):
+            self.value(-x if x.could_extract_minus_sign() else x, lv)
         return None
 
     def _symbol(self, s, lv: Points) -> None:
