@@ -4,9 +4,9 @@ level take that level's ``cond`` levels in the order they are opened, so when th
 terms in SymPy's order and the printer in its own, a branch in a term printed first got the other branch's
 level: ``InternalCompilerError: UndecidedLevel: the pre-pass opened no level ('branch', ...)``.
 
-Both programs were drawn by ``tests/phi/test_random_programs.py`` (stop 45, a far larger budget than the
-suite's); each adjoint is a sum where a negated term with a branch comes before a term whose adjoint reads
-another branch."""
+The first is a corpus entry; the other two were drawn by ``tests/phi/test_random_programs.py`` (stop 45, a
+far larger budget than the suite's); each adjoint is a sum where a negated term with a branch comes before a
+term whose adjoint reads another branch."""
 
 from __future__ import annotations
 
@@ -52,7 +52,19 @@ def main(a, n):
     return (0.5 * n + t2) / (1.0 + t0 * t0)
 '''
 
+# tests/corpus.py's early_return_top: the default selection raised the same since ea4f86b (a γ arm naming an
+# undefined value folds as undef does), which changed the shape of its adjoint's sum
+EARLY_RETURN_TOP = '''def main(x, y):
+    if x < 0.0:
+        return -x * x + y
+    z = math.exp(-x) * y
+    if z > 1.0:
+        return z - 1.0
+    return z * x
+'''
+
 CASES = {
+    "early-return-top": (EARLY_RETURN_TOP, ("x", "y"), [(0.3, 0.7), (-0.4, 1.2), (0.2, 2.5)]),
     "maximum-then-branch": (MAXIMUM_THEN_BRANCH, ("a", "b"), [(-0.1976, -0.8434, 1), (0.3, 0.2, 3), (0.9, -0.4, 2)]),
     "helper-in-branches": (HELPER_IN_BRANCHES, ("a",), [(6.88e-72, 5), (0.37, 1), (-0.6, 4), (0.95, 2)]),
 }
