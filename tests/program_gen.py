@@ -16,6 +16,10 @@ triangular ones included; ``while`` loops with a bounded trip count and a
 a bound of 0, or a condition that folds to False, ``k < n and (a - a) > 0.0``);
 ``continue``; early ``return`` s (also from loops); tuple and augmented
 assignment; array reads ``x[i]`` by a loop index; calls to a helper.
+``program_cases(extended=True)`` also draws numbers made by NumPy code over
+``x`` (sums of slices and reversals, ``np.where``, ``axis=`` reductions of an
+outer product, ``np.max``/``np.min``) and helpers that return from inside a
+loop or from nested branches.
 
 Safety by construction: every loop runs at most 6 times (12 for ``while``), a
 loop-carried value is updated only through a bounded function (``tanh``,
@@ -81,8 +85,9 @@ class _Scope:
 class _Writer:
     """Writes one program's text, drawing every choice from Hypothesis."""
 
-    def __init__(self, draw, has_x: bool, has_n: bool, helper: str | None):
+    def __init__(self, draw, has_x: bool, has_n: bool, helper: str | None, extended: bool = False):
         self.draw = draw
+        self.extended = extended
         self.has_x = has_x
         self.has_n = has_n
         self.helper = helper
@@ -190,6 +195,8 @@ class _Writer:
             kinds.append("return")
             if scope.loop_depth:
                 kinds += ["continue", "break"]
+        if self.extended and self.has_x:
+            kinds += ["array", "array"]
         getattr(self, "_s_" + self.choice(kinds))(scope, indent)
 
     def _s_assign(self, scope, indent):
@@ -313,6 +320,25 @@ class _Writer:
                         lambda s: self.emit(indent + 2, f"{acc} += x[{i}] * x[{j}] * {self.bounded(s)}"))
         scope.floats.append(acc)
 
+    def _s_array(self, scope, indent):
+        """A number made by NumPy code over ``x``: a slice, a reversal, ``np.where``, an axis reduction."""
+        name, e = self.fresh(), self.expr(scope, 1)
+        u = self.choice(["x", "x[1:]", "x[:-1]", "x[::-1]", "x[::2]"])
+        kind = self.choice(["slice", "where", "axis", "extremum", "pair"])
+        if kind == "slice":
+            text = f"np.sum(np.tanh({u} * {e}))"
+        elif kind == "where":
+            text = f"np.sum(np.where({u} > {e}, {u} * {e}, np.sin({u})))"
+        elif kind == "axis":
+            axis = self.choice(["0", "1"])
+            text = f"np.sum(np.sum(np.tanh(x[:, None] * x[None, :] + {e}), axis={axis}) * x)"
+        elif kind == "extremum":
+            text = f"np.{self.choice(['max', 'min'])}(np.sin({u} + {e}))"
+        else:
+            text = f"np.sum(x[1:] * x[:-1] * np.cos({e}))"
+        self.emit(indent, f"{name} = {text}")
+        scope.floats.append(name)
+
     def _s_while(self, scope, indent):
         w, k = self.fresh("w"), self.fresh("k")
         limit = "n" if self.has_n and self.flip() else str(self.draw(st.integers(0, 12)))
@@ -338,11 +364,26 @@ class _Writer:
         scope.floats.append(w)
 
 
-def _helper_def(draw) -> str:
-    """``def h(p, q)``: straight-line, or with an ``if`` and two returns."""
+def _helper_def(draw, extended: bool = False) -> str:
+    """``def h(p, q)``: straight-line, or with an ``if`` and two returns; ``extended``: also a loop whose
+    body may return (several returns inside a loop), or nested branches that return."""
     w = _Writer(draw, has_x=False, has_n=False, helper=None)
     scope = _Scope(["p", "q"])
     w.emit(0, "def h(p, q):")
+    form = draw(st.sampled_from(["loop", "nested", "plain"])) if extended else "plain"
+    if form == "loop":
+        i = w.fresh("i")
+        w.emit(1, f"for {i} in {w.choice(['range(3)', 'range(1, 4)', 'range(0)'])}:")
+        inner = scope.inner(i)
+        for _ in range(draw(st.integers(1, 2))):
+            w.emit(2, f"if {w.pred(inner)}:")
+            w.emit(3, f"return {w.expr(inner)}")
+        w.emit(2, f"p = {w.bounded(inner)} + 0.5 * p")
+    elif form == "nested":
+        w.emit(1, f"if {w.pred(scope)}:")
+        w.emit(2, f"if {w.pred(scope)}:")
+        w.emit(3, f"return {w.expr(scope)}")
+        w.emit(2, f"q = {w.bounded(scope)}")
     if draw(st.booleans()):
         w.emit(1, f"if {w.pred(scope)}:")
         w.emit(2, f"return {w.expr(scope)}")
@@ -351,12 +392,14 @@ def _helper_def(draw) -> str:
 
 
 @st.composite
-def program_cases(draw) -> Program:
-    """A random :class:`Program` of the subset (see the module docstring)."""
+def program_cases(draw, extended: bool = False) -> Program:
+    """A random :class:`Program` of the subset (see the module docstring).  ``extended`` also draws NumPy
+    statements over ``x`` (``_Writer._s_array``) and helpers that return from a loop or a nested branch;
+    the default draws exactly what it drew before, so the derandomized tests keep their examples."""
     floats = ["a", "b", "c"][: draw(st.integers(1, 3))]
     has_x, has_n = draw(st.booleans()), draw(st.booleans())
-    helper = _helper_def(draw) if draw(st.integers(0, 3)) == 0 else None
-    w = _Writer(draw, has_x, has_n, "h" if helper else None)
+    helper = _helper_def(draw, extended) if draw(st.integers(0, 3 - 2 * extended)) == 0 else None
+    w = _Writer(draw, has_x, has_n, "h" if helper else None, extended)
     params = [*floats, *(["x"] if has_x else []), *(["n"] if has_n else [])]
     w.emit(0, f"def main({', '.join(params)}):")
     scope = _Scope(list(floats))

@@ -178,6 +178,11 @@ class OperatorPrinting:
             self._reduced_memo[x] = False     # cycles cannot occur; this only bounds the recursion
             if isinstance(x, sp.Symbol):
                 out = x in self.temps and self.is_reduced(self.temps[x])
+            elif isinstance(x, (sp.Piecewise, sp.ITE)) and not self.where_choices:
+                # a Python ``if`` picks one arm as it is: a reduction in its predicate does not make the value
+                # an array (numba adds no 0-d array into a float: ``b_a += xp.asarray(choice, ...)`` fell back)
+                arms = [c.expr for c in x.args] if isinstance(x, sp.Piecewise) else x.args[1:]
+                out = any(self.is_reduced(a) for a in arms)
             else:
                 out = isinstance(x, (forms.Reduction, forms.ElemSum)) or any(
                     self.is_reduced(a) for a in x.args if isinstance(a, sp.Basic))

@@ -194,23 +194,28 @@ class LevelWalk(DenseWalk):
             return self._piecewise(list(e.args), lv)
         if isinstance(e, (gammas.AndThen, gammas.OrElse)):
             return self._short_circuit(e, lv)
+        if isinstance(e, sp.Add):
+            return self._add(e, lv)
         if isinstance(e, sp.Mul) and e.args[0].is_Float and abs(float(e.args[0])) == 1.0 \
                 and not int_typed(rest := sp.Mul(*e.args[1:])):
             # as Printer._print_Mul: 1.0 * x is x computed here, not x's value (not memoized: a branch in x
             # printed elsewhere too is decided twice)
             return self._compute(rest if e.args[0] > 0 else -rest, lv)
-        if isinstance(e, sp.Add):
-            # as Printer._op: c * (a - b) computes a - b; a sum its positive terms first, then the negated
-            # ones as their positive values (the order the branches in them are decided in)
-            common = common_coefficient(e)
-            if common is not None:
-                return self.value(common[1], lv)
-            for _, x in signed_terms(e):
-                self.value(x, lv)
-            return None
         for a in e.args:
             if isinstance(a, sp.Basic):
                 self.value(a, lv)
+        return None
+
+    def _add(self, e: sp.Add, lv: Points) -> None:
+        """A sum's terms in the order ``OperatorPrinting._op`` prints them: ``c * (a - b)`` for ``c*a - c*b``,
+        else the negated terms last, each as its negation.  The order matters: the scalar branches of one
+        level take its ``cond`` levels in the order they are opened (``Points.decided``), so a branch in a
+        term printed first must be walked first."""
+        common = common_coefficient(e)
+        if common is not None:
+            return self.value(common[1], lv)
+        for _, x in signed_terms(e):
+            self.value(x, lv)
         return None
 
     def _symbol(self, s, lv: Points) -> None:
