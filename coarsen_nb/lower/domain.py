@@ -260,12 +260,18 @@ def loop_nesting(deps, binders, inner=()) -> list:
 
 def loop_level(deps, index, bounds, outer: str, over) -> Domain:
     """The level of the loop ``index`` over ``range(*bounds)`` opened under points of kind ``outer`` that vary
-    over the indices ``over`` (outermost first): one loop at one point (``range``: under the root, a scalar
-    branch, or points that vary over no index), a rectangular nest (``rect``: the bounds ``a``, ``b`` vary
-    over none of ``over``) or a segment per point (``segment``).  ``deps(e)``: the indices ``e`` varies over.
-    The one place the NumPy printer's loop levels are decided (``Printer._child`` prints what it says)."""
+    over the indices ``over`` (outermost first): one loop at one point (``range``: under the root, or points
+    that vary over no index, as a scalar branch's arm there), a rectangular nest (``rect``: the bounds ``a``,
+    ``b`` vary over none of ``over``) or a segment per point (``segment``).  ``deps(e)``: the indices ``e``
+    varies over.  The one place the NumPy printer's loop levels are decided (``Printer._child`` prints what
+    it says).
+
+    A scalar branch's arm inside an array level (``c if v < a else v + i`` in a loop over i, v invariant:
+    ``cond`` points that vary over i) has that level's points: a loop opened there runs at each of them, as
+    under the array level itself (it was one loop at one point, which the printer reduced as segments of
+    no segment map: an internal error)."""
     bounds, over = tuple(bounds), tuple(over)
-    if outer in ("root", "cond") or not over:
+    if outer == "root" or not over:
         kind = "range"
     else:
         kind = "segment" if (deps(bounds[0]) | deps(bounds[1])) & set(over) else "rect"

@@ -162,7 +162,7 @@ def _lanes(loop: Loop, reads: dict[str, int], fresh, types: dict, consts: dict, 
 
     lanes = Lanes(deps, bools, consts, zeros, izeros, fresh)
     contributions = [Let(name, e, info.line) for name, (_, e) in accumulators.items()]
-    if any(getattr(types.get(name), "ndim", 0) for name in deps) or \
+    if any(getattr(types.get(name), "ndim", 0) for name in deps) or _counts_differ(kept, deps) or \
             not _keeps_python_errors(kept + contributions, deps) or \
             not all(maskable(n, deps, lane_copies(kept, counter), bools) for n in _loops(kept) if n.cond in deps) or \
             not all(widenable(n, lanes) for n in _loops(kept)):
@@ -286,6 +286,15 @@ def _dependent(nodes, counter: str) -> set[str]:
     while walk(nodes):
         pass
     return deps
+
+
+def _counts_differ(nodes, deps: set[str]) -> bool:
+    """Whether an inner ``for ... in range(...)`` of ``nodes`` has bounds that differ by lane (``range(i)`` in
+    the loop over i): ``range`` takes one integer, and the lanes would run different counts of steps.  (A
+    ``while`` or a ``break`` whose exit differs by lane runs masked instead: phi/lane_masks.py.)"""
+    return any(n.info.kind == "range" and any(set(ir.names_used(x)) & deps for x in (n.info.start, n.info.stop,
+                                                                                     n.info.step) if x is not None)
+               for n in _loops(nodes))
 
 
 def _loops(nodes) -> list[Loop]:
