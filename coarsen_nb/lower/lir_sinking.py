@@ -55,10 +55,47 @@ def _sink_target(body: list, i: int) -> tuple[int, int] | None:
         if not isinstance(later, lir.If) or not later.orelse or bound & set(names_in(later.test)):
             return None
         reading = [k for k, arm in enumerate((later.body, later.orelse)) if bound & _mentioned(arm)]
-        if len(reading) != 1 or bound & _mentioned(body[j + 1:]):
+        if len(reading) != 1:
+            return None
+        same = _same_tests(body, j, bound)
+        if _read_outside(body[j + 1:], bound, same, reading[0]):
             return None
         return j, reading[0]
     return None
+
+
+def _same_tests(body: list, j: int, bound: set[str]) -> frozenset:
+    """The tests that take the same arm as ``body[j]`` 's wherever they are evaluated after it: its test, and
+    names bound once (in the whole function) to the very expression its test name was bound to, where that
+    expression reads nothing rebound after ``body[j]`` (nor anything in ``bound``)."""
+    test = body[j].test
+    if not isinstance(test, Name):
+        return frozenset()
+    assigned = [t for t in lir.statements(body) if isinstance(t, lir.Assign) and isinstance(t.target, Name)]
+    defining = [t.value for t in assigned if t.target.id == test.id]
+    if len(defining) != 1:
+        return frozenset()
+    value = defining[0]
+    rebound = {n for t in lir.statements(body[j + 1:]) for n in t.targets()}
+    if set(names_in(value)) & (rebound | bound):
+        return frozenset()
+    names = [t.target.id for t in assigned if t.value == value]
+    return frozenset(n for n in names if sum(t.target.id == n for t in assigned) == 1)
+
+
+def _read_outside(body, bound: set[str], same: frozenset, arm: int) -> bool:
+    """Whether a statement of ``body`` mentions a name of ``bound`` other than in the arm ``arm`` of an ``if``
+    whose test is a name of ``same``."""
+    for s in body:
+        if isinstance(s, lir.If) and isinstance(s.test, Name) and s.test.id in same:
+            if bound & _mentioned(s.blocks()[1 - arm] if len(s.blocks()) == 2 else ()):
+                return True
+            continue
+        if bound & {*lir.reads(s), *s.targets()}:
+            return True
+        if any(_read_outside(block, bound, same, arm) for block in s.blocks()):
+            return True
+    return False
 
 
 def _movable(s: lir.Stmt) -> bool:
