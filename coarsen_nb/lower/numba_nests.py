@@ -37,6 +37,7 @@ from __future__ import annotations
 import sympy as sp
 
 from coarsen_nb.lower import lir, lir_exprs, lir_passes, numba_extrema
+from coarsen_nb.lower.lir_sinking import sink_into_branches
 from coarsen_nb.lower.nest_analysis import (
     arg_point,
     computed_inside,
@@ -104,6 +105,8 @@ class NestLoops(RowLogSumExp, LoopFunction):
         self._note(block.pr)
         # (a value computed once before a loop that the loop's printer then did not ask for)
         body = list(lir_passes.drop_dead_assignments(tuple(body)))
+        # (a reduction only one arm of the tail's choice reads, computed in that arm: lir_sinking)
+        body = sink_into_branches(body)
         name = self.register(params, body, self.loads)
         own = frozenset(t.id for t in [*(t for _, _, t, _ in self.tables), *(r for r, _ in self.rows.values()),
                                        *(values for values, *_ in self.chunked)])

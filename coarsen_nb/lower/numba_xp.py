@@ -162,6 +162,15 @@ def _asarray(v, dtype=None, copy=None):
                 return v
             return same
 
+        wanted = getattr(dtype, "instance_type", None) or getattr(dtype, "dtype", None)
+        if wanted == v.dtype and (_omitted(copy) or copy is False or
+                                  isinstance(copy, _nt.BooleanLiteral) and not copy.literal_value):
+            # NumPy's asarray of an array of that dtype is the array itself (``astype`` copies: a choice's
+            # arm ``asarray(m, dtype=float64)`` copied 10**6 floats, lower/branches.py)
+            def as_it_is(v, dtype=None, copy=None):
+                return v
+            return as_it_is
+
         def converted(v, dtype=None, copy=None):
             return v.astype(dtype)
         return converted

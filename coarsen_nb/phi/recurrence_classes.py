@@ -125,11 +125,15 @@ def classify(lifter, kb, name, states, value, init, k, rng, trip, triangular=Fal
     # max / min: Max(v, g) or γ(g > v, g, v)
     ext = None if triangular else extremum(value, v)
     if ext is not None:
-        kind, g = ext
+        kind, g, skips = ext
         if not depends_on(kb, g, others):
             gs = kb.temp(f"g:{name}", g)
             node = RMax if kind == "max" else RMin
             red = kb.temp(f"{kind}:{name}", node(gs, k, start, stop, step))
+            if skips:
+                red = kb.temp(f"{kind}:{name}:nan", nan_skipping(kb, name, kind, node, red, g, k, rng))
+                # a NaN start stays: no term is above (below) a NaN, as in the loop
+                return gamma(red > init, red, init) if kind == "max" else gamma(red < init, red, init)
             # Python's max(m, g) keeps m on a tie, and so does `if g > m: m = g`
             return gamma(init >= red, init, red) if kind == "max" else gamma(init <= red, init, red)
     # linear with an invariant coefficient: v <- a*v + b(k)   (C6, C7)
@@ -231,8 +235,23 @@ def _pow_int(a, m):
     return sp.Integer(1) if a == 1 else PowInt(a, m)
 
 
+def nan_skipping(kb, name, kind, node, red, g, k, rng):
+    """The loop's extremum where a NaN term never wins (``if g > m: m = g`` is false for a NaN g, so the loop
+    steps over it), at no cost to NaN-free data: the namespace's reduction ``red`` (NaN-propagating) as it is,
+    and only where it is a NaN (one scalar test) the reduction again over γ(g > -inf, g, -inf), a NaN term the
+    reduction's identity.  The printers print a scalar γ as a branch: the slow arm runs only for a NaN."""
+    bound = -sp.oo if kind == "max" else sp.oo
+    keeps = sp.StrictGreaterThan(g, bound, evaluate=False) if kind == "max" else \
+        sp.StrictLessThan(g, bound, evaluate=False)
+    skipping = kb.temp(f"g:{name}:nan", gamma(keeps, g, bound))
+    slow = kb.temp(f"{kind}:{name}:skipping", node(skipping, k, *rng))
+    return gamma(sp.Eq(red, red, evaluate=False), red, slow)
+
+
 def extremum(value, v):
-    """("max"|"min", g) if ``value`` is max(v, g) or min(v, g) written as a γ, else None."""
+    """("max"|"min", g, skips) if ``value`` is max(v, g) or min(v, g) written as a γ, else None.  ``skips``: v is
+    the γ's false arm (``if g > m: m = g``), so a NaN g never replaces v and a NaN v stays (every comparison
+    with a NaN is false)."""
     if not (isinstance(value, sp.Piecewise) and len(value.args) == 2):
         return None
     (first, c), (second, _) = value.args
@@ -253,7 +272,7 @@ def extremum(value, v):
     greater = c.rel_op in (">", ">=")
     # cond true  <=>  first > second  (when greater and lhs is first, or not greater and lhs is second)
     first_wins_when_larger = greater == lhs_is_first
-    return ("max" if first_wins_when_larger else "min"), g
+    return ("max" if first_wins_when_larger else "min"), g, second == v
 
 
 def _unfolded(c, first, second):

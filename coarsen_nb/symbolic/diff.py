@@ -285,7 +285,35 @@ def _rule(e, b, act, add, deps, level) -> None:
             add(init, forms.Unwritten(b, k, lo, hi, st, *idx), level)
         _chain(body, forms.Gather(b, *idx), act, add, deps(body) | deps(k))
         return
+    skipping = nan_skipping_extremum(e, deps.temps)
+    if skipping is not None:
+        body, k, lo, hi, st = skipping.args
+        weight = b * forms.ArgOneHot(body, k, lo, hi, st, sp.Integer(1 if skipping.kind == "max" else -1))
+        deps.scan(weight)
+        # through the terms only: the test red == red says which arm, its derivative is none
+        _chain(body, weight, act - set(e.free_symbols), add, deps(body) | deps(k))
+        return
     _chain(e, b, act, add, level)
+
+
+def nan_skipping_extremum(e, temps: dict):
+    """The one reduction ``e`` stands for where it is a loop's NaN-skipping max (min),
+    γ(red == red, red, red') of :func:`coarsen_nb.phi.recurrence_classes.nan_skipping`, else None.
+
+    Its adjoint is one one-hot, at the extremum of the terms where a NaN never wins: the reduction over
+    γ(red == red, g, γ(g > -inf, g, -inf)), a scalar test around the terms, so on NaN-free data the one-hot is
+    the namespace's argmax of g (nothing else computed), and only where red is a NaN the NaN-skipping one."""
+    if not (isinstance(e, sp.Piecewise) and len(e.args) == 2):
+        return None
+    (fast, test), (slow, _) = e.args
+    if not (isinstance(test, sp.Eq) and test.args == (fast, fast)):
+        return None
+    red, red_skipping = temps.get(fast), temps.get(slow)
+    if not (isinstance(red, (forms.RMax, forms.RMin)) and type(red_skipping) is type(red)
+            and red.args[1:] == red_skipping.args[1:]):
+        return None
+    terms, skipping_terms = (temps.get(t, t) for t in (red.args[0], red_skipping.args[0]))
+    return type(red)(gammas.gamma(test, terms, skipping_terms), *red.args[1:])
 
 
 def _reads_a_write(e, temps: dict, seen=None) -> bool:

@@ -26,7 +26,7 @@ import sympy as sp
 
 from coarsen_nb.phi import forms, scans
 from coarsen_nb.plan import Kernel
-from coarsen_nb.symbolic.diff import active_symbols, derivative, tidy
+from coarsen_nb.symbolic.diff import active_symbols, derivative, nan_skipping_extremum, tidy
 
 
 @dataclass
@@ -66,7 +66,12 @@ def jvp(kernel: Kernel, active: set[str]) -> KernelJVP:
     for t, e in kernel.body:
         if t not in act:
             continue
-        te = _tangent(e, dot, act)
+        skipping = nan_skipping_extremum(e, temps)
+        if skipping is not None:
+            # one reduction's tangent, through its terms (the test red == red has none)
+            te = _tangent(skipping, {u: d for u, d in dot.items() if u not in e.free_symbols}, act)
+        else:
+            te = _tangent(e, dot, act)
         if te is None or te == 0:
             continue
         dt = sp.Symbol(f"d:{t.name}", real=True)

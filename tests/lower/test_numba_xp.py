@@ -428,3 +428,20 @@ def test_an_empty_reduction_along_an_axis_says_what_numpy_says():
     with pytest.raises(ValueError) as numba_says:
         _max_rows(np.empty((0, 3)))
     assert str(numba_says.value) == str(numpy_says.value)
+
+
+def test_asarray_of_an_array_of_its_dtype_is_the_array_as_numpys():
+    """NumPy's ``asarray(m, dtype=m.dtype)`` is ``m`` itself, and ``copy=True`` copies; a choice's array arm is
+    printed ``asarray(m, dtype=float64)`` (lower/branches.py), which copied every element under numba."""
+    @numba.njit
+    def both(m, flags):
+        return (xp.asarray(m, dtype=xp.float64), xp.asarray(m, dtype=xp.float64, copy=True),
+                xp.asarray(flags, dtype=xp.float64))
+
+    m, flags = np.arange(4.0), np.arange(4) > 1
+    same, copied, converted = both(m, flags)
+    for got, want in zip((same, copied, converted), (np.asarray(m, dtype=np.float64),
+                                                     np.asarray(m, dtype=np.float64, copy=True),
+                                                     np.asarray(flags, dtype=np.float64)), strict=True):
+        assert np.array_equal(got, want) and got.dtype == want.dtype
+        assert np.shares_memory(got, m) == np.shares_memory(want, m)
