@@ -2,24 +2,12 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 from gradcheck import assert_close, finite_difference
+from test_loop_extrema_nan import per_row  # (the per-row minimum both files check)
 
 import coarsen_nb as cn
-
-
-def per_row(a, m0, x):
-    s = m0
-    for i in range(x.shape[0] // 2):
-        m = math.inf
-        for j in range(2):
-            if x[2 * i + j] * a < m:
-                m = x[2 * i + j] * a
-        s = s + m
-    return s * a
 
 
 @pytest.mark.parametrize("backend", ["numpy", "numba"])
