@@ -81,6 +81,9 @@ class Backend:
     # does: printed through the module's ``_loop_max`` (lower/extrema_helpers.py), where the namespace's own
     # ``xp.max`` keeps whichever zero its order meets last (NumPy's); numba's steps each row as the loop does
     extrema_first_zero: bool = True
+    # the user's scalar divisions raise ZeroDivisionError at 0 though the code holds NumPy floats (a batched
+    # sum): printed through ``_div`` (lower/division_checks.py); numba's entry points raise by their error model
+    checked_division: bool = False
 
     @property
     def tape(self) -> ModuleType | None:
@@ -178,7 +181,7 @@ def _cupy_fuser() -> ModuleType:
 _CUPY_VERSION_CHECK = '''if int(xp.__version__.split(".")[0]) < 14:
     raise ImportError(f"needs CuPy >= 14 (array-API functions such as cumulative_sum), found {xp.__version__}")'''
 
-NUMPY = Backend("numpy", "numpy", "NumPy")
+NUMPY = Backend("numpy", "numpy", "NumPy", checked_division=True)
 CUPY = Backend("cupy", "cupy", "CuPy", prologue=_CUPY_VERSION_CHECK, load_fuser=_cupy_fuser, loads_everywhere=False,
                load_helpers=_cupy_helpers,
                install_hint="install CuPy on a machine with a CUDA GPU (pip install coarsen-nb[cupy]); "

@@ -130,7 +130,7 @@ def vjp_function(writer, name: str) -> ast.FunctionDef:
     writer.source()
     printed = writer.printed[name]
     fn = lir_ast.function_def(printed.name, printed.params, printed.defaults, printed.body, printed.def_line)
-    return _LoopExtremaAsReductions().visit(fn)
+    return _CheckedDivisionsAsOperators().visit(_LoopExtremaAsReductions().visit(fn))
 
 
 class _LoopExtremaAsReductions(ast.NodeTransformer):
@@ -148,6 +148,19 @@ class _LoopExtremaAsReductions(ast.NodeTransformer):
         if f in ("_loop_segment_max", "_loop_segment_min"):
             return ast.copy_location(ast.Call(ast.Name(f.replace("_loop", ""), ast.Load()), node.args, []), node)
         return node
+
+
+class _CheckedDivisionsAsOperators(ast.NodeTransformer):
+    """The user's checked divisions as the operators they are: ``_div(a, b)`` as ``a / b`` (``_mod``, ``_floordiv``
+    as ``%``, ``//``; lower/division_checks.py: a test of the divisor, which the model counts in no other division)."""
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        op = _CHECKED_OPERATORS.get(node.func.id) if isinstance(node.func, ast.Name) else None
+        return node if op is None else ast.copy_location(ast.BinOp(node.args[0], op(), node.args[1]), node)
+
+
+_CHECKED_OPERATORS = {"_div": ast.Div, "_mod": ast.Mod, "_floordiv": ast.FloorDiv}
 
 
 MAX_PASSES = 64                # most passes of a `while` on known ints the model runs (a scan's log2 n)

@@ -95,6 +95,10 @@ class Printer(ExpressionPrinting, LevelPrinting, OperatorPrinting, NestPrinting,
         # Derivative code divides and raises to powers as IEEE 754 does (see helpers._ieee_div): the
         # adjoint and tangent writers set this after the primal values, which keep Python's errors.
         self.ieee = False
+        # a scalar division in the user's program raises ZeroDivisionError at a divisor of 0 whatever its operands'
+        # types: printed through the module's ``_div`` (lower/division_checks.py), where Python's own ``/``
+        # would not raise (a NumPy float of a batched sum; a numba loop under NumPy's error model)
+        self.checked_division = False
         # the kernel's arrays may have different shapes (NumPy broadcasts them): an elementwise value
         # is broadcast to the level's shape before its points are numbered in the flattened array
         self.broadcast = broadcast
@@ -111,7 +115,7 @@ class Printer(ExpressionPrinting, LevelPrinting, OperatorPrinting, NestPrinting,
         self._tables: dict = {}       # power tables of rectangular nests, by (factor, level)
         self._reduced_memo: dict = {}
         self._blocks: list[list] = []     # the bodies open in ``block()``, innermost last
-        self.deps = Deps(temps, reads, self._array_leaf, exprs)
+        self.deps = Deps(temps, reads, self.is_array_leaf, exprs)
         # the pre-pass that decides the levels of each request before it is printed (LevelPrinting._request)
         self.walk = LevelWalk(self)
         self.root.mirror = self.walk.root
@@ -236,7 +240,8 @@ class Printer(ExpressionPrinting, LevelPrinting, OperatorPrinting, NestPrinting,
                 code = self.call("take", flat, lv.mask, axis=lir.Lit("0"))
         return code
 
-    def _array_leaf(self, s) -> bool:
+    def is_array_leaf(self, s) -> bool:
+        """Whether ``s`` is an array the kernel reads whole (not a temporary, an element read or a loop index)."""
         if s in self.temps or s in self.reads or s in self.deps.ranges:
             return False
         try:

@@ -351,6 +351,7 @@ HELPER_DECORATOR = "@_jit_helper"
 #: bounds checks where every index is in bounds by construction
 NUMBA_HELPER_DECORATORS = {"_exp": "@numba.extending.intrinsic",
                            "_logsumexp": "@_jit_inline", "_cos": "@_jit_inline", "_sin": "@_jit_inline",
+                           "_div": "@_jit_inline", "_mod": "@_jit_inline", "_floordiv": "@_jit_inline",
                            "_window_matvec": "@_jit_unchecked",
                            "_window_vecmat": "@_jit_unchecked", "_window_outer_add": "@_jit_unchecked",
                            **ELEMENTARY_DECORATORS}

@@ -416,8 +416,10 @@ class LoopFunction:
             temps, exprs = {k: settle(v) for k, v in temps.items()}, [settle(e) for e in exprs]
         temps.update(extra or {})
         pr = Printer("xp", leaf, reads, temps, indent=indent, names=self.writer.names, exprs=exprs)
-        # NumPy's error model (``_jit_loop``) already divides and raises to powers as IEEE 754 does
+        # NumPy's error model (``_jit_loop``) already divides and raises to powers as IEEE 754 does; a forward
+        # over the user's loops checks their divisions as Python does (an element loop is the user's array code)
         pr.ieee = False
+        pr.checked_division = self.tag == "fwd" and self.kind not in ("elem", "elemsum")
         pr.words = naming.kernel_words(self.kernel, self.writer.plan.words, pr.deps.ranges)
         if settle is not None:          # (the user's names for the values the settled branches leave)
             pr.words = {**{settle(e): w for e, w in pr.words.items()}, **pr.words}

@@ -20,7 +20,7 @@ import math
 
 import sympy as sp
 
-from coarsen_nb.lower import lir
+from coarsen_nb.lower import division_checks, lir
 from coarsen_nb.lower.lir import BinOp, Call, Compare, Lit, Name, Paren, Unary
 from coarsen_nb.lower.printing import (
     Level,
@@ -33,7 +33,7 @@ from coarsen_nb.lower.printing import (
     number_code,
     signed_terms,
 )
-from coarsen_nb.phi import domain, elementary, forms
+from coarsen_nb.phi import domain, elementary, forms, rounding
 from coarsen_nb.phi.gammas import is_boolean
 from coarsen_nb.rules.record import spell
 from coarsen_nb.rules.table import missing, no_derivative, printed
@@ -90,6 +90,8 @@ class OperatorPrinting:
             made = self.scalar_call(self, e, a)      # (a numba loop's own spelling: lower/numba_trig.py)
             if made is not None:
                 return made
+        if not array and type(e) in _CHECKED_ROUNDING and division_checks.checked(self, e.args[:1], e.args[1:]):
+            return Call(Name(self.helper(_CHECKED_ROUNDING[type(e)])), tuple(a))     # (Python's % and // at 0)
         p = printed(type(e))
         if p is not None:
             # a primitive's form: spelled as its registration says (rules/)
@@ -193,7 +195,7 @@ class OperatorPrinting:
         if e.args[0] == -1:
             # -(a*b) as the negation of the product a*b: one shared node when a*b is used elsewhere
             return Unary("-", self.value(-e, lv))
-        num, den, sign = [], [], False
+        num, den, den_values, sign = [], [], [], False
         cast = not all(int_typed(self.resolved(f)) for f in e.args)   # (a·γ(0, 0) "is" an integer)
         args = list(e.args)
         consts = [f for f in args if f.is_number and f.is_real]
@@ -213,18 +215,21 @@ class OperatorPrinting:
             elif isinstance(f, sp.Pow) and f.exp.is_Number and f.exp < 0:
                 if f.exp == -1:
                     den.append(self._pow(f.base, 1, lv, array, cast=cast))
+                    den_values.append(f.base)
                 else:
                     # sqrt(tau), vol**2, ...: shared subexpressions, computed once like any other node
                     pos = sp.Pow(f.base, -f.exp)
                     code = self.value(pos, lv)
                     den.append(self._floats([pos], [code], force=True)[0] if cast else code)
+                    den_values.append(pos)
             else:
                 num.append(self._floats([f], [self.value(f, lv)], force=True)[0] if cast else self.value(f, lv))
         text = chain("*", num) if num else Lit("1.0" if den else "1")
         if den:
             d = den[0] if len(den) == 1 else Paren(chain("*", den))
-            text = self._divide(text, d, array)
-            if self._ieee_division(d, array):
+            num_values = [f for f in args if not (isinstance(f, sp.Pow) and f.exp.is_Number and f.exp < 0)]
+            text = self._divide(text, d, array, value=(num_values, den_values))
+            if isinstance(text, Call):
                 return Unary("-", text) if sign else text      # a call needs no parentheses of its own
         return Unary("-", Paren(text)) if sign else Paren(text)
 
@@ -238,9 +243,9 @@ class OperatorPrinting:
             if not array:
                 self.uses_math = True
             root = self.call("sqrt", b) if array else Call(lir.Attr(Name("math"), "sqrt"), (b,))
-            return root if exp > 0 else self._divide(Lit("1.0"), root, array, wrap=True)
+            return root if exp > 0 else self._divide(Lit("1.0"), root, array, wrap=True, value=((), (base,)))
         if exp == -1:
-            return self._divide(Lit("1.0"), b, array, wrap=True)
+            return self._divide(Lit("1.0"), b, array, wrap=True, value=((), (base,)))
         if exp == 1:
             return b
         if exp == 2:
@@ -253,12 +258,16 @@ class OperatorPrinting:
         plain = is_atom_code(b) and is_atom_code(x) and not str(b).startswith("-") and not str(x).startswith("-")
         return _power(b, x) if plain else _power(Paren(b), Paren(x))
 
-    def _divide(self, num: lir.Expr, den: lir.Expr, array: bool, wrap: bool = False) -> lir.Expr:
+    def _divide(self, num: lir.Expr, den: lir.Expr, array: bool, wrap: bool = False, value=None) -> lir.Expr:
         """``num / den`` (in parentheses with ``wrap``); in scalar derivative code IEEE's ±inf or nan
         where Python would raise ZeroDivisionError (the derivative of sqrt at 0), unless ``den`` is
-        a nonzero number."""
+        a nonzero number; where the printer checks the user's divisions, Python's ZeroDivisionError whatever
+        the operands' types (``value``: the numerator's factors and the divisor's, as SymPy expressions,
+        :mod:`~coarsen_nb.lower.division_checks`)."""
         if self._ieee_division(den, array):
             return Call(Name(self.helper('_ieee_div')), (num, den))
+        if not array and value is not None and division_checks.checked(self, *value):
+            return Call(Name(self.helper('_div')), (num, den))
         return Paren(BinOp("/", num, den)) if wrap else BinOp("/", num, den)
 
     def _ieee_division(self, den: lir.Expr, array: bool) -> bool:
@@ -267,6 +276,8 @@ class OperatorPrinting:
 
 
 _ZERO = Lit("0.0")
+#: the user's ``%`` and ``//`` by a divisor the printer checks (lower/division_checks.py): the module's helper
+_CHECKED_ROUNDING = {rounding.PyMod: "_mod", sp.Mod: "_mod", rounding.FloorDiv: "_floordiv"}
 
 
 def _power(base: lir.Expr, exp: lir.Expr) -> lir.Expr:

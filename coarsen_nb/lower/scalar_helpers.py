@@ -34,6 +34,28 @@ def _ieee_div(a, b):
     return math.copysign(math.inf, a) * math.copysign(1.0, b)
 
 
+def _div(a, b):
+    """a / b as Python divides the user's numbers: ZeroDivisionError at b == 0, also where the code holds them
+    otherwise (a batched sum's NumPy float, ``np.float64(0.0) / 0`` is nan; a numba loop's NumPy error model)."""
+    if b == 0:
+        raise ZeroDivisionError("float division by zero")
+    return a / b
+
+
+def _mod(a, b):
+    """a % b as Python takes the user's numbers' remainder: ZeroDivisionError at b == 0 (see ``_div``)."""
+    if b == 0:
+        raise ZeroDivisionError("float modulo")
+    return a % b
+
+
+def _floordiv(a, b):
+    """a // b as Python floor-divides the user's numbers: ZeroDivisionError at b == 0 (see ``_div``)."""
+    if b == 0:
+        raise ZeroDivisionError("float floor division by zero")
+    return a // b
+
+
 def _ieee_pow(a, b):
     """a ** b as IEEE 754's pow where Python raises or returns a complex number: inf for 0.0 ** -0.5
     and on overflow (-inf for a negative base and an odd exponent), nan for a negative base and a
@@ -56,4 +78,4 @@ def _ipow(a, m):
 
 
 #: the helpers of this module, in the order the registry (:mod:`coarsen_nb.lower.helpers`) lists them
-HELPER_FUNCTIONS = (_softplus, _sigmoid, _ieee_div, _ieee_pow, _ipow)
+HELPER_FUNCTIONS = (_softplus, _sigmoid, _ieee_div, _div, _mod, _floordiv, _ieee_pow, _ipow)
