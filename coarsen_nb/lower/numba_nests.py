@@ -56,7 +56,6 @@ from coarsen_nb.lower.numba_tiles import tiled
 from coarsen_nb.lower.numba_trig import CHUNK
 from coarsen_nb.lower.printing import is_atom_code
 from coarsen_nb.phi import forms
-from coarsen_nb.symbolic.diff import skipping_terms
 
 _START = {"sum": lir.Lit("0.0"), "prod": lir.Lit("1.0"),
           "max": lir.Unary("-", lir.Attr(lir.Name("math"), "inf")), "min": lir.Attr(lir.Name("math"), "inf")}
@@ -270,7 +269,7 @@ class NestLoops(RowLogSumExp, LoopFunction):
             var, rng = self._range(k, block.pr)
             at, best, v = (lir.Name(self.fresh(w)) for w in ("at", "best", "v"))
             scan = Block(self._point({**index, k: var}, known))
-            g = scan.pr.value(skipping_terms(hot.args[0]))
+            g = scan.pr.value(hot.args[0])
             better = lir.Compare(">" if hot.args[5] > 0 else "<", v, best)
             nan_first = lir.BoolOp("and", (lir.Compare("!=", v, v), lir.Compare("==", best, best)))
             test = lir.BoolOp("or", (lir.Compare("<", at, lir.Lit("0")), better, nan_first))
@@ -315,21 +314,10 @@ class NestLoops(RowLogSumExp, LoopFunction):
         sign = 1 if node.kind == "max" else -1
         for t in self.dom.targets:
             for n in self.body.nodes(t.expr):
-                if isinstance(n, forms.ArgOneHot) and n.args[1:5] == node.args[1:5] and \
-                        (n.args[5] > 0) == (sign > 0) and (n.args[0] == node.args[0] or self._skipping(n, node)):
+                if isinstance(n, forms.ArgOneHot) and n.args[:5] == node.args[:5] and \
+                        (n.args[5] > 0) == (sign > 0):
                     return n
         return None
-
-    def _skipping(self, hot, node) -> bool:
-        """Whether ``hot`` is a NaN-skipping loop extremum's one-hot (its body γ(red == red, g, g'), g' the terms
-        with a NaN as -inf: :func:`~coarsen_nb.symbolic.diff.skipping_terms`) and ``node`` the max of g (red) or
-        of g' (red').  Its arg loop steps over g' (:meth:`_arg_loop`), so its best is red'; and red is read only
-        by the join γ(red == red, red, red'), which red' for red gives the same value (red' is never a NaN)."""
-        slow = skipping_terms(hot.args[0])
-        if slow is hot.args[0]:
-            return False
-        terms = self.body.temps.get(node.args[0], node.args[0])
-        return terms in (hot.args[0].args[0][0], slow)
 
     def _hoisted(self, block, known: dict, exprs, level: frozenset) -> dict:
         """``known`` and the values of ``exprs`` that an inner loop would compute at every point but that

@@ -124,21 +124,18 @@ def classify(lifter, kb, name, states, value, init, k, rng, trip, triangular=Fal
             return init + red if op == "+" else init * red
     # max / min: Max(v, g) or γ(g > v, g, v)
     ext = None if triangular else extremum(value, v)
-    if ext is not None and not ext[2]:
-        # the accumulator is the γ's first arm (``m = max(g, m)``: Python's max keeps its first argument
-        # unless the second is greater): a NaN term replaces m and the next term replaces that NaN, so the
-        # loop's value is the extremum after its last NaN; no reduction gives that: the loop runs as written
-        raise NotSymbolic("a max or min that a NaN term restarts")
     if ext is not None:
         kind, g, skips = ext
         if not depends_on(kb, g, others):
             gs = kb.temp(f"g:{name}", g)
             node = RMax if kind == "max" else RMin
             red = kb.temp(f"{kind}:{name}", node(gs, k, start, stop, step))
-            red = kb.temp(f"{kind}:{name}:nan", nan_skipping(kb, name, kind, node, red, gs, k, rng))
-            # a NaN start stays: no term is above (below) a NaN, as in the loop; a tie keeps the start, as
-            # Python's max(m, g) and `if g > m: m = g` do
-            return gamma(red > init, red, init) if kind == "max" else gamma(red < init, red, init)
+            if skips:
+                red = kb.temp(f"{kind}:{name}:nan", nan_skipping(kb, name, kind, node, red, g, k, rng))
+                # a NaN start stays: no term is above (below) a NaN, as in the loop
+                return gamma(red > init, red, init) if kind == "max" else gamma(red < init, red, init)
+            # Python's max(m, g) keeps m on a tie, and so does `if g > m: m = g`
+            return gamma(init >= red, init, red) if kind == "max" else gamma(init <= red, init, red)
     # linear with an invariant coefficient: v <- a*v + b(k)   (C6, C7)
     expanded = sp.expand(value) if not value.has(sp.Piecewise) else value
     if expanded.is_polynomial(v) and sp.degree(expanded, v) == 1:

@@ -62,14 +62,13 @@ def _python_round(args, xp):
     return round(x) if isinstance(x, (int, float)) else xp.round(x)   # Python's: an int, half to even
 
 
-def _python_chain(name: str):
-    """Python's ``max(a, b, ...)`` as its own loop does it: the first argument, replaced by each later one that
-    is greater (``b if b > a else a``), so a NaN after the first is passed over and a NaN first stays
-    (``max(nan, 1.0)`` is nan, ``max(1.0, nan)`` is 1.0).  ``min`` likewise with ``<``."""
+def _chain(better):
+    """``min``/``max`` of two or more as a γ chain: its derivative is then a Piecewise like every other
+    branch (C2)."""
     def lift(*args):
         out = args[0]
         for b in args[1:]:
-            out = gamma(b > out, b, out) if name == "max" else gamma(b < out, b, out)
+            out = gamma(better(out, b), out, b)
         return out
     return lift
 
@@ -82,7 +81,8 @@ def _builtin_extremum(name: str):
     def evaluate(args, xp):
         return getattr(xp, reduced)(args[0]) if len(args) == 1 else python(*args)
 
-    return Primitive(name, "elementwise", (1, 2, 3, 4), name, evaluate=evaluate, lift=_python_chain(name),
+    better = (lambda a, b: a <= b) if name == "min" else (lambda a, b: a >= b)
+    return Primitive(name, "elementwise", (1, 2, 3, 4), name, evaluate=evaluate, lift=_chain(better),
                      spelling=Spelling(array=name, step=called(name)), total=True,
                      one_arg=reduced, kink=True, result="int of ints")
 

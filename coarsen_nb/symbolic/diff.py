@@ -290,15 +290,8 @@ def _rule(e, b, act, add, deps, level) -> None:
         body, k, lo, hi, st = skipping.args
         weight = b * forms.ArgOneHot(body, k, lo, hi, st, sp.Integer(1 if skipping.kind == "max" else -1))
         deps.scan(weight)
-        # through the terms g alone, where g > -inf (a NaN or -inf term's derivative is never read: selected, not
-        # multiplied by a zero weight): at the one-hot's point, the first arg-extremum, both arms of the body
-        # have that derivative, and it has no scalar branch on red == red around it (whose arms a printer's
-        # point would open levels for)
-        terms, keeps = body.args[0][0], skipping_terms(body).args[0][1]
-        for u in sorted(terms.free_symbols & (act - set(e.free_symbols)), key=str):
-            d = tidy(derivative(terms, u))
-            if d != 0:
-                add(u, weight * gammas.gamma(keeps, d, sp.Integer(0)), deps(body) | deps(k))
+        # through the terms only: the test red == red says which arm, its derivative is none
+        _chain(body, weight, act - set(e.free_symbols), add, deps(body) | deps(k))
         return
     _chain(e, b, act, add, level)
 
@@ -321,18 +314,6 @@ def nan_skipping_extremum(e, temps: dict):
         return None
     terms, skipping_terms = (temps.get(t, t) for t in (red.args[0], red_skipping.args[0]))
     return type(red)(gammas.gamma(test, terms, skipping_terms), *red.args[1:])
-
-
-def skipping_terms(body):
-    """The NaN-skipping terms γ(g > -inf, g, -inf) of a one-hot's body γ(red == red, g, γ(g > -inf, g, -inf))
-    (:func:`nan_skipping_extremum`), else ``body``.  Where red is not a NaN no term is one, so both arms have
-    the same first arg-extremum: a printer whose arg loop steps over each term anyway (numba's) finds it over
-    this arm alone, one test per term and no scalar branch around the terms."""
-    if isinstance(body, sp.Piecewise) and len(body.args) == 2:
-        (_, test), (slow, _) = body.args
-        if isinstance(test, sp.Eq) and test.args[0] == test.args[1]:
-            return slow
-    return body
 
 
 def _reads_a_write(e, temps: dict, seen=None) -> bool:

