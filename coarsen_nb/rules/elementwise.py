@@ -87,11 +87,22 @@ def _builtin_extremum(name: str):
                      one_arg=reduced, kink=True, result="int of ints")
 
 
-def _binary_extremum(name: str, alias: str):
-    """``np.maximum``/``np.minimum`` (``math.fmax``/``fmin``): a γ chain, NaN-propagating in NumPy."""
-    better = (lambda a, b: a >= b) if name == "maximum" else (lambda a, b: a <= b)
-    return Primitive(name, "elementwise", (2,), name, aliases=(alias,), lift=_chain(better),
-                     spelling=Spelling(array=name), total=True, cost="elementwise")
+def _is_nan(x):
+    """``x != x``, kept as written (SymPy would fold it to False: it does not know of NaN)."""
+    return sp.Ne(x, x, evaluate=False)
+
+
+def _binary_extremum(name: str, nan: str):
+    """``np.maximum``/``np.minimum`` and ``np.fmax``/``np.fmin`` as one γ each, with NumPy's NaN rule: ``maximum``
+    is ``a if a > b or a != a else b`` (a NaN in either wins), ``fmax`` is ``a if a > b or b != b else b`` (a NaN
+    in either loses: the other argument); a tie gives ``b``, as NumPy's arrays do for ±0 (its fmax of two
+    scalars gives ``a``).  The NaN test is part of the predicate: one ``where``, one comparison more."""
+    better = (lambda a, b: a > b) if name in ("maximum", "fmax") else (lambda a, b: a < b)
+
+    def lift(a, b):
+        return gamma(sp.Or(better(a, b), _is_nan(a if nan == "wins" else b)), a, b)
+    return Primitive(name, "elementwise", (2,), name, lift=lift, spelling=Spelling(array=name), total=True,
+                     cost="elementwise")
 
 
 #: d/dx ∛x = 1 / (3·∛x²); real for every real x (NumPy's cbrt, math.cbrt: ∛-8 = -2).
@@ -137,8 +148,10 @@ ELEMENTWISE: tuple[Primitive, ...] = (
     Primitive("erf", "elementwise", (1,), None, "erf", scipy="special.erf", evaluate=_erf, lift=elementary.Erf,
               forms=(elementary.Erf,), spelling=Spelling("_erf", "math.erf", "erf", helper="_erf"), total=True,
               cost="elementwise"),
-    _binary_extremum("maximum", "fmax"),
-    _binary_extremum("minimum", "fmin"),
+    _binary_extremum("maximum", "wins"),
+    _binary_extremum("minimum", "wins"),
+    _binary_extremum("fmax", "loses"),
+    _binary_extremum("fmin", "loses"),
     Primitive("power", "elementwise", (2,), "power", "pow", ("pow",), lift=lambda a, b: a ** b,
               spelling=Spelling(array="pow"), cost="elementwise"),
     Primitive("square", "elementwise", (1,), "square", lift=lambda a: a ** 2, spelling=Spelling(array="square"),
