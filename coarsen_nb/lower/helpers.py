@@ -16,6 +16,7 @@ registered (:class:`Helper` itself).
 
 from __future__ import annotations
 
+import functools
 import inspect
 import types
 from collections.abc import Iterable, Mapping
@@ -30,7 +31,9 @@ class Helper:
     (the other helpers it calls, ``math``, ``xp``; attribute names too, which name no helper)."""
 
     name: str
-    source: str
+    # its text, or the function of this package's helper modules whose text it is (read on first use:
+    # :attr:`source`)
+    written: str | types.FunctionType
     names: frozenset[str]
     # whether it writes into an argument (a fused loop that also scatters in place): a call to it is kept even
     # where nothing reads what it returns (lir_passes.drop_dead_assignments)
@@ -39,10 +42,17 @@ class Helper:
     # reads only some of its results call a copy computing only those (lir_liveness.drop_dead_code's narrow)
     record: object = None
 
+    @property
+    def source(self) -> str:
+        """Its text.  A helper function's is read from its file when a module first prints it, not when this
+        table is made: ``inspect.getsource`` of every helper (58, tokenizing their files) was ~25 ms of each
+        cold process's import of the back half, which prints a handful of them."""
+        return self.written if isinstance(self.written, str) else _text_of(self.written)
+
     @classmethod
     def of_function(cls, function: types.FunctionType) -> Helper:
         """A helper of this package's helper modules: its text as written, its names from its code."""
-        return cls(function.__name__, inspect.getsource(function), code_names(function.__code__))
+        return cls(function.__name__, function, code_names(function.__code__))
 
     @classmethod
     def of_source(cls, source: str) -> Helper:
@@ -51,6 +61,12 @@ class Helper:
         module = compile(source, "<helper>", "exec")
         function = next(c for c in module.co_consts if isinstance(c, types.CodeType))
         return cls(function.co_name, source, code_names(module) - {function.co_name})
+
+
+@functools.cache
+def _text_of(function: types.FunctionType) -> str:
+    """A helper function's text as written (read once per process)."""
+    return inspect.getsource(function)
 
 
 def code_names(code: types.CodeType) -> frozenset[str]:

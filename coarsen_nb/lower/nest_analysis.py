@@ -108,7 +108,8 @@ def maximal_reductions(body: Body, e) -> list:
             stack.extend(sp.sympify(i) for i in body.reads[x][1])
         else:
             stack.extend(x.args)
-    return sorted(found, key=str)
+    # (one or none needs no order: printing a reduction that holds γ's to sort it is most of a cold call)
+    return sorted(found, key=str) if len(found) > 1 else list(found)
 
 
 def computed_inside(node) -> sp.Expr:

@@ -12,6 +12,8 @@ import sympy as sp
 import sympy.functions.elementary.piecewise as _piecewise_module
 from sympy.core.cache import cacheit
 
+from coarsen_nb.phi import relation_simplify
+
 
 def is_boolean(x) -> bool:
     """Whether a lifted value is a truth value (a predicate, a flag, a bool-typed SSA value)."""
@@ -147,7 +149,9 @@ def as_written(cond):
 # again in every predicate that reads it (segment_distance's clamp: four times, 0.7 s of its 1.35 s build), and the
 # answer is a pure function of the condition, so piecewise_fold's one call site gets SymPy's own memo
 # (``cacheit``: SymPy's objects are immutable and hashable; ``sympy.core.cache.clear_cache`` empties it too).
-_piecewise_module.simplify_logic = cacheit(_piecewise_module.simplify_logic)
+# Its deep step's relations are simplified without SymPy's costly proof that their sides differ where one
+# exact value shows it (relation_simplify: the same result; segment_distance's call 0.42 -> ~0.1 s).
+_piecewise_module.simplify_logic = cacheit(relation_simplify.simplify_logic)
 
 
 def _not_to_nnf(self, simplify=True):
