@@ -201,9 +201,27 @@ class LevelWalk(DenseWalk):
             # as Printer._print_Mul: 1.0 * x is x computed here, not x's value (not memoized: a branch in x
             # printed elsewhere too is decided twice)
             return self._compute(rest if e.args[0] > 0 else -rest, lv)
+        if isinstance(e, sp.Mul):
+            return self._mul(e, lv)
         for a in e.args:
             if isinstance(a, sp.Basic):
                 self.value(a, lv)
+        return None
+
+    def _mul(self, e: sp.Mul, lv: Points) -> None:
+        """A product's values as ``OperatorPrinting._mul`` computes them: ``-(a*b)`` as the value ``a*b``, a
+        factor ``y**-1`` as ``y`` (a division), ``y**-k`` as ``y**k``.  Where the printer's memo holds a value
+        a loop writer put there (``printing.Level.memo``), the walk then stops where the printer stops: walked
+        as factors, ``y**-1`` known to the memo hid ``y``, which the printer divides by and computes (a branch
+        in ``y``, decided by no walk: ``UndecidedLevel``); ``a*b`` known hid nothing, and the walk went into
+        ``a`` and ``b``, which a later request then found walked but the printer had never computed."""
+        if e.args[0] == -1:
+            return self.value(-e, lv)
+        for f in e.args:
+            if isinstance(f, sp.Pow) and f.exp.is_Number and f.exp < 0:
+                self.value(f.base if f.exp == -1 else sp.Pow(f.base, -f.exp), lv)
+            else:
+                self.value(f, lv)
         return None
 
     def _add(self, e: sp.Add, lv: Points) -> None:
