@@ -13,6 +13,7 @@ import math
 import sympy as sp
 
 from coarsen_nb.lower import lir
+from coarsen_nb.lower.dask_printing import both_arms, nan_test_choice
 from coarsen_nb.lower.lir import Assign, BinOp, Call, Index, Lit, Name, Paren, Tuple, Unary
 from coarsen_nb.lower.printing import FLAT, Level, int_typed, is_atom_code, length
 from coarsen_nb.phi import gammas
@@ -241,6 +242,12 @@ class BranchPrinting:
         with self.block() as body:
             choose(0, lv)
         chain = _where_chain(body[-1], out, self.call) if body and isinstance(body[-1], lir.If) else None
+        if chain is None and body and isinstance(body[-1], lir.If) and nan_test_choice(clauses, self.resolved):
+            # (a loop extremum's NaN test: both arms, then where; the reduction is not computed while the graph is
+            # built: dask_printing)
+            lazy = both_arms(body[-1], out, self.call)
+            if lazy is not None:
+                body = [*body[:-1], *lazy]
         for s in body if chain is None else body[:-1]:      # (the first predicate's statements, either way)
             self.emit(s)
         if chain is not None:
