@@ -9,8 +9,10 @@ under the dask backend only (``ModuleWriter.printer`` sets them; NumPy's, CuPy's
   a reduced value, which computes the graph built so far; here ``_python_sign(a)``, ``where`` of the same
   choices on a 0-d Dask array (determinant's gradient: the sign of det(A)).
 * A loop extremum's NaN test (``if g > m: m = g`` steps over a NaN term: :func:`nan_test_choice`), which the
-  NumPy module prints as ``if red == red: ... else: <the reduction again, a NaN term skipped>``: here both arms,
-  then ``xp.where`` of them (:func:`both_arms`), so the reduction is not computed while the graph is built.
+  NumPy module prints as ``if red == red: ... else: <the reduction again, a NaN term skipped>``: here both arms
+  at the level of the choice (the reduction again over the terms ``red`` already has there), then ``xp.where``
+  of them (``BranchPrinting._scalar_piecewise``; its pre-pass, ``LevelWalk._scalar_piecewise``, opens no arm
+  level for it), so the reduction is not computed while the graph is built.
 """
 
 from __future__ import annotations
@@ -44,8 +46,8 @@ def nan_test_choice(clauses, resolved) -> bool:
     :func:`coarsen_nb.phi.recurrence_classes.nan_skipping` and its adjoint (``symbolic/diff.py``) write it:
     γ(red == red, red, red') with red' the same reduction over the terms, a NaN term skipped, or, in the
     adjoint's one-hot, γ(red == red, g, γ(g > -inf, g, -inf)).  Both arms then read only the terms ``red``
-    itself read, so evaluating the arm not taken cannot fail: under Dask both are computed and the choice is
-    a ``where`` (:func:`both_arms`).  ``resolved``: the printer's (a temp symbol -> its expression)."""
+    itself read, so evaluating the arm not taken cannot fail: under Dask both are computed, at the level of the
+    choice, and the choice is a ``where``.  ``resolved``: the printer's (a temp symbol -> its expression)."""
     if len(clauses) != 2:
         return False
     (fast, test), (slow, _) = clauses
@@ -60,13 +62,3 @@ def nan_test_choice(clauses, resolved) -> bool:
     # (the adjoint's terms: the NaN-skipping arm is a choice between the terms and the reduction's identity)
     return isinstance(other, sp.Piecewise) and any(resolved(arm) == resolved(fast) for arm, _ in other.args)
 
-
-def both_arms(stmt: lir.If, out: lir.Name, call) -> list[lir.Stmt] | None:
-    """The statements of ``if t: ...; out = a`` ``else: ...; out = b`` as both arms' statements, then
-    ``out = where(t, a, b)`` (``call``: the printer's, ``xp.where``); None where an arm does not end by
-    assigning ``out``.  Only for arms that cannot fail where they are not taken (:func:`nan_test_choice`)."""
-    arms = (stmt.body, stmt.orelse)
-    if not all(arm and isinstance(arm[-1], lir.Assign) and arm[-1].target == out for arm in arms):
-        return None
-    return [*stmt.body[:-1], *stmt.orelse[:-1],
-            lir.Assign(out, call("where", stmt.test, stmt.body[-1].value, stmt.orelse[-1].value))]

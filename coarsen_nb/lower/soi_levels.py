@@ -27,6 +27,7 @@ import sympy as sp
 
 from coarsen_nb.lower import branch_domains
 from coarsen_nb.lower.branch_domains import BranchChoice
+from coarsen_nb.lower.dask_printing import nan_test_choice
 from coarsen_nb.lower.domain import Domain, arg_point, loop_level, loop_nesting, masked_level
 from coarsen_nb.lower.printing import Nest, common_coefficient, int_typed, signed_terms
 from coarsen_nb.lower.reduction_schedules import ArgPoint, DenseTerm, DenseWalk, Schedule, arg_factors, unaliased
@@ -359,6 +360,11 @@ class LevelWalk(DenseWalk):
     def _scalar_piecewise(self, clauses, lv: Points) -> None:
         if clauses[0][1] == sp.true or len(clauses) == 1:
             return self.value(clauses[0][0], lv)
+        if getattr(self.soi, "where_choices", False) and nan_test_choice(clauses, self.soi.resolved):
+            # (Dask's where of a loop extremum's NaN test: its test, then both arms, at this level)
+            for x in (clauses[0][1], clauses[0][0], clauses[1][0]):
+                self.value(x, lv)
+            return None
         cond_lv = lv
         for k, (expr, cond) in enumerate(clauses):
             if cond == sp.true or k == len(clauses) - 1:
