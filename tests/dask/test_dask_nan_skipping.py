@@ -85,8 +85,11 @@ def _assert_equal(got, want_value, want_grads):
         np.testing.assert_allclose(computed(g), w, rtol=1e-12, atol=1e-12, equal_nan=True)
 
 
-@pytest.mark.parametrize("how", CHUNKINGS)
-@pytest.mark.parametrize("data", sorted(DATA))
+#: (data, chunking): every data set in uneven chunks, a NaN among the terms in each chunking
+ON_A_CLUSTER = sorted({(d, "uneven") for d in DATA} | {("a-nan", how) for how in CHUNKINGS})
+
+
+@pytest.mark.parametrize(("data", "how"), ON_A_CLUSTER)
 @pytest.mark.parametrize("name", sorted(FUNCTIONS))
 def test_a_nan_skipping_extremum_on_a_cluster_equals_the_plain_function(client, name, data, how):
     with client.as_current():
