@@ -13,6 +13,7 @@ import math
 import sympy as sp
 
 from coarsen_nb.lower import lir
+from coarsen_nb.lower.dask_printing import nan_test_choice
 from coarsen_nb.lower.lir import Assign, BinOp, Call, Index, Lit, Name, Paren, Tuple, Unary
 from coarsen_nb.lower.printing import FLAT, Level, int_typed, is_atom_code, length
 from coarsen_nb.phi import gammas
@@ -210,7 +211,9 @@ class BranchPrinting:
         arrays = any(self.deps(x) & varying for x, _ in clauses)     # the value is an array of lv's points
 
         def arm(expr, cond_lv: Level) -> lir.Expr:
-            code = self.value(expr, self._cond_level(cond_lv))
+            return shaped(expr, self.value(expr, self._cond_level(cond_lv)))
+
+        def shaped(expr, code: lir.Expr) -> lir.Expr:
             # at an array level an arm may be a plain number (b in `i if p else b`): an array of the
             # level's points either way (later code indexes it by segment or gathers from it)
             if not self._is_array_level(lv):
@@ -235,6 +238,14 @@ class BranchPrinting:
 
         if clauses[0][1] == sp.true or len(clauses) == 1:
             return self.value(clauses[0][0], lv)
+        if self.where_choices and nan_test_choice(clauses, self.resolved):
+            # (a loop extremum's NaN test under Dask: both arms at this level, where the reduction's terms are
+            # already, then where; the test is not computed while the graph is built: dask_printing)
+            (fast, test), (slow, _) = clauses
+            c = self.value(test, lv)
+            codes = [shaped(x, self.value(x, lv)) for x in (fast, slow)]
+            self.emit(Assign(out, self.call("where", c, *codes)))
+            return out
         if not self.where_choices:
             choose(0, lv)
             return out

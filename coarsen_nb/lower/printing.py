@@ -61,6 +61,31 @@ class Nest:
         return any(a.kind in ("range", "elem") for a in self.ancestors())
 
 
+class _Memo(dict):
+    """A level's memo (expression -> its code) that tells the level walk (``soi_levels``) what is computed.
+
+    The loop writers put values here from outside the printer (a nest's accumulator, a row's table, a
+    log-sum-exp computed once): the printer then never computes them, and the walk, which did not know, walked
+    into them and opened the branches in them at the level.  The printer takes a level's branch levels in the
+    order they were opened, so a branch printed later got a level opened for one never printed (an internal
+    ``UndecidedLevel``, or a level decided for another branch).  For the walk to stop where the printer stops,
+    it walks each node as the printer computes it (``LevelWalk._mul``: a factor ``1/n`` known here hides the
+    ``n`` the printer divides by only from a walk of the product's factors as SymPy has them)."""
+
+    def __init__(self, level: Level):
+        super().__init__()
+        self.level = level
+
+    def __setitem__(self, key, value) -> None:
+        super().__setitem__(key, value)
+        if self.level.mirror is not None:
+            self.level.mirror.memo.add(key)
+
+    def update(self, other=(), **more) -> None:
+        for key, value in dict(other, **more).items():
+            self[key] = value
+
+
 class Level(Nest):
     """A set of points at which values are arrays of one length (see the module docstring)."""
 
@@ -78,7 +103,7 @@ class Level(Nest):
         # elementwise level's shape of arrays that broadcast is ``_broadcast_shape(...)``
         self._size_calls = size_calls
         self.index_code: dict = {}          # binder symbol -> the expression of its index array at this level
-        self.memo: dict = {}
+        self.memo: dict = _Memo(self)
         self.children: dict = {}
         self.rect: Expr | None = None       # a ``rect`` domain's count per parent point
         # the points of the pre-pass this level prints (``soi_levels.Points``: its domain, the levels opened under

@@ -27,6 +27,7 @@ import sympy as sp
 
 from coarsen_nb.lower import branch_domains
 from coarsen_nb.lower.branch_domains import BranchChoice
+from coarsen_nb.lower.dask_printing import nan_test_choice
 from coarsen_nb.lower.domain import Domain, arg_point, loop_level, loop_nesting, masked_level
 from coarsen_nb.lower.printing import Nest, common_coefficient, int_typed, signed_terms
 from coarsen_nb.lower.reduction_schedules import ArgPoint, DenseTerm, DenseWalk, Schedule, arg_factors, unaliased
@@ -201,9 +202,27 @@ class LevelWalk(DenseWalk):
             # as Printer._print_Mul: 1.0 * x is x computed here, not x's value (not memoized: a branch in x
             # printed elsewhere too is decided twice)
             return self._compute(rest if e.args[0] > 0 else -rest, lv)
+        if isinstance(e, sp.Mul):
+            return self._mul(e, lv)
         for a in e.args:
             if isinstance(a, sp.Basic):
                 self.value(a, lv)
+        return None
+
+    def _mul(self, e: sp.Mul, lv: Points) -> None:
+        """A product's values as ``OperatorPrinting._mul`` computes them: ``-(a*b)`` as the value ``a*b``, a
+        factor ``y**-1`` as ``y`` (a division), ``y**-k`` as ``y**k``.  Where the printer's memo holds a value
+        a loop writer put there (``printing.Level.memo``), the walk then stops where the printer stops: walked
+        as factors, ``y**-1`` known to the memo hid ``y``, which the printer divides by and computes (a branch
+        in ``y``, decided by no walk: ``UndecidedLevel``); ``a*b`` known hid nothing, and the walk went into
+        ``a`` and ``b``, which a later request then found walked but the printer had never computed."""
+        if e.args[0] == -1:
+            return self.value(-e, lv)
+        for f in e.args:
+            if isinstance(f, sp.Pow) and f.exp.is_Number and f.exp < 0:
+                self.value(f.base if f.exp == -1 else sp.Pow(f.base, -f.exp), lv)
+            else:
+                self.value(f, lv)
         return None
 
     def _add(self, e: sp.Add, lv: Points) -> None:
@@ -341,6 +360,11 @@ class LevelWalk(DenseWalk):
     def _scalar_piecewise(self, clauses, lv: Points) -> None:
         if clauses[0][1] == sp.true or len(clauses) == 1:
             return self.value(clauses[0][0], lv)
+        if getattr(self.soi, "where_choices", False) and nan_test_choice(clauses, self.soi.resolved):
+            # (Dask's where of a loop extremum's NaN test: its test, then both arms, at this level)
+            for x in (clauses[0][1], clauses[0][0], clauses[1][0]):
+                self.value(x, lv)
+            return None
         cond_lv = lv
         for k, (expr, cond) in enumerate(clauses):
             if cond == sp.true or k == len(clauses) - 1:

@@ -8,11 +8,10 @@ Two more, older, on the way (the ``outer-count`` case, an inner ``range(i1)``):
 
 * under ``max_soi=1`` and ``per_block`` the outer loop ran over its lanes (phi/batching.py) although the inner
   loop's count differs by lane: ``range()`` of an array, a CoarsenError blaming the user's valid program;
-* under numba the level walk walks into a value a loop writer has put into the printer's memo (a nest's
-  accumulator), opening a branch level the printer never takes, and a later branch gets it: ``UndecidedLevel``.
-  NOT fixed: telling the walk of every value seeded into a memo fixed this case but broke a Dask chunk's rows
-  (tests/dask/test_dask_chunk_counts.py, the same error elsewhere); a strict xfail until the walk and the
-  writers agree (notes/README.md)."""
+* under numba the level walk walked into a value a loop writer had put into the printer's memo (a nest's
+  accumulator), opening a branch level the printer never took, and a later branch got it: ``UndecidedLevel``
+  (the walk now knows the memo, ``printing.Level.memo``, and walks a product as the printer computes it:
+  tests/lower/test_walk_of_seeded_values.py has the rows' and the log-sum-exp rows' cases)."""
 
 from __future__ import annotations
 
@@ -52,12 +51,8 @@ def _python(src: str):
 @pytest.mark.parametrize("name", list(CASES))
 @pytest.mark.parametrize("selection", [{}, {"max_soi": 1}, {"per_block": True}], ids=["default", "L=1", "per-block"])
 @pytest.mark.parametrize("backend", ["numpy", "numba"])
-def test_a_loop_read_in_an_arm_of_a_scalar_branch_inside_a_loop(name, selection, backend, request):
+def test_a_loop_read_in_an_arm_of_a_scalar_branch_inside_a_loop(name, selection, backend):
     pytest.importorskip(backend)
-    if backend == "numba" and not selection and name == "outer-count":
-        request.applymarker(pytest.mark.expects_internal_error)
-        request.applymarker(pytest.mark.xfail(strict=True, raises=cn.CoarsenError, reason=(
-            "the level walk walks into a numba nest's accumulator the printer has in its memo: UndecidedLevel")))
     src = CASES[name]
     fn = _python(src)
     f = cn.coarsen(src, wrt=("a", "b", "c"), backend=backend, **selection)
