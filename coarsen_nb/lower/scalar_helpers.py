@@ -35,23 +35,28 @@ def _ieee_div(a, b):
 
 
 def _div(a, b):
-    """a / b as Python divides the user's numbers: ZeroDivisionError at b == 0, also where the code holds them
-    otherwise (a batched sum's NumPy float, ``np.float64(0.0) / 0`` is nan; a numba loop's NumPy error model)."""
-    if b == 0:
+    """a / b as Python divides the user's numbers, also where the code holds them otherwise (a batched sum's
+    NumPy float, ``np.float64(0.0) / 0`` is nan; a numba loop's NumPy error model): ZeroDivisionError at
+    ``b == 0`` where ``a`` is 0 — a sum of no terms, Python's ``0.0`` — or a Python number (its own ``/``
+    raises).  A NumPy float ``a`` other than 0 divides as NumPy's does, as the user's sum of array elements
+    does in Python (``s / (len(x) - 1)`` on one record is inf with a warning)."""
+    if b == 0 and a == 0:
         raise ZeroDivisionError("float division by zero")
     return a / b
 
 
 def _mod(a, b):
-    """a % b as Python takes the user's numbers' remainder: ZeroDivisionError at b == 0 (see ``_div``)."""
-    if b == 0:
+    """a % b as Python takes the user's numbers' remainder: ZeroDivisionError at b == 0 where ``a`` is 0 or a
+    Python number (see ``_div``)."""
+    if b == 0 and a == 0:
         raise ZeroDivisionError("float modulo")
     return a % b
 
 
 def _floordiv(a, b):
-    """a // b as Python floor-divides the user's numbers: ZeroDivisionError at b == 0 (see ``_div``)."""
-    if b == 0:
+    """a // b as Python floor-divides the user's numbers: ZeroDivisionError at b == 0 where ``a`` is 0 or a
+    Python number (see ``_div``)."""
+    if b == 0 and a == 0:
         raise ZeroDivisionError("float floor division by zero")
     return a // b
 

@@ -83,10 +83,13 @@ def test_scalar_helpers_give_ieee_754_where_python_raises():
 
 
 def test_div_raises_pythons_error_though_an_operand_is_a_numpy_float():
-    """``np.float64(0.0) / 0`` is nan with a warning; the user's Python numbers raise (lower/division_checks.py)."""
-    for a, b in [(np.float64(0.0), 0), (0.0, np.float64(0.0)), (1.0, 0), (np.float64(2.0), np.int64(0))]:
+    """``np.float64(0.0) / 0`` is nan with a warning; a sum of no terms (0) or a Python number raises, a NumPy
+    float other than 0 divides as NumPy's (lower/division_checks.py)."""
+    for a, b in [(np.float64(0.0), 0), (0.0, np.float64(0.0)), (1.0, 0), (np.float64(0.0), np.int64(0))]:
         with pytest.raises(ZeroDivisionError):
             H["_div"](a, b)
+    with np.errstate(divide="ignore"):
+        assert H["_div"](np.float64(2.0), 0) == np.float64(2.0) / 0 == np.inf
     assert H["_div"](np.float64(3.0), 2) == 1.5 and H["_div"](1, 4) == 0.25
     for z in (-800.0, -3.0, 0.0, 2.5, 800.0):
         assert H["_softplus"](z) == pytest.approx(float(np.logaddexp(0.0, z)), rel=1e-15, abs=1e-300)
