@@ -11,8 +11,7 @@ float64 where none is given) and writes the allocation straight into the caller,
 ValueError), then for the zeros a memset of the data, as Numba's ``np.zeros`` does (the loop nest storing 0.0
 became the same memset in LLVM).  The arrays are C-ordered; ``zeros_like`` too (NumPy's keeps an F-ordered
 argument's order: the values are the same); ``zeros_like`` of a number is a 0-d array, as NumPy's.
-The allocator Numba calls (``_call_allocator``) is still compiled once per process, by whichever allocation
-comes first (an array expression's too).
+The allocator is called directly (:func:`_allocated`): nothing is compiled for it either.
 
 As numba_xp_axes, the text is pasted after the files before it in ``Backend.prologue`` (this block left out);
 imported on its own (the tests), it takes numba_xp's names.  NumPy and Numba only; no ``__future__`` import.
@@ -24,11 +23,14 @@ _omitted, _np, _nt, xp = _base._omitted, _base._np, _base._nt, _base.xp
 # </own-module>
 
 import numba.extending  # noqa: E402
+from llvmlite import ir as _llvm_ir  # noqa: E402
 from numba.core import cgutils as _cgutils  # noqa: E402
 from numba.core.typing.npydecl import parse_dtype as _parse_dtype  # noqa: E402
 from numba.core.typing.npydecl import parse_shape as _rank_of_shape  # noqa: E402
-from numba.np.arrayobj import _empty_nd_impl, _parse_shape  # noqa: E402
+from numba.np.arrayobj import _parse_shape  # noqa: E402
+from numba.np.arrayobj import get_itemsize as _itemsize  # noqa: E402
 from numba.np.arrayobj import make_array as _make_array  # noqa: E402
+from numba.np.arrayobj import populate_array as _populate  # noqa: E402
 
 
 def _element_type(dtype, default):
@@ -49,8 +51,34 @@ def _dtype_argument(dtype):
 
 def _allocated(context, builder, array_type, shapes, fill):
     """A new C-ordered array of ``array_type`` and ``shapes`` (lowered lengths), its bytes zeroed where ``fill``:
-    Numba's own ``np.empty`` code, then ``np.zeros``' memset."""
-    array = _empty_nd_impl(context, builder, array_type, shapes)
+    the code of Numba's ``np.empty`` (``arrayobj._empty_nd_impl``: the size's overflow check, NumPy's message,
+    the aligned allocation), then ``np.zeros``' memset.  Numba's reaches the allocator through a function it
+    compiles per error model of the caller (``_call_allocator``: ``Array._allocate``, whose code is this one
+    call); here the call is written directly, so a loop function (NumPy's error model) and an entry point
+    (Python's) compile nothing for it."""
+    intp = context.get_value_type(_nt.intp)
+    itemsize = context.get_constant(_nt.intp, _itemsize(context, array_type))
+    length, overflow = context.get_constant(_nt.intp, 1), _llvm_ir.Constant(_llvm_ir.IntType(1), 0)
+    for s in shapes:
+        product = builder.smul_with_overflow(length, s)
+        length = builder.extract_value(product, 0)
+        overflow = builder.or_(overflow, builder.extract_value(product, 1))
+    strides = [itemsize]
+    for s in reversed(shapes[1:]):
+        strides.append(builder.mul(strides[-1], s))
+    strides = tuple(reversed(strides)) if shapes else ()
+    size = builder.smul_with_overflow(length, itemsize)
+    overflow = builder.or_(overflow, builder.extract_value(size, 1))
+    with builder.if_then(overflow, likely=False):
+        context.call_conv.return_user_exc(builder, ValueError, (
+            "array is too big; `arr.size * arr.dtype.itemsize` is larger than the maximum possible size.",))
+    align = context.get_constant(_nt.uint32, context.get_preferred_array_alignment(array_type.dtype))
+    meminfo = context.nrt.meminfo_alloc_aligned(builder, builder.extract_value(size, 0), align)
+    pointer = context.get_data_type(array_type.dtype).as_pointer()
+    data = builder.bitcast(context.nrt.meminfo_data(builder, meminfo), pointer)
+    array = _make_array(array_type)(context, builder)
+    _populate(array, data=data, shape=_cgutils.pack_array(builder, shapes, ty=intp),
+              strides=_cgutils.pack_array(builder, strides, ty=intp), itemsize=itemsize, meminfo=meminfo)
     if fill:
         _cgutils.memset(builder, array.data, builder.mul(array.itemsize, array.nitems), 0)
     return array._getvalue()
