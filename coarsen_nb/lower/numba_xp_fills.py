@@ -1,17 +1,18 @@
 # <own-module>
-"""More of the numba ``xp`` namespace: ``empty``, ``zeros`` and ``zeros_like`` as intrinsics, written into the caller.
+"""More of the numba ``xp`` namespace: ``zeros`` and ``zeros_like`` as intrinsics, written into the caller.
 
-Numba's ``np.empty`` is an ``@overload`` whose implementation (one line calling an intrinsic) Numba compiles in
-every fresh process: typing, lowering and an LLVM module of its own, ~0.05 s; ``np.zeros`` (or the loop nest over
-``empty`` this file wrote before, ~0.035 s more) another.  Every generated gradient allocates (an entry point's
-``xp.zeros(x.shape)``, a loop function's ``xp.empty(n)``), so every cold start paid both.  Here each is an
-intrinsic: Numba types the call (the shape an integer or a tuple of integers, the dtype as ``np.empty`` reads it,
-float64 where none is given) and writes the allocation straight into the caller, with the very code its own
-``np.empty`` writes (``_empty_nd_impl``: the overflow check, the aligned allocation; a negative length is NumPy's
-ValueError), then for the zeros a memset of the data, as Numba's ``np.zeros`` does (the loop nest storing 0.0
-became the same memset in LLVM).  The arrays are C-ordered; ``zeros_like`` too (NumPy's keeps an F-ordered
-argument's order: the values are the same); ``zeros_like`` of a number is a 0-d array, as NumPy's.
-The allocator is called directly (:func:`_allocated`): nothing is compiled for it either.
+Numba's ``np.zeros`` (or the loop nest over ``np.empty`` this file wrote before, ~0.035 s) is an implementation of
+its own that Numba compiles in every fresh process, over ``np.empty``'s overload (~0.05 s) and the allocator it
+compiles per error model of its caller (~0.025 s).  Every generated gradient's entry point zeroes its adjoints
+(``xp.zeros(x.shape)``), so every cold start paid them.  Here each is an intrinsic: Numba types the call (the
+shape an integer or a tuple of integers, the dtype as ``np.empty`` reads it, float64 where none is given) and the
+code is written into the caller, Numba's own ``np.empty`` code with its allocator called directly
+(:func:`_allocated`), then a memset of the data as Numba's ``np.zeros`` does (the loop nest storing 0.0 became
+the same memset in LLVM).  The arrays are C-ordered; ``zeros_like`` too (NumPy's keeps an F-ordered argument's
+order: the values are the same); ``zeros_like`` of a number is a 0-d array, as NumPy's.
+
+``xp.empty`` stays Numba's ``np.empty``: the same intrinsic for the chunk buffers of a loop function
+(black_scholes' ``terms = xp.empty(256)``) made its gradient 23 -> 58 ms (not understood in the time left).
 
 As numba_xp_axes, the text is pasted after the files before it in ``Backend.prologue`` (this block left out);
 imported on its own (the tests), it takes numba_xp's names.  NumPy and Numba only; no ``__future__`` import.
@@ -85,7 +86,7 @@ def _allocated(context, builder, array_type, shapes, fill):
 
 
 def _allocation(fill):
-    """The typing and code of ``empty(shape, dtype=None)`` (``fill`` False) or ``zeros`` (True)."""
+    """The typing and code of ``zeros(shape, dtype=None)`` (``fill`` True; False: an ``empty``, unused, see above)."""
     def typing(typingctx, shape, dtype=None):
         element, rank = _element_type(dtype, _nt.float64), _rank_of_shape(shape)
         if element is None or rank is None:
@@ -126,6 +127,5 @@ def _named(function, name):
     return function
 
 
-xp.empty = numba.extending.intrinsic(_named(_allocation(False), "empty"))
 xp.zeros = numba.extending.intrinsic(_named(_allocation(True), "zeros"))
 xp.zeros_like = numba.extending.intrinsic(_named(_zeros_like, "zeros_like"))
