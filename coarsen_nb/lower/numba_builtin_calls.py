@@ -15,9 +15,10 @@ calls: :mod:`coarsen_nb.lower.numba_bounds`' spans and the nests' tests), this p
   assigns nowhere else, or a name every assignment of which is integer arithmetic (:func:`_integer_names`:
   lengths ``x.shape[i]``, ``len(...)``, integer literals, ``+ - * // %`` and ``max``/``min`` of such).
 
-The entry points get the same rewrite (``numba_tape_finish.finished``, the numba backend's last pass over an
-entry's body): their glue reads ``max(0, n)`` and indexes by ``y[int(t - 1)]`` too (brachistochrone,
-conv1d, horner_fit: ~0.02 s each of their cold compile).
+The entry points get the ``int`` part (``numba_tape_finish.finished``, the numba backend's last pass over an
+entry's body): their glue indexes by ``y[int(t3)]`` too (brachistochrone, rosenbrock, hookean_spring: ~0.02 s
+of their cold compile).  Their ``max(0, n)`` stays: a tape's length ``xp.empty(max(0, n - i_init))`` is what
+the tape's tests read (and the conditional would save ~0.02 s more: left).
 
 Only where both arguments are cheap to read twice (names, literals, their arithmetic): an argument that calls
 or subscripts stays in the builtin.
@@ -32,15 +33,16 @@ from coarsen_nb.lower import lir
 _CHEAP = (lir.Name, lir.Lit)
 
 
-def without_builtin_calls(body: tuple) -> tuple:
-    """``body`` (a loop function's statements) with the calls above rewritten."""
+def without_builtin_calls(body: tuple, extrema: bool = True) -> tuple:
+    """``body`` (a loop function's statements) with the calls above rewritten; ``extrema`` False: the ``int``
+    calls only (an entry point's: its ``max(0, n)`` lengths stay as printed, which tests and readers match)."""
     counters = _integer_names(body)
 
     def visit(node):
         if isinstance(node, lir.Call):
             args = tuple(lir.rewrite(a, visit) for a in node.args)
             if isinstance(node.func, lir.Name) and not node.kwargs:
-                extremum = _conditional(node.func.id, args)
+                extremum = _conditional(node.func.id, args) if extrema else None
                 if extremum is not None:
                     return extremum
                 if node.func.id == "int" and len(args) == 1 and isinstance(args[0], lir.Name) and \
