@@ -11,8 +11,14 @@ calls: :mod:`coarsen_nb.lower.numba_bounds`' spans and the nests' tests), this p
 * ``max(a, b)`` to ``b if b > a else a`` and ``min(a, b)`` to ``b if b < a else a``: exactly what Numba's
   implementation computes (``do_minmax``: ``select(b > a, b, a)`` on the unified type, Python's algorithm, the
   first argument kept on a tie or a NaN), so the result is the same number of the same type;
-* ``int(k)`` to ``k`` where ``k`` is the counter of a ``for k in range(...)`` the function assigns nowhere
-  else (an integer already).
+* ``int(k)`` to ``k`` where ``k`` is an integer already: the counter of a ``for k in range(...)`` the function
+  assigns nowhere else, or a name every assignment of which is integer arithmetic (:func:`_integer_names`:
+  lengths ``x.shape[i]``, ``len(...)``, integer literals, ``+ - * // %`` and ``max``/``min`` of such).
+
+The entry points get the ``int`` part (``numba_tape_finish.finished``, the numba backend's last pass over an
+entry's body): their glue indexes by ``y[int(t3)]`` too (brachistochrone, rosenbrock, hookean_spring: ~0.02 s
+of their cold compile).  Their ``max(0, n)`` stays: a tape's length ``xp.empty(max(0, n - i_init))`` is what
+the tape's tests read (and the conditional would save ~0.02 s more: left).
 
 Only where both arguments are cheap to read twice (names, literals, their arithmetic): an argument that calls
 or subscripts stays in the builtin.
@@ -27,15 +33,16 @@ from coarsen_nb.lower import lir
 _CHEAP = (lir.Name, lir.Lit)
 
 
-def without_builtin_calls(body: tuple) -> tuple:
-    """``body`` (a loop function's statements) with the calls above rewritten."""
-    counters = _range_counters(body)
+def without_builtin_calls(body: tuple, extrema: bool = True) -> tuple:
+    """``body`` (a loop function's statements) with the calls above rewritten; ``extrema`` False: the ``int``
+    calls only (an entry point's: its ``max(0, n)`` lengths stay as printed, which tests and readers match)."""
+    counters = _integer_names(body)
 
     def visit(node):
         if isinstance(node, lir.Call):
             args = tuple(lir.rewrite(a, visit) for a in node.args)
             if isinstance(node.func, lir.Name) and not node.kwargs:
-                extremum = _conditional(node.func.id, args)
+                extremum = _conditional(node.func.id, args) if extrema else None
                 if extremum is not None:
                     return extremum
                 if node.func.id == "int" and len(args) == 1 and isinstance(args[0], lir.Name) and \
@@ -94,3 +101,52 @@ def _range_counters(body: tuple) -> frozenset[str]:
             targets = s.target.elts if isinstance(s.target, lir.Tuple) else (s.target,)
             assigned.update(t.id for t in targets if isinstance(t, lir.Name))
     return frozenset(counters - assigned)
+
+
+_INTEGER_OPS = ("+", "-", "*", "//", "%")
+
+
+def _integer_names(body: tuple) -> frozenset[str]:
+    """The names of ``body`` that hold an integer wherever they are assigned: the range counters above, and the
+    names each assignment of which (a plain ``name = value``, none other) is integer arithmetic of lengths,
+    literals and such names (the largest such set: names that read each other in a loop count).  A name read
+    before its first assignment in program order is not one: a parameter (of any type) or a value from outside."""
+    values: dict[str, list] = {}
+    other: set[str] = set()
+    for s in lir.statements(body):
+        other.update(n for n in lir.reads(s) if n not in values)
+        if isinstance(s, lir.Assign) and isinstance(s.target, lir.Name):
+            values.setdefault(s.target.id, []).append(s.value)
+        elif isinstance(s, (lir.Assign, lir.AugAssign, lir.For)):
+            targets = s.target.elts if isinstance(s.target, lir.Tuple) else (s.target,)
+            other.update(t.id for t in targets if isinstance(t, lir.Name))
+    known = set(values) - other
+    while True:
+        kept = {n for n in known if all(_integer(v, known) for v in values[n])}
+        if kept == known:
+            return frozenset(known) | _range_counters(body)
+        known = kept
+
+
+def _integer(e: lir.Expr, names) -> bool:
+    """``e`` is an integer where the ``names`` are (a length, an integer literal, their arithmetic)."""
+    if isinstance(e, lir.Name):
+        return e.id in names
+    if isinstance(e, lir.Lit):
+        return e.code.isdigit()
+    if isinstance(e, lir.Paren):
+        return _integer(e.inner, names)
+    if isinstance(e, lir.Unary):
+        return e.op == "-" and _integer(e.operand, names)
+    if isinstance(e, lir.BinOp):
+        return e.op in _INTEGER_OPS and _integer(e.left, names) and _integer(e.right, names)
+    if isinstance(e, lir.IfExp):
+        return _integer(e.body, names) and _integer(e.orelse, names)
+    if isinstance(e, lir.Index):        # x.shape[i]
+        return isinstance(e.value, lir.Attr) and e.value.attr == "shape" and len(e.items) == 1 and \
+            _integer(e.items[0], ())
+    if isinstance(e, lir.Call) and isinstance(e.func, lir.Name) and not e.kwargs:
+        if e.func.id == "len" and len(e.args) == 1:
+            return True
+        return e.func.id in ("max", "min") and len(e.args) == 2 and all(_integer(a, names) for a in e.args)
+    return False

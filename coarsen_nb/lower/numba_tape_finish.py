@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections import Counter
 
 from coarsen_nb.lower import lir, lir_passes
+from coarsen_nb.lower.numba_builtin_calls import without_builtin_calls
 from coarsen_nb.lower.numba_carried_adjoints import assigned_first
 from coarsen_nb.lower.numba_tape_hoist import hoisted
 
@@ -48,8 +49,10 @@ def finished(body: tuple) -> tuple:
     the rest packed one block per loop and dtype (:func:`packed`), an inner loop's allocated once before
     the loops around it (:func:`~coarsen_nb.lower.numba_tape_hoist.hoisted`); the adjoints the reverse sweep
     carries from one iteration to the one before assigned their first addend, not zeroed and added to
-    (:func:`coarsen_nb.lower.numba_carried_adjoints.assigned_first`)."""
-    return hoisted(packed(drop_unread(assigned_first(body))))
+    (:func:`coarsen_nb.lower.numba_carried_adjoints.assigned_first`).  Last, as in the loop functions, ``int`` of an
+    integer without Numba's per-process overload (:func:`coarsen_nb.lower.numba_builtin_calls.without_builtin_calls`:
+    an entry point's glue indexes by ``int(t3)`` too)."""
+    return without_builtin_calls(hoisted(packed(drop_unread(assigned_first(body)))), extrema=False)
 
 
 def packed(body: tuple) -> tuple:

@@ -1,14 +1,18 @@
 # <own-module>
-"""More of the numba ``xp`` namespace: ``zeros`` and ``zeros_like`` of float64 as a loop nest over ``empty``.
+"""More of the numba ``xp`` namespace: ``zeros`` and ``zeros_like`` as intrinsics, written into the caller.
 
-Numba's ``np.zeros`` and ``np.zeros_like`` are each an implementation of their own over others (``empty`` or
-``empty_like``, then the ``_zero_fill`` method's memset): two or three functions to type and lower in every
-fresh process that calls them, for an entry point's glue (pendulum_batch's ``omega = np.zeros_like(theta0)``,
-conv1d's adjoints ``zeros(x.shape)``).  For float64, the common case, here each is ``out = _np.empty(shape)``
-then a loop nest storing 0.0 (1-D: ``empty(n)``, the very call the generated loop functions make for their
-outputs, so one compiled implementation of Numba's serves both); LLVM makes the loop a memset (an overload's
-implementation has no bounds checks).  The values are NumPy's (+0.0 everywhere, float64, C order).
-Any other argument (another dtype, a number to ``zeros_like``, a 0-d shape) is Numba's own function, as before.
+Numba's ``np.zeros`` (or the loop nest over ``np.empty`` this file wrote before, ~0.035 s) is an implementation of
+its own that Numba compiles in every fresh process, over ``np.empty``'s overload (~0.05 s) and the allocator it
+compiles per error model of its caller (~0.025 s).  Every generated gradient's entry point zeroes its adjoints
+(``xp.zeros(x.shape)``), so every cold start paid them.  Here each is an intrinsic: Numba types the call (the
+shape an integer or a tuple of integers, the dtype as ``np.empty`` reads it, float64 where none is given) and the
+code is written into the caller, Numba's own ``np.empty`` code with its allocator called directly
+(:func:`_allocated`), then a memset of the data as Numba's ``np.zeros`` does (the loop nest storing 0.0 became
+the same memset in LLVM).  The arrays are C-ordered; ``zeros_like`` too (NumPy's keeps an F-ordered argument's
+order: the values are the same); ``zeros_like`` of a number is a 0-d array, as NumPy's.
+
+``xp.empty`` stays Numba's ``np.empty``: the same intrinsic for the chunk buffers of a loop function
+(black_scholes' ``terms = xp.empty(256)``) made its gradient 23 -> 58 ms (not understood in the time left).
 
 As numba_xp_axes, the text is pasted after the files before it in ``Backend.prologue`` (this block left out);
 imported on its own (the tests), it takes numba_xp's names.  NumPy and Numba only; no ``__future__`` import.
@@ -16,65 +20,112 @@ imported on its own (the tests), it takes numba_xp's names.  NumPy and Numba onl
 
 from coarsen_nb.lower import numba_xp as _base  # noqa: E402, I001
 
-_implements, _omitted, _np, _nt, xp = _base._implements, _base._omitted, _base._np, _base._nt, _base.xp
+_omitted, _np, _nt, xp = _base._omitted, _base._np, _base._nt, _base.xp
 # </own-module>
 
-
-def _is_float64(dtype):
-    """``dtype`` (a type Numba gives a dtype argument: ``xp.float64``, ``float``, ``np.dtype('float64')``) is
-    float64's."""
-    if isinstance(dtype, _nt.NumberClass):
-        return dtype.instance_type == _nt.float64
-    if isinstance(dtype, _nt.DType):
-        return dtype.dtype == _nt.float64
-    return isinstance(dtype, _nt.Function) and dtype.typing_key is float
-
-
-def _zeroed(name, rank, shape):
-    """``def name(ARG, dtype=None)``: ``_np.empty(shape)`` (``shape`` an expression of ARG) then a loop nest over its
-    ``rank`` axes storing 0.0 (1-D: ``shape`` is the number of elements, so that ``empty(n)`` is the loops' call)."""
-    arg = "a" if name == "zeros_like" else "shape"
-    lines = [f"def {name}({arg}, dtype=None):", f"    out = _np.empty({shape})"]
-    sizes = [f"out.shape[{axis}]" for axis in range(rank)]
-    lines += [f"    {'    ' * axis}for i{axis} in range({size}):" for axis, size in enumerate(sizes)]
-    lines += [f"    {'    ' * rank}out[{', '.join(f'i{axis}' for axis in range(rank))}] = 0.0", "    return out"]
-    namespace = {"_np": _np}
-    exec("\n".join(lines), namespace)
-    return namespace[name]
+import numba.extending  # noqa: E402
+from llvmlite import ir as _llvm_ir  # noqa: E402
+from numba.core import cgutils as _cgutils  # noqa: E402
+from numba.core.typing.npydecl import parse_dtype as _parse_dtype  # noqa: E402
+from numba.core.typing.npydecl import parse_shape as _rank_of_shape  # noqa: E402
+from numba.np.arrayobj import _parse_shape  # noqa: E402
+from numba.np.arrayobj import get_itemsize as _itemsize  # noqa: E402
+from numba.np.arrayobj import make_array as _make_array  # noqa: E402
+from numba.np.arrayobj import populate_array as _populate  # noqa: E402
 
 
-@_implements("zeros", cache=False)
-def _zeros(shape, dtype=None):
-    """``zeros(shape)``: float64 zeros of ``n`` (a number) or of a tuple of lengths as a loop nest; else Numba's
-    own."""
-    if _omitted(dtype) or _is_float64(dtype):
-        # (a negative length raises in ``empty``, NumPy's ValueError)
-        if isinstance(shape, _nt.Integer):
-            return _zeroed("zeros", 1, "shape")
-        if isinstance(shape, _nt.UniTuple) and shape.count >= 1 and isinstance(shape.dtype, _nt.Integer):
-            return _zeroed("zeros", shape.count, "shape[0]" if shape.count == 1 else "shape")
+def _element_type(dtype, default):
+    """The Numba type of the elements a ``dtype`` argument asks for (``xp.float64``, ``float``, ``x.dtype``, a
+    dtype's name), ``default`` where it is omitted; None where it names none."""
     if _omitted(dtype):
-        def numba_own(shape, dtype=None):
-            return _np.zeros(shape)
-        return numba_own
-
-    def numba_own_typed(shape, dtype=None):
-        return _np.zeros(shape, dtype)
-    return numba_own_typed
+        return default
+    if isinstance(dtype, _nt.Function) and dtype.typing_key is float:
+        return _nt.float64
+    return _parse_dtype(dtype)
 
 
-@_implements("zeros_like", cache=False)
-def _zeros_like(a, dtype=None):
-    """``zeros_like(a)``: for a float64 array of rank 1 or more (or any array and float64), its shape in zeros as a
-    loop nest; else Numba's own."""
-    if isinstance(a, _nt.Array) and a.ndim >= 1 and (
-            (_omitted(dtype) and a.dtype == _nt.float64) or (not _omitted(dtype) and _is_float64(dtype))):
-        return _zeroed("zeros_like", a.ndim, "a.shape[0]" if a.ndim == 1 else "a.shape")
-    if _omitted(dtype):
-        def numba_own(a, dtype=None):
-            return _np.zeros_like(a)
-        return numba_own
+def _dtype_argument(dtype):
+    """The type of the call's ``dtype`` argument in its signature: an omitted one too (Numba passes the default
+    of an omitted parameter by its type)."""
+    return _nt.Omitted(None) if dtype is None else dtype
 
-    def numba_own_typed(a, dtype=None):
-        return _np.zeros_like(a, dtype)
-    return numba_own_typed
+
+def _allocated(context, builder, array_type, shapes, fill):
+    """A new C-ordered array of ``array_type`` and ``shapes`` (lowered lengths), its bytes zeroed where ``fill``:
+    the code of Numba's ``np.empty`` (``arrayobj._empty_nd_impl``: the size's overflow check, NumPy's message,
+    the aligned allocation), then ``np.zeros``' memset.  Numba's reaches the allocator through a function it
+    compiles per error model of the caller (``_call_allocator``: ``Array._allocate``, whose code is this one
+    call); here the call is written directly, so a loop function (NumPy's error model) and an entry point
+    (Python's) compile nothing for it."""
+    intp = context.get_value_type(_nt.intp)
+    itemsize = context.get_constant(_nt.intp, _itemsize(context, array_type))
+    length, overflow = context.get_constant(_nt.intp, 1), _llvm_ir.Constant(_llvm_ir.IntType(1), 0)
+    for s in shapes:
+        product = builder.smul_with_overflow(length, s)
+        length = builder.extract_value(product, 0)
+        overflow = builder.or_(overflow, builder.extract_value(product, 1))
+    strides = [itemsize]
+    for s in reversed(shapes[1:]):
+        strides.append(builder.mul(strides[-1], s))
+    strides = tuple(reversed(strides)) if shapes else ()
+    size = builder.smul_with_overflow(length, itemsize)
+    overflow = builder.or_(overflow, builder.extract_value(size, 1))
+    with builder.if_then(overflow, likely=False):
+        context.call_conv.return_user_exc(builder, ValueError, (
+            "array is too big; `arr.size * arr.dtype.itemsize` is larger than the maximum possible size.",))
+    align = context.get_constant(_nt.uint32, context.get_preferred_array_alignment(array_type.dtype))
+    meminfo = context.nrt.meminfo_alloc_aligned(builder, builder.extract_value(size, 0), align)
+    pointer = context.get_data_type(array_type.dtype).as_pointer()
+    data = builder.bitcast(context.nrt.meminfo_data(builder, meminfo), pointer)
+    array = _make_array(array_type)(context, builder)
+    _populate(array, data=data, shape=_cgutils.pack_array(builder, shapes, ty=intp),
+              strides=_cgutils.pack_array(builder, strides, ty=intp), itemsize=itemsize, meminfo=meminfo)
+    if fill:
+        _cgutils.memset(builder, array.data, builder.mul(array.itemsize, array.nitems), 0)
+    return array._getvalue()
+
+
+def _allocation(fill):
+    """The typing and code of ``zeros(shape, dtype=None)`` (``fill`` True; False: an ``empty``, unused, see above)."""
+    def typing(typingctx, shape, dtype=None):
+        element, rank = _element_type(dtype, _nt.float64), _rank_of_shape(shape)
+        if element is None or rank is None:
+            return None
+        array_type = _nt.Array(element, rank, "C")
+
+        def code(context, builder, signature, args):
+            shapes = _parse_shape(context, builder, signature.args[0], args[0])
+            return _allocated(context, builder, signature.return_type, shapes, fill)
+        return array_type(shape, _dtype_argument(dtype)), code
+    return typing
+
+
+def _zeros_like(typingctx, a, dtype=None):
+    """``zeros_like(a, dtype=None)``: zeros of ``a``'s shape (a 0-d array for a number), of ``a``'s element type
+    where no dtype is given."""
+    if isinstance(a, _nt.Array):
+        element, rank = _element_type(dtype, a.dtype), a.ndim
+    elif isinstance(a, (_nt.Number, _nt.Boolean)):
+        element, rank = _element_type(dtype, a), 0
+    else:
+        return None
+    if element is None:
+        return None
+    array_type = _nt.Array(element, rank, "C")
+
+    def code(context, builder, signature, args):
+        shapes = ()
+        if rank:
+            shapes = _cgutils.unpack_tuple(builder, _make_array(signature.args[0])(context, builder, args[0]).shape,
+                                           count=rank)
+        return _allocated(context, builder, signature.return_type, shapes, True)
+    return array_type(a, _dtype_argument(dtype)), code
+
+
+def _named(function, name):
+    function.__name__ = function.__qualname__ = name
+    return function
+
+
+xp.zeros = numba.extending.intrinsic(_named(_allocation(True), "zeros"))
+xp.zeros_like = numba.extending.intrinsic(_named(_zeros_like, "zeros_like"))

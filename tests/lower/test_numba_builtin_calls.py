@@ -1,5 +1,5 @@
 """``lower/numba_builtin_calls.py``: a numba loop function's ``max``/``min`` of two numbers printed as the
-conditional Numba's overload computes, and ``int`` of a range counter dropped.
+conditional Numba's overload computes, and ``int`` of a range counter or an integer name dropped (entries too).
 
 The conditionals are checked against Numba's own ``max``/``min`` (the reference: what the loop functions
 called before), bit for bit and type for type, on ints, floats, a mix, zeros of both signs, infinities and
@@ -100,3 +100,46 @@ def test_gmm_numba_gradient_equals_numpy(size):
         np.testing.assert_allclose(got, want, rtol=1e-11, atol=1e-13)
     loops = by_numba.source.split("def _soi", 1)[1].split("def gmm(")[0]
     assert "max(0," not in loops and "min(" not in loops and "int(k" not in loops
+
+
+def test_int_of_integer_arithmetic_dropped_but_not_of_a_parameter_or_a_float():
+    n, t, p, f = (lir.Name(x) for x in ("n", "t", "p", "f"))
+    y = lir.Name("y")
+
+    def int_of(e):
+        return lir.Call(lir.Name("int"), (e,))
+
+    body = (
+        lir.Assign(n, lir.Index(lir.Attr(y, "shape"), (lir.Lit("0"),))),
+        lir.Assign(t, lir.BinOp("-", lir.Call(lir.Name("max"), (lir.Lit("0"), n)), lir.Lit("1"))),
+        lir.Assign(lir.Name("a"), lir.Index(y, (int_of(t),))),
+        lir.Assign(p, lir.Call(lir.Name("max"), (lir.Lit("0"), p))),       # (p: a parameter, any type)
+        lir.Assign(lir.Name("b"), int_of(p)),
+        lir.Assign(f, lir.BinOp("/", n, lir.Lit("2"))),
+        lir.Assign(lir.Name("c"), int_of(f)),
+        lir.Assign(lir.Name("d"), int_of(lir.Call(lir.Name("len"), (y,)))),
+    )
+    assert _printed(without_builtin_calls(body)) == "\n".join([
+        "n = y.shape[0]",
+        "t = (n if n > 0 else 0) - 1",
+        "a = y[t]",
+        "p = p if p > 0 else 0",
+        "b = int(p)",
+        "f = n / 2",
+        "c = int(f)",
+        "d = int(len(y))",
+    ])
+
+
+@pytest.mark.parametrize("name", ["brachistochrone", "horner_fit"])
+def test_entry_points_printed_without_int_of_integers_equal_numpy(name):
+    mod = KERNELS[name]
+    args = mod.make_inputs(mod.META["test_size"])
+    fn = getattr(mod, name)
+    by_numba = cn.coarsen(fn, wrt=tuple(mod.META["wrt"]), backend="numba")
+    by_numpy = cn.coarsen(fn, wrt=tuple(mod.META["wrt"]), backend="numpy")
+    for got, want in zip(by_numba.grad(*args), by_numpy.grad(*args), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+    assert by_numba.fallback is None
+    entry = by_numba.source.split(f"def {name}_grad(", 1)[1].split("\n@", 1)[0]
+    assert "int(t" not in entry, entry

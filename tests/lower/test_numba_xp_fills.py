@@ -1,6 +1,6 @@
 """The numba ``xp`` namespace's ``zeros`` and ``zeros_like`` (``lower/numba_xp_fills.py``) against NumPy's.
 
-A float64 result is a loop nest over ``empty``; every other form is Numba's own.  Each is compared with NumPy's
+Each is an intrinsic written into its caller (nothing else compiled).  Each is compared with NumPy's
 array: dtype, shape, C order, +0.0 in every element (not -0.0), a fresh array (writing it leaves the argument as it
 was), and NumPy's ValueError for a negative length.
 """
@@ -47,3 +47,45 @@ def test_zeros_of_a_negative_length_raises_numpys_error():
         np.zeros(-1)
     with pytest.raises(ValueError):
         _zeros_forms(np.zeros(2), -1, np.ones((3, 2)))
+
+
+def test_an_array_too_big_raises_numpys_error():
+    @numba.njit
+    def square(n):
+        return xp.zeros((n, n))
+
+    with pytest.raises(ValueError, match="array is too big") as numpys:
+        np.empty((2**40, 2**40))
+    with pytest.raises(ValueError, match="array is too big") as ours:
+        square(2**40)
+    assert str(ours.value) == str(numpys.value)
+
+
+def test_allocations_compile_nothing_but_their_caller():
+    """The zeros are written into the caller: Numba compiles no implementation of its own for them (its
+    ``np.empty``, the zeros, the allocator per error model), which every cold start paid."""
+    from numba.core import event
+
+    compiled = []
+
+    class Listener(event.Listener):
+        def on_start(self, ev):
+            compiled.append(ev.data["dispatcher"].py_func.__name__)
+
+        def on_end(self, ev):
+            pass
+
+    @numba.njit(error_model="numpy")
+    def in_a_loop_function(n):
+        return xp.zeros(n), xp.zeros((n, 2), dtype=xp.int64)
+
+    @numba.njit
+    def in_an_entry(a):
+        return xp.zeros(a.shape), xp.zeros_like(a), xp.zeros((3,), dtype=a.dtype), in_a_loop_function(a.shape[0])
+
+    with event.install_listener("numba:compile", Listener()):
+        zeros, like, empty, (loop_empty, loop_zeros) = in_an_entry(np.ones(4))
+    assert sorted(compiled) == ["in_a_loop_function", "in_an_entry"]
+    assert zeros.shape == like.shape == loop_empty.shape == (4,) and empty.shape == (3,)
+    np.testing.assert_array_equal(loop_zeros, np.zeros((4, 2), dtype=np.int64))
+    assert not zeros.any() and not like.any() and not empty.any() and not loop_empty.any()
