@@ -57,6 +57,8 @@ def main(argv=None) -> None:
     @given(GENERATORS[options.gen]())
     def run(p):
         counts["programs"] += 1
+        if counts["programs"] % 50 == 0:
+            print(options.gen, options.seed, counts, f"cpu {time.process_time() - started:.1f} s", flush=True)
         counts["python_raises"] += python_result(main_function(p.source), p.args)[1] is not None
         for backend, selection in configs:
             message = check_program(p, backend, selection)
