@@ -28,6 +28,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+os.environ.setdefault("COARSEN_NB_PIPELINE_CACHE", "0")     # as the suite: every program compiled anew
 os.environ.setdefault("COARSEN_NB_CACHE", tempfile.mkdtemp(prefix="fuzz_numba_cache_"))
 
 from hypothesis import HealthCheck, given, seed, settings  # noqa: E402

@@ -4,7 +4,8 @@ Shared by the fuzz driver (``tests/fuzz_driver.py``, thousands of programs, ever
 suite's derandomized sample (``tests/phi/test_extended_random_programs.py``):
 
 - the value equals the plain Python function to rtol 1e-9 (NaN where Python gives NaN); where Python
-  raises, the compiled function must raise the same exception type;
+  raises, the compiled function must raise the same exception type (coarsen_nb's ``CoarsenValueError``
+  is a ``ValueError``: the user's error at their line);
 - the gradient equals central differences at a generic point near the arguments, with the suite's own
   filters (two step sizes agree, the one-sided differences agree: otherwise the gradient is not judged);
 - warnings are errors (a ``FallbackWarning`` or ``NumbaFallbackWarning`` fails the configuration), and an
@@ -84,7 +85,8 @@ def _compare(p: Program, py, backend: str, selection: dict) -> str | None:
         try:
             got = f(*p.args)
         except Exception as e:
-            return None if type(e) is raises else f"python raises {raises.__name__}, compiled {type(e).__name__}: {e}"
+            # (the user's error at their line: a CoarsenError that is also the exception Python raised)
+            return None if isinstance(e, raises) else f"python raises {raises.__name__}, compiled {e!r}"
         return f"python raises {raises.__name__}, compiled returned {got!r}"
     got = f(*p.args)
     if not np.allclose(got, want, rtol=1e-9, atol=1e-12, equal_nan=True):
