@@ -12,6 +12,8 @@ import sympy as sp
 import sympy.functions.elementary.piecewise as _piecewise_module
 from sympy.core.cache import cacheit
 
+from coarsen_nb.phi.forms import Inert
+
 
 def is_boolean(x) -> bool:
     """Whether a lifted value is a truth value (a predicate, a flag, a bool-typed SSA value)."""
@@ -148,6 +150,27 @@ def as_written(cond):
 # answer is a pure function of the condition, so piecewise_fold's one call site gets SymPy's own memo
 # (``cacheit``: SymPy's objects are immutable and hashable; ``sympy.core.cache.clear_cache`` empties it too).
 _piecewise_module.simplify_logic = cacheit(_piecewise_module.simplify_logic)
+
+
+def _fold_around_our_forms(expr, evaluate=True):
+    """SymPy's ``piecewise_fold`` with our own forms (:class:`~coarsen_nb.phi.forms.Inert`: sums over elements
+    or an index, gathers) opaque: it takes a γ out of any function, but a per-element choice inside a sum is no
+    choice between two sums — ``ElemSum(γ(x if x > b, sin(x))) <= 1.5`` is not ``ITE(x > b, ElemSum(x) <= 1.5,
+    ElemSum(sin(x)) <= 1.5)`` (a per-element predicate the default selection printed as a mask: an array
+    result, or an arm's temporary read under the other arm's mask).  SymPy folds every condition it puts in a
+    Piecewise (``ExprCondPair``) and recurses through the module's name, so the module's name is replaced."""
+    if not isinstance(expr, sp.Basic) or not expr.has(sp.Piecewise):
+        return expr
+    opaque = {form: sp.Dummy() for form in expr.atoms(Inert) if form.has(sp.Piecewise)}
+    if not opaque:
+        return _SYMPY_PIECEWISE_FOLD(expr, evaluate)
+    folded = _SYMPY_PIECEWISE_FOLD(expr.xreplace(opaque), evaluate)
+    return folded.xreplace({d: form for form, d in opaque.items()})
+
+
+_SYMPY_PIECEWISE_FOLD = _piecewise_module.piecewise_fold
+_piecewise_module.piecewise_fold = _fold_around_our_forms
+sp.piecewise_fold = _fold_around_our_forms
 
 
 def _not_to_nnf(self, simplify=True):
