@@ -89,6 +89,8 @@ def _compare(p: Program, py, backend: str, selection: dict) -> str | None:
             return None if isinstance(e, raises) else f"python raises {raises.__name__}, compiled {e!r}"
         return f"python raises {raises.__name__}, compiled returned {got!r}"
     got = f(*p.args)
+    if np.shape(got) != np.shape(want):        # (allclose would broadcast a scalar against an array)
+        return f"value of shape {np.shape(got)}, python's {np.shape(want)}: {got!r}, python {want!r}"
     if not np.allclose(got, want, rtol=1e-9, atol=1e-12, equal_nan=True):
         return f"value {got!r}, python {want!r}"
     args = tuple(generic_point(v, n) if k in p.wrt else v
