@@ -7,12 +7,14 @@ folded every γ in a predicate into an ITE chain with SymPy's ``piecewise_fold``
 ElemSum(sin(x)) <= 1.5)``, a per-element choice between two whole sums.  The default selection then returned an
 array of len(x) copies of the value (d/da = len(x)), or raised an internal UnboundLocalError where one arm's
 temporary was printed under the other's mask.  Every check is against the plain function and central
-differences.  Left (strict xfail): the default selection's gradient where the ``if`` is not taken.
+differences.  Left (strict xfails): the default selection's gradient where the ``if`` is not taken; numba's
+gradient falls back to NumPy code (per_block, and the default on the first program).
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -20,6 +22,7 @@ from gradcheck import finite_difference
 from program_gen import main_function
 
 import coarsen_nb as cn
+from coarsen_nb.numba_loader import NumbaFallbackWarning
 
 MIN_IN_AN_IF = """
 import numpy as np
@@ -72,15 +75,25 @@ _LEVEL_WALK = pytest.mark.xfail(strict=True, raises=cn.CoarsenError, reason=(
     "taken (the level walk, lower/soi_levels.py; found with the fold fix of phi/gammas.py, stop 46)"))
 
 
+_NUMBA_FALLBACK = pytest.mark.xfail(strict=True, raises=NumbaFallbackWarning, reason=(
+    "numba's gradient falls back to NumPy code: `iadd` of a float and a 0-d array (a choice's arm added as "
+    "an array, as h-fuzz20's `is_reduced` fix of lower/operators.py; not fixed, stop 46)"))
+
+
 @pytest.mark.parametrize("n", [0, pytest.param(5, id="5")])
 @pytest.mark.parametrize("source", [MIN_IN_AN_IF, DRAWN], ids=["min_in_an_if", "drawn"])
 @pytest.mark.parametrize("backend", ["numpy", "numba"])
 @pytest.mark.parametrize("selection", list(SELECTIONS))
 def test_gradient_of_a_sum_of_a_choice_compared_in_a_predicate(request, selection, backend, source, n,
                                                                private_numba_cache):
-    if selection == "default" and n == 5 and not (backend == "numba" and source is DRAWN):    # (that one passes)
+    numba_falls_back = backend == "numba" and (selection == "per_block" or (
+        selection == "default" and source is MIN_IN_AN_IF))
+    if numba_falls_back:
+        request.applymarker(_NUMBA_FALLBACK)
+    elif selection == "default" and n == 5 and not (backend == "numba" and source is DRAWN):  # (that one passes)
         request.applymarker(pytest.mark.expects_internal_error)
         request.applymarker(_LEVEL_WALK)
+    warnings.simplefilter("error", NumbaFallbackWarning)
     py = main_function(source)
     args = (0.1, 0.2, X, n)
     grads = cn.coarsen(source, wrt=("a", "b", "x"), backend=backend, **SELECTIONS[selection]).grad(*args)
