@@ -12,7 +12,11 @@ import sympy as sp
 import sympy.functions.elementary.piecewise as _piecewise_module
 from sympy.core.cache import cacheit
 
+<<<<<<< HEAD
 from coarsen_nb.phi import relation_simplify
+=======
+from coarsen_nb.phi.forms import Inert
+>>>>>>> h-fuzz21
 
 
 def is_boolean(x) -> bool:
@@ -152,6 +156,27 @@ def as_written(cond):
 # Its deep step's relations are simplified without SymPy's costly proof that their sides differ where one
 # exact value shows it (relation_simplify: the same result; segment_distance's call 0.42 -> ~0.1 s).
 _piecewise_module.simplify_logic = cacheit(relation_simplify.simplify_logic)
+
+
+def _fold_around_our_forms(expr, evaluate=True):
+    """SymPy's ``piecewise_fold`` with our own forms (:class:`~coarsen_nb.phi.forms.Inert`: sums over elements
+    or an index, gathers) opaque: it takes a γ out of any function, but a per-element choice inside a sum is no
+    choice between two sums — ``ElemSum(γ(x if x > b, sin(x))) <= 1.5`` is not ``ITE(x > b, ElemSum(x) <= 1.5,
+    ElemSum(sin(x)) <= 1.5)`` (a per-element predicate the default selection printed as a mask: an array
+    result, or an arm's temporary read under the other arm's mask).  SymPy folds every condition it puts in a
+    Piecewise (``ExprCondPair``) and recurses through the module's name, so the module's name is replaced."""
+    if not isinstance(expr, sp.Basic) or not expr.has(sp.Piecewise):
+        return expr
+    opaque = {form: sp.Dummy() for form in expr.atoms(Inert) if form.has(sp.Piecewise)}
+    if not opaque:
+        return _SYMPY_PIECEWISE_FOLD(expr, evaluate)
+    folded = _SYMPY_PIECEWISE_FOLD(expr.xreplace(opaque), evaluate)
+    return folded.xreplace({d: form for form, d in opaque.items()})
+
+
+_SYMPY_PIECEWISE_FOLD = _piecewise_module.piecewise_fold
+_piecewise_module.piecewise_fold = _fold_around_our_forms
+sp.piecewise_fold = _fold_around_our_forms
 
 
 def _not_to_nnf(self, simplify=True):
