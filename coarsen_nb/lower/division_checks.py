@@ -1,24 +1,26 @@
 """Which of the user's divisions raise ZeroDivisionError at a divisor of 0: Python's, whatever the code computes.
 
-The user's ``total / n`` raises in Python when ``n == 0``: ``total`` and ``n`` are Python numbers there (a
-float accumulator, a length, a loop's count).  The compiled code may hold the same numbers otherwise: a
-batched or fused sum is ``xp.sum(...)``, a NumPy float, and ``np.float64(0.0) / 0`` is nan with a
-RuntimeWarning; a numba loop function runs NumPy's error model, where ``0.0 / 0`` is nan.  So a printer that
-sets ``Printer.checked_division`` prints such a division as the module's ``_div`` (:mod:`.scalar_helpers`),
-which raises at a divisor of 0 (the NumPy backend's scalar code; numba's loop functions over the user's loops,
-``numba_loops``).  Numba's entry points need none: they run Python's error model.
+The user's ``total / n`` raises in Python when ``n == 0``: ``total`` and ``n`` are Python numbers there (a float
+accumulator, a length, a loop's count). The compiled code may hold the same numbers otherwise: a batched or fused
+sum is ``xp.sum(...)``, a NumPy float, and ``np.float64(0.0) / 0`` is nan with a RuntimeWarning; a numba loop
+function runs NumPy's error model, where ``0.0 / 0`` is nan. So a printer that sets ``Printer.checked_division``
+prints such a division as the module's ``_div`` (:mod:`.scalar_helpers`), which raises at a divisor of 0 (the NumPy
+backend's scalar code; numba's loop functions over the user's loops, ``numba_loops``). Numba's entry points need
+none: they run Python's error model.
 
-Not every scalar division: where an operand is an array's element (``x[i]``, a NumPy float in the user's own
-loop), Python's division is NumPy's too (``1.0 / x[i]`` at 0 is inf with a warning), and so is the user's
-elementwise division of arrays: those keep NumPy's inf and nan.  (A value computed from elements through a
-``math`` function is a Python float again: ``math.exp(x[i])`` is checked.)  ``_div`` raises where the divisor is 0 and the numerator is 0 (a sum of no terms: Python's ``0.0``,
-the mean over nothing) or a Python number in the compiled code (its own ``/`` raises); a NumPy float other
-than 0 divides as NumPy's does, as Python's own sum of array elements does once it has a term
-(``s / (len(x) - 1)`` on one record is inf with a warning).  Derivative code divides as IEEE 754 does (``Printer.ieee``), never checked.
+Not every scalar division: where an operand is an array's element (``x[i]``, a NumPy float in the user's own loop),
+Python's division is NumPy's too (``1.0 / x[i]`` at 0 is inf with a warning), and so is the user's elementwise
+division of arrays: those keep NumPy's inf and nan. (A value computed from elements through a ``math`` function is a
+Python float again: ``math.exp(x[i])`` is checked.) ``_div`` raises where the divisor is 0 and the numerator is 0 (a
+sum of no terms: Python's ``0.0``, the mean over nothing) or a Python number in the compiled code (its own ``/``
+raises); a NumPy float other than 0 divides as NumPy's does, as Python's own sum of array elements does once it has
+a term (``s / (len(x) - 1)`` on one record is inf with a warning). Derivative code divides as IEEE 754 does
+(``Printer.ieee``), never checked.
 
-Left: a parameter divided by an empty sum fused into one SOI (``a / s``: ``a`` is a NumPy float there, the
-value inf where Python raises; knowing the numerator's provenance would do); a division inside a batched loop's lanes (phi/batching.py: ``running / n_steps`` over every path at
-once) is array code, ``lanes / 0`` nan; the printer cannot tell lanes from the user's own arrays.
+Left: a parameter divided by an empty sum fused into one SOI (``a / s``: ``a`` is a NumPy float there, the value inf
+where Python raises; knowing the numerator's provenance would do); a division inside a batched loop's lanes
+(phi/batching.py: ``running / n_steps`` over every path at once) is array code, ``lanes / 0`` nan; the printer
+cannot tell lanes from the user's own arrays.
 """
 
 from __future__ import annotations

@@ -12,11 +12,8 @@ import sympy as sp
 import sympy.functions.elementary.piecewise as _piecewise_module
 from sympy.core.cache import cacheit
 
-<<<<<<< HEAD
 from coarsen_nb.phi import relation_simplify
-=======
 from coarsen_nb.phi.forms import Inert
->>>>>>> h-fuzz21
 
 
 def is_boolean(x) -> bool:
