@@ -7,13 +7,14 @@ Found by ``tests/fuzz_driver.py`` (extended generator, seed 22, RESULTS.md stop 
 (len(x)) in the batched body.
 
 Cause (h-iadd22, stop 46): no loop is needed — ``np.sum(np.where(x[:-1] > b, x[:-1], np.sin(x[:-1]))) + y``
-fails so under the default selection and per_block (``LOOP_FREE`` below; max_soi=1 passes).  A kernel has one elementwise level whose shape is the
-broadcast of all the kernel's arrays (``lower/forward.py`` ``printer``: ``_broadcast_shape(x_head.shape, ...,
-y.shape)``); a choice whose arm is computed under a mask (``lower/branches.py``) materializes its arrays at that
-shape, but the slice's elements (len(x) - 1) and ``y``'s (or the batched loop's lanes, ``lane_zeros``, len(x))
-are two element spaces that only meet after the sum.  ``np.sum(np.sin(x[:-1])) + y`` and an arm that is a
-number pass: nothing is broadcast to the kernel's shape there.  The fix is either kernels that do not join
-two element spaces (the SOI builder) or a choice printed at the shape of the arrays it reads; not done.
+fails so under the default selection and per_block (``LOOP_FREE`` below; max_soi=1 passes).  A kernel has one
+elementwise level whose shape is the broadcast of all the kernel's arrays (``lower/forward.py`` ``printer``:
+``_broadcast_shape(x_head.shape, ..., y.shape)``); a choice whose arm is computed under a mask
+(``lower/branches.py``) materializes its arrays at that shape, but the slice's elements (len(x) - 1) and ``y``'s
+(or the batched loop's lanes, ``lane_zeros``, len(x)) are two element spaces that only meet after the sum.
+``np.sum(np.sin(x[:-1])) + y`` and an arm that is a number pass: nothing is broadcast to the kernel's shape
+there.  The fix is either kernels that do not join two element spaces (the SOI builder) or a choice printed at
+the shape of the arrays it reads; not done.
 """
 
 from __future__ import annotations
