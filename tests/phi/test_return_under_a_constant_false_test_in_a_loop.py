@@ -5,11 +5,13 @@ Found by ``tests/fuzz_driver.py`` (extended generator, seed 21, numba: ``Type of
 cannot be determined`` under all three selections, RESULTS.md stop 46); minimized by h-iadd22.
 
 **Left (strict xfail on numba):** the folded test prints ``cond = False`` and the arm under ``if cond:``; the
-reverse sweep recomputes that arm and reads its value (``result3``) under a second ``if cond:``.  Numba's
-dead-branch pruning removes the first arm (a constant condition) but not the second, so the value read has no
-definition left and its type cannot be determined: numba's gradient falls back to NumPy code.  Numba alone
-does it (``cond = False; if cond: r = ...`` then ``if cond: out += r``).  The fix is the lowering dropping
-the arm a constant test never takes (forward and reverse writers, ``lower/forward.py`` ``cond``), not done.
+reverse sweep's loop recomputes that arm and reads its value (``result3``) under a second ``if cond:``.
+Numba's dead-branch pruning of the constant test leaves the read with no definition: its type cannot be
+determined, and numba's gradient falls back to NumPy code.  Numba alone does it, where ``cond = False`` is
+assigned in two loops as here (the forward loop and the reverse sweep's): ``for k ...: cond = False; if cond:
+r = ...`` then ``for k ...: cond = False; if cond: r = ...; if cond: out += r`` fails so; either loop alone
+compiles.  The fix is the lowering dropping the arm a constant test never takes (forward and reverse writers,
+``lower/forward.py`` ``cond``), not done.
 """
 
 from __future__ import annotations
