@@ -84,6 +84,10 @@ class Backend:
     # the user's scalar divisions raise ZeroDivisionError at 0 though the code holds NumPy floats (a batched
     # sum): printed through ``_div`` (lower/division_checks.py); numba's entry points raise by their error model
     checked_division: bool = False
+    # a reduction's value is a number (numba's ``np.sum`` of an array), not a 0-d array: an integer one adds
+    # into a scalar float adjoint as it is, where a cast (``xp.asarray(t, dtype=xp.float64)``) would make the
+    # 0-d array that numba adds into no float (lower/reverse.py ``_float_value``)
+    numbers_of_reductions: bool = False
 
     @property
     def tape(self) -> ModuleType | None:
@@ -229,7 +233,7 @@ NUMBA = Backend("numba", "numpy", "NumPy and Numba", prologue=_NUMBA_PROLOGUE, d
                 frees_temporaries=False, compiles=True, load_helpers=_numba_helpers,
                 load_helper_decorators=_numba_helper_decorators, load_shared_helpers=_numba_shared_helpers,
                 load_fuser=_numba_fuser, load_tape=_numba_tape, load_interchange=_numba_interchange,
-                lanes=False, extrema_first_zero=False,
+                lanes=False, extrema_first_zero=False, numbers_of_reductions=True,
                 install_hint="install Numba (pip install numba); the generated code is in .source and .export() works")
 
 

@@ -111,6 +111,8 @@ class Printer(ExpressionPrinting, LevelPrinting, OperatorPrinting, NestPrinting,
         # a loop's max/min as the module's ``_loop_max`` (the first of equal zeros, lower/extrema_helpers.py), not
         # ``xp.max``: set by the module writer where its backend asks for it (Backend.extrema_first_zero)
         self.extrema_first_zero = False
+        # a reduction's value is a number, not a 0-d array (Backend.numbers_of_reductions: numba's)
+        self.numbers_of_reductions = False
         self._masks: dict = {}
         self._tables: dict = {}       # power tables of rectangular nests, by (factor, level)
         self._reduced_memo: dict = {}

@@ -64,6 +64,7 @@ class ForwardSweep:
         pr.eager = not self.backend.lazy_graph
         pr.extrema_first_zero = self.backend.extrema_first_zero
         pr.checked_division = self.backend.checked_division
+        pr.numbers_of_reductions = self.backend.numbers_of_reductions
         if self.backend.lazy_graph:     # (lower/dask_printing.py: pointwise reads, Python's sign, kept lazy)
             pr.gather_points, pr.scalar_call = True, lazy_scalar_call
         lanes = self._lanes()

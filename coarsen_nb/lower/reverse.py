@@ -339,18 +339,23 @@ def _float_value(pr: Printer, e, array: bool) -> lir.Expr:
     ``np.sum(np.arange(n))``, and the array API adds no integer array into a float one (NumPy does).
     ``array``: the adjoint it adds into is an array."""
     code = pr.value(e)
-    # (a Python int, in scalar code or at one point, adds into a float as it is: no array module)
-    array = not pr.scalar_points and (array or ELEM in pr.deps(e) or pr.is_reduced(e))
+    # (a Python int, in scalar code or at one point, adds into a float as it is: no array module; so does an
+    # integer sum where a reduction's value is a number, numba's, whose 0-d array a float adjoint cannot take)
+    array = not pr.scalar_points and (array or ELEM in pr.deps(e) or pr.is_reduced(e) and not pr.numbers_of_reductions)
     return pr.call("asarray", code, dtype=pr.dtype("float64")) if array and not is_number_code(code) and \
         _int_valued(pr, e) else code
 
 
 def _int_valued(pr: Printer, e) -> bool:
-    """Whether ``e`` (through the printer's temps, sums and sums to a shape) has an integer or boolean value."""
+    """Whether ``e`` (through the printer's temps, sums and sums to a shape) has an integer or boolean value.
+
+    A product is one only where every factor is, as the printer's product casts (``Printer._mul``): SymPy
+    calls ``b·γ(x > b, 0, 0)`` an integer (its value is 0), but the printed product is float, and its sum
+    cast again made a 0-d array that numba adds into no float (``b_b += xp.asarray(t, dtype=...)`` fell back)."""
     e = pr.resolved(e)
     if isinstance(e, (forms.ElemSum, forms.SumTo)):
         return _int_valued(pr, e.args[0])
-    if isinstance(e, sp.Add):
+    if isinstance(e, (sp.Add, sp.Mul)):
         return all(_int_valued(pr, a) for a in e.args)
     return int_typed(e)
 
