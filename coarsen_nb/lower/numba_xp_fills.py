@@ -1,18 +1,21 @@
 # <own-module>
-"""More of the numba ``xp`` namespace: ``zeros`` and ``zeros_like`` as intrinsics, written into the caller.
+"""More of the numba ``xp`` namespace: ``empty``, ``zeros`` and ``zeros_like`` as intrinsics, written into the caller.
 
-Numba's ``np.zeros`` (or the loop nest over ``np.empty`` this file wrote before, ~0.035 s) is an implementation of
-its own that Numba compiles in every fresh process, over ``np.empty``'s overload (~0.05 s) and the allocator it
-compiles per error model of its caller (~0.025 s).  Every generated gradient's entry point zeroes its adjoints
-(``xp.zeros(x.shape)``), so every cold start paid them.  Here each is an intrinsic: Numba types the call (the
-shape an integer or a tuple of integers, the dtype as ``np.empty`` reads it, float64 where none is given) and the
-code is written into the caller, Numba's own ``np.empty`` code with its allocator called directly
-(:func:`_allocated`), then a memset of the data as Numba's ``np.zeros`` does (the loop nest storing 0.0 became
-the same memset in LLVM).  The arrays are C-ordered; ``zeros_like`` too (NumPy's keeps an F-ordered argument's
-order: the values are the same); ``zeros_like`` of a number is a 0-d array, as NumPy's.
+Numba's ``np.empty`` is an ``@overload`` whose implementation Numba compiles in every fresh process (~0.05 s), over
+the allocator it compiles per error model of its caller (~0.025 s); ``np.zeros`` (or the loop nest over it this
+file wrote before, ~0.035 s) another.  Every generated gradient allocates (an entry point's ``xp.zeros(x.shape)``,
+a loop function's ``xp.empty(n)``, the xp implementations' outputs), so every cold start paid them.  Here each is
+an intrinsic: Numba types the call (the shape an integer or a tuple of integers, the dtype as ``np.empty`` reads
+it, float64 where none is given) and the code is written into the caller, Numba's own ``np.empty`` code with its
+allocator called directly (:func:`_allocated`), then for the zeros a memset of the data as Numba's ``np.zeros``
+does.  The arrays are C-ordered; ``zeros_like`` too (NumPy's keeps an F-ordered argument's order: the values are
+the same); ``zeros_like`` of a number is a 0-d array, as NumPy's.
 
-``xp.empty`` stays Numba's ``np.empty``: the same intrinsic for the chunk buffers of a loop function
-(black_scholes' ``terms = xp.empty(256)``) made its gradient 23 -> 58 ms (not understood in the time left).
+The lengths stored in the array are hidden from LLVM (:func:`_opaque`), as they were behind Numba's ``np.empty``
+call: a chunk buffer's constant length 256 written in made black_scholes' gradient 23 -> 58 ms.  Numba indexes
+``terms[k - chunk]`` with a wraparound ``select(i < 0, n, 0)``; with ``n`` a known power of two, InstCombine
+rewrites it as ``(i >> 55) & 256`` before the loop passes prove ``i >= 0``, which they then cannot undo, and the
+vectorizer cannot bound the stores ("cannot identify array bounds"): the loop stayed scalar.
 
 As numba_xp_axes, the text is pasted after the files before it in ``Backend.prologue`` (this block left out);
 imported on its own (the tests), it takes numba_xp's names.  NumPy and Numba only; no ``__future__`` import.
@@ -50,6 +53,15 @@ def _dtype_argument(dtype):
     return _nt.Omitted(None) if dtype is None else dtype
 
 
+def _opaque(builder, value):
+    """``value`` through an empty inline assembly, which LLVM cannot see through: an array's lengths are then
+    what they are behind Numba's own ``np.empty`` call, numbers LLVM knows nothing of, so that a length that is a
+    constant power of two does not turn the wraparound of a signed index into bit arithmetic that the loop passes
+    cannot analyse (see the module's docstring).  The assembly emits no instruction; ``"=r,0"``: the output is
+    the input's register."""
+    return builder.asm(_llvm_ir.FunctionType(value.type, [value.type]), "", "=r,0", [value], False)
+
+
 def _allocated(context, builder, array_type, shapes, fill):
     """A new C-ordered array of ``array_type`` and ``shapes`` (lowered lengths), its bytes zeroed where ``fill``:
     the code of Numba's ``np.empty`` (``arrayobj._empty_nd_impl``: the size's overflow check, NumPy's message,
@@ -78,15 +90,16 @@ def _allocated(context, builder, array_type, shapes, fill):
     pointer = context.get_data_type(array_type.dtype).as_pointer()
     data = builder.bitcast(context.nrt.meminfo_data(builder, meminfo), pointer)
     array = _make_array(array_type)(context, builder)
+    shapes = [_opaque(builder, s) for s in shapes]
     _populate(array, data=data, shape=_cgutils.pack_array(builder, shapes, ty=intp),
               strides=_cgutils.pack_array(builder, strides, ty=intp), itemsize=itemsize, meminfo=meminfo)
     if fill:
-        _cgutils.memset(builder, array.data, builder.mul(array.itemsize, array.nitems), 0)
+        _cgutils.memset(builder, array.data, builder.extract_value(size, 0), 0)
     return array._getvalue()
 
 
 def _allocation(fill):
-    """The typing and code of ``zeros(shape, dtype=None)`` (``fill`` True; False: an ``empty``, unused, see above)."""
+    """The typing and code of ``empty(shape, dtype=None)`` (``fill`` False) or ``zeros`` (True)."""
     def typing(typingctx, shape, dtype=None):
         element, rank = _element_type(dtype, _nt.float64), _rank_of_shape(shape)
         if element is None or rank is None:
@@ -127,5 +140,6 @@ def _named(function, name):
     return function
 
 
+xp.empty = numba.extending.intrinsic(_named(_allocation(False), "empty"))
 xp.zeros = numba.extending.intrinsic(_named(_allocation(True), "zeros"))
 xp.zeros_like = numba.extending.intrinsic(_named(_zeros_like, "zeros_like"))
