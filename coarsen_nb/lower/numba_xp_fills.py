@@ -31,7 +31,6 @@ from llvmlite import ir as _llvm_ir  # noqa: E402
 from numba.core import cgutils as _cgutils  # noqa: E402
 from numba.core.typing.npydecl import parse_dtype as _parse_dtype  # noqa: E402
 from numba.core.typing.npydecl import parse_shape as _rank_of_shape  # noqa: E402
-from numba.np.arrayobj import _parse_shape  # noqa: E402
 from numba.np.arrayobj import get_itemsize as _itemsize  # noqa: E402
 from numba.np.arrayobj import make_array as _make_array  # noqa: E402
 from numba.np.arrayobj import populate_array as _populate  # noqa: E402
@@ -64,12 +63,16 @@ def _opaque(builder, value):
 
 def _allocated(context, builder, array_type, shapes, fill):
     """A new C-ordered array of ``array_type`` and ``shapes`` (lowered lengths), its bytes zeroed where ``fill``:
-    the code of Numba's ``np.empty`` (``arrayobj._empty_nd_impl``: the size's overflow check, NumPy's message,
+    the code of Numba's ``np.empty`` (``arrayobj._empty_nd_impl``: a negative length's and the size's overflow
+    checks, with NumPy's messages (Numba's says "negative dimensions not allowed"),
     the aligned allocation), then ``np.zeros``' memset.  Numba's reaches the allocator through a function it
     compiles per error model of the caller (``_call_allocator``: ``Array._allocate``, whose code is this one
     call); here the call is written directly, so a loop function (NumPy's error model) and an entry point
     (Python's) compile nothing for it."""
     intp = context.get_value_type(_nt.intp)
+    for s in shapes:
+        with builder.if_then(builder.icmp_signed("<", s, _llvm_ir.Constant(intp, 0)), likely=False):
+            context.call_conv.return_user_exc(builder, ValueError, ("negative dimensions are not allowed",))
     itemsize = context.get_constant(_nt.intp, _itemsize(context, array_type))
     length, overflow = context.get_constant(_nt.intp, 1), _llvm_ir.Constant(_llvm_ir.IntType(1), 0)
     for s in shapes:
@@ -98,6 +101,15 @@ def _allocated(context, builder, array_type, shapes, fill):
     return array._getvalue()
 
 
+def _lengths(context, builder, shape_type, shape):
+    """The lowered lengths (intp) of a ``shape`` argument, an integer or a tuple of integers (checked where they
+    are used: :func:`_allocated`)."""
+    if isinstance(shape_type, _nt.Integer):
+        return [context.cast(builder, shape, shape_type, _nt.intp)]
+    values = _cgutils.unpack_tuple(builder, shape, count=shape_type.count)
+    return [context.cast(builder, v, t, _nt.intp) for v, t in zip(values, shape_type, strict=True)]
+
+
 def _allocation(fill):
     """The typing and code of ``empty(shape, dtype=None)`` (``fill`` False) or ``zeros`` (True)."""
     def typing(typingctx, shape, dtype=None):
@@ -107,7 +119,7 @@ def _allocation(fill):
         array_type = _nt.Array(element, rank, "C")
 
         def code(context, builder, signature, args):
-            shapes = _parse_shape(context, builder, signature.args[0], args[0])
+            shapes = _lengths(context, builder, signature.args[0], args[0])
             return _allocated(context, builder, signature.return_type, shapes, fill)
         return array_type(shape, _dtype_argument(dtype)), code
     return typing
