@@ -112,7 +112,7 @@ def _make_scan(name, is_prod):
             def scan_1d(x, axis=None, include_initial=False):
                 n = x.shape[0]
                 start = 1 if include_initial else 0
-                out = _np.empty(n + start, dtype=out_dtype)
+                out = xp.empty(n + start, dtype=out_dtype)
                 acc = out_dtype(1) if is_prod else out_dtype(0)
                 if start:
                     out[0] = acc
@@ -127,7 +127,7 @@ def _make_scan(name, is_prod):
                 m = x.shape[1] if along_rows else x.shape[0]
                 n = x.shape[0] if along_rows else x.shape[1]
                 start = 1 if include_initial else 0
-                out = _np.empty((m, n + start), dtype=out_dtype)
+                out = xp.empty((m, n + start), dtype=out_dtype)
                 for r in range(m):
                     acc = out_dtype(1) if is_prod else out_dtype(0)
                     if start:
@@ -178,14 +178,14 @@ def _asarray(v, dtype=None, copy=None):
         own = as_dtype(v.dtype).type            # (NumPy's dtype of a list of these numbers)
         if _omitted(dtype):
             def from_sequence(v, dtype=None, copy=None):
-                out = _np.empty(len(v), dtype=own)
+                out = xp.empty(len(v), dtype=own)
                 for i in range(len(v)):
                     out[i] = v[i]
                 return out
             return from_sequence
 
         def from_sequence_as(v, dtype=None, copy=None):
-            out = _np.empty(len(v), dtype=dtype)
+            out = xp.empty(len(v), dtype=dtype)
             for i in range(len(v)):
                 out[i] = v[i]
             return out
@@ -219,7 +219,7 @@ def _concat(arrays, axis=0):
             total = 0
             for a in arrays:
                 total += a.shape[0]
-            out = _np.empty(total, dtype=dtype)
+            out = xp.empty(total, dtype=dtype)
             at = 0
             for a in arrays:
                 for i in range(a.shape[0]):
@@ -237,7 +237,7 @@ def _concat(arrays, axis=0):
                 if (a.shape[0] != first.shape[0]) if columns else (a.shape[1] != first.shape[1]):
                     raise ValueError("all the input array dimensions except for the concatenation axis "
                                      "must match exactly")
-            out = _np.empty((first.shape[0], total) if columns else (total, first.shape[1]), dtype=dtype)
+            out = xp.empty((first.shape[0], total) if columns else (total, first.shape[1]), dtype=dtype)
             at = 0
             for a in arrays:
                 for i in range(a.shape[0]):
@@ -271,7 +271,7 @@ def _matmul(a, b):
         def matvec(a, b):
             if a.shape[1] != b.shape[0]:
                 raise ValueError("matmul: mismatch in its core dimension")
-            out = _np.zeros(a.shape[0], dtype=dtype)
+            out = xp.zeros(a.shape[0], dtype=dtype)
             for i in range(a.shape[0]):
                 for k in range(a.shape[1]):
                     out[i] += a[i, k] * b[k]
@@ -281,7 +281,7 @@ def _matmul(a, b):
         def vecmat(a, b):
             if a.shape[0] != b.shape[0]:
                 raise ValueError("matmul: mismatch in its core dimension")
-            out = _np.zeros(b.shape[1], dtype=dtype)
+            out = xp.zeros(b.shape[1], dtype=dtype)
             for k in range(a.shape[0]):
                 for j in range(b.shape[1]):
                     out[j] += a[k] * b[k, j]
@@ -291,7 +291,7 @@ def _matmul(a, b):
         def matmat(a, b):
             if a.shape[1] != b.shape[0]:
                 raise ValueError("matmul: mismatch in its core dimension")
-            out = _np.zeros((a.shape[0], b.shape[1]), dtype=dtype)
+            out = xp.zeros((a.shape[0], b.shape[1]), dtype=dtype)
             for i in range(a.shape[0]):
                 for k in range(a.shape[1]):
                     aik = a[i, k]
@@ -308,7 +308,7 @@ def _tile(x, reps):
         def tile_1d(x, reps):
             n = x.shape[0]
             r = reps[0]
-            out = _np.empty(n * max(r, 0), dtype=x.dtype)
+            out = xp.empty(n * max(r, 0), dtype=x.dtype)
             for k in range(max(r, 0)):
                 for i in range(n):          # (an element loop: see concat)
                     out[k * n + i] = x[i]

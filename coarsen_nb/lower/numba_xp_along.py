@@ -33,7 +33,7 @@ import numba.extending  # noqa: E402
 
 from coarsen_nb.lower import numba_xp as _base  # noqa: E402
 
-_np, INTERNAL = _base._np, _base.INTERNAL
+_np, INTERNAL, xp = _base._np, _base.INTERNAL, _base.xp
 # </own-module>
 
 
@@ -76,7 +76,7 @@ def _make_along_rows(is_max, pick):
         n, k = x.shape
         if k == 0:
             raise ValueError(empty)
-        out = _np.empty(n, dtype=_np.int64) if pick else _np.empty(n)
+        out = xp.empty(n, dtype=_np.int64) if pick else xp.empty(n)
         for o in range(n):
             m = x[o, 0]
             for i in range(k):          # (from 0 again: a trip count of k, which the vector loop's width divides)
@@ -144,8 +144,8 @@ def _make_down_columns(is_max, pick):
         n, k = x.shape
         if n == 0:
             raise ValueError(empty)
-        best = _np.empty(k)
-        at = _np.zeros(k, dtype=_np.int64)
+        best = xp.empty(k)
+        at = xp.zeros(k, dtype=_np.int64)
         for c in range(k):
             best[c] = x[0, c]
         for i in range(1, n):

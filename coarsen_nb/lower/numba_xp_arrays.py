@@ -88,7 +88,7 @@ def _diff_vjp(g, n, axis):
         pre, m, post = _product(c.shape, 0, ax), c.shape[ax], _product(c.shape, ax + 1, g.ndim)
         w = c.reshape((pre, m, post)).astype(_np.float64)
         for _ in range(n):
-            out = _np.empty((pre, m + 1, post))
+            out = xp.empty((pre, m + 1, post))
             for a in range(pre):
                 for b in range(post):
                     before = 0.0
@@ -150,7 +150,7 @@ def _squeeze(x, axis=None):
         ax = _axis_of(axis, x.ndim)
         if x.shape[ax] != 1:
             raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
-        shape = _np.empty(rank, dtype=_np.int64)
+        shape = xp.empty(rank, dtype=_np.int64)
         for k in range(rank):
             shape[k] = x.shape[k if k < ax else k + 1]
         return _np.ascontiguousarray(x).reshape(_to_fixed_tuple(shape, rank))
@@ -178,7 +178,7 @@ def _stack(arrays, axis=0):
         first = arrays[0].shape
         ax = _axis_of(axis, rank)
         pre, post = _product(first, 0, ax), _product(first, ax, rank - 1)
-        out = _np.empty((pre, k, post), dtype=dtype)
+        out = xp.empty((pre, k, post), dtype=dtype)
         for j in range(k):
             if arrays[j].shape != first:
                 raise ValueError("all input arrays must have the same shape")
@@ -186,7 +186,7 @@ def _stack(arrays, axis=0):
             for a in range(pre):
                 for b in range(post):
                     out[a, j, b] = v[a, b]
-        shape = _np.empty(rank, dtype=_np.int64)
+        shape = xp.empty(rank, dtype=_np.int64)
         for d in range(rank):
             shape[d] = k if d == ax else first[d if d < ax else d - 1]
         return out.reshape(_to_fixed_tuple(shape, rank))
@@ -227,14 +227,14 @@ def _einsum_source(subscripts, ndims):
         # a summed letter outside an output letter (``i,ij->j``, the adjoint of a matrix-vector product):
         # the loops in the largest operand's memory order, each output element's products added in the same
         # order as the nest below adds them (the summed letters keep their order), so the same values
-        lines.append(f"    out = _np.zeros(({''.join(f'n_{x}, ' for x in output)}), dtype=DTYPE)")
+        lines.append(f"    out = xp.zeros(({''.join(f'n_{x}, ' for x in output)}), dtype=DTYPE)")
         for depth, letter in enumerate(order, start=1):
             lines.append(f"{'    ' * depth}for i_{letter} in range(n_{letter}):")
         lines += [f"{'    ' * (len(order) + 1)}out[{', '.join(f'i_{x}' for x in output)}] += {factors}",
                   "    return out"]
         return "\n".join(lines)
     if output:
-        lines.append(f"    out = _np.empty(({''.join(f'n_{x}, ' for x in output)}), dtype=DTYPE)")
+        lines.append(f"    out = xp.empty(({''.join(f'n_{x}, ' for x in output)}), dtype=DTYPE)")
     depth = 1
     for letter in output:
         lines.append(f"{'    ' * depth}for i_{letter} in range(n_{letter}):")
@@ -280,7 +280,7 @@ def _einsum(subscripts, a, b=None, c=None):
     source = _einsum_source(subscripts.literal_value, [x.ndim for x in operands])
     if source is None:
         return None
-    namespace = {"_np": _np, "DTYPE": _np.result_type(*[_as_dtype(x.dtype) for x in operands]).type}
+    namespace = {"_np": _np, "xp": xp, "DTYPE": _np.result_type(*[_as_dtype(x.dtype) for x in operands]).type}
     exec(source, namespace)
     return namespace["einsum"]
 
@@ -300,7 +300,7 @@ def _nonzero(x):
             count += x[i] != 0
         # branch-free (a random mask mispredicts half the branches): each index is written, and kept
         # by moving on where x is not zero; the slot past the last is for the writes after it
-        out = _np.empty(count + 1, dtype=_np.intp)
+        out = xp.empty(count + 1, dtype=_np.intp)
         at = 0
         for i in range(n):
             out[at] = i
@@ -331,7 +331,7 @@ def _take_along(a, indices, axis=None):
         n = indices.shape[0]
         m = a.shape[0] if columns else a.shape[1]
         size = a.shape[1] if columns else a.shape[0]
-        out = _np.empty((m, n) if columns else (n, m), dtype=a.dtype)
+        out = xp.empty((m, n) if columns else (n, m), dtype=a.dtype)
         for k in range(n):
             t = indices[k]
             t = t + size if t < 0 else t

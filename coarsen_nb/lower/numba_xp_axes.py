@@ -72,7 +72,7 @@ def _argmax(x, axis=None, keepdims=False):
         rows = axis == 0 or axis == -2
         m = x.shape[1] if rows else x.shape[0]
         n = x.shape[0] if rows else x.shape[1]
-        out = _np.zeros(m, dtype=_np.int64)
+        out = xp.zeros(m, dtype=_np.int64)
         for r in range(m):
             best = x[0, r] if rows else x[r, 0]
             at = 0
@@ -102,7 +102,7 @@ def _sum_to(g, shape):
     k = len(shape)
     if isinstance(g, (_nt.Number, _nt.Boolean)):
         def spread(g, shape):
-            return _np.zeros(shape) + g
+            return xp.zeros(shape) + g
         return spread
     if not isinstance(g, _nt.Array):
         return None
@@ -122,13 +122,13 @@ def _sum_to(g, shape):
         # (a matrix summed along its rows, a row-wise max's or sum's adjoint (n, k) -> (n, 1): each row's sum in
         # a register, in the order the nest below adds it, where the nest's ``+=`` into memory was a chain
         # through the store at every element: 4 -> 1 ms at 250000 x 4)
-        lines += ["    if shape[0] == g.shape[0] and shape[1] == 1:", "        out = _np.empty(shape)",
+        lines += ["    if shape[0] == g.shape[0] and shape[1] == 1:", "        out = xp.empty(shape)",
                   "        for i0 in range(g.shape[0]):", "            r = 0.0",
                   "            for i1 in range(g.shape[1]):", "                r += g[i0, i1]",
                   "            out[i0, 0] = r", "        return out"]
     lines += _broadcast_lines([("g.shape", g.ndim), ("shape", k)], rank)
     # (a 1-D ``out`` is its own flat view: Numba's ``reshape(-1)`` is compiled only where it reshapes)
-    lines += ["    out = _np.zeros(shape)", "    flat = out.reshape(-1)" if k != 1 else "    flat = out"]
+    lines += ["    out = xp.zeros(shape)", "    flat = out.reshape(-1)" if k != 1 else "    flat = out"]
     lines += _step_lines("g", g.ndim, "s") + _step_lines("out", k, "t")
     loops, inner = _loops(rank)
     at = "0"
@@ -280,7 +280,7 @@ def _make_extremum(name, is_max):
             n = x.shape[0] if rows else x.shape[1]
             if n == 0:
                 raise ValueError(empty)
-            out = _np.empty(m)
+            out = xp.empty(m)
             for r in range(m):
                 best = x[0, r] if rows else x[r, 0]
                 for i in range(1, n):

@@ -86,12 +86,11 @@ def _broadcast_shapes(*shapes):
 
 
 def _empty(x, rank):
-    """An uninitialized array of ``shape`` with x's dtype: for a 1-D float one, ``_np.empty(n0)``, the very call
-    (and so the one compiled implementation of Numba's ``empty``) of the loops that read it; else with the
-    shape and dtype."""
+    """An uninitialized array of ``shape`` with x's dtype: for a 1-D float one, ``xp.empty(n0)``, the call the
+    loops that read it make; else with the shape and dtype (numba_xp_fills' intrinsic: nothing compiled apart)."""
     if rank == 1 and x.dtype == _nt.float64:
-        return "_np.empty(n0)"
-    return "_np.empty(shape, dtype=x.dtype)"
+        return "xp.empty(n0)"
+    return "xp.empty(shape, dtype=x.dtype)"
 
 
 def _copy_lines(name, x, rank, flat=False):
@@ -181,7 +180,7 @@ def _scatter_add(b, lo, n, step, v):
     else:
         # (the sums added element by element: ``b += sums`` compiled Numba's array operator, ~0.2 s; ``sums``
         # zeroed by a loop: Numba's ``zeros`` compiles its own implementation and a fill, ~0.1 s more)
-        lines += ["    else:", "        sums = _np.empty(m)", "        for i0 in range(m):",
+        lines += ["    else:", "        sums = xp.empty(m)", "        for i0 in range(m):",
                   "            sums[i0] = 0.0", "        for i0 in range(n):",
                   f"            sums[(lo + step * i0) % m] += {value}", "        for i0 in range(m):",
                   "            b[i0] += sums[i0]"]

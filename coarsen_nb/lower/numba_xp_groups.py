@@ -60,7 +60,7 @@ def _group_sizes(shape, axes):
 def _grouped(a, axes):
     """a as a (groups) × (group size) matrix: the axes not in ``axes`` pick the row, ``axes`` the column."""
     groups, size = _group_sizes(a.shape, axes)
-    out = _np.empty((groups, size), dtype=a.dtype)
+    out = xp.empty((groups, size), dtype=a.dtype)
     for idx in _np.ndindex(a.shape):
         g, k = _group_of(idx, a.shape, axes)
         out[g, k] = a[idx]
@@ -70,7 +70,7 @@ def _grouped(a, axes):
 @numba.njit(cache=True, **INTERNAL)
 def _ungrouped(m, a, axes):
     """The inverse of ``_grouped``: m's entries at the elements of an array shaped like ``a``."""
-    out = _np.empty(a.shape, dtype=m.dtype)
+    out = xp.empty(a.shape, dtype=m.dtype)
     for idx in _np.ndindex(a.shape):
         g, k = _group_of(idx, a.shape, axes)
         out[idx] = m[g, k]
@@ -111,7 +111,7 @@ def _flat_picks(sign, ndim):
             inner *= a.shape[ax]
         outer = a.size // inner if inner > 0 else 0
         if not (leading or trailing) or inner == 0:
-            return _np.zeros(0, dtype=_np.int64), inner == 0
+            return xp.zeros(0, dtype=_np.int64), inner == 0
         c = _np.ascontiguousarray(a)
         if trailing:
             at = along(c.reshape((outer, inner)))
@@ -140,7 +140,7 @@ def _first_extremum(a, axes, sign):
         down, along = _picks(sign)
 
         def pick_in_table(a, axes, sign):
-            hit = _np.zeros(a.shape)
+            hit = xp.zeros(a.shape)
             rows = axes[0] % 2 == 1
             if a.shape[1 if rows else 0] > 0:             # (an empty group picks nothing)
                 at = along(a) if rows else down(a)
@@ -160,7 +160,7 @@ def _first_extremum(a, axes, sign):
         at, found = flat_picks(a, axes)
         if not found:
             return generic(a, axes, sign)
-        hit = _np.zeros(a.shape)
+        hit = xp.zeros(a.shape)
         flat = hit.reshape(-1)
         for o in range(at.shape[0]):
             flat[at[o]] = 1.0
@@ -172,12 +172,12 @@ def _first_extremum_by_groups(sign):
     """first_extremum over any axes: a's groups copied out (``_grouped``), each group's pick argmax's (argmin's)
     row code, the marks put back (``_ungrouped``); an empty group picks nothing."""
     pick = _ROW["argmax" if sign.literal_value > 0 else "argmin"]
-    lines = ["m = _grouped(a, axes)", "hit = _np.zeros(m.shape)", "for g in range(m.shape[0]):", "    row = m[g]",
+    lines = ["m = _grouped(a, axes)", "hit = xp.zeros(m.shape)", "for g in range(m.shape[0]):", "    row = m[g]",
              "    n = m.shape[1]", "    if n > 0:"]
     lines += ["        " + ln for ln in pick.splitlines()]
     lines += ["        hit[g, r] = 1.0", "return _ungrouped(hit, a, axes)"]
     source = "def pick(a, axes, sign):\n" + "\n".join("    " + ln for ln in lines) + "\n"
-    return _compile(source, "pick", {"_np": _np, "_grouped": _grouped, "_ungrouped": _ungrouped})
+    return _compile(source, "pick", {"_np": _np, "xp": xp, "_grouped": _grouped, "_ungrouped": _ungrouped})
 
 
 @_implements("add_at_first_extremum", cache=False, prefer_literal=True)
@@ -223,8 +223,8 @@ def _add_at_first_extremum(b, a, axes, g, sign):
         if not found:
             generic(b, a, axes, xp.broadcast_to(g, a.shape), sign)
             return
-        pos = _np.empty(ndim, dtype=_np.int64)      # (a pick's index, axis by axis; and g's)
-        pos_g = _np.empty(ndim, dtype=_np.int64)
+        pos = xp.empty(ndim, dtype=_np.int64)      # (a pick's index, axis by axis; and g's)
+        pos_g = xp.empty(ndim, dtype=_np.int64)
         for o in range(at.shape[0]):
             flat = at[o]
             for d in range(ndim - 1, -1, -1):
@@ -245,7 +245,7 @@ def _add_at_first_extremum_by_groups(sign):
     lines += ["for idx in _np.ndindex(a.shape):", "    grp, k = _group_of(idx, a.shape, axes)", "    if k == at[grp]:",
               "        b[idx] += g[idx]"]
     source = "def add(b, a, axes, g, sign):\n" + "\n".join("    " + ln for ln in lines) + "\n"
-    return _compile(source, "add", {"_np": _np, "_grouped": _grouped, "_group_of": _group_of})
+    return _compile(source, "add", {"_np": _np, "xp": xp, "_grouped": _grouped, "_group_of": _group_of})
 
 
 @_implements("prod_except_axes")
@@ -257,7 +257,7 @@ def _prod_except_axes(a, axes):
 
     def others(a, axes):
         m = _grouped(a, axes).astype(_np.float64)
-        out = _np.empty(m.shape)
+        out = xp.empty(m.shape)
         for g in range(m.shape[0]):
             acc = 1.0
             for k in range(m.shape[1]):

@@ -74,9 +74,9 @@ _ROW_PAIRWISE = {"sum": "r = _block_sum(row, 0, n) if n <= 128 else _pairwise_su
 # a sum (mean) over the leading axes: each kept element's sum in the same order as the row loop above (element
 # 0 of the reduced axes first), so the same value to the bit, but read in row-major order over the
 # (reduced) x (kept) view, without the transposed copy the row loop needs, the kept elements' adds side by side
-_ROW_LEADING = {"sum": "out = _np.zeros(outer, dtype=DT)\nfor i in range(inner):\n    for o in range(outer):\n"
+_ROW_LEADING = {"sum": "out = xp.zeros(outer, dtype=DT)\nfor i in range(inner):\n    for o in range(outer):\n"
                        "        out[o] += view[i, o]",
-                "mean": "out = _np.zeros(outer, dtype=DT)\nfor i in range(inner):\n    for o in range(outer):\n"
+                "mean": "out = xp.zeros(outer, dtype=DT)\nfor i in range(inner):\n    for o in range(outer):\n"
                         "        out[o] += view[i, o]\nfor o in range(outer):\n"
                         "    out[o] = out[o] / inner if inner > 0 else _np.nan"}
 
@@ -124,8 +124,8 @@ def _pairwise_sum(row, lo, n):
     then the remainder in order; a longer range as its two halves (the first a multiple of 8) summed so
     and added.  The recursion is walked with a stack of its own (Numba's recursive functions fail to
     link when two functions of one module call them), in one function (each costs Numba a compile)."""
-    nodes = _np.empty((3, 64), dtype=_np.int64)        # per level: start, length, halves done
-    sums = _np.empty(64)
+    nodes = xp.empty((3, 64), dtype=_np.int64)        # per level: start, length, halves done
+    sums = xp.empty(64)
     nodes[0, 0], nodes[1, 0], nodes[2, 0] = lo, n, 0
     top, done = 0, 0
     while top >= 0:
@@ -232,7 +232,7 @@ def _make_reduction(name):
         if not all(_omitted(values.get(k)) for k in ("ord", "b")) or _constant_flag(values.get("return_sign")):
             return None         # (the generated code passes ord=None, b=None, return_sign=False)
         if isinstance(x, (_nt.Number, _nt.Boolean)) and _omitted(axis):
-            return _compile(_scalar_source(name, params), "impl", {"_np": _np})
+            return _compile(_scalar_source(name, params), "impl", {"_np": _np, "xp": xp})
         if not isinstance(x, _nt.Array) or keep is None:
             return None
         axes = _literal_axes(axis, x.ndim)
@@ -268,7 +268,7 @@ def _make_reduction(name):
             lines.append("view = _np.ascontiguousarray(x).reshape((inner, outer))")
             lines += _ROW_LEADING[name].splitlines()
         else:
-            lines += ["out = _np.empty(outer, dtype=DT)", "for o in range(outer):", "    row = view[o]",
+            lines += ["out = xp.empty(outer, dtype=DT)", "for o in range(outer):", "    row = view[o]",
                       "    n = inner"]
             code = _ROW_PAIRWISE[name] if name in _ROW_PAIRWISE and x.dtype == _nt.float64 and trailing else row
             lines += ["    " + ln for ln in code.replace("ZERO", "DT(0)").replace("ONE", "DT(1)").splitlines()]
@@ -281,8 +281,8 @@ def _make_reduction(name):
         else:
             lines.append("return out[0]")
         source = f"def impl(x, {params}):\n" + "\n".join("    " + ln for ln in lines) + "\n"
-        return _compile(source, "impl", {"_np": _np, "DT": _np.dtype(str(dtype)).type, "_pairwise_sum": _pairwise_sum,
-                                         "_block_sum": _block_sum,
+        return _compile(source, "impl", {"_np": _np, "xp": xp, "DT": _np.dtype(str(dtype)).type,
+                                         "_pairwise_sum": _pairwise_sum, "_block_sum": _block_sum,
                                          "KERNEL": kernel})
 
     typing.__name__ = f"_{name}_typing"
