@@ -12,39 +12,13 @@ in test_dask_lazy.py: a scheduler that fails at the first compute other than the
 
 from __future__ import annotations
 
-import math
-
 import dask
 import numpy as np
 import pytest
 from dask_chunks import CHUNKINGS, EarlyComputes, chunked, computed
+from extremum_loops import above, below, from_minus_infinity
 
 import coarsen_nb as cn
-
-
-def above(a, m0, x):
-    m = m0
-    for v in x:
-        if v * a > m:
-            m = v * a
-    return m * a
-
-
-def below(a, m0, x):
-    m = m0
-    for v in x:
-        if v * a < m:
-            m = v * a
-    return m * a
-
-
-def from_minus_infinity(a, m0, x):
-    m = -math.inf
-    for v in x:
-        if v * a > m:
-            m = v * a
-    return m * a + m0
-
 
 FUNCTIONS = {f.__name__: f for f in (above, below, from_minus_infinity)}
 

@@ -14,6 +14,18 @@ import warnings
 
 import numpy as np
 import pytest
+from extremum_loops import (
+    above,
+    at_least,
+    at_most,
+    below,
+    builtin_max,
+    builtin_min,
+    from_minus_infinity,
+    from_the_first_element,
+    per_row,
+    with_its_index,
+)
 from gradcheck import assert_close, finite_difference
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -24,89 +36,6 @@ from coarsen_nb.numba_loader import NumbaFallbackWarning
 
 SELECTIONS = [pytest.param({}, id="default"), pytest.param({"max_soi": 1}, id="L=1"),
               pytest.param({"per_block": True}, id="per-block")]
-
-
-def above(a, m0, x):
-    m = m0
-    for v in x:
-        if v * a > m:
-            m = v * a
-    return m * a
-
-
-def at_least(a, m0, x):
-    m = m0
-    for v in x:
-        if v * a >= m:
-            m = v * a
-    return m * a
-
-
-def below(a, m0, x):
-    m = m0
-    for v in x:
-        if v * a < m:
-            m = v * a
-    return m * a
-
-
-def at_most(a, m0, x):
-    m = m0
-    for v in x:
-        if v * a <= m:
-            m = v * a
-    return m * a
-
-
-def builtin_max(a, m0, x):
-    m = m0
-    for v in x:
-        m = max(m, v * a)
-    return m * a
-
-
-def builtin_min(a, m0, x):
-    m = m0
-    for v in x:
-        m = min(m, v * a)
-    return m * a
-
-
-def from_minus_infinity(a, m0, x):
-    m = -math.inf
-    for v in x:
-        if v * a > m:
-            m = v * a
-    return m * a + m0
-
-
-def from_the_first_element(a, m0, x):
-    m = x[0] * a
-    for i in range(1, len(x)):
-        if x[i] * a < m:
-            m = x[i] * a
-    return m * a + m0
-
-
-def with_its_index(a, m0, x):
-    m = m0
-    j = 0
-    for i in range(len(x)):
-        if x[i] * a > m:
-            m = x[i] * a
-            j = i
-    return m * a + j
-
-
-def per_row(a, m0, x):
-    s = m0
-    for i in range(x.shape[0] // 2):
-        m = math.inf
-        for j in range(2):
-            if x[2 * i + j] * a < m:
-                m = x[2 * i + j] * a
-        s = s + m
-    return s * a
 
 
 FUNCTIONS = (above, at_least, below, at_most, from_minus_infinity, from_the_first_element, with_its_index, per_row)

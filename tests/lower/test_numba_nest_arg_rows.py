@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from extremum_loops import per_row  # (the per-row minimum test_loop_extrema_nan checks too)
 from gradcheck import assert_close, finite_difference
-from test_loop_extrema_nan import per_row  # (the per-row minimum both files check)
 
 import coarsen_nb as cn
 
